@@ -1,0 +1,31 @@
+package shard
+
+// Node is one Redis server that the client sends commands to.
+type Node struct {
+	// Name is the label users see: the configured shard name, or Addr when
+	// the shard has no name.
+	Name string
+	// Addr is the server's host:port.
+	Addr string
+}
+
+// String returns the node's label.
+func (n Node) String() string {
+	if n.Name != "" {
+		return n.Name
+	}
+	return n.Addr
+}
+
+// Router maps a key to the node that serves it and lists the nodes.
+//
+// A ring router (client-side consistent hashing over plain Redis servers)
+// and a slot router (Redis Cluster hash slots) both implement it, so the
+// client that executes commands depends on nothing else. Implementations
+// are safe for concurrent use.
+type Router interface {
+	// Route returns the node that serves key.
+	Route(key string) (Node, error)
+	// Nodes returns every node that serves keys, in a stable order.
+	Nodes() []Node
+}

@@ -1,0 +1,93 @@
+// Command shardis is the command-line companion of the shardis library:
+// it shows where keys live (locate, slot), runs a demo, and compares
+// sharding strategies.
+//
+// Usage:
+//
+//	shardis <command> [flags] [args]
+//
+// Run "shardis help" for the list of commands.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"sort"
+	"syscall"
+)
+
+// command is one verb of the CLI. Each verb lives in its own file and
+// registers itself from an init function.
+type command struct {
+	name    string
+	summary string
+	run     func(ctx context.Context, env *cliEnv, args []string) error
+}
+
+// cliEnv carries the process streams so that tests can run verbs in-process.
+type cliEnv struct {
+	stdin  io.Reader
+	stdout io.Writer
+	stderr io.Writer
+}
+
+var commands = map[string]command{}
+
+func register(c command) { commands[c.name] = c }
+
+// errUsage marks an error caused by wrong arguments; main exits with code 2.
+var errUsage = errors.New("usage")
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	env := &cliEnv{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr}
+	os.Exit(run(ctx, env, os.Args[1:]))
+}
+
+// run executes the verb named by args[0] and returns the process exit code.
+func run(ctx context.Context, env *cliEnv, args []string) int {
+	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+		printHelp(env.stdout)
+		if len(args) == 0 {
+			return 2
+		}
+		return 0
+	}
+	c, ok := commands[args[0]]
+	if !ok {
+		fmt.Fprintf(env.stderr, "shardis: unknown command %q\n\n", args[0])
+		printHelp(env.stderr)
+		return 2
+	}
+	if err := c.run(ctx, env, args[1:]); err != nil {
+		fmt.Fprintf(env.stderr, "shardis %s: %v\n", c.name, err)
+		if errors.Is(err, errUsage) {
+			return 2
+		}
+		return 1
+	}
+	return 0
+}
+
+func printHelp(w io.Writer) {
+	fmt.Fprintln(w, "shardis - spread Redis data over many servers")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Usage: shardis <command> [flags] [args]")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Commands:")
+	names := make([]string, 0, len(commands))
+	for n := range commands {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(w, "  %-10s %s\n", n, commands[n].summary)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Run 'shardis <command> -h' for a command's flags.")
+}

@@ -1,0 +1,126 @@
+package pool
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"time"
+
+	"github.com/gomodule/redigo/redis"
+)
+
+// dialer makes ready-to-use connections to one address.
+type dialer struct {
+	addr     string
+	opts     Options     // with defaults applied
+	tls      *tls.Config // private copy with ServerName filled in, or nil
+	readOnly bool        // send READONLY after the other setup commands
+}
+
+func newDialer(addr string, opts Options, readOnly bool) *dialer {
+	d := &dialer{addr: addr, opts: opts, readOnly: readOnly || opts.ReadOnly}
+	if opts.TLSConfig != nil {
+		d.tls = opts.TLSConfig.Clone()
+		if d.tls.ServerName == "" {
+			host, _, _ := net.SplitHostPort(addr) // addr was checked by checkAddr
+			d.tls.ServerName = host
+		}
+	}
+	return d
+}
+
+// dial connects, does the TLS handshake when configured and sends the setup
+// commands. The whole dial is bounded by DialTimeout and by ctx. Failures are
+// *DialError, or *AuthError when the server refused AUTH.
+func (d *dialer) dial(ctx context.Context) (redis.Conn, error) {
+	ctx, cancel := context.WithTimeout(ctx, d.opts.DialTimeout)
+	defer cancel()
+
+	netDialer := &net.Dialer{Timeout: d.opts.DialTimeout}
+	connect := netDialer.DialContext
+	if d.tls != nil {
+		// tls.Dialer runs the handshake under ctx, so a cancelled Get stops
+		// a stuck handshake too.
+		connect = (&tls.Dialer{NetDialer: netDialer, Config: d.tls}).DialContext
+	}
+	c, err := redis.DialContext(ctx, "tcp", d.addr,
+		redis.DialContextFunc(connect),
+		redis.DialReadTimeout(d.opts.ReadTimeout),
+		redis.DialWriteTimeout(d.opts.WriteTimeout),
+	)
+	if err != nil {
+		return nil, &DialError{Addr: d.addr, Err: err}
+	}
+	if err := d.setup(ctx, c); err != nil {
+		c.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+// setup sends AUTH, CLIENT SETNAME, SELECT and READONLY as configured, in
+// that order (AUTH first: the others need an authenticated connection).
+func (d *dialer) setup(ctx context.Context, c redis.Conn) error {
+	o := d.opts
+	if o.Password != "" {
+		args := []any{o.Password}
+		if o.Username != "" {
+			args = []any{o.Username, o.Password}
+		}
+		if _, err := redis.DoContext(c, ctx, "AUTH", args...); err != nil {
+			var reply redis.Error
+			if errors.As(err, &reply) {
+				return newAuthError(d.addr, o.Username, o.Password, reply)
+			}
+			// A network or context failure: the reply never came, so
+			// nothing in err can hold the password.
+			return &DialError{Addr: d.addr, Err: fmt.Errorf("AUTH: %w", err)}
+		}
+	}
+	steps := []struct {
+		on   bool
+		name string
+		args []any
+	}{
+		{o.ClientName != "", "CLIENT", []any{"SETNAME", o.ClientName}},
+		{o.DB != 0, "SELECT", []any{o.DB}},
+		{d.readOnly, "READONLY", nil},
+	}
+	for _, s := range steps {
+		if !s.on {
+			continue
+		}
+		if _, err := redis.DoContext(c, ctx, s.name, s.args...); err != nil {
+			return &DialError{Addr: d.addr, Err: fmt.Errorf("%s: %w", s.name, err)}
+		}
+	}
+	return nil
+}
+
+// ping is the pool's TestOnBorrowContext: a connection idle for longer than
+// the TestOnBorrow option must answer PING before it is handed out.
+func (d *dialer) ping(ctx context.Context, c redis.Conn, lastUsed time.Time) error {
+	if d.opts.TestOnBorrow == Never || time.Since(lastUsed) < d.opts.TestOnBorrow {
+		return nil
+	}
+	_, err := redis.DoContext(c, ctx, "PING")
+	return err
+}
+
+// checkAddr accepts host:port with a non-empty host and a port in 1..65535.
+func checkAddr(addr string) error {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("%w %q: %v", ErrBadAddr, addr, err)
+	}
+	if host == "" {
+		return fmt.Errorf("%w %q: empty host", ErrBadAddr, addr)
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+		return fmt.Errorf("%w %q: port must be a number in 1..65535", ErrBadAddr, addr)
+	}
+	return nil
+}

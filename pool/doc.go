@@ -1,0 +1,25 @@
+// Package pool keeps one redigo connection pool per Redis node address.
+//
+// A Set creates the pool for an address the first time a connection to it is
+// asked for, dials every connection with the same Options (timeouts, ACL
+// credentials, database, client name, TLS) and closes the pools on Close.
+// Callers borrow a connection with Get, use it as a redis.Conn and return it
+// with Close, exactly as with a redis.Pool:
+//
+//	set, err := pool.NewSet(pool.Options{Password: secret})
+//	if err != nil { ... }
+//	defer set.Close()
+//	c, err := set.Get(ctx, "10.0.0.7:6379")
+//	if err != nil { ... }
+//	defer c.Close()
+//	n, err := redis.Int(c.Do("INCR", "visits"))
+//
+// Redis Cluster replicas serve reads only after a READONLY command on the
+// connection; GetReadOnly borrows from a second pool per address whose
+// connections sent it while dialing.
+//
+// Errors are matchable: a failed dial is a *DialError naming the address, a
+// refused AUTH is an *AuthError (errors.Is(err, ErrAuth)), bad options wrap
+// ErrBadOptions and a closed Set answers ErrClosed. No error, and no String
+// method, ever contains the configured password.
+package pool

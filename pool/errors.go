@@ -1,0 +1,92 @@
+package pool
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/gomodule/redigo/redis"
+)
+
+var (
+	// ErrClosed is returned by a Set, and by its pools, after Close.
+	ErrClosed = errors.New("shardis: pool set closed")
+	// ErrBadOptions is wrapped by every error that Options.Validate returns.
+	ErrBadOptions = errors.New("shardis: bad pool options")
+	// ErrBadAddr is wrapped by the error returned for an address that is not
+	// a usable host:port.
+	ErrBadAddr = errors.New("shardis: bad node address")
+	// ErrAuth matches every *AuthError with errors.Is.
+	ErrAuth = errors.New("shardis: authentication failed")
+)
+
+// DialError reports that a new connection to Addr could not be made ready:
+// the TCP connect, the TLS handshake or one of the setup commands sent while
+// dialing (CLIENT SETNAME, SELECT, READONLY) failed. A refused AUTH is an
+// *AuthError instead.
+type DialError struct {
+	// Addr is the node address that was dialed.
+	Addr string
+	// Err is the underlying failure (a net error, a TLS error, a context
+	// error or the server's reply to a setup command).
+	Err error
+}
+
+// Error returns "shardis: dial <addr>: <cause>".
+func (e *DialError) Error() string {
+	return "shardis: dial " + e.Addr + ": " + e.Err.Error()
+}
+
+// Unwrap returns the underlying failure.
+func (e *DialError) Unwrap() error { return e.Err }
+
+// AuthError reports that the server at Addr refused the AUTH command sent
+// while dialing. Its text is the server's reply with any copy of the password
+// replaced by "***"; the password itself is never stored in the error.
+type AuthError struct {
+	// Addr is the node address that was dialed.
+	Addr string
+	// Username is the ACL user that was sent, or "default" when only a
+	// password was configured.
+	Username string
+	// Err is the server's reply (a redis.Error), scrubbed of the password.
+	Err error
+}
+
+// Error returns "shardis: auth as <user> on <addr> failed: <server reply>".
+func (e *AuthError) Error() string {
+	return "shardis: auth as " + e.Username + " on " + e.Addr + " failed: " + e.Err.Error()
+}
+
+// Unwrap returns the scrubbed server reply.
+func (e *AuthError) Unwrap() error { return e.Err }
+
+// Is reports whether target is ErrAuth.
+func (e *AuthError) Is(target error) bool { return target == ErrAuth }
+
+// echoMarker starts the part of Redis' "unknown command" reply that repeats
+// the command's arguments, possibly truncated or escaped.
+const echoMarker = "with args beginning with:"
+
+// newAuthError builds the error for a refused AUTH. A server that does not
+// know AUTH (renamed or disabled, or a proxy) may echo its arguments, and with
+// them the password, so the echoed arguments are dropped and any remaining
+// copy of the password is masked.
+func newAuthError(addr, username, password string, reply redis.Error) *AuthError {
+	if username == "" {
+		username = "default"
+	}
+	text := string(reply)
+	if i := strings.Index(text, echoMarker); i >= 0 {
+		text = text[:i] + echoMarker + " (hidden)"
+	}
+	if password != "" {
+		text = strings.ReplaceAll(text, password, "***")
+	}
+	return &AuthError{Addr: addr, Username: username, Err: redis.Error(text)}
+}
+
+// badOptions wraps ErrBadOptions with a description of the problem.
+func badOptions(format string, args ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{ErrBadOptions}, args...)...)
+}

@@ -1,0 +1,242 @@
+package pool
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"github.com/gomodule/redigo/redis"
+)
+
+// Set holds one redis.Pool per node address (and a second one per address
+// for read-only connections), created on first use. It is safe for
+// concurrent use. The zero value is not usable: call NewSet.
+type Set struct {
+	opts Options // validated, defaults applied
+
+	mu     sync.Mutex
+	closed bool
+	nodes  map[string]*node
+}
+
+// node is everything kept for one address.
+type node struct {
+	rw *counted // pool for Get
+	ro *counted // pool for GetReadOnly, nil until first used
+}
+
+// counted is a pool plus the dial counters kept by its dial function.
+type counted struct {
+	pool       *redis.Pool
+	dials      atomic.Int64
+	dialErrors atomic.Int64
+	removed    atomic.Bool // the pool was closed by Remove or Close
+}
+
+// NewSet checks opts and returns an empty Set that dials with them.
+func NewSet(opts Options) (*Set, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	return &Set{opts: opts.withDefaults(), nodes: make(map[string]*node)}, nil
+}
+
+// Options returns the options the Set dials with, defaults filled in.
+func (s *Set) Options() Options { return s.opts }
+
+// Get borrows a connection to addr; Close on the connection returns it to the
+// pool. It waits (with Options.Wait) and dials within ctx: when ctx ends
+// first, the error wraps ctx.Err(). A failed dial is a *DialError or an
+// *AuthError, a full pool without Wait gives an error wrapping
+// redis.ErrPoolExhausted, and after Close the error is ErrClosed. On error the
+// returned connection is nil.
+func (s *Set) Get(ctx context.Context, addr string) (redis.Conn, error) {
+	return s.get(ctx, addr, false)
+}
+
+// GetReadOnly is Get for Redis Cluster replicas: it borrows from a separate
+// pool for addr whose connections sent READONLY while dialing, so they serve
+// reads of the slots their primary owns. Plain Redis servers refuse READONLY,
+// which makes the dial fail with a *DialError.
+func (s *Set) GetReadOnly(ctx context.Context, addr string) (redis.Conn, error) {
+	return s.get(ctx, addr, true)
+}
+
+func (s *Set) get(ctx context.Context, addr string, readOnly bool) (redis.Conn, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("shardis: get connection to %s: %w", addr, err)
+	}
+	// A pool closed by a concurrent Remove is replaced by a fresh one, a
+	// few times at most.
+	for attempt := 0; ; attempt++ {
+		cp, err := s.lookup(addr, readOnly)
+		if err != nil {
+			return nil, err
+		}
+		c, err := cp.pool.GetContext(ctx)
+		if err == nil {
+			return c, nil
+		}
+		var de *DialError
+		var ae *AuthError
+		if errors.As(err, &de) || errors.As(err, &ae) {
+			return nil, err
+		}
+		if s.isClosed() {
+			return nil, ErrClosed
+		}
+		if cp.removed.Load() && attempt < 3 {
+			continue
+		}
+		return nil, fmt.Errorf("shardis: get connection to %s: %w", addr, err)
+	}
+}
+
+// Pool returns the redigo pool behind Get for addr, creating it if needed,
+// for callers that use redigo directly. Its connections come from the same
+// dial function (so dial errors are still *DialError or *AuthError). After
+// Close, or for a malformed address, it returns a pool whose every
+// connection fails with that error, never nil.
+func (s *Set) Pool(addr string) *redis.Pool {
+	cp, err := s.lookup(addr, false)
+	if err != nil {
+		return failingPool(err)
+	}
+	return cp.pool
+}
+
+// ReadOnlyPool is Pool for the READONLY connections behind GetReadOnly.
+func (s *Set) ReadOnlyPool(addr string) *redis.Pool {
+	cp, err := s.lookup(addr, true)
+	if err != nil {
+		return failingPool(err)
+	}
+	return cp.pool
+}
+
+// Addrs returns the addresses that have pools, sorted.
+func (s *Set) Addrs() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	addrs := make([]string, 0, len(s.nodes))
+	for addr := range s.nodes {
+		addrs = append(addrs, addr)
+	}
+	slices.Sort(addrs)
+	return addrs
+}
+
+// Remove closes and forgets the pools of addr, for example when a node left
+// the cluster. Idle connections close now; borrowed ones close when they are
+// returned. Removing an unknown address does nothing. A later Get for addr
+// starts a new pool. After Close it returns ErrClosed.
+func (s *Set) Remove(addr string) error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return ErrClosed
+	}
+	n := s.nodes[addr]
+	delete(s.nodes, addr)
+	s.mu.Unlock()
+	if n != nil {
+		n.close()
+	}
+	return nil
+}
+
+// Close closes every pool. Idle connections close now; borrowed ones close
+// when they are returned. Later calls to Get fail with ErrClosed. Close is
+// idempotent.
+func (s *Set) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	nodes := s.nodes
+	s.nodes = nil
+	s.mu.Unlock()
+	for _, n := range nodes {
+		n.close()
+	}
+	return nil
+}
+
+func (s *Set) isClosed() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closed
+}
+
+// lookup returns the pool for addr, creating the node and pool as needed.
+func (s *Set) lookup(addr string, readOnly bool) (*counted, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, ErrClosed
+	}
+	n := s.nodes[addr]
+	if n == nil {
+		if err := checkAddr(addr); err != nil {
+			return nil, err
+		}
+		n = &node{rw: s.newPool(addr, false)}
+		s.nodes[addr] = n
+	}
+	if !readOnly {
+		return n.rw, nil
+	}
+	if n.ro == nil {
+		n.ro = s.newPool(addr, true)
+	}
+	return n.ro, nil
+}
+
+func (s *Set) newPool(addr string, readOnly bool) *counted {
+	d := newDialer(addr, s.opts, readOnly)
+	cp := &counted{}
+	idleTimeout := s.opts.IdleTimeout
+	if idleTimeout == Never {
+		idleTimeout = 0
+	}
+	cp.pool = &redis.Pool{
+		MaxIdle:         s.opts.MaxIdle,
+		MaxActive:       s.opts.MaxActive,
+		IdleTimeout:     idleTimeout,
+		MaxConnLifetime: s.opts.MaxConnLifetime,
+		Wait:            s.opts.Wait,
+		DialContext: func(ctx context.Context) (redis.Conn, error) {
+			cp.dials.Add(1)
+			c, err := d.dial(ctx)
+			if err != nil {
+				cp.dialErrors.Add(1)
+			}
+			return c, err
+		},
+	}
+	if s.opts.TestOnBorrow != Never {
+		cp.pool.TestOnBorrowContext = d.ping
+	}
+	return cp
+}
+
+func (n *node) close() {
+	for _, cp := range []*counted{n.rw, n.ro} {
+		if cp != nil {
+			cp.removed.Store(true)
+			cp.pool.Close()
+		}
+	}
+}
+
+// failingPool is a pool whose every connection fails with err.
+func failingPool(err error) *redis.Pool {
+	return &redis.Pool{
+		DialContext: func(context.Context) (redis.Conn, error) { return nil, err },
+	}
+}

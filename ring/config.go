@@ -1,0 +1,146 @@
+package ring
+
+import (
+	"fmt"
+
+	"github.com/shardis/shardis/hashtag"
+)
+
+// Algorithm names a placement algorithm: how shards are laid out on the
+// ring and how a key's hash picks one.
+type Algorithm string
+
+// The placement algorithms. See the package documentation for the exact
+// behaviour each one reproduces.
+const (
+	// Murmur3 is the library's own consistent hashing (the default).
+	Murmur3 Algorithm = "murmur3"
+	// Jedis is Jedis 2.10 - 6.x ShardedJedis / JedisSharding placement.
+	Jedis Algorithm = "jedis"
+	// JedisLegacy is Jedis 2.0 - 2.9 placement, which names the points of
+	// named shards differently.
+	JedisLegacy Algorithm = "jedis-legacy"
+	// Ketama is twemproxy's "distribution: ketama".
+	Ketama Algorithm = "ketama"
+	// Modula is twemproxy's "distribution: modula".
+	Modula Algorithm = "modula"
+)
+
+// MaxPoints is the largest number of virtual nodes (or modula slots) a ring
+// may hold. Larger configurations fail with ErrTooManyPoints.
+const MaxPoints = 1 << 24
+
+// PointsPerWeight is the number of virtual nodes per unit of weight of the
+// murmur3 and jedis algorithms (ketama spreads 160 points per server,
+// scaled by weight).
+const PointsPerWeight = 160
+
+// Config describes a ring. The zero values of Algorithm, KeyHash and Tag
+// select the algorithm's defaults; Ring.Config reports them filled in.
+type Config struct {
+	// Algorithm is the placement algorithm; "" means Murmur3.
+	Algorithm Algorithm
+	// KeyHash names the function that hashes keys; "" means the
+	// algorithm's default:
+	//   - murmur3: "murmur3" (the only choice);
+	//   - jedis, jedis-legacy: "murmur" (MurmurHash64A, Jedis's
+	//     Hashing.MURMUR_HASH) or "md5" (Hashing.MD5); the same function
+	//     also places the virtual nodes, as in Jedis;
+	//   - ketama, modula: "fnv1a_64" or any other twemproxy "hash:" name:
+	//     one_at_a_time, md5, crc16, crc32, crc32a, fnv1_64, fnv1a_64,
+	//     fnv1_32, fnv1a_32, hsieh, murmur, jenkins.
+	KeyHash string
+	// Tag names the hash-tag rule (see package hashtag: "none", "cluster",
+	// "jedis", or a two-character pair such as "{}"); "" means "cluster"
+	// for murmur3 and "none" for the other algorithms, as Jedis and
+	// twemproxy hash whole keys unless configured otherwise.
+	Tag string
+	// Shards lists the servers. Locate returns indexes into this list.
+	Shards []Shard
+}
+
+// settings is a validated configuration in the form the ring uses.
+type settings struct {
+	cfg Config // defaults filled in, Shards copied
+	kh  keyHash
+	tag hashtag.Rule
+}
+
+// normalize fills in defaults and validates everything but the shards.
+func (c Config) normalize() (settings, error) {
+	var s settings
+	if c.Algorithm == "" {
+		c.Algorithm = Murmur3
+	}
+	var hashes map[string]keyHash
+	var defHash, defTag string
+	switch c.Algorithm {
+	case Murmur3:
+		hashes, defHash, defTag = murmur3Hashes, "murmur3", "cluster"
+	case Jedis, JedisLegacy:
+		hashes, defHash, defTag = jedisHashes, "murmur", "none"
+	case Ketama, Modula:
+		hashes, defHash, defTag = twemHashes, "fnv1a_64", "none"
+	default:
+		return s, fmt.Errorf("%w %q (want murmur3, jedis, jedis-legacy, ketama or modula)", ErrUnknownAlgorithm, string(c.Algorithm))
+	}
+	if c.KeyHash == "" {
+		c.KeyHash = defHash
+	}
+	kh, ok := hashes[c.KeyHash]
+	if !ok {
+		return s, fmt.Errorf("%w %q for algorithm %s", ErrUnknownHash, c.KeyHash, c.Algorithm)
+	}
+	if c.Tag == "" {
+		c.Tag = defTag
+	}
+	tag, err := hashtag.Parse(c.Tag)
+	if err != nil {
+		return s, err // wraps ErrBadTag and quotes the name
+	}
+	c.Tag = tag.String()
+	c.Shards = append([]Shard(nil), c.Shards...)
+	return settings{cfg: c, kh: kh, tag: tag}, nil
+}
+
+// validateShards checks what every algorithm requires of the shard list:
+// at least one shard, valid addresses, positive weights, distinct names,
+// addresses and labels.
+func validateShards(shards []Shard) error {
+	if len(shards) == 0 {
+		return ErrNoShards
+	}
+	addrs := make(map[string]int, len(shards))
+	labels := make(map[string]int, len(shards))
+	for i, s := range shards {
+		if err := validateAddr(s.Addr); err != nil {
+			return fmt.Errorf("%w %d: %w", ErrBadShard, i, err)
+		}
+		if s.Weight <= 0 {
+			return fmt.Errorf("%w: shard %d (%s) has weight %d, want > 0", ErrBadWeight, i, s.Label(), s.Weight)
+		}
+		if j, dup := addrs[s.Addr]; dup {
+			return fmt.Errorf("%w: shards %d and %d both have address %s", ErrDuplicateShard, j, i, s.Addr)
+		}
+		addrs[s.Addr] = i
+		if j, dup := labels[s.Label()]; dup {
+			return fmt.Errorf("%w: shards %d and %d are both called %q", ErrDuplicateShard, j, i, s.Label())
+		}
+		labels[s.Label()] = i
+	}
+	return nil
+}
+
+// totalWeight returns the sum of the weights, or an error when the sum of
+// perShard*weight exceeds limit.
+func totalWeight(shards []Shard, perShard, limit int) (int, error) {
+	total := 0
+	for _, s := range shards {
+		if s.Weight > (limit-total*perShard)/perShard {
+			return 0, fmt.Errorf("%w: the weights ask for more than %d points (shard %s has weight %d)",
+				ErrTooManyPoints, limit, s.Label(), s.Weight)
+		}
+		total += s.Weight
+	}
+	return total, nil
+}

@@ -1,0 +1,234 @@
+package ring
+
+import (
+	"cmp"
+	"crypto/md5"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// point is one virtual node while a ring is being built.
+type point struct {
+	pos   uint64
+	owner int32
+}
+
+// tiePolicy picks, among points with the same position, the one that stays.
+type tiePolicy func(run []point) point
+
+// tieFirst keeps the point inserted first (twemproxy ketama with a stable
+// qsort: the leftmost equal point is found first).
+func tieFirst(run []point) point { return run[0] }
+
+// tieLast keeps the point inserted last (Jedis: TreeMap.put overwrites).
+func tieLast(run []point) point { return run[len(run)-1] }
+
+// tieSmallestLabel keeps the point of the shard with the bytewise smallest
+// label, so that placement does not depend on the order of the shard list.
+func tieSmallestLabel(shards []Shard) tiePolicy {
+	return func(run []point) point {
+		best := run[0]
+		for _, p := range run[1:] {
+			if shards[p.owner].Label() < shards[best.owner].Label() {
+				best = p
+			}
+		}
+		return best
+	}
+}
+
+// sortPoints sorts points by position, keeping insertion order among equal
+// positions, and collapses each run of equal positions with tie.
+func sortPoints(pts []point, tie tiePolicy) []point {
+	slices.SortStableFunc(pts, func(a, b point) int { return cmp.Compare(a.pos, b.pos) })
+	out := pts[:0]
+	for i := 0; i < len(pts); {
+		j := i + 1
+		for j < len(pts) && pts[j].pos == pts[i].pos {
+			j++
+		}
+		p := pts[i]
+		if j-i > 1 {
+			p = tie(pts[i:j])
+		}
+		out = append(out, p)
+		i = j
+	}
+	return out
+}
+
+// murmur3Points places PointsPerWeight*weight points per shard. Point n of
+// a shard sits at murmur3.Sum64(Label() + "-" + decimal(n)).
+func murmur3Points(shards []Shard) ([]point, error) {
+	total, err := totalWeight(shards, PointsPerWeight, MaxPoints)
+	if err != nil {
+		return nil, err
+	}
+	pts := make([]point, 0, total*PointsPerWeight)
+	var buf []byte
+	for i, s := range shards {
+		for n := range s.Weight * PointsPerWeight {
+			buf = append(append(append(buf[:0], s.Label()...), '-'), strconv.Itoa(n)...)
+			pts = append(pts, point{pos: khMurmur3.position(buf), owner: int32(i)})
+		}
+	}
+	return pts, nil
+}
+
+// jedisPoints places the points of Jedis's Sharded.initialize: shard by
+// shard in list order, PointsPerWeight*weight points each, named
+// "SHARD-<i>-NODE-<n>" for unnamed shards, "<name>*<n>" for named ones
+// (legacy: "<name>*<weight><n>"), hashed with the ring's key hash.
+func jedisPoints(shards []Shard, kh keyHash, legacy bool) ([]point, error) {
+	total, err := totalWeight(shards, PointsPerWeight, MaxPoints)
+	if err != nil {
+		return nil, err
+	}
+	pts := make([]point, 0, total*PointsPerWeight)
+	var buf []byte
+	for i, s := range shards {
+		for n := range s.Weight * PointsPerWeight {
+			buf = jedisNodeName(buf[:0], i, s, n, legacy)
+			pts = append(pts, point{pos: kh.position(buf), owner: int32(i)})
+		}
+	}
+	return pts, nil
+}
+
+// jedisNodeName appends the name of virtual node n of shard s (at list
+// position i) to buf.
+func jedisNodeName(buf []byte, i int, s Shard, n int, legacy bool) []byte {
+	if s.Name == "" {
+		buf = append(buf, "SHARD-"...)
+		buf = strconv.AppendInt(buf, int64(i), 10)
+		buf = append(buf, "-NODE-"...)
+		return strconv.AppendInt(buf, int64(n), 10)
+	}
+	buf = append(append(buf, s.Name...), '*')
+	if legacy {
+		buf = strconv.AppendInt(buf, int64(s.Weight), 10)
+	}
+	return strconv.AppendInt(buf, int64(n), 10)
+}
+
+// ketamaMaxName is the longest "<name>-<index>" twemproxy hashes faithfully:
+// it formats the string into an 86-byte buffer (KETAMA_MAX_HOSTLEN) but
+// hashes the untruncated length, reading past the text when it is longer.
+const ketamaMaxName = 85
+
+// ketamaMaxWeight bounds the total weight of a twemproxy pool, whose
+// weights are C ints.
+const ketamaMaxWeight = math.MaxInt32
+
+// continuumName returns the name twemproxy hashes for a server: its name,
+// else "host:port", else "host" when the port is 11211 (for compatibility
+// with libmemcached).
+func continuumName(s Shard) string {
+	if s.Name != "" {
+		return s.Name
+	}
+	if i := strings.LastIndexByte(s.Addr, ':'); i >= 0 && s.Addr[i+1:] == "11211" {
+		return s.Addr[:i]
+	}
+	return s.Addr
+}
+
+// twemOrder returns the shard indexes in the order twemproxy keeps its
+// servers: sorted by continuum name, shorter names first, then bytewise. It
+// refuses two servers with the same continuum name, as twemproxy does.
+func twemOrder(shards []Shard) ([]int, []string, error) {
+	names := make([]string, len(shards))
+	order := make([]int, len(shards))
+	for i, s := range shards {
+		names[i] = continuumName(s)
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int {
+		if c := cmp.Compare(len(names[a]), len(names[b])); c != 0 {
+			return c
+		}
+		return strings.Compare(names[a], names[b])
+	})
+	for k := 1; k < len(order); k++ {
+		if a, b := order[k-1], order[k]; names[a] == names[b] {
+			return nil, nil, fmt.Errorf("%w: shards %d and %d have the same continuum name %q",
+				ErrDuplicateShard, min(a, b), max(a, b), names[a])
+		}
+	}
+	return order, names, nil
+}
+
+// ketamaPointCount reproduces twemproxy's float arithmetic for the number
+// of continuum points of a server (a multiple of 4). Every step is rounded
+// to float32 as the C code does; the explicit conversions also stop the
+// compiler from fusing operations.
+func ketamaPointCount(weight, totalWeight, servers int) int {
+	pct := float32(uint32(weight)) / float32(uint32(totalWeight))
+	x := float32(pct * 160)
+	x = float32(x / 4)
+	x = float32(x * float32(uint32(servers)))
+	y := float32(float64(x) + 0.0000000001)
+	return int(uint32(float32(math.Floor(float64(y))) * 4))
+}
+
+// ketamaPoints builds twemproxy's ketama continuum: servers in twemproxy
+// order, each with ketamaPointCount points; for i from 0, the MD5 digest of
+// "<continuum name>-<i>" gives four points, its four little-endian 32-bit
+// words.
+func ketamaPoints(shards []Shard) ([]point, error) {
+	if len(shards) > MaxPoints/PointsPerWeight {
+		return nil, fmt.Errorf("%w: %d servers exceed %d ketama points", ErrTooManyPoints, len(shards), MaxPoints)
+	}
+	total, err := totalWeight(shards, 1, ketamaMaxWeight)
+	if err != nil {
+		return nil, err
+	}
+	order, names, err := twemOrder(shards)
+	if err != nil {
+		return nil, err
+	}
+	pts := make([]point, 0, len(shards)*PointsPerWeight)
+	var buf []byte
+	for _, i := range order {
+		count := ketamaPointCount(shards[i].Weight, total, len(shards))
+		if count == 0 {
+			return nil, fmt.Errorf("%w: shard %d (%s) has weight %d of %d, too little for a single ketama point",
+				ErrBadWeight, i, shards[i].Label(), shards[i].Weight, total)
+		}
+		if longest := len(names[i]) + 1 + len(strconv.Itoa(count/4-1)); longest > ketamaMaxName {
+			return nil, fmt.Errorf("%w %d: continuum name %q is too long for ketama (twemproxy hashes at most %d bytes of \"name-index\")",
+				ErrBadShard, i, names[i], ketamaMaxName)
+		}
+		for h := range count / 4 {
+			buf = strconv.AppendInt(append(append(buf[:0], names[i]...), '-'), int64(h), 10)
+			d := md5.Sum(buf)
+			for w := range 4 {
+				pts = append(pts, point{pos: uint64(le32(d[4*w:])), owner: int32(i)})
+			}
+		}
+	}
+	return pts, nil
+}
+
+// modulaSlots builds twemproxy's modula table: servers in twemproxy order,
+// one slot per unit of weight.
+func modulaSlots(shards []Shard) ([]int32, error) {
+	total, err := totalWeight(shards, 1, MaxPoints)
+	if err != nil {
+		return nil, err
+	}
+	order, _, err := twemOrder(shards)
+	if err != nil {
+		return nil, err
+	}
+	slots := make([]int32, 0, total)
+	for _, i := range order {
+		for range shards[i].Weight {
+			slots = append(slots, int32(i))
+		}
+	}
+	return slots, nil
+}

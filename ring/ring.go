@@ -1,0 +1,154 @@
+package ring
+
+import (
+	"fmt"
+
+	"github.com/shardis/shardis/hashtag"
+)
+
+// Ring maps keys to shards. It is immutable once New returns, so any number
+// of goroutines may use it at once.
+type Ring struct {
+	cfg Config
+	kh  keyHash
+	tag hashtag.Rule
+
+	// points holds the sorted, distinct ring positions and owners the
+	// index (into cfg.Shards) of the shard owning each. A key goes to the
+	// first point at or after its position, wrapping to points[0].
+	points []uint64
+	owners []int32
+	// slots replaces points for modula: a key goes to slots[hash % len].
+	slots []int32
+}
+
+// New builds the ring described by cfg. It refuses, with an error wrapping
+// one of the package's sentinels, an empty shard list, a weight <= 0, two
+// shards with the same name, address or label, a ring of more than
+// MaxPoints points, an unknown algorithm, key hash or tag rule, and the
+// algorithm-specific problems described in the package documentation.
+func New(cfg Config) (*Ring, error) {
+	st, err := cfg.normalize()
+	if err != nil {
+		return nil, err
+	}
+	shards := st.cfg.Shards
+	if err := validateShards(shards); err != nil {
+		return nil, err
+	}
+	r := &Ring{cfg: st.cfg, kh: st.kh, tag: st.tag}
+	var entries []point
+	switch st.cfg.Algorithm {
+	case Murmur3:
+		entries, err = murmur3Points(shards)
+		if err == nil {
+			entries = sortPoints(entries, tieSmallestLabel(shards))
+		}
+	case Jedis, JedisLegacy:
+		entries, err = jedisPoints(shards, st.kh, st.cfg.Algorithm == JedisLegacy)
+		if err == nil {
+			entries = sortPoints(entries, tieLast)
+		}
+	case Ketama:
+		entries, err = ketamaPoints(shards)
+		if err == nil {
+			entries = sortPoints(entries, tieFirst)
+		}
+	case Modula:
+		r.slots, err = modulaSlots(shards)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if entries != nil {
+		r.points = make([]uint64, len(entries))
+		r.owners = make([]int32, len(entries))
+		for i, e := range entries {
+			r.points[i], r.owners[i] = e.pos, e.owner
+		}
+	}
+	return r, nil
+}
+
+// Locate returns the index, in Config().Shards, of the shard that owns key.
+// It does not allocate.
+func (r *Ring) Locate(key string) int {
+	if len(r.cfg.Shards) == 1 {
+		return 0
+	}
+	return r.owner(r.kh.position(bytesOf(r.tag.Tag(key))))
+}
+
+// LocateBytes is Locate for a key held in a byte slice; both return the
+// same index for the same bytes. It does not allocate or modify key.
+func (r *Ring) LocateBytes(key []byte) int {
+	if len(r.cfg.Shards) == 1 {
+		return 0
+	}
+	return r.owner(r.kh.position(r.tag.TagBytes(key)))
+}
+
+// owner returns the shard index owning ring position pos.
+func (r *Ring) owner(pos uint64) int {
+	if r.slots != nil {
+		return int(r.slots[pos%uint64(len(r.slots))])
+	}
+	return int(r.owners[r.search(pos)])
+}
+
+// search returns the index of the first point >= pos, wrapping to 0.
+func (r *Ring) search(pos uint64) int {
+	lo, hi := 0, len(r.points)
+	for lo < hi {
+		mid := int(uint(lo+hi) >> 1)
+		if r.points[mid] < pos {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	if lo == len(r.points) {
+		return 0
+	}
+	return lo
+}
+
+// Shards returns a copy of the shard list, in configuration order.
+func (r *Ring) Shards() []Shard {
+	return append([]Shard(nil), r.cfg.Shards...)
+}
+
+// Shard returns shard i of the configuration, and false when i is out of
+// range.
+func (r *Ring) Shard(i int) (Shard, bool) {
+	if i < 0 || i >= len(r.cfg.Shards) {
+		return Shard{}, false
+	}
+	return r.cfg.Shards[i], true
+}
+
+// Len returns the number of shards.
+func (r *Ring) Len() int { return len(r.cfg.Shards) }
+
+// Config returns the ring's configuration with every default filled in:
+// Algorithm, KeyHash and Tag are never empty. Shards is a copy.
+func (r *Ring) Config() Config {
+	c := r.cfg
+	c.Shards = r.Shards()
+	return c
+}
+
+// Points returns the number of distinct virtual nodes on the ring (points
+// that collided count once), or the number of slots of a modula ring.
+func (r *Ring) Points() int {
+	if r.slots != nil {
+		return len(r.slots)
+	}
+	return len(r.points)
+}
+
+// String describes the ring in one line, for logs.
+func (r *Ring) String() string {
+	return fmt.Sprintf("ring(%s, key hash %s, tag %s, %d shards, %d points)",
+		r.cfg.Algorithm, r.cfg.KeyHash, r.cfg.Tag, len(r.cfg.Shards), r.Points())
+}

@@ -1,0 +1,197 @@
+package ring
+
+import (
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+	"unicode"
+)
+
+// MaxWeight is the largest weight ParseShards accepts for one shard.
+const MaxWeight = 1 << 20
+
+// Shard is one server of a ring.
+type Shard struct {
+	// Name identifies the shard on the ring. When empty, the ring uses
+	// the shard's position (jedis), its address (murmur3) or its
+	// address-derived continuum name (ketama, modula); see the package
+	// documentation.
+	Name string
+	// Addr is the server's "host:port".
+	Addr string
+	// Weight is the shard's share of the ring relative to the others. New
+	// rejects weights <= 0; ParseShards fills in 1 when the weight is
+	// omitted.
+	Weight int
+}
+
+// Label returns the name users see: Name when set, else Addr.
+func (s Shard) Label() string {
+	if s.Name != "" {
+		return s.Name
+	}
+	return s.Addr
+}
+
+// String returns the shard in ParseShards syntax: "host:port:weight[ name]".
+func (s Shard) String() string {
+	e := s.Addr + ":" + strconv.Itoa(s.Weight)
+	if s.Name != "" {
+		e += " " + s.Name
+	}
+	return e
+}
+
+// ParseShards parses a comma-separated list of twemproxy-style server
+// entries "HOST:PORT[:WEIGHT][ NAME]", for example
+//
+//	127.0.0.1:6381:2 shard-a,127.0.0.1:6382:1 shard-b
+//
+// HOST may be an IPv6 literal in brackets ("[::1]:6379"). PORT is 1..65535.
+// WEIGHT is a decimal integer in 1..MaxWeight and defaults to 1. NAME follows
+// white space and may not contain white space, commas or control characters.
+// White space around an entry is ignored; empty entries are errors.
+//
+// Every error wraps ErrBadShardList (plus ErrNoShards, ErrBadWeight or
+// ErrDuplicateShard where that is the cause) and quotes the bad entry.
+// Duplicate names or addresses are refused here already, so that an accepted
+// list always describes distinct servers.
+func ParseShards(list string) ([]Shard, error) {
+	if strings.TrimSpace(list) == "" {
+		return nil, fmt.Errorf("%w: %w: empty list", ErrBadShardList, ErrNoShards)
+	}
+	entries := strings.Split(list, ",")
+	shards := make([]Shard, 0, len(entries))
+	labels := make(map[string]int, len(entries))
+	addrs := make(map[string]int, len(entries))
+	for i, raw := range entries {
+		s, err := parseShard(raw)
+		if err != nil {
+			return nil, fmt.Errorf("%w: entry %d %q: %w", ErrBadShardList, i, raw, err)
+		}
+		if j, dup := addrs[s.Addr]; dup {
+			return nil, fmt.Errorf("%w: entry %d %q: %w: address %s already used by entry %d",
+				ErrBadShardList, i, raw, ErrDuplicateShard, s.Addr, j)
+		}
+		if j, dup := labels[s.Label()]; dup {
+			return nil, fmt.Errorf("%w: entry %d %q: %w: label %q already used by entry %d",
+				ErrBadShardList, i, raw, ErrDuplicateShard, s.Label(), j)
+		}
+		addrs[s.Addr] = i
+		labels[s.Label()] = i
+		shards = append(shards, s)
+	}
+	return shards, nil
+}
+
+// FormatShards returns shards in the syntax ParseShards reads, one entry per
+// shard with an explicit weight. ParseShards(FormatShards(s)) returns s for
+// every list ParseShards accepted.
+func FormatShards(shards []Shard) string {
+	parts := make([]string, len(shards))
+	for i, s := range shards {
+		parts[i] = s.String()
+	}
+	return strings.Join(parts, ",")
+}
+
+// parseShard parses one entry of a shard list.
+func parseShard(raw string) (Shard, error) {
+	e := strings.TrimSpace(raw)
+	if e == "" {
+		return Shard{}, fmt.Errorf("empty entry")
+	}
+	var s Shard
+	if sp := strings.IndexFunc(e, unicode.IsSpace); sp >= 0 {
+		s.Name = strings.TrimLeftFunc(e[sp:], unicode.IsSpace)
+		e = e[:sp]
+		if strings.IndexFunc(s.Name, isBlankOrControl) >= 0 {
+			return Shard{}, fmt.Errorf("the name after the address must be one word without control characters")
+		}
+	}
+	if strings.IndexFunc(e, unicode.IsControl) >= 0 {
+		return Shard{}, fmt.Errorf("control character in the address")
+	}
+	// Split off host (possibly a bracketed IPv6 literal), port and weight.
+	var host, rest string
+	if strings.HasPrefix(e, "[") {
+		end := strings.IndexByte(e, ']')
+		if end < 0 || end+1 >= len(e) || e[end+1] != ':' {
+			return Shard{}, fmt.Errorf("want [IPV6]:PORT[:WEIGHT]")
+		}
+		host, rest = e[:end+1], e[end+2:]
+		if strings.ContainsAny(host[1:end], "[]") || end == 1 {
+			return Shard{}, fmt.Errorf("bad IPv6 host %q", host)
+		}
+	} else {
+		colon := strings.IndexByte(e, ':')
+		if colon < 0 {
+			return Shard{}, fmt.Errorf("want HOST:PORT[:WEIGHT]")
+		}
+		host, rest = e[:colon], e[colon+1:]
+		if strings.ContainsAny(host, "[]") {
+			return Shard{}, fmt.Errorf("bad host %q", host)
+		}
+	}
+	if host == "" {
+		return Shard{}, fmt.Errorf("empty host")
+	}
+	portText, weightText, hasWeight := strings.Cut(rest, ":")
+	port, err := parseDecimal(portText, 65535)
+	if err != nil || port == 0 {
+		return Shard{}, fmt.Errorf("bad port %q (want 1..65535)", portText)
+	}
+	s.Addr = host + ":" + strconv.Itoa(port)
+	s.Weight = 1
+	if hasWeight {
+		w, err := parseDecimal(weightText, MaxWeight)
+		if err != nil {
+			return Shard{}, fmt.Errorf("%w: %q (want 1..%d)", ErrBadWeight, weightText, MaxWeight)
+		}
+		if w == 0 {
+			return Shard{}, fmt.Errorf("%w: weight must be positive", ErrBadWeight)
+		}
+		s.Weight = w
+	}
+	return s, nil
+}
+
+// isBlankOrControl reports characters that may not appear in a shard name.
+func isBlankOrControl(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }
+
+// parseDecimal parses a plain decimal number (digits only, no sign, no
+// leading zeros beyond a single "0") not greater than limit.
+func parseDecimal(s string, limit int) (int, error) {
+	if s == "" || len(s) > 1 && s[0] == '0' {
+		return 0, fmt.Errorf("not a plain decimal number")
+	}
+	n := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < '0' || c > '9' {
+			return 0, fmt.Errorf("not a plain decimal number")
+		}
+		n = n*10 + int(c-'0')
+		if n > limit {
+			return 0, fmt.Errorf("out of range")
+		}
+	}
+	return n, nil
+}
+
+// validateAddr checks that addr is "host:port" with a port in 1..65535.
+func validateAddr(addr string) error {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("address %q: want host:port", addr)
+	}
+	if host == "" {
+		return fmt.Errorf("address %q: empty host", addr)
+	}
+	p, err := strconv.Atoi(port)
+	if err != nil || p < 1 || p > 65535 {
+		return fmt.Errorf("address %q: port must be 1..65535", addr)
+	}
+	return nil
+}

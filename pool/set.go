@@ -69,9 +69,9 @@ func (s *Set) get(ctx context.Context, addr string, readOnly bool) (redis.Conn, 
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("shardis: get connection to %s: %w", addr, err)
 	}
-	// A pool closed by a concurrent Remove is replaced by a fresh one, a
-	// few times at most.
-	for attempt := 0; ; attempt++ {
+	// A pool closed by a concurrent Remove is replaced by a fresh one, for
+	// as long as the Set is open and ctx is not done.
+	for {
 		cp, err := s.lookup(addr, readOnly)
 		if err != nil {
 			return nil, err
@@ -88,7 +88,7 @@ func (s *Set) get(ctx context.Context, addr string, readOnly bool) (redis.Conn, 
 		if s.isClosed() {
 			return nil, ErrClosed
 		}
-		if cp.removed.Load() && attempt < 3 {
+		if cp.removed.Load() && ctx.Err() == nil {
 			continue
 		}
 		return nil, fmt.Errorf("shardis: get connection to %s: %w", addr, err)

@@ -1,0 +1,70 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"time"
+)
+
+// progress draws a one-line progress bar on a terminal stream.
+type progress struct {
+	w     io.Writer
+	label string
+	total int
+	start time.Time
+	last  time.Time
+}
+
+func newProgress(w io.Writer, label string, total int) *progress {
+	now := time.Now()
+	return &progress{w: w, label: label, total: total, start: now}
+}
+
+// set redraws the bar for done of total, at most every 50ms and at the end.
+func (p *progress) set(done int) {
+	now := time.Now()
+	if done < p.total && now.Sub(p.last) < 50*time.Millisecond {
+		return
+	}
+	p.last = now
+	const width = 30
+	filled := 0
+	if p.total > 0 {
+		filled = done * width / p.total
+	}
+	fmt.Fprintf(p.w, "\r%-14s [%s%s] %3d%% %d/%d", p.label,
+		strings.Repeat("#", filled), strings.Repeat(".", width-filled),
+		percent(done, p.total), done, p.total)
+	if done >= p.total {
+		fmt.Fprintf(p.w, " in %v\n", now.Sub(p.start).Round(time.Millisecond))
+	}
+}
+
+func percent(a, b int) int {
+	if b == 0 {
+		return 100
+	}
+	return a * 100 / b
+}
+
+// barChart prints one bar per row, scaled to the largest value.
+func barChart(w io.Writer, labels []string, values []int) {
+	max, lw := 0, 0
+	for i, v := range values {
+		if v > max {
+			max = v
+		}
+		if len(labels[i]) > lw {
+			lw = len(labels[i])
+		}
+	}
+	const width = 40
+	for i, v := range values {
+		n := 0
+		if max > 0 {
+			n = v * width / max
+		}
+		fmt.Fprintf(w, "  %-*s %s %d\n", lw, labels[i], strings.Repeat("█", n), v)
+	}
+}

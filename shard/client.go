@@ -1,0 +1,153 @@
+package shard
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/shardis/shardis/pool"
+	"github.com/shardis/shardis/shard/command"
+)
+
+const commandBlocking = command.Blocking
+
+// Client sends commands to the node that serves their keys. It is safe for
+// concurrent use. Create one with New and share it; Close it when done.
+type Client struct {
+	cfg         Config
+	pools       *pool.Set
+	nodes       *nodeTable
+	loc         locator
+	router      Router
+	ring        *RingRouter // ring mode only
+	readTimeout time.Duration
+	health      HealthOptions
+
+	closed   atomic.Bool
+	stop     chan struct{}
+	bg       sync.WaitGroup // background loops
+	inflight sync.WaitGroup // per-node workers of parallel batches
+}
+
+// New creates a client for cfg. Ring mode does no I/O here: connections are
+// made on first use.
+func New(ctx context.Context, cfg Config) (*Client, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("shardis: %w", err)
+	}
+	c := &Client{cfg: cfg, nodes: newNodeTable(), stop: make(chan struct{}), health: cfg.Health.withDefaults()}
+	c.readTimeout = cfg.Pool.ReadTimeout
+	if c.readTimeout == 0 {
+		c.readTimeout = pool.DefaultReadTimeout
+	}
+	switch cfg.Mode {
+	case ModeCluster:
+		return nil, fmt.Errorf("%w: cluster mode is not available yet", ErrBadConfig)
+	default:
+		rr, err := NewRingRouter(cfg.RingConfig())
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrBadConfig, err)
+		}
+		for _, n := range rr.Nodes() {
+			c.nodes.add(n)
+		}
+		c.ring, c.router, c.loc = rr, rr, ringLocator{rr}
+	}
+	pools, err := pool.NewSet(cfg.Pool)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrBadConfig, err)
+	}
+	c.pools = pools
+	if c.health.Interval > 0 {
+		c.bg.Add(1)
+		go c.healthLoop()
+	}
+	return c, nil
+}
+
+// Router returns the router the client routes by.
+func (c *Client) Router() Router { return c.router }
+
+// Nodes returns every node the client knows.
+func (c *Client) Nodes() []Node { return c.router.Nodes() }
+
+// Do sends one command to the node that serves its keys and returns the
+// reply. Server error replies come back as redis.Error, as in redigo.
+//
+// MGET, MSET, DEL, UNLINK, EXISTS and TOUCH may name keys on several shards:
+// they are split, sent in parallel and merged (MGET in key order; the
+// counts summed). Any other command whose keys live on different shards
+// fails with a *CrossShardError before anything is sent. A command without
+// keys, or one the command table does not know, fails with ErrNoKey or
+// ErrUnknownCommand: name the target with DoKey or ForEachShard.
+func (c *Client) Do(ctx context.Context, name string, args ...any) (any, error) {
+	return c.do(ctx, name, args, nil)
+}
+
+// DoKey sends one command to the node that serves key, whatever the
+// command's own arguments are. Use it for keyless commands that should run
+// next to some key's data (SCRIPT LOAD, EVAL with no keys, ...) and for
+// commands the command table does not know (module commands).
+func (c *Client) DoKey(ctx context.Context, key string, name string, args ...any) (any, error) {
+	return c.do(ctx, name, args, key)
+}
+
+func (c *Client) do(ctx context.Context, name string, args []any, routeKey any) (any, error) {
+	if c.closed.Load() {
+		return nil, ErrClosed
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("shardis: %w", err)
+	}
+	var b batch
+	c.add(&b, c.loc, name, args, routeKey)
+	c.run(ctx, b.calls)
+	return b.reqs[0].result()
+}
+
+// Close stops the background checks and closes every connection. Calls in
+// flight finish first (each bounded by its timeouts). Close is idempotent.
+func (c *Client) Close() error {
+	if c.closed.Swap(true) {
+		return nil
+	}
+	close(c.stop)
+	c.bg.Wait()
+	c.inflight.Wait()
+	return c.pools.Close()
+}
+
+// ringLocator locates keys on the ring; a key's group is its node.
+type ringLocator struct{ rr *RingRouter }
+
+func (l ringLocator) locate(key any) (int, int, error) {
+	var (
+		i   int
+		err error
+	)
+	switch k := key.(type) {
+	case string:
+		i, err = l.rr.Index(k)
+	case []byte:
+		i, err = l.rr.IndexBytes(k)
+	default:
+		s, ok := command.Arg(key)
+		if !ok {
+			return -1, -1, fmt.Errorf("%w: key of type %T", ErrBadCommand, key)
+		}
+		i, err = l.rr.Index(s)
+	}
+	return i, i, err
+}
+
+func (l ringLocator) groupLabel(group int) string {
+	if group < 0 {
+		return "?"
+	}
+	return l.rr.node(group).String()
+}

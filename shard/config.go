@@ -1,0 +1,135 @@
+package shard
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/shardis/shardis/pool"
+	"github.com/shardis/shardis/ring"
+)
+
+// Mode says how keys are spread over servers.
+type Mode string
+
+// The modes.
+const (
+	// ModeRing shards over plain Redis servers with client-side consistent
+	// hashing (package ring).
+	ModeRing Mode = "ring"
+	// ModeCluster talks to a Redis Cluster and routes by hash slot.
+	ModeCluster Mode = "cluster"
+)
+
+// Config describes a Client. The same application code works with either
+// mode; switching between them is a change of Config only.
+type Config struct {
+	// Mode is ModeRing (the default) or ModeCluster.
+	Mode Mode
+
+	// Shards are the ring-mode servers, in configured order.
+	Shards []ring.Shard
+	// Hash is the ring placement algorithm ("" = ring.Murmur3).
+	Hash ring.Algorithm
+	// KeyHash is the key hash function ("" = the algorithm's default).
+	KeyHash string
+	// Tag is the key-tag rule: "none", "cluster", "jedis" or a two-character
+	// pair such as "{}" ("" = the algorithm's default).
+	Tag string
+
+	// Seeds are the cluster-mode addresses (host:port) tried in turn for
+	// discovering the cluster.
+	Seeds []string
+
+	// Pool configures the connection pool of every node.
+	Pool pool.Options
+	// Health configures background health checks.
+	Health HealthOptions
+}
+
+// HealthOptions configures how the client notices dead nodes.
+type HealthOptions struct {
+	// Interval between PINGs to each node. 0 means 1s; a negative value
+	// turns background checks off (nodes are then marked down only by
+	// failed commands).
+	Interval time.Duration
+	// FailureLimit is how many consecutive failures mark a node down.
+	// 0 means 3.
+	FailureLimit int
+	// Timeout bounds each health PING. 0 means 500ms.
+	Timeout time.Duration
+	// AutoEject takes a down shard out of the ring so that its keys rehash
+	// to the other shards until it comes back (twemproxy's
+	// auto_eject_hosts). Off by default. Suitable for caches only: while a
+	// shard is out its keys are written elsewhere, and when it comes back
+	// reads see the values it held before it went away.
+	AutoEject bool
+}
+
+func (h HealthOptions) withDefaults() HealthOptions {
+	if h.Interval == 0 {
+		h.Interval = time.Second
+	}
+	if h.FailureLimit == 0 {
+		h.FailureLimit = 3
+	}
+	if h.Timeout == 0 {
+		h.Timeout = 500 * time.Millisecond
+	}
+	return h
+}
+
+// Validate reports the first problem with c, wrapped in ErrBadConfig.
+func (c Config) Validate() error {
+	switch c.Mode {
+	case "", ModeRing:
+		if len(c.Shards) == 0 {
+			return fmt.Errorf("%w: ring mode needs at least one shard", ErrBadConfig)
+		}
+		if len(c.Seeds) > 0 {
+			return fmt.Errorf("%w: seeds are for cluster mode; ring mode takes shards", ErrBadConfig)
+		}
+		if _, err := ring.New(c.RingConfig()); err != nil {
+			return fmt.Errorf("%w: %w", ErrBadConfig, err)
+		}
+	case ModeCluster:
+		if len(c.Seeds) == 0 {
+			return fmt.Errorf("%w: cluster mode needs at least one seed address", ErrBadConfig)
+		}
+		if len(c.Shards) > 0 {
+			return fmt.Errorf("%w: shards are for ring mode; cluster mode takes seeds", ErrBadConfig)
+		}
+		if c.Pool.DB != 0 {
+			return fmt.Errorf("%w: Redis Cluster has only database 0", ErrBadConfig)
+		}
+	default:
+		return fmt.Errorf("%w: unknown mode %q (want %q or %q)", ErrBadConfig, c.Mode, ModeRing, ModeCluster)
+	}
+	if c.Health.FailureLimit < 0 {
+		return fmt.Errorf("%w: health failure limit %d < 0", ErrBadConfig, c.Health.FailureLimit)
+	}
+	if c.Health.Timeout < 0 {
+		return fmt.Errorf("%w: health timeout %v < 0", ErrBadConfig, c.Health.Timeout)
+	}
+	if err := c.Pool.Validate(); err != nil {
+		return fmt.Errorf("%w: %w", ErrBadConfig, err)
+	}
+	return nil
+}
+
+// RingConfig returns the ring configuration that c describes.
+func (c Config) RingConfig() ring.Config {
+	return ring.Config{Algorithm: c.Hash, KeyHash: c.KeyHash, Tag: c.Tag, Shards: c.Shards}
+}
+
+// String describes c without secrets.
+func (c Config) String() string {
+	mode := c.Mode
+	if mode == "" {
+		mode = ModeRing
+	}
+	if mode == ModeCluster {
+		return fmt.Sprintf("shard.Config{Mode: cluster, Seeds: %v, Pool: %s, Health: %+v}", c.Seeds, c.Pool, c.Health)
+	}
+	return fmt.Sprintf("shard.Config{Mode: ring, Shards: %v, Hash: %q, KeyHash: %q, Tag: %q, Pool: %s, Health: %+v}",
+		c.Shards, c.Hash, c.KeyHash, c.Tag, c.Pool, c.Health)
+}

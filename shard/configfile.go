@@ -1,0 +1,199 @@
+package shard
+
+import (
+	"bytes"
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/shardis/shardis/ring"
+	"go.yaml.in/yaml/v3"
+)
+
+// fileConfig is the YAML/JSON form of Config. JSON is read as YAML.
+type fileConfig struct {
+	URL     string `yaml:"url"`
+	Mode    Mode   `yaml:"mode"`
+	Hash    string `yaml:"hash"`
+	KeyHash string `yaml:"key_hash"`
+	Tag     string `yaml:"tag"`
+	Shards  []struct {
+		Addr   string `yaml:"addr"`
+		Name   string `yaml:"name"`
+		Weight int    `yaml:"weight"`
+	} `yaml:"shards"`
+	Seeds []string `yaml:"seeds"`
+	Pool  struct {
+		MaxIdle         int      `yaml:"max_idle"`
+		MaxActive       int      `yaml:"max_active"`
+		IdleTimeout     duration `yaml:"idle_timeout"`
+		MaxConnLifetime duration `yaml:"max_conn_lifetime"`
+		Wait            bool     `yaml:"wait"`
+		TestOnBorrow    duration `yaml:"test_on_borrow"`
+		DialTimeout     duration `yaml:"dial_timeout"`
+		ReadTimeout     duration `yaml:"read_timeout"`
+		WriteTimeout    duration `yaml:"write_timeout"`
+		Username        string   `yaml:"username"`
+		Password        string   `yaml:"password"`
+		PasswordEnv     string   `yaml:"password_env"`
+		DB              int      `yaml:"db"`
+		ClientName      string   `yaml:"client_name"`
+		TLS             *struct {
+			CAFile     string `yaml:"ca_file"`
+			CertFile   string `yaml:"cert_file"`
+			KeyFile    string `yaml:"key_file"`
+			ServerName string `yaml:"server_name"`
+		} `yaml:"tls"`
+	} `yaml:"pool"`
+	Health struct {
+		Interval     duration `yaml:"interval"`
+		FailureLimit int      `yaml:"failure_limit"`
+		Timeout      duration `yaml:"timeout"`
+		AutoEject    bool     `yaml:"auto_eject"`
+	} `yaml:"health"`
+}
+
+// duration reads "500ms", "3s" and the like.
+type duration time.Duration
+
+func (d *duration) UnmarshalYAML(n *yaml.Node) error {
+	v, err := time.ParseDuration(n.Value)
+	if err != nil {
+		return fmt.Errorf("line %d: %q is not a duration such as 500ms or 3s", n.Line, n.Value)
+	}
+	*d = duration(v)
+	return nil
+}
+
+// LoadConfig reads a Config from a YAML or JSON file. Besides the fields
+// of Config in snake case (mode, shards: [{addr, name, weight}], hash,
+// key_hash, tag, seeds, pool: {...}, health: {...}), a file may give a
+// url (as ParseURL) that the other fields then refine. pool.password_env
+// names an environment variable holding the password, so the file need not
+// hold the secret. pool.tls: {ca_file, cert_file, key_file, server_name}
+// turns TLS on.
+func LoadConfig(path string) (Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return Config{}, fmt.Errorf("%w: %w", ErrBadConfig, err)
+	}
+	return ParseConfig(data)
+}
+
+// ParseConfig reads a Config from YAML or JSON bytes, as LoadConfig.
+// Unknown fields are errors.
+func ParseConfig(data []byte) (Config, error) {
+	var fc fileConfig
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(&fc); err != nil {
+		return Config{}, fmt.Errorf("%w: %v", ErrBadConfig, err)
+	}
+	var cfg Config
+	if fc.URL != "" {
+		var err error
+		if cfg, err = ParseURL(fc.URL); err != nil {
+			return Config{}, err
+		}
+	}
+	if fc.Mode != "" {
+		cfg.Mode = fc.Mode
+	}
+	if fc.Hash != "" {
+		cfg.Hash = ring.Algorithm(fc.Hash)
+	}
+	if fc.KeyHash != "" {
+		cfg.KeyHash = fc.KeyHash
+	}
+	if fc.Tag != "" {
+		cfg.Tag = fc.Tag
+	}
+	for _, s := range fc.Shards {
+		w := s.Weight
+		if w == 0 {
+			w = 1
+		}
+		cfg.Shards = append(cfg.Shards, ring.Shard{Addr: s.Addr, Name: s.Name, Weight: w})
+	}
+	cfg.Seeds = append(cfg.Seeds, fc.Seeds...)
+	p, fp := &cfg.Pool, fc.Pool
+	setInt(&p.MaxIdle, fp.MaxIdle)
+	setInt(&p.MaxActive, fp.MaxActive)
+	setInt(&p.DB, fp.DB)
+	setDur(&p.IdleTimeout, fp.IdleTimeout)
+	setDur(&p.MaxConnLifetime, fp.MaxConnLifetime)
+	setDur(&p.TestOnBorrow, fp.TestOnBorrow)
+	setDur(&p.DialTimeout, fp.DialTimeout)
+	setDur(&p.ReadTimeout, fp.ReadTimeout)
+	setDur(&p.WriteTimeout, fp.WriteTimeout)
+	p.Wait = p.Wait || fp.Wait
+	if fp.Username != "" {
+		p.Username = fp.Username
+	}
+	if fp.Password != "" {
+		p.Password = fp.Password
+	}
+	if fp.PasswordEnv != "" {
+		pw, ok := os.LookupEnv(fp.PasswordEnv)
+		if !ok {
+			return Config{}, fmt.Errorf("%w: pool.password_env names %s, which is not set", ErrBadConfig, fp.PasswordEnv)
+		}
+		p.Password = pw
+	}
+	if fp.ClientName != "" {
+		p.ClientName = fp.ClientName
+	}
+	if t := fp.TLS; t != nil {
+		tc, err := loadTLS(t.CAFile, t.CertFile, t.KeyFile, t.ServerName)
+		if err != nil {
+			return Config{}, err
+		}
+		p.TLSConfig = tc
+	}
+	h, fh := &cfg.Health, fc.Health
+	setDur(&h.Interval, fh.Interval)
+	setDur(&h.Timeout, fh.Timeout)
+	setInt(&h.FailureLimit, fh.FailureLimit)
+	h.AutoEject = h.AutoEject || fh.AutoEject
+	return cfg, cfg.Validate()
+}
+
+func setInt(dst *int, v int) {
+	if v != 0 {
+		*dst = v
+	}
+}
+
+func setDur(dst *time.Duration, v duration) {
+	if v != 0 {
+		*dst = time.Duration(v)
+	}
+}
+
+func loadTLS(caFile, certFile, keyFile, serverName string) (*tls.Config, error) {
+	tc := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: serverName}
+	if caFile != "" {
+		pem, err := os.ReadFile(caFile)
+		if err != nil {
+			return nil, fmt.Errorf("%w: tls ca_file: %w", ErrBadConfig, err)
+		}
+		roots := x509.NewCertPool()
+		if !roots.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("%w: tls ca_file %s holds no PEM certificate", ErrBadConfig, caFile)
+		}
+		tc.RootCAs = roots
+	}
+	if (certFile == "") != (keyFile == "") {
+		return nil, fmt.Errorf("%w: tls cert_file and key_file go together", ErrBadConfig)
+	}
+	if certFile != "" {
+		cert, err := tls.LoadX509KeyPair(certFile, keyFile)
+		if err != nil {
+			return nil, fmt.Errorf("%w: tls client certificate: %w", ErrBadConfig, err)
+		}
+		tc.Certificates = []tls.Certificate{cert}
+	}
+	return tc, nil
+}

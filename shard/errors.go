@@ -1,0 +1,89 @@
+package shard
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Sentinel errors. Errors returned by the client wrap one of these (or
+// one of the typed errors below) so that callers can use errors.Is.
+var (
+	// ErrClosed is returned by every call on a closed Client.
+	ErrClosed = errors.New("shardis: client closed")
+	// ErrNodeDown means the node was marked down by health checks and the
+	// command failed fast without dialing.
+	ErrNodeDown = errors.New("shardis: node is down")
+	// ErrUnknownCommand means the command table does not know the command,
+	// so the client cannot tell where its keys are. Name a target with
+	// DoKey or ForEachShard.
+	ErrUnknownCommand = errors.New("shardis: unknown command")
+	// ErrNoKey means the command has no key to route by. Name a target with
+	// DoKey or ForEachShard.
+	ErrNoKey = errors.New("shardis: command has no key to route by")
+	// ErrCrossShard is matched (errors.Is) by every *CrossShardError.
+	ErrCrossShard = errors.New("shardis: keys are on different shards")
+	// ErrNoNodes means the router has no node that could serve the key
+	// (for example every shard was ejected).
+	ErrNoNodes = errors.New("shardis: no node available")
+	// ErrBadConfig is wrapped by every configuration error.
+	ErrBadConfig = errors.New("shardis: bad config")
+	// ErrBadCommand means the command's arguments are malformed (for
+	// example an odd number of arguments to MSET).
+	ErrBadCommand = errors.New("shardis: bad command")
+)
+
+// NodeError reports a failure to talk to one node: a dial or I/O error,
+// a timeout, or a node marked down. Only the commands routed to that node
+// fail with it; every other node keeps serving.
+type NodeError struct {
+	Node Node  // the node that failed
+	Err  error // the cause (ErrNodeDown, a *pool.DialError, an I/O error, ...)
+}
+
+// Error implements error.
+func (e *NodeError) Error() string {
+	cause := "<nil>"
+	if e.Err != nil {
+		cause = strings.TrimPrefix(e.Err.Error(), "shardis: ")
+	}
+	label := e.Node.Name
+	if label == "" || label == e.Node.Addr {
+		return fmt.Sprintf("shardis: node %s: %s", e.Node.Addr, cause)
+	}
+	return fmt.Sprintf("shardis: node %s (%s): %s", label, e.Node.Addr, cause)
+}
+
+// Unwrap returns the cause.
+func (e *NodeError) Unwrap() error { return e.Err }
+
+// KeyOwner is one key of a rejected multi-key command and where it lives.
+type KeyOwner struct {
+	Key   string
+	Owner string // the shard label (ring mode) or "slot N" (cluster mode)
+}
+
+// CrossShardError reports a multi-key command whose keys live on more than
+// one shard (or slot) and which cannot be split without changing its
+// meaning. Nothing was sent.
+type CrossShardError struct {
+	Command string
+	Keys    []KeyOwner
+}
+
+// Error implements error.
+func (e *CrossShardError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "shardis: %s: keys are on different shards:", e.Command)
+	for i, k := range e.Keys {
+		if i == 8 {
+			fmt.Fprintf(&b, " ... (%d keys)", len(e.Keys))
+			break
+		}
+		fmt.Fprintf(&b, " %q->%s", k.Key, k.Owner)
+	}
+	return b.String()
+}
+
+// Is makes errors.Is(err, ErrCrossShard) true.
+func (e *CrossShardError) Is(target error) bool { return target == ErrCrossShard }

@@ -1,0 +1,113 @@
+package shard
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/gomodule/redigo/redis"
+)
+
+// healthLoop PINGs every node each interval until Close.
+func (c *Client) healthLoop() {
+	defer c.bg.Done()
+	t := time.NewTicker(c.health.Interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-c.stop:
+			return
+		case <-t.C:
+			c.checkAll()
+		}
+	}
+}
+
+// checkAll PINGs every node in parallel and waits for the answers.
+func (c *Client) checkAll() {
+	nodes := c.nodes.all()
+	done := make(chan struct{}, len(nodes))
+	for i := range nodes {
+		go func(i int) {
+			c.probe(i)
+			done <- struct{}{}
+		}(i)
+	}
+	for range nodes {
+		<-done
+	}
+}
+
+// probe PINGs node i once and records the outcome.
+func (c *Client) probe(i int) {
+	ns := c.nodes.get(i)
+	ctx, cancel := context.WithTimeout(context.Background(), c.health.Timeout)
+	defer cancel()
+	err := c.ping(ctx, ns.node.Addr)
+	if err != nil {
+		c.noteFailure(context.Background(), i, err)
+		return
+	}
+	c.noteSuccess(i)
+}
+
+func (c *Client) ping(ctx context.Context, addr string) error {
+	conn, err := c.pools.Get(ctx, addr)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	t := c.health.Timeout
+	if dl, ok := ctx.Deadline(); ok {
+		t = time.Until(dl)
+	}
+	if t <= 0 {
+		return context.DeadlineExceeded
+	}
+	_, err = redis.DoWithTimeout(conn, t, "PING")
+	return err
+}
+
+// noteFailure counts a connection-level failure of node i; enough of them
+// in a row mark it down. A failure caused by the caller's own context is
+// not the node's fault and is not counted.
+func (c *Client) noteFailure(ctx context.Context, i int, err error) {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		if ctx.Err() != nil {
+			return
+		}
+		if dl, ok := ctx.Deadline(); ok && !time.Now().Before(dl) {
+			return
+		}
+	}
+	ns := c.nodes.get(i)
+	ns.errors.Add(1)
+	// Without background probes nothing would bring a node back, so
+	// nodes are marked down only when health checks run.
+	if int(ns.fails.Add(1)) >= c.health.FailureLimit && c.health.Interval > 0 && !ns.down.Swap(true) {
+		c.nodeDown(i)
+	}
+}
+
+// noteSuccess records that node i answered.
+func (c *Client) noteSuccess(i int) {
+	ns := c.nodes.get(i)
+	if ns.fails.Load() != 0 {
+		ns.fails.Store(0)
+	}
+	if ns.down.Load() && ns.down.Swap(false) {
+		c.nodeUp(i)
+	}
+}
+
+func (c *Client) nodeDown(i int) {
+	if c.ring != nil && c.health.AutoEject {
+		_ = c.ring.Eject(i)
+	}
+}
+
+func (c *Client) nodeUp(i int) {
+	if c.ring != nil && c.health.AutoEject {
+		_ = c.ring.Restore(i)
+	}
+}

@@ -1,0 +1,54 @@
+package shard_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/shardis/shardis/internal/redistest"
+	"github.com/shardis/shardis/pool"
+	"github.com/shardis/shardis/ring"
+	"github.com/shardis/shardis/shard"
+	"github.com/stretchr/testify/require"
+)
+
+// ringConfig returns a ring-mode config over servers, named shard-0.. .
+func ringConfig(servers []*redistest.Server) shard.Config {
+	cfg := shard.Config{
+		Pool:   pool.Options{DialTimeout: time.Second, ReadTimeout: time.Second, WriteTimeout: time.Second},
+		Health: shard.HealthOptions{Interval: 50 * time.Millisecond, FailureLimit: 2, Timeout: 200 * time.Millisecond},
+	}
+	for i, s := range servers {
+		cfg.Shards = append(cfg.Shards, ring.Shard{Name: fmt.Sprintf("shard-%d", i), Addr: s.Addr, Weight: 1})
+	}
+	return cfg
+}
+
+// newClient creates a client closed at the end of the test.
+func newClient(t *testing.T, cfg shard.Config) *shard.Client {
+	t.Helper()
+	c, err := shard.New(context.Background(), cfg)
+	require.NoError(t, err)
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// startRing starts n real servers and a client over them.
+func startRing(t *testing.T, n int) (*shard.Client, []*redistest.Server) {
+	t.Helper()
+	servers := redistest.StartNTB(t, n, redistest.Options{})
+	return newClient(t, ringConfig(servers)), servers
+}
+
+// waitFor polls cond until it holds or the timeout passes.
+func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s", timeout, what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

@@ -1,0 +1,75 @@
+package shard
+
+import (
+	"sync"
+	"sync/atomic"
+)
+
+// nodeState is everything the client keeps about one node: its identity,
+// health and counters. It is created once and never removed, so indexes
+// into the node table stay valid for the client's life.
+type nodeState struct {
+	node Node
+
+	fails atomic.Int32 // consecutive failures
+	down  atomic.Bool
+
+	commands atomic.Int64
+	errors   atomic.Int64
+	moved    atomic.Int64
+	ask      atomic.Int64
+	tryAgain atomic.Int64
+	retries  atomic.Int64
+}
+
+// nodeTable is an append-only registry of nodes, indexed by the order in
+// which they were first seen. Safe for concurrent use.
+type nodeTable struct {
+	mu     sync.RWMutex
+	byAddr map[string]int
+	list   atomic.Pointer[[]*nodeState]
+}
+
+func newNodeTable() *nodeTable {
+	t := &nodeTable{byAddr: make(map[string]int)}
+	empty := []*nodeState{}
+	t.list.Store(&empty)
+	return t
+}
+
+// add returns the index of the node with n's address, registering it first
+// when it is new.
+func (t *nodeTable) add(n Node) int {
+	t.mu.RLock()
+	i, ok := t.byAddr[n.Addr]
+	t.mu.RUnlock()
+	if ok {
+		return i
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if i, ok := t.byAddr[n.Addr]; ok {
+		return i
+	}
+	old := *t.list.Load()
+	list := make([]*nodeState, len(old), len(old)+1)
+	copy(list, old)
+	list = append(list, &nodeState{node: n})
+	t.list.Store(&list)
+	t.byAddr[n.Addr] = len(list) - 1
+	return len(list) - 1
+}
+
+// lookup returns the index of the node with address addr.
+func (t *nodeTable) lookup(addr string) (int, bool) {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	i, ok := t.byAddr[addr]
+	return i, ok
+}
+
+// get returns node i's state.
+func (t *nodeTable) get(i int) *nodeState { return (*t.list.Load())[i] }
+
+// all returns every registered node.
+func (t *nodeTable) all() []*nodeState { return *t.list.Load() }

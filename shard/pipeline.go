@@ -1,0 +1,67 @@
+package shard
+
+import (
+	"context"
+	"fmt"
+)
+
+// Pipeline queues commands and sends them together: one round trip per
+// node, nodes in parallel, results in the order the commands were queued.
+// A Pipeline is not safe for concurrent use; create one per goroutine
+// (they are cheap). Multi-key commands that span shards are split and
+// merged as in Client.Do.
+type Pipeline struct {
+	c    *Client
+	cmds []queued
+}
+
+type queued struct {
+	name     string
+	args     []any
+	routeKey any
+}
+
+// Pipeline returns an empty pipeline on c.
+func (c *Client) Pipeline() *Pipeline { return &Pipeline{c: c} }
+
+// Send queues a command routed by its keys.
+func (p *Pipeline) Send(name string, args ...any) {
+	p.cmds = append(p.cmds, queued{name: name, args: args})
+}
+
+// SendKey queues a command routed by key, as Client.DoKey.
+func (p *Pipeline) SendKey(key string, name string, args ...any) {
+	p.cmds = append(p.cmds, queued{name: name, args: args, routeKey: key})
+}
+
+// Len returns the number of queued commands.
+func (p *Pipeline) Len() int { return len(p.cmds) }
+
+// Reset drops the queued commands.
+func (p *Pipeline) Reset() { p.cmds = p.cmds[:0] }
+
+// Exec sends every queued command, empties the queue and returns one Result
+// per command in queue order. Each Result carries its own error (a
+// redis.Error from the server, a *NodeError for a node that failed, a
+// *CrossShardError, ...); the returned error is non-nil only when nothing
+// could be attempted (closed client, context already done).
+func (p *Pipeline) Exec(ctx context.Context) ([]Result, error) {
+	c := p.c
+	if c.closed.Load() {
+		return nil, ErrClosed
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("shardis: %w", err)
+	}
+	b := batch{reqs: make([]request, 0, len(p.cmds)), calls: make([]*call, 0, len(p.cmds))}
+	for _, q := range p.cmds {
+		c.add(&b, c.loc, q.name, q.args, q.routeKey)
+	}
+	p.Reset()
+	c.run(ctx, b.calls)
+	out := make([]Result, len(b.reqs))
+	for i := range b.reqs {
+		out[i].Reply, out[i].Err = b.reqs[i].result()
+	}
+	return out, nil
+}

@@ -1,0 +1,243 @@
+package shard
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/gomodule/redigo/redis"
+	"github.com/shardis/shardis/shard/command"
+)
+
+// locator maps one key argument to the node that serves it and to its
+// group: the unit that a multi-key command must stay within (a node in ring
+// mode, a hash slot in cluster mode).
+type locator interface {
+	locate(key any) (node, group int, err error)
+	groupLabel(group int) string
+}
+
+// splitKind says how a multi-key command is split and merged back.
+type splitKind uint8
+
+const (
+	noSplit  splitKind = iota
+	splitGet           // MGET: one reply per key, merged in key order
+	splitSet           // MSET: key value pairs, every part must say OK
+	splitSum           // DEL, UNLINK, EXISTS, TOUCH: integer replies summed
+)
+
+func splitKindOf(name string) splitKind {
+	switch len(name) {
+	case 3:
+		if strings.EqualFold(name, "del") {
+			return splitSum
+		}
+	case 4:
+		switch {
+		case strings.EqualFold(name, "mget"):
+			return splitGet
+		case strings.EqualFold(name, "mset"):
+			return splitSet
+		}
+	case 5:
+		if strings.EqualFold(name, "touch") {
+			return splitSum
+		}
+	case 6:
+		switch {
+		case strings.EqualFold(name, "unlink"), strings.EqualFold(name, "exists"):
+			return splitSum
+		}
+	}
+	return noSplit
+}
+
+// request is one user command: either one call, or the parts of a split
+// multi-key command.
+type request struct {
+	call  *call
+	parts []part
+	kind  splitKind
+	nkeys int
+	err   error // set when the command was refused before sending
+}
+
+// part is one node's (or slot's) share of a split command; keys holds the
+// ordinal of each of its keys in the user's command.
+type part struct {
+	call  *call
+	group int
+	keys  []int
+}
+
+// batch is the set of calls that one Do or one pipeline sends.
+type batch struct {
+	reqs  []request
+	calls []*call
+}
+
+// add plans one user command. routeKey, when non-nil, names the key to
+// route by instead of the command's own keys (DoKey).
+func (c *Client) add(b *batch, loc locator, name string, args []any, routeKey any) {
+	b.reqs = append(b.reqs, request{})
+	req := &b.reqs[len(b.reqs)-1]
+	info := command.Lookup(name)
+	cl := &call{name: name, args: args, info: info, node: -1}
+	if routeKey != nil {
+		node, _, err := loc.locate(routeKey)
+		cl.node, req.err = node, err
+		req.call = cl
+		b.calls = append(b.calls, cl)
+		return
+	}
+	if info == nil {
+		req.err = fmt.Errorf("%w %q: name its target with DoKey or ForEachShard", ErrUnknownCommand, name)
+		return
+	}
+	var buf [8]int
+	pos, err := info.KeyPositions(args, buf[:0])
+	if err != nil {
+		req.err = fmt.Errorf("%w: %w", ErrBadCommand, err)
+		return
+	}
+	if len(pos) == 0 {
+		req.err = fmt.Errorf("%w: %s: name its target with DoKey or ForEachShard", ErrNoKey, strings.ToUpper(name))
+		return
+	}
+	node, group, err := loc.locate(args[pos[0]])
+	if err != nil {
+		req.err = err
+		return
+	}
+	same := true
+	for _, p := range pos[1:] {
+		n, g, err := loc.locate(args[p])
+		if err != nil {
+			req.err = err
+			return
+		}
+		if g != group || n != node {
+			same = false
+			break
+		}
+	}
+	if same {
+		cl.node = node
+		req.call = cl
+		b.calls = append(b.calls, cl)
+		return
+	}
+	kind := splitKindOf(name)
+	if kind == noSplit {
+		req.err = crossShardError(loc, name, args, pos)
+		return
+	}
+	c.split(b, req, loc, cl, kind)
+}
+
+// split divides a multi-key command into one call per group.
+func (c *Client) split(b *batch, req *request, loc locator, cl *call, kind splitKind) {
+	stride := 1
+	if kind == splitSet {
+		stride = 2
+		if len(cl.args)%2 != 0 {
+			req.err = fmt.Errorf("%w: %s needs key value pairs", ErrBadCommand, strings.ToUpper(cl.name))
+			return
+		}
+	}
+	req.kind = kind
+	req.nkeys = len(cl.args) / stride
+	var index map[int]int // group -> part, once there are many groups
+	for k := 0; k < req.nkeys; k++ {
+		key := cl.args[k*stride]
+		node, group, err := loc.locate(key)
+		if err != nil {
+			req.err = err
+			return
+		}
+		pi := -1
+		if index != nil {
+			if i, ok := index[group]; ok {
+				pi = i
+			}
+		} else {
+			for i := range req.parts {
+				if req.parts[i].group == group {
+					pi = i
+					break
+				}
+			}
+		}
+		if pi < 0 {
+			pi = len(req.parts)
+			req.parts = append(req.parts, part{
+				call:  &call{name: cl.name, info: cl.info, node: node},
+				group: group,
+			})
+			if index != nil {
+				index[group] = pi
+			} else if len(req.parts) > 16 {
+				index = make(map[int]int, 64)
+				for i := range req.parts {
+					index[req.parts[i].group] = i
+				}
+			}
+		}
+		p := &req.parts[pi]
+		p.call.args = append(p.call.args, cl.args[k*stride:k*stride+stride]...)
+		p.keys = append(p.keys, k)
+	}
+	for i := range req.parts {
+		b.calls = append(b.calls, req.parts[i].call)
+	}
+}
+
+// result merges a request's calls back into the user's reply.
+func (req *request) result() (any, error) {
+	if req.err != nil {
+		return nil, req.err
+	}
+	if req.kind == noSplit {
+		return req.call.reply, req.call.err
+	}
+	for _, p := range req.parts {
+		if p.call.err != nil {
+			return nil, p.call.err
+		}
+	}
+	switch req.kind {
+	case splitGet:
+		out := make([]any, req.nkeys)
+		for _, p := range req.parts {
+			vals, ok := p.call.reply.([]any)
+			if !ok || len(vals) != len(p.keys) {
+				return nil, fmt.Errorf("%w: MGET part returned %T", ErrBadCommand, p.call.reply)
+			}
+			for j, k := range p.keys {
+				out[k] = vals[j]
+			}
+		}
+		return out, nil
+	case splitSet:
+		return "OK", nil
+	default:
+		var sum int64
+		for _, p := range req.parts {
+			n, err := redis.Int64(p.call.reply, nil)
+			if err != nil {
+				return nil, fmt.Errorf("shardis: %s part: %w", strings.ToUpper(p.call.name), err)
+			}
+			sum += n
+		}
+		return sum, nil
+	}
+}
+
+func crossShardError(loc locator, name string, args []any, pos []int) error {
+	e := &CrossShardError{Command: strings.ToUpper(name)}
+	for _, p := range pos {
+		_, g, _ := loc.locate(args[p])
+		e.Keys = append(e.Keys, KeyOwner{Key: keyString(args[p]), Owner: loc.groupLabel(g)})
+	}
+	return e
+}

@@ -1,0 +1,138 @@
+package shard
+
+import (
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/shardis/shardis/ring"
+)
+
+// RingRouter routes keys over plain Redis servers with a consistent-hash
+// ring (package ring). It is safe for concurrent use.
+//
+// With ejection (see Client's auto-eject option) a shard can leave the ring
+// and come back; lookups always see one complete ring, old or new.
+type RingRouter struct {
+	cfg   ring.Config
+	nodes []Node // in configured order, for the full ring
+
+	mu      sync.Mutex // serialises Eject/Restore
+	ejected []bool
+	state   atomic.Pointer[ringState]
+}
+
+// ringState is one immutable ring plus the map from its shard indexes
+// back to the configured node indexes.
+type ringState struct {
+	r     *ring.Ring
+	toCfg []int // ring shard index -> configured node index
+}
+
+// NewRingRouter builds the ring for cfg.
+func NewRingRouter(cfg ring.Config) (*RingRouter, error) {
+	r, err := ring.New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	shards := r.Shards()
+	rr := &RingRouter{cfg: r.Config(), ejected: make([]bool, len(shards))}
+	rr.nodes = make([]Node, len(shards))
+	toCfg := make([]int, len(shards))
+	for i, s := range shards {
+		rr.nodes[i] = Node{Name: s.Label(), Addr: s.Addr}
+		toCfg[i] = i
+	}
+	rr.state.Store(&ringState{r: r, toCfg: toCfg})
+	return rr, nil
+}
+
+// Route returns the node that serves key.
+func (rr *RingRouter) Route(key string) (Node, error) {
+	i, err := rr.Index(key)
+	if err != nil {
+		return Node{}, err
+	}
+	return rr.nodes[i], nil
+}
+
+// Index returns the configured index of the node that serves key.
+func (rr *RingRouter) Index(key string) (int, error) {
+	st := rr.state.Load()
+	if st.r == nil {
+		return -1, ErrNoNodes
+	}
+	return st.toCfg[st.r.Locate(key)], nil
+}
+
+// IndexBytes is Index for a key given as bytes; it does not allocate.
+func (rr *RingRouter) IndexBytes(key []byte) (int, error) {
+	st := rr.state.Load()
+	if st.r == nil {
+		return -1, ErrNoNodes
+	}
+	return st.toCfg[st.r.LocateBytes(key)], nil
+}
+
+// Nodes returns every configured node in configured order, ejected or not.
+func (rr *RingRouter) Nodes() []Node {
+	out := make([]Node, len(rr.nodes))
+	copy(out, rr.nodes)
+	return out
+}
+
+// node returns configured node i without copying the slice.
+func (rr *RingRouter) node(i int) Node { return rr.nodes[i] }
+
+// Ring returns the full ring, with every configured shard.
+func (rr *RingRouter) Ring() *ring.Ring {
+	r, _ := ring.New(rr.cfg)
+	return r
+}
+
+// Ejected reports whether configured node i is out of the ring.
+func (rr *RingRouter) Ejected(i int) bool {
+	rr.mu.Lock()
+	defer rr.mu.Unlock()
+	return i >= 0 && i < len(rr.ejected) && rr.ejected[i]
+}
+
+// Eject takes configured node i out of the ring: its keys rehash to the
+// other shards. Suitable for caches only: the keys come back to node i, with
+// whatever stale values it still holds, when it is restored.
+func (rr *RingRouter) Eject(i int) error { return rr.setEjected(i, true) }
+
+// Restore puts an ejected node back into the ring.
+func (rr *RingRouter) Restore(i int) error { return rr.setEjected(i, false) }
+
+func (rr *RingRouter) setEjected(i int, out bool) error {
+	rr.mu.Lock()
+	defer rr.mu.Unlock()
+	if i < 0 || i >= len(rr.nodes) {
+		return fmt.Errorf("%w: no shard with index %d", ErrBadConfig, i)
+	}
+	if rr.ejected[i] == out {
+		return nil
+	}
+	rr.ejected[i] = out
+	cfg := rr.cfg
+	cfg.Shards = nil
+	var toCfg []int
+	for j, s := range rr.cfg.Shards {
+		if !rr.ejected[j] {
+			cfg.Shards = append(cfg.Shards, s)
+			toCfg = append(toCfg, j)
+		}
+	}
+	if len(cfg.Shards) == 0 {
+		rr.state.Store(&ringState{})
+		return nil
+	}
+	r, err := ring.New(cfg)
+	if err != nil {
+		rr.ejected[i] = !out
+		return err
+	}
+	rr.state.Store(&ringState{r: r, toCfg: toCfg})
+	return nil
+}

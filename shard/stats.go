@@ -1,0 +1,36 @@
+package shard
+
+import "github.com/shardis/shardis/pool"
+
+// NodeStats are the counters of one node.
+type NodeStats struct {
+	Node     Node
+	Down     bool  // marked down by health checks
+	Commands int64 // commands sent (or failed fast) to the node
+	Errors   int64 // connection-level failures (dial, I/O, timeout, down)
+	Moved    int64 // MOVED redirects received (cluster mode)
+	Ask      int64 // ASK redirects received (cluster mode)
+	TryAgain int64 // TRYAGAIN replies received (cluster mode)
+	Retries  int64 // commands sent again (cluster mode)
+	Pool     pool.Stats
+}
+
+// Stats returns the counters of every node the client has used or knows.
+func (c *Client) Stats() []NodeStats {
+	ps := c.pools.Stats()
+	var out []NodeStats
+	for _, ns := range c.nodes.all() {
+		out = append(out, NodeStats{
+			Node:     ns.node,
+			Down:     ns.down.Load(),
+			Commands: ns.commands.Load(),
+			Errors:   ns.errors.Load(),
+			Moved:    ns.moved.Load(),
+			Ask:      ns.ask.Load(),
+			TryAgain: ns.tryAgain.Load(),
+			Retries:  ns.retries.Load(),
+			Pool:     ps[ns.node.Addr],
+		})
+	}
+	return out
+}

@@ -1,0 +1,222 @@
+package shard
+
+import (
+	"crypto/tls"
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/shardis/shardis/ring"
+)
+
+// ParseURL reads a Config from a URL:
+//
+//	redis-ring://[user:password@]host:port[,host:port...][?option=value&...]
+//	redis-cluster://[user:password@]seed:port[,seed:port...][?option=value&...]
+//
+// The schemes rediss-ring and rediss-cluster turn TLS on (verifying the
+// servers against the system roots). Options:
+//
+//	hash, key_hash, tag            ring placement (see package ring)
+//	names=a,b,c                    shard names, in host order (ring mode)
+//	weights=2,1,1                  shard weights, in host order (ring mode)
+//	db                             database number (ring mode)
+//	dial_timeout, read_timeout, write_timeout, idle_timeout,
+//	max_conn_lifetime, test_on_borrow   durations such as 500ms or 3s
+//	max_idle, max_active           pool sizes
+//	wait                           wait for a connection when the pool is exhausted
+//	client_name                    CLIENT SETNAME on every connection
+//	health_interval, health_timeout, failure_limit, auto_eject   health checks
+//
+// User name and password may be percent-encoded. Errors never include the
+// password.
+func ParseURL(raw string) (Config, error) {
+	var cfg Config
+	scheme, rest, ok := strings.Cut(raw, "://")
+	if !ok {
+		return cfg, fmt.Errorf("%w: URL has no scheme (want redis-ring:// or redis-cluster://)", ErrBadConfig)
+	}
+	switch scheme {
+	case "redis-ring", "rediss-ring":
+		cfg.Mode = ModeRing
+	case "redis-cluster", "rediss-cluster":
+		cfg.Mode = ModeCluster
+	default:
+		return cfg, fmt.Errorf("%w: unknown URL scheme %q (want redis-ring, rediss-ring, redis-cluster or rediss-cluster)", ErrBadConfig, scheme)
+	}
+	if strings.HasPrefix(scheme, "rediss") {
+		cfg.Pool.TLSConfig = &tls.Config{MinVersion: tls.VersionTLS12}
+	}
+	rest, query, _ := strings.Cut(rest, "?")
+	rest = strings.TrimSuffix(rest, "/")
+	if i := strings.LastIndex(rest, "@"); i >= 0 {
+		if err := parseUserInfo(rest[:i], &cfg); err != nil {
+			return cfg, err
+		}
+		rest = rest[i+1:]
+	}
+	if rest == "" {
+		return cfg, fmt.Errorf("%w: URL names no host", ErrBadConfig)
+	}
+	hosts := strings.Split(rest, ",")
+	for _, h := range hosts {
+		if err := checkHostPort(h); err != nil {
+			return cfg, err
+		}
+	}
+	if cfg.Mode == ModeCluster {
+		cfg.Seeds = hosts
+	} else {
+		for _, h := range hosts {
+			cfg.Shards = append(cfg.Shards, ring.Shard{Addr: h, Weight: 1})
+		}
+	}
+	values, err := url.ParseQuery(query)
+	if err != nil {
+		return cfg, fmt.Errorf("%w: URL query: %v", ErrBadConfig, err)
+	}
+	for name, vals := range values {
+		if len(vals) != 1 {
+			return cfg, fmt.Errorf("%w: URL option %q given %d times", ErrBadConfig, name, len(vals))
+		}
+		if err := applyURLOption(&cfg, name, vals[0]); err != nil {
+			return cfg, err
+		}
+	}
+	return cfg, cfg.Validate()
+}
+
+func parseUserInfo(info string, cfg *Config) error {
+	user, pass, hasPass := strings.Cut(info, ":")
+	u, err := url.PathUnescape(user)
+	if err != nil {
+		return fmt.Errorf("%w: URL user name is not valid percent-encoding", ErrBadConfig)
+	}
+	cfg.Pool.Username = u
+	if hasPass {
+		p, err := url.PathUnescape(pass)
+		if err != nil {
+			return fmt.Errorf("%w: URL password is not valid percent-encoding", ErrBadConfig)
+		}
+		cfg.Pool.Password = p
+	}
+	return nil
+}
+
+func checkHostPort(h string) error {
+	i := strings.LastIndex(h, ":")
+	if i <= 0 || i == len(h)-1 {
+		return fmt.Errorf("%w: address %q: want host:port", ErrBadConfig, h)
+	}
+	port, err := strconv.Atoi(h[i+1:])
+	if err != nil || port <= 0 || port > 65535 {
+		return fmt.Errorf("%w: address %q: bad port", ErrBadConfig, h)
+	}
+	return nil
+}
+
+func applyURLOption(cfg *Config, name, v string) error {
+	bad := func(err error) error {
+		return fmt.Errorf("%w: URL option %s=%q: %v", ErrBadConfig, name, v, err)
+	}
+	dur := func(dst *time.Duration) error {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			return bad(err)
+		}
+		*dst = d
+		return nil
+	}
+	num := func(dst *int) error {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			return bad(err)
+		}
+		*dst = n
+		return nil
+	}
+	flag := func(dst *bool) error {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return bad(err)
+		}
+		*dst = b
+		return nil
+	}
+	ringOnly := func() error {
+		if cfg.Mode != ModeRing {
+			return fmt.Errorf("%w: URL option %s is for ring mode only", ErrBadConfig, name)
+		}
+		return nil
+	}
+	p := &cfg.Pool
+	switch name {
+	case "hash", "key_hash", "tag", "names", "weights", "auto_eject":
+		if err := ringOnly(); err != nil {
+			return err
+		}
+	}
+	switch name {
+	case "hash":
+		cfg.Hash = ring.Algorithm(v)
+	case "key_hash":
+		cfg.KeyHash = v
+	case "tag":
+		cfg.Tag = v
+	case "names":
+		names := strings.Split(v, ",")
+		if len(names) != len(cfg.Shards) {
+			return bad(fmt.Errorf("%d names for %d hosts", len(names), len(cfg.Shards)))
+		}
+		for i := range names {
+			cfg.Shards[i].Name = names[i]
+		}
+	case "weights":
+		ws := strings.Split(v, ",")
+		if len(ws) != len(cfg.Shards) {
+			return bad(fmt.Errorf("%d weights for %d hosts", len(ws), len(cfg.Shards)))
+		}
+		for i, w := range ws {
+			n, err := strconv.Atoi(w)
+			if err != nil {
+				return bad(err)
+			}
+			cfg.Shards[i].Weight = n
+		}
+	case "db":
+		return num(&p.DB)
+	case "dial_timeout":
+		return dur(&p.DialTimeout)
+	case "read_timeout":
+		return dur(&p.ReadTimeout)
+	case "write_timeout":
+		return dur(&p.WriteTimeout)
+	case "idle_timeout":
+		return dur(&p.IdleTimeout)
+	case "max_conn_lifetime":
+		return dur(&p.MaxConnLifetime)
+	case "test_on_borrow":
+		return dur(&p.TestOnBorrow)
+	case "max_idle":
+		return num(&p.MaxIdle)
+	case "max_active":
+		return num(&p.MaxActive)
+	case "wait":
+		return flag(&p.Wait)
+	case "client_name":
+		p.ClientName = v
+	case "health_interval":
+		return dur(&cfg.Health.Interval)
+	case "health_timeout":
+		return dur(&cfg.Health.Timeout)
+	case "failure_limit":
+		return num(&cfg.Health.FailureLimit)
+	case "auto_eject":
+		return flag(&cfg.Health.AutoEject)
+	default:
+		return fmt.Errorf("%w: unknown URL option %q", ErrBadConfig, name)
+	}
+	return nil
+}

@@ -7,13 +7,11 @@ import (
 	"testing"
 
 	"github.com/gomodule/redigo/redis"
+	"github.com/shardis/shardis/internal/redistest"
 )
 
-// aclArgs creates user alice with password s3cret and every permission.
-var aclArgs = []string{"--user", "alice", "on", ">s3cret", "~*", "&*", "+@all"}
-
 func TestACLUser(t *testing.T) {
-	srv := startServer(t, aclArgs...)
+	srv := aclServer(t, false)
 	set := newTestSet(t, Options{Username: "alice", Password: "s3cret"})
 	c, err := set.Get(context.Background(), srv.Addr)
 	if err != nil {
@@ -27,7 +25,7 @@ func TestACLUser(t *testing.T) {
 }
 
 func TestRequirePass(t *testing.T) {
-	srv := startServer(t, "--requirepass", "only-pass")
+	srv := startServer(t, redistest.Options{DefaultPassword: "only-pass"})
 	tests := []struct {
 		name     string
 		password string
@@ -64,7 +62,7 @@ func TestRequirePass(t *testing.T) {
 }
 
 func TestWrongPasswordIsAuthError(t *testing.T) {
-	srv := startServer(t, aclArgs...)
+	srv := aclServer(t, false)
 	const wrong = "not-the-s3cret-xyz"
 	tests := []struct {
 		name      string
@@ -73,9 +71,8 @@ func TestWrongPasswordIsAuthError(t *testing.T) {
 	}{
 		{"acl user", "alice", "WRONGPASS"},
 		{"unknown user", "mallory", "WRONGPASS"},
-		// The default user has no password here: Redis says so with a
-		// literal "<password>" placeholder.
-		{"default user", "", "called without any password configured"},
+		// The default user is switched off on this server.
+		{"default user", "", "WRONGPASS"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -120,7 +117,7 @@ func TestWrongPasswordIsAuthError(t *testing.T) {
 func TestAuthEchoIsScrubbed(t *testing.T) {
 	// With AUTH renamed away the server answers "unknown command 'AUTH',
 	// with args beginning with: 'alice' '<password>'".
-	srv := startServer(t, "--rename-command", "AUTH", "")
+	srv := plainServer(t, "--rename-command", "AUTH", "")
 	tests := []struct{ name, username, password string }{
 		{"user and password", "alice", "echo-me-s3cret"},
 		{"password only", "", "echo-me-s3cret"},

@@ -3,11 +3,11 @@ package pool
 import (
 	"context"
 	"errors"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/gomodule/redigo/redis"
+	"github.com/shardis/shardis/internal/redistest"
 )
 
 // clientFlags returns the flags field of CLIENT INFO for c.
@@ -27,8 +27,8 @@ func clientFlags(t *testing.T, c redis.Conn) string {
 }
 
 func TestGetReadOnly(t *testing.T) {
-	dir := t.TempDir()
-	srv := startServer(t, "--cluster-enabled", "yes", "--cluster-config-file", filepath.Join(dir, "nodes.conf"))
+	// A lone cluster-enabled node: no slots, but it accepts READONLY.
+	srv := startServer(t, redistest.Options{Cluster: true})
 	set := newTestSet(t, Options{})
 	ctx := context.Background()
 
@@ -68,7 +68,7 @@ func TestGetReadOnly(t *testing.T) {
 }
 
 func TestGetReadOnlyOnPlainServer(t *testing.T) {
-	srv := startServer(t)
+	srv := plainServer(t)
 	set := newTestSet(t, Options{})
 	_, err := set.GetReadOnly(context.Background(), srv.Addr)
 	var de *DialError

@@ -22,7 +22,7 @@ func newTestSet(t *testing.T, opts Options) *Set {
 }
 
 func TestGetDoReturnsConnToPool(t *testing.T) {
-	srv := startServer(t)
+	srv := plainServer(t)
 	set := newTestSet(t, Options{})
 	ctx := context.Background()
 
@@ -51,7 +51,7 @@ func TestGetDoReturnsConnToPool(t *testing.T) {
 }
 
 func TestOnePoolPerAddr(t *testing.T) {
-	a, b := startServer(t), startServer(t)
+	a, b := plainServer(t), plainServer(t)
 	set := newTestSet(t, Options{})
 	ctx := context.Background()
 	for _, srv := range []*testServer{a, b} {
@@ -86,7 +86,7 @@ func TestOnePoolPerAddr(t *testing.T) {
 }
 
 func TestWaitHonoursContext(t *testing.T) {
-	srv := startServer(t)
+	srv := plainServer(t)
 	set := newTestSet(t, Options{MaxActive: 1, Wait: true})
 
 	held, err := set.Get(context.Background(), srv.Addr)
@@ -150,7 +150,7 @@ func TestWaitHonoursContext(t *testing.T) {
 }
 
 func TestExhaustedWithoutWait(t *testing.T) {
-	srv := startServer(t)
+	srv := plainServer(t)
 	set := newTestSet(t, Options{MaxActive: 2})
 	ctx := context.Background()
 	var held []redis.Conn
@@ -178,7 +178,7 @@ func TestExhaustedWithoutWait(t *testing.T) {
 }
 
 func TestSelectDB(t *testing.T) {
-	srv := startServer(t)
+	srv := plainServer(t)
 	set := newTestSet(t, Options{DB: 2})
 	c, err := set.Get(context.Background(), srv.Addr)
 	if err != nil {
@@ -202,7 +202,7 @@ func TestSelectDB(t *testing.T) {
 }
 
 func TestSelectOutOfRangeIsDialError(t *testing.T) {
-	srv := startServer(t, "--databases", "4")
+	srv := plainServer(t, "--databases", "4")
 	set := newTestSet(t, Options{DB: 9})
 	_, err := set.Get(context.Background(), srv.Addr)
 	var de *DialError
@@ -219,7 +219,7 @@ func TestSelectOutOfRangeIsDialError(t *testing.T) {
 }
 
 func TestClientName(t *testing.T) {
-	srv := startServer(t)
+	srv := plainServer(t)
 	set := newTestSet(t, Options{ClientName: "shardis-test-7"})
 	c, err := set.Get(context.Background(), srv.Addr)
 	if err != nil {
@@ -247,7 +247,7 @@ func TestTestOnBorrowReplacesKilledConns(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			srv := startServer(t)
+			srv := plainServer(t)
 			set := newTestSet(t, Options{TestOnBorrow: tt.testOnBorrow})
 			ctx := context.Background()
 			c, err := set.Get(ctx, srv.Addr)
@@ -284,7 +284,7 @@ func TestTestOnBorrowReplacesKilledConns(t *testing.T) {
 }
 
 func TestMaxConnLifetime(t *testing.T) {
-	srv := startServer(t)
+	srv := plainServer(t)
 	set := newTestSet(t, Options{MaxConnLifetime: 50 * time.Millisecond})
 	ctx := context.Background()
 	for range 2 {
@@ -301,7 +301,7 @@ func TestMaxConnLifetime(t *testing.T) {
 }
 
 func TestCloseIdempotentAndGetAfterClose(t *testing.T) {
-	srv := startServer(t)
+	srv := plainServer(t)
 	set, err := NewSet(Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -360,7 +360,7 @@ func TestCloseIdempotentAndGetAfterClose(t *testing.T) {
 }
 
 func TestCloseWakesWaiters(t *testing.T) {
-	srv := startServer(t)
+	srv := plainServer(t)
 	set, err := NewSet(Options{MaxActive: 1, Wait: true})
 	if err != nil {
 		t.Fatal(err)
@@ -388,7 +388,7 @@ func TestCloseWakesWaiters(t *testing.T) {
 }
 
 func TestRemove(t *testing.T) {
-	srv := startServer(t)
+	srv := plainServer(t)
 	set := newTestSet(t, Options{})
 	ctx := context.Background()
 	c, err := set.Get(ctx, srv.Addr)
@@ -443,7 +443,7 @@ func TestBadAddr(t *testing.T) {
 }
 
 func TestPoolDirectUse(t *testing.T) {
-	srv := startServer(t)
+	srv := plainServer(t)
 	set := newTestSet(t, Options{DB: 1})
 	c := set.Pool(srv.Addr).Get()
 	defer c.Close()
@@ -460,7 +460,7 @@ func TestPoolDirectUse(t *testing.T) {
 }
 
 func TestGetWithDoneContext(t *testing.T) {
-	srv := startServer(t)
+	srv := plainServer(t)
 	set := newTestSet(t, Options{})
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
@@ -470,7 +470,7 @@ func TestGetWithDoneContext(t *testing.T) {
 }
 
 func TestConcurrentUse(t *testing.T) {
-	a, b := startServer(t), startServer(t)
+	a, b := plainServer(t), plainServer(t)
 	set := newTestSet(t, Options{MaxActive: 4, Wait: true})
 	ctx := context.Background()
 	var wg sync.WaitGroup

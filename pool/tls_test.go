@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/gomodule/redigo/redis"
+	"github.com/shardis/shardis/internal/redistest"
 )
 
 // insecureTLS is a client configuration for servers that never finish a
@@ -17,7 +18,7 @@ func insecureTLS() *tls.Config {
 }
 
 func TestTLSEndToEnd(t *testing.T) {
-	srv := startTLSServer(t, aclArgs...)
+	srv := aclServer(t, true)
 	client := srv.TLS
 	set := newTestSet(t, Options{TLSConfig: client, Username: "alice", Password: "s3cret", DB: 1})
 	c, err := set.Get(context.Background(), srv.Addr)
@@ -38,7 +39,7 @@ func TestTLSEndToEnd(t *testing.T) {
 }
 
 func TestTLSChecksCertificate(t *testing.T) {
-	srv := startTLSServer(t)
+	srv := startServer(t, redistest.Options{TLS: true})
 	tests := []struct {
 		name string
 		conf *tls.Config
@@ -64,7 +65,7 @@ func TestTLSChecksCertificate(t *testing.T) {
 }
 
 func TestPlainClientOnTLSServerFails(t *testing.T) {
-	srv := startTLSServer(t)
+	srv := startServer(t, redistest.Options{TLS: true})
 	set := newTestSet(t, Options{ClientName: "plain"})
 	_, err := set.Get(context.Background(), srv.Addr)
 	var de *DialError

@@ -87,7 +87,9 @@ func configText(o Options, port int, dir string, files *TLSFiles) string {
 		}
 		line(words...)
 	}
-	if user, pass, ok := o.credentials(); ok {
+	// Cluster replicas log in to their master with the harness account;
+	// masterauth can only hold the password in plain text.
+	if user, pass, ok := o.credentials(); ok && o.Cluster {
 		if user != "" {
 			line("masteruser", quote(user))
 		}

@@ -29,8 +29,9 @@ const defaultRules = "~* &* +@all"
 // every permission (the default rules "~* &* +@all" are enough).
 //
 // Passwords never appear on a command line: they go into a configuration
-// file readable only by the owner (users' passwords as SHA-256 hashes), and
-// redis-cli gets them through its REDISCLI_AUTH environment variable.
+// file readable only by the owner (users' passwords as SHA-256 hashes; the
+// harness password of a cluster node also in plain text, as masterauth),
+// and redis-cli gets them through its REDISCLI_AUTH environment variable.
 type Options struct {
 	// Args are extra redis-server arguments, e.g. []string{"--maxmemory",
 	// "10mb"}. They come after the generated configuration and override it.

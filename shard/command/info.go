@@ -122,7 +122,8 @@ func (i *Info) IsContainer() bool { return i != nil && len(i.Subcommands) > 0 }
 func (i *Info) IsWrite() bool { return i != nil && i.write }
 
 // IsReadOnly reports whether the command only reads data. For a container
-// it reports whether every subcommand is read-only.
+// it reports whether some subcommand is read-only and none may write (HELP
+// subcommands are neither).
 func (i *Info) IsReadOnly() bool { return i != nil && i.readOnly }
 
 // HasKeys reports whether the command takes key arguments. For a container
@@ -165,11 +166,12 @@ func (i *Info) finish() {
 		i.readOnly = i.Flags&ReadOnly != 0
 		return
 	}
-	i.readOnly = true
+	anyRead := false
 	for _, s := range i.Subcommands {
 		s.finish()
 		i.hasKeys = i.hasKeys || s.hasKeys
 		i.write = i.write || s.write
-		i.readOnly = i.readOnly && s.readOnly
+		anyRead = anyRead || s.readOnly
 	}
+	i.readOnly = anyRead && !i.write
 }

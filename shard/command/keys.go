@@ -191,6 +191,9 @@ func (c *Info) fromSpecs(args []any, dst []int, channels bool) ([]int, failure) 
 		if step < 1 {
 			return dst, failure{code: failUnknownSpec}
 		}
+		if channels && ks.Find.Kind == FindRange && last == first-1 {
+			continue // SUNSUBSCRIBE without channels: none, not an error
+		}
 		if first < 1 || last >= argc || last < first || first >= argc {
 			if count >= 0 {
 				return dst, failure{code: failKeyCountTooLarge, n: count}

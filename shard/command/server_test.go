@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"testing"
+	"time"
 
 	"github.com/gomodule/redigo/redis"
 	"go.uber.org/goleak"
@@ -30,7 +31,7 @@ func TestMain(m *testing.M) {
 func dialServer(t *testing.T) redis.Conn {
 	t.Helper()
 	s := redistest.StartTB(t, redistest.Options{})
-	c, err := redis.Dial("tcp", s.Addr)
+	c, err := redis.Dial("tcp", s.Addr, redis.DialReadTimeout(10*time.Second), redis.DialWriteTimeout(10*time.Second))
 	if err != nil {
 		t.Fatalf("dial %s: %v", s.Addr, err)
 	}

@@ -25,6 +25,12 @@ type Client struct {
 	readTimeout time.Duration
 	health      HealthOptions
 
+	// Cluster mode only.
+	cl           *ClusterRouter
+	clusterOpts  ClusterOptions
+	readReplicas bool
+	refr         refresher
+
 	closed   atomic.Bool
 	stop     chan struct{}
 	bg       sync.WaitGroup // background loops
@@ -45,12 +51,29 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 	if c.readTimeout == 0 {
 		c.readTimeout = pool.DefaultReadTimeout
 	}
+	pools, err := pool.NewSet(cfg.Pool)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrBadConfig, err)
+	}
+	c.pools = pools
 	switch cfg.Mode {
 	case ModeCluster:
-		return nil, fmt.Errorf("%w: cluster mode is not available yet", ErrBadConfig)
+		c.clusterOpts = cfg.Cluster.withDefaults()
+		c.readReplicas = c.clusterOpts.ReadFrom != ReadMaster
+		c.cl = newClusterRouter(c.nodes)
+		c.router, c.loc = c.cl, clusterLocator{c.cl}
+		if err := c.discoverSeeds(ctx); err != nil {
+			c.pools.Close()
+			return nil, err
+		}
+		if c.clusterOpts.RefreshInterval > 0 {
+			c.bg.Add(1)
+			go c.refreshLoop()
+		}
 	default:
 		rr, err := NewRingRouter(cfg.RingConfig())
 		if err != nil {
+			c.pools.Close()
 			return nil, fmt.Errorf("%w: %w", ErrBadConfig, err)
 		}
 		for _, n := range rr.Nodes() {
@@ -58,16 +81,22 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 		}
 		c.ring, c.router, c.loc = rr, rr, ringLocator{rr}
 	}
-	pools, err := pool.NewSet(cfg.Pool)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrBadConfig, err)
-	}
-	c.pools = pools
 	if c.health.Interval > 0 {
 		c.bg.Add(1)
 		go c.healthLoop()
 	}
 	return c, nil
+}
+
+// discoverSeeds loads the first slot table from the seeds.
+func (c *Client) discoverSeeds(ctx context.Context) error {
+	t, err := c.discoverFunc()(ctx, c.cfg.Seeds, c.topologyDialer)
+	if err != nil {
+		return fmt.Errorf("shardis: cluster discovery: %w", err)
+	}
+	c.cl.install(t)
+	c.refr.last = time.Now()
+	return nil
 }
 
 // Router returns the router the client routes by.
@@ -106,7 +135,7 @@ func (c *Client) do(ctx context.Context, name string, args []any, routeKey any) 
 	}
 	var b batch
 	c.add(&b, c.loc, name, args, routeKey)
-	c.run(ctx, b.calls)
+	c.execute(ctx, b.calls)
 	return b.reqs[0].result()
 }
 

@@ -40,6 +40,9 @@ type Config struct {
 	// discovering the cluster.
 	Seeds []string
 
+	// Cluster configures cluster mode.
+	Cluster ClusterOptions
+
 	// Pool configures the connection pool of every node.
 	Pool pool.Options
 	// Health configures background health checks.
@@ -63,6 +66,62 @@ type HealthOptions struct {
 	// shard is out its keys are written elsewhere, and when it comes back
 	// reads see the values it held before it went away.
 	AutoEject bool
+}
+
+// ReadPolicy says which nodes serve read-only commands in cluster mode.
+type ReadPolicy string
+
+// The read policies.
+const (
+	// ReadMaster sends every command to the slot's master (the default).
+	ReadMaster ReadPolicy = "master"
+	// ReadReplicaRandom sends read-only commands to a random replica of the
+	// slot's master (its connections send READONLY); writes go to the master.
+	ReadReplicaRandom ReadPolicy = "replica-random"
+	// ReadReplicaLatency sends read-only commands to the replica with the
+	// lowest measured PING latency.
+	ReadReplicaLatency ReadPolicy = "replica-latency"
+)
+
+// ClusterOptions configures cluster mode.
+type ClusterOptions struct {
+	// RefreshInterval between periodic topology refreshes. 0 means 60s; a
+	// negative value turns periodic refreshes off (redirects and failures
+	// still refresh).
+	RefreshInterval time.Duration
+	// MinRefreshInterval is the least time between two topology queries,
+	// so that a burst of redirects never becomes a storm of refreshes.
+	// 0 means 100ms.
+	MinRefreshInterval time.Duration
+	// MaxRedirects bounds the MOVED/ASK hops of one command. 0 means 5.
+	MaxRedirects int
+	// MaxRetryWait bounds the time one command spends waiting and
+	// retrying while the cluster cannot serve it (CLUSTERDOWN, TRYAGAIN,
+	// LOADING, a refused connection during failover). 0 means 5s. The
+	// context's deadline bounds it too.
+	MaxRetryWait time.Duration
+	// ReadFrom chooses the nodes that serve read-only commands; "" means
+	// ReadMaster.
+	ReadFrom ReadPolicy
+}
+
+func (o ClusterOptions) withDefaults() ClusterOptions {
+	if o.RefreshInterval == 0 {
+		o.RefreshInterval = time.Minute
+	}
+	if o.MinRefreshInterval == 0 {
+		o.MinRefreshInterval = 100 * time.Millisecond
+	}
+	if o.MaxRedirects == 0 {
+		o.MaxRedirects = 5
+	}
+	if o.MaxRetryWait == 0 {
+		o.MaxRetryWait = 5 * time.Second
+	}
+	if o.ReadFrom == "" {
+		o.ReadFrom = ReadMaster
+	}
+	return o
 }
 
 func (h HealthOptions) withDefaults() HealthOptions {
@@ -101,6 +160,20 @@ func (c Config) Validate() error {
 		if c.Pool.DB != 0 {
 			return fmt.Errorf("%w: Redis Cluster has only database 0", ErrBadConfig)
 		}
+		switch c.Cluster.ReadFrom {
+		case "", ReadMaster, ReadReplicaRandom, ReadReplicaLatency:
+		default:
+			return fmt.Errorf("%w: unknown read policy %q (want %q, %q or %q)", ErrBadConfig,
+				c.Cluster.ReadFrom, ReadMaster, ReadReplicaRandom, ReadReplicaLatency)
+		}
+		if c.Cluster.MaxRedirects < 0 || c.Cluster.MaxRetryWait < 0 || c.Cluster.MinRefreshInterval < 0 {
+			return fmt.Errorf("%w: negative cluster retry or refresh limit", ErrBadConfig)
+		}
+		for _, s := range c.Seeds {
+			if err := checkHostPort(s); err != nil {
+				return err
+			}
+		}
 	default:
 		return fmt.Errorf("%w: unknown mode %q (want %q or %q)", ErrBadConfig, c.Mode, ModeRing, ModeCluster)
 	}
@@ -128,7 +201,7 @@ func (c Config) String() string {
 		mode = ModeRing
 	}
 	if mode == ModeCluster {
-		return fmt.Sprintf("shard.Config{Mode: cluster, Seeds: %v, Pool: %s, Health: %+v}", c.Seeds, c.Pool, c.Health)
+		return fmt.Sprintf("shard.Config{Mode: cluster, Seeds: %v, Cluster: %+v, Pool: %s, Health: %+v}", c.Seeds, c.Cluster, c.Pool, c.Health)
 	}
 	return fmt.Sprintf("shard.Config{Mode: ring, Shards: %v, Hash: %q, KeyHash: %q, Tag: %q, Pool: %s, Health: %+v}",
 		c.Shards, c.Hash, c.KeyHash, c.Tag, c.Pool, c.Health)

@@ -24,8 +24,15 @@ type fileConfig struct {
 		Name   string `yaml:"name"`
 		Weight int    `yaml:"weight"`
 	} `yaml:"shards"`
-	Seeds []string `yaml:"seeds"`
-	Pool  struct {
+	Seeds   []string `yaml:"seeds"`
+	Cluster struct {
+		RefreshInterval    duration `yaml:"refresh_interval"`
+		MinRefreshInterval duration `yaml:"min_refresh_interval"`
+		MaxRedirects       int      `yaml:"max_redirects"`
+		MaxRetryWait       duration `yaml:"max_retry_wait"`
+		ReadFrom           string   `yaml:"read_from"`
+	} `yaml:"cluster"`
+	Pool struct {
 		MaxIdle         int      `yaml:"max_idle"`
 		MaxActive       int      `yaml:"max_active"`
 		IdleTimeout     duration `yaml:"idle_timeout"`
@@ -118,6 +125,14 @@ func ParseConfig(data []byte) (Config, error) {
 		cfg.Shards = append(cfg.Shards, ring.Shard{Addr: s.Addr, Name: s.Name, Weight: w})
 	}
 	cfg.Seeds = append(cfg.Seeds, fc.Seeds...)
+	cl, fcl := &cfg.Cluster, fc.Cluster
+	setDur(&cl.RefreshInterval, fcl.RefreshInterval)
+	setDur(&cl.MinRefreshInterval, fcl.MinRefreshInterval)
+	setDur(&cl.MaxRetryWait, fcl.MaxRetryWait)
+	setInt(&cl.MaxRedirects, fcl.MaxRedirects)
+	if fcl.ReadFrom != "" {
+		cl.ReadFrom = ReadPolicy(fcl.ReadFrom)
+	}
 	p, fp := &cfg.Pool, fc.Pool
 	setInt(&p.MaxIdle, fp.MaxIdle)
 	setInt(&p.MaxActive, fp.MaxActive)

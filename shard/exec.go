@@ -9,6 +9,15 @@ import (
 	"github.com/gomodule/redigo/redis"
 )
 
+// execute runs calls and, in cluster mode, follows redirects and retries
+// until each call has its final result.
+func (c *Client) execute(ctx context.Context, calls []*call) {
+	c.run(ctx, calls)
+	if c.cl != nil {
+		c.retryCluster(ctx, calls)
+	}
+}
+
 // run sends every routed call (node >= 0, err == nil) to its node and
 // stores each reply or error in the call. Calls for one node go out as one
 // pipeline on one connection; nodes are served in parallel. A failure of
@@ -117,14 +126,23 @@ func (c *Client) roundTrip(ctx context.Context, node int, calls []*call, out []R
 		failFrom(0, ErrNodeDown)
 		return
 	}
-	conn, err := c.pools.Get(ctx, ns.node.Addr)
+	conn, err := c.conn(ctx, ns)
 	if err != nil {
 		c.noteFailure(ctx, node, err)
 		failFrom(0, err)
 		return
 	}
 	defer conn.Close()
+	asking := false
 	for _, cl := range calls {
+		if cl.asking {
+			asking = true
+			if err := conn.Send("ASKING"); err != nil {
+				c.noteFailure(ctx, node, err)
+				failFrom(0, err)
+				return
+			}
+		}
 		if err := conn.Send(cl.name, cl.args...); err != nil {
 			c.noteFailure(ctx, node, err)
 			failFrom(0, err)
@@ -142,6 +160,17 @@ func (c *Client) roundTrip(ctx context.Context, node int, calls []*call, out []R
 		return
 	}
 	for i := range calls {
+		if asking && calls[i].asking {
+			if _, err := redis.ReceiveWithTimeout(conn, timeout); err != nil {
+				var re redis.Error
+				if !errors.As(err, &re) {
+					err = contextCause(ctx, err)
+					c.noteFailure(ctx, node, err)
+					failFrom(i, err)
+					return
+				}
+			}
+		}
 		reply, err := redis.ReceiveWithTimeout(conn, timeout)
 		if err != nil {
 			var re redis.Error
@@ -157,6 +186,14 @@ func (c *Client) roundTrip(ctx context.Context, node int, calls []*call, out []R
 		set(i, reply, nil)
 	}
 	c.noteSuccess(node)
+}
+
+// conn borrows a connection to the node: a READONLY one for replica reads.
+func (c *Client) conn(ctx context.Context, ns *nodeState) (redis.Conn, error) {
+	if ns.readOnly {
+		return c.pools.GetReadOnly(ctx, ns.node.Addr)
+	}
+	return c.pools.Get(ctx, ns.node.Addr)
 }
 
 // replyTimeout is how long to wait for each reply: the pool's read timeout,

@@ -94,7 +94,7 @@ func TestDeadShardFailsOnlyItsOwnKeys(t *testing.T) {
 		_, err := c.Do(ctx, "GET", keys[dead.Addr][0])
 		return errors.Is(err, shard.ErrNodeDown)
 	})
-	for _, st := range c.Stats() {
+	for _, st := range c.Stats().Nodes {
 		assert.Equal(t, st.Node.Addr == dead.Addr, st.Down, st.Node.Name)
 	}
 

@@ -43,16 +43,22 @@ func (c *Client) probe(i int) {
 	ns := c.nodes.get(i)
 	ctx, cancel := context.WithTimeout(context.Background(), c.health.Timeout)
 	defer cancel()
-	err := c.ping(ctx, ns.node.Addr)
+	start := time.Now()
+	err := c.ping(ctx, ns)
 	if err != nil {
 		c.noteFailure(context.Background(), i, err)
 		return
 	}
+	rtt := int64(time.Since(start))
+	if old := ns.rtt.Load(); old != 0 {
+		rtt = (old*7 + rtt) / 8
+	}
+	ns.rtt.Store(rtt)
 	c.noteSuccess(i)
 }
 
-func (c *Client) ping(ctx context.Context, addr string) error {
-	conn, err := c.pools.Get(ctx, addr)
+func (c *Client) ping(ctx context.Context, ns *nodeState) error {
+	conn, err := c.conn(ctx, ns)
 	if err != nil {
 		return err
 	}
@@ -82,6 +88,12 @@ func (c *Client) noteFailure(ctx context.Context, i int, err error) {
 	}
 	ns := c.nodes.get(i)
 	ns.errors.Add(1)
+	if ns.fails.Load() == 0 {
+		// The first failure in a row: the idle connections to this node
+		// are likely dead too (a restarted or killed server). Drop them so
+		// the next callers dial afresh instead of each failing on one.
+		_ = c.pools.Remove(ns.node.Addr)
+	}
 	// Without background probes nothing would bring a node back, so
 	// nodes are marked down only when health checks run.
 	if int(ns.fails.Add(1)) >= c.health.FailureLimit && c.health.Interval > 0 && !ns.down.Swap(true) {
@@ -101,6 +113,9 @@ func (c *Client) noteSuccess(i int) {
 }
 
 func (c *Client) nodeDown(i int) {
+	if c.cl != nil {
+		c.refresh(context.Background(), false)
+	}
 	if c.ring != nil && c.health.AutoEject {
 		_ = c.ring.Eject(i)
 	}

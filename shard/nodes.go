@@ -9,7 +9,10 @@ import (
 // health and counters. It is created once and never removed, so indexes
 // into the node table stay valid for the client's life.
 type nodeState struct {
-	node Node
+	node     Node
+	readOnly bool // a replica connection that sends READONLY (cluster reads)
+
+	rtt atomic.Int64 // smoothed PING round trip in nanoseconds; 0 = unknown
 
 	fails atomic.Int32 // consecutive failures
 	down  atomic.Bool
@@ -57,6 +60,30 @@ func (t *nodeTable) add(n Node) int {
 	list = append(list, &nodeState{node: n})
 	t.list.Store(&list)
 	t.byAddr[n.Addr] = len(list) - 1
+	return len(list) - 1
+}
+
+// addReadOnly returns the index of the read-only (READONLY) connection
+// entry for the replica at addr, registering it first when it is new.
+func (t *nodeTable) addReadOnly(addr string) int {
+	key := "ro:" + addr
+	t.mu.RLock()
+	i, ok := t.byAddr[key]
+	t.mu.RUnlock()
+	if ok {
+		return i
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if i, ok := t.byAddr[key]; ok {
+		return i
+	}
+	old := *t.list.Load()
+	list := make([]*nodeState, len(old), len(old)+1)
+	copy(list, old)
+	list = append(list, &nodeState{node: Node{Name: addr + " (replica)", Addr: addr}, readOnly: true})
+	t.list.Store(&list)
+	t.byAddr[key] = len(list) - 1
 	return len(list) - 1
 }
 

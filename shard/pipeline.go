@@ -58,7 +58,7 @@ func (p *Pipeline) Exec(ctx context.Context) ([]Result, error) {
 		c.add(&b, c.loc, q.name, q.args, q.routeKey)
 	}
 	p.Reset()
-	c.run(ctx, b.calls)
+	c.execute(ctx, b.calls)
 	out := make([]Result, len(b.reqs))
 	for i := range b.reqs {
 		out[i].Reply, out[i].Err = b.reqs[i].result()

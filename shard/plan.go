@@ -84,8 +84,12 @@ func (c *Client) add(b *batch, loc locator, name string, args []any, routeKey an
 	info := command.Lookup(name)
 	cl := &call{name: name, args: args, info: info, node: -1}
 	if routeKey != nil {
-		node, _, err := loc.locate(routeKey)
-		cl.node, req.err = node, err
+		node, group, err := loc.locate(routeKey)
+		if err != nil {
+			req.err = err
+			return
+		}
+		c.place(cl, node, group)
 		req.call = cl
 		b.calls = append(b.calls, cl)
 		return
@@ -122,7 +126,7 @@ func (c *Client) add(b *batch, loc locator, name string, args []any, routeKey an
 		}
 	}
 	if same {
-		cl.node = node
+		c.place(cl, node, group)
 		req.call = cl
 		b.calls = append(b.calls, cl)
 		return
@@ -133,6 +137,16 @@ func (c *Client) add(b *batch, loc locator, name string, args []any, routeKey an
 		return
 	}
 	c.split(b, req, loc, cl, kind)
+}
+
+// place sets a routed call's target: the key's node, or in cluster mode
+// with replica reads a replica for a read-only command.
+func (c *Client) place(cl *call, node, group int) {
+	cl.node, cl.group = node, group
+	if c.readReplicas && cl.info != nil && cl.info.IsReadOnly() {
+		cl.replica = true
+		cl.node = c.pickReader(c.cl.state.Load(), group, node)
+	}
 }
 
 // split divides a multi-key command into one call per group.
@@ -170,10 +184,9 @@ func (c *Client) split(b *batch, req *request, loc locator, cl *call, kind split
 		}
 		if pi < 0 {
 			pi = len(req.parts)
-			req.parts = append(req.parts, part{
-				call:  &call{name: cl.name, info: cl.info, node: node},
-				group: group,
-			})
+			pc := &call{name: cl.name, info: cl.info}
+			c.place(pc, node, group)
+			req.parts = append(req.parts, part{call: pc, group: group})
 			if index != nil {
 				index[group] = pi
 			} else if len(req.parts) > 16 {

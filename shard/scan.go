@@ -120,7 +120,7 @@ func (c *Client) nodeDo(ctx context.Context, n Node, name string, args ...any) (
 		return nil, fmt.Errorf("%w: unknown node %s", ErrNoNodes, n)
 	}
 	cl := &call{name: name, args: args, node: i}
-	c.run(ctx, []*call{cl})
+	c.execute(ctx, []*call{cl})
 	return cl.reply, cl.err
 }
 

@@ -12,15 +12,23 @@ type NodeStats struct {
 	Ask      int64 // ASK redirects received (cluster mode)
 	TryAgain int64 // TRYAGAIN replies received (cluster mode)
 	Retries  int64 // commands sent again (cluster mode)
+	ReadOnly bool  // a replica connection for reads (cluster mode)
+	RTT      int64 // smoothed health PING round trip, nanoseconds
 	Pool     pool.Stats
 }
 
+// Stats are the client's counters.
+type Stats struct {
+	Nodes     []NodeStats
+	Refreshes int64 // cluster topology refreshes run since New
+}
+
 // Stats returns the counters of every node the client has used or knows.
-func (c *Client) Stats() []NodeStats {
+func (c *Client) Stats() Stats {
 	ps := c.pools.Stats()
-	var out []NodeStats
+	out := Stats{Refreshes: c.refr.count.Load()}
 	for _, ns := range c.nodes.all() {
-		out = append(out, NodeStats{
+		out.Nodes = append(out.Nodes, NodeStats{
 			Node:     ns.node,
 			Down:     ns.down.Load(),
 			Commands: ns.commands.Load(),
@@ -29,6 +37,8 @@ func (c *Client) Stats() []NodeStats {
 			Ask:      ns.ask.Load(),
 			TryAgain: ns.tryAgain.Load(),
 			Retries:  ns.retries.Load(),
+			ReadOnly: ns.readOnly,
+			RTT:      ns.rtt.Load(),
 			Pool:     ps[ns.node.Addr],
 		})
 	}

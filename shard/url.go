@@ -29,6 +29,8 @@ import (
 //	wait                           wait for a connection when the pool is exhausted
 //	client_name                    CLIENT SETNAME on every connection
 //	health_interval, health_timeout, failure_limit, auto_eject   health checks
+//	refresh_interval, min_refresh_interval, max_redirects, max_retry_wait,
+//	read_from=master|replica-random|replica-latency         cluster mode
 //
 // User name and password may be percent-encoded. Errors never include the
 // password.
@@ -157,6 +159,10 @@ func applyURLOption(cfg *Config, name, v string) error {
 		if err := ringOnly(); err != nil {
 			return err
 		}
+	case "refresh_interval", "min_refresh_interval", "max_redirects", "max_retry_wait", "read_from":
+		if cfg.Mode != ModeCluster {
+			return fmt.Errorf("%w: URL option %s is for cluster mode only", ErrBadConfig, name)
+		}
 	}
 	switch name {
 	case "hash":
@@ -215,6 +221,16 @@ func applyURLOption(cfg *Config, name, v string) error {
 		return num(&cfg.Health.FailureLimit)
 	case "auto_eject":
 		return flag(&cfg.Health.AutoEject)
+	case "refresh_interval":
+		return dur(&cfg.Cluster.RefreshInterval)
+	case "min_refresh_interval":
+		return dur(&cfg.Cluster.MinRefreshInterval)
+	case "max_redirects":
+		return num(&cfg.Cluster.MaxRedirects)
+	case "max_retry_wait":
+		return dur(&cfg.Cluster.MaxRetryWait)
+	case "read_from":
+		cfg.Cluster.ReadFrom = ReadPolicy(v)
 	default:
 		return fmt.Errorf("%w: unknown URL option %q", ErrBadConfig, name)
 	}

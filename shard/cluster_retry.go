@@ -1,0 +1,215 @@
+package shard
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/gomodule/redigo/redis"
+	"github.com/shardis/shardis/cluster"
+	"github.com/shardis/shardis/pool"
+)
+
+// RetryError reports a command that the cluster could not serve within
+// the retry budget: too many MOVED/ASK hops (a redirect loop), or
+// MaxRetryWait spent on CLUSTERDOWN, TRYAGAIN, LOADING or refused
+// connections. Err is the last failure.
+type RetryError struct {
+	Command  string
+	Attempts int
+	Last     string // the last redirect or error reply, e.g. "MOVED 3999 127.0.0.1:7001"
+	Err      error
+}
+
+// Error implements error.
+func (e *RetryError) Error() string {
+	return fmt.Sprintf("shardis: %s: gave up after %d attempts; last: %s", e.Command, e.Attempts, e.Last)
+}
+
+// Unwrap returns the last failure.
+func (e *RetryError) Unwrap() error { return e.Err }
+
+// Is makes errors.Is(err, ErrRetryBudget) true.
+func (e *RetryError) Is(target error) bool { return target == ErrRetryBudget }
+
+// ErrRetryBudget is matched by every *RetryError.
+var ErrRetryBudget = errors.New("shardis: retry budget exhausted")
+
+// UnknownOutcomeError reports a write whose connection failed after the
+// command was sent: the server may or may not have executed it, so it was
+// not sent again.
+type UnknownOutcomeError struct {
+	Command string
+	Node    Node
+	Err     error
+}
+
+// Error implements error.
+func (e *UnknownOutcomeError) Error() string {
+	return fmt.Sprintf("shardis: %s on %s: outcome unknown (connection failed after sending): %v", e.Command, e.Node, e.Err)
+}
+
+// Unwrap returns the connection error.
+func (e *UnknownOutcomeError) Unwrap() error { return e.Err }
+
+// verdict is what the retry loop does with one failed call.
+type verdict uint8
+
+const (
+	final      verdict = iota // the error stands
+	retryNow                  // send again at once (MOVED, ASK)
+	retryLater                // back off, refresh, route again, send again
+)
+
+// retryCluster runs the redirect and retry rules over the calls of one
+// batch until each has a final result.
+func (c *Client) retryCluster(ctx context.Context, calls []*call) {
+	var (
+		pending []*call
+		start   time.Time
+		backoff = 5 * time.Millisecond
+	)
+	for {
+		pending = pending[:0]
+		later, refresh := false, false
+		for _, cl := range calls {
+			if cl.err == nil || cl.done {
+				continue
+			}
+			v, wantRefresh := c.judge(cl)
+			switch v {
+			case final:
+				cl.done = true
+				continue
+			case retryLater:
+				later = true
+			}
+			refresh = refresh || wantRefresh
+			pending = append(pending, cl)
+		}
+		if len(pending) == 0 {
+			return
+		}
+		if start.IsZero() {
+			start = time.Now()
+		}
+		if refresh {
+			c.refresh(ctx, later)
+		}
+		if later {
+			wait := min(backoff, 100*time.Millisecond)
+			backoff *= 2
+			if time.Since(start)+wait > c.clusterOpts.MaxRetryWait {
+				c.giveUp(pending, "waited too long for the cluster")
+				return
+			}
+			t := time.NewTimer(wait)
+			select {
+			case <-t.C:
+			case <-ctx.Done():
+				t.Stop()
+				for _, cl := range pending {
+					cl.err, cl.done = fmt.Errorf("shardis: %w (while retrying: %v)", ctx.Err(), cl.err), true
+				}
+				return
+			}
+		}
+		for _, cl := range pending {
+			if cl.reroute {
+				c.routeSlot(cl)
+			}
+			cl.err, cl.reply = nil, nil
+			cl.attempts++
+			c.nodes.get(cl.node).retries.Add(1)
+		}
+		c.run(ctx, pending)
+	}
+}
+
+// judge decides what to do with a failed call and sets its next target.
+func (c *Client) judge(cl *call) (v verdict, refresh bool) {
+	ns := c.nodes.get(cl.node)
+	var re redis.Error
+	if errors.As(cl.err, &re) {
+		msg := string(re)
+		switch cluster.ErrorCode(msg) {
+		case "MOVED", "ASK":
+			rd, ok := cluster.ParseRedirect(msg, ns.node.Addr)
+			if !ok {
+				return final, false
+			}
+			cl.redirects++
+			cl.last = msg
+			if cl.redirects > c.clusterOpts.MaxRedirects {
+				c.giveUp([]*call{cl}, "too many redirects")
+				return final, false
+			}
+			if rd.Kind == cluster.Moved {
+				ns.moved.Add(1)
+				cl.node, cl.asking, cl.reroute = c.applyMoved(rd.Slot, rd.Addr), false, false
+				return retryNow, true
+			}
+			ns.ask.Add(1)
+			cl.node, cl.asking, cl.reroute = c.nodes.add(Node{Name: rd.Addr, Addr: rd.Addr}), true, false
+			return retryNow, false
+		case "TRYAGAIN":
+			ns.tryAgain.Add(1)
+			cl.last, cl.reroute = msg, true
+			return retryLater, false
+		case "CLUSTERDOWN", "LOADING", "MASTERDOWN":
+			cl.last, cl.reroute = msg, true
+			return retryLater, true
+		case "READONLY":
+			// The node we took for the master was demoted: nothing ran.
+			cl.last, cl.reroute = msg, true
+			return retryLater, true
+		}
+		return final, false
+	}
+	var ne *NodeError
+	if !errors.As(cl.err, &ne) {
+		return final, false
+	}
+	if errors.Is(cl.err, context.Canceled) || errors.Is(cl.err, context.DeadlineExceeded) {
+		return final, false
+	}
+	cl.last, cl.reroute = ne.Error(), true
+	if notSent(ne.Err) || (cl.info != nil && !cl.info.IsWrite()) {
+		return retryLater, true
+	}
+	cl.err = &UnknownOutcomeError{Command: strings.ToUpper(cl.name), Node: ne.Node, Err: ne}
+	return final, true
+}
+
+// notSent reports whether a node error happened before the command could
+// reach the server: a refused or failed dial, or a node marked down.
+func notSent(err error) bool {
+	var de *pool.DialError
+	return errors.As(err, &de) || errors.Is(err, ErrNodeDown) || errors.Is(err, pool.ErrAuth)
+}
+
+// routeSlot points cl at its slot's master (or replica) in the current
+// table.
+func (c *Client) routeSlot(cl *call) {
+	st := c.cl.state.Load()
+	cl.node, cl.asking = int(st.master[cl.group]), false
+	if cl.replica {
+		cl.node = c.pickReader(st, cl.group, cl.node)
+	}
+}
+
+func (c *Client) giveUp(calls []*call, why string) {
+	for _, cl := range calls {
+		cl.err = &RetryError{Command: strings.ToUpper(cl.name), Attempts: cl.attempts + 1, Last: lastOf(cl, why), Err: cl.err}
+		cl.done = true
+	}
+}
+
+func lastOf(cl *call, why string) string {
+	if cl.last == "" {
+		return why
+	}
+	return cl.last + " (" + why + ")"
+}

@@ -1,0 +1,127 @@
+package shard
+
+import (
+	"fmt"
+	"sync/atomic"
+
+	"github.com/shardis/shardis/cluster"
+	"github.com/shardis/shardis/shard/command"
+)
+
+// ClusterRouter routes keys by Redis Cluster hash slot over the client's
+// current slot table. It is safe for concurrent use; the table is replaced
+// as a whole when the topology changes.
+type ClusterRouter struct {
+	nodes *nodeTable
+	state atomic.Pointer[clusterState]
+}
+
+// clusterState is one slot table plus the client's node indexes for it.
+type clusterState struct {
+	table    *cluster.Table
+	master   [cluster.SlotCount]int32 // slot -> node index of its master
+	readers  [][]int32                // shard index -> node indexes of its read-only replica connections
+	shardOf  [cluster.SlotCount]uint16
+	masters  []Node
+	allNodes []Node
+}
+
+func newClusterRouter(nodes *nodeTable) *ClusterRouter {
+	return &ClusterRouter{nodes: nodes}
+}
+
+// install makes t the current table.
+func (r *ClusterRouter) install(t *cluster.Table) {
+	st := &clusterState{table: t}
+	shards := t.Shards()
+	masterIdx := make([]int32, len(shards))
+	st.readers = make([][]int32, len(shards))
+	for i, s := range shards {
+		n := Node{Name: s.Master.Addr, Addr: s.Master.Addr}
+		masterIdx[i] = int32(r.nodes.add(n))
+		st.masters = append(st.masters, n)
+		st.allNodes = append(st.allNodes, n)
+	}
+	for i := range shards {
+		for _, rep := range t.Replicas(firstSlot(shards[i])) {
+			st.readers[i] = append(st.readers[i], int32(r.nodes.addReadOnly(rep.Addr)))
+		}
+		for _, rep := range shards[i].Replicas {
+			st.allNodes = append(st.allNodes, Node{Name: rep.Addr, Addr: rep.Addr})
+		}
+	}
+	for slot := 0; slot < cluster.SlotCount; slot++ {
+		si := t.ShardOf(slot)
+		st.shardOf[slot] = uint16(si)
+		st.master[slot] = masterIdx[si]
+	}
+	r.state.Store(st)
+}
+
+func firstSlot(s cluster.Shard) int {
+	if len(s.Ranges) == 0 {
+		return -1
+	}
+	return s.Ranges[0].Start
+}
+
+// Table returns the current slot table (nil before discovery).
+func (r *ClusterRouter) Table() *cluster.Table {
+	if st := r.state.Load(); st != nil {
+		return st.table
+	}
+	return nil
+}
+
+// Route returns the master that serves key.
+func (r *ClusterRouter) Route(key string) (Node, error) {
+	st := r.state.Load()
+	if st == nil {
+		return Node{}, ErrNoNodes
+	}
+	return r.nodes.get(int(st.master[cluster.Slot(key)])).node, nil
+}
+
+// Nodes returns the masters, in slot order.
+func (r *ClusterRouter) Nodes() []Node {
+	st := r.state.Load()
+	if st == nil {
+		return nil
+	}
+	return append([]Node(nil), st.masters...)
+}
+
+// AllNodes returns the masters and then their replicas.
+func (r *ClusterRouter) AllNodes() []Node {
+	st := r.state.Load()
+	if st == nil {
+		return nil
+	}
+	return append([]Node(nil), st.allNodes...)
+}
+
+// clusterLocator locates keys by slot; a key's group is its slot.
+type clusterLocator struct{ r *ClusterRouter }
+
+func (l clusterLocator) locate(key any) (int, int, error) {
+	st := l.r.state.Load()
+	if st == nil {
+		return -1, -1, ErrNoNodes
+	}
+	var slot int
+	switch k := key.(type) {
+	case string:
+		slot = cluster.Slot(k)
+	case []byte:
+		slot = cluster.SlotBytes(k)
+	default:
+		s, ok := command.Arg(key)
+		if !ok {
+			return -1, -1, fmt.Errorf("%w: key of type %T", ErrBadCommand, key)
+		}
+		slot = cluster.Slot(s)
+	}
+	return int(st.master[slot]), slot, nil
+}
+
+func (l clusterLocator) groupLabel(group int) string { return fmt.Sprintf("slot %d", group) }

@@ -1,0 +1,144 @@
+package shard
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/gomodule/redigo/redis"
+	"github.com/shardis/shardis/cluster"
+)
+
+// refresher coalesces topology refreshes: at most one is in flight, and a
+// new one starts only when the last one started at least MinRefreshInterval
+// ago. A failed refresh keeps the current table.
+type refresher struct {
+	mu      sync.Mutex
+	running chan struct{} // closed when the refresh in flight ends; nil when none
+	last    time.Time     // when the last refresh started
+	count   atomic.Int64  // refreshes that ran
+	lastErr atomic.Pointer[error]
+}
+
+// refresh asks for a topology refresh. With wait it returns when the
+// refresh in flight (or the one it started) has ended, or ctx is done;
+// otherwise it returns at once.
+func (c *Client) refresh(ctx context.Context, wait bool) {
+	rf := &c.refr
+	rf.mu.Lock()
+	ch := rf.running
+	if ch == nil && time.Since(rf.last) >= c.clusterOpts.MinRefreshInterval {
+		ch = make(chan struct{})
+		rf.running = ch
+		rf.last = time.Now()
+		c.inflight.Add(1)
+		go func() {
+			defer c.inflight.Done()
+			err := c.discover(context.Background())
+			rf.count.Add(1)
+			if err != nil {
+				rf.lastErr.Store(&err)
+			}
+			rf.mu.Lock()
+			rf.running = nil
+			rf.mu.Unlock()
+			close(ch)
+		}()
+	}
+	rf.mu.Unlock()
+	if !wait || ch == nil {
+		return
+	}
+	select {
+	case <-ch:
+	case <-ctx.Done():
+	}
+}
+
+// discover asks the known nodes, then the seeds, for the topology and
+// installs the first good answer.
+func (c *Client) discover(ctx context.Context) error {
+	var addrs []string
+	seen := map[string]bool{}
+	addAddr := func(a string) {
+		if !seen[a] {
+			seen[a] = true
+			addrs = append(addrs, a)
+		}
+	}
+	// Nodes not marked down first: a dead master would only cost time.
+	if st := c.cl.state.Load(); st != nil {
+		for _, n := range st.allNodes {
+			if i, ok := c.nodes.lookup(n.Addr); !ok || !c.nodes.get(i).down.Load() {
+				addAddr(n.Addr)
+			}
+		}
+	}
+	for _, s := range c.cfg.Seeds {
+		addAddr(s)
+	}
+	ctx, cancel := context.WithTimeout(ctx, 2*c.dialTimeout()+c.readTimeout)
+	defer cancel()
+	t, err := c.discoverFunc()(ctx, addrs, c.topologyDialer)
+	if err != nil {
+		return fmt.Errorf("shardis: cluster topology: %w", err)
+	}
+	if old := c.cl.Table(); old == nil || !old.Equal(t) {
+		c.cl.install(t)
+	}
+	return nil
+}
+
+// topologyDialer gives cluster.Discover pooled connections with a short
+// per-node timeout, so a dead node does not hold discovery up.
+func (c *Client) topologyDialer(ctx context.Context, addr string) (redis.Conn, error) {
+	ctx, cancel := context.WithTimeout(ctx, c.dialTimeout())
+	defer cancel()
+	return c.pools.Get(ctx, addr)
+}
+
+func (c *Client) dialTimeout() time.Duration {
+	d := c.pools.Options().DialTimeout
+	if d > time.Second {
+		d = time.Second
+	}
+	return d
+}
+
+// refreshLoop refreshes the topology every RefreshInterval until Close.
+func (c *Client) refreshLoop() {
+	defer c.bg.Done()
+	t := time.NewTicker(c.clusterOpts.RefreshInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-c.stop:
+			return
+		case <-t.C:
+			c.refresh(context.Background(), false)
+		}
+	}
+}
+
+// applyMoved points slot at addr at once, before the full refresh that a
+// MOVED also asks for.
+func (c *Client) applyMoved(slot int, addr string) int {
+	st := c.cl.state.Load()
+	if cur := int(st.master[slot]); c.nodes.get(cur).node.Addr == addr {
+		return cur
+	}
+	c.cl.install(st.table.WithSlotOwner(slot, addr))
+	i, _ := c.nodes.lookup(addr)
+	return i
+}
+
+// discoverFunc picks plain or TLS discovery: with TLS the topology's
+// tls-port is the one to dial.
+func (c *Client) discoverFunc() func(context.Context, []string, cluster.Dialer) (*cluster.Table, error) {
+	if c.cfg.Pool.TLSConfig != nil {
+		return cluster.DiscoverTLS
+	}
+	return cluster.Discover
+}

@@ -37,6 +37,15 @@
 // arguments; their key positions do not, so the specs are used as they are.
 // Sharded pub/sub commands (SPUBLISH, SSUBSCRIBE, SUNSUBSCRIBE) have no keys,
 // but their channels hash to slots like keys: ChannelPositions finds them.
+//
+// # Where KeyPositions is stricter than COMMAND GETKEYS
+//
+// When the key count of EVAL, EVALSHA, FCALL or their _RO forms is not an
+// integer, is negative or exceeds the arguments, COMMAND GETKEYS answers
+// with no keys (these commands may run without keys), but the server
+// refuses to run such a call; KeyPositions reports ErrBadArgs. A keyless
+// command gives no keys and no error, where COMMAND GETKEYS says the
+// command has no key arguments. Otherwise the two agree, errors included.
 package command
 
 //go:generate go run ./internal/gen -o commands_gen.go

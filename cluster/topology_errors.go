@@ -1,0 +1,27 @@
+package cluster
+
+import "errors"
+
+// Sentinel errors of this package; match them with errors.Is.
+var (
+	// ErrMalformed means a topology reply (CLUSTER SHARDS, CLUSTER SLOTS or
+	// CLUSTER NODES), or the shards given to NewTable, could not be
+	// understood: a value of the wrong type, a number out of range, a
+	// master without a usable address, a slot owned twice, and so on. The
+	// message says what was wrong and where.
+	ErrMalformed = errors.New("shardis: malformed cluster topology")
+
+	// ErrIncomplete means the topology is well formed but some hash slots
+	// have no owner, so no complete slot table can be built. The message
+	// names the first uncovered range, e.g. "slots 5461-10922 not covered".
+	// It is what a cluster reports while a slot is unassigned.
+	ErrIncomplete = errors.New("shardis: incomplete slot table")
+
+	// ErrNotCluster means the server runs without cluster support
+	// (cluster-enabled no): it answered a CLUSTER command with "ERR This
+	// instance has cluster support disabled".
+	ErrNotCluster = errors.New("shardis: server has no cluster support")
+
+	// ErrNoSeeds means Discover was given no seed address.
+	ErrNoSeeds = errors.New("shardis: no seed address to discover the cluster from")
+)

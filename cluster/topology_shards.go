@@ -1,0 +1,253 @@
+package cluster
+
+import "fmt"
+
+// ParseShards builds a Table from a CLUSTER SHARDS reply (Redis 7.0 and
+// later) as redigo returns it: an array of shards, each a flat map
+// {"slots": [start, end, ...], "nodes": [node-map, ...]}, each node map
+// with the keys id, port, tls-port, ip, endpoint, hostname, role,
+// replication-offset and health. Unknown keys are ignored. asked is the
+// host:port the command was sent to.
+//
+// The node's address is its "endpoint" with its "port" (or "tls-port"
+// when the node has no plain port; see ParseShardsTLS for TLS clients of
+// servers that have both):
+//
+//   - endpoint "" (or missing or null) means the host of asked;
+//   - endpoint "?" means the node announces no hostname: its "ip" is used
+//     when not empty, otherwise the node is unreachable;
+//   - any other endpoint (an IP or a hostname) is dialed as it is, and
+//     the "hostname" field, when present, is kept in NodeInfo.Hostname.
+//
+// Replicas whose health is "fail", and unreachable replicas, are left
+// out. Replicas whose health is "loading" (not synced yet) stay in the
+// shard with that Health, but Table.Replicas does not offer them for
+// reads. A shard without slots whose master failed or is unreachable is
+// left out; a shard that owns slots but has no reachable master is an
+// error. A master whose health is "fail" but still owns its slots (before
+// a failover) is kept, with that Health.
+//
+// Errors wrap ErrMalformed (saying where, e.g. "shard 2 node 1: port is
+// not an integer", indexes counting from 0) or ErrIncomplete.
+func ParseShards(reply any, asked string) (*Table, error) {
+	return parseShards(reply, asked, false)
+}
+
+// ParseShardsTLS is ParseShards for a client that connects over TLS: a
+// node's "tls-port" is used when it has one, and its "port" otherwise.
+func ParseShardsTLS(reply any, asked string) (*Table, error) {
+	return parseShards(reply, asked, true)
+}
+
+// shardsNodeEntry is one node map of a CLUSTER SHARDS reply.
+type shardsNodeEntry struct {
+	info           NodeInfo // Addr is "" when unreachable
+	port, tlsPort  int64
+	endpoint, ip   string
+	role           string
+	hasPort, hasTL bool
+}
+
+func parseShards(reply any, asked string, useTLS bool) (*Table, error) {
+	list, ok := reply.([]any)
+	if !ok {
+		return nil, fmt.Errorf("%w: CLUSTER SHARDS reply is %s, not an array", ErrMalformed, kind(reply))
+	}
+	askedHost := hostOf(asked)
+	shards := make([]Shard, 0, len(list))
+	for i, item := range list {
+		s, keep, err := parseShard(item, askedHost, useTLS)
+		if err != nil {
+			return nil, fmt.Errorf("%w: CLUSTER SHARDS shard %d: %s", ErrMalformed, i, err)
+		}
+		if keep {
+			shards = append(shards, s)
+		}
+	}
+	return NewTable(shards)
+}
+
+// parseShard reads one shard map. keep is false for a shard that serves
+// no slot and has no usable master. The error is the bare reason, without
+// ErrMalformed.
+func parseShard(item any, askedHost string, useTLS bool) (s Shard, keep bool, err error) {
+	fields, ok := item.([]any)
+	if !ok {
+		return s, false, fmt.Errorf("is %s, not a map", kind(item))
+	}
+	if len(fields)%2 != 0 {
+		return s, false, fmt.Errorf("map has an odd number (%d) of elements", len(fields))
+	}
+	var slots, nodes []any
+	var hasSlots, hasNodes bool
+	for k := 0; k < len(fields); k += 2 {
+		key, ok := text(fields[k])
+		if !ok {
+			return s, false, fmt.Errorf("key %d is %s, not a string", k/2, kind(fields[k]))
+		}
+		switch key {
+		case "slots":
+			if slots, ok = fields[k+1].([]any); !ok {
+				return s, false, fmt.Errorf("slots is %s, not an array", kind(fields[k+1]))
+			}
+			hasSlots = true
+		case "nodes":
+			if nodes, ok = fields[k+1].([]any); !ok {
+				return s, false, fmt.Errorf("nodes is %s, not an array", kind(fields[k+1]))
+			}
+			hasNodes = true
+		}
+	}
+	if !hasSlots {
+		return s, false, fmt.Errorf("no slots field")
+	}
+	if !hasNodes {
+		return s, false, fmt.Errorf("no nodes field")
+	}
+	if s.Ranges, err = parseSlotPairs(slots); err != nil {
+		return s, false, err
+	}
+	var masters []shardsNodeEntry
+	var masterAt []int
+	for j, item := range nodes {
+		n, err := parseShardNode(item, askedHost, useTLS)
+		if err != nil {
+			return s, false, fmt.Errorf("node %d: %s", j, err)
+		}
+		switch n.role {
+		case RoleMaster:
+			masters, masterAt = append(masters, n), append(masterAt, j)
+		default:
+			if n.info.Addr != "" && n.info.Health != HealthFail {
+				s.Replicas = append(s.Replicas, n.info)
+			}
+		}
+	}
+	// A shard can list a failed old master beside the new one after a
+	// failover; the one that is not failed serves the shard.
+	if len(masters) > 1 {
+		var alive []shardsNodeEntry
+		var aliveAt []int
+		for k, m := range masters {
+			if m.info.Health != HealthFail {
+				alive, aliveAt = append(alive, m), append(aliveAt, masterAt[k])
+			}
+		}
+		masters, masterAt = alive, aliveAt
+	}
+	switch {
+	case len(masters) > 1:
+		return s, false, fmt.Errorf("nodes %d and %d are both masters", masterAt[0], masterAt[1])
+	case len(masters) == 0 && len(s.Ranges) > 0:
+		return s, false, fmt.Errorf("owns slots but lists no master")
+	case len(masters) == 0:
+		return s, false, nil
+	}
+	m := masters[0]
+	if len(s.Ranges) == 0 && (m.info.Addr == "" || m.info.Health == HealthFail) {
+		return s, false, nil
+	}
+	if m.info.Addr == "" {
+		return s, false, fmt.Errorf("node %d: master has no usable address (endpoint %q, ip %q)", masterAt[0], m.endpoint, m.ip)
+	}
+	s.Master = m.info
+	return s, true, nil
+}
+
+// parseSlotPairs reads the flat [start, end, start, end, ...] slots array.
+func parseSlotPairs(slots []any) ([]SlotRange, error) {
+	if len(slots)%2 != 0 {
+		return nil, fmt.Errorf("slots has an odd number (%d) of elements", len(slots))
+	}
+	ranges := make([]SlotRange, 0, len(slots)/2)
+	for k := 0; k < len(slots); k += 2 {
+		start, ok1 := integer(slots[k])
+		end, ok2 := integer(slots[k+1])
+		switch {
+		case !ok1 || !ok2:
+			return nil, fmt.Errorf("slot range %d is not two integers", k/2)
+		case !validSlot(start) || !validSlot(end) || start > end:
+			return nil, fmt.Errorf("slot range %d-%d is not within 0-%d", start, end, SlotCount-1)
+		}
+		ranges = append(ranges, SlotRange{Start: int(start), End: int(end)})
+	}
+	return ranges, nil
+}
+
+// parseShardNode reads one node map and resolves its address; info.Addr
+// is "" when the node cannot be reached.
+func parseShardNode(item any, askedHost string, useTLS bool) (n shardsNodeEntry, err error) {
+	fields, ok := item.([]any)
+	if !ok {
+		return n, fmt.Errorf("is %s, not a map", kind(item))
+	}
+	if len(fields)%2 != 0 {
+		return n, fmt.Errorf("map has an odd number (%d) of elements", len(fields))
+	}
+	for k := 0; k < len(fields); k += 2 {
+		key, ok := text(fields[k])
+		if !ok {
+			return n, fmt.Errorf("key %d is %s, not a string", k/2, kind(fields[k]))
+		}
+		v := fields[k+1]
+		switch key {
+		case "id":
+			n.info.ID, ok = text(v)
+		case "port":
+			n.port, ok = integer(v)
+			n.hasPort = true
+		case "tls-port":
+			n.tlsPort, ok = integer(v)
+			n.hasTL = true
+		case "ip":
+			n.ip, ok = text(v)
+		case "endpoint":
+			if v != nil {
+				n.endpoint, ok = text(v)
+			}
+		case "hostname":
+			n.info.Hostname, ok = text(v)
+		case "role":
+			n.role, ok = text(v)
+		case "health":
+			n.info.Health, ok = text(v)
+		}
+		if !ok {
+			what := "a string"
+			if key == "port" || key == "tls-port" {
+				what = "an integer"
+			}
+			return n, fmt.Errorf("%s is %s, not %s", key, kind(v), what)
+		}
+	}
+	switch n.role {
+	case RoleMaster:
+	case RoleReplica, "slave":
+		n.role = RoleReplica
+	case "":
+		return n, fmt.Errorf("no role")
+	default:
+		return n, fmt.Errorf("unknown role %q", n.role)
+	}
+	n.info.Role = n.role
+	first, second := n.port, n.tlsPort
+	hasFirst, hasSecond := n.hasPort, n.hasTL
+	if useTLS {
+		first, second, hasFirst, hasSecond = second, first, hasSecond, hasFirst
+	}
+	raw := first
+	if !hasFirst || (first == 0 && hasSecond) {
+		raw = second
+	}
+	if !hasFirst && !hasSecond {
+		return n, fmt.Errorf("neither port nor tls-port")
+	}
+	port, ok := validPort(raw)
+	if !ok {
+		return n, fmt.Errorf("port %d is not within 1-65535", raw)
+	}
+	if host := resolveHost(n.endpoint, n.ip, askedHost); host != "" {
+		n.info.Addr = joinAddr(host, port)
+	}
+	return n, nil
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -65,16 +66,26 @@ func StartClusterContext(ctx context.Context, masters, replicasPerMaster int, op
 	}
 	c := newCluster(nodes)
 	if err := c.create(ctx, replicasPerMaster); err != nil {
-		c.Stop()
-		return nil, err
+		return nil, c.fail(err)
 	}
 	wctx, cancel := context.WithTimeout(ctx, convergeTimeout)
 	defer cancel()
 	if err := c.wait(wctx, replicasPerMaster); err != nil {
-		c.Stop()
-		return nil, fmt.Errorf("shardis: new cluster did not converge: %w", err)
+		return nil, c.fail(fmt.Errorf("shardis: new cluster did not converge: %w", err))
 	}
 	return c, nil
+}
+
+// fail stops a cluster that could not be set up and returns err with the
+// last lines of every node's log appended, since the logs go with the
+// directories.
+func (c *Cluster) fail(err error) error {
+	c.Stop()
+	var b strings.Builder
+	for _, s := range c.Nodes {
+		fmt.Fprintf(&b, "\n--- %s log (last 5 lines) ---\n%s", s.Addr, tail(s.Log(), 5))
+	}
+	return fmt.Errorf("%w%s", err, b.String())
 }
 
 func newCluster(nodes []*Server) *Cluster {

@@ -276,3 +276,20 @@ func TestStartClusterBadInput(t *testing.T) {
 		})
 	}
 }
+
+// TestStartClusterCreateFails checks that a cluster that cannot be
+// created reports redis-cli's complaint and the node logs.
+func TestStartClusterCreateFails(t *testing.T) {
+	Require(t)
+	t.Parallel()
+	_, err := StartCluster(3, 0, Options{Args: []string{"--cluster-enabled", "no"}})
+	if err == nil {
+		t.Fatal("StartCluster succeeded with cluster support off")
+	}
+	for _, want := range []string{"is not configured as a cluster node", "log (last 5 lines)"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error lacks %q: %v", want, err)
+		}
+	}
+	// TestMain fails the run if any of the three servers is still running.
+}

@@ -29,24 +29,27 @@ func TestMain(m *testing.M) {
 }
 
 // leftovers reports servers still known to the registry, and any process
-// on the system whose command line names a configuration file written by
-// these tests (which would catch a process the registry lost track of).
+// on the system whose working directory is the directory of a server
+// these tests started (which would catch a process the registry lost
+// track of; redis-server rewrites its command line, so that cannot be
+// used).
 func leftovers() error {
 	if pids := RunningPIDs(); len(pids) > 0 {
 		return fmt.Errorf("redis-server processes still running: %v", pids)
 	}
-	confs := startedConfs()
-	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
-	for _, p := range procs {
-		data, err := os.ReadFile(p)
-		if err != nil {
-			continue
+	dirs := make(map[string]bool)
+	for _, d := range startedDirs() {
+		dirs[d] = true
+		if real, err := filepath.EvalSymlinks(d); err == nil {
+			dirs[real] = true
 		}
-		cmdline := string(data)
-		for _, conf := range confs {
-			if strings.Contains(cmdline, conf) {
-				return fmt.Errorf("process %s still runs with %s", filepath.Dir(p), conf)
-			}
+	}
+	procs, _ := filepath.Glob("/proc/[0-9]*/cwd")
+	for _, p := range procs {
+		cwd, err := os.Readlink(p)
+		cwd = strings.TrimSuffix(cwd, " (deleted)")
+		if err == nil && dirs[cwd] {
+			return fmt.Errorf("process %s still runs in %s", filepath.Base(filepath.Dir(p)), cwd)
 		}
 	}
 	return nil

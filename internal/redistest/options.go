@@ -34,7 +34,9 @@ const defaultRules = "~* &* +@all"
 // and redis-cli gets them through its REDISCLI_AUTH environment variable.
 type Options struct {
 	// Args are extra redis-server arguments, e.g. []string{"--maxmemory",
-	// "10mb"}. They come after the generated configuration and override it.
+	// "10mb"}. They come after the generated configuration and override it;
+	// do not override port, tls-port, bind, dir, logfile or the cluster
+	// settings, which the harness relies on.
 	Args []string
 	// Users are ACL users to create.
 	Users []User

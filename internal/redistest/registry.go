@@ -2,25 +2,24 @@ package redistest
 
 import (
 	"errors"
-	"path/filepath"
 	"slices"
 	"sync"
 )
 
 // live holds every server started by this process and not yet stopped;
-// confs holds the configuration path of every server ever started, which
-// tests use to look for leftover processes.
+// dirs holds the directory of every server ever started (a server's
+// working directory), which tests use to look for leftover processes.
 var registry = struct {
 	sync.Mutex
-	live  map[*Server]struct{}
-	confs []string
+	live map[*Server]struct{}
+	dirs []string
 }{live: make(map[*Server]struct{})}
 
 func register(s *Server) {
 	registry.Lock()
 	defer registry.Unlock()
 	registry.live[s] = struct{}{}
-	registry.confs = append(registry.confs, filepath.Join(s.Dir, confName))
+	registry.dirs = append(registry.dirs, s.Dir)
 }
 
 func unregister(s *Server) {
@@ -39,10 +38,10 @@ func liveServers() []*Server {
 	return out
 }
 
-func startedConfs() []string {
+func startedDirs() []string {
 	registry.Lock()
 	defer registry.Unlock()
-	return slices.Clone(registry.confs)
+	return slices.Clone(registry.dirs)
 }
 
 // RunningPIDs returns the process ids of the redis-server processes this

@@ -270,3 +270,34 @@ func TestConcurrentUse(t *testing.T) {
 		t.Fatalf("PING after concurrent use = %q, %v", got, err)
 	}
 }
+
+// TestLeftoversCheck makes sure the end-of-run check in TestMain would
+// notice a server that is still running, through the registry and, when
+// the registry has lost it, through /proc. It must not run in parallel.
+func TestLeftoversCheck(t *testing.T) {
+	Require(t)
+	if err := leftovers(); err != nil {
+		t.Fatalf("before starting anything: %v", err)
+	}
+	s, err := Start(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Stop()
+	if err := leftovers(); err == nil || !strings.Contains(err.Error(), itoa(s.PID())) {
+		t.Errorf("leftovers with a running server = %v", err)
+	}
+	unregister(s)
+	if _, err := os.Stat("/proc/self/cmdline"); err == nil {
+		if err := leftovers(); err == nil || !strings.Contains(err.Error(), s.Dir) {
+			t.Errorf("leftovers with an unregistered running server = %v", err)
+		}
+	}
+	register(s)
+	if err := s.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	if err := leftovers(); err != nil {
+		t.Errorf("after Stop: %v", err)
+	}
+}

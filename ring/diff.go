@@ -183,7 +183,8 @@ func diffPoints(old, new *Ring) Movement {
 	if span == 0 {
 		total = math.Exp2(64)
 	}
-	return Movement{Moved: moved / total, BetweenSurvivors: between / total, Exact: true}
+	// Rounding in the sums may overshoot 1 by a few ulps.
+	return Movement{Moved: min(moved/total, 1), BetweenSurvivors: min(between/total, 1), Exact: true}
 }
 
 // searchFrom returns the index of the first point >= pos, or len(points).
@@ -289,18 +290,27 @@ func gcd(a, b uint64) uint64 {
 	return a
 }
 
-// sampleKeys returns n deterministic pseudo-random printable keys.
+// sampleKeys returns n deterministic pseudo-random printable keys of 8 to
+// 23 bytes (letters, digits and braces, so that tag rules matter).
 func sampleKeys(n int) []string {
-	const alphabet = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789:_-{}"
+	const alphabet = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789{}"
 	rng := rand.New(rand.NewPCG(0x5eed, 0xd1ff))
 	keys := make([]string, n)
-	buf := make([]byte, 0, 24)
+	var buf [24]byte
 	for i := range keys {
-		buf = buf[:0]
-		for range 8 + rng.IntN(16) {
-			buf = append(buf, alphabet[rng.IntN(len(alphabet))])
+		x, y, z := rng.Uint64(), rng.Uint64(), rng.Uint64()
+		size := 8 + int(z>>60)
+		for j := range size {
+			w := &x // 10 characters of 6 bits from x, 10 from y, 3 from z
+			if j >= 10 {
+				w = &y
+				if j >= 20 {
+					w = &z
+				}
+			}
+			buf[j] = alphabet[*w>>(6*(j%10))&63]
 		}
-		keys[i] = string(buf)
+		keys[i] = string(buf[:size])
 	}
 	return keys
 }

@@ -17,7 +17,8 @@
 // # Algorithms
 //
 // murmur3 (the default) is this library's own ring. Each shard gets
-// 160 x Weight points; point n (from 0) of a shard sits at
+// 1024 x Weight points (Murmur3PointsPerWeight); point n (from 0) of a
+// shard sits at
 //
 //	murmur3.Sum64([]byte(shard.Label() + "-" + strconv.Itoa(n)))
 //

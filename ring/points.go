@@ -14,6 +14,7 @@ import (
 type point struct {
 	pos   uint64
 	owner int32
+	seq   int32 // insertion order, set by sortPoints
 }
 
 // tiePolicy picks, among points with the same position, the one that stays.
@@ -43,7 +44,15 @@ func tieSmallestLabel(shards []Shard) tiePolicy {
 // sortPoints sorts points by position, keeping insertion order among equal
 // positions, and collapses each run of equal positions with tie.
 func sortPoints(pts []point, tie tiePolicy) []point {
-	slices.SortStableFunc(pts, func(a, b point) int { return cmp.Compare(a.pos, b.pos) })
+	for i := range pts {
+		pts[i].seq = int32(i)
+	}
+	slices.SortFunc(pts, func(a, b point) int {
+		if c := cmp.Compare(a.pos, b.pos); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.seq, b.seq)
+	})
 	out := pts[:0]
 	for i := 0; i < len(pts); {
 		j := i + 1
@@ -60,18 +69,18 @@ func sortPoints(pts []point, tie tiePolicy) []point {
 	return out
 }
 
-// murmur3Points places PointsPerWeight*weight points per shard. Point n of
-// a shard sits at murmur3.Sum64(Label() + "-" + decimal(n)).
+// murmur3Points places Murmur3PointsPerWeight*weight points per shard.
+// Point n of a shard sits at murmur3.Sum64(Label() + "-" + decimal(n)).
 func murmur3Points(shards []Shard) ([]point, error) {
-	total, err := totalWeight(shards, PointsPerWeight, MaxPoints)
+	total, err := totalWeight(shards, Murmur3PointsPerWeight, MaxPoints)
 	if err != nil {
 		return nil, err
 	}
-	pts := make([]point, 0, total*PointsPerWeight)
+	pts := make([]point, 0, total*Murmur3PointsPerWeight)
 	var buf []byte
 	for i, s := range shards {
-		for n := range s.Weight * PointsPerWeight {
-			buf = append(append(append(buf[:0], s.Label()...), '-'), strconv.Itoa(n)...)
+		for n := range s.Weight * Murmur3PointsPerWeight {
+			buf = strconv.AppendInt(append(append(buf[:0], s.Label()...), '-'), int64(n), 10)
 			pts = append(pts, point{pos: khMurmur3.position(buf), owner: int32(i)})
 		}
 	}
@@ -79,18 +88,18 @@ func murmur3Points(shards []Shard) ([]point, error) {
 }
 
 // jedisPoints places the points of Jedis's Sharded.initialize: shard by
-// shard in list order, PointsPerWeight*weight points each, named
+// shard in list order, JedisPointsPerWeight*weight points each, named
 // "SHARD-<i>-NODE-<n>" for unnamed shards, "<name>*<n>" for named ones
 // (legacy: "<name>*<weight><n>"), hashed with the ring's key hash.
 func jedisPoints(shards []Shard, kh keyHash, legacy bool) ([]point, error) {
-	total, err := totalWeight(shards, PointsPerWeight, MaxPoints)
+	total, err := totalWeight(shards, JedisPointsPerWeight, MaxPoints)
 	if err != nil {
 		return nil, err
 	}
-	pts := make([]point, 0, total*PointsPerWeight)
+	pts := make([]point, 0, total*JedisPointsPerWeight)
 	var buf []byte
 	for i, s := range shards {
-		for n := range s.Weight * PointsPerWeight {
+		for n := range s.Weight * JedisPointsPerWeight {
 			buf = jedisNodeName(buf[:0], i, s, n, legacy)
 			pts = append(pts, point{pos: kh.position(buf), owner: int32(i)})
 		}
@@ -179,7 +188,7 @@ func ketamaPointCount(weight, totalWeight, servers int) int {
 // "<continuum name>-<i>" gives four points, its four little-endian 32-bit
 // words.
 func ketamaPoints(shards []Shard) ([]point, error) {
-	if len(shards) > MaxPoints/PointsPerWeight {
+	if len(shards) > MaxPoints/160 {
 		return nil, fmt.Errorf("%w: %d servers exceed %d ketama points", ErrTooManyPoints, len(shards), MaxPoints)
 	}
 	total, err := totalWeight(shards, 1, ketamaMaxWeight)
@@ -190,7 +199,7 @@ func ketamaPoints(shards []Shard) ([]point, error) {
 	if err != nil {
 		return nil, err
 	}
-	pts := make([]point, 0, len(shards)*PointsPerWeight)
+	pts := make([]point, 0, len(shards)*160)
 	var buf []byte
 	for _, i := range order {
 		count := ketamaPointCount(shards[i].Weight, total, len(shards))

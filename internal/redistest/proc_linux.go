@@ -11,7 +11,10 @@ import (
 // sysProcAttr puts redis-server in its own process group, so that signals
 // sent to the terminal's group (Ctrl-C) reach only this process, and asks
 // the kernel to kill it if the thread that started it dies, so that no
-// server outlives a crashed or killed test binary.
+// server outlives a crashed or killed test binary. (The kernel ties the
+// signal to the starting thread; Go ends a thread only when a goroutine
+// locked to it with runtime.LockOSThread exits, so do not start servers
+// from such a goroutine.)
 func sysProcAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 }

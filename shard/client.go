@@ -30,6 +30,7 @@ type Client struct {
 	clusterOpts  ClusterOptions
 	readReplicas bool
 	refr         refresher
+	refreshTicks atomic.Int32 // health ticks that should also refresh the topology
 
 	closed   atomic.Bool
 	stop     chan struct{}

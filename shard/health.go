@@ -19,6 +19,10 @@ func (c *Client) healthLoop() {
 			return
 		case <-t.C:
 			c.checkAll()
+			if c.cl != nil && c.refreshTicks.Load() > 0 {
+				c.refreshTicks.Add(-1)
+				c.refresh(context.Background(), false)
+			}
 		}
 	}
 }
@@ -122,6 +126,13 @@ func (c *Client) nodeDown(i int) {
 }
 
 func (c *Client) nodeUp(i int) {
+	if c.cl != nil {
+		// A node that comes back (a restarted master rejoining as a
+		// replica, say) takes a moment to show in the topology: look on
+		// the next few health ticks.
+		ticks := int32(3 * time.Second / c.health.Interval)
+		c.refreshTicks.Store(max(ticks, 3))
+	}
 	if c.ring != nil && c.health.AutoEject {
 		_ = c.ring.Restore(i)
 	}

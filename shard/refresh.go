@@ -142,3 +142,16 @@ func (c *Client) discoverFunc() func(context.Context, []string, cluster.Dialer) 
 	}
 	return cluster.Discover
 }
+
+// Refresh reloads the cluster topology now and waits for it, for example
+// after resharding by hand. In ring mode it does nothing.
+func (c *Client) Refresh(ctx context.Context) error {
+	if c.cl == nil {
+		return nil
+	}
+	if c.closed.Load() {
+		return ErrClosed
+	}
+	c.refr.count.Add(1)
+	return c.discover(ctx)
+}

@@ -1,0 +1,365 @@
+package shard_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os/exec"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/gomodule/redigo/redis"
+	"github.com/shardis/shardis/cluster"
+	"github.com/shardis/shardis/internal/redistest"
+	"github.com/shardis/shardis/shard"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// loadResult is what a load run saw.
+type loadResult struct {
+	mu       sync.Mutex
+	acked    map[string]string // key -> last acknowledged value
+	ops      atomic.Int64
+	failures []loadFailure
+	// failedCommands counts failed commands inside pipelines (a pipeline
+	// counts as one failed operation).
+	failedCommands atomic.Int64
+	wait           func()
+}
+
+type loadFailure struct {
+	at    time.Time
+	slots []int
+	err   error
+}
+
+func (r *loadResult) fail(slots []int, err error) {
+	r.mu.Lock()
+	r.failures = append(r.failures, loadFailure{at: time.Now(), slots: slots, err: err})
+	r.mu.Unlock()
+}
+
+func (r *loadResult) ack(k, v string) {
+	r.mu.Lock()
+	r.acked[k] = v
+	r.mu.Unlock()
+}
+
+// onSuccess, when set, is called with the slots of every successful operation.
+type loadHook func(slots []int)
+
+// runLoad drives 8 goroutines of single commands, pipelines and cross-slot
+// MSET/MGET until stop is closed. Every goroutine writes its own keys, so
+// the last acknowledged value of each key is known.
+func runLoad(c *shard.Client, stop <-chan struct{}, onSuccess loadHook) *loadResult {
+	res := &loadResult{acked: map[string]string{}}
+	var wg sync.WaitGroup
+	for g := 0; g < 8; g++ {
+		wg.Add(1)
+		go func(g int) {
+			defer wg.Done()
+			rng := rand.New(rand.NewPCG(uint64(g), 7))
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				key := func() string { return fmt.Sprintf("load:%d:%d", g, rng.IntN(2000)) }
+				val := fmt.Sprintf("%d-%d", g, i)
+				switch i % 10 {
+				case 0: // a pipeline of 20 SETs
+					p := c.Pipeline()
+					var keys []string
+					for j := 0; j < 20; j++ {
+						k := key()
+						keys = append(keys, k)
+						p.Send("SET", k, val)
+					}
+					out, err := p.Exec(ctx)
+					var failedSlots []int
+					var firstErr error
+					for j, k := range keys {
+						var e error = err
+						if err == nil {
+							e = out[j].Err
+						}
+						if e != nil {
+							// The pipeline is one operation: it fails once, naming every failed slot.
+							failedSlots = append(failedSlots, cluster.Slot(k))
+							if firstErr == nil {
+								firstErr = e
+							}
+							res.failedCommands.Add(1)
+						} else {
+							res.ack(k, val)
+							if onSuccess != nil {
+								onSuccess([]int{cluster.Slot(k)})
+							}
+						}
+					}
+					if firstErr != nil {
+						res.fail(failedSlots, firstErr)
+					}
+				case 5: // MSET then MGET of 10 keys across slots
+					var args, keys []any
+					var slots []int
+					seen := map[string]bool{}
+					for len(keys) < 10 {
+						k := key()
+						if seen[k] {
+							continue
+						}
+						seen[k] = true
+						args = append(args, k, val)
+						keys = append(keys, k)
+						slots = append(slots, cluster.Slot(k))
+					}
+					if _, err := c.Do(ctx, "MSET", args...); err != nil {
+						res.fail(slots, err)
+						break
+					}
+					for _, k := range keys {
+						res.ack(k.(string), val)
+					}
+					vals, err := redis.Strings(c.Do(ctx, "MGET", keys...))
+					if err != nil {
+						res.fail(slots, err)
+						break
+					}
+					for j, v := range vals {
+						if v != val {
+							res.fail(slots, fmt.Errorf("MGET %v = %q, want %q", keys[j], v, val))
+						}
+					}
+					if onSuccess != nil {
+						onSuccess(slots)
+					}
+				default:
+					k := key()
+					if _, err := c.Do(ctx, "SET", k, val); err != nil {
+						res.fail([]int{cluster.Slot(k)}, err)
+						break
+					}
+					res.ack(k, val)
+					v, err := redis.String(c.Do(ctx, "GET", k))
+					if err != nil {
+						res.fail([]int{cluster.Slot(k)}, err)
+						break
+					}
+					if v != val {
+						res.fail([]int{cluster.Slot(k)}, fmt.Errorf("GET %s = %q, want %q", k, v, val))
+					}
+					if onSuccess != nil {
+						onSuccess([]int{cluster.Slot(k)})
+					}
+				}
+				cancel()
+				res.ops.Add(1)
+			}
+		}(g)
+	}
+	res.wait = wg.Wait
+	return res
+}
+
+// verifyAcked reads back every acknowledged write through a fresh client.
+func verifyAcked(t *testing.T, seeds []string, res *loadResult) {
+	t.Helper()
+	c := newClient(t, clusterConfig(seeds...))
+	p := c.Pipeline()
+	var keys []string
+	for k := range res.acked {
+		keys = append(keys, k)
+		p.Send("GET", k)
+	}
+	out, err := p.Exec(context.Background())
+	require.NoError(t, err)
+	lost := 0
+	for i, k := range keys {
+		v, err := redis.String(out[i].Reply, out[i].Err)
+		if err != nil || v != res.acked[k] {
+			lost++
+			if lost < 5 {
+				t.Errorf("acknowledged write lost: %s = %q (%v), want %q", k, v, err, res.acked[k])
+			}
+		}
+	}
+	assert.Zero(t, lost, "acknowledged writes lost out of %d", len(keys))
+}
+
+func nodeID(t *testing.T, s *redistest.Server) string {
+	id, err := s.Do("CLUSTER", "MYID")
+	require.NoError(t, err)
+	return strings.TrimSpace(id)
+}
+
+func TestClusterLiveReshardingUnderLoad(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts its own cluster and moves 1000 slots")
+	}
+	rc := redistest.StartClusterTB(t, 3, 1, redistest.Options{})
+	c := newClient(t, clusterConfig(rc.Seeds()...))
+	masters := rc.Masters()
+	from, to := masters[0], masters[1]
+
+	stop := make(chan struct{})
+	res := runLoad(c, stop, nil)
+	time.Sleep(500 * time.Millisecond) // the keys exist before their slots move
+
+	cmd := exec.Command("redis-cli", "--cluster", "reshard", from.Addr,
+		"--cluster-from", nodeID(t, from), "--cluster-to", nodeID(t, to),
+		"--cluster-slots", "1200", "--cluster-yes", "--cluster-pipeline", "10")
+	out, err := cmd.CombinedOutput()
+	close(stop)
+	res.wait()
+	require.NoError(t, err, "redis-cli --cluster reshard: %s", lastLines(string(out), 20))
+
+	t.Logf("%d operations during resharding", res.ops.Load())
+	for i, f := range res.failures {
+		if i < 10 {
+			t.Errorf("failed operation on slots %v: %v", f.slots, f.err)
+		}
+	}
+	assert.Empty(t, res.failures, "zero failed operations")
+	var moved, ask int64
+	for _, st := range c.Stats().Nodes {
+		moved += st.Moved
+		ask += st.Ask
+	}
+	t.Logf("MOVED %d, ASK %d, refreshes %d", moved, ask, c.Stats().Refreshes)
+	assert.Positive(t, moved, "MOVED was exercised")
+	assert.Positive(t, ask, "ASK was exercised")
+
+	// After a refresh the table shows the move: 1200 more slots on the target.
+	require.NoError(t, c.Refresh(context.Background()))
+	tbl := c.Router().(*shard.ClusterRouter).Table()
+	n := 0
+	for s := 0; s < cluster.SlotCount; s++ {
+		if tbl.Master(s).Addr == to.Addr {
+			n++
+		}
+	}
+	assert.Equal(t, 5462+1200, n)
+	verifyAcked(t, rc.Seeds(), res)
+}
+
+func TestClusterFailoverUnderLoad(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts its own cluster and kills a master")
+	}
+	rc := redistest.StartClusterTB(t, 3, 1, redistest.Options{NodeTimeout: time.Second})
+	c := newClient(t, clusterConfig(rc.Seeds()...))
+	victim, err := rc.MasterOfSlot(0)
+	require.NoError(t, err)
+	replica, err := rc.ReplicaOf(victim)
+	require.NoError(t, err)
+	deadSlots := map[int]bool{}
+	tbl := c.Router().(*shard.ClusterRouter).Table()
+	for s := 0; s < cluster.SlotCount; s++ {
+		if tbl.Master(s).Addr == victim.Addr {
+			deadSlots[s] = true
+		}
+	}
+	onDead := func(slots []int) bool {
+		for _, s := range slots {
+			if deadSlots[s] {
+				return true
+			}
+		}
+		return false
+	}
+	var killedAt atomic.Pointer[time.Time]
+	var firstSuccessAfterKill atomic.Pointer[time.Time]
+	stop := make(chan struct{})
+	res := runLoad(c, stop, func(slots []int) {
+		k := killedAt.Load()
+		if k == nil || !onDead(slots) {
+			return
+		}
+		now := time.Now()
+		firstSuccessAfterKill.CompareAndSwap(nil, &now)
+	})
+	time.Sleep(500 * time.Millisecond)
+
+	now := time.Now()
+	require.NoError(t, victim.Kill())
+	killedAt.Store(&now)
+	var promotedAt time.Time
+	require.Eventually(t, func() bool {
+		role, err := replica.Do("ROLE")
+		if err == nil && strings.HasPrefix(role, "master") {
+			promotedAt = time.Now()
+			return true
+		}
+		return false
+	}, 15*time.Second, 10*time.Millisecond)
+	time.Sleep(2 * time.Second)
+	close(stop)
+	res.wait()
+
+	first := firstSuccessAfterKill.Load()
+	require.NotNil(t, first, "operations on the dead master's slots recovered")
+	t.Logf("promotion %v after the kill; first success on its slots %v after the kill (%v after promotion); %d ops",
+		promotedAt.Sub(now).Round(time.Millisecond), first.Sub(now).Round(time.Millisecond),
+		first.Sub(promotedAt).Round(time.Millisecond), res.ops.Load())
+	assert.Less(t, first.Sub(promotedAt), 500*time.Millisecond, "recovered within 0.5s of the promotion")
+
+	var onDeadFails, elsewhere int
+	for _, f := range res.failures {
+		if onDead(f.slots) {
+			onDeadFails++
+			t.Logf("failed on the dead master's slots: %v", f.err)
+		} else {
+			elsewhere++
+			t.Errorf("failed on another master: %v", f.err)
+		}
+	}
+	t.Logf("failed operations: %d on the dead master's slots, %d elsewhere; failed commands inside pipelines: %d",
+		onDeadFails, elsewhere, res.failedCommands.Load())
+	assert.LessOrEqual(t, onDeadFails, 8, "at most a handful of failed operations on the dead master's slots")
+	assert.Zero(t, elsewhere, "no failures on other masters")
+	// Failures on the dead slots are writes whose outcome is unknown, never silent.
+	for _, f := range res.failures {
+		var uo *shard.UnknownOutcomeError
+		var re *shard.RetryError
+		assert.True(t, errors.As(f.err, &uo) || errors.As(f.err, &re), "%v", f.err)
+	}
+	verifyAcked(t, rc.Seeds(), withoutUnknown(res))
+
+	// The killed master comes back as a replica and the client lists it.
+	require.NoError(t, victim.Restart())
+	require.Eventually(t, func() bool {
+		role, err := victim.Do("ROLE")
+		return err == nil && strings.HasPrefix(role, "slave")
+	}, 10*time.Second, 50*time.Millisecond)
+	require.Eventually(t, func() bool {
+		_, err := c.Do(context.Background(), "SET", "after:failover", "1")
+		for _, n := range c.Router().(*shard.ClusterRouter).AllNodes() {
+			if n.Addr == victim.Addr && err == nil {
+				return true
+			}
+		}
+		return false
+	}, 10*time.Second, 100*time.Millisecond)
+}
+
+// withoutUnknown drops keys whose last write failed with an unknown outcome:
+// such a key may hold either value.
+func withoutUnknown(res *loadResult) *loadResult {
+	return res
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}

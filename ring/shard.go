@@ -59,30 +59,53 @@ func (s Shard) String() string {
 // list always describes distinct servers.
 func ParseShards(list string) ([]Shard, error) {
 	if strings.TrimSpace(list) == "" {
-		return nil, fmt.Errorf("%w: %w: empty list", ErrBadShardList, ErrNoShards)
+		return nil, &shardListError{index: -1, reason: "empty list", cause: ErrNoShards}
 	}
 	entries := strings.Split(list, ",")
 	shards := make([]Shard, 0, len(entries))
 	labels := make(map[string]int, len(entries))
 	addrs := make(map[string]int, len(entries))
 	for i, raw := range entries {
-		s, err := parseShard(raw)
-		if err != nil {
-			return nil, fmt.Errorf("%w: entry %d %q: %w", ErrBadShardList, i, raw, err)
+		s, reason, cause := parseShard(raw)
+		if reason != "" {
+			return nil, &shardListError{index: i, entry: raw, reason: reason, cause: cause}
 		}
 		if j, dup := addrs[s.Addr]; dup {
-			return nil, fmt.Errorf("%w: entry %d %q: %w: address %s already used by entry %d",
-				ErrBadShardList, i, raw, ErrDuplicateShard, s.Addr, j)
+			return nil, &shardListError{index: i, entry: raw, cause: ErrDuplicateShard,
+				reason: fmt.Sprintf("address %s already used by entry %d", s.Addr, j)}
 		}
 		if j, dup := labels[s.Label()]; dup {
-			return nil, fmt.Errorf("%w: entry %d %q: %w: label %q already used by entry %d",
-				ErrBadShardList, i, raw, ErrDuplicateShard, s.Label(), j)
+			return nil, &shardListError{index: i, entry: raw, cause: ErrDuplicateShard,
+				reason: fmt.Sprintf("label %q already used by entry %d", s.Label(), j)}
 		}
 		addrs[s.Addr] = i
 		labels[s.Label()] = i
 		shards = append(shards, s)
 	}
 	return shards, nil
+}
+
+// shardListError is a ParseShards error: it names the entry and wraps
+// ErrBadShardList plus, when there is one, a more precise sentinel.
+type shardListError struct {
+	index  int // -1 when no entry is to blame
+	entry  string
+	reason string
+	cause  error
+}
+
+func (e *shardListError) Error() string {
+	if e.index < 0 {
+		return "shardis: bad shard list: " + e.reason
+	}
+	return fmt.Sprintf("shardis: bad shard list: entry %d %q: %s", e.index, e.entry, e.reason)
+}
+
+func (e *shardListError) Unwrap() []error {
+	if e.cause == nil {
+		return []error{ErrBadShardList}
+	}
+	return []error{ErrBadShardList, e.cause}
 }
 
 // FormatShards returns shards in the syntax ParseShards reads, one entry per
@@ -96,65 +119,62 @@ func FormatShards(shards []Shard) string {
 	return strings.Join(parts, ",")
 }
 
-// parseShard parses one entry of a shard list.
-func parseShard(raw string) (Shard, error) {
+// parseShard parses one entry of a shard list. On failure it returns the
+// reason and, when one applies, a sentinel error.
+func parseShard(raw string) (s Shard, reason string, cause error) {
 	e := strings.TrimSpace(raw)
 	if e == "" {
-		return Shard{}, fmt.Errorf("empty entry")
+		return Shard{}, "empty entry", nil
 	}
-	var s Shard
 	if sp := strings.IndexFunc(e, unicode.IsSpace); sp >= 0 {
 		s.Name = strings.TrimLeftFunc(e[sp:], unicode.IsSpace)
 		e = e[:sp]
 		if strings.IndexFunc(s.Name, isBlankOrControl) >= 0 {
-			return Shard{}, fmt.Errorf("the name after the address must be one word without control characters")
+			return Shard{}, "the name after the address must be one word without control characters", nil
 		}
 	}
 	if strings.IndexFunc(e, unicode.IsControl) >= 0 {
-		return Shard{}, fmt.Errorf("control character in the address")
+		return Shard{}, "control character in the address", nil
 	}
 	// Split off host (possibly a bracketed IPv6 literal), port and weight.
 	var host, rest string
 	if strings.HasPrefix(e, "[") {
 		end := strings.IndexByte(e, ']')
 		if end < 0 || end+1 >= len(e) || e[end+1] != ':' {
-			return Shard{}, fmt.Errorf("want [IPV6]:PORT[:WEIGHT]")
+			return Shard{}, "want [IPV6]:PORT[:WEIGHT]", nil
 		}
 		host, rest = e[:end+1], e[end+2:]
 		if strings.ContainsAny(host[1:end], "[]") || end == 1 {
-			return Shard{}, fmt.Errorf("bad IPv6 host %q", host)
+			return Shard{}, fmt.Sprintf("bad IPv6 host %q", host), nil
 		}
 	} else {
 		colon := strings.IndexByte(e, ':')
 		if colon < 0 {
-			return Shard{}, fmt.Errorf("want HOST:PORT[:WEIGHT]")
+			return Shard{}, "want HOST:PORT[:WEIGHT]", nil
 		}
 		host, rest = e[:colon], e[colon+1:]
 		if strings.ContainsAny(host, "[]") {
-			return Shard{}, fmt.Errorf("bad host %q", host)
+			return Shard{}, fmt.Sprintf("bad host %q", host), nil
 		}
 	}
 	if host == "" {
-		return Shard{}, fmt.Errorf("empty host")
+		return Shard{}, "empty host", nil
 	}
 	portText, weightText, hasWeight := strings.Cut(rest, ":")
-	port, err := parseDecimal(portText, 65535)
-	if err != nil || port == 0 {
-		return Shard{}, fmt.Errorf("bad port %q (want 1..65535)", portText)
+	port, ok := parseDecimal(portText, 65535)
+	if !ok || port == 0 {
+		return Shard{}, fmt.Sprintf("bad port %q (want 1..65535)", portText), nil
 	}
 	s.Addr = host + ":" + strconv.Itoa(port)
 	s.Weight = 1
 	if hasWeight {
-		w, err := parseDecimal(weightText, MaxWeight)
-		if err != nil {
-			return Shard{}, fmt.Errorf("%w: %q (want 1..%d)", ErrBadWeight, weightText, MaxWeight)
-		}
-		if w == 0 {
-			return Shard{}, fmt.Errorf("%w: weight must be positive", ErrBadWeight)
+		w, ok := parseDecimal(weightText, MaxWeight)
+		if !ok || w == 0 {
+			return Shard{}, fmt.Sprintf("bad weight %q (want 1..%d)", weightText, MaxWeight), ErrBadWeight
 		}
 		s.Weight = w
 	}
-	return s, nil
+	return s, "", nil
 }
 
 // isBlankOrControl reports characters that may not appear in a shard name.
@@ -162,22 +182,22 @@ func isBlankOrControl(r rune) bool { return unicode.IsSpace(r) || unicode.IsCont
 
 // parseDecimal parses a plain decimal number (digits only, no sign, no
 // leading zeros beyond a single "0") not greater than limit.
-func parseDecimal(s string, limit int) (int, error) {
+func parseDecimal(s string, limit int) (int, bool) {
 	if s == "" || len(s) > 1 && s[0] == '0' {
-		return 0, fmt.Errorf("not a plain decimal number")
+		return 0, false
 	}
 	n := 0
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		if c < '0' || c > '9' {
-			return 0, fmt.Errorf("not a plain decimal number")
+			return 0, false
 		}
 		n = n*10 + int(c-'0')
 		if n > limit {
-			return 0, fmt.Errorf("out of range")
+			return 0, false
 		}
 	}
-	return n, nil
+	return n, true
 }
 
 // validateAddr checks that addr is "host:port" with a port in 1..65535.

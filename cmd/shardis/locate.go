@@ -1,0 +1,172 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/hex"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strconv"
+
+	"github.com/shardis/shardis/ring"
+)
+
+func init() {
+	register(command{name: "locate", summary: "print the ring shard of keys (murmur3, Jedis, twemproxy)", run: runLocate})
+}
+
+const locateUsage = `Usage: shardis locate --hash {murmur3|jedis|jedis-legacy|ketama|modula}
+       [--key-hash NAME] [--tag {none|cluster|jedis|XY}] --shards LIST [--hex] [KEY ...]
+
+Prints one line per key, in input order: the key exactly as given, a TAB,
+the index of its shard in LIST (from 0), a TAB, and the shard's label (its
+name, else host:port).
+
+LIST is comma-separated twemproxy-style entries "HOST:PORT[:WEIGHT][ NAME]",
+for example "127.0.0.1:6381:2 shard-a,127.0.0.1:6382:1 shard-b"; the weight
+defaults to 1.
+
+--hash jedis places keys as Jedis ShardedJedis/JedisSharding 2.10 - 6.x do
+(jedis-legacy: 2.0 - 2.9); ketama and modula as a twemproxy pool with the
+same "servers:" list does; murmur3 is the library's own ring. --key-hash and
+--tag default to the algorithm's defaults: murmur3 hashes with murmur3 and
+the Redis Cluster tag rule; jedis with "murmur" (or "md5") and no tags;
+ketama and modula with "fnv1a_64" (or any twemproxy hash: one_at_a_time,
+md5, crc16, crc32, crc32a, fnv1_64, fnv1a_64, fnv1_32, fnv1a_32, hsieh,
+murmur, jenkins) and no tags.
+
+Without KEY arguments, keys are read from standard input, one per line. Only
+the "\n" that ends a line is removed: every other byte, a "\r" included,
+belongs to the key, and an empty line is the empty key. Use --hex for keys
+that hold a "\n". Put "--" before keys that start with "-".
+
+Flags:
+`
+
+// runLocate implements "shardis locate".
+func runLocate(ctx context.Context, env *cliEnv, args []string) error {
+	fs := flag.NewFlagSet("locate", flag.ContinueOnError)
+	fs.SetOutput(env.stderr)
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), locateUsage)
+		fs.PrintDefaults()
+	}
+	algorithm := fs.String("hash", string(ring.Murmur3), "placement algorithm: murmur3, jedis, jedis-legacy, ketama or modula")
+	keyHash := fs.String("key-hash", "", "key hash function (default: the algorithm's)")
+	tag := fs.String("tag", "", "hash tag rule: none, cluster, jedis, or a two-character pair such as {} (default: the algorithm's)")
+	shardList := fs.String("shards", "", "the shards, \"HOST:PORT[:WEIGHT][ NAME],...\" (required)")
+	hexKeys := fs.Bool("hex", false, "each key is its bytes in hex (\"666f6f\" is foo); printed back as given.\n"+
+		"On standard input a \"\\r\" before the \"\\n\" is then ignored too")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return fmt.Errorf("%w: %w", errUsage, err)
+	}
+	if *shardList == "" {
+		return fmt.Errorf("%w: --shards is required (for example --shards 127.0.0.1:6379,127.0.0.1:6380)", errUsage)
+	}
+	shards, err := ring.ParseShards(*shardList)
+	if err != nil {
+		return fmt.Errorf("%w: %w", errUsage, err)
+	}
+	r, err := ring.New(ring.Config{
+		Algorithm: ring.Algorithm(*algorithm),
+		KeyHash:   *keyHash,
+		Tag:       *tag,
+		Shards:    shards,
+	})
+	if err != nil {
+		return fmt.Errorf("%w: %w", errUsage, err)
+	}
+	loc := &locator{ring: r, shards: shards, hex: *hexKeys}
+
+	out := bufio.NewWriter(env.stdout)
+	if fs.NArg() > 0 {
+		// Check every key first so that a bad one prints nothing.
+		keys := make([][]byte, fs.NArg())
+		for i, arg := range fs.Args() {
+			if keys[i], err = loc.key([]byte(arg)); err != nil {
+				return fmt.Errorf("%w: %w", errUsage, err)
+			}
+		}
+		for i, arg := range fs.Args() {
+			loc.write(out, []byte(arg), keys[i])
+		}
+		return out.Flush()
+	}
+	err = loc.lines(ctx, env, out)
+	if ferr := out.Flush(); err == nil {
+		err = ferr
+	}
+	return err
+}
+
+// locator answers "locate" queries against one ring.
+type locator struct {
+	ring   *ring.Ring
+	shards []ring.Shard
+	hex    bool
+}
+
+// lines answers for each line of env.stdin.
+func (l *locator) lines(ctx context.Context, env *cliEnv, out *bufio.Writer) error {
+	in := bufio.NewReader(env.stdin)
+	warned := false
+	for n := 1; ; n++ {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		line, err := in.ReadBytes('\n')
+		if len(line) == 0 && err == io.EOF {
+			return nil
+		}
+		if err != nil && err != io.EOF {
+			return fmt.Errorf("read standard input: %w", err)
+		}
+		given := bytes.TrimSuffix(line, []byte("\n"))
+		if l.hex {
+			given = bytes.TrimSuffix(given, []byte("\r"))
+		} else if !warned && bytes.HasSuffix(given, []byte("\r")) {
+			warned = true
+			fmt.Fprintf(env.stderr, "shardis locate: warning: line %d ends with \"\\r\", kept as part of the key (strip the \"\\r\" characters or use --hex if they are not)\n", n)
+		}
+		key, kerr := l.key(given)
+		if kerr != nil {
+			return fmt.Errorf("%w: line %d: %w", errUsage, n, kerr)
+		}
+		if werr := l.write(out, given, key); werr != nil {
+			return werr
+		}
+		if err == io.EOF {
+			return nil
+		}
+	}
+}
+
+// key returns the key bytes that given stands for.
+func (l *locator) key(given []byte) ([]byte, error) {
+	if !l.hex {
+		return given, nil
+	}
+	key := make([]byte, hex.DecodedLen(len(given)))
+	if _, err := hex.Decode(key, given); err != nil {
+		return nil, fmt.Errorf("bad hex key %q: %w", given, err)
+	}
+	return key, nil
+}
+
+// write prints "given<TAB>index<TAB>label" and returns the writer's first
+// error.
+func (l *locator) write(out *bufio.Writer, given, key []byte) error {
+	i := l.ring.LocateBytes(key)
+	out.Write(given)
+	out.WriteByte('\t')
+	out.Write(strconv.AppendInt(out.AvailableBuffer(), int64(i), 10))
+	out.WriteByte('\t')
+	out.WriteString(l.shards[i].Label())
+	return out.WriteByte('\n')
+}

@@ -215,6 +215,11 @@ func TestWorkloadsAgainstServers(t *testing.T) {
 			t.Fatalf("HashMod batch %d: %v", batch, err)
 		}
 	}
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	if err := h.Pipelined(cctx, hkeys, value, 100); !errors.Is(err, ErrWorkload) || !errors.Is(err, context.Canceled) {
+		t.Errorf("HashMod with a cancelled context: %v, want ErrWorkload and context.Canceled", err)
+	}
 	// Every HashMod key is on the server Locate names, and only there.
 	for _, k := range hkeys[:30] {
 		for i, s := range servers {

@@ -94,7 +94,7 @@ func ParseRedirect(msg string, asked string) (r Redirect, ok bool) {
 			return Redirect{}, false
 		}
 		r.Addr = joinAddr(host, port)
-	case portText[0] != '0' && (bracketed || strings.IndexByte(host, ':') < 0):
+	case portText[0] != '0' && bracketed == (strings.IndexByte(host, ':') >= 0):
 		r.Addr = endpoint // already host:port or [v6]:port
 	default:
 		r.Addr = joinAddr(host, port) // a bare IPv6 address, or a port with leading zeros

@@ -22,6 +22,9 @@ func TestParseRedirect(t *testing.T) {
 		{"MOVED 3999 fe80::1:2:6380", "", Redirect{Moved, 3999, "[fe80::1:2]:6380"}, true},
 		{"MOVED 3999 127.0.0.1:06381", "", Redirect{Moved, 3999, "127.0.0.1:6381"}, true},
 		{"MOVED 03999 127.0.0.1:6381", "", Redirect{Moved, 3999, "127.0.0.1:6381"}, true},
+		{"MOVED 1 [10.0.0.1]:80", "", Redirect{Moved, 1, "10.0.0.1:80"}, true},
+		{"ASK 0 :1", "]0", Redirect{}, false}, // no usable host in asked
+		{"ASK 0 :1", "a b:1", Redirect{}, false},
 
 		{"MOVED 3999 :6380", "", Redirect{}, false},             // no host to fall back on
 		{"MOVED 3999 ?:6380", "127.0.0.1:1", Redirect{}, false}, // unknown endpoint

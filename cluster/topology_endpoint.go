@@ -19,12 +19,17 @@ import (
 const unknownEndpoint = "?"
 
 // hostOf returns the host part of asked ("127.0.0.1:7000" -> "127.0.0.1",
-// "[::1]:7000" -> "::1"); asked without a port is taken as a host.
+// "[::1]:7000" -> "::1"); asked without a port is taken as a host. It
+// returns "" when there is no usable host (brackets or spaces left in it).
 func hostOf(asked string) string {
-	if host, _, err := net.SplitHostPort(asked); err == nil {
-		return host
+	host, _, err := net.SplitHostPort(asked)
+	if err != nil {
+		host = strings.TrimSuffix(strings.TrimPrefix(asked, "["), "]")
 	}
-	return strings.TrimSuffix(strings.TrimPrefix(asked, "["), "]")
+	if strings.ContainsFunc(host, func(r rune) bool { return r == '[' || r == ']' || r <= ' ' || r == 0x7f }) {
+		return ""
+	}
+	return host
 }
 
 // resolveHost applies the endpoint rules: endpoint is the preferred

@@ -45,3 +45,6 @@ func keyString(a any) string {
 	}
 	return s
 }
+
+// lookupCommand finds a command in the generated command table.
+func lookupCommand(name string) *command.Info { return command.Lookup(name) }

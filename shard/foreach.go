@@ -13,13 +13,33 @@ import (
 // when fn returns). Use it for keyless commands (FLUSHALL, INFO, SCRIPT
 // LOAD, ...). The error joins every node's error, each a *NodeError.
 func (c *Client) ForEachShard(ctx context.Context, fn func(ctx context.Context, node Node, conn redis.Conn) error) error {
+	return c.forEach(ctx, c.router.Nodes(), fn)
+}
+
+// ForEachMaster is ForEachShard under its cluster-mode name: fn runs once
+// for every master that serves slots.
+func (c *Client) ForEachMaster(ctx context.Context, fn func(ctx context.Context, node Node, conn redis.Conn) error) error {
+	return c.forEach(ctx, c.router.Nodes(), fn)
+}
+
+// ForEachNode calls fn for every node: in cluster mode the masters and then
+// their replicas (plain connections, without READONLY); in ring mode every
+// shard.
+func (c *Client) ForEachNode(ctx context.Context, fn func(ctx context.Context, node Node, conn redis.Conn) error) error {
+	nodes := c.router.Nodes()
+	if c.cl != nil {
+		nodes = c.cl.AllNodes()
+	}
+	return c.forEach(ctx, nodes, fn)
+}
+
+func (c *Client) forEach(ctx context.Context, nodes []Node, fn func(ctx context.Context, node Node, conn redis.Conn) error) error {
 	if c.closed.Load() {
 		return ErrClosed
 	}
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("shardis: %w", err)
 	}
-	nodes := c.router.Nodes()
 	errs := make([]error, len(nodes))
 	done := make(chan struct{}, len(nodes))
 	for i, n := range nodes {

@@ -1,0 +1,170 @@
+package shard_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/gomodule/redigo/redis"
+	"github.com/shardis/shardis/cluster"
+	"github.com/shardis/shardis/internal/redistest"
+	"github.com/shardis/shardis/shard"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// keyInSlotOf returns a key with the given tag prefix whose slot is owned
+// by master m, and that slot.
+func keyOnMaster(t *testing.T, rc *redistest.Cluster, m *redistest.Server, prefix string) (string, int) {
+	t.Helper()
+	for i := 0; ; i++ {
+		k := fmt.Sprintf("{%s%d}", prefix, i)
+		s := cluster.Slot(k)
+		owner, err := rc.MasterOfSlot(s)
+		require.NoError(t, err)
+		if owner.Addr == m.Addr {
+			return k, s
+		}
+	}
+}
+
+func setSlot(t *testing.T, s *redistest.Server, args ...string) {
+	t.Helper()
+	_, err := s.Do(append([]string{"CLUSTER", "SETSLOT"}, args...)...)
+	require.NoError(t, err, "CLUSTER SETSLOT %v on %s", args, s.Addr)
+}
+
+func stats(c *shard.Client) (moved, ask, tryAgain int64) {
+	for _, st := range c.Stats().Nodes {
+		moved += st.Moved
+		ask += st.Ask
+		tryAgain += st.TryAgain
+	}
+	return
+}
+
+func TestClusterFollowsMoved(t *testing.T) {
+	ctx := context.Background()
+	rc := clusterForTest(t)
+	c := newClient(t, clusterConfig(rc.Seeds()...))
+	m := rc.Masters()
+	a, b := m[0], m[1]
+	key, slot := keyOnMaster(t, rc, a, "moved")
+	ida, idb := nodeID(t, a), nodeID(t, b)
+	move := func(from, to *redistest.Server, fromID, toID string) {
+		setSlot(t, to, fmt.Sprint(slot), "IMPORTING", fromID)
+		setSlot(t, from, fmt.Sprint(slot), "MIGRATING", toID)
+		setSlot(t, to, fmt.Sprint(slot), "NODE", toID)
+		setSlot(t, from, fmt.Sprint(slot), "NODE", toID)
+	}
+	move(a, b, ida, idb)
+	defer func() {
+		direct(t, b.Addr).Do("DEL", key)
+		move(b, a, idb, ida)
+	}()
+
+	_, err := c.Do(ctx, "SET", key, "v")
+	require.NoError(t, err)
+	moved, _, _ := stats(c)
+	assert.Positive(t, moved)
+	node, err := c.Router().Route(key)
+	require.NoError(t, err)
+	assert.Equal(t, b.Addr, node.Addr, "the slot was updated at once")
+	v, err := redis.String(direct(t, b.Addr).Do("GET", key))
+	require.NoError(t, err)
+	assert.Equal(t, "v", v)
+}
+
+func TestClusterAskInsideAPipeline(t *testing.T) {
+	ctx := context.Background()
+	rc := clusterForTest(t)
+	c := newClient(t, clusterConfig(rc.Seeds()...))
+	m := rc.Masters()
+	a, b := m[0], m[1]
+	key, slot := keyOnMaster(t, rc, a, "ask")
+	setSlot(t, b, fmt.Sprint(slot), "IMPORTING", nodeID(t, a))
+	setSlot(t, a, fmt.Sprint(slot), "MIGRATING", nodeID(t, b))
+	defer func() {
+		setSlot(t, a, fmt.Sprint(slot), "STABLE")
+		setSlot(t, b, fmt.Sprint(slot), "STABLE")
+	}()
+	// key is missing on the source, so the source answers ASK; the target
+	// serves it after ASKING. The other commands are not disturbed.
+	p := c.Pipeline()
+	p.Send("SET", "ask:other1", "1")
+	p.Send("GET", key+"missing")
+	p.Send("SET", "ask:other2", "2")
+	res, err := p.Exec(ctx)
+	require.NoError(t, err)
+	require.NoError(t, res[0].Err)
+	require.NoError(t, res[1].Err)
+	assert.Nil(t, res[1].Reply)
+	require.NoError(t, res[2].Err)
+	_, ask, _ := stats(c)
+	assert.Positive(t, ask)
+	// ASK does not change the table.
+	node, _ := c.Router().Route(key)
+	assert.Equal(t, a.Addr, node.Addr)
+}
+
+func TestClusterRedirectLoopEndsWithTypedError(t *testing.T) {
+	ctx := context.Background()
+	rc := clusterForTest(t)
+	c := newClient(t, clusterConfig(rc.Seeds()...))
+	m := rc.Masters()
+	a, b := m[0], m[1]
+	key, slot := keyOnMaster(t, rc, a, "loop")
+	// a sends missing keys to b (ASK), b is not importing and sends them back (MOVED).
+	setSlot(t, a, fmt.Sprint(slot), "MIGRATING", nodeID(t, b))
+	defer setSlot(t, a, fmt.Sprint(slot), "STABLE")
+
+	start := time.Now()
+	_, err := c.Do(ctx, "GET", key)
+	require.Error(t, err)
+	var re *shard.RetryError
+	require.ErrorAs(t, err, &re)
+	assert.ErrorIs(t, err, shard.ErrRetryBudget)
+	assert.Contains(t, re.Last, "MOVED")
+	assert.LessOrEqual(t, re.Attempts, 6)
+	assert.Less(t, time.Since(start), 2*time.Second)
+}
+
+func TestClusterTryAgainEndsWithinTheRetryWait(t *testing.T) {
+	ctx := context.Background()
+	rc := clusterForTest(t)
+	cfg := clusterConfig(rc.Seeds()...)
+	cfg.Cluster.MaxRetryWait = 300 * time.Millisecond
+	c := newClient(t, cfg)
+	m := rc.Masters()
+	a, b := m[0], m[1]
+	key, slot := keyOnMaster(t, rc, a, "tryagain")
+	_, err := c.Do(ctx, "SET", key+"1", "x")
+	require.NoError(t, err)
+	setSlot(t, b, fmt.Sprint(slot), "IMPORTING", nodeID(t, a))
+	setSlot(t, a, fmt.Sprint(slot), "MIGRATING", nodeID(t, b))
+	defer func() {
+		setSlot(t, a, fmt.Sprint(slot), "STABLE")
+		setSlot(t, b, fmt.Sprint(slot), "STABLE")
+		c.Do(ctx, "DEL", key+"1")
+	}()
+	// One key exists on the source, one does not: the source keeps answering TRYAGAIN.
+	start := time.Now()
+	_, err = c.Do(ctx, "MGET", key+"1", key+"2")
+	var re *shard.RetryError
+	require.ErrorAs(t, err, &re)
+	assert.Contains(t, re.Last, "TRYAGAIN")
+	assert.Less(t, time.Since(start), time.Second)
+	_, _, tryAgain := stats(c)
+	assert.Positive(t, tryAgain)
+
+	// A context deadline ends it too.
+	cfg.Cluster.MaxRetryWait = time.Minute
+	c2 := newClient(t, cfg)
+	dctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+	defer cancel()
+	start = time.Now()
+	_, err = c2.Do(dctx, "MGET", key+"1", key+"2")
+	assert.ErrorIs(t, err, context.DeadlineExceeded)
+	assert.Less(t, time.Since(start), time.Second)
+}

@@ -1,0 +1,100 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"text/tabwriter"
+
+	"github.com/shardis/shardis/cluster"
+	"github.com/shardis/shardis/shard"
+)
+
+func init() {
+	register(command{name: "nodes", summary: "show the nodes and what each serves, as the client sees them", run: runNodes})
+}
+
+// loadClient reads --config and connects.
+func loadClient(ctx context.Context, path string) (*shard.Client, error) {
+	if path == "" {
+		return nil, fmt.Errorf("%w: --config FILE is required", errUsage)
+	}
+	cfg, err := shard.LoadConfig(path)
+	if err != nil {
+		return nil, err
+	}
+	return shard.New(ctx, cfg)
+}
+
+func runNodes(ctx context.Context, env *cliEnv, args []string) error {
+	fs := flag.NewFlagSet("nodes", flag.ContinueOnError)
+	fs.SetOutput(env.stderr)
+	configFile := fs.String("config", "", "YAML or JSON client config")
+	if err := fs.Parse(args); err != nil {
+		return fmt.Errorf("%w: %w", errUsage, err)
+	}
+	c, err := loadClient(ctx, *configFile)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	w := tabwriter.NewWriter(env.stdout, 2, 4, 2, ' ', 0)
+	defer w.Flush()
+	switch r := c.Router().(type) {
+	case *shard.ClusterRouter:
+		t := r.Table()
+		fmt.Fprintln(w, "SLOTS\tCOUNT\tMASTER\tREPLICAS")
+		for _, s := range t.Shards() {
+			n := 0
+			ranges := ""
+			for i, rg := range s.Ranges {
+				n += rg.End - rg.Start + 1
+				if i > 0 {
+					ranges += ","
+				}
+				if rg.Start == rg.End {
+					ranges += fmt.Sprint(rg.Start)
+				} else {
+					ranges += fmt.Sprintf("%d-%d", rg.Start, rg.End)
+				}
+			}
+			if ranges == "" {
+				ranges = "-"
+			}
+			reps := ""
+			for i, rep := range s.Replicas {
+				if i > 0 {
+					reps += " "
+				}
+				reps += rep.Addr
+				if rep.Health != "" && rep.Health != cluster.HealthOnline {
+					reps += " (" + rep.Health + ")"
+				}
+			}
+			fmt.Fprintf(w, "%s\t%d\t%s\t%s\n", ranges, n, s.Master.Addr, reps)
+		}
+	case *shard.RingRouter:
+		rg := r.Ring()
+		share := ringShares(rg.Locate, len(rg.Shards()))
+		fmt.Fprintf(w, "ring: %s\n", rg)
+		fmt.Fprintln(w, "INDEX\tNAME\tADDR\tWEIGHT\tKEY SHARE")
+		for i, s := range rg.Shards() {
+			fmt.Fprintf(w, "%d\t%s\t%s\t%d\t%.1f%%\n", i, s.Label(), s.Addr, s.Weight, 100*share[i])
+		}
+	}
+	return nil
+}
+
+// ringShares estimates each shard's share of the key space from a fixed
+// sample of keys.
+func ringShares(locate func(string) int, n int) []float64 {
+	const sample = 100000
+	counts := make([]float64, n)
+	for i := 0; i < sample; i++ {
+		counts[locate(fmt.Sprintf("sample:%d", i))]++
+	}
+	for i := range counts {
+		counts[i] /= sample
+	}
+	return counts
+}

@@ -17,7 +17,6 @@ func writeConfig(t *testing.T, text string) string {
 	return p
 }
 
-
 func TestNodesStatsAndDemoOnACluster(t *testing.T) {
 	rc := redistest.StartClusterTB(t, 3, 1, redistest.Options{})
 	cfg := writeConfig(t, fmt.Sprintf("mode: cluster\nseeds: [%q]\n", rc.Seeds()[0]))

@@ -138,7 +138,15 @@ func (c *Client) judge(cl *call) (v verdict, refresh bool) {
 		case "MOVED", "ASK":
 			rd, ok := cluster.ParseRedirect(msg, ns.node.Addr)
 			if !ok {
-				return final, false
+				// A redirect to an endpoint we cannot dial ("?"): ask the
+				// topology where the slot lives instead.
+				cl.last, cl.reroute = msg, true
+				cl.redirects++
+				if cl.redirects > c.clusterOpts.MaxRedirects {
+					c.giveUp([]*call{cl}, "too many redirects")
+					return final, false
+				}
+				return retryLater, true
 			}
 			cl.redirects++
 			cl.last = msg

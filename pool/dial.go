@@ -46,8 +46,17 @@ func (d *dialer) dial(ctx context.Context) (redis.Conn, error) {
 		// a stuck handshake too.
 		connect = (&tls.Dialer{NetDialer: netDialer, Config: d.tls}).DialContext
 	}
+	var cc *coarseConn
+	coarse := func(ctx context.Context, network, addr string) (net.Conn, error) {
+		nc, err := connect(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		cc = &coarseConn{Conn: nc}
+		return cc, nil
+	}
 	c, err := redis.DialContext(ctx, "tcp", d.addr,
-		redis.DialContextFunc(connect),
+		redis.DialContextFunc(coarse),
 		redis.DialReadTimeout(d.opts.ReadTimeout),
 		redis.DialWriteTimeout(d.opts.WriteTimeout),
 	)
@@ -58,7 +67,7 @@ func (d *dialer) dial(ctx context.Context) (redis.Conn, error) {
 		c.Close()
 		return nil, err
 	}
-	return c, nil
+	return &liveConn{Conn: c, nc: cc}, nil
 }
 
 // setup sends AUTH, CLIENT SETNAME, SELECT and READONLY as configured, in
@@ -100,9 +109,17 @@ func (d *dialer) setup(ctx context.Context, c redis.Conn) error {
 	return nil
 }
 
-// ping is the pool's TestOnBorrowContext: a connection idle for longer than
-// the TestOnBorrow option must answer PING before it is handed out.
+// errPeerClosed rejects a pooled connection that the server has closed.
+var errPeerClosed = errors.New("shardis: connection closed by the server")
+
+// ping is the pool's TestOnBorrowContext. Every connection is first checked,
+// without a round trip, for having been closed by the server; one idle for
+// longer than the TestOnBorrow option must also answer PING before it is
+// handed out.
 func (d *dialer) ping(ctx context.Context, c redis.Conn, lastUsed time.Time) error {
+	if lc, ok := c.(*liveConn); ok && lc.closedByPeer() {
+		return errPeerClosed
+	}
 	if d.opts.TestOnBorrow == Never || time.Since(lastUsed) < d.opts.TestOnBorrow {
 		return nil
 	}

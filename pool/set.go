@@ -219,9 +219,7 @@ func (s *Set) newPool(addr string, readOnly bool) *counted {
 			return c, err
 		},
 	}
-	if s.opts.TestOnBorrow != Never {
-		cp.pool.TestOnBorrowContext = d.ping
-	}
+	cp.pool.TestOnBorrowContext = d.ping
 	return cp
 }
 

@@ -16,17 +16,17 @@ type call struct {
 	node  int // index into the client's node table; -1 until routed
 	group int // the key's group: node index (ring mode) or hash slot (cluster mode)
 
+	// Cluster mode: the state of redirects and retries.
+	asking    bool // send ASKING first (after an ASK redirect)
+	replica   bool // a read-only command served by a replica
+	reroute   bool // route again by slot before the next attempt
+	done      bool // the result is final
+	redirects int  // MOVED/ASK hops so far
+	attempts  int  // sends after the first
+
 	reply any
 	err   error
-
-	// Cluster mode: the state of redirects and retries.
-	asking    bool   // send ASKING first (after an ASK redirect)
-	replica   bool   // a read-only command served by a replica
-	reroute   bool   // route again by slot before the next attempt
-	done      bool   // the result is final
-	redirects int    // MOVED/ASK hops so far
-	attempts  int    // sends after the first
-	last      string // the last redirect or retryable error, for RetryError
+	last  string // the last redirect or retryable error, for RetryError
 }
 
 // Result is the outcome of one command of a pipeline: its reply, or its

@@ -71,7 +71,10 @@ func runLoad(c *shard.Client, stop <-chan struct{}, onSuccess loadHook) *loadRes
 				default:
 				}
 				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-				key := func() string { return fmt.Sprintf("load:%d:%d", g, rng.IntN(2000)) }
+				// 256 tags put ~60 keys in each hot slot, so that a slot
+				// takes several MIGRATE batches to move and commands meet
+				// it half-moved (ASK, TRYAGAIN).
+				key := func() string { return fmt.Sprintf("load:{%d}:%d:%d", rng.IntN(256), g, rng.IntN(2000)) }
 				val := fmt.Sprintf("%d-%d", g, i)
 				switch i % 10 {
 				case 0: // a pipeline of 20 SETs
@@ -323,7 +326,9 @@ func TestClusterFailoverUnderLoad(t *testing.T) {
 	}
 	t.Logf("failed operations: %d on the dead master's slots, %d elsewhere; failed commands inside pipelines: %d",
 		onDeadFails, elsewhere, res.failedCommands.Load())
-	assert.LessOrEqual(t, onDeadFails, 8, "at most a handful of failed operations on the dead master's slots")
+	// Only operations in flight when the master died may fail (their
+	// writes may or may not have run): at most one per caller.
+	assert.LessOrEqual(t, onDeadFails, 8, "at most one failed operation per caller on the dead master's slots")
 	assert.Zero(t, elsewhere, "no failures on other masters")
 	// Failures on the dead slots are writes whose outcome is unknown, never silent.
 	for _, f := range res.failures {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"time"
 
 	"github.com/gomodule/redigo/redis"
@@ -20,9 +21,20 @@ func (c *Client) execute(ctx context.Context, calls []*call) {
 
 // run sends every routed call (node >= 0, err == nil) to its node and
 // stores each reply or error in the call. Calls for one node go out as one
-// pipeline on one connection; nodes are served in parallel. A failure of
-// one node touches only that node's calls.
+// pipeline on one connection, and every node's pipeline is written before
+// any reply is read, so the nodes work at the same time. A failure of one
+// node touches only that node's calls.
+//
+// With a context that can end early, each node is served by its own
+// goroutine so that the caller can return the moment the context ends.
+// Otherwise everything runs on the caller's goroutine: no goroutine, no
+// channel, and the replies of the nodes are read one node after the other
+// (they have been arriving meanwhile).
 func (c *Client) run(ctx context.Context, calls []*call) {
+	if ctx.Done() != nil || (len(calls) >= parallelDecodeMin && runtime.GOMAXPROCS(0) >= 4) {
+		c.runParallel(ctx, calls)
+		return
+	}
 	first, single := -1, true
 	for _, cl := range calls {
 		if cl.err != nil || cl.node < 0 {
@@ -38,14 +50,26 @@ func (c *Client) run(ctx context.Context, calls []*call) {
 	if first < 0 {
 		return
 	}
-	if single && ctx.Done() == nil {
-		// The common case: everything for one node and nothing to watch
-		// but the deadline, which the reads honour themselves.
+	if single {
 		c.roundTrip(ctx, first, calls, nil)
 		return
 	}
-	c.runParallel(ctx, calls)
+	groups := c.groups(calls)
+	conns := make([]redis.Conn, len(groups))
+	for i, g := range groups {
+		conns[i] = c.send(ctx, g.node, g.calls, nil)
+	}
+	for i, g := range groups {
+		if conns[i] != nil {
+			c.receive(ctx, g.node, conns[i], g.calls, nil)
+			conns[i].Close()
+		}
+	}
 }
+
+// parallelDecodeMin is the batch size from which replies are decoded on
+// several goroutines when the machine has the cores for it.
+const parallelDecodeMin = 4096
 
 // group is the share of a batch that goes to one node. A worker owns its
 // results until it hands the group back on the done channel.
@@ -55,12 +79,16 @@ type group struct {
 	results []Result
 }
 
-func (c *Client) runParallel(ctx context.Context, calls []*call) {
-	byNode := map[int]*group{}
+// groups splits the routed calls by node, in order of first appearance.
+func (c *Client) groups(calls []*call) []*group {
+	byNode := make([]*group, len(c.nodes.all()))
 	var order []*group
 	for _, cl := range calls {
 		if cl.err != nil || cl.node < 0 {
 			continue
+		}
+		for cl.node >= len(byNode) { // a node registered after we looked
+			byNode = append(byNode, nil)
 		}
 		g := byNode[cl.node]
 		if g == nil {
@@ -70,6 +98,11 @@ func (c *Client) runParallel(ctx context.Context, calls []*call) {
 		}
 		g.calls = append(g.calls, cl)
 	}
+	return order
+}
+
+func (c *Client) runParallel(ctx context.Context, calls []*call) {
+	order := c.groups(calls)
 	done := make(chan *group, len(order))
 	for _, g := range order {
 		g.results = make([]Result, len(g.calls))
@@ -106,84 +139,104 @@ func (c *Client) runParallel(ctx context.Context, calls []*call) {
 // With out == nil the results go straight into the calls; otherwise into
 // out, which the caller copies later.
 func (c *Client) roundTrip(ctx context.Context, node int, calls []*call, out []Result) {
+	if conn := c.send(ctx, node, calls, out); conn != nil {
+		c.receive(ctx, node, conn, calls, out)
+		conn.Close()
+	}
+}
+
+// setResult stores result i of a group: in out when it is given, else in
+// the call itself.
+func setResult(calls []*call, out []Result, i int, reply any, err error) {
+	if out == nil {
+		calls[i].reply, calls[i].err = reply, err
+	} else {
+		out[i] = Result{Reply: reply, Err: err}
+	}
+}
+
+// failFrom fails calls[start:] with a *NodeError for node.
+func (c *Client) failFrom(node int, calls []*call, out []Result, start int, err error) {
+	nerr := &NodeError{Node: c.nodes.get(node).node, Err: err}
+	for i := start; i < len(calls); i++ {
+		setResult(calls, out, i, nil, nerr)
+	}
+}
+
+// send borrows a connection to node, writes calls (with ASKING in front
+// of those that need it) and flushes. On failure it fails every call and
+// returns nil; otherwise the caller reads the replies and closes the
+// connection.
+func (c *Client) send(ctx context.Context, node int, calls []*call, out []Result) redis.Conn {
 	ns := c.nodes.get(node)
-	set := func(i int, reply any, err error) {
-		if out == nil {
-			calls[i].reply, calls[i].err = reply, err
-		} else {
-			out[i] = Result{Reply: reply, Err: err}
-		}
-	}
-	failFrom := func(start int, err error) {
-		nerr := &NodeError{Node: ns.node, Err: err}
-		for i := start; i < len(calls); i++ {
-			set(i, nil, nerr)
-		}
-	}
 	ns.commands.Add(int64(len(calls)))
 	if ns.down.Load() {
 		ns.errors.Add(int64(len(calls)))
-		failFrom(0, ErrNodeDown)
-		return
+		c.failFrom(node, calls, out, 0, ErrNodeDown)
+		return nil
 	}
 	conn, err := c.conn(ctx, ns)
 	if err != nil {
 		c.noteFailure(ctx, node, err)
-		failFrom(0, err)
-		return
+		c.failFrom(node, calls, out, 0, err)
+		return nil
 	}
-	defer conn.Close()
-	asking := false
 	for _, cl := range calls {
 		if cl.asking {
-			asking = true
-			if err := conn.Send("ASKING"); err != nil {
-				c.noteFailure(ctx, node, err)
-				failFrom(0, err)
-				return
-			}
+			err = conn.Send("ASKING")
 		}
-		if err := conn.Send(cl.name, cl.args...); err != nil {
-			c.noteFailure(ctx, node, err)
-			failFrom(0, err)
-			return
+		if err == nil {
+			err = conn.Send(cl.name, cl.args...)
+		}
+		if err != nil {
+			break
 		}
 	}
-	if err := conn.Flush(); err != nil {
+	if err == nil {
+		err = conn.Flush()
+	}
+	if err != nil {
+		conn.Close()
 		c.noteFailure(ctx, node, err)
-		failFrom(0, err)
-		return
+		c.failFrom(node, calls, out, 0, err)
+		return nil
 	}
+	return conn
+}
+
+// receive reads the replies of calls from conn. A server error reply is
+// that call's own result; a connection failure fails the call it happened
+// on and every later one.
+func (c *Client) receive(ctx context.Context, node int, conn redis.Conn, calls []*call, out []Result) {
 	timeout, err := c.replyTimeout(ctx, calls)
 	if err != nil {
-		failFrom(0, err)
+		c.failFrom(node, calls, out, 0, err)
 		return
 	}
-	for i := range calls {
-		if asking && calls[i].asking {
+	for i, cl := range calls {
+		if cl.asking {
 			if _, err := redis.ReceiveWithTimeout(conn, timeout); err != nil {
 				var re redis.Error
 				if !errors.As(err, &re) {
 					err = contextCause(ctx, err)
 					c.noteFailure(ctx, node, err)
-					failFrom(i, err)
+					c.failFrom(node, calls, out, i, err)
 					return
 				}
 			}
 		}
 		reply, err := redis.ReceiveWithTimeout(conn, timeout)
 		if err != nil {
-			var re redis.Error
-			if errors.As(err, &re) {
-				set(i, nil, re)
+			if re, ok := err.(redis.Error); ok {
+				setResult(calls, out, i, nil, re)
 				continue
 			}
 			err = contextCause(ctx, err)
 			c.noteFailure(ctx, node, err)
-			failFrom(i, err)
+			c.failFrom(node, calls, out, i, err)
 			return
 		}
-		set(i, reply, nil)
+		setResult(calls, out, i, reply, nil)
 	}
 	c.noteSuccess(node)
 }

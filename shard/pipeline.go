@@ -13,6 +13,7 @@ import (
 type Pipeline struct {
 	c    *Client
 	cmds []queued
+	b    batch // reused by Exec when nothing can still be using it
 }
 
 type queued struct {
@@ -53,15 +54,25 @@ func (p *Pipeline) Exec(ctx context.Context) ([]Result, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("shardis: %w", err)
 	}
-	b := batch{reqs: make([]request, 0, len(p.cmds)), calls: make([]*call, 0, len(p.cmds))}
+	// A context that can end early may leave workers behind that still
+	// read the calls: only then does this Exec get buffers of its own.
+	b := &p.b
+	if ctx.Done() != nil {
+		b = &batch{}
+	}
+	b.reset(len(p.cmds))
 	for _, q := range p.cmds {
-		c.add(&b, c.loc, q.name, q.args, q.routeKey)
+		c.add(b, c.loc, q.name, q.args, q.routeKey)
 	}
 	p.Reset()
 	c.execute(ctx, b.calls)
 	out := make([]Result, len(b.reqs))
 	for i := range b.reqs {
 		out[i].Reply, out[i].Err = b.reqs[i].result()
+	}
+	if b == &p.b {
+		clear(b.slab) // drop the replies so the garbage collector can have them
+		clear(b.reqs)
 	}
 	return out, nil
 }

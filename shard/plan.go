@@ -74,6 +74,43 @@ type part struct {
 type batch struct {
 	reqs  []request
 	calls []*call
+	slab  []call // preallocated calls, handed out by newCall
+
+	keyBuf [16]int // key positions of the command being planned
+
+	// The last command looked up: pipelines mostly repeat one command.
+	lastName string
+	lastInfo *command.Info
+}
+
+// newCall returns a zeroed call, from the slab while it lasts.
+func (b *batch) newCall() *call {
+	if n := len(b.slab); n < cap(b.slab) {
+		b.slab = b.slab[:n+1]
+		b.slab[n] = call{}
+		return &b.slab[n]
+	}
+	return &call{}
+}
+
+// reset empties b for another use, keeping its buffers.
+func (b *batch) reset(n int) {
+	if cap(b.reqs) < n {
+		b.reqs = make([]request, 0, n)
+		b.calls = make([]*call, 0, n)
+		b.slab = make([]call, 0, n)
+	}
+	b.reqs, b.calls, b.slab = b.reqs[:0], b.calls[:0], b.slab[:0]
+}
+
+// lookup finds a command's table entry, remembering the last one.
+func (b *batch) lookup(name string) *command.Info {
+	if name == b.lastName && b.lastInfo != nil {
+		return b.lastInfo
+	}
+	info := command.Lookup(name)
+	b.lastName, b.lastInfo = name, info
+	return info
 }
 
 // add plans one user command. routeKey, when non-nil, names the key to
@@ -81,8 +118,9 @@ type batch struct {
 func (c *Client) add(b *batch, loc locator, name string, args []any, routeKey any) {
 	b.reqs = append(b.reqs, request{})
 	req := &b.reqs[len(b.reqs)-1]
-	info := command.Lookup(name)
-	cl := &call{name: name, args: args, info: info, node: -1}
+	info := b.lookup(name)
+	cl := b.newCall()
+	cl.name, cl.args, cl.info, cl.node = name, args, info, -1
 	if routeKey != nil {
 		node, group, err := loc.locate(routeKey)
 		if err != nil {
@@ -98,8 +136,7 @@ func (c *Client) add(b *batch, loc locator, name string, args []any, routeKey an
 		req.err = fmt.Errorf("%w %q: name its target with DoKey or ForEachShard", ErrUnknownCommand, name)
 		return
 	}
-	var buf [8]int
-	pos, err := info.KeyPositions(args, buf[:0])
+	pos, err := info.KeyPositions(args, b.keyBuf[:0])
 	if err != nil {
 		req.err = fmt.Errorf("%w: %w", ErrBadCommand, err)
 		return
@@ -184,7 +221,8 @@ func (c *Client) split(b *batch, req *request, loc locator, cl *call, kind split
 		}
 		if pi < 0 {
 			pi = len(req.parts)
-			pc := &call{name: cl.name, info: cl.info}
+			pc := b.newCall()
+			pc.name, pc.info = cl.name, cl.info
 			c.place(pc, node, group)
 			req.parts = append(req.parts, part{call: pc, group: group})
 			if index != nil {

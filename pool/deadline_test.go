@@ -1,0 +1,88 @@
+package pool
+
+import (
+	"net"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// countingConn counts the read deadlines that reach the real connection.
+type countingConn struct {
+	net.Conn
+	set []time.Time
+}
+
+func (c *countingConn) SetReadDeadline(t time.Time) error {
+	c.set = append(c.set, t)
+	return nil
+}
+
+func (c *countingConn) SetWriteDeadline(t time.Time) error {
+	c.set = append(c.set, t)
+	return nil
+}
+
+func (c *countingConn) SetDeadline(t time.Time) error {
+	c.set = append(c.set, t)
+	return nil
+}
+
+func TestCoarseConnSkipsTinyDeadlineMoves(t *testing.T) {
+	inner := &countingConn{}
+	c := &coarseConn{Conn: inner}
+	base := time.Unix(1000, 0)
+	steps := []struct {
+		at   time.Time
+		sent bool
+	}{
+		{base, true},                            // first deadline
+		{base.Add(time.Microsecond), false},     // a hair later: kept
+		{base.Add(4 * time.Millisecond), false}, // within the slack
+		{base.Add(6 * time.Millisecond), true},  // beyond it: moved
+		{base.Add(time.Millisecond), true},      // earlier: always honoured
+		{time.Time{}, true},                     // cleared: always honoured
+		{base, true},                            // set again after clearing
+	}
+	for i, s := range steps {
+		before := len(inner.set)
+		require.NoError(t, c.SetReadDeadline(s.at))
+		assert.Equal(t, s.sent, len(inner.set) > before, "step %d", i)
+	}
+	before := len(inner.set)
+	require.NoError(t, c.SetWriteDeadline(base.Add(time.Minute)))
+	require.NoError(t, c.SetWriteDeadline(base.Add(time.Minute+time.Millisecond)))
+	assert.Equal(t, before+1, len(inner.set), "write deadlines are coarse too")
+	require.NoError(t, c.SetDeadline(base.Add(time.Hour)))
+	require.NoError(t, c.SetReadDeadline(base.Add(time.Hour+time.Millisecond)))
+	assert.Equal(t, base.Add(time.Hour), inner.set[len(inner.set)-1], "SetDeadline counts as the read deadline")
+}
+
+// A read still times out: the deadline is at most the slack early, never late.
+func TestCoarseConnStillTimesOut(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer ln.Close()
+	go func() {
+		s, err := ln.Accept()
+		if err == nil {
+			time.Sleep(time.Second)
+			s.Close()
+		}
+	}()
+	nc, err := net.Dial("tcp", ln.Addr().String())
+	require.NoError(t, err)
+	c := &coarseConn{Conn: nc}
+	defer c.Close()
+	start := time.Now()
+	for i := 0; i < 100; i++ {
+		require.NoError(t, c.SetReadDeadline(time.Now().Add(100*time.Millisecond)))
+	}
+	_, err = c.Read(make([]byte, 1))
+	var ne net.Error
+	require.ErrorAs(t, err, &ne)
+	assert.True(t, ne.Timeout())
+	assert.Less(t, time.Since(start), 300*time.Millisecond)
+}

@@ -26,10 +26,10 @@ vet:
 test: deps vet
 	$(GO) test -race -count=1 -timeout 30m ./...
 
-# fuzz runs every fuzz target for a short while (FUZZTIME=30s by default).
+# fuzz runs every fuzz target of every package for a short while (FUZZTIME).
 FUZZTIME ?= 10s
 fuzz:
-	@for pkg in ./hashtag ./cluster ./ring; do \
+	@for pkg in $$($(GO) list ./...); do \
 		for f in $$($(GO) test -list 'Fuzz.*' $$pkg | grep ^Fuzz); do \
 			$(GO) test -run=^$$ -fuzz=^$$f$$ -fuzztime=$(FUZZTIME) $$pkg || exit 1; \
 		done; \

@@ -98,15 +98,7 @@ func (r *Ring) owner(pos uint64) int {
 
 // search returns the index of the first point >= pos, wrapping to 0.
 func (r *Ring) search(pos uint64) int {
-	lo, hi := 0, len(r.points)
-	for lo < hi {
-		mid := int(uint(lo+hi) >> 1)
-		if r.points[mid] < pos {
-			lo = mid + 1
-		} else {
-			hi = mid
-		}
-	}
+	lo := r.searchFrom(pos)
 	if lo == len(r.points) {
 		return 0
 	}

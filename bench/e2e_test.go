@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/shardis/shardis/internal/redistest"
 	"github.com/shardis/shardis/ring"
@@ -45,11 +46,27 @@ func newClient(b *testing.B, servers []*redistest.Server) *shard.Client {
 	return c
 }
 
-// reportOps reports ops/s, opsPerIter being the commands (or keys) one
-// iteration handles. Call it after the b.Loop loop.
-func reportOps(b *testing.B, opsPerIter int) {
+// meter reports the throughput of an end-to-end benchmark: ops/s
+// (operations per elapsed second) and cpu-µs/op (this process's CPU time per
+// operation: the client, its goroutines and the garbage collector, not the
+// servers), the figure that other processes' load disturbs least.
+type meter struct{ cpu time.Duration }
+
+// startMeter reads the CPU clock; call it just before the b.Loop loop.
+func startMeter() meter { return meter{cpu: ProcessCPU()} }
+
+// report reports both metrics for opsPerIter operations per iteration;
+// call it just after the b.Loop loop.
+func (m meter) report(b *testing.B, opsPerIter int) {
+	ops := float64(opsPerIter) * float64(b.N)
+	if ops <= 0 {
+		return
+	}
 	if s := b.Elapsed().Seconds(); s > 0 {
-		b.ReportMetric(float64(opsPerIter)*float64(b.N)/s, "ops/s")
+		b.ReportMetric(ops/s, "ops/s")
+	}
+	if cpu := ProcessCPU() - m.cpu; m.cpu > 0 && cpu > 0 {
+		b.ReportMetric(float64(cpu.Nanoseconds())/1e3/ops, "cpu-µs/op")
 	}
 }
 
@@ -84,34 +101,37 @@ func BenchmarkPipeline100k(b *testing.B) {
 	for _, batch := range []int{100, 1000} {
 		b.Run(fmt.Sprintf("shardis/batch=%d", batch), func(b *testing.B) {
 			b.ReportAllocs()
+			m := startMeter()
 			for b.Loop() {
 				if err := Pipelined(ctx, c, keys, value, batch); err != nil {
 					b.Fatal(err)
 				}
 			}
-			reportOps(b, 2*len(keys))
+			m.report(b, 2*len(keys))
 		})
 	}
 	for _, batch := range []int{100, 1000} {
 		b.Run(fmt.Sprintf("redigo-hashmod/batch=%d", batch), func(b *testing.B) {
 			b.ReportAllocs()
+			m := startMeter()
 			for b.Loop() {
 				if err := h.Pipelined(ctx, keys, value, batch); err != nil {
 					b.Fatal(err)
 				}
 			}
-			reportOps(b, 2*len(keys))
+			m.report(b, 2*len(keys))
 		})
 	}
 	b.Run("one-by-one", func(b *testing.B) {
 		few := keys[:10_000]
 		b.ReportAllocs()
+		m := startMeter()
 		for b.Loop() {
 			if err := OneByOne(ctx, c, few, value); err != nil {
 				b.Fatal(err)
 			}
 		}
-		reportOps(b, 2*len(few))
+		m.report(b, 2*len(few))
 	})
 }
 
@@ -137,6 +157,7 @@ func BenchmarkMGET1000(b *testing.B) {
 	}
 	b.Run("shardis-mget", func(b *testing.B) {
 		b.ReportAllocs()
+		m := startMeter()
 		for b.Loop() {
 			r, err := c.Do(ctx, "MGET", args...)
 			if err != nil {
@@ -152,10 +173,11 @@ func BenchmarkMGET1000(b *testing.B) {
 				}
 			}
 		}
-		reportOps(b, len(keys))
+		m.report(b, len(keys))
 	})
 	b.Run("shardis-1000-gets", func(b *testing.B) {
 		b.ReportAllocs()
+		m := startMeter()
 		for b.Loop() {
 			for _, k := range keys {
 				r, err := c.Do(ctx, "GET", k)
@@ -164,11 +186,12 @@ func BenchmarkMGET1000(b *testing.B) {
 				}
 			}
 		}
-		reportOps(b, len(keys))
+		m.report(b, len(keys))
 	})
 	b.Run("shardis-pipelined-gets", func(b *testing.B) {
 		p := c.Pipeline()
 		b.ReportAllocs()
+		m := startMeter()
 		for b.Loop() {
 			for _, k := range keys {
 				p.Send("GET", k)
@@ -183,7 +206,7 @@ func BenchmarkMGET1000(b *testing.B) {
 				}
 			}
 		}
-		reportOps(b, len(keys))
+		m.report(b, len(keys))
 	})
 }
 

@@ -18,6 +18,7 @@ type Ring struct {
 	// first point at or after its position, wrapping to points[0].
 	points []uint64
 	owners []int32
+	index  bucketIndex // narrows searches of points
 	// slots replaces points for modula: a key goes to slots[hash % len].
 	slots []int32
 }
@@ -66,6 +67,8 @@ func New(cfg Config) (*Ring, error) {
 		for i, e := range entries {
 			r.points[i], r.owners[i] = e.pos, e.owner
 		}
+		lo, span := r.kh.keySpace()
+		r.index = newBucketIndex(r.points, lo, span)
 	}
 	return r, nil
 }
@@ -98,7 +101,7 @@ func (r *Ring) owner(pos uint64) int {
 
 // search returns the index of the first point >= pos, wrapping to 0.
 func (r *Ring) search(pos uint64) int {
-	lo := r.searchFrom(pos)
+	lo := r.index.search(r.points, pos)
 	if lo == len(r.points) {
 		return 0
 	}

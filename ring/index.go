@@ -1,0 +1,75 @@
+package ring
+
+import "math/bits"
+
+// bucketIndex narrows the binary search of a lookup. The key space is cut
+// into a power-of-two number of equal buckets, about one per two points;
+// start[b] is the first point at or after the start of bucket b, and
+// start[len-1] the first point at or after the end of the key space. A key
+// in bucket b then needs only a search of points[start[b]:start[b+1]+1],
+// usually one to three points, instead of the whole ring: two cache misses
+// rather than a dozen.
+type bucketIndex struct {
+	lo    uint64   // the first position of the key space
+	shift uint     // a position's bucket is (pos - lo) >> shift
+	start []uint32 // len = buckets + 1
+}
+
+// maxIndexBits bounds the index at 2^20 buckets (4 MiB).
+const maxIndexBits = 20
+
+// newBucketIndex indexes sorted points over the key space [lo, lo+span)
+// (span 0 meaning 2^64).
+func newBucketIndex(points []uint64, lo, span uint64) bucketIndex {
+	spanBits := 64
+	if span != 0 {
+		spanBits = bits.Len64(span) - 1
+	}
+	k := bits.Len(uint(len(points) / 2))
+	k = min(k, maxIndexBits, spanBits)
+	n := 1 << k
+	idx := bucketIndex{lo: lo, shift: uint(spanBits - k), start: make([]uint32, n+1)}
+	p := 0
+	for b := 0; b <= n; b++ {
+		var edge uint64 // the first position of bucket b
+		if b < n {
+			edge = lo + uint64(b)<<idx.shift
+		}
+		if b == n {
+			if span == 0 {
+				p = len(points) // nothing lies beyond a 64-bit key space
+			} else {
+				for p < len(points) && points[p] < lo+span {
+					p++
+				}
+			}
+		} else {
+			for p < len(points) && points[p] < edge {
+				p++
+			}
+		}
+		idx.start[b] = uint32(p)
+	}
+	return idx
+}
+
+// search returns the index of the first point >= pos, or len(points).
+func (idx *bucketIndex) search(points []uint64, pos uint64) int {
+	i, j := 0, len(points)
+	if d := pos - idx.lo; pos >= idx.lo {
+		if b := d >> idx.shift; b < uint64(len(idx.start)-1) {
+			i, j = int(idx.start[b]), int(idx.start[b+1])
+		} else {
+			i = int(idx.start[len(idx.start)-1])
+		}
+	}
+	for i < j {
+		mid := int(uint(i+j) >> 1)
+		if points[mid] < pos {
+			i = mid + 1
+		} else {
+			j = mid
+		}
+	}
+	return i
+}

@@ -1,0 +1,50 @@
+package ring
+
+import (
+	"math/rand/v2"
+	"testing"
+)
+
+// The bucket index finds exactly what a plain binary search finds, for
+// every algorithm and key hash, at bucket edges and beyond the key space.
+func TestBucketIndexMatchesBinarySearch(t *testing.T) {
+	shards := []Shard{
+		{Name: "a", Addr: "10.0.0.1:6379", Weight: 1},
+		{Name: "b", Addr: "10.0.0.2:6379", Weight: 3},
+		{Name: "c", Addr: "10.0.0.3:6379", Weight: 2},
+	}
+	configs := []Config{
+		{Algorithm: Murmur3},
+		{Algorithm: Jedis},
+		{Algorithm: Jedis, KeyHash: "md5"},
+		{Algorithm: JedisLegacy},
+	}
+	for _, h := range []string{"fnv1a_64", "md5", "crc16", "crc32", "crc32a", "murmur", "jenkins", "hsieh", "one_at_a_time", "fnv1_32"} {
+		configs = append(configs, Config{Algorithm: Ketama, KeyHash: h})
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, cfg := range configs {
+		cfg.Shards = shards
+		r, err := New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lo, span := r.kh.keySpace()
+		probes := []uint64{0, 1, lo, lo - 1, lo + span, lo + span - 1, ^uint64(0), 1 << 63, 1 << 32, 1 << 16}
+		for _, p := range r.points {
+			probes = append(probes, p, p-1, p+1)
+		}
+		for b := range r.index.start {
+			edge := lo + uint64(b)<<r.index.shift
+			probes = append(probes, edge, edge-1, edge+1)
+		}
+		for i := 0; i < 20000; i++ {
+			probes = append(probes, rng.Uint64(), lo+rng.Uint64N(max(span, 1<<16)), uint64(rng.Uint32()))
+		}
+		for _, p := range probes {
+			if got, want := r.index.search(r.points, p), r.searchFrom(p); got != want {
+				t.Fatalf("%s/%s: search(%#x) = %d, binary search says %d", cfg.Algorithm, cfg.KeyHash, p, got, want)
+			}
+		}
+	}
+}

@@ -46,7 +46,8 @@ type Result struct {
 	Shards   int    `json:"shards"`
 	Weighted bool   `json:"weighted"`
 	// Skipped, when set, says why the strategy was not measured on this
-	// layout (for example: it has no weights); the figures are then zero.
+	// layout ("no weights": it gives every shard an equal share, whatever
+	// the weights); the figures are then zero.
 	Skipped string `json:"skipped,omitempty"`
 
 	Balance Balance  `json:"balance"`

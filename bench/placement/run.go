@@ -149,7 +149,7 @@ func methods(budget time.Duration) Method {
 func measure(s strategy, l Layout, keys []string) (Result, Router, error) {
 	res := Result{Strategy: s.name, Layout: l.Name, Shards: len(l.Shards), Weighted: l.Weighted()}
 	if res.Weighted && !s.weights {
-		res.Skipped = "no weights: every shard gets an equal share"
+		res.Skipped = "no weights"
 		return res, nil, nil
 	}
 	shards := l.Shards

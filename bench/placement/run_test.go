@@ -228,8 +228,10 @@ func TestLookupAndMemoryAreMeasured(t *testing.T) {
 		assert.Less(t, res.Lookup.AllocsPerOp, 0.01, "%s allocates per lookup", res.Strategy)
 		switch res.Strategy {
 		case "murmur3":
-			// 10 x 1024 points of 8 + 4 bytes.
-			assert.InDelta(t, 10*1024*12, float64(res.MemoryBytes), 10*1024*12*0.2)
+			// 10 x 1024 points of at least 8 + 4 bytes (position, owner),
+			// plus whatever index the ring keeps to find them.
+			assert.GreaterOrEqual(t, res.MemoryBytes, int64(10*1024*12))
+			assert.Less(t, res.MemoryBytes, int64(10*1024*32))
 		case "slots":
 			assert.InDelta(t, 16384*2, float64(res.MemoryBytes), 1024)
 		case "jump":

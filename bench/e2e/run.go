@@ -61,7 +61,8 @@ type Report struct {
 	Targets []Target `json:"targets"`
 	// DurationSeconds is the planned time of each case on each target.
 	DurationSeconds float64 `json:"duration_seconds"`
-	// Results holds one entry per target and case, target by target.
+	// Results holds one entry per case and target: case by case, the
+	// targets of a case in the order of Targets.
 	Results []Result `json:"results"`
 	// Environment describes the machine the clients ran on.
 	Environment Environment `json:"environment"`
@@ -110,11 +111,12 @@ func Bound(targets, cases int, d time.Duration) time.Duration {
 	return 2*time.Duration(targets*cases)*(d+warmUp(d)) + time.Minute
 }
 
-// Run measures every case on every target, one at a time, each case for
-// opts.Duration after a warm-up. For each target it creates a client from
-// the target's Config (raising Pool.MaxIdle to the largest number of
-// callers when it is zero, so that idle connections are not closed between
-// calls), writes the keys MGET reads, runs the cases and deletes the keys.
+// Run measures every case on every target, one at a time, each for
+// opts.Duration after a warm-up, case by case with the targets of a case
+// one after the other. For each target it first creates a client from the
+// target's Config (raising Pool.MaxIdle to the largest number of callers
+// when it is zero, so that idle connections are not closed between calls)
+// and writes the keys MGET reads; at the end it deletes the keys.
 //
 // Run returns early when ctx ends or Bound passes: the report then holds
 // what was measured, the case that was running marked Partial, and
@@ -157,7 +159,13 @@ func Run(ctx context.Context, targets []Target, opts Options) (*Report, error) {
 	ctx, cancel := context.WithTimeout(ctx, Bound(len(targets), len(cases), d))
 	defer cancel()
 	keys := bench.Keys(KeyPrefix, max(Keyspace, maxSize))
-	step, steps := 0, len(targets)*len(cases)
+	clients := make([]*shard.Client, 0, len(targets))
+	defer func() {
+		for _, c := range clients {
+			cleanup(c, keys)
+			c.Close()
+		}
+	}()
 	for _, t := range targets {
 		cfg := t.Config
 		if cfg.Pool.MaxIdle == 0 {
@@ -167,29 +175,30 @@ func Run(ctx context.Context, targets []Target, opts Options) (*Report, error) {
 		if err != nil {
 			return finish(ctx, rep, fmt.Errorf("shardis: %s: %w", t.Name, err))
 		}
-		err = func() error {
-			defer cleanup(client, keys)
-			if err := prefill(ctx, client, keys[:maxSize]); err != nil {
-				return fmt.Errorf("shardis: %s: write the keys MGET reads: %w", t.Name, err)
-			}
-			for _, c := range cases {
-				if ctx.Err() != nil {
-					return nil
-				}
-				step++
-				progress := func(f float64) {
-					if opts.Progress != nil {
-						opts.Progress(Progress{Step: step, Steps: steps, Fraction: f, Target: t.Name, Case: c.Name})
-					}
-				}
-				rep.Results = append(rep.Results, runCase(ctx, client, t.Name, c, keys, d, progress))
-			}
-			return nil
-		}()
-		client.Close()
-		if err != nil || ctx.Err() != nil {
-			return finish(ctx, rep, err)
+		clients = append(clients, client)
+		if err := prefill(ctx, client, keys[:maxSize]); err != nil {
+			return finish(ctx, rep, fmt.Errorf("shardis: %s: write the keys MGET reads: %w", t.Name, err))
 		}
+	}
+	// Case by case, every target in turn, so that the targets of one case
+	// run close together in time and share whatever else the machine does.
+	step, steps := 0, len(targets)*len(cases)
+	for _, c := range cases {
+		for i, t := range targets {
+			if ctx.Err() != nil {
+				return finish(ctx, rep, nil)
+			}
+			step++
+			progress := func(f float64) {
+				if opts.Progress != nil {
+					opts.Progress(Progress{Step: step, Steps: steps, Fraction: f, Target: t.Name, Case: c.Name})
+				}
+			}
+			rep.Results = append(rep.Results, runCase(ctx, clients[i], t.Name, c, keys, d, progress))
+		}
+	}
+	if ctx.Err() != nil {
+		return finish(ctx, rep, nil)
 	}
 	return rep, nil
 }

@@ -55,20 +55,19 @@ func (t *table) text(w io.Writer) error {
 	}
 	var b strings.Builder
 	for _, r := range append([][]string{t.header}, t.rows...) {
+		var line strings.Builder
 		for i, c := range r {
 			pad := strings.Repeat(" ", widths[i]-utf8.RuneCountInString(c))
 			if i > 0 {
-				b.WriteString("  ")
+				line.WriteString("  ")
 			}
 			if t.right[i] {
-				b.WriteString(pad + c)
-			} else if i < len(r)-1 {
-				b.WriteString(c + pad)
+				line.WriteString(pad + c)
 			} else {
-				b.WriteString(c)
+				line.WriteString(c + pad)
 			}
 		}
-		b.WriteString("\n")
+		b.WriteString(strings.TrimRight(line.String(), " ") + "\n")
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

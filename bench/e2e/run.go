@@ -59,6 +59,9 @@ type Report struct {
 	Embedded bool `json:"embedded"`
 	// Targets are the client configurations measured.
 	Targets []Target `json:"targets"`
+	// Cases are the cases planned, in order (an interrupted run has
+	// results for the first of them only).
+	Cases []Case `json:"cases"`
 	// DurationSeconds is the planned time of each case on each target.
 	DurationSeconds float64 `json:"duration_seconds"`
 	// Results holds one entry per case and target: case by case, the
@@ -153,6 +156,7 @@ func Run(ctx context.Context, targets []Target, opts Options) (*Report, error) {
 	}
 	rep := &Report{
 		Targets:         targets,
+		Cases:           cases,
 		DurationSeconds: d.Seconds(),
 		Environment:     Environment{GoVersion: runtime.Version(), OS: runtime.GOOS, Arch: runtime.GOARCH, CPUs: runtime.NumCPU()},
 	}

@@ -54,6 +54,7 @@ func TestRunOnRealServers(t *testing.T) {
 	require.NoError(t, err)
 	checkResults(t, rep, []string{"ring", "cluster"}, smallCases)
 	assert.False(t, rep.Interrupted)
+	assert.Equal(t, smallCases, rep.Cases)
 	assert.Equal(t, 0.1, rep.DurationSeconds)
 	require.NotEmpty(t, steps)
 	assert.Equal(t, len(smallCases)*2, steps[len(steps)-1].Step)

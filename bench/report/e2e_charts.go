@@ -14,8 +14,12 @@ const (
 	LatencyFile    = "latency.svg"
 )
 
-// e2eCases returns the cases of a report in the order they first appear.
+// e2eCases returns the cases of a report: the planned ones, else those of
+// the results in the order they first appear.
 func e2eCases(r *e2e.Report) []e2e.Case {
+	if len(r.Cases) > 0 {
+		return r.Cases
+	}
 	var out []e2e.Case
 	seen := map[string]bool{}
 	for _, res := range r.Results {

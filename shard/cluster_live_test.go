@@ -53,6 +53,23 @@ func (r *loadResult) ack(k, v string) {
 // onSuccess, when set, is called with the slots of every successful operation.
 type loadHook func(slots []int)
 
+// loadTags are the hash tags of the load's keys: half of them in slots
+// 0-1199 (the slots the resharding test moves), half in slots of the other
+// masters.
+var loadTags = func() []string {
+	var low, high []string
+	for i := 0; len(low) < 8 || len(high) < 8; i++ {
+		tag := fmt.Sprintf("t%d", i)
+		switch s := cluster.Slot(tag); {
+		case s < 1200 && len(low) < 8:
+			low = append(low, tag)
+		case s >= 5461 && len(high) < 8:
+			high = append(high, tag)
+		}
+	}
+	return append(low, high...)
+}()
+
 // runLoad drives 8 goroutines of single commands, pipelines and cross-slot
 // MSET/MGET until stop is closed. Every goroutine writes its own keys, so
 // the last acknowledged value of each key is known.
@@ -71,10 +88,12 @@ func runLoad(c *shard.Client, stop <-chan struct{}, onSuccess loadHook) *loadRes
 				default:
 				}
 				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-				// 256 tags put ~60 keys in each hot slot, so that a slot
-				// takes several MIGRATE batches to move and commands meet
-				// it half-moved (ASK, TRYAGAIN).
-				key := func() string { return fmt.Sprintf("load:{%d}:%d:%d", rng.IntN(256), g, rng.IntN(2000)) }
+				// Few tags put many keys in each hot slot, so that a slot
+				// takes many MIGRATE calls to move and commands meet it
+				// half-moved (ASK, TRYAGAIN).
+				key := func() string {
+					return fmt.Sprintf("load:{%s}:%d:%d", loadTags[rng.IntN(len(loadTags))], g, rng.IntN(2000))
+				}
 				val := fmt.Sprintf("%d-%d", g, i)
 				switch i % 10 {
 				case 0: // a pipeline of 20 SETs
@@ -218,7 +237,7 @@ func TestClusterLiveReshardingUnderLoad(t *testing.T) {
 
 	cmd := exec.Command("redis-cli", "--cluster", "reshard", from.Addr,
 		"--cluster-from", nodeID(t, from), "--cluster-to", nodeID(t, to),
-		"--cluster-slots", "1200", "--cluster-yes", "--cluster-pipeline", "10")
+		"--cluster-slots", "1200", "--cluster-yes", "--cluster-pipeline", "1")
 	out, err := cmd.CombinedOutput()
 	close(stop)
 	res.wait()

@@ -162,16 +162,21 @@ func (c *Client) judge(cl *call) (v verdict, refresh bool) {
 			ns.ask.Add(1)
 			cl.node, cl.asking, cl.reroute = c.nodes.add(Node{Name: rd.Addr, Addr: rd.Addr}), true, false
 			return retryNow, false
+		// The replies below mean "wait": the wait is bounded by
+		// MaxRetryWait, and the redirect count starts again after it, so
+		// that a multi-key command bouncing between a migrating slot's two
+		// nodes (ASK, then TRYAGAIN until the migration ends) is not
+		// mistaken for a redirect loop.
 		case "TRYAGAIN":
 			ns.tryAgain.Add(1)
-			cl.last, cl.reroute = msg, true
+			cl.last, cl.reroute, cl.redirects = msg, true, 0
 			return retryLater, false
 		case "CLUSTERDOWN", "LOADING", "MASTERDOWN":
-			cl.last, cl.reroute = msg, true
+			cl.last, cl.reroute, cl.redirects = msg, true, 0
 			return retryLater, true
 		case "READONLY":
 			// The node we took for the master was demoted: nothing ran.
-			cl.last, cl.reroute = msg, true
+			cl.last, cl.reroute, cl.redirects = msg, true, 0
 			return retryLater, true
 		}
 		return final, false

@@ -80,6 +80,10 @@ type Environment struct {
 	OS        string `json:"os"`
 	Arch      string `json:"arch"`
 	CPUs      int    `json:"cpus"`
+	// Load is the 1-minute load average before and after the run, e.g.
+	// "3.10 -> 4.25" (Linux only; empty elsewhere): other work competes
+	// with the measurement for the CPUs.
+	Load string `json:"load,omitempty"`
 }
 
 // Result holds the figures of one case on one target.
@@ -160,6 +164,8 @@ func Run(ctx context.Context, targets []Target, opts Options) (*Report, error) {
 		DurationSeconds: d.Seconds(),
 		Environment:     Environment{GoVersion: runtime.Version(), OS: runtime.GOOS, Arch: runtime.GOARCH, CPUs: runtime.NumCPU()},
 	}
+	load := loadAverage()
+	defer func() { rep.Environment.Load = loadSpan(load) }()
 	ctx, cancel := context.WithTimeout(ctx, Bound(len(targets), len(cases), d))
 	defer cancel()
 	keys := bench.Keys(KeyPrefix, max(Keyspace, maxSize))

@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"errors"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -77,6 +78,9 @@ func TestRunOnEmbeddedServers(t *testing.T) {
 	rep, err := Run(context.Background(), s.Targets(), Options{Duration: 50 * time.Millisecond, Cases: smallCases})
 	require.NoError(t, err)
 	checkResults(t, rep, []string{"ring", "cluster"}, smallCases)
+	if runtime.GOOS == "linux" {
+		assert.Regexp(t, `^\d+\.\d+ -> \d+\.\d+$`, rep.Environment.Load)
+	}
 	require.NoError(t, s.Close())
 	require.NoError(t, s.Close(), "Close is idempotent")
 }

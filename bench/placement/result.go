@@ -37,6 +37,10 @@ type Environment struct {
 	OS        string `json:"os"`
 	Arch      string `json:"arch"`
 	CPUs      int    `json:"cpus"`
+	// Load is the 1-minute load average before and after the run, e.g.
+	// "3.10 -> 4.25" (Linux only; empty elsewhere): other work competes
+	// with the measurement for the CPUs.
+	Load string `json:"load,omitempty"`
 }
 
 // Result holds the figures of one strategy on one layout.

@@ -70,6 +70,7 @@ func Run(ctx context.Context, keys []string, opts Options) (*Report, error) {
 	if budget <= 0 {
 		budget = DefaultLookupTime
 	}
+	load := loadAverage()
 	rep := &Report{
 		Keys:       len(keys),
 		KeySource:  opts.KeySource,
@@ -90,6 +91,7 @@ func Run(ctx context.Context, keys []string, opts Options) (*Report, error) {
 			opts.Progress(done, total)
 		}
 	}
+	defer func() { rep.Environment.Load = loadSpan(load) }()
 	var timers []*lookupTimer
 	for _, s := range strats {
 		for _, l := range layouts {

@@ -3,6 +3,7 @@ package placement
 import (
 	"context"
 	"math"
+	"runtime"
 	"testing"
 	"time"
 
@@ -241,6 +242,9 @@ func TestLookupAndMemoryAreMeasured(t *testing.T) {
 	assert.NotEmpty(t, rep.Method.Lookup)
 	assert.NotEmpty(t, rep.Method.Memory)
 	assert.Equal(t, 5000, rep.Keys)
+	if runtime.GOOS == "linux" {
+		assert.Regexp(t, `^\d+\.\d+ -> \d+\.\d+$`, rep.Environment.Load)
+	}
 }
 
 func TestRunStopsWhenContextEnds(t *testing.T) {

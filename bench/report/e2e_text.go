@@ -87,10 +87,10 @@ func E2EMarkdown(w io.Writer, r *e2e.Report, command string) error {
 	for _, t := range r.Targets {
 		fmt.Fprintf(&b, "- **%s**: %s\n", t.Name, t.Servers)
 	}
-	fmt.Fprintf(&b, "\nClients and servers shared one machine: %s/%s, %d CPUs, %s. Each case ran %.3g s per mode "+
+	fmt.Fprintf(&b, "\nClients and servers shared one machine: %s/%s, %d CPUs, %s%s. Each case ran %.3g s per mode "+
 		"after a warm-up. One operation (op) is one command, one pipeline, one MSET or one MGET; commands/s counts "+
 		"the commands or keys they carry.\n\n", r.Environment.OS, r.Environment.Arch, r.Environment.CPUs,
-		r.Environment.GoVersion, r.DurationSeconds)
+		r.Environment.GoVersion, loadNote(r.Environment.Load), r.DurationSeconds)
 	fmt.Fprintf(&b, "![Commands per second per case and mode](%s)\n\n", ThroughputFile)
 	fmt.Fprintf(&b, "![Latency per operation, p50 to p99, per case and mode](%s)\n\n", LatencyFile)
 	if err := e2eTable(r).markdown(&b); err != nil {

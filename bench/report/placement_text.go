@@ -88,6 +88,14 @@ func randomStddev(l placement.Layout, keys int) float64 {
 	return 100 * math.Sqrt(sum/float64(len(l.Shards)))
 }
 
+// loadNote describes a load average span for a report, "" without one.
+func loadNote(load string) string {
+	if load == "" {
+		return ""
+	}
+	return "; load average " + load + " (other work shared the CPUs)"
+}
+
 // PlacementText writes the comparison as plain-text tables, one per
 // layout, for a terminal.
 func PlacementText(w io.Writer, r *placement.Report) error {
@@ -124,8 +132,8 @@ func PlacementMarkdown(w io.Writer, r *placement.Report, command string) error {
 	if command != "" {
 		fmt.Fprintf(&b, "Produced offline (no server involved) by:\n\n```sh\n%s\n```\n\n", command)
 	}
-	fmt.Fprintf(&b, "Keys: %d (%s). Machine: %s/%s, %d CPUs, %s.\n\n", r.Keys, r.KeySource,
-		r.Environment.OS, r.Environment.Arch, r.Environment.CPUs, r.Environment.GoVersion)
+	fmt.Fprintf(&b, "Keys: %d (%s). Machine: %s/%s, %d CPUs, %s%s.\n\n", r.Keys, r.KeySource,
+		r.Environment.OS, r.Environment.Arch, r.Environment.CPUs, r.Environment.GoVersion, loadNote(r.Environment.Load))
 	if r.Interrupted {
 		b.WriteString("> **Interrupted:** only part of the comparison ran; missing rows say \"not measured\".\n\n")
 	}

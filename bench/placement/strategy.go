@@ -141,4 +141,5 @@ func ringStrategy(a ring.Algorithm, summary string) strategy {
 // jumpRouter is the jump hash over n buckets; bucket i is shard i.
 type jumpRouter int
 
+// Locate returns the jump hash bucket of key.
 func (n jumpRouter) Locate(key string) int { return bench.Jump(key, int(n)) }

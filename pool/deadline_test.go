@@ -86,3 +86,29 @@ func TestCoarseConnStillTimesOut(t *testing.T) {
 	assert.True(t, ne.Timeout())
 	assert.Less(t, time.Since(start), 300*time.Millisecond)
 }
+
+// Peeking at a live connection costs no allocation and says it is open;
+// after the peer closes it says closed.
+func TestPeekerOnALiveAndAClosedConnection(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer ln.Close()
+	accepted := make(chan net.Conn, 1)
+	go func() {
+		s, err := ln.Accept()
+		if err == nil {
+			accepted <- s
+		}
+	}()
+	nc, err := net.Dial("tcp", ln.Addr().String())
+	require.NoError(t, err)
+	defer nc.Close()
+	server := <-accepted
+	p := newPeeker(nc)
+	require.NotNil(t, p)
+	assert.False(t, p.closed())
+	assert.Zero(t, testing.AllocsPerRun(100, func() { p.closed() }))
+
+	server.Close()
+	require.Eventually(t, p.closed, time.Second, 5*time.Millisecond)
+}

@@ -67,7 +67,7 @@ func (d *dialer) dial(ctx context.Context) (redis.Conn, error) {
 		c.Close()
 		return nil, err
 	}
-	return &liveConn{Conn: c, nc: cc}, nil
+	return &liveConn{Conn: c, peek: newPeeker(cc.Conn)}, nil
 }
 
 // setup sends AUTH, CLIENT SETNAME, SELECT and READONLY as configured, in

@@ -14,7 +14,7 @@ import (
 // lets the caller dial afresh instead.
 type liveConn struct {
 	redis.Conn
-	nc *coarseConn
+	peek *peeker // nil where the socket cannot be peeked at
 }
 
 var (
@@ -42,5 +42,5 @@ func (c *liveConn) ReceiveContext(ctx context.Context) (any, error) {
 // sent bytes nobody asked for), without blocking and without consuming
 // anything.
 func (c *liveConn) closedByPeer() bool {
-	return c.nc != nil && peerClosed(c.nc.Conn)
+	return c.peek.closed()
 }

@@ -4,5 +4,10 @@ package pool
 
 import "net"
 
-// peerClosed cannot peek on this platform; the TestOnBorrow PING remains.
-func peerClosed(net.Conn) bool { return false }
+// peeker cannot look at sockets on this platform; the TestOnBorrow PING
+// remains.
+type peeker struct{}
+
+func newPeeker(net.Conn) *peeker { return nil }
+
+func (p *peeker) closed() bool { return false }

@@ -9,42 +9,59 @@ import (
 	"syscall"
 )
 
-// peerClosed peeks at the socket without blocking: end of stream or a
-// reset means the server is gone. Unsolicited bytes on a plain connection
-// mean the protocol is out of step, which is as bad; on TLS they may be a
-// post-handshake record, so they are allowed there.
-func peerClosed(nc net.Conn) bool {
-	tlsConn := false
+// peeker looks at a socket without blocking and without consuming
+// anything. It is built once per connection, so a check allocates nothing.
+type peeker struct {
+	rc   syscall.RawConn
+	tls  bool
+	fn   func(fd uintptr) bool // p.peek, bound once
+	buf  [1]byte
+	n    int
+	rerr error
+}
+
+func newPeeker(nc net.Conn) *peeker {
+	p := &peeker{}
 	if tc, ok := nc.(*tls.Conn); ok {
-		nc, tlsConn = tc.NetConn(), true
+		nc, p.tls = tc.NetConn(), true
 	}
 	sc, ok := nc.(syscall.Conn)
 	if !ok {
-		return false
+		return nil
 	}
 	rc, err := sc.SyscallConn()
 	if err != nil {
+		return nil
+	}
+	p.rc = rc
+	p.fn = p.peek
+	return p
+}
+
+func (p *peeker) peek(fd uintptr) bool {
+	p.n, _, p.rerr = syscall.Recvfrom(int(fd), p.buf[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
+	return true
+}
+
+// closed reports whether the server has gone: end of stream or a reset.
+// Unsolicited bytes on a plain connection mean the protocol is out of
+// step, which is as bad; on TLS they may be a post-handshake record, so
+// they are allowed there.
+func (p *peeker) closed() bool {
+	if p == nil {
 		return false
 	}
-	var (
-		buf  [1]byte
-		n    int
-		rerr error
-	)
-	if err := rc.Read(func(fd uintptr) bool {
-		n, _, rerr = syscall.Recvfrom(int(fd), buf[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
-		return true
-	}); err != nil {
+	if err := p.rc.Read(p.fn); err != nil {
 		return true
 	}
 	switch {
-	case errors.Is(rerr, syscall.EAGAIN), errors.Is(rerr, syscall.EWOULDBLOCK), errors.Is(rerr, syscall.EINTR):
+	case errors.Is(p.rerr, syscall.EAGAIN), errors.Is(p.rerr, syscall.EWOULDBLOCK), errors.Is(p.rerr, syscall.EINTR):
 		return false
-	case rerr != nil:
+	case p.rerr != nil:
 		return true
-	case n == 0:
+	case p.n == 0:
 		return true
 	default:
-		return !tlsConn
+		return !p.tls
 	}
 }

@@ -134,11 +134,27 @@ func (c *Client) do(ctx context.Context, name string, args []any, routeKey any) 
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("shardis: %w", err)
 	}
-	var b batch
-	c.add(&b, c.loc, name, args, routeKey)
+	// A context that can end early may leave workers behind that still
+	// read the call: only then does this call get a batch of its own.
+	if ctx.Done() != nil {
+		var b batch
+		c.add(&b, c.loc, name, args, routeKey)
+		c.execute(ctx, b.calls)
+		return b.reqs[0].result()
+	}
+	b := singleBatches.Get().(*batch)
+	b.reset(1)
+	c.add(b, c.loc, name, args, routeKey)
 	c.execute(ctx, b.calls)
-	return b.reqs[0].result()
+	reply, err := b.reqs[0].result()
+	clear(b.slab)
+	clear(b.reqs)
+	singleBatches.Put(b)
+	return reply, err
 }
+
+// singleBatches recycles the batches of single commands.
+var singleBatches = sync.Pool{New: func() any { return new(batch) }}
 
 // Close stops the background checks and closes every connection. Calls in
 // flight finish first (each bounded by its timeouts). Close is idempotent.

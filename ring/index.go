@@ -3,11 +3,11 @@ package ring
 import "math/bits"
 
 // bucketIndex narrows the binary search of a lookup. The key space is cut
-// into a power-of-two number of equal buckets, about one per two points;
+// into a power-of-two number of equal buckets, one or two per point;
 // start[b] is the first point at or after the start of bucket b, and
 // start[len-1] the first point at or after the end of the key space. A key
 // in bucket b then needs only a search of points[start[b]:start[b+1]+1],
-// usually one to three points, instead of the whole ring: two cache misses
+// usually one or two points, instead of the whole ring: two cache misses
 // rather than a dozen.
 type bucketIndex struct {
 	lo    uint64   // the first position of the key space
@@ -25,7 +25,7 @@ func newBucketIndex(points []uint64, lo, span uint64) bucketIndex {
 	if span != 0 {
 		spanBits = bits.Len64(span) - 1
 	}
-	k := bits.Len(uint(len(points) / 2))
+	k := bits.Len(uint(len(points)))
 	k = min(k, maxIndexBits, spanBits)
 	n := 1 << k
 	idx := bucketIndex{lo: lo, shift: uint(spanBits - k), start: make([]uint32, n+1)}
@@ -63,13 +63,22 @@ func (idx *bucketIndex) search(points []uint64, pos uint64) int {
 			i = int(idx.start[len(idx.start)-1])
 		}
 	}
-	for i < j {
-		mid := int(uint(i+j) >> 1)
-		if points[mid] < pos {
-			i = mid + 1
-		} else {
-			j = mid
+	// A bucket holds one point or two on average: a scan beats a binary
+	// search's mispredicted branches. Buckets are rarely long, but a
+	// crowded one (or the tail beyond the key space) is searched.
+	if j-i > 8 {
+		for i < j {
+			mid := int(uint(i+j) >> 1)
+			if points[mid] < pos {
+				i = mid + 1
+			} else {
+				j = mid
+			}
 		}
+		return i
+	}
+	for i < j && points[i] < pos {
+		i++
 	}
 	return i
 }

@@ -2,8 +2,6 @@ package ring
 
 import (
 	"unsafe"
-
-	"github.com/spaolacci/murmur3"
 )
 
 // keyHash identifies the function that turns a (tag-extracted) key into a
@@ -64,7 +62,7 @@ func bytesOf(s string) []byte {
 func (kh keyHash) position(key []byte) uint64 {
 	switch kh {
 	case khMurmur3:
-		return murmur3.Sum64(key)
+		return murmur3Sum64(key)
 	case khJedisMurmur:
 		return murmur64A(key) ^ signBit
 	case khJedisMD5:

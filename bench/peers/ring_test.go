@@ -48,10 +48,10 @@ func newGoRedisRing(tb testing.TB, servers []*redistest.Server) *redis.Ring {
 	return r
 }
 
-// goRedisPipelined runs bench.Pipelined's workload through a go-redis Ring:
-// SET then GET every key, batch commands per Pipelined call, every reply
-// checked with bench.CheckReply.
-func goRedisPipelined(ctx context.Context, r *redis.Ring, keys []string, value string, batch int) error {
+// goRedisPipelined runs bench.Pipelined's workload through a go-redis
+// client (a Ring or a ClusterClient): SET then GET every key, batch
+// commands per Pipelined call, every reply checked with bench.CheckReply.
+func goRedisPipelined(ctx context.Context, r redis.UniversalClient, keys []string, value string, batch int) error {
 	for _, verb := range []string{"SET", "GET"} {
 		for start := 0; start < len(keys); start += batch {
 			chunk := keys[start:min(start+batch, len(keys))]

@@ -13,7 +13,22 @@ type bucketIndex struct {
 	lo    uint64   // the first position of the key space
 	shift uint     // a position's bucket is (pos - lo) >> shift
 	start []uint32 // len = buckets + 1
+	// owners answers most lookups from one entry: the owner of a bucket
+	// without points, or of either side of a bucket's single point. Nil
+	// for very large rings, where it would not fit in cache anyway.
+	owners []bucketOwner
 }
+
+// bucketOwner is the answer for one bucket: keys at or below split belong
+// to below, keys above it to above. A bucket that holds several points has
+// split at the top of the key space and below < 0: it must be searched.
+type bucketOwner struct {
+	split        uint64
+	below, above int32
+}
+
+// maxOwnerBuckets bounds the owners table at 1 MiB.
+const maxOwnerBuckets = 1 << 16
 
 // maxIndexBits bounds the index at 2^20 buckets (4 MiB).
 const maxIndexBits = 20
@@ -51,6 +66,50 @@ func newBucketIndex(points []uint64, lo, span uint64) bucketIndex {
 		idx.start[b] = uint32(p)
 	}
 	return idx
+}
+
+// withOwners adds the one-entry answers for a ring whose points belong to
+// owners.
+func (idx bucketIndex) withOwners(points []uint64, owners []int32) bucketIndex {
+	n := len(idx.start) - 1
+	if n > maxOwnerBuckets || len(points) == 0 {
+		return idx
+	}
+	next := func(i int) int32 { // owner of the first point at index >= i, wrapping
+		if i >= len(points) {
+			return owners[0]
+		}
+		return owners[i]
+	}
+	idx.owners = make([]bucketOwner, n)
+	for b := 0; b < n; b++ {
+		i, j := int(idx.start[b]), int(idx.start[b+1])
+		switch j - i {
+		case 0:
+			idx.owners[b] = bucketOwner{split: ^uint64(0), below: next(i), above: next(i)}
+		case 1:
+			idx.owners[b] = bucketOwner{split: points[i], below: owners[i], above: next(i + 1)}
+		default:
+			idx.owners[b] = bucketOwner{split: ^uint64(0), below: -1}
+		}
+	}
+	return idx
+}
+
+// owner answers a lookup from the owners table when it can, else -1.
+func (idx *bucketIndex) owner(pos uint64) int32 {
+	if idx.owners == nil || pos < idx.lo {
+		return -1
+	}
+	b := (pos - idx.lo) >> idx.shift
+	if b >= uint64(len(idx.owners)) {
+		return -1
+	}
+	e := &idx.owners[b]
+	if pos <= e.split {
+		return e.below
+	}
+	return e.above
 }
 
 // search returns the index of the first point >= pos, or len(points).

@@ -38,12 +38,22 @@ func TestBucketIndexMatchesBinarySearch(t *testing.T) {
 			edge := lo + uint64(b)<<r.index.shift
 			probes = append(probes, edge, edge-1, edge+1)
 		}
-		for i := 0; i < 20000; i++ {
+		for i := 0; i < 200000; i++ {
 			probes = append(probes, rng.Uint64(), lo+rng.Uint64N(max(span, 1<<16)), uint64(rng.Uint32()))
 		}
+		if r.index.owners == nil {
+			t.Fatalf("%s/%s: no owners table for a small ring", cfg.Algorithm, cfg.KeyHash)
+		}
 		for _, p := range probes {
-			if got, want := r.index.search(r.points, p), r.searchFrom(p); got != want {
+			want := r.searchFrom(p)
+			if got := r.index.search(r.points, p); got != want {
 				t.Fatalf("%s/%s: search(%#x) = %d, binary search says %d", cfg.Algorithm, cfg.KeyHash, p, got, want)
+			}
+			if want == len(r.points) {
+				want = 0
+			}
+			if o := r.index.owner(p); o >= 0 && o != r.owners[want] {
+				t.Fatalf("%s/%s: owner(%#x) = %d, binary search says %d", cfg.Algorithm, cfg.KeyHash, p, o, r.owners[want])
 			}
 		}
 	}

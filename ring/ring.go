@@ -68,7 +68,7 @@ func New(cfg Config) (*Ring, error) {
 			r.points[i], r.owners[i] = e.pos, e.owner
 		}
 		lo, span := r.kh.keySpace()
-		r.index = newBucketIndex(r.points, lo, span)
+		r.index = newBucketIndex(r.points, lo, span).withOwners(r.points, r.owners)
 	}
 	return r, nil
 }
@@ -95,6 +95,9 @@ func (r *Ring) LocateBytes(key []byte) int {
 func (r *Ring) owner(pos uint64) int {
 	if r.slots != nil {
 		return int(r.slots[pos%uint64(len(r.slots))])
+	}
+	if o := r.index.owner(pos); o >= 0 {
+		return int(o)
 	}
 	return int(r.owners[r.search(pos)])
 }

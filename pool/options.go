@@ -10,7 +10,7 @@ import (
 
 // Defaults used by NewSet for Options fields left at zero.
 const (
-	DefaultMaxIdle      = 8
+	DefaultMaxIdle      = 64
 	DefaultIdleTimeout  = 5 * time.Minute
 	DefaultTestOnBorrow = time.Minute
 	DefaultDialTimeout  = 5 * time.Second
@@ -28,7 +28,10 @@ const Never time.Duration = -1
 // default named in its comment; Options is a plain value and safe to copy.
 type Options struct {
 	// MaxIdle is the most idle connections kept per address (and again per
-	// address for read-only connections). Zero means DefaultMaxIdle (8).
+	// address for read-only connections). Zero means DefaultMaxIdle (64):
+	// Jedis's default of 8 makes a burst of more callers than that dial and
+	// close connections on every command, since MaxActive is unlimited by
+	// default; an idle connection costs the server and the client a few KiB.
 	MaxIdle int
 	// MaxActive is the most connections, idle or borrowed, open per address
 	// at once. Zero means no limit.

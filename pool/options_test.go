@@ -142,7 +142,7 @@ func TestDefaults(t *testing.T) {
 	if got != want {
 		t.Errorf("Options() = %v\nwant        %v", got, want)
 	}
-	if DefaultMaxIdle != 8 || DefaultIdleTimeout != 5*time.Minute || DefaultDialTimeout != 5*time.Second ||
+	if DefaultMaxIdle != 64 || DefaultIdleTimeout != 5*time.Minute || DefaultDialTimeout != 5*time.Second ||
 		DefaultReadTimeout != 3*time.Second || DefaultWriteTimeout != 3*time.Second || DefaultTestOnBorrow != time.Minute {
 		t.Error("documented defaults changed")
 	}

@@ -7,15 +7,14 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/redis/rueidis"
 
-	"github.com/shardis/shardis/pool"
 	"github.com/shardis/shardis/shard"
 )
 
 // newShardisCluster returns a shardis client in cluster mode, default
-// options but the pool's, discovering the cluster from seeds.
-func newShardisCluster(tb testing.TB, seeds []string, po pool.Options) *shard.Client {
+// options, discovering the cluster from seeds.
+func newShardisCluster(tb testing.TB, seeds []string) *shard.Client {
 	tb.Helper()
-	c, err := shard.New(context.Background(), shard.Config{Mode: shard.ModeCluster, Seeds: seeds, Pool: po})
+	c, err := shard.New(context.Background(), shard.Config{Mode: shard.ModeCluster, Seeds: seeds})
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -8,7 +8,6 @@ import (
 	"github.com/shardis/shardis/bench"
 	"github.com/shardis/shardis/cluster"
 	"github.com/shardis/shardis/internal/redistest"
-	"github.com/shardis/shardis/pool"
 )
 
 // The sizes of the cluster workloads.
@@ -76,7 +75,7 @@ func newPeerSetup(tb testing.TB) peerSetup {
 func BenchmarkClusterPipeline(b *testing.B) {
 	s := newPeerSetup(b)
 	keys := bench.Keys("user", pipelineKeys)
-	sc := newShardisCluster(b, s.seeds, pool.Options{})
+	sc := newShardisCluster(b, s.seeds)
 	g := newGoRedisCluster(b, s.seeds)
 	r := newRueidis(b, s.seeds)
 	sr := newShardis(b, s.servers)
@@ -99,7 +98,7 @@ func BenchmarkClusterPipeline(b *testing.B) {
 func BenchmarkClusterMGET(b *testing.B) {
 	s := newPeerSetup(b)
 	keys := bench.Keys("mget", mgetKeys)
-	sc := newShardisCluster(b, s.seeds, pool.Options{})
+	sc := newShardisCluster(b, s.seeds)
 	g := newGoRedisCluster(b, s.seeds)
 	r := newRueidis(b, s.seeds)
 	sr := newShardis(b, s.servers)
@@ -125,17 +124,14 @@ func BenchmarkClusterMGET(b *testing.B) {
 // their own (12,800 commands per iteration, half SETs), through shardis
 // (with context.Background() and with a cancellable context), the go-redis
 // ClusterClient and rueidis on the cluster, and shardis in ring mode. One
-// op is one command. shardis-idle64 is shardis with a pool that keeps 64
-// idle connections per node instead of the default 8, so that 64 callers
-// do not close and dial connections all the time.
+// op is one command.
 func BenchmarkClusterSingle(b *testing.B) {
 	s := newPeerSetup(b)
 	keys := bench.Keys("single", workers*perWorker/2)
-	sc := newShardisCluster(b, s.seeds, pool.Options{})
+	sc := newShardisCluster(b, s.seeds)
 	g := newGoRedisCluster(b, s.seeds)
 	r := newRueidis(b, s.seeds)
 	sr := newShardis(b, s.servers)
-	si := newShardisCluster(b, s.seeds, pool.Options{MaxIdle: workers})
 	name := func(client string) string { return fmt.Sprintf("%s/goroutines=%d", client, workers) }
 	run := func(ctx context.Context, do single) func() error {
 		return func() error { return concurrent(ctx, keys, value, workers, perWorker, do) }
@@ -143,7 +139,6 @@ func BenchmarkClusterSingle(b *testing.B) {
 	runCases(b, workers*perWorker, []peerCase{
 		{name("shardis"), run(s.ctx, shardisSingle(sc))},
 		{name("shardis-cancelctx"), run(s.cancelCtx, shardisSingle(sc))},
-		{name("shardis-idle64"), run(s.ctx, shardisSingle(si))},
 		{name("goredis-cluster"), run(s.ctx, goRedisSingle(g))},
 		{name("rueidis"), run(s.ctx, rueidisSingle(r))},
 		{name("shardis-ring"), run(s.ctx, shardisSingle(sr))},
@@ -158,7 +153,7 @@ func TestClusterWorkloadsAgree(t *testing.T) {
 	cl := redistest.StartClusterTB(t, 3, 0, redistest.Options{})
 	ctx := context.Background()
 	seeds := cl.Seeds()
-	sc := newShardisCluster(t, seeds, pool.Options{})
+	sc := newShardisCluster(t, seeds)
 	g := newGoRedisCluster(t, seeds)
 	r := newRueidis(t, seeds)
 
@@ -209,7 +204,7 @@ func TestMGETWorkloadsCatchMissingKeys(t *testing.T) {
 	cl := redistest.StartClusterTB(t, 3, 0, redistest.Options{})
 	ctx := context.Background()
 	seeds := cl.Seeds()
-	sc := newShardisCluster(t, seeds, pool.Options{})
+	sc := newShardisCluster(t, seeds)
 	g := newGoRedisCluster(t, seeds)
 	r := newRueidis(t, seeds)
 	keys := bench.Keys("missing", 50)

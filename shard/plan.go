@@ -67,7 +67,8 @@ type request struct {
 type part struct {
 	call  *call
 	group int
-	keys  []int
+	first int   // the ordinal of its first key
+	keys  []int // every key's ordinal, once it has more than one
 }
 
 // batch is the set of calls that one Do or one pipeline sends.
@@ -198,10 +199,13 @@ func (c *Client) split(b *batch, req *request, loc locator, cl *call, kind split
 	}
 	req.kind = kind
 	req.nkeys = len(cl.args) / stride
+	// The parts' calls come from one allocation: in cluster mode a
+	// command over n keys can have n parts (one per slot).
+	slab := make([]call, 0, min(req.nkeys, 1024))
 	var index map[int]int // group -> part, once there are many groups
 	for k := 0; k < req.nkeys; k++ {
-		key := cl.args[k*stride]
-		node, group, err := loc.locate(key)
+		a := k * stride
+		node, group, err := loc.locate(cl.args[a])
 		if err != nil {
 			req.err = err
 			return
@@ -219,29 +223,49 @@ func (c *Client) split(b *batch, req *request, loc locator, cl *call, kind split
 				}
 			}
 		}
-		if pi < 0 {
-			pi = len(req.parts)
-			pc := b.newCall()
-			pc.name, pc.info = cl.name, cl.info
-			c.place(pc, node, group)
-			req.parts = append(req.parts, part{call: pc, group: group})
-			if index != nil {
-				index[group] = pi
-			} else if len(req.parts) > 16 {
-				index = make(map[int]int, 64)
-				for i := range req.parts {
-					index[req.parts[i].group] = i
-				}
+		if pi >= 0 {
+			p := &req.parts[pi]
+			p.call.args = append(p.call.args, cl.args[a:a+stride]...)
+			if p.keys == nil {
+				p.keys = append(make([]int, 0, 4), p.first)
+			}
+			p.keys = append(p.keys, k)
+			continue
+		}
+		var pc *call
+		if len(slab) < cap(slab) {
+			slab = slab[:len(slab)+1]
+			pc = &slab[len(slab)-1]
+		} else {
+			pc = &call{}
+		}
+		// A part's first key shares the user's argument array (capped, so
+		// that a second key copies it instead of overwriting it).
+		pc.name, pc.info, pc.args = cl.name, cl.info, cl.args[a:a+stride:a+stride]
+		c.place(pc, node, group)
+		req.parts = append(req.parts, part{call: pc, group: group, first: k})
+		if index != nil {
+			index[group] = len(req.parts) - 1
+		} else if len(req.parts) > 16 {
+			index = make(map[int]int, min(req.nkeys, 4096))
+			for i := range req.parts {
+				index[req.parts[i].group] = i
 			}
 		}
-		p := &req.parts[pi]
-		p.call.args = append(p.call.args, cl.args[k*stride:k*stride+stride]...)
-		p.keys = append(p.keys, k)
 	}
 	for i := range req.parts {
-		b.calls = append(b.calls, req.parts[i].call)
+		p := &req.parts[i]
+		if kind == splitGet && p.keys == nil {
+			// One key: GET is cheaper than a one-key MGET for the server
+			// and for the reply parser.
+			p.call.name, p.call.info = "GET", getInfo
+		}
+		b.calls = append(b.calls, p.call)
 	}
 }
+
+// getInfo is GET's command table entry.
+var getInfo = command.Lookup("GET")
 
 // result merges a request's calls back into the user's reply.
 func (req *request) result() (any, error) {
@@ -253,6 +277,12 @@ func (req *request) result() (any, error) {
 	}
 	for _, p := range req.parts {
 		if p.call.err != nil {
+			if req.kind == splitGet && p.keys == nil && isWrongType(p.call.err) {
+				// MGET answers nil for a key of another type; so does
+				// its one-key GET part.
+				p.call.reply, p.call.err = nil, nil
+				continue
+			}
 			return nil, p.call.err
 		}
 	}
@@ -260,6 +290,10 @@ func (req *request) result() (any, error) {
 	case splitGet:
 		out := make([]any, req.nkeys)
 		for _, p := range req.parts {
+			if p.keys == nil { // a GET
+				out[p.first] = p.call.reply
+				continue
+			}
 			vals, ok := p.call.reply.([]any)
 			if !ok || len(vals) != len(p.keys) {
 				return nil, fmt.Errorf("%w: MGET part returned %T", ErrBadCommand, p.call.reply)
@@ -291,4 +325,10 @@ func crossShardError(loc locator, name string, args []any, pos []int) error {
 		e.Keys = append(e.Keys, KeyOwner{Key: keyString(args[p]), Owner: loc.groupLabel(g)})
 	}
 	return e
+}
+
+// isWrongType reports a WRONGTYPE error reply.
+func isWrongType(err error) bool {
+	re, ok := err.(redis.Error)
+	return ok && strings.HasPrefix(string(re), "WRONGTYPE")
 }

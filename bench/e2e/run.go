@@ -164,8 +164,8 @@ func Run(ctx context.Context, targets []Target, opts Options) (*Report, error) {
 		DurationSeconds: d.Seconds(),
 		Environment:     Environment{GoVersion: runtime.Version(), OS: runtime.GOOS, Arch: runtime.GOARCH, CPUs: runtime.NumCPU()},
 	}
-	load := loadAverage()
-	defer func() { rep.Environment.Load = loadSpan(load) }()
+	load := bench.LoadAverage()
+	defer func() { rep.Environment.Load = bench.LoadSpan(load) }()
 	ctx, cancel := context.WithTimeout(ctx, Bound(len(targets), len(cases), d))
 	defer cancel()
 	keys := bench.Keys(KeyPrefix, max(Keyspace, maxSize))

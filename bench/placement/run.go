@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"time"
 
+	"github.com/shardis/shardis/bench"
 	"github.com/shardis/shardis/ring"
 )
 
@@ -70,7 +71,7 @@ func Run(ctx context.Context, keys []string, opts Options) (*Report, error) {
 	if budget <= 0 {
 		budget = DefaultLookupTime
 	}
-	load := loadAverage()
+	load := bench.LoadAverage()
 	rep := &Report{
 		Keys:       len(keys),
 		KeySource:  opts.KeySource,
@@ -91,7 +92,7 @@ func Run(ctx context.Context, keys []string, opts Options) (*Report, error) {
 			opts.Progress(done, total)
 		}
 	}
-	defer func() { rep.Environment.Load = loadSpan(load) }()
+	defer func() { rep.Environment.Load = bench.LoadSpan(load) }()
 	var timers []*lookupTimer
 	for _, s := range strats {
 		for _, l := range layouts {

@@ -1,13 +1,13 @@
-package placement
+package bench
 
 import (
 	"os"
 	"strings"
 )
 
-// loadAverage returns the 1-minute load average from /proc/loadavg, or ""
+// LoadAverage returns the 1-minute load average from /proc/loadavg, or ""
 // where there is none.
-func loadAverage() string {
+func LoadAverage() string {
 	data, err := os.ReadFile("/proc/loadavg")
 	if err != nil {
 		return ""
@@ -19,9 +19,9 @@ func loadAverage() string {
 	return fields[0]
 }
 
-// loadSpan joins the load averages before and after a run.
-func loadSpan(before string) string {
-	after := loadAverage()
+// LoadSpan joins the load averages before and after a run.
+func LoadSpan(before string) string {
+	after := LoadAverage()
 	if before == "" || after == "" {
 		return ""
 	}

@@ -230,9 +230,10 @@ func TestLookupAndMemoryAreMeasured(t *testing.T) {
 		switch res.Strategy {
 		case "murmur3":
 			// 10 x 1024 points of at least 8 + 4 bytes (position, owner),
-			// plus whatever index the ring keeps to find them.
+			// plus the ring's lookup index: one to two buckets per point,
+			// each a 4-byte start and a 16-byte owners entry.
 			assert.GreaterOrEqual(t, res.MemoryBytes, int64(10*1024*12))
-			assert.Less(t, res.MemoryBytes, int64(10*1024*32))
+			assert.Less(t, res.MemoryBytes, int64(10*1024*64))
 		case "slots":
 			assert.InDelta(t, 16384*2, float64(res.MemoryBytes), 1024)
 		case "jump":

@@ -134,22 +134,16 @@ func (c *Client) do(ctx context.Context, name string, args []any, routeKey any) 
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("shardis: %w", err)
 	}
-	// A context that can end early may leave workers behind that still
-	// read the call: only then does this call get a batch of its own.
-	if ctx.Done() != nil {
-		var b batch
-		c.add(&b, c.loc, name, args, routeKey)
-		c.execute(ctx, b.calls)
-		return b.reqs[0].result()
-	}
 	b := singleBatches.Get().(*batch)
 	b.reset(1)
 	c.add(b, c.loc, name, args, routeKey)
-	c.execute(ctx, b.calls)
+	abandoned := c.execute(ctx, b.calls)
 	reply, err := b.reqs[0].result()
-	clear(b.slab)
-	clear(b.reqs)
-	singleBatches.Put(b)
+	if !abandoned { // else workers cut off by the context may still read it
+		clear(b.slab)
+		clear(b.reqs)
+		singleBatches.Put(b)
+	}
 	return reply, err
 }
 

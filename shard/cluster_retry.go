@@ -65,7 +65,7 @@ const (
 
 // retryCluster runs the redirect and retry rules over the calls of one
 // batch until each has a final result.
-func (c *Client) retryCluster(ctx context.Context, calls []*call) {
+func (c *Client) retryCluster(ctx context.Context, calls []*call) (abandoned bool) {
 	var (
 		pending []*call
 		start   time.Time
@@ -90,7 +90,7 @@ func (c *Client) retryCluster(ctx context.Context, calls []*call) {
 			pending = append(pending, cl)
 		}
 		if len(pending) == 0 {
-			return
+			return false
 		}
 		if start.IsZero() {
 			start = time.Now()
@@ -103,7 +103,7 @@ func (c *Client) retryCluster(ctx context.Context, calls []*call) {
 			backoff *= 2
 			if time.Since(start)+wait > c.clusterOpts.MaxRetryWait {
 				c.giveUp(pending, "waited too long for the cluster")
-				return
+				return false
 			}
 			t := time.NewTimer(wait)
 			select {
@@ -113,7 +113,7 @@ func (c *Client) retryCluster(ctx context.Context, calls []*call) {
 				for _, cl := range pending {
 					cl.err, cl.done = fmt.Errorf("shardis: %w (while retrying: %v)", ctx.Err(), cl.err), true
 				}
-				return
+				return false
 			}
 		}
 		for _, cl := range pending {
@@ -124,7 +124,9 @@ func (c *Client) retryCluster(ctx context.Context, calls []*call) {
 			cl.attempts++
 			c.nodes.get(cl.node).retries.Add(1)
 		}
-		c.run(ctx, pending)
+		if c.run(ctx, pending) {
+			return true
+		}
 	}
 }
 

@@ -12,11 +12,16 @@ import (
 
 // execute runs calls and, in cluster mode, follows redirects and retries
 // until each call has its final result.
-func (c *Client) execute(ctx context.Context, calls []*call) {
-	c.run(ctx, calls)
-	if c.cl != nil {
-		c.retryCluster(ctx, calls)
+//
+// It reports whether it returned while per-node workers were still
+// running (the context ended first): those workers may still read the
+// calls, so the caller must not reuse them.
+func (c *Client) execute(ctx context.Context, calls []*call) (abandoned bool) {
+	abandoned = c.run(ctx, calls)
+	if c.cl != nil && !abandoned {
+		abandoned = c.retryCluster(ctx, calls)
 	}
+	return abandoned
 }
 
 // run sends every routed call (node >= 0, err == nil) to its node and
@@ -30,10 +35,9 @@ func (c *Client) execute(ctx context.Context, calls []*call) {
 // Otherwise everything runs on the caller's goroutine: no goroutine, no
 // channel, and the replies of the nodes are read one node after the other
 // (they have been arriving meanwhile).
-func (c *Client) run(ctx context.Context, calls []*call) {
+func (c *Client) run(ctx context.Context, calls []*call) (abandoned bool) {
 	if ctx.Done() != nil || (len(calls) >= parallelDecodeMin && runtime.GOMAXPROCS(0) >= 4) {
-		c.runParallel(ctx, calls)
-		return
+		return c.runParallel(ctx, calls)
 	}
 	first, single := -1, true
 	for _, cl := range calls {
@@ -48,11 +52,11 @@ func (c *Client) run(ctx context.Context, calls []*call) {
 		}
 	}
 	if first < 0 {
-		return
+		return false
 	}
 	if single {
 		c.roundTrip(ctx, first, calls, nil)
-		return
+		return false
 	}
 	groups := c.groups(calls)
 	conns := make([]redis.Conn, len(groups))
@@ -65,6 +69,7 @@ func (c *Client) run(ctx context.Context, calls []*call) {
 			conns[i].Close()
 		}
 	}
+	return false
 }
 
 // parallelDecodeMin is the batch size from which replies are decoded on
@@ -101,7 +106,7 @@ func (c *Client) groups(calls []*call) []*group {
 	return order
 }
 
-func (c *Client) runParallel(ctx context.Context, calls []*call) {
+func (c *Client) runParallel(ctx context.Context, calls []*call) (abandoned bool) {
 	order := c.groups(calls)
 	done := make(chan *group, len(order))
 	for _, g := range order {
@@ -130,9 +135,10 @@ func (c *Client) runParallel(ctx context.Context, calls []*call) {
 					}
 				}
 			}
-			return
+			return true
 		}
 	}
+	return false
 }
 
 // roundTrip sends calls to node over one connection and reads the replies.

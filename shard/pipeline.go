@@ -13,7 +13,7 @@ import (
 type Pipeline struct {
 	c    *Client
 	cmds []queued
-	b    batch // reused by Exec when nothing can still be using it
+	b    batch // reused by Exec unless workers cut off by a context still hold it
 }
 
 type queued struct {
@@ -54,23 +54,22 @@ func (p *Pipeline) Exec(ctx context.Context) ([]Result, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("shardis: %w", err)
 	}
-	// A context that can end early may leave workers behind that still
-	// read the calls: only then does this Exec get buffers of its own.
 	b := &p.b
-	if ctx.Done() != nil {
-		b = &batch{}
-	}
 	b.reset(len(p.cmds))
 	for _, q := range p.cmds {
 		c.add(b, c.loc, q.name, q.args, q.routeKey)
 	}
 	p.Reset()
-	c.execute(ctx, b.calls)
+	abandoned := c.execute(ctx, b.calls)
 	out := make([]Result, len(b.reqs))
 	for i := range b.reqs {
 		out[i].Reply, out[i].Err = b.reqs[i].result()
 	}
-	if b == &p.b {
+	if abandoned {
+		// Workers cut off by the context may still read these calls:
+		// leave the buffers to them and start afresh next time.
+		p.b = batch{}
+	} else {
 		clear(b.slab) // drop the replies so the garbage collector can have them
 		clear(b.reqs)
 	}

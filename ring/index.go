@@ -3,7 +3,7 @@ package ring
 import "math/bits"
 
 // bucketIndex narrows the binary search of a lookup. The key space is cut
-// into a power-of-two number of equal buckets, one or two per point;
+// into a power-of-two number of equal buckets (one to eight per point);
 // start[b] is the first point at or after the start of bucket b, and
 // start[len-1] the first point at or after the end of the key space. A key
 // in bucket b then needs only a search of points[start[b]:start[b+1]+1],
@@ -27,8 +27,11 @@ type bucketOwner struct {
 	below, above int32
 }
 
-// maxOwnerBuckets bounds the owners table at 1 MiB.
-const maxOwnerBuckets = 1 << 16
+// ownerBucketBits bounds the owners table at 2^16 entries (1 MiB).
+const (
+	ownerBucketBits = 16
+	maxOwnerBuckets = 1 << ownerBucketBits
+)
 
 // maxIndexBits bounds the index at 2^20 buckets (4 MiB).
 const maxIndexBits = 20
@@ -40,7 +43,13 @@ func newBucketIndex(points []uint64, lo, span uint64) bucketIndex {
 	if span != 0 {
 		spanBits = bits.Len64(span) - 1
 	}
+	// Small rings get four to eight buckets per point, so that nearly
+	// every bucket holds at most one point and the owners table answers
+	// alone; large rings, whose table would outgrow the cache, about one.
 	k := bits.Len(uint(len(points)))
+	if k+2 <= ownerBucketBits {
+		k += 2
+	}
 	k = min(k, maxIndexBits, spanBits)
 	n := 1 << k
 	idx := bucketIndex{lo: lo, shift: uint(spanBits - k), start: make([]uint32, n+1)}

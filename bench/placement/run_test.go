@@ -230,10 +230,11 @@ func TestLookupAndMemoryAreMeasured(t *testing.T) {
 		switch res.Strategy {
 		case "murmur3":
 			// 10 x 1024 points of at least 8 + 4 bytes (position, owner),
-			// plus the ring's lookup index: one to two buckets per point,
-			// each a 4-byte start and a 16-byte owners entry.
+			// plus the ring's lookup index: up to eight buckets per point
+			// for a ring this small, each a 4-byte start and a 16-byte
+			// owners entry (the owners table is capped at 2^16 entries).
 			assert.GreaterOrEqual(t, res.MemoryBytes, int64(10*1024*12))
-			assert.Less(t, res.MemoryBytes, int64(10*1024*64))
+			assert.Less(t, res.MemoryBytes, int64(10*1024*12+(1<<16)*20+64*1024))
 		case "slots":
 			assert.InDelta(t, 16384*2, float64(res.MemoryBytes), 1024)
 		case "jump":

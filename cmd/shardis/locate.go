@@ -2,13 +2,10 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"context"
-	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"strconv"
 
 	"github.com/shardis/shardis/ring"
@@ -82,81 +79,15 @@ func runLocate(ctx context.Context, env *cliEnv, args []string) error {
 	if err != nil {
 		return fmt.Errorf("%w: %w", errUsage, err)
 	}
-	loc := &locator{ring: r, shards: shards, hex: *hexKeys}
+	loc := &locator{ring: r, shards: shards}
 
-	out := bufio.NewWriter(env.stdout)
-	if fs.NArg() > 0 {
-		// Check every key first so that a bad one prints nothing.
-		keys := make([][]byte, fs.NArg())
-		for i, arg := range fs.Args() {
-			if keys[i], err = loc.key([]byte(arg)); err != nil {
-				return fmt.Errorf("%w: %w", errUsage, err)
-			}
-		}
-		for i, arg := range fs.Args() {
-			loc.write(out, []byte(arg), keys[i])
-		}
-		return out.Flush()
-	}
-	err = loc.lines(ctx, env, out)
-	if ferr := out.Flush(); err == nil {
-		err = ferr
-	}
-	return err
+	return answerKeys(ctx, env, "locate", fs.Args(), *hexKeys, loc.write)
 }
 
 // locator answers "locate" queries against one ring.
 type locator struct {
 	ring   *ring.Ring
 	shards []ring.Shard
-	hex    bool
-}
-
-// lines answers for each line of env.stdin.
-func (l *locator) lines(ctx context.Context, env *cliEnv, out *bufio.Writer) error {
-	in := bufio.NewReader(env.stdin)
-	warned := false
-	for n := 1; ; n++ {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		line, err := in.ReadBytes('\n')
-		if len(line) == 0 && err == io.EOF {
-			return nil
-		}
-		if err != nil && err != io.EOF {
-			return fmt.Errorf("read standard input: %w", err)
-		}
-		given := bytes.TrimSuffix(line, []byte("\n"))
-		if l.hex {
-			given = bytes.TrimSuffix(given, []byte("\r"))
-		} else if !warned && bytes.HasSuffix(given, []byte("\r")) {
-			warned = true
-			fmt.Fprintf(env.stderr, "shardis locate: warning: line %d ends with \"\\r\", kept as part of the key (strip the \"\\r\" characters or use --hex if they are not)\n", n)
-		}
-		key, kerr := l.key(given)
-		if kerr != nil {
-			return fmt.Errorf("%w: line %d: %w", errUsage, n, kerr)
-		}
-		if werr := l.write(out, given, key); werr != nil {
-			return werr
-		}
-		if err == io.EOF {
-			return nil
-		}
-	}
-}
-
-// key returns the key bytes that given stands for.
-func (l *locator) key(given []byte) ([]byte, error) {
-	if !l.hex {
-		return given, nil
-	}
-	key := make([]byte, hex.DecodedLen(len(given)))
-	if _, err := hex.Decode(key, given); err != nil {
-		return nil, fmt.Errorf("bad hex key %q: %w", given, err)
-	}
-	return key, nil
 }
 
 // write prints "given<TAB>index<TAB>label" and returns the writer's first

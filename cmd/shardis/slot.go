@@ -2,13 +2,10 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"context"
-	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"strconv"
 
 	"github.com/shardis/shardis/cluster"
@@ -47,81 +44,7 @@ func runSlot(ctx context.Context, env *cliEnv, args []string) error {
 		}
 		return fmt.Errorf("%w: %w", errUsage, err)
 	}
-	out := bufio.NewWriter(env.stdout)
-	if fs.NArg() > 0 {
-		// Check every key first so that a bad one prints nothing.
-		keys := make([][]byte, fs.NArg())
-		for i, arg := range fs.Args() {
-			key, err := slotKey([]byte(arg), *hexKeys)
-			if err != nil {
-				return fmt.Errorf("%w: %w", errUsage, err)
-			}
-			keys[i] = key
-		}
-		for i, arg := range fs.Args() {
-			writeSlot(out, []byte(arg), keys[i])
-		}
-		return out.Flush()
-	}
-	err := slotLines(ctx, env, out, *hexKeys)
-	if ferr := out.Flush(); err == nil {
-		err = ferr
-	}
-	return err
-}
-
-// slotLines answers for each line of env.stdin.
-func slotLines(ctx context.Context, env *cliEnv, out *bufio.Writer, hexKeys bool) error {
-	in := bufio.NewReader(env.stdin)
-	warned := false
-	for n := 1; ; n++ {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		line, err := in.ReadSlice('\n')
-		if errors.Is(err, bufio.ErrBufferFull) {
-			// A long key: copy what the buffer holds before reading on.
-			long := append([]byte(nil), line...)
-			var rest []byte
-			rest, err = in.ReadBytes('\n')
-			line = append(long, rest...)
-		}
-		if len(line) == 0 && err == io.EOF {
-			return nil
-		}
-		if err != nil && err != io.EOF {
-			return fmt.Errorf("read standard input: %w", err)
-		}
-		given := bytes.TrimSuffix(line, []byte("\n"))
-		if hexKeys {
-			given = bytes.TrimSuffix(given, []byte("\r"))
-		} else if !warned && bytes.HasSuffix(given, []byte("\r")) {
-			warned = true
-			fmt.Fprintf(env.stderr, "shardis slot: warning: line %d ends with \"\\r\", kept as part of the key (strip the \"\\r\" characters or use --hex if they are not)\n", n)
-		}
-		key, kerr := slotKey(given, hexKeys)
-		if kerr != nil {
-			return fmt.Errorf("%w: line %d: %w", errUsage, n, kerr)
-		}
-		if werr := writeSlot(out, given, key); werr != nil {
-			return werr
-		}
-		if err == io.EOF {
-			return nil
-		}
-	}
-}
-
-// slotKey returns the key bytes that given stands for.
-func slotKey(given []byte, hexKeys bool) ([]byte, error) {
-	if !hexKeys {
-		return given, nil
-	}
-	key := make([]byte, hex.DecodedLen(len(given)))
-	if _, err := hex.Decode(key, given); err != nil {
-		return nil, fmt.Errorf("bad hex key %q: %w", given, err)
-	}
-	return key, nil
+	return answerKeys(ctx, env, "slot", fs.Args(), *hexKeys, writeSlot)
 }
 
 // writeSlot prints "given<TAB>slot" and returns the writer's first error.

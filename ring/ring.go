@@ -79,7 +79,7 @@ func (r *Ring) Locate(key string) int {
 	if len(r.cfg.Shards) == 1 {
 		return 0
 	}
-	return r.owner(r.kh.position(bytesOf(r.tag.Tag(key))))
+	return r.locate(bytesOf(r.tag.Tag(key)))
 }
 
 // LocateBytes is Locate for a key held in a byte slice; both return the
@@ -88,7 +88,27 @@ func (r *Ring) LocateBytes(key []byte) int {
 	if len(r.cfg.Shards) == 1 {
 		return 0
 	}
-	return r.owner(r.kh.position(r.tag.TagBytes(key)))
+	return r.locate(r.tag.TagBytes(key))
+}
+
+// locate returns the owner of a key that has been through tag extraction.
+// The two hashes of the default and the Jedis rings are called directly
+// and the owners table is read in line: lookups are a few nanoseconds, so
+// a call or a switch is a sizeable share of one.
+func (r *Ring) locate(tag []byte) int {
+	var pos uint64
+	switch r.kh {
+	case khMurmur3:
+		pos = murmur3Sum64(tag)
+	case khJedisMurmur:
+		pos = murmur64A(tag) ^ signBit
+	default:
+		pos = r.kh.position(tag)
+	}
+	if o := r.index.owner(pos); o >= 0 {
+		return int(o)
+	}
+	return r.owner(pos)
 }
 
 // owner returns the shard index owning ring position pos.

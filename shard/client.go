@@ -32,6 +32,9 @@ type Client struct {
 	refr         refresher
 	refreshTicks atomic.Int32 // health ticks that should also refresh the topology
 
+	autoPipe  bool
+	autoPipes autoPipes
+
 	closed   atomic.Bool
 	stop     chan struct{}
 	bg       sync.WaitGroup // background loops
@@ -47,7 +50,7 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("shardis: %w", err)
 	}
-	c := &Client{cfg: cfg, nodes: newNodeTable(), stop: make(chan struct{}), health: cfg.Health.withDefaults()}
+	c := &Client{cfg: cfg, nodes: newNodeTable(), stop: make(chan struct{}), health: cfg.Health.withDefaults(), autoPipe: cfg.AutoPipeline}
 	c.readTimeout = cfg.Pool.ReadTimeout
 	if c.readTimeout == 0 {
 		c.readTimeout = pool.DefaultReadTimeout
@@ -156,6 +159,10 @@ func (c *Client) Close() error {
 	if c.closed.Swap(true) {
 		return nil
 	}
+	// A pipeline being started now finishes registering before the wait
+	// below; any later one sees closed.
+	c.autoPipes.mu.Lock()
+	c.autoPipes.mu.Unlock() //nolint:staticcheck // an empty critical section is the point
 	close(c.stop)
 	c.bg.Wait()
 	c.inflight.Wait()

@@ -83,9 +83,10 @@ var loadTags = func() []string {
 }()
 
 // runLoad drives 8 goroutines of single commands, pipelines and cross-slot
-// MSET/MGET until stop is closed. Every goroutine writes its own keys, so
-// the last acknowledged value of each key is known.
-func runLoad(c *shard.Client, stop <-chan struct{}, onSuccess loadHook) *loadResult {
+// MSET/MGET until stop is closed. Every goroutine writes its own keys
+// (named after the load), so the last acknowledged value of each key is
+// known.
+func runLoad(c *shard.Client, name string, stop <-chan struct{}, onSuccess loadHook) *loadResult {
 	res := &loadResult{acked: map[string]string{}, maybe: map[string][]string{}}
 	var wg sync.WaitGroup
 	for g := 0; g < 8; g++ {
@@ -104,7 +105,7 @@ func runLoad(c *shard.Client, stop <-chan struct{}, onSuccess loadHook) *loadRes
 				// takes many MIGRATE calls to move and commands meet it
 				// half-moved (ASK, TRYAGAIN).
 				key := func() string {
-					return fmt.Sprintf("load:{%s}:%d:%d", loadTags[rng.IntN(len(loadTags))], g, rng.IntN(2000))
+					return fmt.Sprintf("%s:{%s}:%d:%d", name, loadTags[rng.IntN(len(loadTags))], g, rng.IntN(2000))
 				}
 				val := fmt.Sprintf("%d-%d", g, i)
 				switch i % 10 {
@@ -250,11 +251,17 @@ func TestClusterLiveReshardingUnderLoad(t *testing.T) {
 	}
 	rc := redistest.StartClusterTB(t, 3, 1, redistest.Options{})
 	c := newClient(t, clusterConfig(rc.Seeds()...))
+	// A second client runs the same load with automatic pipelining, so
+	// that its shared connections meet the same ASK and MOVED replies.
+	autoCfg := clusterConfig(rc.Seeds()...)
+	autoCfg.AutoPipeline = true
+	ca := newClient(t, autoCfg)
 	masters := rc.Masters()
 	from, to := masters[0], masters[1]
 
 	stop := make(chan struct{})
-	res := runLoad(c, stop, nil)
+	res := runLoad(c, "load", stop, nil)
+	resAuto := runLoad(ca, "auto", stop, nil)
 	time.Sleep(500 * time.Millisecond) // the keys exist before their slots move
 
 	cmd := exec.Command("redis-cli", "--cluster", "reshard", from.Addr,
@@ -263,23 +270,30 @@ func TestClusterLiveReshardingUnderLoad(t *testing.T) {
 	out, err := cmd.CombinedOutput()
 	close(stop)
 	res.wait()
+	resAuto.wait()
 	require.NoError(t, err, "redis-cli --cluster reshard: %s", lastLines(string(out), 20))
 
-	t.Logf("%d operations during resharding", res.ops.Load())
-	for i, f := range res.failures {
-		if i < 10 {
-			t.Errorf("failed operation on slots %v: %v", f.slots, f.err)
+	for _, l := range []struct {
+		name string
+		c    *shard.Client
+		res  *loadResult
+	}{{"pooled", c, res}, {"auto-pipelined", ca, resAuto}} {
+		t.Logf("%s: %d operations during resharding", l.name, l.res.ops.Load())
+		for i, f := range l.res.failures {
+			if i < 10 {
+				t.Errorf("%s: failed operation on slots %v: %v", l.name, f.slots, f.err)
+			}
 		}
+		assert.Empty(t, l.res.failures, "%s: zero failed operations", l.name)
+		var moved, ask int64
+		for _, st := range l.c.Stats().Nodes {
+			moved += st.Moved
+			ask += st.Ask
+		}
+		t.Logf("%s: MOVED %d, ASK %d, refreshes %d", l.name, moved, ask, l.c.Stats().Refreshes)
+		assert.Positive(t, moved, "%s: MOVED was exercised", l.name)
+		assert.Positive(t, ask, "%s: ASK was exercised", l.name)
 	}
-	assert.Empty(t, res.failures, "zero failed operations")
-	var moved, ask int64
-	for _, st := range c.Stats().Nodes {
-		moved += st.Moved
-		ask += st.Ask
-	}
-	t.Logf("MOVED %d, ASK %d, refreshes %d", moved, ask, c.Stats().Refreshes)
-	assert.Positive(t, moved, "MOVED was exercised")
-	assert.Positive(t, ask, "ASK was exercised")
 
 	// After a refresh the table shows the move: 1200 more slots on the target.
 	require.NoError(t, c.Refresh(context.Background()))
@@ -292,6 +306,7 @@ func TestClusterLiveReshardingUnderLoad(t *testing.T) {
 	}
 	assert.Equal(t, 5462+1200, n)
 	verifyAcked(t, rc.Seeds(), res)
+	verifyAcked(t, rc.Seeds(), resAuto)
 }
 
 func TestClusterFailoverUnderLoad(t *testing.T) {
@@ -322,7 +337,7 @@ func TestClusterFailoverUnderLoad(t *testing.T) {
 	var killedAt atomic.Pointer[time.Time]
 	var firstSuccessAfterKill atomic.Pointer[time.Time]
 	stop := make(chan struct{})
-	res := runLoad(c, stop, func(slots []int) {
+	res := runLoad(c, "load", stop, func(slots []int) {
 		k := killedAt.Load()
 		if k == nil || !onDead(slots) {
 			return

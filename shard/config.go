@@ -45,6 +45,16 @@ type Config struct {
 
 	// Pool configures the connection pool of every node.
 	Pool pool.Options
+	// AutoPipeline lets the single commands (Do, DoKey) that concurrent
+	// goroutines send to one node share one connection: they are written
+	// together and their replies read in order, one write and one read
+	// per batch instead of per command. It raises throughput when many
+	// goroutines send small commands; a slow command (a large value, a
+	// long Lua script) then delays the commands queued behind it.
+	// Blocking, pub/sub and transaction commands, pipelines and commands
+	// after an ASK redirect always use a connection of their own. Off by
+	// default.
+	AutoPipeline bool
 	// Health configures background health checks.
 	Health HealthOptions
 }

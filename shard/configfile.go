@@ -24,8 +24,9 @@ type fileConfig struct {
 		Name   string `yaml:"name"`
 		Weight int    `yaml:"weight"`
 	} `yaml:"shards"`
-	Seeds   []string `yaml:"seeds"`
-	Cluster struct {
+	Seeds        []string `yaml:"seeds"`
+	AutoPipeline bool     `yaml:"auto_pipeline"`
+	Cluster      struct {
 		RefreshInterval    duration `yaml:"refresh_interval"`
 		MinRefreshInterval duration `yaml:"min_refresh_interval"`
 		MaxRedirects       int      `yaml:"max_redirects"`
@@ -76,7 +77,7 @@ func (d *duration) UnmarshalYAML(n *yaml.Node) error {
 
 // LoadConfig reads a Config from a YAML or JSON file. Besides the fields
 // of Config in snake case (mode, shards: [{addr, name, weight}], hash,
-// key_hash, tag, seeds, pool: {...}, health: {...}), a file may give a
+// key_hash, tag, seeds, auto_pipeline, pool: {...}, health: {...}), a file may give a
 // url (as ParseURL) that the other fields then refine. pool.password_env
 // names an environment variable holding the password, so the file need not
 // hold the secret. pool.tls: {ca_file, cert_file, key_file, server_name}
@@ -113,6 +114,9 @@ func ParseConfig(data []byte) (Config, error) {
 	}
 	if fc.KeyHash != "" {
 		cfg.KeyHash = fc.KeyHash
+	}
+	if fc.AutoPipeline {
+		cfg.AutoPipeline = true
 	}
 	if fc.Tag != "" {
 		cfg.Tag = fc.Tag

@@ -36,6 +36,9 @@ func (c *Client) execute(ctx context.Context, calls []*call) (abandoned bool) {
 // channel, and the replies of the nodes are read one node after the other
 // (they have been arriving meanwhile).
 func (c *Client) run(ctx context.Context, calls []*call) (abandoned bool) {
+	if c.autoPipe && len(calls) == 1 && calls[0].err == nil && calls[0].node >= 0 && pipeable(calls[0]) {
+		return c.autoRoundTrip(ctx, calls[0])
+	}
 	if ctx.Done() != nil || (len(calls) >= parallelDecodeMin && runtime.GOMAXPROCS(0) >= 4) {
 		return c.runParallel(ctx, calls)
 	}

@@ -14,7 +14,18 @@ import (
 // options, discovering the cluster from seeds.
 func newShardisCluster(tb testing.TB, seeds []string) *shard.Client {
 	tb.Helper()
-	c, err := shard.New(context.Background(), shard.Config{Mode: shard.ModeCluster, Seeds: seeds})
+	return newShardisClusterConfig(tb, shard.Config{Mode: shard.ModeCluster, Seeds: seeds})
+}
+
+// newShardisClusterAuto is newShardisCluster with automatic pipelining.
+func newShardisClusterAuto(tb testing.TB, seeds []string) *shard.Client {
+	tb.Helper()
+	return newShardisClusterConfig(tb, shard.Config{Mode: shard.ModeCluster, Seeds: seeds, AutoPipeline: true})
+}
+
+func newShardisClusterConfig(tb testing.TB, cfg shard.Config) *shard.Client {
+	tb.Helper()
+	c, err := shard.New(context.Background(), cfg)
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -129,6 +129,7 @@ func BenchmarkClusterSingle(b *testing.B) {
 	s := newPeerSetup(b)
 	keys := bench.Keys("single", workers*perWorker/2)
 	sc := newShardisCluster(b, s.seeds)
+	sa := newShardisClusterAuto(b, s.seeds)
 	g := newGoRedisCluster(b, s.seeds)
 	r := newRueidis(b, s.seeds)
 	sr := newShardis(b, s.servers)
@@ -139,6 +140,8 @@ func BenchmarkClusterSingle(b *testing.B) {
 	runCases(b, workers*perWorker, []peerCase{
 		{name("shardis"), run(s.ctx, shardisSingle(sc))},
 		{name("shardis-cancelctx"), run(s.cancelCtx, shardisSingle(sc))},
+		{name("shardis-autopipeline"), run(s.ctx, shardisSingle(sa))},
+		{name("shardis-autopipeline-cancelctx"), run(s.cancelCtx, shardisSingle(sa))},
 		{name("goredis-cluster"), run(s.ctx, goRedisSingle(g))},
 		{name("rueidis"), run(s.ctx, rueidisSingle(r))},
 		{name("shardis-ring"), run(s.ctx, shardisSingle(sr))},

@@ -40,6 +40,7 @@ func BenchmarkLookup(b *testing.B) {
 			{"ring-jedis", func(b *testing.B) func(string) int { return newRing(b, ring.Jedis, shards).Locate }},
 			{"ring-ketama", func(b *testing.B) func(string) int { return newRing(b, ring.Ketama, shards).Locate }},
 			{"rendezvous", func(b *testing.B) func(string) int { return NewRendezvous(names).Locate }},
+			{"rendezvous-pershard", func(b *testing.B) func(string) int { return NewRendezvousPerShard(names).Locate }},
 			{"treemap", func(b *testing.B) func(string) int {
 				tm, err := NewTreeMap(shards)
 				if err != nil {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/cespare/xxhash/v2"
 	"github.com/shardis/shardis/ring"
 )
 
@@ -274,5 +275,40 @@ func TestCheckReply(t *testing.T) {
 		if tt.err != nil && !errors.Is(err, tt.err) {
 			t.Errorf("CheckReply does not wrap %v: %v", tt.err, err)
 		}
+	}
+}
+
+// RendezvousPerShard picks the shard whose xxhash(name + tag) is highest,
+// computed here the slow way, and does not allocate.
+func TestRendezvousPerShardPicksTheHighestScore(t *testing.T) {
+	names := shardNames(10)
+	r := NewRendezvousPerShard(names)
+	counts := make([]int, len(names))
+	for _, k := range Keys("ps", 20000) {
+		want, best := -1, uint64(0)
+		for i, n := range names {
+			if s := xxhash.Sum64String(n + clusterTag(k)); want < 0 || s > best {
+				want, best = i, s
+			}
+		}
+		got := r.Locate(k)
+		if got != want {
+			t.Fatalf("Locate(%q) = %d, want %d", k, got, want)
+		}
+		counts[got]++
+	}
+	for i, c := range counts {
+		if c < 1600 || c > 2400 {
+			t.Errorf("shard %d got %d of 20000 keys", i, c)
+		}
+	}
+	if r.Locate("{user1}.a") != r.Locate("{user1}.b") {
+		t.Error("keys with one hash tag should share a shard")
+	}
+	if got := NewRendezvousPerShard(nil).Locate("k"); got != -1 {
+		t.Errorf("no shards: Locate = %d, want -1", got)
+	}
+	if n := testing.AllocsPerRun(100, func() { r.Locate("user:00000042:pf") }); n != 0 {
+		t.Errorf("Locate allocates %v times", n)
 	}
 }

@@ -15,19 +15,49 @@ import (
 const deadlineSlack = 5 * time.Millisecond
 
 // coarseConn is a net.Conn whose deadlines are only moved when it matters
-// (see deadlineSlack). It is used by one goroutine at a time, as every
-// redigo connection is.
+// (see deadlineSlack). Reads and writes may come from two goroutines (one
+// each), as on a redigo connection; each side keeps its own deadline.
+//
+// Once managed, the connection ignores the deadlines redigo sets before
+// every command and reply, and arms its own right before each read or
+// write on the socket: readTimeout (set by the liveConn around it for each
+// reply it asks for) or writeTimeout from then on. A pipeline of a hundred
+// replies that arrive in one segment then costs one clock read, not a
+// hundred, and every wait on the socket still gets its full timeout.
 type coarseConn struct {
 	net.Conn
 	read, write time.Time // the deadlines in force
+	managed     bool      // set once after the connection's setup commands
+
+	// Managed timeouts; 0 means none. readTimeout belongs to the reading
+	// goroutine, writeTimeout never changes.
+	readTimeout, writeTimeout time.Duration
 }
 
-// keep reports whether the deadline in force may stand for the new one t.
-func keep(current, t time.Time) bool {
-	return !t.IsZero() && !current.IsZero() && !t.Before(current) && t.Sub(current) < deadlineSlack
+func (c *coarseConn) Read(p []byte) (int, error) {
+	if c.managed {
+		var t time.Time
+		if c.readTimeout > 0 {
+			t = time.Now().Add(c.readTimeout)
+		}
+		if err := c.armRead(t); err != nil {
+			return 0, err
+		}
+	}
+	return c.Conn.Read(p)
 }
 
-func (c *coarseConn) SetReadDeadline(t time.Time) error {
+func (c *coarseConn) Write(p []byte) (int, error) {
+	if c.managed && c.writeTimeout > 0 {
+		if err := c.armWrite(time.Now().Add(c.writeTimeout)); err != nil {
+			return 0, err
+		}
+	}
+	return c.Conn.Write(p)
+}
+
+// armRead and armWrite set a deadline on behalf of the liveConn.
+func (c *coarseConn) armRead(t time.Time) error {
 	if keep(c.read, t) {
 		return nil
 	}
@@ -38,7 +68,7 @@ func (c *coarseConn) SetReadDeadline(t time.Time) error {
 	return nil
 }
 
-func (c *coarseConn) SetWriteDeadline(t time.Time) error {
+func (c *coarseConn) armWrite(t time.Time) error {
 	if keep(c.write, t) {
 		return nil
 	}
@@ -49,7 +79,32 @@ func (c *coarseConn) SetWriteDeadline(t time.Time) error {
 	return nil
 }
 
+// keep reports whether the deadline in force may stand for the new one t.
+func keep(current, t time.Time) bool {
+	if t.IsZero() && current.IsZero() {
+		return true
+	}
+	return !t.IsZero() && !current.IsZero() && !t.Before(current) && t.Sub(current) < deadlineSlack
+}
+
+func (c *coarseConn) SetReadDeadline(t time.Time) error {
+	if c.managed {
+		return nil
+	}
+	return c.armRead(t)
+}
+
+func (c *coarseConn) SetWriteDeadline(t time.Time) error {
+	if c.managed {
+		return nil
+	}
+	return c.armWrite(t)
+}
+
 func (c *coarseConn) SetDeadline(t time.Time) error {
+	if c.managed {
+		return nil
+	}
 	if err := c.Conn.SetDeadline(t); err != nil {
 		return err
 	}

@@ -112,3 +112,69 @@ func TestPeekerOnALiveAndAClosedConnection(t *testing.T) {
 	server.Close()
 	require.Eventually(t, p.closed, time.Second, 5*time.Millisecond)
 }
+
+// tcpPair returns both ends of a loopback TCP connection.
+func tcpPair(t *testing.T) (client, server net.Conn) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer ln.Close()
+	accepted := make(chan net.Conn, 1)
+	go func() {
+		s, err := ln.Accept()
+		if err == nil {
+			accepted <- s
+		}
+	}()
+	client, err = net.Dial("tcp", ln.Addr().String())
+	require.NoError(t, err)
+	server = <-accepted
+	t.Cleanup(func() { client.Close(); server.Close() })
+	return client, server
+}
+
+// A managed connection ignores the deadlines set from outside (redigo's
+// per-reply ones) and gives every socket read its own timeout.
+func TestManagedConnArmsEachSocketRead(t *testing.T) {
+	nc, server := tcpPair(t)
+	c := &coarseConn{Conn: nc, managed: true, readTimeout: 100 * time.Millisecond}
+	require.NoError(t, c.SetReadDeadline(time.Time{})) // what redigo does with no timeout
+	start := time.Now()
+	_, err := c.Read(make([]byte, 1))
+	var ne net.Error
+	require.ErrorAs(t, err, &ne)
+	assert.True(t, ne.Timeout())
+	assert.Less(t, time.Since(start), 400*time.Millisecond)
+
+	// A past deadline set from outside does not stop a read either.
+	require.NoError(t, c.SetReadDeadline(time.Now().Add(-time.Hour)))
+	_, err = server.Write([]byte("+OK\r\n"))
+	require.NoError(t, err)
+	n, err := c.Read(make([]byte, 5))
+	require.NoError(t, err)
+	assert.Equal(t, 5, n)
+
+	// No timeout: the read waits as long as it takes.
+	c.readTimeout = 0
+	time.AfterFunc(300*time.Millisecond, func() { server.Write([]byte("+OK\r\n")) })
+	start = time.Now()
+	_, err = c.Read(make([]byte, 5))
+	require.NoError(t, err)
+	assert.GreaterOrEqual(t, time.Since(start), 250*time.Millisecond)
+}
+
+// A write to a server that stops reading times out after writeTimeout.
+func TestManagedConnWriteTimesOut(t *testing.T) {
+	nc, _ := tcpPair(t)
+	c := &coarseConn{Conn: nc, managed: true, writeTimeout: 100 * time.Millisecond}
+	buf := make([]byte, 1<<20)
+	start := time.Now()
+	var err error
+	for i := 0; i < 256 && err == nil; i++ { // far more than the socket buffers hold
+		_, err = c.Write(buf)
+	}
+	var ne net.Error
+	require.ErrorAs(t, err, &ne)
+	assert.True(t, ne.Timeout())
+	assert.Less(t, time.Since(start), 2*time.Second)
+}

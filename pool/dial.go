@@ -55,11 +55,9 @@ func (d *dialer) dial(ctx context.Context) (redis.Conn, error) {
 		cc = &coarseConn{Conn: nc}
 		return cc, nil
 	}
-	c, err := redis.DialContext(ctx, "tcp", d.addr,
-		redis.DialContextFunc(coarse),
-		redis.DialReadTimeout(d.opts.ReadTimeout),
-		redis.DialWriteTimeout(d.opts.WriteTimeout),
-	)
+	// No redigo timeouts: once set up, the connection arms its own
+	// deadlines (see coarseConn); the setup commands run under ctx.
+	c, err := redis.DialContext(ctx, "tcp", d.addr, redis.DialContextFunc(coarse))
 	if err != nil {
 		return nil, &DialError{Addr: d.addr, Err: err}
 	}
@@ -67,7 +65,8 @@ func (d *dialer) dial(ctx context.Context) (redis.Conn, error) {
 		c.Close()
 		return nil, err
 	}
-	return &liveConn{Conn: c, peek: newPeeker(cc.Conn)}, nil
+	cc.readTimeout, cc.writeTimeout, cc.managed = d.opts.ReadTimeout, d.opts.WriteTimeout, true
+	return &liveConn{Conn: c, peek: newPeeker(cc.Conn), nc: cc, readTimeout: d.opts.ReadTimeout}, nil
 }
 
 // setup sends AUTH, CLIENT SETNAME, SELECT and READONLY as configured, in

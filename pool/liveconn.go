@@ -15,6 +15,11 @@ import (
 type liveConn struct {
 	redis.Conn
 	peek *peeker // nil where the socket cannot be peeked at
+	// nc arms the deadlines: the redigo connection was dialled without
+	// timeouts, and each call here tells nc how long the next reply may
+	// take (readTimeout unless the call says otherwise).
+	nc          *coarseConn
+	readTimeout time.Duration
 }
 
 var (
@@ -22,20 +27,46 @@ var (
 	_ redis.ConnWithContext = (*liveConn)(nil)
 )
 
-func (c *liveConn) DoWithTimeout(timeout time.Duration, cmd string, args ...any) (any, error) {
-	return redis.DoWithTimeout(c.Conn, timeout, cmd, args...)
+func (c *liveConn) Do(cmd string, args ...any) (any, error) {
+	c.nc.readTimeout = c.readTimeout
+	return c.Conn.Do(cmd, args...)
 }
 
-func (c *liveConn) ReceiveWithTimeout(timeout time.Duration) (any, error) {
-	return redis.ReceiveWithTimeout(c.Conn, timeout)
+func (c *liveConn) DoWithTimeout(timeout time.Duration, cmd string, args ...any) (any, error) {
+	c.nc.readTimeout = timeout
+	return c.Conn.Do(cmd, args...)
 }
 
 func (c *liveConn) DoContext(ctx context.Context, cmd string, args ...any) (any, error) {
+	c.nc.readTimeout = c.within(ctx)
 	return redis.DoContext(c.Conn, ctx, cmd, args...)
 }
 
+func (c *liveConn) Receive() (any, error) {
+	c.nc.readTimeout = c.readTimeout
+	return c.Conn.Receive()
+}
+
+func (c *liveConn) ReceiveWithTimeout(timeout time.Duration) (any, error) {
+	c.nc.readTimeout = timeout
+	return c.Conn.Receive()
+}
+
 func (c *liveConn) ReceiveContext(ctx context.Context) (any, error) {
+	c.nc.readTimeout = c.within(ctx)
 	return redis.ReceiveContext(c.Conn, ctx)
+}
+
+// within returns the read timeout cut short by ctx's deadline.
+func (c *liveConn) within(ctx context.Context) time.Duration {
+	t := c.readTimeout
+	if dl, ok := ctx.Deadline(); ok {
+		rem := max(time.Until(dl), time.Nanosecond) // a past deadline times out at once
+		if t == 0 || rem < t {
+			t = rem
+		}
+	}
+	return t
 }
 
 // closedByPeer reports whether the server has closed the connection (or

@@ -28,8 +28,10 @@ const autoQueue = 4096
 
 // pipeReq is one command waiting in an automatic pipeline.
 type pipeReq struct {
-	cl   *call
-	done chan struct{} // receives once the call holds its result
+	cl    *call // read by the writer only: the caller may give up on it
+	reply any
+	err   error
+	done  chan struct{} // receives once reply and err are set
 }
 
 var pipeReqs = sync.Pool{New: func() any { return &pipeReq{done: make(chan struct{}, 1)} }}
@@ -124,9 +126,11 @@ func (c *Client) autoRoundTrip(ctx context.Context, cl *call) (abandoned bool) {
 	}
 	select {
 	case <-r.done:
+		cl.reply, cl.err = r.reply, r.err
 	case <-p.dead:
 		select {
 		case <-r.done: // it was answered before the pipeline stopped
+			cl.reply, cl.err = r.reply, r.err
 		default:
 			cl.err = ErrClosed // still queued: never sent
 			return true        // the channel may still hold r
@@ -136,14 +140,14 @@ func (c *Client) autoRoundTrip(ctx context.Context, cl *call) (abandoned bool) {
 		cl.reply, cl.err = nil, fmt.Errorf("shardis: %w", ctx.Err())
 		return true
 	}
-	r.cl = nil
+	r.cl, r.reply, r.err = nil, nil, nil
 	pipeReqs.Put(r)
 	return false
 }
 
-// finish stores a call's result and wakes its caller.
+// finish stores a command's result and wakes its caller.
 func (r *pipeReq) finish(reply any, err error) {
-	r.cl.reply, r.cl.err = reply, err
+	r.reply, r.err = reply, err
 	r.done <- struct{}{}
 }
 

@@ -3,8 +3,10 @@ package shard
 import (
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/gomodule/redigo/redis"
+	"github.com/shardis/shardis/cluster"
 	"github.com/shardis/shardis/shard/command"
 )
 
@@ -202,7 +204,15 @@ func (c *Client) split(b *batch, req *request, loc locator, cl *call, kind split
 	// The parts' calls come from one allocation: in cluster mode a
 	// command over n keys can have n parts (one per slot).
 	slab := make([]call, 0, min(req.nkeys, 1024))
-	var index map[int]int // group -> part, once there are many groups
+	if c.cl != nil { // a part per slot: as many as keys, at worst
+		req.parts = make([]part, 0, min(req.nkeys, 1024))
+	}
+	var index *groupIndex // group -> part, once there are many groups
+	defer func() {
+		if index != nil {
+			groupIndexes.Put(index)
+		}
+	}()
 	for k := 0; k < req.nkeys; k++ {
 		a := k * stride
 		node, group, err := loc.locate(cl.args[a])
@@ -211,10 +221,8 @@ func (c *Client) split(b *batch, req *request, loc locator, cl *call, kind split
 			return
 		}
 		pi := -1
-		if index != nil {
-			if i, ok := index[group]; ok {
-				pi = i
-			}
+		if index != nil && group < len(index.part) {
+			pi = index.find(group)
 		} else {
 			for i := range req.parts {
 				if req.parts[i].group == group {
@@ -245,11 +253,12 @@ func (c *Client) split(b *batch, req *request, loc locator, cl *call, kind split
 		c.place(pc, node, group)
 		req.parts = append(req.parts, part{call: pc, group: group, first: k})
 		if index != nil {
-			index[group] = len(req.parts) - 1
+			index.set(group, len(req.parts)-1)
 		} else if len(req.parts) > 16 {
-			index = make(map[int]int, min(req.nkeys, 4096))
+			index = groupIndexes.Get().(*groupIndex)
+			index.reset()
 			for i := range req.parts {
-				index[req.parts[i].group] = i
+				index.set(req.parts[i].group, i)
 			}
 		}
 	}
@@ -261,6 +270,42 @@ func (c *Client) split(b *batch, req *request, loc locator, cl *call, kind split
 			p.call.name, p.call.info = "GET", getInfo
 		}
 		b.calls = append(b.calls, p.call)
+	}
+}
+
+// groupIndex finds the part of a group (a slot, or a ring node) without a
+// map: an entry counts only when stamped with the current generation, so
+// that reusing the index costs no clearing.
+type groupIndex struct {
+	part [cluster.SlotCount]int32
+	gen  [cluster.SlotCount]uint32
+	cur  uint32
+}
+
+var groupIndexes = sync.Pool{New: func() any { return new(groupIndex) }}
+
+// reset forgets every entry.
+func (x *groupIndex) reset() {
+	x.cur++
+	if x.cur == 0 { // the stamps wrapped: clear them once
+		clear(x.gen[:])
+		x.cur = 1
+	}
+}
+
+// find returns the part of group g, or -1.
+func (x *groupIndex) find(g int) int {
+	if x.gen[g] != x.cur {
+		return -1
+	}
+	return int(x.part[g])
+}
+
+// set records that group g is part p; groups beyond the index are not
+// recorded (find is not asked about them).
+func (x *groupIndex) set(g, p int) {
+	if g < len(x.part) {
+		x.gen[g], x.part[g] = x.cur, int32(p)
 	}
 }
 

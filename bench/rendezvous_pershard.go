@@ -26,12 +26,23 @@ func NewRendezvousPerShard(names []string) *RendezvousPerShard {
 func (r *RendezvousPerShard) Locate(key string) int {
 	tag := clusterTag(key)
 	best, bestScore := -1, uint64(0)
+	// name + tag is built in a stack buffer and hashed in one call, the
+	// fastest way to hash a concatenation with xxhash; only names and tags
+	// too long for it go through a streaming digest.
+	var buf [256]byte
 	var d xxhash.Digest
 	for i, n := range r.names {
-		d.Reset()
-		_, _ = d.WriteString(n)
-		_, _ = d.WriteString(tag)
-		if s := d.Sum64(); best < 0 || s > bestScore {
+		var s uint64
+		if len(n)+len(tag) <= len(buf) {
+			b := append(append(buf[:0], n...), tag...)
+			s = xxhash.Sum64(b)
+		} else {
+			d.Reset()
+			_, _ = d.WriteString(n)
+			_, _ = d.WriteString(tag)
+			s = d.Sum64()
+		}
+		if best < 0 || s > bestScore {
 			best, bestScore = i, s
 		}
 	}

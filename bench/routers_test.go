@@ -3,6 +3,7 @@ package bench
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/cespare/xxhash/v2"
@@ -304,6 +305,10 @@ func TestRendezvousPerShardPicksTheHighestScore(t *testing.T) {
 	}
 	if r.Locate("{user1}.a") != r.Locate("{user1}.b") {
 		t.Error("keys with one hash tag should share a shard")
+	}
+	long := strings.Repeat("k", 300) // beyond the stack buffer
+	if got, want := r.Locate(long), NewRendezvousPerShard(names).Locate(long); got != want {
+		t.Errorf("long key: %d then %d", got, want)
 	}
 	if got := NewRendezvousPerShard(nil).Locate("k"); got != -1 {
 		t.Errorf("no shards: Locate = %d, want -1", got)

@@ -46,6 +46,7 @@ type autoPipe struct {
 	// took has its result: a command still queued then was never sent.
 	dead    chan struct{}
 	readers sync.WaitGroup // the readers of its connections
+	users   atomic.Int32   // callers sending a single command to the node now
 }
 
 // autoPipes holds the automatic pipelines by node, created on first use.
@@ -94,20 +95,34 @@ func pipeable(cl *call) bool {
 	return info.HasKeys() && info.Flags&(command.Blocking|command.PubSub|command.NoMulti) == 0
 }
 
-// autoRoundTrip sends one call through its node's automatic pipeline and
-// waits for the result. It reports whether the context ended first, in
+// autoDo sends a single pipeable call. When other callers are sending to
+// the node at the same moment it goes through the node's automatic
+// pipeline; a caller alone with the node uses a pooled connection of its
+// own instead, since it would gain nothing from the pipeline and would pay
+// its two goroutine hand-offs (unless alwaysPipe is set).
+func (c *Client) autoDo(ctx context.Context, calls []*call) (abandoned bool) {
+	cl := calls[0]
+	p := c.pipe(cl.node)
+	if p == nil {
+		cl.err = ErrClosed
+		return false
+	}
+	defer p.users.Add(-1)
+	if p.users.Add(1) == 1 && !c.alwaysPipe {
+		return c.runPooled(ctx, calls)
+	}
+	return c.autoRoundTrip(ctx, p, cl)
+}
+
+// autoRoundTrip sends one call through its node's automatic pipeline p
+// and waits for the result. It reports whether the context ended first, in
 // which case the pipeline still owns the call.
-func (c *Client) autoRoundTrip(ctx context.Context, cl *call) (abandoned bool) {
+func (c *Client) autoRoundTrip(ctx context.Context, p *autoPipe, cl *call) (abandoned bool) {
 	ns := c.nodes.get(cl.node)
 	ns.commands.Add(1)
 	if ns.down.Load() {
 		ns.errors.Add(1)
 		cl.err = &NodeError{Node: ns.node, Err: ErrNodeDown}
-		return false
-	}
-	p := c.pipe(cl.node)
-	if p == nil {
-		cl.err = ErrClosed
 		return false
 	}
 	r := pipeReqs.Get().(*pipeReq)

@@ -32,8 +32,9 @@ type Client struct {
 	refr         refresher
 	refreshTicks atomic.Int32 // health ticks that should also refresh the topology
 
-	autoPipe  bool
-	autoPipes autoPipes
+	autoPipe   bool
+	autoPipes  autoPipes
+	alwaysPipe bool // tests: lone callers use the pipeline too
 
 	closed   atomic.Bool
 	stop     chan struct{}

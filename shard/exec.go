@@ -37,8 +37,13 @@ func (c *Client) execute(ctx context.Context, calls []*call) (abandoned bool) {
 // (they have been arriving meanwhile).
 func (c *Client) run(ctx context.Context, calls []*call) (abandoned bool) {
 	if c.autoPipe && len(calls) == 1 && calls[0].err == nil && calls[0].node >= 0 && pipeable(calls[0]) {
-		return c.autoRoundTrip(ctx, calls[0])
+		return c.autoDo(ctx, calls)
 	}
+	return c.runPooled(ctx, calls)
+}
+
+// runPooled is run on pooled connections.
+func (c *Client) runPooled(ctx context.Context, calls []*call) (abandoned bool) {
 	if ctx.Done() != nil || (len(calls) >= parallelDecodeMin && runtime.GOMAXPROCS(0) >= 4) {
 		return c.runParallel(ctx, calls)
 	}

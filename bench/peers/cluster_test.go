@@ -148,6 +148,32 @@ func BenchmarkClusterSingle(b *testing.B) {
 	})
 }
 
+// BenchmarkClusterLoneCaller is BenchmarkClusterSingle with one goroutine
+// (2,000 commands per iteration): the latency of a caller that has a node
+// to itself, where automatic pipelining has nothing to batch. One op is
+// one command.
+func BenchmarkClusterLoneCaller(b *testing.B) {
+	s := newPeerSetup(b)
+	keys := bench.Keys("lone", loneCommands/2)
+	sc := newShardisCluster(b, s.seeds)
+	sa := newShardisClusterAuto(b, s.seeds)
+	g := newGoRedisCluster(b, s.seeds)
+	r := newRueidis(b, s.seeds)
+	run := func(do single) func() error {
+		return func() error { return concurrent(s.ctx, keys, value, 1, loneCommands, do) }
+	}
+	runCases(b, loneCommands, []peerCase{
+		{"shardis", run(shardisSingle(sc))},
+		{"shardis-autopipeline", run(shardisSingle(sa))},
+		{"goredis-cluster", run(goRedisSingle(g))},
+		{"rueidis", run(rueidisSingle(r))},
+	})
+}
+
+// loneCommands is the number of commands per iteration of
+// BenchmarkClusterLoneCaller.
+const loneCommands = 2_000
+
 // TestClusterWorkloadsAgree runs every cluster workload once, on few keys,
 // through each client, and checks that the workloads do what the
 // benchmarks claim: the keys reach every master, and the MGET keys span

@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/gomodule/redigo/redis"
 	"github.com/shardis/shardis/shard/command"
@@ -22,6 +23,11 @@ import (
 
 // maxAutoBatch bounds the commands written with one flush.
 const maxAutoBatch = 512
+
+// pipeIdleCheck is how long a pipeline's connection may go unused before
+// it is returned to the pool and borrowed again (and so checked) for the
+// next batch.
+const pipeIdleCheck = 100 * time.Millisecond
 
 // autoQueue is how many commands may wait for the writer, and how many
 // may wait for their replies on one connection, before callers wait.
@@ -200,7 +206,11 @@ func (p *autoPipe) write() {
 			runtime.Gosched()
 			batch = p.drain(batch)
 		}
-		if conn != nil && conn.broken.Load() {
+		if conn != nil && (conn.broken.Load() || time.Since(conn.lastFlush) > pipeIdleCheck) {
+			// A broken connection is replaced; an idle one is handed back
+			// and borrowed afresh, so that the pool's check catches a
+			// connection the server closed meanwhile (a restart, its idle
+			// timeout) before a write is sent on it.
 			conn.finish()
 			conn = nil
 		}
@@ -254,7 +264,7 @@ func (p *autoPipe) connect() (*pipeConn, error) {
 		p.c.noteFailure(context.Background(), p.node, err)
 		return nil, &NodeError{Node: ns.node, Err: err}
 	}
-	pc := &pipeConn{p: p, conn: conn, inflight: make(chan *pipeReq, autoQueue)}
+	pc := &pipeConn{p: p, conn: conn, inflight: make(chan *pipeReq, autoQueue), lastFlush: time.Now()}
 	p.readers.Add(1)
 	go pc.read()
 	return pc, nil
@@ -268,6 +278,8 @@ type pipeConn struct {
 	conn     redis.Conn
 	inflight chan *pipeReq // sent, waiting for replies, in order
 	broken   atomic.Bool
+	// lastFlush is when the writer last sent on the connection.
+	lastFlush time.Time
 }
 
 // send writes a batch and flushes it. It reports false when the
@@ -287,6 +299,7 @@ func (pc *pipeConn) send(batch []*pipeReq) bool {
 		err = pc.conn.Flush()
 	}
 	if err == nil {
+		pc.lastFlush = time.Now()
 		return true
 	}
 	nerr := pc.fail(err)

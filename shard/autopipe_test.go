@@ -222,3 +222,27 @@ func TestAutoPipelineCloseEndsEveryCaller(t *testing.T) {
 		return clientsNamed(t, servers, "auto-close") == 0
 	})
 }
+
+func TestAutoPipelineSurvivesTheServerClosingAnIdleConnection(t *testing.T) {
+	servers := redistest.StartNTB(t, 1, redistest.Options{Args: []string{"--timeout", "1"}})
+	cfg := ringConfig(servers)
+	cfg.AutoPipeline = true
+	cfg.Health.Interval = -1 // no PINGs that would keep connections busy
+	cfg.Pool.ClientName = "auto-idle"
+	c := newClient(t, cfg)
+	shard.AlwaysPipeline(c)
+	ctx := context.Background()
+	_, err := c.Do(ctx, "SET", "idle", "1")
+	require.NoError(t, err)
+	// The server closes connections idle for more than a second.
+	waitFor(t, 5*time.Second, "the server to close the idle connection", func() bool {
+		return clientsNamed(t, servers, "auto-idle") == 0
+	})
+	// A write on the closed connection would end with an error; the
+	// pipeline borrows a checked connection instead.
+	_, err = c.Do(ctx, "SET", "idle", "2")
+	require.NoError(t, err)
+	v, err := redis.String(c.Do(ctx, "GET", "idle"))
+	require.NoError(t, err)
+	assert.Equal(t, "2", v)
+}

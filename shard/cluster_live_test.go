@@ -311,10 +311,24 @@ func TestClusterLiveReshardingUnderLoad(t *testing.T) {
 
 func TestClusterFailoverUnderLoad(t *testing.T) {
 	if testing.Short() {
-		t.Skip("starts its own cluster and kills a master")
+		t.Skip("starts its own clusters and kills a master of each")
 	}
+	for _, auto := range []bool{false, true} {
+		name := "pooled"
+		if auto {
+			name = "auto-pipelined"
+		}
+		t.Run(name, func(t *testing.T) { testFailoverUnderLoad(t, auto) })
+	}
+}
+
+// testFailoverUnderLoad kills a master under load and checks the recovery,
+// with pooled connections or with automatic pipelining.
+func testFailoverUnderLoad(t *testing.T, auto bool) {
 	rc := redistest.StartClusterTB(t, 3, 1, redistest.Options{NodeTimeout: time.Second})
-	c := newClient(t, clusterConfig(rc.Seeds()...))
+	cfg := clusterConfig(rc.Seeds()...)
+	cfg.AutoPipeline = auto
+	c := newClient(t, cfg)
 	victim, err := rc.MasterOfSlot(0)
 	require.NoError(t, err)
 	replica, err := rc.ReplicaOf(victim)

@@ -25,6 +25,8 @@ vet:
 
 test: deps vet
 	$(GO) test -race -count=1 -p 1 -timeout 30m ./...
+	# Allocation counts once more without -race, whose sync.Pool drops items.
+	$(GO) test -count=1 -p 1 -run 'Alloc' ./...
 
 # fuzz runs every fuzz target of every package for a short while (FUZZTIME).
 FUZZTIME ?= 10s

@@ -16,14 +16,22 @@ func TestDoAllocations(t *testing.T) {
 	ctx := context.Background()
 	_, err := c.Do(ctx, "SET", "alloc:k", "v")
 	require.NoError(t, err)
-	args := []any{"alloc:k"}
 	allocs := testing.AllocsPerRun(200, func() {
-		c.Do(ctx, "GET", args...)
+		c.Do(ctx, "GET", "alloc:k")
 	})
 	t.Logf("%.1f allocations per GET", allocs)
-	// redigo itself allocates the reply ([]byte) and a few bits of its
-	// pool bookkeeping; the client must add almost nothing.
-	assert.LessOrEqual(t, allocs, 4.0)
+	// redigo itself allocates the reply ([]byte, and the interface that
+	// holds it) and a bit of its pool bookkeeping; the client adds
+	// nothing, not even the variadic argument slice (Do copies the
+	// arguments into a recycled buffer, so the slice stays on the
+	// caller's stack). Under -race sync.Pool drops some of the recycled
+	// batches, so only the plain run (make test runs the allocation tests
+	// once without -race too) checks the exact count.
+	limit := 3.0
+	if raceDetector {
+		limit = 6
+	}
+	assert.LessOrEqual(t, allocs, limit)
 }
 
 // With a context that can be cancelled, pipelines still reuse their
@@ -55,4 +63,23 @@ func TestPipelineReusesBuffersWithCancellableContext(t *testing.T) {
 	// The results, the queued arguments and redigo's replies: about 100
 	// bytes. Fresh calls and requests for every Exec would add about 200.
 	assert.Less(t, perCommand, 200.0)
+}
+
+// Queuing a command copies its arguments into the pipeline, so the
+// caller's variadic argument slice stays on its stack: Send allocates
+// nothing once the pipeline's buffers have grown.
+func TestPipelineSendDoesNotAllocate(t *testing.T) {
+	c, _ := startRing(t, 1)
+	p := c.Pipeline()
+	for i := 0; i < 64; i++ {
+		p.Send("SET", "send:k", "v")
+	}
+	p.Reset()
+	allocs := testing.AllocsPerRun(1000, func() {
+		if p.Len() == 64 {
+			p.Reset()
+		}
+		p.Send("SET", "send:k", "v")
+	})
+	assert.Zero(t, allocs)
 }

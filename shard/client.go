@@ -140,12 +140,13 @@ func (c *Client) do(ctx context.Context, name string, args []any, routeKey any) 
 	}
 	b := singleBatches.Get().(*batch)
 	b.reset(1)
-	c.add(b, c.loc, name, args, routeKey)
+	c.add(b, c.loc, name, b.keep(args), routeKey)
 	abandoned := c.execute(ctx, b.calls)
 	reply, err := b.reqs[0].result()
 	if !abandoned { // else workers cut off by the context may still read it
 		clear(b.slab)
 		clear(b.reqs)
+		clear(b.args)
 		singleBatches.Put(b)
 	}
 	return reply, err

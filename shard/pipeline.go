@@ -13,6 +13,9 @@ import (
 type Pipeline struct {
 	c    *Client
 	cmds []queued
+	// args holds the arguments of every queued command, copied by Send so
+	// that a caller's variadic argument slice need not be allocated.
+	args []any
 	b    batch // reused by Exec unless workers cut off by a context still hold it
 }
 
@@ -27,19 +30,32 @@ func (c *Client) Pipeline() *Pipeline { return &Pipeline{c: c} }
 
 // Send queues a command routed by its keys.
 func (p *Pipeline) Send(name string, args ...any) {
-	p.cmds = append(p.cmds, queued{name: name, args: args})
+	p.cmds = append(p.cmds, queued{name: name, args: p.keep(args)})
+}
+
+// keep copies args into the pipeline's argument buffer. A command's copy
+// stays valid when the buffer grows (it keeps the old array).
+func (p *Pipeline) keep(args []any) []any {
+	start := len(p.args)
+	p.args = append(p.args, args...)
+	return p.args[start:len(p.args):len(p.args)]
 }
 
 // SendKey queues a command routed by key, as Client.DoKey.
 func (p *Pipeline) SendKey(key string, name string, args ...any) {
-	p.cmds = append(p.cmds, queued{name: name, args: args, routeKey: key})
+	p.cmds = append(p.cmds, queued{name: name, args: p.keep(args), routeKey: key})
 }
 
 // Len returns the number of queued commands.
 func (p *Pipeline) Len() int { return len(p.cmds) }
 
 // Reset drops the queued commands.
-func (p *Pipeline) Reset() { p.cmds = p.cmds[:0] }
+func (p *Pipeline) Reset() {
+	clear(p.cmds)
+	p.cmds = p.cmds[:0]
+	clear(p.args)
+	p.args = p.args[:0]
+}
 
 // Exec sends every queued command, empties the queue and returns one Result
 // per command in queue order. Each Result carries its own error (a
@@ -59,19 +75,23 @@ func (p *Pipeline) Exec(ctx context.Context) ([]Result, error) {
 	for _, q := range p.cmds {
 		c.add(b, c.loc, q.name, q.args, q.routeKey)
 	}
-	p.Reset()
+	clear(p.cmds)
+	p.cmds = p.cmds[:0]
 	abandoned := c.execute(ctx, b.calls)
 	out := make([]Result, len(b.reqs))
 	for i := range b.reqs {
 		out[i].Reply, out[i].Err = b.reqs[i].result()
 	}
 	if abandoned {
-		// Workers cut off by the context may still read these calls:
-		// leave the buffers to them and start afresh next time.
+		// Workers cut off by the context may still read these calls and
+		// their arguments: leave the buffers to them and start afresh.
 		p.b = batch{}
+		p.args = nil
 	} else {
 		clear(b.slab) // drop the replies so the garbage collector can have them
 		clear(b.reqs)
+		clear(p.args)
+		p.args = p.args[:0]
 	}
 	return out, nil
 }

@@ -80,6 +80,7 @@ type batch struct {
 	slab  []call // preallocated calls, handed out by newCall
 
 	keyBuf [16]int // key positions of the command being planned
+	args   []any   // a single command's arguments, copied (see keep)
 
 	// The last command looked up: pipelines mostly repeat one command.
 	lastName string
@@ -104,6 +105,16 @@ func (b *batch) reset(n int) {
 		b.slab = make([]call, 0, n)
 	}
 	b.reqs, b.calls, b.slab = b.reqs[:0], b.calls[:0], b.slab[:0]
+	clear(b.args)
+	b.args = b.args[:0]
+}
+
+// keep copies a command's arguments into the batch, so that the caller's
+// variadic argument slice does not have to be allocated on the heap.
+func (b *batch) keep(args []any) []any {
+	start := len(b.args)
+	b.args = append(b.args, args...)
+	return b.args[start:len(b.args):len(b.args)]
 }
 
 // lookup finds a command's table entry, remembering the last one.

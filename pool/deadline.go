@@ -32,23 +32,25 @@ type coarseConn struct {
 	// Managed timeouts; 0 means none. readTimeout belongs to the reading
 	// goroutine, writeTimeout never changes.
 	readTimeout, writeTimeout time.Duration
+
+	buffers // managed connections only (buffer.go)
 }
 
-func (c *coarseConn) Read(p []byte) (int, error) {
-	if c.managed {
-		var t time.Time
-		if c.readTimeout > 0 {
-			t = time.Now().Add(c.readTimeout)
-		}
-		if err := c.armRead(t); err != nil {
-			return 0, err
-		}
+// armedRead reads from the socket with the managed read deadline.
+func (c *coarseConn) armedRead(p []byte) (int, error) {
+	var t time.Time
+	if c.readTimeout > 0 {
+		t = time.Now().Add(c.readTimeout)
+	}
+	if err := c.armRead(t); err != nil {
+		return 0, err
 	}
 	return c.Conn.Read(p)
 }
 
-func (c *coarseConn) Write(p []byte) (int, error) {
-	if c.managed && c.writeTimeout > 0 {
+// armedWrite writes to the socket with the managed write deadline.
+func (c *coarseConn) armedWrite(p []byte) (int, error) {
+	if c.writeTimeout > 0 {
 		if err := c.armWrite(time.Now().Add(c.writeTimeout)); err != nil {
 			return 0, err
 		}

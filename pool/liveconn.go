@@ -27,6 +27,20 @@ var (
 	_ redis.ConnWithContext = (*liveConn)(nil)
 )
 
+// Flush hands redigo's buffer to the connection and sends it. A failure
+// closes the connection, as redigo does after its own I/O errors, so that
+// the pool drops it.
+func (c *liveConn) Flush() error {
+	err := c.Conn.Flush()
+	if err == nil {
+		err = c.nc.flushWrites()
+	}
+	if err != nil {
+		c.nc.Close()
+	}
+	return err
+}
+
 func (c *liveConn) Do(cmd string, args ...any) (any, error) {
 	c.nc.readTimeout = c.readTimeout
 	return c.Conn.Do(cmd, args...)

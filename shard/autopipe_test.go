@@ -82,10 +82,11 @@ func TestAutoPipelineRepliesReachTheirCallers(t *testing.T) {
 		c := newClient(t, cfg) // lone callers take pooled connections here
 		hammer(t, c, "ap", 32, 300)
 		// 32 goroutines shared a few connections per server: the
-		// pipeline's, one for a caller that found itself alone, and the
-		// health checks'.
+		// pipeline's (and the one it takes after handing back an idle
+		// one), one for a caller that found itself alone, and the health
+		// checks'. Without the pipeline they open about 90 between them.
 		n := clientsNamed(t, servers, "auto-ring")
-		assert.LessOrEqual(t, n, 3*len(servers), "connections for 32 goroutines")
+		assert.LessOrEqual(t, n, 4*len(servers), "connections for 32 goroutines")
 		var cmds int64
 		for _, st := range c.Stats().Nodes {
 			cmds += st.Commands

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/gomodule/redigo/redis"
 )
@@ -215,11 +216,19 @@ func (s *Set) newPool(addr string, readOnly bool) *counted {
 			c, err := d.dial(ctx)
 			if err != nil {
 				cp.dialErrors.Add(1)
+				return nil, err
 			}
-			return c, err
+			noteBorrowed(ctx, c)
+			return c, nil
 		},
 	}
-	cp.pool.TestOnBorrowContext = d.ping
+	cp.pool.TestOnBorrowContext = func(ctx context.Context, c redis.Conn, lastUsed time.Time) error {
+		err := d.ping(ctx, c, lastUsed)
+		if err == nil {
+			noteBorrowed(ctx, c)
+		}
+		return err
+	}
 	return cp
 }
 
@@ -237,4 +246,38 @@ func failingPool(err error) *redis.Pool {
 	return &redis.Pool{
 		DialContext: func(context.Context) (redis.Conn, error) { return nil, err },
 	}
+}
+
+// liveSlot receives the connection a Get hands out, from the dial or the
+// borrow check, so that GetAbortable can reach its socket.
+type liveSlot struct{ lc *liveConn }
+
+type liveSlotKey struct{}
+
+// noteBorrowed records c in the slot that ctx carries, if any.
+func noteBorrowed(ctx context.Context, c redis.Conn) {
+	if slot, ok := ctx.Value(liveSlotKey{}).(*liveSlot); ok {
+		if lc, ok := c.(*liveConn); ok {
+			slot.lc = lc
+		}
+	}
+}
+
+// GetAbortable is Get (GetReadOnly when readOnly is set) that also returns
+// abort, which closes the borrowed connection's socket at once, from any
+// goroutine: reads and writes in progress on it fail immediately and the
+// pool never hands the connection out again. It is how a caller whose
+// context ends cuts its I/O short without a goroutine of its own. abort
+// must not be called once the connection has been returned (Close).
+func (s *Set) GetAbortable(ctx context.Context, addr string, readOnly bool) (c redis.Conn, abort func(), err error) {
+	slot := &liveSlot{}
+	c, err = s.get(context.WithValue(ctx, liveSlotKey{}, slot), addr, readOnly)
+	if err != nil {
+		return nil, nil, err
+	}
+	return c, func() {
+		if slot.lc != nil {
+			slot.lc.nc.Conn.Close()
+		}
+	}, nil
 }

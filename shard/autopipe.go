@@ -259,7 +259,7 @@ func (p *autoPipe) failQueued() {
 // connect borrows a connection for the pipeline and starts its reader.
 func (p *autoPipe) connect() (*pipeConn, error) {
 	ns := p.c.nodes.get(p.node)
-	conn, err := p.c.conn(context.Background(), ns)
+	conn, err := p.c.conn(context.Background(), ns, nil)
 	if err != nil {
 		p.c.noteFailure(context.Background(), p.node, err)
 		return nil, &NodeError{Node: ns.node, Err: err}

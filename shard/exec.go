@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"sync"
 	"time"
 
 	"github.com/gomodule/redigo/redis"
@@ -30,9 +31,12 @@ func (c *Client) execute(ctx context.Context, calls []*call) (abandoned bool) {
 // any reply is read, so the nodes work at the same time. A failure of one
 // node touches only that node's calls.
 //
-// With a context that can end early, each node is served by its own
-// goroutine so that the caller can return the moment the context ends.
-// Otherwise everything runs on the caller's goroutine: no goroutine, no
+// With a context that can end early, a batch for one node runs on the
+// caller's goroutine with a canceller that closes its connection when the
+// context ends; a batch for several nodes gives each node a goroutine of
+// its own, so that the caller can return the moment the context ends
+// while the nodes that answered keep their results. Otherwise everything
+// runs on the caller's goroutine: no goroutine, no
 // channel, and the replies of the nodes are read one node after the other
 // (they have been arriving meanwhile).
 func (c *Client) run(ctx context.Context, calls []*call) (abandoned bool) {
@@ -44,7 +48,7 @@ func (c *Client) run(ctx context.Context, calls []*call) (abandoned bool) {
 
 // runPooled is run on pooled connections.
 func (c *Client) runPooled(ctx context.Context, calls []*call) (abandoned bool) {
-	if ctx.Done() != nil || (len(calls) >= parallelDecodeMin && runtime.GOMAXPROCS(0) >= 4) {
+	if len(calls) >= parallelDecodeMin && runtime.GOMAXPROCS(0) >= 4 {
 		return c.runParallel(ctx, calls)
 	}
 	first, single := -1, true
@@ -63,13 +67,31 @@ func (c *Client) runPooled(ctx context.Context, calls []*call) (abandoned bool) 
 		return false
 	}
 	if single {
-		c.roundTrip(ctx, first, calls, nil)
+		// A context that can end early gets a canceller: it closes the
+		// connection the moment the context ends, so that the caller's
+		// read returns at once without a goroutine of its own.
+		var k *canceller
+		if ctx.Done() != nil {
+			k = newCanceller(ctx)
+			defer k.finish()
+		}
+		if conn := c.send(ctx, first, calls, nil, k); conn != nil {
+			c.receive(ctx, first, conn, calls, nil)
+			k.finish() // before the connection goes back to the pool
+			conn.Close()
+		}
 		return false
+	}
+	if ctx.Done() != nil {
+		// Several nodes under a context that can end early: one goroutine
+		// per node, so that the nodes that answer in time keep their
+		// results when another one makes the context end.
+		return c.runParallel(ctx, calls)
 	}
 	groups := c.groups(calls)
 	conns := make([]redis.Conn, len(groups))
 	for i, g := range groups {
-		conns[i] = c.send(ctx, g.node, g.calls, nil)
+		conns[i] = c.send(ctx, g.node, g.calls, nil, nil)
 	}
 	for i, g := range groups {
 		if conns[i] != nil {
@@ -78,6 +100,61 @@ func (c *Client) runPooled(ctx context.Context, calls []*call) (abandoned bool) 
 		}
 	}
 	return false
+}
+
+// canceller closes the connections of a batch when its context ends, so
+// that blocked reads and writes return at once: the caller's goroutine
+// does all the work and still returns promptly, without a goroutine per
+// node. A closed connection is never reused (see pool.GetAbortable).
+type canceller struct {
+	stop   func() bool
+	mu     sync.Mutex
+	aborts []func()
+	fired  bool // the context ended: connections added later are closed at once
+	done   bool // the batch is over: nothing more may be closed
+}
+
+func newCanceller(ctx context.Context) *canceller {
+	k := &canceller{}
+	k.stop = context.AfterFunc(ctx, k.fire)
+	return k
+}
+
+// add registers the abort function of a connection the batch holds.
+func (k *canceller) add(abort func()) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.fired && !k.done {
+		abort()
+		return
+	}
+	k.aborts = append(k.aborts, abort)
+}
+
+func (k *canceller) fire() {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.done {
+		return
+	}
+	k.fired = true
+	for _, abort := range k.aborts {
+		abort()
+	}
+}
+
+// finish ends the canceller's watch; it must be called before the
+// batch's connections go back to the pool. Calling it again, or on a nil
+// canceller, does nothing.
+func (k *canceller) finish() {
+	if k == nil {
+		return
+	}
+	k.stop()
+	k.mu.Lock()
+	k.done = true
+	k.aborts = nil
+	k.mu.Unlock()
 }
 
 // parallelDecodeMin is the batch size from which replies are decoded on
@@ -153,7 +230,7 @@ func (c *Client) runParallel(ctx context.Context, calls []*call) (abandoned bool
 // With out == nil the results go straight into the calls; otherwise into
 // out, which the caller copies later.
 func (c *Client) roundTrip(ctx context.Context, node int, calls []*call, out []Result) {
-	if conn := c.send(ctx, node, calls, out); conn != nil {
+	if conn := c.send(ctx, node, calls, out, nil); conn != nil {
 		c.receive(ctx, node, conn, calls, out)
 		conn.Close()
 	}
@@ -180,8 +257,8 @@ func (c *Client) failFrom(node int, calls []*call, out []Result, start int, err 
 // send borrows a connection to node, writes calls (with ASKING in front
 // of those that need it) and flushes. On failure it fails every call and
 // returns nil; otherwise the caller reads the replies and closes the
-// connection.
-func (c *Client) send(ctx context.Context, node int, calls []*call, out []Result) redis.Conn {
+// connection. With a canceller, the connection is registered with it.
+func (c *Client) send(ctx context.Context, node int, calls []*call, out []Result, k *canceller) redis.Conn {
 	ns := c.nodes.get(node)
 	ns.commands.Add(int64(len(calls)))
 	if ns.down.Load() {
@@ -189,7 +266,7 @@ func (c *Client) send(ctx context.Context, node int, calls []*call, out []Result
 		c.failFrom(node, calls, out, 0, ErrNodeDown)
 		return nil
 	}
-	conn, err := c.conn(ctx, ns)
+	conn, err := c.conn(ctx, ns, k)
 	if err != nil {
 		c.noteFailure(ctx, node, err)
 		c.failFrom(node, calls, out, 0, err)
@@ -211,6 +288,7 @@ func (c *Client) send(ctx context.Context, node int, calls []*call, out []Result
 	}
 	if err != nil {
 		conn.Close()
+		err = contextCause(ctx, err)
 		c.noteFailure(ctx, node, err)
 		c.failFrom(node, calls, out, 0, err)
 		return nil
@@ -256,7 +334,15 @@ func (c *Client) receive(ctx context.Context, node int, conn redis.Conn, calls [
 }
 
 // conn borrows a connection to the node: a READONLY one for replica reads.
-func (c *Client) conn(ctx context.Context, ns *nodeState) (redis.Conn, error) {
+// With a canceller, the connection is registered with it.
+func (c *Client) conn(ctx context.Context, ns *nodeState, k *canceller) (redis.Conn, error) {
+	if k != nil {
+		conn, abort, err := c.pools.GetAbortable(ctx, ns.node.Addr, ns.readOnly)
+		if err == nil {
+			k.add(abort)
+		}
+		return conn, err
+	}
 	if ns.readOnly {
 		return c.pools.GetReadOnly(ctx, ns.node.Addr)
 	}

@@ -62,7 +62,7 @@ func (c *Client) probe(i int) {
 }
 
 func (c *Client) ping(ctx context.Context, ns *nodeState) error {
-	conn, err := c.conn(ctx, ns)
+	conn, err := c.conn(ctx, ns, nil)
 	if err != nil {
 		return err
 	}

@@ -24,7 +24,8 @@ import (
 // loadResult is what a load run saw.
 type loadResult struct {
 	mu       sync.Mutex
-	acked    map[string]string // key -> last acknowledged value
+	acked    map[string]string    // key -> last acknowledged value
+	ackedAt  map[string]time.Time // key -> when that acknowledgement came
 	ops      atomic.Int64
 	failures []loadFailure
 	// failedCommands counts failed commands inside pipelines (a pipeline
@@ -41,6 +42,7 @@ type loadFailure struct {
 	at    time.Time
 	slots []int
 	err   error
+	lost  string // a read-back that missed this key's acknowledged value
 }
 
 func (r *loadResult) fail(slots []int, err error) {
@@ -56,8 +58,16 @@ func (r *loadResult) unsure(k, v string) {
 	r.mu.Unlock()
 }
 
+// missed records a read-back of k that did not show its acknowledged value.
+func (r *loadResult) missed(slot int, k string, err error) {
+	r.mu.Lock()
+	r.failures = append(r.failures, loadFailure{at: time.Now(), slots: []int{slot}, err: err, lost: k})
+	r.mu.Unlock()
+}
+
 func (r *loadResult) ack(k, v string) {
 	r.mu.Lock()
+	r.ackedAt[k] = time.Now()
 	r.acked[k] = v
 	r.mu.Unlock()
 }
@@ -87,7 +97,7 @@ var loadTags = func() []string {
 // (named after the load), so the last acknowledged value of each key is
 // known.
 func runLoad(c *shard.Client, name string, stop <-chan struct{}, onSuccess loadHook) *loadResult {
-	res := &loadResult{acked: map[string]string{}, maybe: map[string][]string{}}
+	res := &loadResult{acked: map[string]string{}, ackedAt: map[string]time.Time{}, maybe: map[string][]string{}}
 	var wg sync.WaitGroup
 	for g := 0; g < 8; g++ {
 		wg.Add(1)
@@ -174,7 +184,8 @@ func runLoad(c *shard.Client, name string, stop <-chan struct{}, onSuccess loadH
 					}
 					for j, v := range vals {
 						if v != val {
-							res.fail(slots, fmt.Errorf("MGET %v = %q, want %q", keys[j], v, val))
+							k := keys[j].(string)
+							res.missed(cluster.Slot(k), k, fmt.Errorf("MGET %v = %q, want %q", k, v, val))
 						}
 					}
 					if onSuccess != nil {
@@ -194,7 +205,7 @@ func runLoad(c *shard.Client, name string, stop <-chan struct{}, onSuccess loadH
 						break
 					}
 					if v != val {
-						res.fail([]int{cluster.Slot(k)}, fmt.Errorf("GET %s = %q, want %q", k, v, val))
+						res.missed(cluster.Slot(k), k, fmt.Errorf("GET %s = %q, want %q", k, v, val))
 					}
 					if onSuccess != nil {
 						onSuccess([]int{cluster.Slot(k)})
@@ -211,8 +222,9 @@ func runLoad(c *shard.Client, name string, stop <-chan struct{}, onSuccess loadH
 
 // verifyAcked reads back every acknowledged write through a fresh client.
 // A key whose later write failed with an unknown outcome may hold that
-// write's value instead: the server may have run it.
-func verifyAcked(t *testing.T, seeds []string, res *loadResult) {
+// write's value instead: the server may have run it. A key for which
+// excused (when given) is true may be missing: see replicationExcuse.
+func verifyAcked(t *testing.T, seeds []string, res *loadResult, excused func(k string) bool) {
 	t.Helper()
 	c := newClient(t, clusterConfig(seeds...))
 	p := c.Pipeline()
@@ -227,6 +239,10 @@ func verifyAcked(t *testing.T, seeds []string, res *loadResult) {
 	for i, k := range keys {
 		v, err := redis.String(out[i].Reply, out[i].Err)
 		if err == nil && v != res.acked[k] && slices.Contains(res.maybe[k], v) {
+			continue
+		}
+		if (err != nil || v != res.acked[k]) && excused != nil && excused(k) {
+			t.Logf("acknowledged just before the kill and lost with the master (asynchronous replication): %s", k)
 			continue
 		}
 		if err != nil || v != res.acked[k] {
@@ -305,8 +321,8 @@ func TestClusterLiveReshardingUnderLoad(t *testing.T) {
 		}
 	}
 	assert.Equal(t, 5462+1200, n)
-	verifyAcked(t, rc.Seeds(), res)
-	verifyAcked(t, rc.Seeds(), resAuto)
+	verifyAcked(t, rc.Seeds(), res, nil)
+	verifyAcked(t, rc.Seeds(), resAuto, nil)
 }
 
 func TestClusterFailoverUnderLoad(t *testing.T) {
@@ -321,6 +337,10 @@ func TestClusterFailoverUnderLoad(t *testing.T) {
 		t.Run(name, func(t *testing.T) { testFailoverUnderLoad(t, auto) })
 	}
 }
+
+// replicationWindow is how long before a master's death a write it
+// acknowledged may still be missing from its promoted replica.
+const replicationWindow = 200 * time.Millisecond
 
 // testFailoverUnderLoad kills a master under load and checks the recovery,
 // with pooled connections or with automatic pipelining.
@@ -384,8 +404,29 @@ func testFailoverUnderLoad(t *testing.T, auto bool) {
 		first.Sub(promotedAt).Round(time.Millisecond), res.ops.Load())
 	assert.Less(t, first.Sub(promotedAt), 500*time.Millisecond, "recovered within 0.5s of the promotion")
 
-	var onDeadFails, elsewhere int
+	// Redis replicates asynchronously: a write the master acknowledged in
+	// its last moments may not have reached the replica that takes over
+	// (the Redis Cluster specification says so). Such writes, on the dead
+	// master's slots and acknowledged shortly before the kill, are
+	// reported and excused; every other acknowledged write must survive.
+	excused := func(k string) bool {
+		res.mu.Lock()
+		at, ok := res.ackedAt[k]
+		res.mu.Unlock()
+		return ok && deadSlots[cluster.Slot(k)] && at.After(now.Add(-replicationWindow)) && at.Before(now.Add(100*time.Millisecond))
+	}
+	var onDeadFails, elsewhere, replicationLost int
+	var failures []loadFailure
 	for _, f := range res.failures {
+		if f.lost != "" && excused(f.lost) {
+			replicationLost++
+			t.Logf("read-back missed a write acknowledged just before the kill: %v", f.err)
+			continue
+		}
+		failures = append(failures, f)
+	}
+	assert.LessOrEqual(t, replicationLost, 20, "writes lost with the master")
+	for _, f := range failures {
 		if onDead(f.slots) {
 			onDeadFails++
 			t.Logf("failed on the dead master's slots: %v", f.err)
@@ -401,12 +442,12 @@ func testFailoverUnderLoad(t *testing.T, auto bool) {
 	assert.LessOrEqual(t, onDeadFails, 8, "at most one failed operation per caller on the dead master's slots")
 	assert.Zero(t, elsewhere, "no failures on other masters")
 	// Failures on the dead slots are writes whose outcome is unknown, never silent.
-	for _, f := range res.failures {
+	for _, f := range failures {
 		var uo *shard.UnknownOutcomeError
 		var re *shard.RetryError
 		assert.True(t, errors.As(f.err, &uo) || errors.As(f.err, &re), "%v", f.err)
 	}
-	verifyAcked(t, rc.Seeds(), res)
+	verifyAcked(t, rc.Seeds(), res, excused)
 
 	// The killed master comes back as a replica and the client lists it.
 	require.NoError(t, victim.Restart())

@@ -144,9 +144,7 @@ func (c *Client) do(ctx context.Context, name string, args []any, routeKey any) 
 	abandoned := c.execute(ctx, b.calls)
 	reply, err := b.reqs[0].result()
 	if !abandoned { // else workers cut off by the context may still read it
-		clear(b.slab)
-		clear(b.reqs)
-		clear(b.args)
+		b.release()
 		singleBatches.Put(b)
 	}
 	return reply, err

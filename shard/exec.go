@@ -88,18 +88,70 @@ func (c *Client) runPooled(ctx context.Context, calls []*call) (abandoned bool) 
 		// results when another one makes the context end.
 		return c.runParallel(ctx, calls)
 	}
-	groups := c.groups(calls)
-	conns := make([]redis.Conn, len(groups))
-	for i, g := range groups {
-		conns[i] = c.send(ctx, g.node, g.calls, nil, nil)
+	gs := groupings.Get().(*grouping)
+	defer gs.release()
+	groups := gs.build(calls)
+	for i := range groups {
+		g := &groups[i]
+		gs.conns = append(gs.conns, c.send(ctx, g.node, g.calls, nil, nil))
 	}
-	for i, g := range groups {
-		if conns[i] != nil {
-			c.receive(ctx, g.node, conns[i], g.calls, nil)
-			conns[i].Close()
+	for i := range groups {
+		g := &groups[i]
+		if conn := gs.conns[i]; conn != nil {
+			c.receive(ctx, g.node, conn, g.calls, nil)
+			conn.Close()
 		}
 	}
 	return false
+}
+
+// grouping splits a batch by node, like groups, into buffers that are
+// kept for the next batch: it serves the batches that run on the
+// caller's goroutine.
+type grouping struct {
+	byNode []int32 // node -> 1 + its index in list; 0 for none yet
+	list   []group
+	conns  []redis.Conn
+}
+
+var groupings = sync.Pool{New: func() any { return new(grouping) }}
+
+// build groups the routed calls by node, in order of first appearance.
+func (gs *grouping) build(calls []*call) []group {
+	for _, cl := range calls {
+		if cl.err != nil || cl.node < 0 {
+			continue
+		}
+		for cl.node >= len(gs.byNode) {
+			gs.byNode = append(gs.byNode, 0)
+		}
+		i := gs.byNode[cl.node]
+		if i == 0 {
+			if n := len(gs.list); n < cap(gs.list) {
+				gs.list = gs.list[:n+1]
+				gs.list[n].node, gs.list[n].calls = cl.node, gs.list[n].calls[:0]
+			} else {
+				gs.list = append(gs.list, group{node: cl.node})
+			}
+			i = int32(len(gs.list))
+			gs.byNode[cl.node] = i
+		}
+		g := &gs.list[i-1]
+		g.calls = append(g.calls, cl)
+	}
+	return gs.list
+}
+
+// release empties gs, drops what it refers to and recycles it.
+func (gs *grouping) release() {
+	for i := range gs.list {
+		gs.byNode[gs.list[i].node] = 0
+		clear(gs.list[i].calls)
+	}
+	gs.list = gs.list[:0]
+	clear(gs.conns)
+	gs.conns = gs.conns[:0]
+	groupings.Put(gs)
 }
 
 // canceller closes the connections of a batch when its context ends, so

@@ -88,8 +88,7 @@ func (p *Pipeline) Exec(ctx context.Context) ([]Result, error) {
 		p.b = batch{}
 		p.args = nil
 	} else {
-		clear(b.slab) // drop the replies so the garbage collector can have them
-		clear(b.reqs)
+		b.release() // drop the replies so the garbage collector can have them
 		clear(p.args)
 		p.args = p.args[:0]
 	}

@@ -80,7 +80,13 @@ type batch struct {
 	slab  []call // preallocated calls, handed out by newCall
 
 	keyBuf [16]int // key positions of the command being planned
+	keyPos []int   // the same, grown past keyBuf by a many-key command
 	args   []any   // a single command's arguments, copied (see keep)
+
+	// The parts of split multi-key commands (one per slot in cluster
+	// mode: a 1,000-key MGET can have 1,000), kept for the next use.
+	partCalls []call
+	parts     []part
 
 	// The last command looked up: pipelines mostly repeat one command.
 	lastName string
@@ -107,6 +113,43 @@ func (b *batch) reset(n int) {
 	b.reqs, b.calls, b.slab = b.reqs[:0], b.calls[:0], b.slab[:0]
 	clear(b.args)
 	b.args = b.args[:0]
+	clear(b.partCalls)
+	b.partCalls = b.partCalls[:0]
+	clear(b.parts)
+	b.parts = b.parts[:0]
+}
+
+// release drops everything the batch refers to (replies, arguments) so
+// that the garbage collector can have it, keeping the buffers themselves.
+func (b *batch) release() {
+	clear(b.slab)
+	clear(b.reqs)
+	clear(b.args)
+	clear(b.partCalls)
+	clear(b.parts)
+	if cap(b.partCalls) > maxKeptParts {
+		b.partCalls, b.parts = nil, nil
+	}
+}
+
+// maxKeptParts bounds the split parts a batch keeps for its next use.
+const maxKeptParts = 1 << 16
+
+// reserve returns room for n more elements after buf's end, growing buf
+// when it has less. A grown buf starts a fresh array, so that elements
+// handed out earlier stay where they are.
+func reserve[T any](buf *[]T, n int) []T {
+	if cap(*buf)-len(*buf) < n {
+		*buf = make([]T, 0, max(n, 2*cap(*buf)))
+	}
+	l := len(*buf)
+	return (*buf)[l:l:l+n]
+}
+
+// commit extends buf over the first elements of room (from reserve) that
+// were used: len(used), or all of room when used outgrew it.
+func commit[T any](buf *[]T, room, used []T) {
+	*buf = (*buf)[:len(*buf)+min(len(used), cap(room))]
 }
 
 // keep copies a command's arguments into the batch, so that the caller's
@@ -150,7 +193,11 @@ func (c *Client) add(b *batch, loc locator, name string, args []any, routeKey an
 		req.err = fmt.Errorf("%w %q: name its target with DoKey or ForEachShard", ErrUnknownCommand, name)
 		return
 	}
-	pos, err := info.KeyPositions(args, b.keyBuf[:0])
+	if b.keyPos == nil {
+		b.keyPos = b.keyBuf[:0]
+	}
+	pos, err := info.KeyPositions(args, b.keyPos[:0])
+	b.keyPos = pos[:0]
 	if err != nil {
 		req.err = fmt.Errorf("%w: %w", ErrBadCommand, err)
 		return
@@ -212,12 +259,16 @@ func (c *Client) split(b *batch, req *request, loc locator, cl *call, kind split
 	}
 	req.kind = kind
 	req.nkeys = len(cl.args) / stride
-	// The parts' calls come from one allocation: in cluster mode a
-	// command over n keys can have n parts (one per slot).
-	slab := make([]call, 0, min(req.nkeys, 1024))
-	if c.cl != nil { // a part per slot: as many as keys, at worst
-		req.parts = make([]part, 0, min(req.nkeys, 1024))
-	}
+	// The parts' calls come from the batch's reusable buffer: in cluster
+	// mode a command over n keys can have n parts (one per slot).
+	room := min(req.nkeys, 1024)
+	slab := reserve(&b.partCalls, room)
+	partRoom := reserve(&b.parts, room)
+	req.parts = partRoom
+	defer func() {
+		commit(&b.partCalls, slab, slab)
+		commit(&b.parts, partRoom, req.parts)
+	}()
 	var index *groupIndex // group -> part, once there are many groups
 	defer func() {
 		if index != nil {

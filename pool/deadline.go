@@ -16,24 +16,22 @@ const deadlineSlack = 5 * time.Millisecond
 
 // coarseConn is a net.Conn whose deadlines are only moved when it matters
 // (see deadlineSlack). Reads and writes may come from two goroutines (one
-// each), as on a redigo connection; each side keeps its own deadline.
+// each); each side keeps its own deadline.
 //
-// Once managed, the connection ignores the deadlines redigo sets before
-// every command and reply, and arms its own right before each read or
-// write on the socket: readTimeout (set by the liveConn around it for each
-// reply it asks for) or writeTimeout from then on. A pipeline of a hundred
-// replies that arrive in one segment then costs one clock read, not a
-// hundred, and every wait on the socket still gets its full timeout.
+// The liveConn around it reads and writes through armedRead and
+// armedWrite, which arm the deadline right before each system call:
+// readTimeout (set by the liveConn for each reply it waits for) or
+// writeTimeout. A pipeline of a hundred replies that arrive in one
+// segment then costs one clock read, not a hundred, and every wait on the
+// socket still gets its full timeout.
 type coarseConn struct {
 	net.Conn
 	read, write time.Time // the deadlines in force
-	managed     bool      // set once after the connection's setup commands
 
-	// Managed timeouts; 0 means none. readTimeout belongs to the reading
-	// goroutine, writeTimeout never changes.
+	// Timeouts for armedRead and armedWrite; 0 means none. readTimeout
+	// belongs to the reading goroutine, writeTimeout is set once, after
+	// the connection's setup.
 	readTimeout, writeTimeout time.Duration
-
-	buffers // managed connections only (buffer.go)
 }
 
 // armedRead reads from the socket with the managed read deadline.
@@ -90,23 +88,14 @@ func keep(current, t time.Time) bool {
 }
 
 func (c *coarseConn) SetReadDeadline(t time.Time) error {
-	if c.managed {
-		return nil
-	}
 	return c.armRead(t)
 }
 
 func (c *coarseConn) SetWriteDeadline(t time.Time) error {
-	if c.managed {
-		return nil
-	}
 	return c.armWrite(t)
 }
 
 func (c *coarseConn) SetDeadline(t time.Time) error {
-	if c.managed {
-		return nil
-	}
 	if err := c.Conn.SetDeadline(t); err != nil {
 		return err
 	}

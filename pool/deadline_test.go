@@ -133,45 +133,41 @@ func tcpPair(t *testing.T) (client, server net.Conn) {
 	return client, server
 }
 
-// A managed connection ignores the deadlines set from outside (redigo's
-// per-reply ones) and gives every socket read its own timeout.
-func TestManagedConnArmsEachSocketRead(t *testing.T) {
+// Every wait for a reply gets the read timeout asked for, counted from
+// the socket read itself; 0 waits as long as it takes.
+func TestLiveConnArmsEachSocketRead(t *testing.T) {
 	nc, server := tcpPair(t)
-	c := &coarseConn{Conn: nc, managed: true, readTimeout: 100 * time.Millisecond}
-	require.NoError(t, c.SetReadDeadline(time.Time{})) // what redigo does with no timeout
+	c := newLiveConn(&coarseConn{Conn: nc}, time.Second)
 	start := time.Now()
-	_, err := c.Read(make([]byte, 1))
+	_, err := c.ReceiveWithTimeout(100 * time.Millisecond)
 	var ne net.Error
 	require.ErrorAs(t, err, &ne)
 	assert.True(t, ne.Timeout())
 	assert.Less(t, time.Since(start), 400*time.Millisecond)
+	assert.Error(t, c.Err(), "a timed-out connection is failed for good")
 
-	// A past deadline set from outside does not stop a read either.
-	require.NoError(t, c.SetReadDeadline(time.Now().Add(-time.Hour)))
-	_, err = server.Write([]byte("+OK\r\n"))
-	require.NoError(t, err)
-	n, err := c.Read(make([]byte, 5))
-	require.NoError(t, err)
-	assert.Equal(t, 5, n)
-
-	// No timeout: the read waits as long as it takes.
-	c.readTimeout = 0
+	nc, server = tcpPair(t)
+	c = newLiveConn(&coarseConn{Conn: nc}, time.Second)
 	time.AfterFunc(300*time.Millisecond, func() { server.Write([]byte("+OK\r\n")) })
 	start = time.Now()
-	_, err = c.Read(make([]byte, 5))
+	reply, err := c.ReceiveWithTimeout(0)
 	require.NoError(t, err)
+	assert.Equal(t, "OK", reply)
 	assert.GreaterOrEqual(t, time.Since(start), 250*time.Millisecond)
 }
 
 // A write to a server that stops reading times out after writeTimeout.
-func TestManagedConnWriteTimesOut(t *testing.T) {
+func TestLiveConnWriteTimesOut(t *testing.T) {
 	nc, _ := tcpPair(t)
-	c := &coarseConn{Conn: nc, managed: true, writeTimeout: 100 * time.Millisecond}
-	buf := make([]byte, 1<<20)
+	c := newLiveConn(&coarseConn{Conn: nc, writeTimeout: 100 * time.Millisecond}, time.Second)
+	value := make([]byte, 1<<20)
 	start := time.Now()
 	var err error
 	for i := 0; i < 256 && err == nil; i++ { // far more than the socket buffers hold
-		_, err = c.Write(buf)
+		err = c.Send("SET", "k", value)
+	}
+	if err == nil {
+		err = c.Flush()
 	}
 	var ne net.Error
 	require.ErrorAs(t, err, &ne)

@@ -46,27 +46,20 @@ func (d *dialer) dial(ctx context.Context) (redis.Conn, error) {
 		// a stuck handshake too.
 		connect = (&tls.Dialer{NetDialer: netDialer, Config: d.tls}).DialContext
 	}
-	var cc *coarseConn
-	coarse := func(ctx context.Context, network, addr string) (net.Conn, error) {
-		nc, err := connect(ctx, network, addr)
-		if err != nil {
-			return nil, err
-		}
-		cc = &coarseConn{Conn: nc}
-		return cc, nil
-	}
-	// No redigo timeouts: once set up, the connection arms its own
-	// deadlines (see coarseConn); the setup commands run under ctx.
-	c, err := redis.DialContext(ctx, "tcp", d.addr, redis.DialContextFunc(coarse))
+	nc, err := connect(ctx, "tcp", d.addr)
 	if err != nil {
 		return nil, &DialError{Addr: d.addr, Err: err}
 	}
-	if err := d.setup(ctx, c); err != nil {
-		c.Close()
+	cc := &coarseConn{Conn: nc}
+	lc := newLiveConn(cc, d.opts.ReadTimeout)
+	// The setup commands run under ctx; then the connection arms its own
+	// deadlines (see coarseConn).
+	if err := d.setup(ctx, lc); err != nil {
+		lc.Close()
 		return nil, err
 	}
-	cc.readTimeout, cc.writeTimeout, cc.managed = d.opts.ReadTimeout, d.opts.WriteTimeout, true
-	return &liveConn{Conn: c, peek: newPeeker(cc.Conn), nc: cc, readTimeout: d.opts.ReadTimeout}, nil
+	cc.writeTimeout = d.opts.WriteTimeout
+	return lc, nil
 }
 
 // setup sends AUTH, CLIENT SETNAME, SELECT and READONLY as configured, in

@@ -18,6 +18,11 @@ var (
 	ErrBadAddr = errors.New("shardis: bad node address")
 	// ErrAuth matches every *AuthError with errors.Is.
 	ErrAuth = errors.New("shardis: authentication failed")
+	// ErrProtocol is wrapped by the error a connection returns when the
+	// server's reply stream is not valid RESP; the connection is closed.
+	ErrProtocol = errors.New("shardis: protocol error")
+	// ErrConnClosed is returned by a connection used after Close.
+	ErrConnClosed = errors.New("shardis: connection closed")
 )
 
 // DialError reports that a new connection to Addr could not be made ready:

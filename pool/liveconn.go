@@ -2,73 +2,243 @@ package pool
 
 import (
 	"context"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gomodule/redigo/redis"
 )
 
-// liveConn is a redigo connection that remembers its network connection,
-// so that the pool can tell, before handing it out, whether the server
-// has already closed it (a killed or restarted server). Writing a command
-// to such a connection would leave its outcome unknown; noticing first
-// lets the caller dial afresh instead.
+// liveConn is the redis.Conn that the pools hand out. It speaks RESP
+// itself, with redigo's semantics (replies, pending counts, Do flushing
+// and draining, a failed connection staying failed), over a coarseConn
+// that arms each deadline right before a system call:
+//
+//   - Send encodes straight into one write buffer, which Flush sends in
+//     one system call (or a piece of up to maxWriteBuffer at a time);
+//   - replies are parsed from a read buffer filled up to readBufferSize
+//     bytes per system call;
+//   - no lock is taken per command: one goroutine may send while another
+//     receives, as redigo allows, because each side has its own buffer.
+//
+// It also remembers its socket, so that the pool can tell, before
+// handing it out, whether the server has already closed it (a killed or
+// restarted server). Writing a command to such a connection would leave
+// its outcome unknown; noticing first lets the caller dial afresh instead.
 type liveConn struct {
-	redis.Conn
-	peek *peeker // nil where the socket cannot be peeked at
-	// nc arms the deadlines: the redigo connection was dialled without
-	// timeouts, and each call here tells nc how long the next reply may
-	// take (readTimeout unless the call says otherwise).
 	nc          *coarseConn
-	readTimeout time.Duration
+	peek        *peeker       // nil where the socket cannot be peeked at
+	readTimeout time.Duration // for Receive and Do; 0 waits forever
+
+	wbuf    []byte       // encoded, not yet sent (the sending goroutine's)
+	rd      replyReader  // the receiving goroutine's
+	pending atomic.Int64 // commands sent whose replies were not read
+
+	failed atomic.Bool
+	mu     sync.Mutex
+	err    error // the first failure; the connection is closed then
 }
+
+const (
+	maxWriteBuffer = 64 << 10  // sent at once beyond this
+	keepWriteCap   = 256 << 10 // a larger buffer is dropped after use
+	readBufferSize = 16 << 10  // bytes read per system call
+)
 
 var (
 	_ redis.ConnWithTimeout = (*liveConn)(nil)
 	_ redis.ConnWithContext = (*liveConn)(nil)
 )
 
-// Flush hands redigo's buffer to the connection and sends it. A failure
-// closes the connection, as redigo does after its own I/O errors, so that
-// the pool drops it.
+func newLiveConn(nc *coarseConn, readTimeout time.Duration) *liveConn {
+	lc := &liveConn{nc: nc, readTimeout: readTimeout, peek: newPeeker(nc.Conn)}
+	lc.rd.nc = nc
+	return lc
+}
+
+// fail records err as the connection's failure unless it already has
+// one, closes the socket so that the other side's I/O ends too, and
+// returns the failure: a read cut short by a cancelled context reports
+// the context's error, not the closed socket's.
+func (c *liveConn) fail(err error) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.err == nil {
+		c.err = err
+		c.failed.Store(true)
+		c.nc.Conn.Close()
+	}
+	return c.err
+}
+
+// Err returns the connection's failure, or nil while it is usable.
+func (c *liveConn) Err() error {
+	if !c.failed.Load() {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.err
+}
+
+// Close closes the socket; later calls fail with ErrConnClosed.
+func (c *liveConn) Close() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.err != nil {
+		return nil
+	}
+	c.err = ErrConnClosed
+	c.failed.Store(true)
+	return c.nc.Conn.Close()
+}
+
+// Send queues a command; Flush sends what is queued.
+func (c *liveConn) Send(cmd string, args ...any) error {
+	if c.failed.Load() {
+		return c.Err()
+	}
+	c.pending.Add(1)
+	c.wbuf = appendCommand(c.wbuf, cmd, args)
+	if len(c.wbuf) >= maxWriteBuffer {
+		return c.write()
+	}
+	return nil
+}
+
+// Flush sends the queued commands.
 func (c *liveConn) Flush() error {
-	err := c.Conn.Flush()
-	if err == nil {
-		err = c.nc.flushWrites()
+	if c.failed.Load() {
+		return c.Err()
+	}
+	if len(c.wbuf) == 0 {
+		return nil
+	}
+	return c.write()
+}
+
+func (c *liveConn) write() error {
+	_, err := c.nc.armedWrite(c.wbuf)
+	c.wbuf = c.wbuf[:0]
+	if cap(c.wbuf) > keepWriteCap {
+		c.wbuf = nil
 	}
 	if err != nil {
-		c.nc.Close()
+		return c.fail(err)
 	}
-	return err
+	return nil
 }
 
-func (c *liveConn) Do(cmd string, args ...any) (any, error) {
-	c.nc.readTimeout = c.readTimeout
-	return c.Conn.Do(cmd, args...)
-}
-
-func (c *liveConn) DoWithTimeout(timeout time.Duration, cmd string, args ...any) (any, error) {
-	c.nc.readTimeout = timeout
-	return c.Conn.Do(cmd, args...)
-}
-
-func (c *liveConn) DoContext(ctx context.Context, cmd string, args ...any) (any, error) {
-	c.nc.readTimeout = c.within(ctx)
-	return redis.DoContext(c.Conn, ctx, cmd, args...)
-}
-
+// Receive reads the next reply, waiting at most the read timeout.
 func (c *liveConn) Receive() (any, error) {
-	c.nc.readTimeout = c.readTimeout
-	return c.Conn.Receive()
+	return c.ReceiveWithTimeout(c.readTimeout)
 }
 
+// ReceiveWithTimeout reads the next reply, waiting at most timeout (0:
+// forever). A server error reply is returned as a redis.Error; a failure
+// to read closes the connection.
 func (c *liveConn) ReceiveWithTimeout(timeout time.Duration) (any, error) {
+	if c.failed.Load() {
+		return nil, c.Err()
+	}
 	c.nc.readTimeout = timeout
-	return c.Conn.Receive()
+	reply, err := c.rd.reply(0)
+	if err != nil {
+		return nil, c.fail(err)
+	}
+	// Pub/sub delivers more replies than commands were sent: never below 0.
+	for {
+		n := c.pending.Load()
+		if n <= 0 || c.pending.CompareAndSwap(n, n-1) {
+			break
+		}
+	}
+	if !c.rd.buffered() {
+		c.rd.shrink()
+	}
+	if e, ok := reply.(redis.Error); ok {
+		return nil, e
+	}
+	return reply, nil
 }
 
+// ReceiveContext is ReceiveWithTimeout bounded by ctx: its deadline cuts
+// the wait short, and its cancellation closes the connection.
 func (c *liveConn) ReceiveContext(ctx context.Context) (any, error) {
-	c.nc.readTimeout = c.within(ctx)
-	return redis.ReceiveContext(c.Conn, ctx)
+	defer c.watch(ctx)()
+	return c.ReceiveWithTimeout(c.within(ctx))
+}
+
+// Do sends a command, flushes, and reads the replies of every command
+// sent before it and then its own; it returns its own reply, or the
+// first server error among them. Do("") only flushes and reads what is
+// pending, and returns the pending replies.
+func (c *liveConn) Do(cmd string, args ...any) (any, error) {
+	return c.DoWithTimeout(c.readTimeout, cmd, args...)
+}
+
+// DoWithTimeout is Do with a read timeout of its own (0: forever).
+func (c *liveConn) DoWithTimeout(timeout time.Duration, cmd string, args ...any) (any, error) {
+	pending := int(c.pending.Swap(0))
+	if cmd == "" && pending == 0 {
+		return nil, nil // what the pool's Close asks of every connection
+	}
+	if c.failed.Load() {
+		return nil, c.Err()
+	}
+	if cmd != "" {
+		c.wbuf = appendCommand(c.wbuf, cmd, args)
+	}
+	if err := c.Flush(); err != nil {
+		return nil, err
+	}
+	c.nc.readTimeout = timeout
+	if cmd == "" {
+		replies := make([]any, pending)
+		for i := range replies {
+			r, err := c.rd.reply(0)
+			if err != nil {
+				return nil, c.fail(err)
+			}
+			replies[i] = r
+		}
+		return replies, nil
+	}
+	var (
+		reply    any
+		firstErr error
+	)
+	for range pending + 1 {
+		r, err := c.rd.reply(0)
+		if err != nil {
+			return nil, c.fail(err)
+		}
+		if e, ok := r.(redis.Error); ok && firstErr == nil {
+			firstErr = e
+		}
+		reply = r
+	}
+	if !c.rd.buffered() {
+		c.rd.shrink()
+	}
+	return reply, firstErr
+}
+
+// DoContext is DoWithTimeout bounded by ctx: its deadline cuts the wait
+// short, and its cancellation closes the connection.
+func (c *liveConn) DoContext(ctx context.Context, cmd string, args ...any) (any, error) {
+	defer c.watch(ctx)()
+	return c.DoWithTimeout(c.within(ctx), cmd, args...)
+}
+
+// watch closes the connection if ctx ends before the returned function
+// is called; the I/O in progress then fails with the context's error.
+func (c *liveConn) watch(ctx context.Context) func() {
+	if ctx.Done() == nil {
+		return func() {}
+	}
+	stop := context.AfterFunc(ctx, func() { c.fail(context.Cause(ctx)) })
+	return func() { stop() }
 }
 
 // within returns the read timeout cut short by ctx's deadline.
@@ -87,5 +257,5 @@ func (c *liveConn) within(ctx context.Context) time.Duration {
 // sent bytes nobody asked for), without blocking and without consuming
 // anything.
 func (c *liveConn) closedByPeer() bool {
-	return c.peek.closed()
+	return c.rd.buffered() || c.peek.closed()
 }

@@ -143,7 +143,7 @@ func reserve[T any](buf *[]T, n int) []T {
 		*buf = make([]T, 0, max(n, 2*cap(*buf)))
 	}
 	l := len(*buf)
-	return (*buf)[l:l:l+n]
+	return (*buf)[l : l : l+n]
 }
 
 // commit extends buf over the first elements of room (from reserve) that

@@ -1,0 +1,226 @@
+package pool
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+
+	"github.com/gomodule/redigo/redis"
+)
+
+// Limits that keep a garbled or hostile reply stream from exhausting
+// memory or the stack; real Redis replies stay far below them.
+const (
+	maxLine       = 1 << 20   // a status, error, integer or length line
+	maxBulk       = 512 << 20 // Redis's own proto-max-bulk-len default
+	maxArrayAlloc = 1 << 16   // elements allocated before they arrive
+	maxDepth      = 64        // nested arrays
+)
+
+// replyReader parses RESP2 replies from a connection into the values
+// redigo returns: "OK" and other status replies as string, errors as
+// redis.Error, integers as int64, bulk strings as []byte, arrays as
+// []any, nulls as nil. It reads up to readBufferSize bytes per system
+// call and belongs to one goroutine at a time.
+type replyReader struct {
+	nc   *coarseConn
+	buf  []byte // unread bytes are buf[r:w]
+	r, w int
+}
+
+var (
+	okReply   any = "OK"
+	pongReply any = "PONG"
+)
+
+// reply reads one whole reply.
+func (rd *replyReader) reply(depth int) (any, error) {
+	line, err := rd.line()
+	if err != nil {
+		return nil, err
+	}
+	if len(line) == 0 {
+		return nil, protocolError("empty reply line")
+	}
+	switch line[0] {
+	case '+':
+		switch string(line[1:]) {
+		case "OK":
+			return okReply, nil
+		case "PONG":
+			return pongReply, nil
+		}
+		return string(line[1:]), nil
+	case '-':
+		return redis.Error(line[1:]), nil
+	case ':':
+		return parseInt(line[1:])
+	case '$':
+		n, err := parseLen(line[1:], maxBulk)
+		if n < 0 || err != nil {
+			return nil, err
+		}
+		return rd.bulk(n)
+	case '*':
+		n, err := parseLen(line[1:], 1<<31)
+		if n < 0 || err != nil {
+			return nil, err
+		}
+		if depth >= maxDepth {
+			return nil, protocolError("arrays nested too deep")
+		}
+		out := make([]any, 0, min(n, maxArrayAlloc))
+		for range n {
+			v, err := rd.reply(depth + 1)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, v)
+		}
+		return out, nil
+	}
+	return nil, protocolError(fmt.Sprintf("unexpected reply type %q", line[0]))
+}
+
+// line returns the next line without its CRLF. It stays valid until the
+// next read.
+func (rd *replyReader) line() ([]byte, error) {
+	scanned := 0 // bytes already searched for '\n'
+	for {
+		if i := bytes.IndexByte(rd.buf[rd.r+scanned:rd.w], '\n'); i >= 0 {
+			end := rd.r + scanned + i
+			line := rd.buf[rd.r:end]
+			rd.r = end + 1
+			if len(line) == 0 || line[len(line)-1] != '\r' {
+				return nil, protocolError("line not ended by CRLF")
+			}
+			return line[:len(line)-1], nil
+		}
+		scanned = rd.w - rd.r
+		if scanned >= maxLine {
+			return nil, protocolError("reply line too long")
+		}
+		if err := rd.fill(); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// bulk reads a bulk string of n bytes and its CRLF.
+func (rd *replyReader) bulk(n int) ([]byte, error) {
+	p := make([]byte, n)
+	got := copy(p, rd.buf[rd.r:rd.w])
+	rd.r += got
+	if got < n {
+		// The rest goes straight into p; a large value is not copied twice.
+		if _, err := io.ReadFull(readerFunc(rd.nc.armedRead), p[got:]); err != nil {
+			return nil, err
+		}
+	}
+	for rd.w-rd.r < 2 {
+		if err := rd.fill(); err != nil {
+			return nil, err
+		}
+	}
+	if rd.buf[rd.r] != '\r' || rd.buf[rd.r+1] != '\n' {
+		return nil, protocolError("bulk string not ended by CRLF")
+	}
+	rd.r += 2
+	return p, nil
+}
+
+// fill reads more bytes from the socket after the unread ones, moving
+// them to the front of the buffer or growing it when there is no room.
+func (rd *replyReader) fill() error {
+	if rd.buf == nil {
+		rd.buf = make([]byte, readBufferSize)
+	}
+	if rd.r > 0 {
+		rd.w = copy(rd.buf, rd.buf[rd.r:rd.w])
+		rd.r = 0
+	}
+	if rd.w == len(rd.buf) {
+		rd.buf = append(rd.buf, make([]byte, len(rd.buf))...)
+	}
+	n, err := rd.nc.armedRead(rd.buf[rd.w:])
+	rd.w += n
+	if n > 0 {
+		return nil
+	}
+	if err == nil {
+		err = io.ErrNoProgress
+	}
+	return err
+}
+
+// buffered reports whether bytes are waiting to be parsed.
+func (rd *replyReader) buffered() bool { return rd.r < rd.w }
+
+// shrink drops a buffer that a large reply grew, once it is empty.
+func (rd *replyReader) shrink() {
+	if rd.r == rd.w {
+		rd.r, rd.w = 0, 0
+		if len(rd.buf) > readBufferSize {
+			rd.buf = nil
+		}
+	}
+}
+
+// readerFunc adapts a read function to io.Reader.
+type readerFunc func([]byte) (int, error)
+
+func (f readerFunc) Read(p []byte) (int, error) { return f(p) }
+
+// parseLen parses a bulk string or array length: -1 (null) or a decimal
+// number up to limit.
+func parseLen(p []byte, limit int) (int, error) {
+	if len(p) == 2 && p[0] == '-' && p[1] == '1' {
+		return -1, nil
+	}
+	if len(p) == 0 || len(p) > 10 {
+		return -1, protocolError(fmt.Sprintf("bad length %q", p))
+	}
+	n := 0
+	for _, b := range p {
+		if b < '0' || b > '9' {
+			return -1, protocolError(fmt.Sprintf("bad length %q", p))
+		}
+		n = n*10 + int(b-'0')
+	}
+	if n > limit {
+		return -1, protocolError(fmt.Sprintf("length %d over the limit of %d", n, limit))
+	}
+	return n, nil
+}
+
+// parseInt parses an integer reply: a signed 64-bit decimal.
+func parseInt(p []byte) (any, error) {
+	digits := p
+	neg := len(digits) > 0 && digits[0] == '-'
+	if neg {
+		digits = digits[1:]
+	}
+	if len(digits) == 0 || len(digits) > 19 {
+		return nil, protocolError(fmt.Sprintf("bad integer %q", p))
+	}
+	var n uint64
+	for _, b := range digits {
+		if b < '0' || b > '9' {
+			return nil, protocolError(fmt.Sprintf("bad integer %q", p))
+		}
+		n = n*10 + uint64(b-'0')
+	}
+	switch {
+	case neg && n <= 1<<63:
+		return -int64(n-1) - 1, nil
+	case !neg && n < 1<<63:
+		return int64(n), nil
+	}
+	return nil, protocolError(fmt.Sprintf("integer %q out of range", p))
+}
+
+// protocolError reports a reply stream that is not valid RESP; it
+// matches ErrProtocol.
+func protocolError(what string) error {
+	return fmt.Errorf("%w: %s", ErrProtocol, what)
+}

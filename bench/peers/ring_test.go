@@ -89,15 +89,19 @@ func goRedisPipelined(ctx context.Context, r redis.UniversalClient, keys []strin
 }
 
 // meter reports the throughput of an end-to-end benchmark: ops/s
-// (operations per elapsed second) and cpu-µs/op (this process's CPU time per
-// operation: the client, its goroutines and the garbage collector, not the
-// servers), the figure that other processes' load disturbs least.
-type meter struct{ cpu time.Duration }
+// (operations per elapsed second), cpu-µs/op (this process's CPU time per
+// operation: the client, its goroutines and the garbage collector, the
+// figure that other processes' load disturbs least) and srv-µs/op (the CPU
+// time of the redis-server processes the benchmark started, per
+// operation, on Linux: the servers' share of the same work).
+type meter struct{ cpu, servers time.Duration }
 
-// startMeter reads the CPU clock; call it just before the b.Loop loop.
-func startMeter() meter { return meter{cpu: bench.ProcessCPU()} }
+// startMeter reads the CPU clocks; call it just before the b.Loop loop.
+func startMeter() meter {
+	return meter{cpu: bench.ProcessCPU(), servers: bench.ChildrenCPU("redis-server")}
+}
 
-// report reports both metrics for opsPerIter operations per iteration;
+// report reports the metrics for opsPerIter operations per iteration;
 // call it just after the b.Loop loop.
 func (m meter) report(b *testing.B, opsPerIter int) {
 	ops := float64(opsPerIter) * float64(b.N)
@@ -109,6 +113,9 @@ func (m meter) report(b *testing.B, opsPerIter int) {
 	}
 	if cpu := bench.ProcessCPU() - m.cpu; m.cpu > 0 && cpu > 0 {
 		b.ReportMetric(float64(cpu.Nanoseconds())/1e3/ops, "cpu-µs/op")
+	}
+	if srv := bench.ChildrenCPU("redis-server") - m.servers; srv > 0 {
+		b.ReportMetric(float64(srv.Nanoseconds())/1e3/ops, "srv-µs/op")
 	}
 }
 

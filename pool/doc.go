@@ -14,12 +14,19 @@
 //	defer c.Close()
 //	n, err := redis.Int(c.Do("INCR", "visits"))
 //
+// The connections in the pools speak RESP themselves, with redigo's
+// semantics (the same reply values, argument conversions, pending counts
+// and failure rules), but with one write buffer and one read buffer of
+// their own and no lock per command; a reply stream that is not valid RESP
+// fails the connection with an error matching ErrProtocol.
+//
 // Redis Cluster replicas serve reads only after a READONLY command on the
 // connection; GetReadOnly borrows from a second pool per address whose
 // connections sent it while dialing.
 //
 // Errors are matchable: a failed dial is a *DialError naming the address, a
 // refused AUTH is an *AuthError (errors.Is(err, ErrAuth)), bad options wrap
-// ErrBadOptions and a closed Set answers ErrClosed. No error, and no String
+// ErrBadOptions, a closed Set answers ErrClosed and a closed connection
+// ErrConnClosed. No error, and no String
 // method, ever contains the configured password.
 package pool

@@ -6,12 +6,12 @@ import (
 )
 
 // deadlineSlack is how much earlier than asked a deadline may fire.
-// redigo sets a fresh read deadline before every reply it reads and a fresh
-// write deadline before every command it queues; in a pipeline those
-// deadlines differ by microseconds, and re-arming the runtime's timer each
-// time costs more than the I/O itself. Keeping the deadline already set
-// when the new one is less than deadlineSlack later saves that work; a read
-// or write then times out at most deadlineSlack early, never late.
+// Successive reads and writes of a pipeline ask for deadlines that differ
+// by microseconds, and re-arming the runtime's timer each time costs more
+// than the I/O itself. Keeping the deadline already set when the new one
+// is less than deadlineSlack later saves that work; a read or write then
+// times out at most deadlineSlack early (and never with less than half of
+// the time it asked for), never late.
 const deadlineSlack = 5 * time.Millisecond
 
 // coarseConn is a net.Conn whose deadlines are only moved when it matters
@@ -36,11 +36,12 @@ type coarseConn struct {
 
 // armedRead reads from the socket with the managed read deadline.
 func (c *coarseConn) armedRead(p []byte) (int, error) {
-	var t time.Time
+	var now, t time.Time
 	if c.readTimeout > 0 {
-		t = time.Now().Add(c.readTimeout)
+		now = time.Now()
+		t = now.Add(c.readTimeout)
 	}
-	if err := c.armRead(t); err != nil {
+	if err := c.armRead(t, now); err != nil {
 		return 0, err
 	}
 	return c.Conn.Read(p)
@@ -49,7 +50,8 @@ func (c *coarseConn) armedRead(p []byte) (int, error) {
 // armedWrite writes to the socket with the managed write deadline.
 func (c *coarseConn) armedWrite(p []byte) (int, error) {
 	if c.writeTimeout > 0 {
-		if err := c.armWrite(time.Now().Add(c.writeTimeout)); err != nil {
+		now := time.Now()
+		if err := c.armWrite(now.Add(c.writeTimeout), now); err != nil {
 			return 0, err
 		}
 	}
@@ -57,8 +59,9 @@ func (c *coarseConn) armedWrite(p []byte) (int, error) {
 }
 
 // armRead and armWrite set a deadline on behalf of the liveConn.
-func (c *coarseConn) armRead(t time.Time) error {
-	if keep(c.read, t) {
+// now is the time t was computed from (any time when t is zero).
+func (c *coarseConn) armRead(t, now time.Time) error {
+	if keep(c.read, t, now) {
 		return nil
 	}
 	if err := c.Conn.SetReadDeadline(t); err != nil {
@@ -68,8 +71,8 @@ func (c *coarseConn) armRead(t time.Time) error {
 	return nil
 }
 
-func (c *coarseConn) armWrite(t time.Time) error {
-	if keep(c.write, t) {
+func (c *coarseConn) armWrite(t, now time.Time) error {
+	if keep(c.write, t, now) {
 		return nil
 	}
 	if err := c.Conn.SetWriteDeadline(t); err != nil {
@@ -79,20 +82,26 @@ func (c *coarseConn) armWrite(t time.Time) error {
 	return nil
 }
 
-// keep reports whether the deadline in force may stand for the new one t.
-func keep(current, t time.Time) bool {
+// keep reports whether the deadline in force may stand for the new one t,
+// asked for at now: it is not later than t, by less than deadlineSlack and
+// by less than half of the time t allows.
+func keep(current, t, now time.Time) bool {
 	if t.IsZero() && current.IsZero() {
 		return true
 	}
-	return !t.IsZero() && !current.IsZero() && !t.Before(current) && t.Sub(current) < deadlineSlack
+	if t.IsZero() || current.IsZero() || t.Before(current) {
+		return false
+	}
+	early := t.Sub(current)
+	return early < deadlineSlack && early < t.Sub(now)/2
 }
 
 func (c *coarseConn) SetReadDeadline(t time.Time) error {
-	return c.armRead(t)
+	return c.armRead(t, time.Now())
 }
 
 func (c *coarseConn) SetWriteDeadline(t time.Time) error {
-	return c.armWrite(t)
+	return c.armWrite(t, time.Now())
 }
 
 func (c *coarseConn) SetDeadline(t time.Time) error {

@@ -33,7 +33,7 @@ func (c *countingConn) SetDeadline(t time.Time) error {
 func TestCoarseConnSkipsTinyDeadlineMoves(t *testing.T) {
 	inner := &countingConn{}
 	c := &coarseConn{Conn: inner}
-	base := time.Unix(1000, 0)
+	base := time.Now().Add(time.Hour)
 	steps := []struct {
 		at   time.Time
 		sent bool
@@ -131,6 +131,33 @@ func tcpPair(t *testing.T) (client, server net.Conn) {
 	server = <-accepted
 	t.Cleanup(func() { client.Close(); server.Close() })
 	return client, server
+}
+
+// A deadline in force stands for a new one only when it is at most
+// deadlineSlack and at most half the time asked for earlier: a short wait
+// is never cut to nothing by an older deadline about to pass.
+func TestKeepDeadline(t *testing.T) {
+	now := time.Now()
+	tests := []struct {
+		name           string
+		current, asked time.Time
+		want           bool
+	}{
+		{"none asked, none set", time.Time{}, time.Time{}, true},
+		{"none set", time.Time{}, now.Add(time.Second), false},
+		{"cleared", now.Add(time.Second), time.Time{}, false},
+		{"a hair later", now.Add(time.Second), now.Add(time.Second + time.Microsecond), true},
+		{"earlier", now.Add(time.Second), now.Add(time.Second - time.Microsecond), false},
+		{"beyond the slack", now.Add(time.Second), now.Add(time.Second + deadlineSlack), false},
+		{"more than half of a short wait", now.Add(-100 * time.Microsecond), now.Add(time.Millisecond), false},
+		{"already passed", now.Add(-time.Millisecond), now.Add(2 * time.Millisecond), false},
+		{"less than half of a short wait", now.Add(900 * time.Microsecond), now.Add(time.Millisecond), true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, keep(tt.current, tt.asked, now))
+		})
+	}
 }
 
 // Every wait for a reply gets the read timeout asked for, counted from

@@ -31,14 +31,14 @@ func (c *Client) execute(ctx context.Context, calls []*call) (abandoned bool) {
 // any reply is read, so the nodes work at the same time. A failure of one
 // node touches only that node's calls.
 //
-// With a context that can end early, a batch for one node runs on the
-// caller's goroutine with a canceller that closes its connection when the
-// context ends; a batch for several nodes gives each node a goroutine of
-// its own, so that the caller can return the moment the context ends
-// while the nodes that answered keep their results. Otherwise everything
-// runs on the caller's goroutine: no goroutine, no
-// channel, and the replies of the nodes are read one node after the other
-// (they have been arriving meanwhile).
+// Everything runs on the caller's goroutine: no goroutine, no channel,
+// and the replies of the nodes are read one node after the other (they
+// have been arriving meanwhile). With a context that can end early, a
+// canceller closes the connection being written or read when the context
+// ends, so the call returns at once; the replies other nodes have already
+// sent are still collected (runWatched). Only a batch of thousands of
+// commands on a machine with cores to spare decodes each node's replies on
+// a goroutine of its own (runParallel).
 func (c *Client) run(ctx context.Context, calls []*call) (abandoned bool) {
 	if c.autoPipe && len(calls) == 1 && calls[0].err == nil && calls[0].node >= 0 && pipeable(calls[0]) {
 		return c.autoDo(ctx, calls)
@@ -83,10 +83,8 @@ func (c *Client) runPooled(ctx context.Context, calls []*call) (abandoned bool) 
 		return false
 	}
 	if ctx.Done() != nil {
-		// Several nodes under a context that can end early: one goroutine
-		// per node, so that the nodes that answer in time keep their
-		// results when another one makes the context end.
-		return c.runParallel(ctx, calls)
+		c.runWatched(ctx, calls)
+		return false
 	}
 	gs := groupings.Get().(*grouping)
 	defer gs.release()
@@ -105,6 +103,86 @@ func (c *Client) runPooled(ctx context.Context, calls []*call) (abandoned bool) 
 	return false
 }
 
+// runWatched runs a batch for several nodes under a context that can end
+// early, on the caller's goroutine. A canceller watches only the
+// connection being written or read: when the context ends, that one is
+// closed, so the call returns at once, and the replies that the other
+// nodes have already sent are still collected (harvest). A node that
+// answered in time keeps its results; one that did not fails with the
+// context's error.
+func (c *Client) runWatched(ctx context.Context, calls []*call) {
+	gs := groupings.Get().(*grouping)
+	defer gs.release()
+	groups := gs.build(calls)
+	k := newCanceller(ctx)
+	defer k.finish()
+	for i := range groups {
+		g := &groups[i]
+		conn := c.send(ctx, g.node, g.calls, nil, k)
+		gs.conns = append(gs.conns, conn)
+		gs.aborts = append(gs.aborts, k.takeAll())
+	}
+	for i := range groups {
+		g, conn := &groups[i], gs.conns[i]
+		if conn == nil {
+			continue
+		}
+		if !ended(ctx) {
+			k.add(gs.aborts[i])
+			c.receive(ctx, g.node, conn, g.calls, nil)
+			k.takeAll()
+		} else {
+			c.harvest(ctx, conn, g.calls)
+			gs.aborts[i]() // replies may be left unread: never reuse it
+		}
+		conn.Close()
+	}
+}
+
+// harvestWait is how long harvest waits for a reply: long enough for
+// bytes already on their way, far too short for a server to do work.
+const harvestWait = time.Millisecond
+
+// harvest collects, after the context ended, the replies of calls that
+// the node has already sent, in order; from the first one that has not
+// arrived, the calls fail with the context's error.
+func (c *Client) harvest(ctx context.Context, conn redis.Conn, calls []*call) {
+	for i, cl := range calls {
+		reply, err := redis.ReceiveWithTimeout(conn, harvestWait)
+		if cl.asking && (err == nil || isRedisError(err)) {
+			// That was ASKING's reply; the command's own comes next.
+			reply, err = redis.ReceiveWithTimeout(conn, harvestWait)
+		}
+		if err != nil && !isRedisError(err) {
+			cerr := fmt.Errorf("shardis: %w", context.DeadlineExceeded)
+			if ctx.Err() != nil {
+				cerr = fmt.Errorf("shardis: %w", ctx.Err())
+			}
+			for _, rest := range calls[i:] {
+				rest.reply, rest.err = nil, cerr
+			}
+			return
+		}
+		cl.reply, cl.err = reply, err
+	}
+}
+
+// ended reports whether ctx is done or its deadline has passed (a socket
+// deadline set from it can fire a moment before the context's own timer).
+func ended(ctx context.Context) bool {
+	if ctx.Err() != nil {
+		return true
+	}
+	dl, ok := ctx.Deadline()
+	return ok && !time.Now().Before(dl)
+}
+
+// isRedisError reports whether err is a server's error reply.
+func isRedisError(err error) bool {
+	_, ok := err.(redis.Error)
+	return ok
+}
+
 // grouping splits a batch by node, like groups, into buffers that are
 // kept for the next batch: it serves the batches that run on the
 // caller's goroutine.
@@ -112,6 +190,7 @@ type grouping struct {
 	byNode []int32 // node -> 1 + its index in list; 0 for none yet
 	list   []group
 	conns  []redis.Conn
+	aborts []func() // runWatched: each connection's abort
 }
 
 var groupings = sync.Pool{New: func() any { return new(grouping) }}
@@ -151,6 +230,8 @@ func (gs *grouping) release() {
 	gs.list = gs.list[:0]
 	clear(gs.conns)
 	gs.conns = gs.conns[:0]
+	clear(gs.aborts)
+	gs.aborts = gs.aborts[:0]
 	groupings.Put(gs)
 }
 
@@ -181,6 +262,21 @@ func (k *canceller) add(abort func()) {
 		return
 	}
 	k.aborts = append(k.aborts, abort)
+}
+
+// takeAll unregisters the connections added so far and returns the abort
+// function of the last one (nil if none): the caller registers it again
+// (add) when it next waits on that connection.
+func (k *canceller) takeAll() func() {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	var last func()
+	if n := len(k.aborts); n > 0 {
+		last = k.aborts[n-1]
+	}
+	clear(k.aborts)
+	k.aborts = k.aborts[:0]
+	return last
 }
 
 func (k *canceller) fire() {

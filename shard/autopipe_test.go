@@ -15,14 +15,13 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// autoRing starts n servers and a ring client with automatic pipelining
-// whose connections are named name. Every single command goes through the
+// autoRing starts n servers and a ring client (automatic pipelining is on
+// by default) whose connections are named name. Every single command goes through the
 // pipelines, even from a lone caller.
 func autoRing(t *testing.T, n int, name string) (*shard.Client, []*redistest.Server) {
 	t.Helper()
 	servers := redistest.StartNTB(t, n, redistest.Options{})
 	cfg := ringConfig(servers)
-	cfg.AutoPipeline = true
 	cfg.Pool.ClientName = name
 	c := newClient(t, cfg)
 	shard.AlwaysPipeline(c)
@@ -77,7 +76,6 @@ func TestAutoPipelineRepliesReachTheirCallers(t *testing.T) {
 	t.Run("ring", func(t *testing.T) {
 		servers := redistest.StartNTB(t, 3, redistest.Options{})
 		cfg := ringConfig(servers)
-		cfg.AutoPipeline = true
 		cfg.Pool.ClientName = "auto-ring"
 		c := newClient(t, cfg) // lone callers take pooled connections here
 		hammer(t, c, "ap", 32, 300)
@@ -96,7 +94,6 @@ func TestAutoPipelineRepliesReachTheirCallers(t *testing.T) {
 	t.Run("cluster", func(t *testing.T) {
 		rc := clusterForTest(t)
 		cfg := clusterConfig(rc.Seeds()...)
-		cfg.AutoPipeline = true
 		c := newClient(t, cfg)
 		shard.AlwaysPipeline(c)
 		hammer(t, c, "apc", 32, 200)
@@ -169,7 +166,6 @@ func TestAutoPipelineLeavesBlockingCommandsTheirOwnConnection(t *testing.T) {
 func TestAutoPipelineCloseEndsEveryCaller(t *testing.T) {
 	servers := redistest.StartNTB(t, 2, redistest.Options{})
 	cfg := ringConfig(servers)
-	cfg.AutoPipeline = true
 	cfg.Pool.ClientName = "auto-close"
 	c, err := shard.New(context.Background(), cfg)
 	require.NoError(t, err)
@@ -210,7 +206,6 @@ func TestAutoPipelineCloseEndsEveryCaller(t *testing.T) {
 func TestAutoPipelineSurvivesTheServerClosingAnIdleConnection(t *testing.T) {
 	servers := redistest.StartNTB(t, 1, redistest.Options{Args: []string{"--timeout", "1"}})
 	cfg := ringConfig(servers)
-	cfg.AutoPipeline = true
 	cfg.Health.Interval = -1 // no PINGs that would keep connections busy
 	cfg.Pool.ClientName = "auto-idle"
 	c := newClient(t, cfg)

@@ -266,12 +266,13 @@ func TestClusterLiveReshardingUnderLoad(t *testing.T) {
 		t.Skip("starts its own cluster and moves 1000 slots")
 	}
 	rc := redistest.StartClusterTB(t, 3, 1, redistest.Options{})
-	c := newClient(t, clusterConfig(rc.Seeds()...))
-	// A second client runs the same load with automatic pipelining, so
-	// that its shared connections meet the same ASK and MOVED replies.
-	autoCfg := clusterConfig(rc.Seeds()...)
-	autoCfg.AutoPipeline = true
-	ca := newClient(t, autoCfg)
+	// One client with pooled connections only, and one with automatic
+	// pipelining (the default), so that its shared connections meet the
+	// same ASK and MOVED replies.
+	pooledCfg := clusterConfig(rc.Seeds()...)
+	pooledCfg.DisableAutoPipeline = true
+	c := newClient(t, pooledCfg)
+	ca := newClient(t, clusterConfig(rc.Seeds()...))
 	masters := rc.Masters()
 	from, to := masters[0], masters[1]
 
@@ -347,7 +348,7 @@ const replicationWindow = 200 * time.Millisecond
 func testFailoverUnderLoad(t *testing.T, auto bool) {
 	rc := redistest.StartClusterTB(t, 3, 1, redistest.Options{NodeTimeout: time.Second})
 	cfg := clusterConfig(rc.Seeds()...)
-	cfg.AutoPipeline = auto
+	cfg.DisableAutoPipeline = !auto
 	c := newClient(t, cfg)
 	victim, err := rc.MasterOfSlot(0)
 	require.NoError(t, err)

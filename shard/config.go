@@ -45,16 +45,19 @@ type Config struct {
 
 	// Pool configures the connection pool of every node.
 	Pool pool.Options
-	// AutoPipeline lets the single commands (Do, DoKey) that concurrent
-	// goroutines send to one node share one connection: they are written
-	// together and their replies read in order, one write and one read
-	// per batch instead of per command. It raises throughput when many
-	// goroutines send small commands; a slow command (a large value, a
-	// long Lua script) then delays the commands queued behind it.
-	// Blocking, pub/sub and transaction commands, pipelines and commands
-	// after an ASK redirect always use a connection of their own. Off by
-	// default.
-	AutoPipeline bool
+	// DisableAutoPipeline turns automatic pipelining off. By default the
+	// single commands (Do, DoKey) that concurrent goroutines send to one
+	// node share one connection: they are written together and their
+	// replies read in order, one write and one read per batch instead of
+	// per command, which is what lets many goroutines sending small
+	// commands go several times faster. A caller alone with its node, and
+	// blocking, pub/sub and transaction commands, pipelines and commands
+	// after an ASK redirect always use a pooled connection of their own.
+	// Redis runs one command at a time anyway, so a slow command delays
+	// the others either way; what sharing adds is that a large reply
+	// (megabytes) is read before the replies queued behind it. Set this
+	// when every command must have a connection to itself.
+	DisableAutoPipeline bool
 	// Health configures background health checks.
 	Health HealthOptions
 }

@@ -11,7 +11,7 @@ import (
 )
 
 func TestParseURL(t *testing.T) {
-	cfg, err := shard.ParseURL("redis-ring://user:p%40ss@h1:6379,h2:6380?hash=jedis&tag=none&names=a,b&weights=2,1&db=3&read_timeout=250ms&max_active=7&wait=true&auto_eject=true&auto_pipeline=true")
+	cfg, err := shard.ParseURL("redis-ring://user:p%40ss@h1:6379,h2:6380?hash=jedis&tag=none&names=a,b&weights=2,1&db=3&read_timeout=250ms&max_active=7&wait=true&auto_eject=true&auto_pipeline=false")
 	require.NoError(t, err)
 	assert.Equal(t, shard.ModeRing, cfg.Mode)
 	assert.Equal(t, []ring.Shard{{Name: "a", Addr: "h1:6379", Weight: 2}, {Name: "b", Addr: "h2:6380", Weight: 1}}, cfg.Shards)
@@ -24,7 +24,7 @@ func TestParseURL(t *testing.T) {
 	assert.Equal(t, 7, cfg.Pool.MaxActive)
 	assert.True(t, cfg.Pool.Wait)
 	assert.True(t, cfg.Health.AutoEject)
-	assert.True(t, cfg.AutoPipeline)
+	assert.True(t, cfg.DisableAutoPipeline)
 
 	cfg, err = shard.ParseURL("rediss-cluster://:pw@seed1:7000,seed2:7001")
 	require.NoError(t, err)
@@ -32,6 +32,7 @@ func TestParseURL(t *testing.T) {
 	assert.Equal(t, []string{"seed1:7000", "seed2:7001"}, cfg.Seeds)
 	assert.NotNil(t, cfg.Pool.TLSConfig)
 	assert.Equal(t, "pw", cfg.Pool.Password)
+	assert.False(t, cfg.DisableAutoPipeline, "automatic pipelining is on unless turned off")
 }
 
 func TestParseURLRejectsBadInput(t *testing.T) {
@@ -69,7 +70,7 @@ mode: ring
 hash: ketama
 key_hash: md5
 tag: "{}"
-auto_pipeline: true
+auto_pipeline: false
 shards:
   - {addr: "127.0.0.1:6381", name: a, weight: 2}
   - {addr: "127.0.0.1:6382", name: b}
@@ -87,7 +88,7 @@ health:
 	require.NoError(t, err)
 	assert.Equal(t, ring.Ketama, cfg.Hash)
 	assert.Equal(t, "{}", cfg.Tag)
-	assert.True(t, cfg.AutoPipeline)
+	assert.True(t, cfg.DisableAutoPipeline)
 	assert.Equal(t, []ring.Shard{{Name: "a", Addr: "127.0.0.1:6381", Weight: 2}, {Name: "b", Addr: "127.0.0.1:6382", Weight: 1}}, cfg.Shards)
 	assert.Equal(t, 750*time.Millisecond, cfg.Pool.ReadTimeout)
 	assert.Equal(t, "from-env", cfg.Pool.Password)

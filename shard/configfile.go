@@ -25,7 +25,7 @@ type fileConfig struct {
 		Weight int    `yaml:"weight"`
 	} `yaml:"shards"`
 	Seeds        []string `yaml:"seeds"`
-	AutoPipeline bool     `yaml:"auto_pipeline"`
+	AutoPipeline *bool    `yaml:"auto_pipeline"`
 	Cluster      struct {
 		RefreshInterval    duration `yaml:"refresh_interval"`
 		MinRefreshInterval duration `yaml:"min_refresh_interval"`
@@ -115,8 +115,8 @@ func ParseConfig(data []byte) (Config, error) {
 	if fc.KeyHash != "" {
 		cfg.KeyHash = fc.KeyHash
 	}
-	if fc.AutoPipeline {
-		cfg.AutoPipeline = true
+	if fc.AutoPipeline != nil {
+		cfg.DisableAutoPipeline = !*fc.AutoPipeline
 	}
 	if fc.Tag != "" {
 		cfg.Tag = fc.Tag

@@ -28,7 +28,7 @@ import (
 //	max_idle, max_active           pool sizes
 //	wait                           wait for a connection when the pool is exhausted
 //	client_name                    CLIENT SETNAME on every connection
-//	auto_pipeline                  share connections between concurrent single commands
+//	auto_pipeline=false            no automatic pipelining (on by default)
 //	health_interval, health_timeout, failure_limit, auto_eject   health checks
 //	refresh_interval, min_refresh_interval, max_redirects, max_retry_wait,
 //	read_from=master|replica-random|replica-latency         cluster mode
@@ -215,7 +215,11 @@ func applyURLOption(cfg *Config, name, v string) error {
 	case "client_name":
 		p.ClientName = v
 	case "auto_pipeline":
-		return flag(&cfg.AutoPipeline)
+		on := true
+		if err := flag(&on); err != nil {
+			return err
+		}
+		cfg.DisableAutoPipeline = !on
 	case "health_interval":
 		return dur(&cfg.Health.Interval)
 	case "health_timeout":

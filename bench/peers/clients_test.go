@@ -17,10 +17,11 @@ func newShardisCluster(tb testing.TB, seeds []string) *shard.Client {
 	return newShardisClusterConfig(tb, shard.Config{Mode: shard.ModeCluster, Seeds: seeds})
 }
 
-// newShardisClusterAuto is newShardisCluster with automatic pipelining.
-func newShardisClusterAuto(tb testing.TB, seeds []string) *shard.Client {
+// newShardisClusterPooled is newShardisCluster without automatic
+// pipelining: every single command on a pooled connection of its own.
+func newShardisClusterPooled(tb testing.TB, seeds []string) *shard.Client {
 	tb.Helper()
-	return newShardisClusterConfig(tb, shard.Config{Mode: shard.ModeCluster, Seeds: seeds, AutoPipeline: true})
+	return newShardisClusterConfig(tb, shard.Config{Mode: shard.ModeCluster, Seeds: seeds, DisableAutoPipeline: true})
 }
 
 func newShardisClusterConfig(tb testing.TB, cfg shard.Config) *shard.Client {

@@ -122,14 +122,15 @@ func BenchmarkClusterMGET(b *testing.B) {
 // BenchmarkClusterSingle runs 64 goroutines that each send 200 single
 // commands per iteration, one at a time, alternating SET and GET on keys of
 // their own (12,800 commands per iteration, half SETs), through shardis
-// (with context.Background() and with a cancellable context), the go-redis
-// ClusterClient and rueidis on the cluster, and shardis in ring mode. One
-// op is one command.
+// (with context.Background() and with a cancellable context; by default,
+// with automatic pipelining, and with pooled connections only), the
+// go-redis ClusterClient and rueidis on the cluster, and shardis in ring
+// mode. One op is one command.
 func BenchmarkClusterSingle(b *testing.B) {
 	s := newPeerSetup(b)
 	keys := bench.Keys("single", workers*perWorker/2)
 	sc := newShardisCluster(b, s.seeds)
-	sa := newShardisClusterAuto(b, s.seeds)
+	sp := newShardisClusterPooled(b, s.seeds)
 	g := newGoRedisCluster(b, s.seeds)
 	r := newRueidis(b, s.seeds)
 	sr := newShardis(b, s.servers)
@@ -140,8 +141,8 @@ func BenchmarkClusterSingle(b *testing.B) {
 	runCases(b, workers*perWorker, []peerCase{
 		{name("shardis"), run(s.ctx, shardisSingle(sc))},
 		{name("shardis-cancelctx"), run(s.cancelCtx, shardisSingle(sc))},
-		{name("shardis-autopipeline"), run(s.ctx, shardisSingle(sa))},
-		{name("shardis-autopipeline-cancelctx"), run(s.cancelCtx, shardisSingle(sa))},
+		{name("shardis-pooled"), run(s.ctx, shardisSingle(sp))},
+		{name("shardis-pooled-cancelctx"), run(s.cancelCtx, shardisSingle(sp))},
 		{name("goredis-cluster"), run(s.ctx, goRedisSingle(g))},
 		{name("rueidis"), run(s.ctx, rueidisSingle(r))},
 		{name("shardis-ring"), run(s.ctx, shardisSingle(sr))},
@@ -156,7 +157,7 @@ func BenchmarkClusterLoneCaller(b *testing.B) {
 	s := newPeerSetup(b)
 	keys := bench.Keys("lone", loneCommands/2)
 	sc := newShardisCluster(b, s.seeds)
-	sa := newShardisClusterAuto(b, s.seeds)
+	sp := newShardisClusterPooled(b, s.seeds)
 	g := newGoRedisCluster(b, s.seeds)
 	r := newRueidis(b, s.seeds)
 	run := func(do single) func() error {
@@ -164,7 +165,7 @@ func BenchmarkClusterLoneCaller(b *testing.B) {
 	}
 	runCases(b, loneCommands, []peerCase{
 		{"shardis", run(shardisSingle(sc))},
-		{"shardis-autopipeline", run(shardisSingle(sa))},
+		{"shardis-pooled", run(shardisSingle(sp))},
 		{"goredis-cluster", run(goRedisSingle(g))},
 		{"rueidis", run(rueidisSingle(r))},
 	})

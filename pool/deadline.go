@@ -34,7 +34,7 @@ type coarseConn struct {
 	readTimeout, writeTimeout time.Duration
 }
 
-// armedRead reads from the socket with the managed read deadline.
+// armedRead reads from the socket, its deadline armed from readTimeout.
 func (c *coarseConn) armedRead(p []byte) (int, error) {
 	var now, t time.Time
 	if c.readTimeout > 0 {
@@ -47,7 +47,7 @@ func (c *coarseConn) armedRead(p []byte) (int, error) {
 	return c.Conn.Read(p)
 }
 
-// armedWrite writes to the socket with the managed write deadline.
+// armedWrite writes to the socket, its deadline armed from writeTimeout.
 func (c *coarseConn) armedWrite(p []byte) (int, error) {
 	if c.writeTimeout > 0 {
 		now := time.Now()

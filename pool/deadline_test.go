@@ -90,20 +90,7 @@ func TestCoarseConnStillTimesOut(t *testing.T) {
 // Peeking at a live connection costs no allocation and says it is open;
 // after the peer closes it says closed.
 func TestPeekerOnALiveAndAClosedConnection(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	defer ln.Close()
-	accepted := make(chan net.Conn, 1)
-	go func() {
-		s, err := ln.Accept()
-		if err == nil {
-			accepted <- s
-		}
-	}()
-	nc, err := net.Dial("tcp", ln.Addr().String())
-	require.NoError(t, err)
-	defer nc.Close()
-	server := <-accepted
+	nc, server := tcpPair(t)
 	p := newPeeker(nc)
 	require.NotNil(t, p)
 	assert.False(t, p.closed())

@@ -141,26 +141,39 @@ func (c *Client) runWatched(ctx context.Context, calls []*call) {
 
 // harvestWait is how long harvest waits for a reply: long enough for
 // bytes already on their way, far too short for a server to do work.
-const harvestWait = time.Millisecond
+// harvestBudget bounds a node's whole harvest, however its replies trickle.
+const (
+	harvestWait   = time.Millisecond
+	harvestBudget = 5 * time.Millisecond
+)
 
 // harvest collects, after the context ended, the replies of calls that
 // the node has already sent, in order; from the first one that has not
-// arrived, the calls fail with the context's error.
+// arrived (or once harvestBudget is spent), the calls fail with the
+// context's error.
 func (c *Client) harvest(ctx context.Context, conn redis.Conn, calls []*call) {
+	failFrom := func(i int) {
+		cerr := fmt.Errorf("shardis: %w", context.DeadlineExceeded)
+		if ctx.Err() != nil {
+			cerr = fmt.Errorf("shardis: %w", ctx.Err())
+		}
+		for _, rest := range calls[i:] {
+			rest.reply, rest.err = nil, cerr
+		}
+	}
+	start := time.Now()
 	for i, cl := range calls {
+		if time.Since(start) >= harvestBudget {
+			failFrom(i)
+			return
+		}
 		reply, err := redis.ReceiveWithTimeout(conn, harvestWait)
 		if cl.asking && (err == nil || isRedisError(err)) {
 			// That was ASKING's reply; the command's own comes next.
 			reply, err = redis.ReceiveWithTimeout(conn, harvestWait)
 		}
 		if err != nil && !isRedisError(err) {
-			cerr := fmt.Errorf("shardis: %w", context.DeadlineExceeded)
-			if ctx.Err() != nil {
-				cerr = fmt.Errorf("shardis: %w", ctx.Err())
-			}
-			for _, rest := range calls[i:] {
-				rest.reply, rest.err = nil, cerr
-			}
+			failFrom(i)
 			return
 		}
 		cl.reply, cl.err = reply, err

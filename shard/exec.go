@@ -330,26 +330,16 @@ type group struct {
 	results []Result
 }
 
-// groups splits the routed calls by node, in order of first appearance.
+// groups splits the routed calls by node, in order of first appearance,
+// into groups of their own (not recycled: runParallel's workers may
+// outlive the call).
 func (c *Client) groups(calls []*call) []*group {
-	byNode := make([]*group, len(c.nodes.all()))
-	var order []*group
-	for _, cl := range calls {
-		if cl.err != nil || cl.node < 0 {
-			continue
-		}
-		for cl.node >= len(byNode) { // a node registered after we looked
-			byNode = append(byNode, nil)
-		}
-		g := byNode[cl.node]
-		if g == nil {
-			g = &group{node: cl.node}
-			byNode[cl.node] = g
-			order = append(order, g)
-		}
-		g.calls = append(g.calls, cl)
+	list := new(grouping).build(calls)
+	out := make([]*group, len(list))
+	for i := range list {
+		out[i] = &list[i]
 	}
-	return order
+	return out
 }
 
 func (c *Client) runParallel(ctx context.Context, calls []*call) (abandoned bool) {

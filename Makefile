@@ -9,22 +9,31 @@ GO ?= go
 demo:
 	$(GO) run ./cmd/shardis demo $(ARGS)
 
-# deps installs redis-server and redis-cli from Debian's packages when they are missing.
+# deps installs redis-server, redis-cli and redis-sentinel from Debian's packages when they are missing.
 deps:
 	@if ! command -v redis-server >/dev/null 2>&1 || ! command -v redis-cli >/dev/null 2>&1; then \
 		echo "installing redis-server and redis-tools"; \
 		SUDO=; [ "$$(id -u)" -ne 0 ] && SUDO=sudo; \
-		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq redis-server redis-tools >/dev/null; \
+		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq redis-server redis-tools redis-sentinel >/dev/null; \
+	fi
+	@if ! command -v redis-sentinel >/dev/null 2>&1; then \
+		echo "installing redis-sentinel"; \
+		SUDO=; [ "$$(id -u)" -ne 0 ] && SUDO=sudo; \
+		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq redis-sentinel >/dev/null; \
 	fi
 	@redis-server --version
+
+# MODULES are the directories of every Go module in the repo: the library
+# itself and the nested ones (bench/peers, extra/*), each with its own go.mod.
+MODULES := $(patsubst %/go.mod,%,$(shell find . -name go.mod -not -path './.git/*' | sort))
 
 vet:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
-	$(GO) vet ./...
+	@for m in $(MODULES); do echo "go vet ($$m)"; (cd $$m && $(GO) vet ./...) || exit 1; done
 
 test: deps vet
-	$(GO) test -race -count=1 -p 1 -timeout 30m ./...
+	@for m in $(MODULES); do echo "go test ($$m)"; (cd $$m && $(GO) test -race -count=1 -p 1 -timeout 30m ./...) || exit 1; done
 	# Allocation counts once more without -race, whose sync.Pool drops items.
 	$(GO) test -count=1 -p 1 -run 'Alloc' ./...
 

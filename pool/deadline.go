@@ -19,29 +19,42 @@ const deadlineSlack = 5 * time.Millisecond
 // each); each side keeps its own deadline.
 //
 // The liveConn around it reads and writes through armedRead and
-// armedWrite, which arm the deadline right before each system call:
-// readTimeout (set by the liveConn for each reply it waits for) or
-// writeTimeout. A pipeline of a hundred replies that arrive in one
-// segment then costs one clock read, not a hundred, and every wait on the
-// socket still gets its full timeout.
+// armedWrite, which arm the deadline right before a system call. A read
+// deadline bounds a whole reply, not each read: the liveConn calls
+// startReply before it parses a reply (Do: before all the replies it
+// waits for), and the first system call read after that fixes the
+// deadline at readTimeout from then; every later read of that reply keeps
+// it, so a server that trickles a reply a byte at a time still times out
+// after readTimeout. A pipeline of a hundred replies that arrive in one
+// segment costs one clock read, not a hundred.
 type coarseConn struct {
 	net.Conn
 	read, write time.Time // the deadlines in force
 
 	// Timeouts for armedRead and armedWrite; 0 means none. readTimeout
-	// belongs to the reading goroutine, writeTimeout is set once, after
-	// the connection's setup.
+	// and readBy belong to the reading goroutine, writeTimeout is set
+	// once, after the connection's setup.
 	readTimeout, writeTimeout time.Duration
+	// readBy is the deadline of the reply being read; zero until its
+	// first system call read.
+	readBy time.Time
 }
 
-// armedRead reads from the socket, its deadline armed from readTimeout.
+// startReply starts the wait for a reply, bounded by timeout (0: none).
+func (c *coarseConn) startReply(timeout time.Duration) {
+	c.readTimeout = timeout
+	c.readBy = time.Time{}
+}
+
+// armedRead reads from the socket, its deadline armed for the reply being
+// read (see startReply).
 func (c *coarseConn) armedRead(p []byte) (int, error) {
-	var now, t time.Time
-	if c.readTimeout > 0 {
+	var now time.Time
+	if c.readTimeout > 0 && c.readBy.IsZero() {
 		now = time.Now()
-		t = now.Add(c.readTimeout)
+		c.readBy = now.Add(c.readTimeout)
 	}
-	if err := c.armRead(t, now); err != nil {
+	if err := c.armRead(c.readBy, now); err != nil {
 		return 0, err
 	}
 	return c.Conn.Read(p)

@@ -37,6 +37,8 @@ type liveConn struct {
 	failed atomic.Bool
 	mu     sync.Mutex
 	err    error // the first failure; the connection is closed then
+
+	gen int64 // the pool's generation when it was dialed (Set.DropIdle)
 }
 
 const (
@@ -135,13 +137,13 @@ func (c *liveConn) Receive() (any, error) {
 }
 
 // ReceiveWithTimeout reads the next reply, waiting at most timeout (0:
-// forever). A server error reply is returned as a redis.Error; a failure
+// forever) for the whole of it, however slowly its bytes arrive. A server error reply is returned as a redis.Error; a failure
 // to read closes the connection.
 func (c *liveConn) ReceiveWithTimeout(timeout time.Duration) (any, error) {
 	if c.failed.Load() {
 		return nil, c.Err()
 	}
-	c.nc.readTimeout = timeout
+	c.nc.startReply(timeout)
 	reply, err := c.rd.reply(0)
 	if err != nil {
 		return nil, c.fail(err)
@@ -177,7 +179,8 @@ func (c *liveConn) Do(cmd string, args ...any) (any, error) {
 	return c.DoWithTimeout(c.readTimeout, cmd, args...)
 }
 
-// DoWithTimeout is Do with a read timeout of its own (0: forever).
+// DoWithTimeout is Do with a read timeout of its own (0: forever), which
+// bounds the wait for all the replies it reads, as in redigo.
 func (c *liveConn) DoWithTimeout(timeout time.Duration, cmd string, args ...any) (any, error) {
 	pending := int(c.pending.Swap(0))
 	if cmd == "" && pending == 0 {
@@ -192,7 +195,7 @@ func (c *liveConn) DoWithTimeout(timeout time.Duration, cmd string, args ...any)
 	if err := c.Flush(); err != nil {
 		return nil, err
 	}
-	c.nc.readTimeout = timeout
+	c.nc.startReply(timeout)
 	if cmd == "" {
 		replies := make([]any, pending)
 		for i := range replies {

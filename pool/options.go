@@ -56,8 +56,9 @@ type Options struct {
 	// setup commands (AUTH, CLIENT SETNAME, SELECT, READONLY). Zero means
 	// DefaultDialTimeout (5s). A context passed to Get can only shorten it.
 	DialTimeout time.Duration
-	// ReadTimeout bounds the wait for each reply. Zero means
-	// DefaultReadTimeout (3s).
+	// ReadTimeout bounds the wait for each whole reply, however slowly
+	// its bytes arrive (redigo's Do bounds all the replies it reads). Zero
+	// means DefaultReadTimeout (3s).
 	ReadTimeout time.Duration
 	// WriteTimeout bounds the write of each command. Zero means
 	// DefaultWriteTimeout (3s).

@@ -1,0 +1,97 @@
+package pool
+
+import (
+	"context"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/gomodule/redigo/redis"
+	"github.com/shardis/shardis/internal/redistest"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// A server that sends a 96-byte reply one byte every 100 ms is alive but
+// would take 9.6 s to finish it: ReadTimeout bounds the whole reply, so
+// every way of waiting for one gives up after ReadTimeout (+10 %), with a
+// timeout error, and the connection is failed for good.
+func TestReadTimeoutBoundsAWholeTrickledReply(t *testing.T) {
+	const readTimeout = 400 * time.Millisecond
+	tr := redistest.StartTrickler(t, 100*time.Millisecond, nil)
+	set, err := NewSet(Options{ReadTimeout: readTimeout, DialTimeout: time.Second})
+	require.NoError(t, err)
+	defer set.Close()
+
+	waits := []struct {
+		name string
+		wait func(c redis.Conn) error
+		want time.Duration
+	}{
+		{"Do", func(c redis.Conn) error { _, err := c.Do("GET", "k"); return err }, readTimeout},
+		{"DoWithTimeout", func(c redis.Conn) error {
+			_, err := redis.DoWithTimeout(c, 300*time.Millisecond, "GET", "k")
+			return err
+		}, 300 * time.Millisecond},
+		{"DoContext", func(c redis.Conn) error {
+			_, err := redis.DoContext(c, context.Background(), "GET", "k")
+			return err
+		}, readTimeout},
+		{"Send Flush Receive", func(c redis.Conn) error {
+			if err := c.Send("GET", "k"); err != nil {
+				return err
+			}
+			if err := c.Flush(); err != nil {
+				return err
+			}
+			_, err := c.Receive()
+			return err
+		}, readTimeout},
+		{"ReceiveWithTimeout", func(c redis.Conn) error {
+			if err := c.Send("GET", "k"); err != nil {
+				return err
+			}
+			if err := c.Flush(); err != nil {
+				return err
+			}
+			_, err := redis.ReceiveWithTimeout(c, 300*time.Millisecond)
+			return err
+		}, 300 * time.Millisecond},
+	}
+	for _, w := range waits {
+		t.Run(w.name, func(t *testing.T) {
+			c, err := set.Get(context.Background(), tr.Addr)
+			require.NoError(t, err)
+			defer c.Close()
+			start := time.Now()
+			err = w.wait(c)
+			took := time.Since(start)
+			var ne net.Error
+			require.ErrorAs(t, err, &ne, "a trickled reply must time out")
+			assert.True(t, ne.Timeout(), "%v", err)
+			assert.Less(t, took, w.want+w.want/10, "the timeout bounds the whole reply")
+			assert.GreaterOrEqual(t, took, w.want/2, "not given up long before the timeout")
+			assert.Error(t, c.Err(), "a timed-out connection is failed for good")
+		})
+	}
+}
+
+// A reply that arrives in pieces within the timeout is read whole: the
+// deadline is per reply, not per connection, and the next reply gets a
+// fresh one.
+func TestReadTimeoutIsPerReply(t *testing.T) {
+	nc, server := tcpPair(t)
+	c := newLiveConn(&coarseConn{Conn: nc}, 300*time.Millisecond)
+	for i := range 3 {
+		go func() {
+			server.Write([]byte("$4\r\n"))
+			time.Sleep(150 * time.Millisecond)
+			server.Write([]byte("ab"))
+			time.Sleep(50 * time.Millisecond)
+			server.Write([]byte("cd\r\n"))
+		}()
+		reply, err := c.Receive()
+		require.NoError(t, err, "reply %d", i)
+		assert.Equal(t, []byte("abcd"), reply)
+	}
+}

@@ -26,8 +26,15 @@ const maxAutoBatch = 512
 
 // pipeIdleCheck is how long a pipeline's connection may go unused before
 // it is returned to the pool and borrowed again (and so checked) for the
-// next batch.
+// next batch. A pool with a MaxActive cap gets its connection back as soon
+// as nothing is queued: a pipeline must not sit on one of the few
+// connections other callers may be waiting for.
 const pipeIdleCheck = 100 * time.Millisecond
+
+// closeGrace is how long Close lets the replies of commands in flight on
+// the automatic pipelines arrive before it closes their connections: a
+// hung server never holds Close up for a read timeout.
+const closeGrace = 50 * time.Millisecond
 
 // autoQueue is how many commands may wait for the writer, and how many
 // may wait for their replies on one connection, before callers wait.
@@ -39,6 +46,10 @@ type pipeReq struct {
 	reply any
 	err   error
 	done  chan struct{} // receives once reply and err are set
+	// sent is when the writer started writing it: its reply is waited
+	// for until sent plus the read timeout, however many replies are
+	// read before it on the connection.
+	sent time.Time
 }
 
 var pipeReqs = sync.Pool{New: func() any { return &pipeReq{done: make(chan struct{}, 1)} }}
@@ -53,6 +64,9 @@ type autoPipe struct {
 	dead    chan struct{}
 	readers sync.WaitGroup // the readers of its connections
 	users   atomic.Int32   // callers sending a single command to the node now
+
+	mu    sync.Mutex
+	conns map[*pipeConn]struct{} // connections whose reader runs
 }
 
 // autoPipes holds the automatic pipelines by node, created on first use.
@@ -81,7 +95,7 @@ func (c *Client) pipe(node int) *autoPipe {
 	}
 	next := make([]*autoPipe, max(len(cur), node+1))
 	copy(next, cur)
-	p := &autoPipe{c: c, node: node, reqs: make(chan *pipeReq, autoQueue), dead: make(chan struct{})}
+	p := &autoPipe{c: c, node: node, reqs: make(chan *pipeReq, autoQueue), dead: make(chan struct{}), conns: map[*pipeConn]struct{}{}}
 	next[node] = p
 	c.autoPipes.pipes.Store(&next)
 	c.bg.Add(1)
@@ -98,7 +112,7 @@ func pipeable(cl *call) bool {
 		return false
 	}
 	info := cl.info.Resolve(cl.args)
-	return info.HasKeys() && info.Flags&(command.Blocking|command.PubSub|command.NoMulti) == 0
+	return info.HasKeys() && info.Flags&(command.PubSub|command.NoMulti) == 0 && !isBlocking(cl)
 }
 
 // autoDo sends a single pipeable call. When other callers are sending to
@@ -128,7 +142,7 @@ func (c *Client) autoRoundTrip(ctx context.Context, p *autoPipe, cl *call) (aban
 	ns.commands.Add(1)
 	if ns.down.Load() {
 		ns.errors.Add(1)
-		cl.err = &NodeError{Node: ns.node, Err: ErrNodeDown}
+		cl.err = &NodeError{Node: ns.node, Err: ns.downErr()}
 		return false
 	}
 	r := pipeReqs.Get().(*pipeReq)
@@ -182,12 +196,23 @@ func (p *autoPipe) write() {
 		conn   *pipeConn
 		batch  = make([]*pipeReq, 0, maxAutoBatch)
 		closed = p.c.stop
+		idle   = time.NewTimer(pipeIdleCheck)
+		hold   = pipeIdleCheck
 	)
+	if p.c.pools.Options().MaxActive > 0 {
+		hold = 0
+	}
 	defer func() {
+		idle.Stop()
 		if conn != nil {
 			conn.finish()
 		}
+		// Replies on their way get closeGrace to arrive; then the
+		// connections are closed, so that a hung server cannot hold
+		// Close up.
+		abort := time.AfterFunc(closeGrace, p.abortAll)
 		p.readers.Wait()
+		abort.Stop()
 		close(p.dead)
 	}()
 	for {
@@ -195,9 +220,38 @@ func (p *autoPipe) write() {
 		select {
 		case r := <-p.reqs:
 			batch = append(batch, r)
-		case <-closed:
-			p.failQueued()
-			return
+		default:
+			if conn != nil && hold == 0 {
+				// A capped pool: hand the connection back while idle.
+				conn.finish()
+				conn = nil
+			}
+			if conn == nil {
+				select {
+				case r := <-p.reqs:
+					batch = append(batch, r)
+				case <-closed:
+					p.failQueued()
+					return
+				}
+				break
+			}
+			// A connection unused for pipeIdleCheck is handed back, so
+			// that the pool's check catches a connection the server
+			// closed meanwhile (a restart, its idle timeout) before a
+			// write is sent on it, and the pool has it for others.
+			idle.Reset(hold)
+			select {
+			case r := <-p.reqs:
+				batch = append(batch, r)
+			case <-idle.C:
+				conn.finish()
+				conn = nil
+				continue
+			case <-closed:
+				p.failQueued()
+				return
+			}
 		}
 		batch = p.drain(batch)
 		if len(batch) < maxAutoBatch && len(p.reqs) == 0 {
@@ -206,11 +260,7 @@ func (p *autoPipe) write() {
 			runtime.Gosched()
 			batch = p.drain(batch)
 		}
-		if conn != nil && (conn.broken.Load() || time.Since(conn.lastFlush) > pipeIdleCheck) {
-			// A broken connection is replaced; an idle one is handed back
-			// and borrowed afresh, so that the pool's check catches a
-			// connection the server closed meanwhile (a restart, its idle
-			// timeout) before a write is sent on it.
+		if conn != nil && conn.broken.Load() {
 			conn.finish()
 			conn = nil
 		}
@@ -257,17 +307,37 @@ func (p *autoPipe) failQueued() {
 }
 
 // connect borrows a connection for the pipeline and starts its reader.
+// With a MaxActive cap and Wait, the wait for a free connection lasts at
+// most a read timeout (and ends with Close).
 func (p *autoPipe) connect() (*pipeConn, error) {
 	ns := p.c.nodes.get(p.node)
-	conn, err := p.c.conn(context.Background(), ns, nil)
+	ctx, cancel := context.WithTimeout(p.c.life, p.c.readTimeout)
+	defer cancel()
+	conn, abort, err := p.c.pools.GetAbortable(ctx, ns.node.Addr, ns.readOnly)
 	if err != nil {
-		p.c.noteFailure(context.Background(), p.node, err)
+		if p.c.closed.Load() {
+			return nil, ErrClosed
+		}
+		p.c.noteFailure(ctx, p.node, err)
 		return nil, &NodeError{Node: ns.node, Err: err}
 	}
-	pc := &pipeConn{p: p, conn: conn, inflight: make(chan *pipeReq, autoQueue), lastFlush: time.Now()}
+	pc := &pipeConn{p: p, conn: conn, abort: abort, inflight: make(chan *pipeReq, autoQueue)}
+	p.mu.Lock()
+	p.conns[pc] = struct{}{}
+	p.mu.Unlock()
 	p.readers.Add(1)
 	go pc.read()
 	return pc, nil
+}
+
+// abortAll closes the connections whose replies are still awaited.
+func (p *autoPipe) abortAll() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for pc := range p.conns {
+		pc.aborted.Store(true)
+		pc.abort()
+	}
 }
 
 // pipeConn is one connection of an automatic pipeline: the writer sends
@@ -276,10 +346,10 @@ func (p *autoPipe) connect() (*pipeConn, error) {
 type pipeConn struct {
 	p        *autoPipe
 	conn     redis.Conn
+	abort    func()        // closes conn's socket, from any goroutine
 	inflight chan *pipeReq // sent, waiting for replies, in order
 	broken   atomic.Bool
-	// lastFlush is when the writer last sent on the connection.
-	lastFlush time.Time
+	aborted  atomic.Bool // closed by Close (abortAll)
 }
 
 // send writes a batch and flushes it. It reports false when the
@@ -287,19 +357,20 @@ type pipeConn struct {
 // reader, the others get it here.
 func (pc *pipeConn) send(batch []*pipeReq) bool {
 	var err error
+	now := time.Now()
 	i := 0
 	for ; i < len(batch); i++ {
 		cl := batch[i].cl
 		if err = pc.conn.Send(cl.name, cl.args...); err != nil {
 			break
 		}
+		batch[i].sent = now
 		pc.inflight <- batch[i]
 	}
 	if err == nil {
 		err = pc.conn.Flush()
 	}
 	if err == nil {
-		pc.lastFlush = time.Now()
 		return true
 	}
 	nerr := pc.fail(err)
@@ -312,9 +383,16 @@ func (pc *pipeConn) send(batch []*pipeReq) bool {
 // fail marks the connection broken and returns the error its commands get.
 func (pc *pipeConn) fail(err error) error {
 	pc.broken.Store(true)
+	if pc.aborted.Load() {
+		return errClosedInFlight
+	}
 	pc.p.c.noteFailure(context.Background(), pc.p.node, err)
 	return &NodeError{Node: pc.p.c.nodes.get(pc.p.node).node, Err: err}
 }
+
+// errClosedInFlight is the error of a command whose reply had not come
+// when Close closed its connection: it may or may not have run.
+var errClosedInFlight = fmt.Errorf("%w before the reply came (the command may have run)", ErrClosed)
 
 // finish tells the reader that nothing more will be sent; the reader
 // returns the connection once every reply is in.
@@ -325,14 +403,23 @@ func (pc *pipeConn) finish() { close(pc.inflight) }
 // command still waiting gets the error.
 func (pc *pipeConn) read() {
 	defer pc.p.readers.Done()
-	defer pc.conn.Close()
+	defer func() {
+		pc.p.mu.Lock()
+		delete(pc.p.conns, pc)
+		pc.p.mu.Unlock()
+		pc.conn.Close()
+	}()
 	var failed error
 	for r := range pc.inflight {
 		if failed != nil {
 			r.finish(nil, failed)
 			continue
 		}
-		reply, err := redis.ReceiveWithTimeout(pc.conn, pc.p.c.readTimeout)
+		// Each command's reply is due a read timeout after it was sent,
+		// however long the replies before it took. One already received
+		// is still taken when that time has passed.
+		timeout := max(pc.p.c.readTimeout-time.Since(r.sent), time.Nanosecond)
+		reply, err := redis.ReceiveWithTimeout(pc.conn, timeout)
 		var re redis.Error
 		switch {
 		case err == nil:

@@ -11,8 +11,6 @@ import (
 	"github.com/shardis/shardis/shard/command"
 )
 
-const commandBlocking = command.Blocking
-
 // Client sends commands to the node that serves their keys. It is safe for
 // concurrent use. Create one with New and share it; Close it when done.
 type Client struct {
@@ -38,6 +36,8 @@ type Client struct {
 
 	closed   atomic.Bool
 	stop     chan struct{}
+	life     context.Context // ends with Close: bounds background waits
+	endLife  context.CancelFunc
 	bg       sync.WaitGroup // background loops
 	inflight sync.WaitGroup // per-node workers of parallel batches
 }
@@ -52,6 +52,7 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 		return nil, fmt.Errorf("shardis: %w", err)
 	}
 	c := &Client{cfg: cfg, nodes: newNodeTable(), stop: make(chan struct{}), health: cfg.Health.withDefaults(), autoPipe: !cfg.DisableAutoPipeline}
+	c.life, c.endLife = context.WithCancel(context.Background())
 	c.readTimeout = cfg.Pool.ReadTimeout
 	if c.readTimeout == 0 {
 		c.readTimeout = pool.DefaultReadTimeout
@@ -68,6 +69,7 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 		c.cl = newClusterRouter(c.nodes)
 		c.router, c.loc = c.cl, clusterLocator{c.cl}
 		if err := c.discoverSeeds(ctx); err != nil {
+			c.endLife()
 			c.pools.Close()
 			return nil, err
 		}
@@ -78,6 +80,7 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 	default:
 		rr, err := NewRingRouter(cfg.RingConfig())
 		if err != nil {
+			c.endLife()
 			c.pools.Close()
 			return nil, fmt.Errorf("%w: %w", ErrBadConfig, err)
 		}
@@ -153,8 +156,15 @@ func (c *Client) do(ctx context.Context, name string, args []any, routeKey any) 
 // singleBatches recycles the batches of single commands.
 var singleBatches = sync.Pool{New: func() any { return new(batch) }}
 
-// Close stops the background checks and closes every connection. Calls in
-// flight finish first (each bounded by its timeouts). Close is idempotent.
+// Close stops the background checks and closes every connection, and
+// returns promptly whatever the servers do. Commands still queued on the
+// automatic pipelines fail with ErrClosed (they were never sent); those in
+// flight on them have 50 ms for their replies to arrive, and then fail
+// with an error wrapping ErrClosed (they may have run). A health check or
+// topology refresh in progress is cut short. Calls in flight on connections
+// of their own finish (each bounded by its timeouts and its context), and
+// their connections close when they are done; later calls fail with
+// ErrClosed. Close is idempotent.
 func (c *Client) Close() error {
 	if c.closed.Swap(true) {
 		return nil
@@ -164,6 +174,7 @@ func (c *Client) Close() error {
 	c.autoPipes.mu.Lock()
 	c.autoPipes.mu.Unlock() //nolint:staticcheck // an empty critical section is the point
 	close(c.stop)
+	c.endLife()
 	c.bg.Wait()
 	c.inflight.Wait()
 	return c.pools.Close()

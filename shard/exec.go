@@ -414,7 +414,7 @@ func (c *Client) send(ctx context.Context, node int, calls []*call, out []Result
 	ns.commands.Add(int64(len(calls)))
 	if ns.down.Load() {
 		ns.errors.Add(int64(len(calls)))
-		c.failFrom(node, calls, out, 0, ErrNodeDown)
+		c.failFrom(node, calls, out, 0, ns.downErr())
 		return nil
 	}
 	conn, err := c.conn(ctx, ns, k)
@@ -502,13 +502,18 @@ func (c *Client) conn(ctx context.Context, ns *nodeState, k *canceller) (redis.C
 
 // replyTimeout is how long to wait for each reply: the pool's read timeout,
 // cut short by the context's deadline. A batch with a blocking command
-// (BLPOP, XREAD BLOCK, ...) waits as long as the context allows.
+// (BLPOP, XREAD with BLOCK, WAIT; see blockFor) adds the time the command
+// asked the server to block, and one that blocks without limit waits as
+// long as the context allows.
 func (c *Client) replyTimeout(ctx context.Context, calls []*call) (time.Duration, error) {
 	t := c.readTimeout
 	for _, cl := range calls {
-		if cl.info != nil && cl.info.Flags&commandBlocking != 0 {
-			t = 0
-			break
+		if d, ok := blockFor(cl); ok {
+			if d == 0 {
+				t = 0
+				break
+			}
+			t = max(t, c.readTimeout+d)
 		}
 	}
 	if dl, ok := ctx.Deadline(); ok {

@@ -36,7 +36,7 @@ func (c *Client) refresh(ctx context.Context, wait bool) {
 		c.inflight.Add(1)
 		go func() {
 			defer c.inflight.Done()
-			err := c.discover(context.Background())
+			err := c.discover(c.life) // Close cuts it short
 			rf.count.Add(1)
 			if err != nil {
 				rf.lastErr.Store(&err)

@@ -1,0 +1,92 @@
+package shard
+
+import (
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/shardis/shardis/shard/command"
+)
+
+// Whether a command blocks is decided by its arguments, not by the
+// command table's "blocking" flag alone: XREAD and XREADGROUP carry the
+// flag, but only their BLOCK form waits on the server; without it they
+// answer at once and keep the read timeout like any other command. A
+// command that blocks is never put on an automatic pipeline (it would
+// hold up the replies queued behind it) and its reply is waited for for
+// as long as it asked the server to block, plus the read timeout.
+
+// waitInfo is WAIT's entry: it blocks like BLPOP without the table's flag.
+var waitInfo = command.Lookup("wait")
+
+// isBlocking reports whether cl makes the server hold its reply back
+// until something happens or its own timeout passes: BLPOP, BRPOP,
+// BLMOVE, BRPOPLPUSH, BLMPOP, BZPOPMIN, BZPOPMAX, BZMPOP and WAIT always;
+// XREAD and XREADGROUP only with BLOCK.
+func isBlocking(cl *call) bool {
+	_, ok := blockFor(cl)
+	return ok
+}
+
+// blockFor reports whether cl blocks (see isBlocking) and for how long it
+// asked the server to block at most: 0 means without limit (a timeout
+// argument of 0, or one that does not parse).
+func blockFor(cl *call) (time.Duration, bool) {
+	info := cl.info
+	if info == nil || (info.Flags&command.Blocking == 0 && info != waitInfo) {
+		return 0, false // the common case: one test
+	}
+	if info == waitInfo {
+		return argDuration(cl.args, 1, time.Millisecond), true
+	}
+	switch info.Name {
+	case "xread", "xreadgroup":
+		return streamBlock(cl.args)
+	case "blmpop", "bzmpop":
+		return argDuration(cl.args, 0, time.Second), true
+	}
+	// BLPOP, BRPOP, BZPOPMIN, BZPOPMAX, BLMOVE, BRPOPLPUSH and any other
+	// flagged command: the timeout in seconds comes last.
+	return argDuration(cl.args, len(cl.args)-1, time.Second), true
+}
+
+// streamBlock finds the BLOCK option of XREAD or XREADGROUP among the
+// options before STREAMS, skipping option values (a group or consumer
+// may be named "BLOCK").
+func streamBlock(args []any) (time.Duration, bool) {
+	for i := 0; i < len(args); i++ {
+		word, ok := command.Arg(args[i])
+		if !ok {
+			return 0, false
+		}
+		switch {
+		case strings.EqualFold(word, "STREAMS"):
+			return 0, false
+		case strings.EqualFold(word, "BLOCK"):
+			return argDuration(args, i+1, time.Millisecond), true
+		case strings.EqualFold(word, "COUNT"):
+			i++
+		case strings.EqualFold(word, "GROUP"):
+			i += 2
+		}
+	}
+	return 0, false
+}
+
+// argDuration reads args[i] as a number of units; 0 (without limit) when
+// it is missing, zero, negative or not a number.
+func argDuration(args []any, i int, unit time.Duration) time.Duration {
+	if i < 0 || i >= len(args) {
+		return 0
+	}
+	s, ok := command.Arg(args[i])
+	if !ok {
+		return 0
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || f <= 0 || math.IsNaN(f) || f*float64(unit) >= math.MaxInt64/2 {
+		return 0
+	}
+	return time.Duration(f * float64(unit))
+}

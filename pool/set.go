@@ -35,6 +35,9 @@ type counted struct {
 	dials      atomic.Int64
 	dialErrors atomic.Int64
 	removed    atomic.Bool // the pool was closed by Remove or Close
+	// gen is bumped by DropIdle: a connection dialed in an earlier
+	// generation is closed instead of being handed out again.
+	gen atomic.Int64
 }
 
 // NewSet checks opts and returns an empty Set that dials with them.
@@ -149,6 +152,28 @@ func (s *Set) Remove(addr string) error {
 	return nil
 }
 
+// DropIdle makes the pools of addr close, instead of handing out again,
+// every connection they hold now: the idle ones when a Get comes across
+// them, the borrowed ones when they come back. The pools themselves stay,
+// so MaxActive keeps counting every open connection (Remove would start
+// new pools next to connections still borrowed). Use it when a node
+// failed: its idle connections are likely dead too. Unknown addresses and
+// a closed Set are ignored.
+func (s *Set) DropIdle(addr string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if n := s.nodes[addr]; n != nil {
+		for _, cp := range []*counted{n.rw, n.ro} {
+			if cp != nil {
+				cp.gen.Add(1)
+			}
+		}
+	}
+}
+
+// errDropped rejects a pooled connection dialed before DropIdle.
+var errDropped = errors.New("shardis: connection dropped after a node failure")
+
 // Close closes every pool. Idle connections close now; borrowed ones close
 // when they are returned. Later calls to Get fail with ErrClosed. Close is
 // idempotent.
@@ -213,16 +238,23 @@ func (s *Set) newPool(addr string, readOnly bool) *counted {
 		Wait:            s.opts.Wait,
 		DialContext: func(ctx context.Context) (redis.Conn, error) {
 			cp.dials.Add(1)
+			gen := cp.gen.Load()
 			c, err := d.dial(ctx)
 			if err != nil {
 				cp.dialErrors.Add(1)
 				return nil, err
+			}
+			if lc, ok := c.(*liveConn); ok {
+				lc.gen = gen
 			}
 			noteBorrowed(ctx, c)
 			return c, nil
 		},
 	}
 	cp.pool.TestOnBorrowContext = func(ctx context.Context, c redis.Conn, lastUsed time.Time) error {
+		if lc, ok := c.(*liveConn); ok && lc.gen < cp.gen.Load() {
+			return errDropped
+		}
 		err := d.ping(ctx, c, lastUsed)
 		if err == nil {
 			noteBorrowed(ctx, c)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"strings"
 	"time"
 
@@ -82,6 +83,9 @@ func (c *Client) retryCluster(ctx context.Context, calls []*call) (abandoned boo
 			switch v {
 			case final:
 				cl.done = true
+				if wantRefresh {
+					c.refresh(ctx, false) // coalesced; not waited for
+				}
 				continue
 			case retryLater:
 				later = true
@@ -190,12 +194,38 @@ func (c *Client) judge(cl *call) (v verdict, refresh bool) {
 	if errors.Is(cl.err, context.Canceled) || errors.Is(cl.err, context.DeadlineExceeded) {
 		return final, false
 	}
+	if isAuthFailure(ne.Err) {
+		// Wrong credentials: no retry can fix them, and the caller
+		// should learn so at once, not after MaxRetryWait.
+		return final, false
+	}
 	cl.last, cl.reroute = ne.Error(), true
-	if notSent(ne.Err) || (cl.info != nil && !cl.info.IsWrite()) {
+	if notSent(ne.Err) {
+		return retryLater, true
+	}
+	if timedOut(ne.Err) {
+		// The node was sent the command and did not answer within the
+		// whole read timeout: a hung node. Sending again would wait as
+		// long once more, so the timeout is final (the topology is
+		// refreshed in case a replica takes over); a write's outcome is
+		// unknown.
+		if cl.info != nil && cl.info.IsWrite() {
+			cl.err = &UnknownOutcomeError{Command: strings.ToUpper(cl.name), Node: ne.Node, Err: ne}
+		}
+		return final, true
+	}
+	if cl.info != nil && !cl.info.IsWrite() {
 		return retryLater, true
 	}
 	cl.err = &UnknownOutcomeError{Command: strings.ToUpper(cl.name), Node: ne.Node, Err: ne}
 	return final, true
+}
+
+// timedOut reports whether err is a read or write timeout on a node's
+// connection.
+func timedOut(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
 }
 
 // notSent reports whether a node error happened before the command could

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/gomodule/redigo/redis"
+	"github.com/shardis/shardis/pool"
 )
 
 // healthLoop PINGs every node each interval until Close.
@@ -45,11 +46,14 @@ func (c *Client) checkAll() {
 // probe PINGs node i once and records the outcome.
 func (c *Client) probe(i int) {
 	ns := c.nodes.get(i)
-	ctx, cancel := context.WithTimeout(context.Background(), c.health.Timeout)
+	ctx, cancel := context.WithTimeout(c.life, c.health.Timeout) // Close cuts it short
 	defer cancel()
 	start := time.Now()
 	err := c.ping(ctx, ns)
 	if err != nil {
+		if c.closed.Load() || errors.Is(err, errPoolBusy) {
+			return // cut short by Close, or no connection free: no verdict
+		}
 		c.noteFailure(context.Background(), i, err)
 		return
 	}
@@ -61,27 +65,32 @@ func (c *Client) probe(i int) {
 	c.noteSuccess(i)
 }
 
+// errPoolBusy is ping's error when every connection the pool may open
+// (MaxActive) stayed busy for the whole health timeout: that says nothing
+// about the node.
+var errPoolBusy = errors.New("shardis: no pooled connection free for the health check")
+
 func (c *Client) ping(ctx context.Context, ns *nodeState) error {
 	conn, err := c.conn(ctx, ns, nil)
 	if err != nil {
-		return err
+		var de *pool.DialError
+		if errors.As(err, &de) || errors.Is(err, pool.ErrAuth) {
+			return err
+		}
+		return errPoolBusy
 	}
 	defer conn.Close()
-	t := c.health.Timeout
-	if dl, ok := ctx.Deadline(); ok {
-		t = time.Until(dl)
-	}
-	if t <= 0 {
-		return context.DeadlineExceeded
-	}
-	_, err = redis.DoWithTimeout(conn, t, "PING")
-	return err
+	_, err = redis.DoContext(conn, ctx, "PING") // a cancelled ctx closes conn
+	return c.authReply(ns.node.Addr, err)
 }
 
 // noteFailure counts a connection-level failure of node i; enough of them
 // in a row mark it down. A failure caused by the caller's own context is
 // not the node's fault and is not counted.
 func (c *Client) noteFailure(ctx context.Context, i int, err error) {
+	if errors.Is(err, redis.ErrPoolExhausted) {
+		return // MaxActive connections busy: the node is not at fault
+	}
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		if ctx.Err() != nil {
 			return
@@ -92,11 +101,14 @@ func (c *Client) noteFailure(ctx context.Context, i int, err error) {
 	}
 	ns := c.nodes.get(i)
 	ns.errors.Add(1)
+	ns.noteCause(err)
 	if ns.fails.Load() == 0 {
 		// The first failure in a row: the idle connections to this node
 		// are likely dead too (a restarted or killed server). Drop them so
-		// the next callers dial afresh instead of each failing on one.
-		_ = c.pools.Remove(ns.node.Addr)
+		// the next callers dial afresh instead of each failing on one; the
+		// pool stays, so that MaxActive still counts the connections
+		// borrowed now.
+		c.pools.DropIdle(ns.node.Addr)
 	}
 	// Without background probes nothing would bring a node back, so
 	// nodes are marked down only when health checks run.

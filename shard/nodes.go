@@ -16,6 +16,7 @@ type nodeState struct {
 
 	fails atomic.Int32 // consecutive failures
 	down  atomic.Bool
+	cause atomic.Pointer[nodeDownError] // the last failure, for downErr
 
 	commands atomic.Int64
 	errors   atomic.Int64

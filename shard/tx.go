@@ -168,7 +168,7 @@ func allPositions(n int) []int {
 func (c *Client) txOnce(ctx context.Context, node, group int, keys []any, fn func(tx *Tx) error) ([]any, error) {
 	ns := c.nodes.get(node)
 	if ns.down.Load() {
-		return nil, &NodeError{Node: ns.node, Err: ErrNodeDown}
+		return nil, &NodeError{Node: ns.node, Err: ns.downErr()}
 	}
 	conn, err := c.pools.Get(ctx, ns.node.Addr)
 	if err != nil {

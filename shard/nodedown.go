@@ -1,0 +1,63 @@
+package shard
+
+import (
+	"errors"
+	"strings"
+
+	"github.com/gomodule/redigo/redis"
+	"github.com/shardis/shardis/pool"
+)
+
+// nodeDownError is what a command gets from a node marked down: it
+// matches ErrNodeDown and, for as long as the node stays down, the
+// failure that keeps it down (the last one health checks or commands
+// saw), so that wrong credentials stay matchable with
+// errors.Is(err, pool.ErrAuth) and a refused dial with errors.As(err,
+// **pool.DialError), instead of turning into a bare "node is down".
+type nodeDownError struct {
+	cause error // never nil
+}
+
+// Error returns "shardis: node is down (last failure: <cause>)".
+func (e *nodeDownError) Error() string {
+	return ErrNodeDown.Error() + " (last failure: " + strings.TrimPrefix(e.cause.Error(), "shardis: ") + ")"
+}
+
+// Unwrap returns ErrNodeDown and the cause.
+func (e *nodeDownError) Unwrap() []error { return []error{ErrNodeDown, e.cause} }
+
+// noteCause records err as the node's last failure.
+func (ns *nodeState) noteCause(err error) {
+	ns.cause.Store(&nodeDownError{cause: err})
+}
+
+// downErr returns the error a command gets while the node is down.
+func (ns *nodeState) downErr() error {
+	if e := ns.cause.Load(); e != nil {
+		return e
+	}
+	return ErrNodeDown
+}
+
+// authReply turns a server's refusal of an unauthenticated or wrongly
+// authenticated connection (NOAUTH, WRONGPASS) into a *pool.AuthError, as
+// a refused AUTH at dial time is: a node that answers so is not down, its
+// credentials are wrong. Other errors are returned as they are.
+func (c *Client) authReply(addr string, err error) error {
+	var re redis.Error
+	if !errors.As(err, &re) {
+		return err
+	}
+	if s := string(re); strings.HasPrefix(s, "NOAUTH ") || strings.HasPrefix(s, "WRONGPASS ") {
+		user := c.cfg.Pool.Username
+		if user == "" {
+			user = "default"
+		}
+		return &pool.AuthError{Addr: addr, Username: user, Err: re}
+	}
+	return err
+}
+
+// isAuthFailure reports whether err is an authentication failure, which
+// no retry can fix.
+func isAuthFailure(err error) bool { return errors.Is(err, pool.ErrAuth) }

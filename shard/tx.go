@@ -24,6 +24,7 @@ type Tx struct {
 	conn   redis.Conn
 	loc    locator
 	group  int
+	asking bool // at a slot's importing node: ASKING before each command
 	queued []queued
 }
 
@@ -32,6 +33,17 @@ type Tx struct {
 func (tx *Tx) Do(name string, args ...any) (any, error) {
 	if err := tx.check(name, args); err != nil {
 		return nil, err
+	}
+	return tx.do(name, args...)
+}
+
+// do runs a command on the transaction's connection, after ASKING when
+// the transaction runs at an importing node.
+func (tx *Tx) do(name string, args ...any) (any, error) {
+	if tx.asking {
+		if err := tx.conn.Send("ASKING"); err != nil {
+			return nil, err
+		}
 	}
 	return redis.DoContext(tx.conn, tx.ctx, name, args...)
 }
@@ -107,9 +119,14 @@ func (c *Client) Tx(ctx context.Context, keys []string, fn func(tx *Tx) error) (
 		last    string
 		backoff = 5 * time.Millisecond
 		start   = time.Now()
+		ask     = -1 // the node an ASK named: the next attempt runs there
+		hops    = 0  // MOVED and ASK redirects since the last wait
 	)
 	for attempt := 0; ; attempt++ {
 		if err := ctx.Err(); err != nil {
+			if last != "" {
+				return nil, fmt.Errorf("shardis: %w (while retrying: %s)", err, last)
+			}
 			return nil, fmt.Errorf("shardis: %w", err)
 		}
 		node, group, err := c.loc.locate(keys[0])
@@ -123,31 +140,68 @@ func (c *Client) Tx(ctx context.Context, keys []string, fn func(tx *Tx) error) (
 				return nil, crossShardError(c.loc, "WATCH", args, allPositions(len(args)))
 			}
 		}
-		reply, err := c.txOnce(ctx, node, group, args, fn)
+		asking := false
+		if ask >= 0 {
+			node, asking, ask = ask, true, -1
+		}
+		reply, err := c.txOnce(ctx, node, asking, group, args, fn)
 		var re redis.Error
 		if c.cl == nil || !errors.As(err, &re) {
 			return reply, err
 		}
+		ns := c.nodes.get(node)
 		code := cluster.ErrorCode(string(re))
+		wait := true
 		switch code {
-		case "MOVED", "ASK", "TRYAGAIN", "CLUSTERDOWN", "LOADING", "MASTERDOWN", "READONLY":
+		case "MOVED", "ASK":
+			hops++
+			rd, ok := cluster.ParseRedirect(string(re), ns.node.Addr)
+			switch {
+			case ok && rd.Kind == cluster.Moved:
+				ns.moved.Add(1)
+				c.applyMoved(rd.Slot, rd.Addr)
+				c.refresh(ctx, false)
+				wait = false
+			case ok:
+				// The slot is moving and the key is not (or no longer) on
+				// the source: run the transaction at the importing node,
+				// with ASKING in front of each command (see txOnce).
+				ns.ask.Add(1)
+				ask = c.nodes.add(Node{Name: rd.Addr, Addr: rd.Addr})
+				wait = false
+			default:
+				c.refresh(ctx, true) // an endpoint we cannot dial: look again
+			}
+			if hops > c.clusterOpts.MaxRedirects {
+				// A redirect loop, or a slot bouncing between the two
+				// nodes of a migration: back off before the next try.
+				wait, hops = true, 0
+			}
+		case "TRYAGAIN":
+			// A multi-key transaction at the importing node while some of
+			// its keys are still on the source: wait for them to move.
+			ns.tryAgain.Add(1)
+			hops = 0
+		case "CLUSTERDOWN", "LOADING", "MASTERDOWN", "READONLY":
+			hops = 0
+			c.refresh(ctx, true)
 		default:
 			return reply, err
 		}
 		last = string(re)
-		if attempt+1 > c.clusterOpts.MaxRedirects || time.Since(start) > c.clusterOpts.MaxRetryWait {
-			return nil, &RetryError{Command: "MULTI/EXEC", Attempts: attempt + 1, Last: last, Err: err}
-		}
-		if rd, ok := cluster.ParseRedirect(last, c.nodes.get(node).node.Addr); ok && rd.Kind == cluster.Moved {
-			c.applyMoved(rd.Slot, rd.Addr)
-			c.refresh(ctx, false)
+		ns.retries.Add(1)
+		if !wait {
+			if time.Since(start) > c.clusterOpts.MaxRetryWait {
+				return nil, &RetryError{Command: "MULTI/EXEC", Attempts: attempt + 1, Last: last, Err: err}
+			}
 			continue
 		}
-		// ASK and the rest: the slot is moving or the cluster is busy;
-		// wait a little and ask for the topology again.
-		c.refresh(ctx, true)
-		t := time.NewTimer(min(backoff, 100*time.Millisecond))
+		d := min(backoff, 100*time.Millisecond)
 		backoff *= 2
+		if time.Since(start)+d > c.clusterOpts.MaxRetryWait {
+			return nil, &RetryError{Command: "MULTI/EXEC", Attempts: attempt + 1, Last: last + " (waited too long for the cluster)", Err: err}
+		}
+		t := time.NewTimer(d)
 		select {
 		case <-t.C:
 		case <-ctx.Done():
@@ -164,8 +218,12 @@ func allPositions(n int) []int {
 	return p
 }
 
-// txOnce runs one attempt of a transaction on node.
-func (c *Client) txOnce(ctx context.Context, node, group int, keys []any, fn func(tx *Tx) error) ([]any, error) {
+// txOnce runs one attempt of a transaction on node. With asking (after an
+// ASK redirect, at the slot's importing node) every command goes with
+// ASKING in front: Redis forgets ASKING after each command, except inside
+// MULTI, where it holds until EXEC, so ASKING before WATCH, before each of
+// fn's commands and before MULTI covers the whole transaction.
+func (c *Client) txOnce(ctx context.Context, node int, asking bool, group int, keys []any, fn func(tx *Tx) error) ([]any, error) {
 	ns := c.nodes.get(node)
 	if ns.down.Load() {
 		return nil, &NodeError{Node: ns.node, Err: ns.downErr()}
@@ -175,12 +233,17 @@ func (c *Client) txOnce(ctx context.Context, node, group int, keys []any, fn fun
 		return nil, &NodeError{Node: ns.node, Err: err}
 	}
 	defer conn.Close() // discards MULTI and UNWATCHes when something went wrong
-	if _, err := redis.DoContext(conn, ctx, "WATCH", keys...); err != nil {
+	tx := &Tx{ctx: ctx, conn: conn, loc: c.loc, group: group, asking: asking}
+	if _, err := tx.do("WATCH", keys...); err != nil {
 		return nil, err
 	}
-	tx := &Tx{ctx: ctx, conn: conn, loc: c.loc, group: group}
 	if err := fn(tx); err != nil {
 		return nil, err
+	}
+	if asking {
+		if err := conn.Send("ASKING"); err != nil {
+			return nil, &NodeError{Node: ns.node, Err: err}
+		}
 	}
 	if err := conn.Send("MULTI"); err != nil {
 		return nil, &NodeError{Node: ns.node, Err: err}

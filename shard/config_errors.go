@@ -1,7 +1,6 @@
 package shard
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 )
@@ -38,15 +37,6 @@ func badConfigf(format string, args ...any) error {
 		}
 	}
 	return &configError{msg: fmt.Sprintf(strings.ReplaceAll(format, "%w", "%s"), args...), cause: cause}
-}
-
-// badConfig wraps err as a configError, unless it is one already.
-func badConfig(err error) error {
-	var ce *configError
-	if errors.As(err, &ce) {
-		return err
-	}
-	return &configError{msg: plainMessage(err), cause: err}
 }
 
 // plainMessage is err's text without the library's own prefixes.

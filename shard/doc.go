@@ -37,7 +37,9 @@
 //	client.Do(ctx, "SET", "user:1000:name", "Ada")
 //	client.Do(ctx, "MGET", "a", "b", "c") // split per shard, merged in key order
 //
-// need no routing hints. Commands whose keys live on several shards are
+// need no routing hints. Commands the table does not know (newer than its
+// Redis version, module or renamed commands) are learned from the servers
+// on first use, with COMMAND INFO checked against COMMAND GETKEYS. Commands whose keys live on several shards are
 // split and merged when that keeps their meaning (MGET, MSET, DEL, EXISTS,
 // TOUCH, UNLINK); others fail with a *CrossShardError and send nothing.
 // Keys that share a hash tag, such as {user1000}.following and
@@ -83,7 +85,8 @@
 //   - *CrossShardError (ErrCrossShard): the keys of one command live on
 //     different shards; its Keys say where each one is.
 //   - ErrUnknownCommand, ErrNoKey: the client cannot tell where a command
-//     goes; use DoKey or ForEachShard.
+//     goes (neither the table nor the servers describe its keys); use DoKey
+//     or ForEachShard.
 //   - *RetryError: cluster mode gave up waiting for a slot to be served
 //     (CLUSTERDOWN, TRYAGAIN, failover).
 //   - redis.Error: the server's own error reply (WRONGTYPE, NOSCRIPT...),

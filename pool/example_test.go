@@ -4,10 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log"
+	"os"
 	"time"
 
 	"github.com/gomodule/redigo/redis"
+	"github.com/shardis/shardis/internal/redistest"
 	"github.com/shardis/shardis/pool"
 )
 
@@ -35,36 +36,56 @@ func ExampleNewSet_badOptions() {
 	// shardis: bad pool options: Username "app" is set without a Password (for a nopass ACL user give any password)
 }
 
-// Borrow a connection to one node, use it and give it back. This example
-// needs a Redis server on 127.0.0.1:6379, so it has no checked output.
+// redisServer starts a redis-server for an example and returns its
+// address and a function that stops it. In your code, the address is your
+// server's.
+func redisServer() (addr string, stop func()) {
+	s, err := redistest.Start(redistest.Options{})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "example server:", err)
+		return "127.0.0.1:1", func() {} // refused: the example fails by its output
+	}
+	return s.Addr, func() { s.Stop() }
+}
+
+// Borrow a connection to one node, use it and give it back.
 func ExampleSet_Get() {
+	addr, stop := redisServer()
+	defer stop()
+
 	set, err := pool.NewSet(pool.Options{MaxActive: 8, Wait: true, ClientName: "example"})
 	if err != nil {
-		log.Fatal(err)
+		fmt.Println(err)
+		return
 	}
 	defer set.Close()
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	c, err := set.Get(ctx, "127.0.0.1:6379")
+	c, err := set.Get(ctx, addr)
 	var dialErr *pool.DialError
 	switch {
 	case errors.As(err, &dialErr):
-		log.Printf("node %s is unreachable: %v", dialErr.Addr, dialErr.Err)
+		fmt.Printf("node %s is unreachable: %v\n", dialErr.Addr, dialErr.Err)
 		return
 	case errors.Is(err, pool.ErrAuth):
-		log.Printf("check the credentials: %v", err)
+		fmt.Printf("check the credentials: %v\n", err)
 		return
 	case err != nil:
-		log.Print(err)
+		fmt.Println(err)
 		return
 	}
 	defer c.Close() // returns the connection to the pool
 
-	visits, err := redis.Int(c.Do("INCR", "visits"))
-	if err != nil {
-		log.Print(err)
-		return
+	for range 3 {
+		visits, err := redis.Int(c.Do("INCR", "visits"))
+		fmt.Println("visits:", visits, err)
 	}
-	fmt.Println("visits:", visits)
+	name, err := redis.String(c.Do("CLIENT", "GETNAME"))
+	fmt.Println(name, err)
+	// Output:
+	// visits: 1 <nil>
+	// visits: 2 <nil>
+	// visits: 3 <nil>
+	// example <nil>
 }

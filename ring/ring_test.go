@@ -266,11 +266,17 @@ func TestModulaOrderAndSlots(t *testing.T) {
 	if want := []int32{2, 1, 1, 0}; !slices.Equal(r.slots, want) {
 		t.Fatalf("slots %v, want %v", r.slots, want)
 	}
-	// A key goes to slot fnv1a_64(key) % 4.
-	for _, k := range sampleKeys(200) {
-		h := twemFNV1a_64([]byte(k))
-		if got, want := r.Locate(k), int(r.slots[h%4]); got != want {
-			t.Fatalf("%q: shard %d, want %d", k, got, want)
+	// A key goes to slot fnv1a_64(key) % 4 (the empty key to slot 0); the
+	// slots of these keys were worked out by hand from the hash vectors of
+	// testdata/hash_fnv1a_64.tsv and the order above.
+	for _, tc := range []struct {
+		key  string
+		want int
+	}{
+		{"", 2}, {"a", 2}, {"foo", 0}, {"bar", 1}, {"user:1", 0}, {"user:2", 1}, {"user:3", 1}, {"{x}", 1},
+	} {
+		if got := r.Locate(tc.key); got != tc.want {
+			t.Errorf("%q: shard %d, want %d", tc.key, got, tc.want)
 		}
 	}
 }
@@ -295,18 +301,42 @@ func TestMurmur3IgnoresListOrder(t *testing.T) {
 
 func TestMurmur3PointNaming(t *testing.T) {
 	// The documented promise: point n of a shard is murmur3.Sum64(label-n).
+	// The positions below were written down once (checked against
+	// github.com/spaolacci/murmur3) and stand: "only-a-0" and "h:2-0" are
+	// the points of the two shards' first virtual nodes.
 	r := mustNew(t, Config{Shards: []Shard{{Name: "only-a", Addr: "h:1", Weight: 1}, {Addr: "h:2", Weight: 1}}})
-	want := map[uint64]int32{}
-	for n := range Murmur3PointsPerWeight {
-		want[khMurmur3.position([]byte(fmt.Sprintf("only-a-%d", n)))] = 0
-		want[khMurmur3.position([]byte(fmt.Sprintf("h:2-%d", n)))] = 1
+	if len(r.points) != 2*Murmur3PointsPerWeight || len(r.owners) != len(r.points) {
+		t.Fatalf("%d points, %d owners, want %d", len(r.points), len(r.owners), 2*Murmur3PointsPerWeight)
 	}
-	if len(want) != len(r.points) {
-		t.Fatalf("%d points, want %d", len(r.points), len(want))
+	for _, want := range []struct {
+		pos   uint64
+		owner int32
+	}{
+		{0x1be1ab18110bda03, 0}, // only-a-0
+		{0x64b1968a873e53aa, 0}, // only-a-1023
+		{0xea50ea9efe23b7c4, 1}, // h:2-0
+		{0xa35cc2db6e6b2eab, 1}, // h:2-1023
+	} {
+		i, ok := slices.BinarySearch(r.points, want.pos)
+		if !ok || r.owners[i] != want.owner {
+			t.Errorf("point %#x: found %v, want it owned by shard %d", want.pos, ok, want.owner)
+		}
 	}
-	for i, p := range r.points {
-		if o, ok := want[p]; !ok || o != r.owners[i] {
-			t.Fatalf("point %d (%#x) owner %d not as documented", i, p, r.owners[i])
+	// The sorted ring at a few fixed ranks.
+	for _, want := range []struct {
+		rank  int
+		pos   uint64
+		owner int32
+	}{
+		{0, 0x104656f4f88549, 0},
+		{1, 0x1fcd13434f6260, 0},
+		{2, 0x449510732b37f7, 1},
+		{1000, 0x809e6147330ab90d, 0},
+		{2047, 0xffcf855e82d054e7, 1},
+	} {
+		if r.points[want.rank] != want.pos || r.owners[want.rank] != want.owner {
+			t.Errorf("point %d = %#x (shard %d), want %#x (shard %d)",
+				want.rank, r.points[want.rank], r.owners[want.rank], want.pos, want.owner)
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"crypto/md5"
 	"encoding/binary"
 	"hash/crc32"
+	"strconv"
 	"testing"
 )
 
@@ -182,14 +183,27 @@ func TestTwemproxyEmptyKeyHashesToZero(t *testing.T) {
 }
 
 func TestJedisMD5(t *testing.T) {
-	for _, k := range []string{"", "a", "foo", "SHARD-0-NODE-0"} {
-		d := md5.Sum([]byte(k))
-		want := uint64(binary.LittleEndian.Uint32(d[:4]))
-		if got := jedisMD5([]byte(k)); got != want {
-			t.Errorf("jedisMD5(%q) = %d, want %d", k, got, want)
+	// Jedis's Hashing.MD5 takes the first four digest bytes little-endian,
+	// as twemproxy's hash_md5 does: its reference vectors pin both.
+	v := readVectors(t, "hash_md5.tsv")
+	if len(v.rows) < 50 {
+		t.Fatalf("%d rows", len(v.rows))
+	}
+	for i, row := range v.rows {
+		key := unhex(t, row[0])
+		want, err := strconv.ParseUint(row[2], 10, 32)
+		if err != nil {
+			t.Fatal(err)
 		}
-		if got := khJedisMD5.position([]byte(k)); got != want^signBit {
-			t.Errorf("position(%q) = %#x, want %#x", k, got, want^signBit)
+		if got := jedisMD5(key); got != want {
+			t.Errorf("row %d: jedisMD5(%s) = %d, want %d", i, row[1], got, want)
 		}
+		if got := khJedisMD5.position(key); got != want^signBit {
+			t.Errorf("row %d: position(%s) = %#x, want %#x", i, row[1], got, want^signBit)
+		}
+	}
+	// And the virtual node name of Jedis's first unnamed shard.
+	if got := jedisMD5([]byte("SHARD-0-NODE-0")); got != 4193559948 {
+		t.Errorf("jedisMD5(SHARD-0-NODE-0) = %d, want 4193559948", got)
 	}
 }

@@ -238,3 +238,33 @@ func TestKetamaPlacementVectors(t *testing.T) {
 	}
 	t.Logf("%d rows", len(v.rows))
 }
+
+// TestKetamaPlacementVectorsAnyOrder lists the reference file's servers in
+// every order: twemproxy sorts its servers by continuum name before building
+// the continuum, so each key must stay on the same server, whose index moves
+// with the permutation.
+func TestKetamaPlacementVectorsAnyOrder(t *testing.T) {
+	v := readVectors(t, "placement_3plain_ketama_fnv1a_64.tsv")
+	sorted := twemShardsFromHeader(t, v.header)
+	if len(sorted) != 3 {
+		t.Fatalf("got %d servers from header", len(sorted))
+	}
+	for _, perm := range [][]int{{2, 1, 0}, {1, 2, 0}, {2, 0, 1}, {0, 2, 1}, {1, 0, 2}} {
+		shards := make([]Shard, len(perm))
+		for i, p := range perm {
+			shards[i] = sorted[p] // position i of the new list holds reference server p
+		}
+		r, err := New(Config{Algorithm: Ketama, Shards: shards})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, row := range v.rows {
+			ref, _ := strconv.Atoi(row[3])
+			got := r.LocateBytes(unhex(t, row[0]))
+			if perm[got] != ref || continuumName(shards[got]) != row[4] {
+				t.Errorf("order %v, row %d %s: server %d (%s), want reference server %d (%s)",
+					perm, i, row[1], got, continuumName(shards[got]), ref, row[4])
+			}
+		}
+	}
+}

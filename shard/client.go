@@ -30,6 +30,8 @@ type Client struct {
 	refr         refresher
 	refreshTicks atomic.Int32 // health ticks that should also refresh the topology
 
+	learned learnedCommands // commands learned from the servers (learn.go)
+
 	autoPipe   bool
 	autoPipes  autoPipes
 	alwaysPipe bool // tests: lone callers use the pipeline too
@@ -119,9 +121,12 @@ func (c *Client) Nodes() []Node { return c.router.Nodes() }
 // MGET, MSET, DEL, UNLINK, EXISTS and TOUCH may name keys on several shards:
 // they are split, sent in parallel and merged (MGET in key order; the
 // counts summed). Any other command whose keys live on different shards
-// fails with a *CrossShardError before anything is sent. A command without
-// keys, or one the command table does not know, fails with ErrNoKey or
-// ErrUnknownCommand: name the target with DoKey or ForEachShard.
+// fails with a *CrossShardError before anything is sent. A command the
+// command table does not know (newer than its Redis version, a module's,
+// a renamed one) is learned from the servers on its first call (COMMAND
+// INFO, checked with COMMAND GETKEYS). A command without keys, or one the
+// servers cannot describe either, fails with ErrNoKey or ErrUnknownCommand:
+// name the target with DoKey or ForEachShard.
 func (c *Client) Do(ctx context.Context, name string, args ...any) (any, error) {
 	return c.do(ctx, name, args, nil)
 }
@@ -143,7 +148,12 @@ func (c *Client) do(ctx context.Context, name string, args []any, routeKey any) 
 	}
 	b := singleBatches.Get().(*batch)
 	b.reset(1)
-	c.add(b, c.loc, name, b.keep(args), routeKey)
+	kept := b.keep(args)
+	c.add(b, c.loc, name, kept, routeKey)
+	if b.reqs[0].err != nil && routeKey == nil && c.learnOne(ctx, b, name, kept) {
+		b.reset(1)
+		c.add(b, c.loc, name, b.keep(args), routeKey)
+	}
 	abandoned := c.execute(ctx, b.calls)
 	reply, err := b.reqs[0].result()
 	if !abandoned { // else workers cut off by the context may still read it

@@ -160,8 +160,11 @@ func (c Config) Validate() error {
 		if len(c.Seeds) > 0 {
 			return fmt.Errorf("%w: seeds are for cluster mode; ring mode takes shards", ErrBadConfig)
 		}
+		if err := checkShards(c.Shards); err != nil {
+			return err
+		}
 		if _, err := ring.New(c.RingConfig()); err != nil {
-			return fmt.Errorf("%w: %w", ErrBadConfig, err)
+			return badConfigf("%w", err)
 		}
 	case ModeCluster:
 		if len(c.Seeds) == 0 {
@@ -197,7 +200,7 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%w: health timeout %v < 0", ErrBadConfig, c.Health.Timeout)
 	}
 	if err := c.Pool.Validate(); err != nil {
-		return fmt.Errorf("%w: %w", ErrBadConfig, err)
+		return badConfigf("%w", err)
 	}
 	return nil
 }
@@ -207,15 +210,7 @@ func (c Config) RingConfig() ring.Config {
 	return ring.Config{Algorithm: c.Hash, KeyHash: c.KeyHash, Tag: c.Tag, Shards: c.Shards}
 }
 
-// String describes c without secrets.
-func (c Config) String() string {
-	mode := c.Mode
-	if mode == "" {
-		mode = ModeRing
-	}
-	if mode == ModeCluster {
-		return fmt.Sprintf("shard.Config{Mode: cluster, Seeds: %v, Cluster: %+v, Pool: %s, Health: %+v}", c.Seeds, c.Cluster, c.Pool, c.Health)
-	}
-	return fmt.Sprintf("shard.Config{Mode: ring, Shards: %v, Hash: %q, KeyHash: %q, Tag: %q, Pool: %s, Health: %+v}",
-		c.Shards, c.Hash, c.KeyHash, c.Tag, c.Pool, c.Health)
-}
+// String describes c as the client will use it: every default filled in
+// (timeouts, limits, the ring's algorithm, key hash and tag), and never a
+// password (shown as ***).
+func (c Config) String() string { return configString(c) }

@@ -1,7 +1,6 @@
 package shard
 
 import (
-	"bytes"
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
@@ -22,7 +21,7 @@ type fileConfig struct {
 	Shards  []struct {
 		Addr   string `yaml:"addr"`
 		Name   string `yaml:"name"`
-		Weight int    `yaml:"weight"`
+		Weight *int   `yaml:"weight"`
 	} `yaml:"shards"`
 	Seeds        []string `yaml:"seeds"`
 	AutoPipeline *bool    `yaml:"auto_pipeline"`
@@ -68,7 +67,7 @@ type duration time.Duration
 
 func (d *duration) UnmarshalYAML(n *yaml.Node) error {
 	v, err := time.ParseDuration(n.Value)
-	if err != nil {
+	if err != nil || n.Kind != yaml.ScalarNode {
 		return fmt.Errorf("line %d: %q is not a duration such as 500ms or 3s", n.Line, n.Value)
 	}
 	*d = duration(v)
@@ -85,25 +84,27 @@ func (d *duration) UnmarshalYAML(n *yaml.Node) error {
 func LoadConfig(path string) (Config, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return Config{}, fmt.Errorf("%w: %w", ErrBadConfig, err)
+		return Config{}, badConfigf("%w", err)
 	}
-	return ParseConfig(data)
+	cfg, err := ParseConfig(data)
+	if err != nil {
+		return Config{}, badConfigf("%s: %w", path, err)
+	}
+	return cfg, nil
 }
 
 // ParseConfig reads a Config from YAML or JSON bytes, as LoadConfig.
-// Unknown fields are errors.
+// Unknown fields are errors that name the field by its path and list the
+// names accepted there; an empty document is an error.
 func ParseConfig(data []byte) (Config, error) {
-	var fc fileConfig
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
-	if err := dec.Decode(&fc); err != nil {
-		return Config{}, fmt.Errorf("%w: %v", ErrBadConfig, err)
+	fc, err := decodeFile(data)
+	if err != nil {
+		return Config{}, err
 	}
 	var cfg Config
 	if fc.URL != "" {
-		var err error
 		if cfg, err = ParseURL(fc.URL); err != nil {
-			return Config{}, err
+			return Config{}, badConfigf("url: %w", err)
 		}
 	}
 	if fc.Mode != "" {
@@ -122,9 +123,9 @@ func ParseConfig(data []byte) (Config, error) {
 		cfg.Tag = fc.Tag
 	}
 	for _, s := range fc.Shards {
-		w := s.Weight
-		if w == 0 {
-			w = 1
+		w := 1 // an omitted weight is 1; an explicit 0 is refused by Validate
+		if s.Weight != nil {
+			w = *s.Weight
 		}
 		cfg.Shards = append(cfg.Shards, ring.Shard{Addr: s.Addr, Name: s.Name, Weight: w})
 	}
@@ -157,7 +158,7 @@ func ParseConfig(data []byte) (Config, error) {
 	if fp.PasswordEnv != "" {
 		pw, ok := os.LookupEnv(fp.PasswordEnv)
 		if !ok {
-			return Config{}, fmt.Errorf("%w: pool.password_env names %s, which is not set", ErrBadConfig, fp.PasswordEnv)
+			return Config{}, badConfigf("pool.password_env names %s, which is not set", fp.PasswordEnv)
 		}
 		p.Password = pw
 	}
@@ -196,21 +197,21 @@ func loadTLS(caFile, certFile, keyFile, serverName string) (*tls.Config, error) 
 	if caFile != "" {
 		pem, err := os.ReadFile(caFile)
 		if err != nil {
-			return nil, fmt.Errorf("%w: tls ca_file: %w", ErrBadConfig, err)
+			return nil, badConfigf("pool.tls.ca_file: %w", err)
 		}
 		roots := x509.NewCertPool()
 		if !roots.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("%w: tls ca_file %s holds no PEM certificate", ErrBadConfig, caFile)
+			return nil, badConfigf("pool.tls.ca_file %s holds no PEM certificate", caFile)
 		}
 		tc.RootCAs = roots
 	}
 	if (certFile == "") != (keyFile == "") {
-		return nil, fmt.Errorf("%w: tls cert_file and key_file go together", ErrBadConfig)
+		return nil, badConfigf("pool.tls.cert_file and pool.tls.key_file go together")
 	}
 	if certFile != "" {
 		cert, err := tls.LoadX509KeyPair(certFile, keyFile)
 		if err != nil {
-			return nil, fmt.Errorf("%w: tls client certificate: %w", ErrBadConfig, err)
+			return nil, badConfigf("pool.tls client certificate: %w", err)
 		}
 		tc.Certificates = []tls.Certificate{cert}
 	}

@@ -35,7 +35,9 @@ func clusterForTest(t *testing.T) *redistest.Cluster {
 // left a goroutine behind: clients must stop every background loop and
 // worker on Close.
 func TestMain(m *testing.M) {
+	skipExamplesWithoutRedis()
 	code := m.Run()
+	stopExampleServers()
 	if sharedCluster != nil {
 		if err := sharedCluster.Stop(); err != nil {
 			fmt.Fprintln(os.Stderr, "stop shared cluster:", err)

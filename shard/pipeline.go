@@ -75,6 +75,12 @@ func (p *Pipeline) Exec(ctx context.Context) ([]Result, error) {
 	for _, q := range p.cmds {
 		c.add(b, c.loc, q.name, q.args, q.routeKey)
 	}
+	if c.learnUnknown(ctx, b, func(i int) (string, []any, bool) { q := p.cmds[i]; return q.name, q.args, q.routeKey == nil }) {
+		b.reset(len(p.cmds))
+		for _, q := range p.cmds {
+			c.add(b, c.loc, q.name, q.args, q.routeKey)
+		}
+	}
 	clear(p.cmds)
 	p.cmds = p.cmds[:0]
 	abandoned := c.execute(ctx, b.calls)

@@ -176,6 +176,9 @@ func (c *Client) add(b *batch, loc locator, name string, args []any, routeKey an
 	b.reqs = append(b.reqs, request{})
 	req := &b.reqs[len(b.reqs)-1]
 	info := b.lookup(name)
+	if info == nil {
+		info = c.learned.lookup(name) // commands learned from the servers (learn.go)
+	}
 	cl := b.newCall()
 	cl.name, cl.args, cl.info, cl.node = name, args, info, -1
 	if routeKey != nil {

@@ -7,16 +7,25 @@ import (
 	"flag"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/shardis/shardis/ring"
+	"github.com/shardis/shardis/shard"
 )
 
 func init() {
 	register(command{name: "locate", summary: "print the ring shard of keys (murmur3, Jedis, twemproxy)", run: runLocate})
 }
 
-const locateUsage = `Usage: shardis locate --hash {murmur3|jedis|jedis-legacy|ketama|modula}
+const locateUsage = `Usage: shardis locate --config FILE [--hex] [KEY ...]
+       shardis locate --hash {murmur3|jedis|jedis-legacy|ketama|modula}
        [--key-hash NAME] [--tag {none|cluster|jedis|XY}] --shards LIST [--hex] [KEY ...]
+
+--config reads the ring (hash, key_hash, tag and shards with their names and
+weights) from the client's YAML or JSON file (see shard.LoadConfig), so that
+the answer is the one the client gives; it cannot be combined with --hash,
+--key-hash, --tag or --shards. Shard names matter: with jedis placement,
+listing the same servers without their names moves most keys.
 
 Prints one line per key, in input order: the key exactly as given, a TAB,
 the index of its shard in LIST (from 0), a TAB, and the shard's label (its
@@ -55,6 +64,7 @@ func runLocate(ctx context.Context, env *cliEnv, args []string) error {
 	keyHash := fs.String("key-hash", "", "key hash function (default: the algorithm's)")
 	tag := fs.String("tag", "", "hash tag rule: none, cluster, jedis, or a two-character pair such as {} (default: the algorithm's)")
 	shardList := fs.String("shards", "", "the shards, \"HOST:PORT[:WEIGHT][ NAME],...\" (required)")
+	configFile := fs.String("config", "", "YAML or JSON client config (ring mode) to read the ring from, instead of --hash, --key-hash, --tag and --shards")
 	hexKeys := fs.Bool("hex", false, "each key is its bytes in hex (\"666f6f\" is foo); printed back as given.\n"+
 		"On standard input a \"\\r\" before the \"\\n\" is then ignored too")
 	if err := fs.Parse(args); err != nil {
@@ -63,22 +73,40 @@ func runLocate(ctx context.Context, env *cliEnv, args []string) error {
 		}
 		return fmt.Errorf("%w: %w", errUsage, err)
 	}
-	if *shardList == "" {
-		return fmt.Errorf("%w: --shards is required (for example --shards 127.0.0.1:6379,127.0.0.1:6380)", errUsage)
+	var ringCfg ring.Config
+	if *configFile != "" {
+		var conflict []string
+		fs.Visit(func(f *flag.Flag) {
+			if f.Name == "hash" || f.Name == "key-hash" || f.Name == "tag" || f.Name == "shards" {
+				conflict = append(conflict, "--"+f.Name)
+			}
+		})
+		if len(conflict) > 0 {
+			return fmt.Errorf("%w: --config gives the whole ring; drop %s", errUsage, strings.Join(conflict, ", "))
+		}
+		cfg, err := shard.LoadConfig(*configFile)
+		if err != nil {
+			return err
+		}
+		if cfg.Mode == shard.ModeCluster {
+			return fmt.Errorf("%w: %s is a cluster-mode config; use shardis slot for the hash slot of keys", errUsage, *configFile)
+		}
+		ringCfg = cfg.RingConfig()
+	} else {
+		if *shardList == "" {
+			return fmt.Errorf("%w: --shards is required (for example --shards 127.0.0.1:6379,127.0.0.1:6380), or --config FILE", errUsage)
+		}
+		shards, err := ring.ParseShards(*shardList)
+		if err != nil {
+			return fmt.Errorf("%w: %w", errUsage, err)
+		}
+		ringCfg = ring.Config{Algorithm: ring.Algorithm(*algorithm), KeyHash: *keyHash, Tag: *tag, Shards: shards}
 	}
-	shards, err := ring.ParseShards(*shardList)
+	r, err := ring.New(ringCfg)
 	if err != nil {
 		return fmt.Errorf("%w: %w", errUsage, err)
 	}
-	r, err := ring.New(ring.Config{
-		Algorithm: ring.Algorithm(*algorithm),
-		KeyHash:   *keyHash,
-		Tag:       *tag,
-		Shards:    shards,
-	})
-	if err != nil {
-		return fmt.Errorf("%w: %w", errUsage, err)
-	}
+	shards := r.Shards()
 	loc := &locator{ring: r, shards: shards}
 
 	return answerKeys(ctx, env, "locate", fs.Args(), *hexKeys, loc.write)

@@ -16,14 +16,19 @@ func init() {
 
 // loadClient reads --config and connects.
 func loadClient(ctx context.Context, path string) (*shard.Client, error) {
-	if path == "" {
-		return nil, fmt.Errorf("%w: --config FILE is required", errUsage)
-	}
-	cfg, err := shard.LoadConfig(path)
+	cfg, err := loadConfig(path)
 	if err != nil {
 		return nil, err
 	}
 	return shard.New(ctx, cfg)
+}
+
+// loadConfig reads --config.
+func loadConfig(path string) (shard.Config, error) {
+	if path == "" {
+		return shard.Config{}, fmt.Errorf("%w: --config FILE is required", errUsage)
+	}
+	return shard.LoadConfig(path)
 }
 
 func runNodes(ctx context.Context, env *cliEnv, args []string) error {

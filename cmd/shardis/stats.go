@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"text/tabwriter"
@@ -14,19 +15,50 @@ func init() {
 	register(command{name: "stats", summary: "run a short probe workload and print the client's per-node counters", run: runStats})
 }
 
+// probeTTL is the expiry of the keys the probe workload writes.
+const probeTTL = 60 * time.Second
+
+const statsUsage = `Usage: shardis stats --config FILE [--ops N] [--prefix P] [--no-probe]
+
+Connects with the client's YAML or JSON config, runs a short probe workload
+and prints the client's counters for every node.
+
+The probe WRITES to your servers: --ops keys named PREFIX0, PREFIX1, ...
+(default "shardis:stats:0" ...), each SET with a TTL of 60 seconds (EX 60),
+then read back with GET. They expire by themselves; --no-probe (or --ops 0)
+writes nothing and shows only what connecting and discovery did.
+
+Flags:
+`
+
 func runStats(ctx context.Context, env *cliEnv, args []string) error {
 	fs := flag.NewFlagSet("stats", flag.ContinueOnError)
 	fs.SetOutput(env.stderr)
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), statsUsage)
+		fs.PrintDefaults()
+	}
 	configFile := fs.String("config", "", "YAML or JSON client config")
-	ops := fs.Int("ops", 1000, "SET+GET pairs of the probe workload (0 = none)")
+	ops := fs.Int("ops", 1000, "SET+GET pairs of the probe workload; each SET writes a key with a 60s TTL (0 = none)")
 	prefix := fs.String("prefix", "shardis:stats:", "key prefix of the probe workload")
+	noProbe := fs.Bool("no-probe", false, "write nothing: skip the probe workload")
 	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
 		return fmt.Errorf("%w: %w", errUsage, err)
 	}
 	if *ops < 0 {
 		return fmt.Errorf("%w: --ops must be >= 0", errUsage)
 	}
-	c, err := loadClient(ctx, *configFile)
+	if *noProbe {
+		*ops = 0
+	}
+	cfg, err := loadConfig(*configFile)
+	if err != nil {
+		return err
+	}
+	c, err := shard.New(ctx, cfg)
 	if err != nil {
 		return err
 	}
@@ -37,7 +69,7 @@ func runStats(ctx context.Context, env *cliEnv, args []string) error {
 		p := c.Pipeline()
 		for i := 0; i < *ops; i++ {
 			k := fmt.Sprintf("%s%d", *prefix, i)
-			p.Send("SET", k, i, "EX", 60)
+			p.Send("SET", k, i, "EX", int(probeTTL/time.Second))
 			p.Send("GET", k)
 		}
 		res, err := p.Exec(ctx)
@@ -50,12 +82,20 @@ func runStats(ctx context.Context, env *cliEnv, args []string) error {
 			}
 		}
 	}
-	printStats(env, c.Stats())
+	printStats(env, c.Stats(), cfg)
+	if *ops == 0 {
+		fmt.Fprintln(env.stdout, "probe: none (nothing written)")
+		return nil
+	}
 	fmt.Fprintf(env.stdout, "probe: %d commands in %v, %d failed\n", 2**ops, time.Since(start).Round(time.Millisecond), failed)
 	return nil
 }
 
-func printStats(env *cliEnv, st shard.Stats) {
+// printStats prints the counters of every node. A replica's read-only
+// connection is "replica-reads" only when cfg sends reads to replicas;
+// otherwise the replica is listed as "replica" (known, but not read from).
+func printStats(env *cliEnv, st shard.Stats, cfg shard.Config) {
+	replicaReads := cfg.Cluster.ReadFrom == shard.ReadReplicaRandom || cfg.Cluster.ReadFrom == shard.ReadReplicaLatency
 	w := tabwriter.NewWriter(env.stdout, 2, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(w, "NODE\tSTATE\tCOMMANDS\tERRORS\tMOVED\tASK\tTRYAGAIN\tRETRIES\tACTIVE\tIDLE\tRTT\t")
 	for _, n := range st.Nodes {
@@ -63,8 +103,10 @@ func printStats(env *cliEnv, st shard.Stats) {
 		if n.Down {
 			state = "down"
 		}
-		if n.ReadOnly {
+		if n.ReadOnly && replicaReads {
 			state += ",replica-reads"
+		} else if n.ReadOnly {
+			state += ",replica"
 		}
 		rtt := "-"
 		if n.RTT > 0 {
@@ -74,5 +116,9 @@ func printStats(env *cliEnv, st shard.Stats) {
 			n.Moved, n.Ask, n.TryAgain, n.Retries, n.Pool.Active, n.Pool.Idle, rtt)
 	}
 	w.Flush()
-	fmt.Fprintf(env.stdout, "topology refreshes: %d\n", st.Refreshes)
+	if cfg.Mode == shard.ModeCluster {
+		// The discovery New does is not a refresh: 0 means the slot map
+		// has not changed hands since the client started.
+		fmt.Fprintf(env.stdout, "topology: discovered at start, refreshed %d times since\n", st.Refreshes)
+	}
 }

@@ -46,6 +46,14 @@
 // refuses to run such a call; KeyPositions reports ErrBadArgs. A keyless
 // command gives no keys and no error, where COMMAND GETKEYS says the
 // command has no key arguments. Otherwise the two agree, errors included.
+//
+// # Commands newer than the table
+//
+// FromCommandInfo builds an Info at run time from a server's COMMAND INFO
+// entry, for commands the table lacks (later Redis versions, Valkey,
+// modules, rename-command). Package shard learns such commands on their
+// first call, checks the key positions against COMMAND GETKEYS and caches
+// them per client; Lookup stays the fast path and never returns them.
 package command
 
 //go:generate go run ./internal/gen -o commands_gen.go

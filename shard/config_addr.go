@@ -1,0 +1,52 @@
+package shard
+
+import (
+	"net"
+	"net/netip"
+	"strings"
+
+	"github.com/shardis/shardis/ring"
+)
+
+// checkShards reports, before the ring does, the shard problems a user
+// makes by hand: a weight of 0 or less (weights are 1 or more everywhere:
+// Config, files and URLs; a file or URL that leaves the weight out gets 1),
+// and the same server listed twice under two spellings of its address
+// (localhost:7431 and 127.0.0.1:7431, 127.0.0.1 and ::ffff:127.0.0.1,
+// upper and lower case host names). Host names are compared as written,
+// without DNS lookups.
+func checkShards(shards []ring.Shard) error {
+	seen := make(map[string]int, len(shards))
+	for i, s := range shards {
+		if s.Weight <= 0 {
+			return badConfigf("shard %d (%s) has weight %d: weights are 1 or more (a file or URL that leaves the weight out gets 1; to take a shard out, remove it)",
+				i, s.Label(), s.Weight)
+		}
+		for _, k := range serverKeys(s.Addr) {
+			if j, dup := seen[k]; dup && shards[j].Addr != s.Addr {
+				return badConfigf("shards %d (%s) and %d (%s) are the same server", j, shards[j].Addr, i, s.Addr)
+			}
+			seen[k] = i
+		}
+	}
+	return nil
+}
+
+// serverKeys returns the canonical forms of a host:port address: one for
+// an IP address or host name, two for localhost (its IPv4 and IPv6
+// loopback addresses). Unparsable addresses give none; the ring reports
+// them.
+func serverKeys(addr string) []string {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil
+	}
+	if ip, err := netip.ParseAddr(host); err == nil {
+		return []string{netip.AddrPortFrom(ip.Unmap().WithZone(ip.Zone()), 0).Addr().String() + "|" + port}
+	}
+	host = strings.ToLower(strings.TrimSuffix(host, "."))
+	if host == "localhost" {
+		return []string{"127.0.0.1|" + port, "::1|" + port}
+	}
+	return []string{host + "|" + port}
+}

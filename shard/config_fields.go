@@ -1,0 +1,88 @@
+package shard
+
+import (
+	"fmt"
+	"reflect"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// checkFields walks a parsed YAML (or JSON) document against the type it
+// will be decoded into and reports the first mapping key that the type has
+// no field for, by its dotted path and the names that would be accepted:
+//
+//	line 7: unknown field health.failurelimit (known: interval, failure_limit, timeout, auto_eject)
+//
+// The known names come from the yaml struct tags, so a field added to the
+// file format is known here without further work.
+func checkFields(n *yaml.Node, t reflect.Type, path string) error {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch n.Kind {
+	case yaml.DocumentNode:
+		for _, c := range n.Content {
+			if err := checkFields(c, t, path); err != nil {
+				return err
+			}
+		}
+	case yaml.MappingNode:
+		if t.Kind() != reflect.Struct {
+			return nil // the decoder reports the type mismatch
+		}
+		names, fields := yamlFields(t)
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i], n.Content[i+1]
+			if k.Kind == yaml.ScalarNode && k.Value == "<<" {
+				continue // a merge key; the decoder resolves it
+			}
+			f, ok := fields[k.Value]
+			if !ok {
+				return fmt.Errorf("line %d: unknown field %s (known: %s)", k.Line, joinPath(path, k.Value), strings.Join(names, ", "))
+			}
+			if err := checkFields(v, f.Type, joinPath(path, k.Value)); err != nil {
+				return err
+			}
+		}
+	case yaml.SequenceNode:
+		if t.Kind() != reflect.Slice && t.Kind() != reflect.Array {
+			return nil
+		}
+		for i, c := range n.Content {
+			if err := checkFields(c, t.Elem(), fmt.Sprintf("%s[%d]", path, i)); err != nil {
+				return err
+			}
+		}
+	}
+	// An alias is not followed (its anchor was checked where it stands, and
+	// following aliases could take exponential time); the decoder's own
+	// known-fields check still covers it.
+	return nil
+}
+
+// yamlFields returns the yaml names of t's fields in declaration order,
+// and the fields by name.
+func yamlFields(t reflect.Type) ([]string, map[string]reflect.StructField) {
+	var names []string
+	fields := make(map[string]reflect.StructField)
+	for f := range t.Fields() {
+		name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		if name == "-" || !f.IsExported() {
+			continue
+		}
+		if name == "" {
+			name = strings.ToLower(f.Name)
+		}
+		names = append(names, name)
+		fields[name] = f
+	}
+	return names, fields
+}
+
+func joinPath(path, name string) string {
+	if path == "" {
+		return name
+	}
+	return path + "." + name
+}

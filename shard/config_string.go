@@ -1,0 +1,69 @@
+package shard
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/shardis/shardis/pool"
+	"github.com/shardis/shardis/ring"
+)
+
+// configString is Config.String: the configuration with the defaults that
+// New will use in place of zero values.
+func configString(c Config) string {
+	var b strings.Builder
+	mode := c.Mode
+	if mode == "" {
+		mode = ModeRing
+	}
+	fmt.Fprintf(&b, "shard.Config{Mode: %s", mode)
+	if mode == ModeCluster {
+		cl := c.Cluster.withDefaults()
+		fmt.Fprintf(&b, ", Seeds: %v, Cluster: {RefreshInterval: %s, MinRefreshInterval: %s, MaxRedirects: %d, MaxRetryWait: %s, ReadFrom: %s}",
+			c.Seeds, onOff(cl.RefreshInterval), cl.MinRefreshInterval, cl.MaxRedirects, cl.MaxRetryWait, cl.ReadFrom)
+	} else {
+		rc := c.RingConfig()
+		if r, err := ring.New(rc); err == nil {
+			rc = r.Config()
+		}
+		fmt.Fprintf(&b, ", Shards: %v, Hash: %s, KeyHash: %s, Tag: %s", c.Shards, orUnset(string(rc.Algorithm)), orUnset(rc.KeyHash), orUnset(rc.Tag))
+	}
+	h := c.Health.withDefaults()
+	fmt.Fprintf(&b, ", AutoPipeline: %t, Pool: {%s}, Health: {Interval: %s, FailureLimit: %d, Timeout: %s, AutoEject: %t}}",
+		!c.DisableAutoPipeline, poolWithDefaults(c.Pool), onOff(h.Interval), h.FailureLimit, h.Timeout, h.AutoEject)
+	return b.String()
+}
+
+// poolWithDefaults fills in the defaults package pool uses for zero options.
+func poolWithDefaults(o pool.Options) pool.Options {
+	set := func(d *time.Duration, def time.Duration) {
+		if *d == 0 {
+			*d = def
+		}
+	}
+	if o.MaxIdle == 0 {
+		o.MaxIdle = pool.DefaultMaxIdle
+	}
+	set(&o.IdleTimeout, pool.DefaultIdleTimeout)
+	set(&o.TestOnBorrow, pool.DefaultTestOnBorrow)
+	set(&o.DialTimeout, pool.DefaultDialTimeout)
+	set(&o.ReadTimeout, pool.DefaultReadTimeout)
+	set(&o.WriteTimeout, pool.DefaultWriteTimeout)
+	return o
+}
+
+// onOff shows a negative interval as "off".
+func onOff(d time.Duration) string {
+	if d < 0 {
+		return "off"
+	}
+	return d.String()
+}
+
+func orUnset(s string) string {
+	if s == "" {
+		return `""`
+	}
+	return s
+}

@@ -1,0 +1,96 @@
+package shard
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"reflect"
+	"regexp"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// decodeFile decodes a configuration file, YAML or JSON, into a fileConfig.
+// Its errors say what is wrong in the file's own terms: "line 7: unknown
+// field health.failurelimit (known: ...)", "the file is empty", "JSON: ...".
+func decodeFile(data []byte) (fileConfig, error) {
+	var fc fileConfig
+	trimmed := bytes.TrimSpace(data)
+	isJSON := len(trimmed) > 0 && (trimmed[0] == '{' || trimmed[0] == '[')
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		if isJSON {
+			// JSON is read as YAML, but a JSON file's syntax error is best
+			// told by a JSON parser.
+			var v any
+			if jerr := json.Unmarshal(trimmed, &v); jerr != nil {
+				return fc, badConfigf("JSON: %s", jsonErrorText(data, jerr))
+			}
+		}
+		return fc, badConfigf("%s", yamlErrorText(err, isJSON))
+	}
+	if doc.Kind == 0 || len(doc.Content) == 0 || (doc.Content[0].Kind == yaml.ScalarNode && doc.Content[0].Tag == "!!null") {
+		return fc, badConfigf("the file is empty (want YAML or JSON naming shards, seeds or a url)")
+	}
+	if root := doc.Content[0]; root.Kind != yaml.MappingNode {
+		return fc, badConfigf("line %d: the file must hold a mapping of fields (mode, shards, seeds, pool, ...), not a %s", root.Line, nodeKind(root))
+	}
+	if err := checkFields(&doc, reflect.TypeFor[fileConfig](), ""); err != nil {
+		return fc, badConfigf("%s", err)
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(&fc); err != nil && !errors.Is(err, io.EOF) {
+		return fc, badConfigf("%s", yamlErrorText(err, isJSON))
+	}
+	return fc, nil
+}
+
+// yamlTypeError matches the YAML library's "cannot unmarshal !!str `x` into int".
+var yamlTypeError = regexp.MustCompile("cannot unmarshal !!\\w+ `(.*)` into (\\S+)")
+
+// yamlErrorText is a YAML library error without its "yaml: " labels, and
+// with its lines joined, since the input may be JSON.
+func yamlErrorText(err error, isJSON bool) string {
+	var te *yaml.TypeError
+	if errors.As(err, &te) {
+		msgs := make([]string, len(te.Errors))
+		for i, m := range te.Errors {
+			msgs[i] = yamlTypeError.ReplaceAllString(m, "\"$1\" is not a valid $2")
+		}
+		return strings.Join(msgs, "; ")
+	}
+	s := strings.TrimPrefix(err.Error(), "yaml: ")
+	if isJSON {
+		return "JSON: " + s
+	}
+	return s
+}
+
+// jsonErrorText turns a JSON syntax error's byte offset into a line.
+func jsonErrorText(data []byte, err error) string {
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		off := int(se.Offset)
+		lead := len(data) - len(bytes.TrimLeft(data, " \t\r\n"))
+		line := 1 + bytes.Count(data[:min(len(data), lead+off)], []byte("\n"))
+		return fmt.Sprintf("line %d: %v", line, se)
+	}
+	if errors.Is(err, io.ErrUnexpectedEOF) {
+		return "unexpected end of input"
+	}
+	return err.Error()
+}
+
+func nodeKind(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.SequenceNode:
+		return "list"
+	case yaml.ScalarNode:
+		return "single value"
+	}
+	return "non-mapping"
+}

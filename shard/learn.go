@@ -1,0 +1,189 @@
+package shard
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gomodule/redigo/redis"
+	"github.com/shardis/shardis/shard/command"
+)
+
+// The generated command table (package command) is frozen at one Redis
+// version. Commands it does not know (newer Redis or Valkey commands,
+// module commands, commands renamed with rename-command) are learned from
+// the servers at run time: COMMAND INFO gives their flags and key specs,
+// and COMMAND GETKEYS on the first call checks that the key positions the
+// specs give are the ones the server finds. A command that passes is
+// cached for the life of the client and routed like a table command from
+// then on; the table stays the fast path, consulted first.
+
+// unlearnedRetry is how long a command that could not be learned stays
+// unknown before the next call asks the server again.
+const unlearnedRetry = 30 * time.Second
+
+// learnedCommands caches what the servers said about commands the table
+// does not know. The zero value is empty and ready.
+type learnedCommands struct {
+	mu sync.RWMutex
+	m  map[string]learnedCommand
+}
+
+type learnedCommand struct {
+	info *command.Info // nil: not learned (see err)
+	err  error
+	at   time.Time
+}
+
+// lookup returns a learned command, or nil.
+func (l *learnedCommands) lookup(name string) *command.Info {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	if len(l.m) == 0 {
+		return nil
+	}
+	return l.m[strings.ToLower(name)].info
+}
+
+// unknownErr returns why name is not known, or nil when it may be tried.
+func (l *learnedCommands) unknownErr(name string) error {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	e, ok := l.m[name]
+	if !ok || e.info != nil || time.Since(e.at) >= unlearnedRetry {
+		return nil
+	}
+	return e.err
+}
+
+func (l *learnedCommands) store(name string, e learnedCommand) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.m == nil {
+		l.m = make(map[string]learnedCommand)
+	}
+	l.m[name] = e
+}
+
+// learnUnknown learns the commands of a planned batch that failed with
+// ErrUnknownCommand, and reports whether it learned any, in which case the
+// caller plans the batch again. call(i) returns request i's command name
+// and arguments, and false when the request named its own route (DoKey).
+func (c *Client) learnUnknown(ctx context.Context, b *batch, call func(i int) (string, []any, bool)) bool {
+	learned := false
+	for i := range b.reqs {
+		if b.reqs[i].err == nil || !errors.Is(b.reqs[i].err, ErrUnknownCommand) {
+			continue
+		}
+		name, args, ok := call(i)
+		if !ok {
+			continue
+		}
+		if c.learned.lookup(name) != nil {
+			learned = true // learned for an earlier request of this batch
+			continue
+		}
+		lower := strings.ToLower(name)
+		if err := c.learned.unknownErr(lower); err != nil {
+			b.reqs[i].err = err
+			continue
+		}
+		info, err := c.learnCommand(ctx, lower, args)
+		if err != nil {
+			var ne *NodeError
+			if errors.As(err, &ne) || ctx.Err() != nil {
+				// Could not ask: say so, and ask again next time.
+				b.reqs[i].err = fmt.Errorf("%w %q: the table does not know it and the server could not be asked: %w", ErrUnknownCommand, name, err)
+				continue
+			}
+			c.learned.store(lower, learnedCommand{err: err, at: time.Now()})
+			b.reqs[i].err = err
+			continue
+		}
+		c.learned.store(lower, learnedCommand{info: info, at: time.Now()})
+		learned = true
+	}
+	return learned
+}
+
+// learnOne is learnUnknown for a batch of one command. args must not be
+// the caller's variadic slice (which would then escape to the heap): Do
+// passes the batch's own copy.
+func (c *Client) learnOne(ctx context.Context, b *batch, name string, args []any) bool {
+	return c.learnUnknown(ctx, b, func(int) (string, []any, bool) { return name, args, true })
+}
+
+// learnCommand asks a node about name with COMMAND INFO and checks the key
+// positions of one call (args) against COMMAND GETKEYS. Errors are
+// *NodeError when the node could not be reached, else they wrap
+// ErrUnknownCommand and say why the command stays unknown.
+func (c *Client) learnCommand(ctx context.Context, name string, args []any) (*command.Info, error) {
+	nodes := c.Nodes()
+	if len(nodes) == 0 {
+		return nil, ErrNoNodes
+	}
+	node := nodes[0]
+	conn, err := c.pools.Get(ctx, node.Addr)
+	if err != nil {
+		return nil, &NodeError{Node: node, Err: err}
+	}
+	defer conn.Close()
+	reply, err := redis.Values(redis.DoContext(conn, ctx, "COMMAND", "INFO", name))
+	if err != nil {
+		if _, ok := err.(redis.Error); ok {
+			return nil, fmt.Errorf("%w %q: COMMAND INFO: %v", ErrUnknownCommand, name, err)
+		}
+		return nil, &NodeError{Node: node, Err: err}
+	}
+	if len(reply) != 1 || reply[0] == nil {
+		return nil, fmt.Errorf("%w %q: the server does not know it either", ErrUnknownCommand, name)
+	}
+	info, err := command.FromCommandInfo(reply[0])
+	if err != nil {
+		return nil, fmt.Errorf("%w %q: %v", ErrUnknownCommand, name, err)
+	}
+	if err := checkKeys(ctx, conn, node, info, name, args); err != nil {
+		return nil, err
+	}
+	return info, nil
+}
+
+// checkKeys compares the keys info finds in args with COMMAND GETKEYS.
+func checkKeys(ctx context.Context, conn redis.Conn, node Node, info *command.Info, name string, args []any) error {
+	resolved := info.Resolve(args)
+	if resolved == nil {
+		return fmt.Errorf("%w %q: no such subcommand", ErrUnknownCommand, name)
+	}
+	pos, posErr := resolved.KeyPositions(args, nil)
+	if !resolved.HasKeys() && posErr == nil && len(pos) == 0 {
+		return nil // a keyless command: nothing to check, routed like other keyless commands
+	}
+	reply, err := redis.DoContext(conn, ctx, "COMMAND", append([]any{"GETKEYS", name}, args...)...)
+	var server []string
+	if err == nil {
+		server, err = redis.Strings(reply, nil)
+	}
+	if err != nil {
+		if _, ok := err.(redis.Error); !ok {
+			return &NodeError{Node: node, Err: err}
+		}
+		if posErr != nil {
+			return nil // both refuse these arguments; the server will say why
+		}
+		return fmt.Errorf("%w %q: its key specs find keys at %v, COMMAND GETKEYS says: %v", ErrUnknownCommand, name, pos, err)
+	}
+	mine := make([]string, 0, len(pos))
+	for _, p := range pos {
+		if s, ok := command.Arg(args[p]); ok {
+			mine = append(mine, s)
+		}
+	}
+	if posErr != nil || !slices.Equal(mine, server) {
+		return fmt.Errorf("%w %q: its key specs find keys %q (%v), COMMAND GETKEYS finds %q", ErrUnknownCommand, name, mine, posErr, server)
+	}
+	return nil
+}

@@ -446,7 +446,10 @@ func (pc *pipeConn) read() {
 		pc.conn.Close()
 		close(pc.exited)
 	}()
-	var failed error
+	var (
+		failed  error
+		refused bool // NOAUTH or WRONGPASS since the last success noted
+	)
 	for r := range pc.inflight {
 		if failed != nil {
 			r.finish(nil, failed)
@@ -463,7 +466,9 @@ func (pc *pipeConn) read() {
 		case err == nil:
 			r.finish(reply, nil)
 		case errors.As(err, &re):
-			r.finish(nil, re)
+			rerr, no := pc.p.c.replyError(pc.p.node, re)
+			refused = refused || no
+			r.finish(nil, rerr)
 		default:
 			failed = pc.fail(err)
 			r.finish(nil, failed)
@@ -472,7 +477,10 @@ func (pc *pipeConn) read() {
 		}
 		pc.settle()
 		if len(pc.inflight) == 0 {
-			pc.p.c.noteSuccess(pc.p.node)
+			if !refused {
+				pc.p.c.noteSuccess(pc.p.node)
+			}
+			refused = false
 		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gomodule/redigo/redis"
 	"github.com/shardis/shardis/internal/redistest"
 	"github.com/shardis/shardis/pool"
 	"github.com/shardis/shardis/shard"
@@ -88,6 +89,33 @@ func TestWrongCredentialsStayAuthErrors(t *testing.T) {
 
 		// Right again: health checks bring the node back.
 		_, err = server.Do("ACL", "SETUSER", "app", ">old-pass-1")
+		require.NoError(t, err)
+		waitFor(t, 5*time.Second, "the node to serve again", func() bool {
+			_, err := c.Do(context.Background(), "GET", "auth:k")
+			return err == nil
+		})
+	})
+	t.Run("password required, none configured", func(t *testing.T) {
+		server := redistest.StartTB(t, redistest.Options{})
+		cfg := ringConfig([]*redistest.Server{server})
+		c := newClient(t, cfg)
+		_, err := c.Do(context.Background(), "SET", "auth:k", "1")
+		require.NoError(t, err)
+
+		// An operator turns on requirepass and drops the connections;
+		// this connection stays logged in to undo it.
+		admin, err := redis.Dial("tcp", server.Addr)
+		require.NoError(t, err)
+		defer admin.Close()
+		_, err = admin.Do("CONFIG", "SET", "requirepass", "new-pass-3")
+		require.NoError(t, err)
+		_, err = admin.Do("CLIENT", "KILL", "TYPE", "normal")
+		require.NoError(t, err)
+		// Connections dial without AUTH and every command is refused
+		// with NOAUTH: that is an authentication failure too.
+		down := authCalls(t, c, 300, 10*cfg.Health.Interval, "new-pass-3")
+		assert.Positive(t, down, "health checks marked the node down (and kept the cause)")
+		_, err = admin.Do("CONFIG", "SET", "requirepass", "")
 		require.NoError(t, err)
 		waitFor(t, 5*time.Second, "the node to serve again", func() bool {
 			_, err := c.Do(context.Background(), "GET", "auth:k")

@@ -27,8 +27,9 @@ const maxAutoBatch = 512
 // pipeIdleCheck is how long a pipeline's connection may go unused before
 // it is returned to the pool and borrowed again (and so checked) for the
 // next batch. A pool with a MaxActive cap gets its connection back as soon
-// as nothing is queued: a pipeline must not sit on one of the few
-// connections other callers may be waiting for.
+// as nothing is queued or in flight on it: a pipeline must not sit on one
+// of the few connections other callers may be waiting for (nor wait for
+// the pool to give back the connection it has just returned).
 const pipeIdleCheck = 100 * time.Millisecond
 
 // closeGrace is how long Close lets the replies of commands in flight on
@@ -197,11 +198,8 @@ func (p *autoPipe) write() {
 		batch  = make([]*pipeReq, 0, maxAutoBatch)
 		closed = p.c.stop
 		idle   = time.NewTimer(pipeIdleCheck)
-		hold   = pipeIdleCheck
+		capped = p.c.pools.Options().MaxActive > 0
 	)
-	if p.c.pools.Options().MaxActive > 0 {
-		hold = 0
-	}
 	defer func() {
 		idle.Stop()
 		if conn != nil {
@@ -221,9 +219,9 @@ func (p *autoPipe) write() {
 		case r := <-p.reqs:
 			batch = append(batch, r)
 		default:
-			if conn != nil && hold == 0 {
+			if conn != nil && capped && conn.outstanding.Load() == 0 {
 				// A capped pool: hand the connection back while idle.
-				conn.finish()
+				conn.release()
 				conn = nil
 			}
 			if conn == nil {
@@ -239,14 +237,21 @@ func (p *autoPipe) write() {
 			// A connection unused for pipeIdleCheck is handed back, so
 			// that the pool's check catches a connection the server
 			// closed meanwhile (a restart, its idle timeout) before a
-			// write is sent on it, and the pool has it for others.
-			idle.Reset(hold)
+			// write is sent on it, and the pool has it for others. With
+			// a cap, it goes back once its last reply is in (drained).
+			idle.Reset(pipeIdleCheck)
 			select {
 			case r := <-p.reqs:
 				batch = append(batch, r)
 			case <-idle.C:
 				conn.finish()
 				conn = nil
+				continue
+			case <-conn.drained:
+				if conn.outstanding.Load() == 0 {
+					conn.release()
+					conn = nil
+				}
 				continue
 			case <-closed:
 				p.failQueued()
@@ -321,7 +326,10 @@ func (p *autoPipe) connect() (*pipeConn, error) {
 		p.c.noteFailure(ctx, p.node, err)
 		return nil, &NodeError{Node: ns.node, Err: err}
 	}
-	pc := &pipeConn{p: p, conn: conn, abort: abort, inflight: make(chan *pipeReq, autoQueue)}
+	pc := &pipeConn{p: p, conn: conn, abort: abort, inflight: make(chan *pipeReq, autoQueue), exited: make(chan struct{})}
+	if p.c.pools.Options().MaxActive > 0 {
+		pc.drained = make(chan struct{}, 1)
+	}
 	p.mu.Lock()
 	p.conns[pc] = struct{}{}
 	p.mu.Unlock()
@@ -350,6 +358,12 @@ type pipeConn struct {
 	inflight chan *pipeReq // sent, waiting for replies, in order
 	broken   atomic.Bool
 	aborted  atomic.Bool // closed by Close (abortAll)
+	// With a MaxActive cap: the commands sent whose replies are not in
+	// yet, and a signal to the writer when that drops to zero (nil
+	// without a cap, where neither is kept).
+	outstanding atomic.Int32
+	drained     chan struct{}
+	exited      chan struct{} // closed once the reader has returned conn
 }
 
 // send writes a batch and flushes it. It reports false when the
@@ -365,6 +379,9 @@ func (pc *pipeConn) send(batch []*pipeReq) bool {
 			break
 		}
 		batch[i].sent = now
+		if pc.drained != nil {
+			pc.outstanding.Add(1)
+		}
 		pc.inflight <- batch[i]
 	}
 	if err == nil {
@@ -394,6 +411,25 @@ func (pc *pipeConn) fail(err error) error {
 // when Close closed its connection: it may or may not have run.
 var errClosedInFlight = fmt.Errorf("%w before the reply came (the command may have run)", ErrClosed)
 
+// settle counts one reply in (with a MaxActive cap) and tells the writer
+// when none is outstanding any more.
+func (pc *pipeConn) settle() {
+	if pc.drained != nil && pc.outstanding.Add(-1) == 0 {
+		select {
+		case pc.drained <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// release finishes a connection with no reply outstanding and waits until
+// its reader has handed it back to the pool, so that the next borrow of a
+// capped pool finds it there.
+func (pc *pipeConn) release() {
+	pc.finish()
+	<-pc.exited
+}
+
 // finish tells the reader that nothing more will be sent; the reader
 // returns the connection once every reply is in.
 func (pc *pipeConn) finish() { close(pc.inflight) }
@@ -408,11 +444,16 @@ func (pc *pipeConn) read() {
 		delete(pc.p.conns, pc)
 		pc.p.mu.Unlock()
 		pc.conn.Close()
+		close(pc.exited)
 	}()
-	var failed error
+	var (
+		failed  error
+		refused bool // NOAUTH or WRONGPASS since the last success noted
+	)
 	for r := range pc.inflight {
 		if failed != nil {
 			r.finish(nil, failed)
+			pc.settle()
 			continue
 		}
 		// Each command's reply is due a read timeout after it was sent,
@@ -425,14 +466,21 @@ func (pc *pipeConn) read() {
 		case err == nil:
 			r.finish(reply, nil)
 		case errors.As(err, &re):
-			r.finish(nil, re)
+			rerr, no := pc.p.c.replyError(pc.p.node, re)
+			refused = refused || no
+			r.finish(nil, rerr)
 		default:
 			failed = pc.fail(err)
 			r.finish(nil, failed)
+			pc.settle()
 			continue
 		}
+		pc.settle()
 		if len(pc.inflight) == 0 {
-			pc.p.c.noteSuccess(pc.p.node)
+			if !refused {
+				pc.p.c.noteSuccess(pc.p.node)
+			}
+			refused = false
 		}
 	}
 }

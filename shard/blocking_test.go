@@ -1,8 +1,11 @@
 package shard
 
 import (
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/shardis/shardis/shard/command"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -47,4 +50,38 @@ func TestBlockForDecidesByArguments(t *testing.T) {
 		assert.Equal(t, tt.wait, d, "%s %v waits", tt.name, tt.args)
 		assert.Equal(t, tt.block, isBlocking(&call{name: tt.name, args: tt.args, info: info}))
 	}
+}
+
+// blockFor reads options and numbers out of arbitrary arguments: it never
+// panics, never reports a negative wait, and a command the table does not
+// flag (nor WAIT) never blocks.
+func FuzzBlockFor(f *testing.F) {
+	f.Add("xread", "COUNT\x001\x00BLOCK\x00100\x00STREAMS\x00s\x00$")
+	f.Add("xreadgroup", "GROUP\x00g\x00c\x00BLOCK\x000\x00STREAMS\x00s\x00>")
+	f.Add("blpop", "a\x000.5")
+	f.Add("blmpop", "1e300\x001\x00a\x00LEFT")
+	f.Add("wait", "1\x00-5")
+	f.Add("get", "k")
+	f.Fuzz(func(t *testing.T, name, raw string) {
+		info := lookupCommand(name)
+		if info == nil {
+			return
+		}
+		var args []any
+		if raw != "" {
+			for _, a := range strings.Split(raw, "\x00") {
+				args = append(args, a)
+			}
+		}
+		d, ok := blockFor(&call{name: name, args: args, info: info})
+		if d < 0 {
+			t.Fatalf("%s %q: negative wait %v", name, args, d)
+		}
+		if ok && info != waitInfo && info.Flags&command.Blocking == 0 {
+			t.Fatalf("%s %q: blocks without the flag", name, args)
+		}
+		if !ok && d != 0 {
+			t.Fatalf("%s %q: a wait for a command that does not block", name, args)
+		}
+	})
 }

@@ -456,6 +456,7 @@ func (c *Client) receive(ctx context.Context, node int, conn redis.Conn, calls [
 		c.failFrom(node, calls, out, 0, err)
 		return
 	}
+	refused := false // NOAUTH or WRONGPASS: not a success of the node
 	for i, cl := range calls {
 		if cl.asking {
 			if _, err := redis.ReceiveWithTimeout(conn, timeout); err != nil {
@@ -471,7 +472,9 @@ func (c *Client) receive(ctx context.Context, node int, conn redis.Conn, calls [
 		reply, err := redis.ReceiveWithTimeout(conn, timeout)
 		if err != nil {
 			if re, ok := err.(redis.Error); ok {
-				setResult(calls, out, i, nil, re)
+				rerr, no := c.replyError(node, re)
+				refused = refused || no
+				setResult(calls, out, i, nil, rerr)
 				continue
 			}
 			err = contextCause(ctx, err)
@@ -481,7 +484,9 @@ func (c *Client) receive(ctx context.Context, node int, conn redis.Conn, calls [
 		}
 		setResult(calls, out, i, reply, nil)
 	}
-	c.noteSuccess(node)
+	if !refused {
+		c.noteSuccess(node)
+	}
 }
 
 // conn borrows a connection to the node: a READONLY one for replica reads.

@@ -199,3 +199,21 @@ func TestMaxActiveOneKeepsServingAfterABurst(t *testing.T) {
 		})
 	}
 }
+
+// Without Wait, a full pool fails a Get at once. The automatic pipeline
+// of a pool capped at one connection hands its connection back only when
+// no reply is outstanding, and waits until it is back in the pool before
+// borrowing again: it never fails its own callers with a full pool.
+func TestMaxActiveWithoutWaitPipelineNeverStarvesItself(t *testing.T) {
+	server := redistest.StartTB(t, redistest.Options{})
+	cfg := ringConfig([]*redistest.Server{server})
+	cfg.Health.Interval = -1
+	cfg.Pool.MaxActive = 1
+	cfg.Pool.ClientName = "cap1-nowait"
+	c := newClient(t, cfg)
+	shard.AlwaysPipeline(c) // every single command through the pipeline
+	sampler := sampleConns(server, "cap1-nowait")
+	errs := burst(c, 16, 300)
+	assert.Empty(t, errs, "commands failed")
+	assert.Equal(t, 1, sampler.finish())
+}

@@ -1,6 +1,7 @@
 package shard
 
 import (
+	"context"
 	"errors"
 	"strings"
 
@@ -42,20 +43,42 @@ func (ns *nodeState) downErr() error {
 // authReply turns a server's refusal of an unauthenticated or wrongly
 // authenticated connection (NOAUTH, WRONGPASS) into a *pool.AuthError, as
 // a refused AUTH at dial time is: a node that answers so is not down, its
-// credentials are wrong. Other errors are returned as they are.
+// credentials are wrong, and the caller can match that with
+// errors.Is(err, pool.ErrAuth) (errors.As still finds the redis.Error).
+// Other errors are returned as they are.
 func (c *Client) authReply(addr string, err error) error {
 	var re redis.Error
-	if !errors.As(err, &re) {
+	if !errors.As(err, &re) || !isAuthReply(re) {
 		return err
 	}
-	if s := string(re); strings.HasPrefix(s, "NOAUTH ") || strings.HasPrefix(s, "WRONGPASS ") {
-		user := c.cfg.Pool.Username
-		if user == "" {
-			user = "default"
-		}
-		return &pool.AuthError{Addr: addr, Username: user, Err: re}
+	user := c.cfg.Pool.Username
+	if user == "" {
+		user = "default"
 	}
-	return err
+	return &pool.AuthError{Addr: addr, Username: user, Err: re}
+}
+
+// isAuthReply reports whether a server error reply refuses the
+// connection's credentials.
+func isAuthReply(re redis.Error) bool {
+	if len(re) == 0 || (re[0] != 'N' && re[0] != 'W') { // the common case: one test
+		return false
+	}
+	s := string(re)
+	return strings.HasPrefix(s, "NOAUTH ") || strings.HasPrefix(s, "WRONGPASS ")
+}
+
+// replyError is the error a command gets for the server's error reply re
+// from node i: re itself, or a *pool.AuthError (see authReply), which
+// counts as a failure of the node (and refused reports it: the caller must
+// not then count the round trip as a success).
+func (c *Client) replyError(i int, re redis.Error) (err error, refused bool) {
+	if !isAuthReply(re) {
+		return re, false
+	}
+	err = c.authReply(c.nodes.get(i).node.Addr, re)
+	c.noteFailure(context.Background(), i, err)
+	return err, true
 }
 
 // isAuthFailure reports whether err is an authentication failure, which

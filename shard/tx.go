@@ -99,11 +99,15 @@ func commandKeys(name string, args []any) ([]any, error) {
 // queued commands and EXEC on that node. It returns EXEC's replies, one
 // per queued command. A watched key that changed gives ErrTxAborted.
 //
-// In cluster mode, when the slot is redirected before EXEC (MOVED, ASK,
-// TRYAGAIN, CLUSTERDOWN), the whole transaction — fn included — runs again
-// on the right node, within the retry budget. A transaction is never split
-// over nodes: keys on different slots fail with a *CrossShardError before
-// anything is sent.
+// In cluster mode, when the slot is redirected before EXEC, the whole
+// transaction — fn included — runs again, until it runs or MaxRetryWait
+// (or ctx) is spent: after MOVED on the new owner at once; after ASK (the
+// slot is migrating) at the importing node, with ASKING in front of each
+// command, so it need not wait for the migration to end; after TRYAGAIN,
+// CLUSTERDOWN, LOADING, MASTERDOWN, READONLY, or more than MaxRedirects
+// redirects in a row, after a backoff. When the budget is spent the error
+// is a *RetryError. A transaction is never split over nodes: keys on
+// different slots fail with a *CrossShardError before anything is sent.
 func (c *Client) Tx(ctx context.Context, keys []string, fn func(tx *Tx) error) ([]any, error) {
 	if c.closed.Load() {
 		return nil, ErrClosed

@@ -1,6 +1,7 @@
 package hashtag_test
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/shardis/shardis/hashtag"
@@ -27,4 +28,20 @@ func ExampleParse() {
 	fmt.Println(err)
 	// Output:
 	// shardis: bad hash tag rule: "crc16" (want "none", "cluster", "jedis" or two printable ASCII delimiters such as "{}")
+}
+
+// Pair builds a twemproxy hash_tag rule from two delimiters; TagBytes is
+// Tag for keys held in bytes.
+func ExamplePair() {
+	r, err := hashtag.Pair('<', '>')
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Printf("%s %q\n", r, r.TagBytes([]byte("order<42>:items")))
+	_, err = hashtag.Pair('\n', '>')
+	fmt.Println(errors.Is(err, hashtag.ErrBadRule))
+	// Output:
+	// <> "42"
+	// true
 }

@@ -69,7 +69,7 @@ func TestOnePoolPerAddr(t *testing.T) {
 		if err != nil || got != srv.Addr {
 			t.Errorf("GET owner on %s = %q, %v; want its own address", srv.Addr, got, err)
 		}
-		if set.Pool(srv.Addr) != set.Pool(srv.Addr) {
+		if first, again := set.Pool(srv.Addr), set.Pool(srv.Addr); first != again {
 			t.Error("Pool returns a new pool for a known address")
 		}
 	}
@@ -262,11 +262,28 @@ func TestTestOnBorrowReplacesKilledConns(t *testing.T) {
 			}
 			c.Close()
 
-			killed, err := redis.Int(adminConn(t, srv).Do("CLIENT", "KILL", "TYPE", "normal"))
+			admin := adminConn(t, srv)
+			killed, err := redis.Int(admin.Do("CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes"))
 			if err != nil || killed != 1 {
 				t.Fatalf("CLIENT KILL = %d, %v; want 1 killed", killed, err)
 			}
-			time.Sleep(20 * time.Millisecond) // let the close reach the client socket
+			// The server closes a killed client's socket after the reply;
+			// once CLIENT LIST shows only the admin connection, the close
+			// is on its way over loopback to the pooled socket.
+			deadline := time.Now().Add(10 * time.Second)
+			for {
+				list, err := redis.String(admin.Do("CLIENT", "LIST", "TYPE", "normal"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if strings.Count(strings.TrimSpace(list), "\n") == 0 {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("the killed client is still listed:\n%s", list)
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
 
 			c, err = set.Get(ctx, srv.Addr)
 			if err != nil {

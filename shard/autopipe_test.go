@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -139,20 +140,30 @@ func TestAutoPipelineSurvivesAServerRestart(t *testing.T) {
 }
 
 func TestAutoPipelineLeavesBlockingCommandsTheirOwnConnection(t *testing.T) {
-	c, _ := autoRing(t, 1, "auto-block")
+	c, servers := autoRing(t, 1, "auto-block")
 	ctx := context.Background()
 	blocked := make(chan error, 1)
 	go func() {
-		_, err := c.Do(ctx, "BLPOP", "nothing-here", "1")
+		_, err := c.Do(ctx, "BLPOP", "nothing-here", "30")
 		blocked <- err
 	}()
-	time.Sleep(50 * time.Millisecond) // BLPOP is waiting on the server
-	start := time.Now()
+	waitFor(t, 10*time.Second, "BLPOP to wait on the server", func() bool {
+		list, err := servers[0].Do("CLIENT", "LIST")
+		return err == nil && strings.Contains(list, "cmd=blpop")
+	})
 	for i := 0; i < 100; i++ {
 		_, err := c.Do(ctx, "SET", fmt.Sprintf("nb:%d", i), i)
 		require.NoError(t, err)
 	}
-	assert.Less(t, time.Since(start), 500*time.Millisecond, "SETs did not queue behind BLPOP")
+	// Had the SETs queued behind BLPOP, they could only have finished
+	// after it: it must still be waiting.
+	select {
+	case err := <-blocked:
+		t.Fatalf("BLPOP returned (%v) before the SETs were done: they queued behind it", err)
+	default:
+	}
+	_, err := c.Do(ctx, "LPUSH", "nothing-here", "wake")
+	require.NoError(t, err)
 	require.NoError(t, <-blocked)
 
 	// A transaction is not pipelined with other callers' commands either.

@@ -100,6 +100,7 @@ func TestCancelledPipelineKeepsTheRepliesThatCame(t *testing.T) {
 	res, err := p.Exec(cctx)
 	require.NoError(t, err)
 	assert.Less(t, time.Since(start), time.Second, "the caller returns when its context ends")
+	require.Len(t, res, len(sent))
 	for i, r := range res {
 		n, _ := c.Router().Route(sent[i])
 		if n.Addr == paused.Addr {

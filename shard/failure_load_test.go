@@ -62,7 +62,15 @@ func TestShardKilledMidRun(t *testing.T) {
 						p.Send("SET", keys[j], i)
 					}
 					res, err := p.Exec(ctx)
-					require.NoError(t, err)
+					if err == nil && len(res) != len(keys) {
+						err = fmt.Errorf("%d results for %d commands", len(res), len(keys))
+					}
+					if err != nil { // never t.Fatal from a worker: recorded, checked below
+						mu.Lock()
+						elsewhere = append(elsewhere, fmt.Errorf("pipeline: %w", err))
+						mu.Unlock()
+						continue
+					}
 					for j, r := range res {
 						record(keys[j], r.Err, time.Since(start))
 					}
@@ -74,14 +82,20 @@ func TestShardKilledMidRun(t *testing.T) {
 			}
 		}(g)
 	}
-	time.Sleep(300 * time.Millisecond)
+	waitFor(t, 30*time.Second, "the load to run before the kill", func() bool { return ops.Load() >= 200 })
 	require.NoError(t, dead.Kill())
-	time.Sleep(time.Second)
+	waitFor(t, 30*time.Second, "commands on the dead shard to fail", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return onDead > 0
+	})
+	afterKill := ops.Load()
+	waitFor(t, 30*time.Second, "the load to go on after the kill", func() bool { return ops.Load() >= afterKill+200 })
 	stop.Store(true)
 	wg.Wait()
 
 	t.Logf("%d operations, %d failures on the dead shard, slowest %v", ops.Load(), onDead, slowest)
 	assert.Positive(t, onDead, "the dead shard's commands failed")
 	assert.Empty(t, elsewhere, "no other shard's command failed")
-	assert.Less(t, slowest, 2*time.Second, "no operation outlived the 1s timeouts")
+	assert.Less(t, slowest, 4*time.Second, "no operation outlived the 1s timeouts by much (bound for a loaded machine)")
 }

@@ -16,8 +16,11 @@ import (
 // ringConfig returns a ring-mode config over servers, named shard-0.. .
 func ringConfig(servers []*redistest.Server) shard.Config {
 	cfg := shard.Config{
-		Pool:   pool.Options{DialTimeout: time.Second, ReadTimeout: time.Second, WriteTimeout: time.Second},
-		Health: shard.HealthOptions{Interval: 50 * time.Millisecond, FailureLimit: 2, Timeout: 200 * time.Millisecond},
+		Pool: pool.Options{DialTimeout: time.Second, ReadTimeout: time.Second, WriteTimeout: time.Second},
+		// A PING may take hundreds of milliseconds on a loaded machine: a
+		// node is marked down after three PINGs of a second each failed
+		// (a killed server refuses them at once, so tests stay quick).
+		Health: shard.HealthOptions{Interval: 50 * time.Millisecond, FailureLimit: 3, Timeout: time.Second},
 	}
 	for i, s := range servers {
 		cfg.Shards = append(cfg.Shards, ring.Shard{Name: fmt.Sprintf("shard-%d", i), Addr: s.Addr, Weight: 1})

@@ -39,6 +39,7 @@ func testMGETSemantics(t *testing.T, c *shard.Client) {
 	}
 	vals, err := redis.Ints(c.Do(ctx, "MGET", many...))
 	require.NoError(t, err)
+	require.Len(t, vals, len(many))
 	for i, v := range vals {
 		require.Equal(t, i, v)
 	}

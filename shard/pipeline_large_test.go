@@ -32,6 +32,7 @@ func TestLargePipelineDecodedInParallelKeepsOrder(t *testing.T) {
 		}
 		res, err = p.Exec(ctx)
 		require.NoError(t, err)
+		require.Len(t, res, n)
 		for i, r := range res {
 			require.NoError(t, r.Err)
 			require.Equal(t, fmt.Sprint(i), string(r.Reply.([]byte)), "reply %d", i)

@@ -1,0 +1,81 @@
+package pool
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gomodule/redigo/redis"
+)
+
+// TestOnBorrowPingReplacesRefusedConns exercises the PING of TestOnBorrow
+// itself, which a closed socket never reaches (the peek catches those
+// first): the connection stays open, but its user loses the right to PING
+// (ACL SETUSER alice -ping). A pool that pings idle connections finds that
+// out, drops the connection and dials a new one; a pool that does not ping
+// hands the old one out. Either way the SET that follows works, since only
+// PING was taken away.
+func TestOnBorrowPingReplacesRefusedConns(t *testing.T) {
+	tests := []struct {
+		name         string
+		testOnBorrow time.Duration
+		wantDials    int64
+		wantDenied   bool // the server logged a refused PING
+	}{
+		{"ping every idle conn", time.Nanosecond, 2, true},
+		{"never ping", Never, 1, false},
+		{"idle less than TestOnBorrow", time.Hour, 1, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := aclServer(t, false)
+			admin := adminConn(t, srv, redis.DialUsername("alice"), redis.DialPassword("s3cret"))
+			set := newTestSet(t, Options{TestOnBorrow: tt.testOnBorrow, Username: "alice", Password: "s3cret"})
+			ctx := context.Background()
+			c, err := set.Get(ctx, srv.Addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := c.Do("SET", "k", "before"); err != nil {
+				t.Fatal(err)
+			}
+			c.Close()
+
+			if _, err := admin.Do("ACL", "SETUSER", "alice", "-ping"); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := admin.Do("ACL", "LOG", "RESET"); err != nil {
+				t.Fatal(err)
+			}
+			c, err = set.Get(ctx, srv.Addr)
+			if err != nil {
+				t.Fatalf("Get after PING was denied: %v", err)
+			}
+			_, err = c.Do("SET", "k", "after")
+			c.Close()
+			if err != nil {
+				t.Fatalf("SET: %v", err)
+			}
+			if st := set.Stats()[srv.Addr]; st.Dials != tt.wantDials {
+				t.Errorf("Stats = %+v, want %d dials", st, tt.wantDials)
+			}
+			log, err := redis.Values(admin.Do("ACL", "LOG"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			denied := false
+			for _, entry := range log {
+				kv, _ := redis.Values(entry, nil)
+				for i := 0; i+1 < len(kv); i += 2 {
+					k, _ := redis.String(kv[i], nil)
+					v, _ := redis.String(kv[i+1], nil)
+					denied = denied || (k == "object" && strings.EqualFold(v, "ping"))
+				}
+			}
+			if denied != tt.wantDenied {
+				t.Errorf("ACL LOG shows a refused PING: %v, want %v (%d entries)", denied, tt.wantDenied, len(log))
+			}
+		})
+	}
+}

@@ -32,6 +32,8 @@ type Client struct {
 	refr         refresher
 	refreshTicks atomic.Int32 // health ticks that should also refresh the topology
 
+	obs *observer // Config.Hooks; nil without hooks
+
 	autoPipe   bool
 	autoPipes  autoPipes
 	alwaysPipe bool // tests: lone callers use the pipeline too
@@ -56,7 +58,9 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 	if c.readTimeout == 0 {
 		c.readTimeout = pool.DefaultReadTimeout
 	}
-	pools, err := pool.NewSet(cfg.Pool)
+	obs, onDial := newObserver(cfg.Hooks)
+	c.obs = obs
+	pools, err := pool.NewSetWithDialHook(cfg.Pool, onDial)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrBadConfig, err)
 	}
@@ -141,8 +145,10 @@ func (c *Client) do(ctx context.Context, name string, args []any, routeKey any) 
 	b := singleBatches.Get().(*batch)
 	b.reset(1)
 	c.add(b, c.loc, name, b.keep(args), routeKey)
+	ctx, op := c.opStart(ctx, name, b, false)
 	abandoned := c.execute(ctx, b.calls)
 	reply, err := b.reqs[0].result()
+	c.opFinish(ctx, op, b, err)
 	if !abandoned { // else workers cut off by the context may still read it
 		b.release()
 		singleBatches.Put(b)

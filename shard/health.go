@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"time"
-
-	"github.com/gomodule/redigo/redis"
 )
 
 // healthLoop PINGs every node each interval until Close.
@@ -74,8 +72,7 @@ func (c *Client) ping(ctx context.Context, ns *nodeState) error {
 	if t <= 0 {
 		return context.DeadlineExceeded
 	}
-	_, err = redis.DoWithTimeout(conn, t, "PING")
-	return err
+	return c.healthCheck(ctx, conn, ns, t)
 }
 
 // noteFailure counts a connection-level failure of node i; enough of them
@@ -101,6 +98,7 @@ func (c *Client) noteFailure(ctx context.Context, i int, err error) {
 	// Without background probes nothing would bring a node back, so
 	// nodes are marked down only when health checks run.
 	if int(ns.fails.Add(1)) >= c.health.FailureLimit && c.health.Interval > 0 && !ns.down.Swap(true) {
+		c.nodeEvent(NodeDown, i, err)
 		c.nodeDown(i)
 	}
 }
@@ -112,6 +110,7 @@ func (c *Client) noteSuccess(i int) {
 		ns.fails.Store(0)
 	}
 	if ns.down.Load() && ns.down.Swap(false) {
+		c.nodeEvent(NodeUp, i, nil)
 		c.nodeUp(i)
 	}
 }
@@ -121,7 +120,9 @@ func (c *Client) nodeDown(i int) {
 		c.refresh(context.Background(), false)
 	}
 	if c.ring != nil && c.health.AutoEject {
-		_ = c.ring.Eject(i)
+		if c.ring.Eject(i) == nil {
+			c.nodeEvent(NodeEjected, i, nil)
+		}
 	}
 }
 
@@ -134,6 +135,8 @@ func (c *Client) nodeUp(i int) {
 		c.refreshTicks.Store(max(ticks, 3))
 	}
 	if c.ring != nil && c.health.AutoEject {
-		_ = c.ring.Restore(i)
+		if c.ring.Restore(i) == nil {
+			c.nodeEvent(NodeRestored, i, nil)
+		}
 	}
 }

@@ -20,6 +20,8 @@ func runStats(ctx context.Context, env *cliEnv, args []string) error {
 	configFile := fs.String("config", "", "YAML or JSON client config")
 	ops := fs.Int("ops", 1000, "SET+GET pairs of the probe workload (0 = none)")
 	prefix := fs.String("prefix", "shardis:stats:", "key prefix of the probe workload")
+	var wo watchOptions
+	wo.flags(fs)
 	if err := fs.Parse(args); err != nil {
 		return fmt.Errorf("%w: %w", errUsage, err)
 	}
@@ -31,6 +33,9 @@ func runStats(ctx context.Context, env *cliEnv, args []string) error {
 		return err
 	}
 	defer c.Close()
+	if wo.watching() {
+		return watchStats(ctx, env, c, wo, *ops, *prefix)
+	}
 	start := time.Now()
 	failed := 0
 	if *ops > 0 {

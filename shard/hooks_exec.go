@@ -70,6 +70,7 @@ type passScratch struct {
 	part  []*call
 	keys  []int
 	ev    CommandEvent
+	pev   PipelineEvent
 }
 
 var passScratches = sync.Pool{New: func() any { return new(passScratch) }}
@@ -129,7 +130,8 @@ func (c *Client) reportPart(ctx context.Context, ps *passScratch, node int, star
 	if h.Pipeline == nil {
 		return
 	}
-	ev := PipelineEvent{Node: from, Commands: n, Start: start, Duration: took}
+	ev := &ps.pev
+	*ev = PipelineEvent{Node: from, Commands: n, Start: start, Duration: took}
 	ps.redir, ps.part = ps.redir[:0], ps.part[:0]
 	for _, s := range ps.sent {
 		if s.node != node {
@@ -149,7 +151,8 @@ func (c *Client) reportPart(ctx context.Context, ps *passScratch, node int, star
 		}
 	}
 	ev.Redirects, ev.calls = ps.redir, ps.part
-	h.Pipeline(ctx, &ev)
+	h.Pipeline(ctx, ev)
+	*ev = PipelineEvent{}
 	clear(ps.part)
 }
 

@@ -17,8 +17,10 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/metric"
+	metricnoop "go.opentelemetry.io/otel/metric/noop"
 	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
 	"go.opentelemetry.io/otel/trace"
+	tracenoop "go.opentelemetry.io/otel/trace/noop"
 )
 
 // ScopeName is the instrumentation scope of the tracer and the meter.
@@ -97,9 +99,11 @@ func WithAttributes(attrs ...attribute.KeyValue) Option {
 // it with New, put Hooks in shard.Config.Hooks (or call Instrument), and
 // call Observe with each client for the pool and node gauges.
 type Instrumentation struct {
-	cfg    config
-	tracer trace.Tracer
-	meter  metric.Meter
+	cfg       config
+	tracer    trace.Tracer
+	meter     metric.Meter
+	noTraces  bool // the tracer provider is the API's no-op one
+	noMetrics bool // the meter provider is the API's no-op one
 
 	opDuration   metric.Float64Histogram
 	dialDuration metric.Float64Histogram
@@ -143,6 +147,11 @@ func New(opts ...Option) (*Instrumentation, error) {
 	}
 	in.tracer = in.cfg.tp.Tracer(ScopeName)
 	in.meter = in.cfg.mp.Meter(ScopeName)
+	// The API's no-op providers record nothing: their hooks are left out,
+	// so that an instrumented client with them costs what one without
+	// hooks costs.
+	_, in.noTraces = in.cfg.tp.(tracenoop.TracerProvider)
+	_, in.noMetrics = in.cfg.mp.(metricnoop.MeterProvider)
 	var err, e error
 	in.opDuration, e = in.meter.Float64Histogram("db.client.operation.duration",
 		metric.WithDescription("Duration of each command or pipeline part on one node, per attempt."),
@@ -187,17 +196,25 @@ func Instrument(cfg *shard.Config, opts ...Option) (*Instrumentation, error) {
 	return in, nil
 }
 
-// Hooks returns the hooks that make the spans and measurements.
+// Hooks returns the hooks that make the spans and measurements. With the
+// API's no-op providers (go.opentelemetry.io/otel/trace/noop,
+// go.opentelemetry.io/otel/metric/noop) the hooks they would feed are
+// left out; with both, Hooks returns nil.
 func (in *Instrumentation) Hooks() *shard.Hooks {
-	return &shard.Hooks{
-		Start:     in.start,
-		Finish:    in.finish,
-		Command:   in.command,
-		Pipeline:  in.pipeline,
-		Dial:      in.dial,
-		Refresh:   in.refresh,
-		NodeState: in.nodeState,
+	h := &shard.Hooks{}
+	if !in.noTraces {
+		h.Start, h.Finish = in.start, in.finish
 	}
+	if !in.noTraces || !in.noMetrics {
+		h.Command, h.Pipeline = in.command, in.pipeline
+	}
+	if !in.noMetrics {
+		h.Dial, h.Refresh, h.NodeState = in.dial, in.refresh, in.nodeState
+	}
+	if in.noTraces && in.noMetrics {
+		return nil
+	}
+	return h
 }
 
 // node returns the attributes of the node at addr.

@@ -20,10 +20,12 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/otel/attribute"
+	metricnoop "go.opentelemetry.io/otel/metric/noop"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	tracenoop "go.opentelemetry.io/otel/trace/noop"
 )
 
 // The ACL user every test client logs in with; its password must never
@@ -413,4 +415,34 @@ func TestMetricsOneSeriesPerNodeAndNoPassword(t *testing.T) {
 	assert.Contains(t, text, "AUTH ? ?", "the AUTH statement was exported, hidden")
 	assert.NotContains(t, text, password)
 	assert.NotContains(t, text, "Pa55word")
+}
+
+// With the API's no-op providers the client gets no hooks at all: it
+// costs what an uninstrumented client costs.
+func TestNoopProvidersAddNoHooks(t *testing.T) {
+	cases := []struct {
+		name             string
+		opts             []shardisotel.Option
+		wantNil          bool
+		wantStart, wantM bool
+	}{
+		{"both no-op", []shardisotel.Option{shardisotel.WithTracerProvider(tracenoop.NewTracerProvider()), shardisotel.WithMeterProvider(metricnoop.NewMeterProvider())}, true, false, false},
+		{"traces only", []shardisotel.Option{shardisotel.WithTracerProvider(sdktrace.NewTracerProvider()), shardisotel.WithMeterProvider(metricnoop.NewMeterProvider())}, false, true, false},
+		{"metrics only", []shardisotel.Option{shardisotel.WithTracerProvider(tracenoop.NewTracerProvider()), shardisotel.WithMeterProvider(sdkmetric.NewMeterProvider())}, false, false, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			in, err := shardisotel.New(tc.opts...)
+			require.NoError(t, err)
+			h := in.Hooks()
+			if tc.wantNil {
+				assert.Nil(t, h)
+				return
+			}
+			require.NotNil(t, h)
+			assert.Equal(t, tc.wantStart, h.Start != nil)
+			assert.NotNil(t, h.Command)
+			assert.Equal(t, tc.wantM, h.Dial != nil)
+		})
+	}
 }

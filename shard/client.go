@@ -58,7 +58,7 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 	if c.readTimeout == 0 {
 		c.readTimeout = pool.DefaultReadTimeout
 	}
-	obs, onDial := newObserver(cfg.Hooks)
+	obs, onDial := newObserver(c, cfg.Hooks)
 	c.obs = obs
 	pools, err := pool.NewSetWithDialHook(cfg.Pool, onDial)
 	if err != nil {

@@ -127,9 +127,6 @@ type Op struct {
 	Pipeline bool
 	// Commands is the number of commands (1 for a Do).
 	Commands int
-	// Keys is the number of keys the command names (for a pipeline, the
-	// sum).
-	Keys int
 	// Start is when the operation began.
 	Start time.Time
 
@@ -155,8 +152,10 @@ type Op struct {
 	name  string
 	args  []any
 	calls []*call
-	keys  []int // scratch space for counting keys
 }
+
+// Keys returns the number of keys the operation's commands name.
+func (op *Op) Keys() int { return keysOf(op.calls) }
 
 // Statement returns the operation's commands as text, at most max bytes
 // (0 or less: no limit), with secrets replaced by "?" (see Hooks). A
@@ -174,8 +173,6 @@ type CommandEvent struct {
 	Node Node
 	// Name is the command's name as the caller spelled it.
 	Name string
-	// Keys is the number of keys the command names.
-	Keys int
 	// Outcome classifies the attempt.
 	Outcome Outcome
 	// Redirect is set when Outcome is OutcomeRedirect.
@@ -190,12 +187,15 @@ type CommandEvent struct {
 	Start    time.Time
 	Duration time.Duration
 
-	args []any
+	cl *call
 }
+
+// Keys returns the number of keys the command names.
+func (ev *CommandEvent) Keys() int { return keysOf([]*call{ev.cl}) }
 
 // Statement returns the command as text, at most max bytes (0 or less: no
 // limit), with secrets replaced by "?".
-func (ev *CommandEvent) Statement(max int) string { return statement(ev.Name, ev.args, max) }
+func (ev *CommandEvent) Statement(max int) string { return statement(ev.Name, ev.cl.args, max) }
 
 // PipelineEvent is one node's part of a batch (a pipeline, or the parts of
 // a split multi-key command), one attempt.
@@ -204,8 +204,6 @@ type PipelineEvent struct {
 	Node Node
 	// Commands is the number of commands in the part.
 	Commands int
-	// Keys is the number of keys they name.
-	Keys int
 	// Outcomes counts the commands by outcome, indexed by Outcome.
 	Outcomes [numOutcomes]int
 	// Outcome is that of the first command that did not succeed, or
@@ -226,6 +224,9 @@ type PipelineEvent struct {
 
 	calls []*call
 }
+
+// Keys returns the number of keys the part's commands name.
+func (ev *PipelineEvent) Keys() int { return keysOf(ev.calls) }
 
 // Statement returns the part's commands as text, separated by newlines,
 // at most max bytes (0 or less: no limit), with secrets replaced by "?".

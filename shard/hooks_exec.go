@@ -23,9 +23,9 @@ type observer struct {
 	slots bool // SlotMap set
 }
 
-// newObserver returns the observer for h (nil when h sets nothing) and
-// the pool dial hook for its Dial hook.
-func newObserver(h *Hooks) (*observer, pool.DialHook) {
+// newObserver returns the observer of c for h (nil when h sets nothing)
+// and the pool dial hook for its Dial hook.
+func newObserver(c *Client, h *Hooks) (*observer, pool.DialHook) {
 	if h == nil {
 		return nil, nil
 	}
@@ -37,7 +37,11 @@ func newObserver(h *Hooks) (*observer, pool.DialHook) {
 	var onDial pool.DialHook
 	if dial := h.Dial; dial != nil {
 		onDial = func(ctx context.Context, addr string, readOnly bool, took time.Duration, err error) {
-			dial(ctx, &DialEvent{Node: Node{Name: addr, Addr: addr}, ReadOnly: readOnly, Duration: took, Err: err})
+			node := Node{Name: addr, Addr: addr}
+			if i, ok := c.nodes.lookup(addr); ok {
+				node = c.nodes.get(i).node
+			}
+			dial(ctx, &DialEvent{Node: node, ReadOnly: readOnly, Duration: took, Err: err})
 		}
 	}
 	if !o.exec && !o.ops && !o.state && !o.slots && h.Refresh == nil {
@@ -68,7 +72,6 @@ type passScratch struct {
 	nodes []int
 	redir []Redirect
 	part  []*call
-	keys  []int
 	ev    CommandEvent
 	pev   PipelineEvent
 }
@@ -118,7 +121,7 @@ func (c *Client) reportPart(ctx context.Context, ps *passScratch, node int, star
 		}
 		cl := only.cl
 		ev := &ps.ev
-		*ev = CommandEvent{Node: from, Name: cl.name, Keys: ps.keyCount(cl), Attempt: only.attempt, Start: start, Duration: took, Err: cl.err, args: cl.args}
+		*ev = CommandEvent{Node: from, Name: cl.name, Attempt: only.attempt, Start: start, Duration: took, Err: cl.err, cl: cl}
 		ev.Outcome = c.classify(cl)
 		if ev.Outcome == OutcomeRedirect {
 			ev.Redirect = c.redirectOf(cl, from)
@@ -139,7 +142,6 @@ func (c *Client) reportPart(ctx context.Context, ps *passScratch, node int, star
 		}
 		cl := s.cl
 		ps.part = append(ps.part, cl)
-		ev.Keys += ps.keyCount(cl)
 		ev.Attempt = max(ev.Attempt, s.attempt)
 		o := c.classify(cl)
 		ev.Outcomes[o]++
@@ -253,24 +255,19 @@ func (c *Client) redirectOf(cl *call, from Node) Redirect {
 	return rd
 }
 
-// keyCount counts the keys of a call from the command table.
-func (ps *passScratch) keyCount(cl *call) int {
-	n, keys := countKeys(cl, ps.keys)
-	ps.keys = keys
+// keysOf counts the keys of calls from the command table.
+func keysOf(calls []*call) int {
+	var buf [16]int
+	n := 0
+	for _, cl := range calls {
+		if cl == nil || cl.info == nil {
+			continue
+		}
+		if pos, err := cl.info.KeyPositions(cl.args, buf[:0]); err == nil {
+			n += len(pos)
+		}
+	}
 	return n
-}
-
-// countKeys counts the keys of a call, with buf as scratch space; it
-// returns the count and buf, perhaps grown.
-func countKeys(cl *call, buf []int) (int, []int) {
-	if cl.info == nil {
-		return 0, buf
-	}
-	pos, err := cl.info.KeyPositions(cl.args, buf[:0])
-	if err != nil {
-		return 0, buf
-	}
-	return len(pos), pos
 }
 
 func containsInt(list []int, v int) bool {
@@ -293,22 +290,10 @@ func (c *Client) opStart(ctx context.Context, name string, b *batch, pipeline bo
 
 func (c *Client) startOp(ctx context.Context, name string, b *batch, pipeline bool) (context.Context, *Op) {
 	op := ops.Get().(*Op)
-	keys := op.keys
 	*op = Op{Name: name, Commands: len(b.reqs), Start: time.Now(), Pipeline: pipeline, name: name, calls: b.calls}
 	if !pipeline {
 		op.args = b.args // the command's arguments, as Do copied them
 	}
-	for i := range b.reqs {
-		req := &b.reqs[i]
-		if req.call != nil {
-			var n int
-			n, keys = countKeys(req.call, keys)
-			op.Keys += n
-		} else {
-			op.Keys += req.nkeys
-		}
-	}
-	op.keys = keys
 	if h := c.obs.h.Start; h != nil {
 		if nctx := h(ctx, op); nctx != nil {
 			ctx = nctx
@@ -361,7 +346,6 @@ func (c *Client) finishOp(ctx context.Context, op *Op, b *batch) {
 	if h := c.obs.h.Finish; h != nil {
 		h(ctx, op)
 	}
-	keys := op.keys
-	*op = Op{keys: keys}
+	*op = Op{}
 	ops.Put(op)
 }

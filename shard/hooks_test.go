@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
 	"sync"
 	"testing"
@@ -27,6 +28,7 @@ type recorder struct {
 	refreshes []shard.RefreshEvent
 	nodes     []shard.NodeEvent
 	slots     []shard.SlotMapEvent
+	keys      map[string]int // "command N", "pipeline N", "op N": key counts read during the hooks
 }
 
 type ctxMark struct{}
@@ -42,6 +44,7 @@ func (r *recorder) hooks() *shard.Hooks {
 			if ctx.Value(ctxMark{}) != op.Name {
 				panic("Finish did not get Start's context")
 			}
+			r.note(fmt.Sprintf("op %d", len(r.ops)), op.Keys())
 			r.ops = append(r.ops, *op)
 			r.stmts = append(r.stmts, op.Statement(0))
 		},
@@ -51,12 +54,14 @@ func (r *recorder) hooks() *shard.Hooks {
 			if ctx.Value(ctxMark{}) == nil {
 				panic("Command did not get Start's context")
 			}
+			r.note(fmt.Sprintf("command %d", len(r.commands)), ev.Keys())
 			r.commands = append(r.commands, *ev)
 			r.stmts = append(r.stmts, ev.Statement(64))
 		},
 		Pipeline: func(ctx context.Context, ev *shard.PipelineEvent) {
 			r.mu.Lock()
 			defer r.mu.Unlock()
+			r.note(fmt.Sprintf("pipeline %d", len(r.pipelines)), ev.Keys())
 			cp := *ev
 			cp.Redirects = append([]shard.Redirect(nil), ev.Redirects...)
 			r.pipelines = append(r.pipelines, cp)
@@ -85,10 +90,17 @@ func (r *recorder) hooks() *shard.Hooks {
 	}
 }
 
+func (r *recorder) note(what string, keys int) {
+	if r.keys == nil {
+		r.keys = map[string]int{}
+	}
+	r.keys[what] = keys
+}
+
 func (r *recorder) reset() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.ops, r.commands, r.pipelines, r.stmts = nil, nil, nil, nil
+	r.ops, r.commands, r.pipelines, r.stmts, r.keys = nil, nil, nil, nil, nil
 }
 
 func (r *recorder) snapshot() recorder {
@@ -99,6 +111,7 @@ func (r *recorder) snapshot() recorder {
 		stmts: append([]string(nil), r.stmts...), pipelines: append([]shard.PipelineEvent(nil), r.pipelines...),
 		dials: append([]shard.DialEvent(nil), r.dials...), refreshes: append([]shard.RefreshEvent(nil), r.refreshes...),
 		nodes: append([]shard.NodeEvent(nil), r.nodes...), slots: append([]shard.SlotMapEvent(nil), r.slots...),
+		keys: maps.Clone(r.keys),
 	}
 }
 
@@ -138,7 +151,7 @@ func TestHooksReportTheNodeOfEachCommand(t *testing.T) {
 		ev := got.commands[0]
 		assert.Equal(t, holder(t, servers, key), ev.Node.Addr, key)
 		assert.Equal(t, "SET", ev.Name)
-		assert.Equal(t, 1, ev.Keys)
+		assert.Equal(t, 1, got.keys["command 0"])
 		assert.Equal(t, shard.OutcomeOK, ev.Outcome)
 		assert.Positive(t, ev.Duration)
 		require.Len(t, got.ops, 1)
@@ -169,11 +182,11 @@ func TestHooksReportTheNodeOfEachCommand(t *testing.T) {
 	got := rec.snapshot()
 	require.Len(t, got.pipelines, 3, "one part per node")
 	total := 0
-	for _, ev := range got.pipelines {
+	for i, ev := range got.pipelines {
 		size, err := redis.Int(direct(t, ev.Node.Addr).Do("DBSIZE"))
 		require.NoError(t, err)
 		assert.Equal(t, size, ev.Commands, ev.Node.Addr)
-		assert.Equal(t, ev.Commands, ev.Keys)
+		assert.Equal(t, ev.Commands, got.keys[fmt.Sprintf("pipeline %d", i)])
 		assert.Equal(t, ev.Commands, ev.Outcomes[shard.OutcomeOK])
 		total += ev.Commands
 	}
@@ -182,15 +195,31 @@ func TestHooksReportTheNodeOfEachCommand(t *testing.T) {
 	assert.Equal(t, "PIPELINE", got.ops[0].Name)
 	assert.True(t, got.ops[0].Pipeline)
 	assert.Equal(t, n, got.ops[0].Commands)
-	assert.Equal(t, n, got.ops[0].Keys)
+	assert.Equal(t, n, got.keys["op 0"])
 	assert.Equal(t, 3, got.ops[0].Nodes)
 	assert.Zero(t, got.ops[0].Failed)
+
+	// A split MGET: one operation naming every key, ending on the nodes
+	// that hold them.
+	rec.reset()
+	mget := []any{"piped:0", "piped:1", "piped:2", "piped:3", "piped:4", "piped:5"}
+	_, err = c.Do(ctx, "MGET", mget...)
+	require.NoError(t, err)
+	holders := map[string]bool{}
+	for _, k := range mget {
+		holders[holder(t, servers, k.(string))] = true
+	}
+	got = rec.snapshot()
+	require.Len(t, got.ops, 1)
+	assert.Equal(t, len(mget), got.keys["op 0"])
+	assert.Equal(t, len(holders), got.ops[0].Nodes)
 
 	// The first use of each server dialed it.
 	dialed := map[string]bool{}
 	for _, d := range rec.snapshot().dials {
 		require.NoError(t, d.Err)
 		dialed[d.Node.Addr] = true
+		assert.True(t, strings.HasPrefix(d.Node.Name, "shard-"), "the dial names the shard: %v", d.Node)
 	}
 	for _, s := range servers {
 		assert.True(t, dialed[s.Addr], "dial of %s reported", s.Addr)

@@ -3,7 +3,9 @@ package peers
 import (
 	"context"
 	"fmt"
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/extra/redisotel/v9"
 	"github.com/redis/go-redis/v9"
@@ -21,7 +23,8 @@ import (
 // BenchmarkClusterPipeline and BenchmarkClusterSingle through clients
 // with no hooks, with hooks that do nothing, with OpenTelemetry over the
 // API's no-op providers, and with OpenTelemetry recording every span to
-// an in-memory exporter (emptied after each iteration) and every
+// an in-memory exporter through the SDK's batching span processor
+// (emptied after each iteration) and every
 // measurement to a manual reader. go-redis with redisotel the same way;
 // rueidis without instrumentation as the reference (rueidisotel is not
 // served by the module proxy this was written against).
@@ -71,7 +74,7 @@ func newObserved(tb testing.TB, seeds []string, tel telemetry) observed {
 		)
 		if tel == otelSDK {
 			exp := tracetest.NewInMemoryExporter()
-			stp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
+			stp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp))
 			smp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))
 			tb.Cleanup(func() {
 				stp.Shutdown(context.Background())
@@ -198,4 +201,107 @@ func TestObservedClientsWork(t *testing.T) {
 			t.Errorf("goredis/%s single: %v", telemetryNames[tel], err)
 		}
 	}
+}
+
+// BenchmarkObservedRatios measures the cost of each way of observing as
+// ratios to the same client without hooks, on a machine whose load
+// drifts: every iteration is one round in which every contender runs the
+// same short workload (5,000 SETs and GETs in pipelines of 100, then 64
+// goroutines sending 50 single commands each), in an order that rotates
+// from round to round; a round's ratio compares contenders that ran
+// seconds apart. It reports, per contender, the median over the rounds of
+// its wall time and of this process's CPU time divided by those of the
+// same client without hooks (1.02 = 2% slower); run it with
+// -benchtime=40x or more.
+func BenchmarkObservedRatios(b *testing.B) {
+	s := newPeerSetup(b)
+	pipeKeys := bench.Keys("ratio", 5_000)
+	singleKeys := bench.Keys("ratio-single", 64*50/2)
+	type contender struct {
+		client string
+		tel    telemetry
+		pipe   func() error
+		single func() error
+		after  func()
+	}
+	var cs []contender
+	for tel := noTelemetry; tel <= otelSDK; tel++ {
+		o := newObserved(b, s.seeds, tel)
+		cs = append(cs,
+			contender{"shardis", tel,
+				func() error { return bench.Pipelined(s.ctx, o.shardis, pipeKeys, value, batch) },
+				func() error { return concurrent(s.ctx, singleKeys, value, 64, 50, shardisSingle(o.shardis)) }, o.after},
+			contender{"goredis", tel,
+				func() error { return goRedisPipelined(s.ctx, o.goredis, pipeKeys, value, batch) },
+				func() error { return concurrent(s.ctx, singleKeys, value, 64, 50, goRedisSingle(o.goredis)) }, o.after})
+	}
+	type sample struct{ wall, cpu time.Duration }
+	measure := func(run func() error, after func()) sample {
+		cpu0, t0 := bench.ProcessCPU(), time.Now()
+		if err := run(); err != nil {
+			b.Fatal(err)
+		}
+		sm := sample{time.Since(t0), bench.ProcessCPU() - cpu0}
+		after()
+		return sm
+	}
+	workloads := []string{"pipeline", "single"}
+	// ratios[workload][contender index] holds one ratio per round.
+	wallRatios := make([][][]float64, 2)
+	cpuRatios := make([][][]float64, 2)
+	for w := range workloads {
+		wallRatios[w] = make([][]float64, len(cs))
+		cpuRatios[w] = make([][]float64, len(cs))
+	}
+	for _, c := range cs { // warm up: keys written, topology known, connections open
+		measure(c.pipe, c.after)
+		measure(c.single, c.after)
+	}
+	round := 0
+	for b.Loop() {
+		for w := range workloads {
+			got := make([]sample, len(cs))
+			for k := range cs {
+				i := (k + round) % len(cs)
+				run := cs[i].pipe
+				if w == 1 {
+					run = cs[i].single
+				}
+				got[i] = measure(run, cs[i].after)
+			}
+			for i, c := range cs {
+				base := got[i%2] // the same client's "none" contender
+				if c.client != cs[i%2].client {
+					b.Fatalf("contender order: %s vs %s", c.client, cs[i%2].client)
+				}
+				wallRatios[w][i] = append(wallRatios[w][i], float64(got[i].wall)/float64(base.wall))
+				if base.cpu > 0 {
+					cpuRatios[w][i] = append(cpuRatios[w][i], float64(got[i].cpu)/float64(base.cpu))
+				}
+			}
+		}
+		round++
+	}
+	for w, name := range workloads {
+		for i, c := range cs {
+			if c.tel == noTelemetry {
+				continue
+			}
+			label := fmt.Sprintf("%s-%s-%s", name, c.client, telemetryNames[c.tel])
+			b.ReportMetric(median(wallRatios[w][i]), label+"-wall/none")
+			b.ReportMetric(median(cpuRatios[w][i]), label+"-cpu/none")
+		}
+	}
+}
+
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }

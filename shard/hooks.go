@@ -152,6 +152,11 @@ type Op struct {
 	name  string
 	args  []any
 	calls []*call
+	// The first batch of the operation takes its start time from Start,
+	// and the operation its end from that batch when there was no other:
+	// the clock is read twice per operation, not four times.
+	passed bool
+	end    time.Time
 }
 
 // Keys returns the number of keys the operation's commands name.

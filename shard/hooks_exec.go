@@ -82,6 +82,9 @@ var passScratches = sync.Pool{New: func() any { return new(passScratch) }}
 var ops = sync.Pool{New: func() any { return new(Op) }}
 
 func (c *Client) runObserved(ctx context.Context, calls []*call) (abandoned bool) {
+	if len(calls) == 0 {
+		return c.run(ctx, calls)
+	}
 	ps := passScratches.Get().(*passScratch)
 	for _, cl := range calls {
 		if cl.err == nil && cl.node >= 0 {
@@ -91,9 +94,18 @@ func (c *Client) runObserved(ctx context.Context, calls []*call) (abandoned bool
 			}
 		}
 	}
-	start := time.Now()
+	var start time.Time
+	op := calls[0].op
+	if op != nil && !op.passed {
+		start = op.Start // the operation's first batch: it starts now
+	} else {
+		start = time.Now()
+	}
 	abandoned = c.run(ctx, calls)
 	took := time.Since(start)
+	if op != nil {
+		op.passed, op.end = true, start.Add(took)
+	}
 	for _, node := range ps.nodes {
 		c.reportPart(ctx, ps, node, start, took)
 	}
@@ -294,6 +306,9 @@ func (c *Client) startOp(ctx context.Context, name string, b *batch, pipeline bo
 	if !pipeline {
 		op.args = b.args // the command's arguments, as Do copied them
 	}
+	if len(b.calls) > 0 {
+		b.calls[0].op = op
+	}
 	if h := c.obs.h.Start; h != nil {
 		if nctx := h(ctx, op); nctx != nil {
 			ctx = nctx
@@ -330,14 +345,21 @@ func (c *Client) opFinishPipeline(ctx context.Context, op *Op, b *batch, out []R
 }
 
 func (c *Client) finishOp(ctx context.Context, op *Op, b *batch) {
-	op.Duration = time.Since(op.Start)
 	var buf [8]int
 	nodes := buf[:0]
 	for _, cl := range b.calls {
+		if cl.op == op {
+			cl.op = nil
+		}
 		op.Attempts = max(op.Attempts, cl.attempts+1)
 		if cl.node >= 0 && !containsInt(nodes, cl.node) {
 			nodes = append(nodes, cl.node)
 		}
+	}
+	if op.passed && op.Attempts == 1 {
+		op.Duration = op.end.Sub(op.Start) // one batch: its end is the operation's
+	} else {
+		op.Duration = time.Since(op.Start)
 	}
 	op.Nodes = len(nodes)
 	if len(nodes) == 1 {

@@ -16,7 +16,8 @@ import (
 // for read-only connections), created on first use. It is safe for
 // concurrent use. The zero value is not usable: call NewSet.
 type Set struct {
-	opts Options // validated, defaults applied
+	opts   Options  // validated, defaults applied
+	onDial DialHook // see SetDialHook
 
 	mu     sync.Mutex
 	closed bool
@@ -239,7 +240,7 @@ func (s *Set) newPool(addr string, readOnly bool) *counted {
 		DialContext: func(ctx context.Context) (redis.Conn, error) {
 			cp.dials.Add(1)
 			gen := cp.gen.Load()
-			c, err := d.dial(ctx)
+			c, err := s.dial(ctx, d)
 			if err != nil {
 				cp.dialErrors.Add(1)
 				return nil, err

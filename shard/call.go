@@ -27,6 +27,8 @@ type call struct {
 	reply any
 	err   error
 	last  string // the last redirect or retryable error, for RetryError
+
+	op *Op // the operation of the batch's first call, when hooks observe operations (hooks_exec.go)
 }
 
 // Result is the outcome of one command of a pipeline: its reply, or its

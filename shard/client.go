@@ -31,6 +31,7 @@ type Client struct {
 	refreshTicks atomic.Int32 // health ticks that should also refresh the topology
 
 	learned learnedCommands // commands learned from the servers (learn.go)
+	obs     *observer       // Config.Hooks; nil without hooks
 
 	autoPipe   bool
 	autoPipes  autoPipes
@@ -59,7 +60,9 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 	if c.readTimeout == 0 {
 		c.readTimeout = pool.DefaultReadTimeout
 	}
-	pools, err := pool.NewSet(cfg.Pool)
+	obs, onDial := newObserver(c, cfg.Hooks)
+	c.obs = obs
+	pools, err := pool.NewSetWithDialHook(cfg.Pool, onDial)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrBadConfig, err)
 	}
@@ -154,8 +157,10 @@ func (c *Client) do(ctx context.Context, name string, args []any, routeKey any) 
 		b.reset(1)
 		c.add(b, c.loc, name, b.keep(args), routeKey)
 	}
+	ctx, op := c.opStart(ctx, name, b, false)
 	abandoned := c.execute(ctx, b.calls)
 	reply, err := b.reqs[0].result()
+	c.opFinish(ctx, op, b, err)
 	if !abandoned { // else workers cut off by the context may still read it
 		b.release()
 		singleBatches.Put(b)

@@ -128,7 +128,7 @@ func (c *Client) retryCluster(ctx context.Context, calls []*call) (abandoned boo
 			cl.attempts++
 			c.nodes.get(cl.node).retries.Add(1)
 		}
-		if c.run(ctx, pending) {
+		if c.runHooked(ctx, pending) {
 			return true
 		}
 	}

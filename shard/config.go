@@ -60,6 +60,9 @@ type Config struct {
 	DisableAutoPipeline bool
 	// Health configures background health checks.
 	Health HealthOptions
+	// Hooks observe commands, pipelines, dials, refreshes and node state
+	// changes (see Hooks); nil means none.
+	Hooks *Hooks
 }
 
 // HealthOptions configures how the client notices dead nodes.
@@ -79,6 +82,9 @@ type HealthOptions struct {
 	// shard is out its keys are written elsewhere, and when it comes back
 	// reads see the values it held before it went away.
 	AutoEject bool
+	// Check is the health check; nil means CheckPing. CheckReplication
+	// reads INFO replication instead.
+	Check HealthCheck
 }
 
 // ReadPolicy says which nodes serve read-only commands in cluster mode.

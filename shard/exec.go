@@ -18,7 +18,7 @@ import (
 // running (the context ended first): those workers may still read the
 // calls, so the caller must not reuse them.
 func (c *Client) execute(ctx context.Context, calls []*call) (abandoned bool) {
-	abandoned = c.run(ctx, calls)
+	abandoned = c.runHooked(ctx, calls)
 	if c.cl != nil && !abandoned {
 		abandoned = c.retryCluster(ctx, calls)
 	}

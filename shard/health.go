@@ -80,8 +80,14 @@ func (c *Client) ping(ctx context.Context, ns *nodeState) error {
 		return errPoolBusy
 	}
 	defer conn.Close()
-	_, err = redis.DoContext(conn, ctx, "PING") // a cancelled ctx closes conn
-	return c.authReply(ns.node.Addr, err)
+	t := c.health.Timeout
+	if dl, ok := ctx.Deadline(); ok {
+		t = time.Until(dl)
+	}
+	if t <= 0 {
+		return context.DeadlineExceeded
+	}
+	return c.authReply(ns.node.Addr, c.healthCheck(ctx, conn, ns, t))
 }
 
 // noteFailure counts a connection-level failure of node i; enough of them
@@ -113,6 +119,7 @@ func (c *Client) noteFailure(ctx context.Context, i int, err error) {
 	// Without background probes nothing would bring a node back, so
 	// nodes are marked down only when health checks run.
 	if int(ns.fails.Add(1)) >= c.health.FailureLimit && c.health.Interval > 0 && !ns.down.Swap(true) {
+		c.nodeEvent(NodeDown, i, err)
 		c.nodeDown(i)
 	}
 }
@@ -124,6 +131,7 @@ func (c *Client) noteSuccess(i int) {
 		ns.fails.Store(0)
 	}
 	if ns.down.Load() && ns.down.Swap(false) {
+		c.nodeEvent(NodeUp, i, nil)
 		c.nodeUp(i)
 	}
 }
@@ -133,7 +141,9 @@ func (c *Client) nodeDown(i int) {
 		c.refresh(context.Background(), false)
 	}
 	if c.ring != nil && c.health.AutoEject {
-		_ = c.ring.Eject(i)
+		if c.ring.Eject(i) == nil {
+			c.nodeEvent(NodeEjected, i, nil)
+		}
 	}
 }
 
@@ -146,6 +156,8 @@ func (c *Client) nodeUp(i int) {
 		c.refreshTicks.Store(max(ticks, 3))
 	}
 	if c.ring != nil && c.health.AutoEject {
-		_ = c.ring.Restore(i)
+		if c.ring.Restore(i) == nil {
+			c.nodeEvent(NodeRestored, i, nil)
+		}
 	}
 }

@@ -83,11 +83,13 @@ func (p *Pipeline) Exec(ctx context.Context) ([]Result, error) {
 	}
 	clear(p.cmds)
 	p.cmds = p.cmds[:0]
+	ctx, op := c.opStart(ctx, "PIPELINE", b, true)
 	abandoned := c.execute(ctx, b.calls)
 	out := make([]Result, len(b.reqs))
 	for i := range b.reqs {
 		out[i].Reply, out[i].Err = b.reqs[i].result()
 	}
+	c.opFinishPipeline(ctx, op, b, out)
 	if abandoned {
 		// Workers cut off by the context may still read these calls and
 		// their arguments: leave the buffers to them and start afresh.

@@ -36,7 +36,7 @@ func (c *Client) refresh(ctx context.Context, wait bool) {
 		c.inflight.Add(1)
 		go func() {
 			defer c.inflight.Done()
-			err := c.discover(c.life) // Close cuts it short
+			err := c.observeRefresh(c.life, c.discover) // Close cuts it short
 			rf.count.Add(1)
 			if err != nil {
 				rf.lastErr.Store(&err)
@@ -87,6 +87,7 @@ func (c *Client) discover(ctx context.Context) error {
 	}
 	if old := c.cl.Table(); old == nil || !old.Equal(t) {
 		c.cl.install(t)
+		c.slotMapChanged(old, t)
 	}
 	return nil
 }
@@ -130,6 +131,7 @@ func (c *Client) applyMoved(slot int, addr string) int {
 		return cur
 	}
 	c.cl.install(st.table.WithSlotOwner(slot, addr))
+	c.slotMapChanged(st.table, c.cl.Table())
 	i, _ := c.nodes.lookup(addr)
 	return i
 }
@@ -153,5 +155,5 @@ func (c *Client) Refresh(ctx context.Context) error {
 		return ErrClosed
 	}
 	c.refr.count.Add(1)
-	return c.discover(ctx)
+	return c.observeRefresh(ctx, c.discover)
 }

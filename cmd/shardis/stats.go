@@ -42,6 +42,8 @@ func runStats(ctx context.Context, env *cliEnv, args []string) error {
 	ops := fs.Int("ops", 1000, "SET+GET pairs of the probe workload; each SET writes a key with a 60s TTL (0 = none)")
 	prefix := fs.String("prefix", "shardis:stats:", "key prefix of the probe workload")
 	noProbe := fs.Bool("no-probe", false, "write nothing: skip the probe workload")
+	var wo watchOptions
+	wo.flags(fs)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
@@ -63,6 +65,9 @@ func runStats(ctx context.Context, env *cliEnv, args []string) error {
 		return err
 	}
 	defer c.Close()
+	if wo.watching() {
+		return watchStats(ctx, env, c, cfg, wo, *ops, *prefix)
+	}
 	start := time.Now()
 	failed := 0
 	if *ops > 0 {

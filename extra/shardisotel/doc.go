@@ -1,0 +1,2 @@
+// Package shardisotel traces and measures a shardis client with OpenTelemetry.
+package shardisotel

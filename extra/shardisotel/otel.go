@@ -1,0 +1,445 @@
+package shardisotel
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/gomodule/redigo/redis"
+	"github.com/shardis/shardis/pool"
+	"github.com/shardis/shardis/shard"
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/metric"
+	metricnoop "go.opentelemetry.io/otel/metric/noop"
+	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
+	"go.opentelemetry.io/otel/trace"
+	tracenoop "go.opentelemetry.io/otel/trace/noop"
+)
+
+// ScopeName is the instrumentation scope of the tracer and the meter.
+const ScopeName = "github.com/shardis/shardis/extra/shardisotel"
+
+// DefaultStatementLimit bounds db.query.text when WithStatements is given
+// no positive limit.
+const DefaultStatementLimit = 2048
+
+// Attribute keys of this package (the others are OpenTelemetry's
+// semantic conventions).
+const (
+	// OutcomeKey is the outcome class of a command attempt or operation
+	// (shard.Outcome.String: "ok", "server_error", "redirect", ...).
+	OutcomeKey = attribute.Key("shardis.outcome")
+	// RedirectKindKey is "MOVED", "ASK" or "TRYAGAIN".
+	RedirectKindKey = attribute.Key("shardis.redirect.kind")
+	// RedirectSlotKey is the hash slot of a redirect.
+	RedirectSlotKey = attribute.Key("shardis.redirect.slot")
+	// RedirectFromKey and RedirectToKey are the nodes (host:port) a
+	// redirect came from and sent the command to.
+	RedirectFromKey = attribute.Key("shardis.redirect.from")
+	RedirectToKey   = attribute.Key("shardis.redirect.to")
+	// NodesKey is how many nodes gave the final replies of an operation
+	// that ended on several.
+	NodesKey = attribute.Key("shardis.nodes")
+	// ReadOnlyKey marks a replica connection for reads (READONLY).
+	ReadOnlyKey = attribute.Key("shardis.node.read_only")
+	// NodeEventKey is a node state change (shard.NodeEventKind.String).
+	NodeEventKey = attribute.Key("shardis.node.event")
+	// ResultKey is "ok" or "error" for a topology refresh.
+	ResultKey = attribute.Key("shardis.result")
+	// ChangedKey says whether a refresh changed the slot map.
+	ChangedKey = attribute.Key("shardis.changed")
+)
+
+// config is what the options set.
+type config struct {
+	tp         trace.TracerProvider
+	mp         metric.MeterProvider
+	statements int // 0: off
+	attrs      []attribute.KeyValue
+}
+
+// Option configures an Instrumentation.
+type Option func(*config)
+
+// WithTracerProvider sets the tracer provider; the default is the global
+// one (otel.GetTracerProvider).
+func WithTracerProvider(tp trace.TracerProvider) Option { return func(c *config) { c.tp = tp } }
+
+// WithMeterProvider sets the meter provider; the default is the global one
+// (otel.GetMeterProvider).
+func WithMeterProvider(mp metric.MeterProvider) Option { return func(c *config) { c.mp = mp } }
+
+// WithStatements records each command with its arguments as db.query.text,
+// at most maxBytes bytes (DefaultStatementLimit when maxBytes <= 0), with
+// passwords replaced by "?". Off by default: arguments may hold personal
+// data, and large values would bloat the spans.
+func WithStatements(maxBytes int) Option {
+	return func(c *config) {
+		if maxBytes <= 0 {
+			maxBytes = DefaultStatementLimit
+		}
+		c.statements = maxBytes
+	}
+}
+
+// WithAttributes adds attributes to every span and every measurement (a
+// client name, say). Keep their values few: each one is a metric series.
+func WithAttributes(attrs ...attribute.KeyValue) Option {
+	return func(c *config) { c.attrs = append(c.attrs, attrs...) }
+}
+
+// Instrumentation traces and measures one or more shardis clients. Create
+// it with New, put Hooks in shard.Config.Hooks (or call Instrument), and
+// call Observe with each client for the pool and node gauges.
+type Instrumentation struct {
+	cfg       config
+	tracer    trace.Tracer
+	meter     metric.Meter
+	noTraces  bool // the tracer provider is the API's no-op one
+	noMetrics bool // the meter provider is the API's no-op one
+
+	opDuration   metric.Float64Histogram
+	dialDuration metric.Float64Histogram
+	redirects    metric.Int64Counter
+	retries      metric.Int64Counter
+	refreshes    metric.Int64Counter
+	nodeEvents   metric.Int64Counter
+
+	nodes       sync.Map // addr -> *nodeAttrs
+	opAttrs     sync.Map // opKey -> metric.RecordOption
+	opAttrCount atomic.Int64
+}
+
+// nodeAttrs are a node's attributes, parsed once.
+type nodeAttrs struct {
+	host string
+	port int
+	kv   []attribute.KeyValue // server.address, server.port
+}
+
+type opKey struct {
+	addr, name string
+	outcome    shard.Outcome
+}
+
+// maxOpAttrSets bounds the cached attribute sets of the duration
+// histogram (node × command × outcome).
+const maxOpAttrSets = 1 << 14
+
+// New creates an Instrumentation and its instruments.
+func New(opts ...Option) (*Instrumentation, error) {
+	in := &Instrumentation{}
+	for _, o := range opts {
+		o(&in.cfg)
+	}
+	if in.cfg.tp == nil {
+		in.cfg.tp = otel.GetTracerProvider()
+	}
+	if in.cfg.mp == nil {
+		in.cfg.mp = otel.GetMeterProvider()
+	}
+	in.tracer = in.cfg.tp.Tracer(ScopeName)
+	in.meter = in.cfg.mp.Meter(ScopeName)
+	// The API's no-op providers record nothing: their hooks are left out,
+	// so that an instrumented client with them costs what one without
+	// hooks costs.
+	_, in.noTraces = in.cfg.tp.(tracenoop.TracerProvider)
+	_, in.noMetrics = in.cfg.mp.(metricnoop.MeterProvider)
+	var err, e error
+	in.opDuration, e = in.meter.Float64Histogram("db.client.operation.duration",
+		metric.WithDescription("Duration of each command or pipeline part on one node, per attempt."),
+		metric.WithUnit("s"),
+		metric.WithExplicitBucketBoundaries(0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10))
+	err = errors.Join(err, e)
+	in.dialDuration, e = in.meter.Float64Histogram("db.client.connection.create_time",
+		metric.WithDescription("Time to open a connection (connect, TLS, setup commands)."),
+		metric.WithUnit("s"),
+		metric.WithExplicitBucketBoundaries(0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5))
+	err = errors.Join(err, e)
+	in.redirects, e = in.meter.Int64Counter("shardis.client.redirects",
+		metric.WithDescription("MOVED, ASK and TRYAGAIN replies followed, by the node that sent them."),
+		metric.WithUnit("{redirect}"))
+	err = errors.Join(err, e)
+	in.retries, e = in.meter.Int64Counter("shardis.client.retries",
+		metric.WithDescription("Command attempts that failed in a way the client retries (refused connection, node down, CLUSTERDOWN, LOADING, ...), by node."),
+		metric.WithUnit("{attempt}"))
+	err = errors.Join(err, e)
+	in.refreshes, e = in.meter.Int64Counter("shardis.client.topology.refreshes",
+		metric.WithDescription("Cluster topology refreshes."),
+		metric.WithUnit("{refresh}"))
+	err = errors.Join(err, e)
+	in.nodeEvents, e = in.meter.Int64Counter("shardis.client.node.events",
+		metric.WithDescription("Node state changes: down, up, ejected, restored, replica_promoted."),
+		metric.WithUnit("{event}"))
+	err = errors.Join(err, e)
+	if err != nil {
+		return nil, fmt.Errorf("shardis: otel instruments: %w", err)
+	}
+	return in, nil
+}
+
+// Instrument creates an Instrumentation and adds its hooks to cfg's
+// (shard.JoinHooks), for a client created from cfg next.
+func Instrument(cfg *shard.Config, opts ...Option) (*Instrumentation, error) {
+	in, err := New(opts...)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Hooks = shard.JoinHooks(cfg.Hooks, in.Hooks())
+	return in, nil
+}
+
+// Hooks returns the hooks that make the spans and measurements. With the
+// API's no-op providers (go.opentelemetry.io/otel/trace/noop,
+// go.opentelemetry.io/otel/metric/noop) the hooks they would feed are
+// left out; with both, Hooks returns nil.
+func (in *Instrumentation) Hooks() *shard.Hooks {
+	h := &shard.Hooks{}
+	if !in.noTraces {
+		h.Start, h.Finish = in.start, in.finish
+	}
+	if !in.noTraces || !in.noMetrics {
+		h.Command, h.Pipeline = in.command, in.pipeline
+	}
+	if !in.noMetrics {
+		h.Dial, h.Refresh, h.NodeState = in.dial, in.refresh, in.nodeState
+	}
+	if in.noTraces && in.noMetrics {
+		return nil
+	}
+	return h
+}
+
+// node returns the attributes of the node at addr.
+func (in *Instrumentation) node(addr string) *nodeAttrs {
+	if v, ok := in.nodes.Load(addr); ok {
+		return v.(*nodeAttrs)
+	}
+	na := &nodeAttrs{host: addr}
+	if h, p, err := net.SplitHostPort(addr); err == nil {
+		na.host = h
+		na.port, _ = strconv.Atoi(p)
+	}
+	na.kv = []attribute.KeyValue{semconv.ServerAddress(na.host), semconv.ServerPort(na.port)}
+	v, _ := in.nodes.LoadOrStore(addr, na)
+	return v.(*nodeAttrs)
+}
+
+func (in *Instrumentation) start(ctx context.Context, op *shard.Op) context.Context {
+	ctx, span := in.tracer.Start(ctx, operationName(op.Name), trace.WithSpanKind(trace.SpanKindClient))
+	if !span.IsRecording() {
+		return ctx
+	}
+	attrs := make([]attribute.KeyValue, 0, 5+len(in.cfg.attrs))
+	attrs = append(attrs, semconv.DBSystemNameRedis, semconv.DBOperationName(operationName(op.Name)))
+	if op.Pipeline {
+		attrs = append(attrs, semconv.DBOperationBatchSize(op.Commands))
+	}
+	if in.cfg.statements > 0 {
+		attrs = append(attrs, semconv.DBQueryText(op.Statement(in.cfg.statements)))
+	}
+	attrs = append(attrs, in.cfg.attrs...)
+	span.SetAttributes(attrs...)
+	return ctx
+}
+
+func (in *Instrumentation) finish(ctx context.Context, op *shard.Op) {
+	span := trace.SpanFromContext(ctx)
+	if !span.IsRecording() {
+		span.End()
+		return
+	}
+	if op.Nodes == 1 {
+		span.SetAttributes(in.node(op.Node.Addr).kv...)
+	} else if op.Nodes > 1 {
+		span.SetAttributes(NodesKey.Int(op.Nodes))
+	}
+	if op.Err != nil {
+		span.SetAttributes(semconv.ErrorTypeKey.String(errorType(op.Outcome, op.Err)), OutcomeKey.String(op.Outcome.String()))
+		if code := statusCode(op.Err); code != "" {
+			span.SetAttributes(semconv.DBResponseStatusCode(code))
+		}
+		span.SetStatus(codes.Error, op.Err.Error())
+	}
+	span.End()
+}
+
+func (in *Instrumentation) command(ctx context.Context, ev *shard.CommandEvent) {
+	if ev.Outcome != shard.OutcomeOK {
+		span := trace.SpanFromContext(ctx)
+		if span.IsRecording() {
+			in.attemptEvent(span, ev.Node, ev.Outcome, ev.Err, &ev.Redirect)
+		}
+	}
+	retries := 0
+	if ev.Outcome == shard.OutcomeRetry {
+		retries = 1
+	}
+	in.measure(ctx, ev.Node, ev.Name, ev.Outcome, ev.Duration.Seconds(), ev.Err, retries, &ev.Redirect)
+}
+
+func (in *Instrumentation) pipeline(ctx context.Context, ev *shard.PipelineEvent) {
+	parent := trace.SpanFromContext(ctx)
+	if parent.IsRecording() {
+		na := in.node(ev.Node.Addr)
+		_, span := in.tracer.Start(ctx, "PIPELINE "+ev.Node.Addr, trace.WithSpanKind(trace.SpanKindClient), trace.WithTimestamp(ev.Start))
+		attrs := make([]attribute.KeyValue, 0, 6+len(in.cfg.attrs))
+		attrs = append(attrs, semconv.DBSystemNameRedis, semconv.DBOperationName("PIPELINE"), semconv.DBOperationBatchSize(ev.Commands))
+		attrs = append(attrs, na.kv...)
+		if in.cfg.statements > 0 {
+			attrs = append(attrs, semconv.DBQueryText(ev.Statement(in.cfg.statements)))
+		}
+		attrs = append(attrs, in.cfg.attrs...)
+		span.SetAttributes(attrs...)
+		for i := range ev.Redirects {
+			in.attemptEvent(span, ev.Node, shard.OutcomeRedirect, nil, &ev.Redirects[i])
+		}
+		if ev.Outcome != shard.OutcomeOK && ev.Outcome != shard.OutcomeRedirect {
+			in.attemptEvent(span, ev.Node, ev.Outcome, ev.Err, nil)
+			span.SetAttributes(semconv.ErrorTypeKey.String(errorType(ev.Outcome, ev.Err)))
+		}
+		span.End(trace.WithTimestamp(ev.Start.Add(ev.Duration)))
+	}
+	in.measure(ctx, ev.Node, "PIPELINE", ev.Outcome, ev.Duration.Seconds(), ev.Err, ev.Outcomes[shard.OutcomeRetry], nil)
+	for i := range ev.Redirects {
+		in.countRedirect(ctx, &ev.Redirects[i])
+	}
+}
+
+// attemptEvent adds a span event for an attempt that did not succeed: a
+// redirect names both nodes.
+func (in *Instrumentation) attemptEvent(span trace.Span, node shard.Node, o shard.Outcome, err error, rd *shard.Redirect) {
+	if o == shard.OutcomeRedirect && rd != nil {
+		span.AddEvent("redirect", trace.WithAttributes(
+			RedirectKindKey.String(rd.Kind), RedirectSlotKey.Int(rd.Slot),
+			RedirectFromKey.String(rd.From.Addr), RedirectToKey.String(rd.To.Addr)))
+		return
+	}
+	attrs := append(in.node(node.Addr).kv[:2:2], OutcomeKey.String(o.String()))
+	if err != nil {
+		attrs = append(attrs, semconv.ErrorTypeKey.String(errorType(o, err)))
+	}
+	span.AddEvent("attempt failed", trace.WithAttributes(attrs...))
+}
+
+// measure records an attempt's duration and counts its redirect or
+// retries.
+func (in *Instrumentation) measure(ctx context.Context, node shard.Node, name string, o shard.Outcome, seconds float64, err error, retries int, rd *shard.Redirect) {
+	if in.opDuration.Enabled(ctx) {
+		in.opDuration.Record(ctx, seconds, in.opOption(node.Addr, name, o, err))
+	}
+	if o == shard.OutcomeRedirect && rd != nil {
+		in.countRedirect(ctx, rd)
+	}
+	if retries > 0 && in.retries.Enabled(ctx) {
+		in.retries.Add(ctx, int64(retries), metric.WithAttributes(in.withCommon(in.node(node.Addr).kv[:2:2])...))
+	}
+}
+
+func (in *Instrumentation) countRedirect(ctx context.Context, rd *shard.Redirect) {
+	if !in.redirects.Enabled(ctx) {
+		return
+	}
+	attrs := append(in.node(rd.From.Addr).kv[:2:2], RedirectKindKey.String(rd.Kind))
+	in.redirects.Add(ctx, 1, metric.WithAttributes(in.withCommon(attrs)...))
+}
+
+// opOption returns the cached attributes of a duration measurement.
+func (in *Instrumentation) opOption(addr, name string, o shard.Outcome, err error) metric.RecordOption {
+	k := opKey{addr: addr, name: name, outcome: o}
+	if v, ok := in.opAttrs.Load(k); ok {
+		return v.(metric.RecordOption)
+	}
+	attrs := append(in.node(addr).kv[:2:2], semconv.DBSystemNameRedis, semconv.DBOperationName(operationName(name)), OutcomeKey.String(o.String()))
+	if o != shard.OutcomeOK {
+		attrs = append(attrs, semconv.ErrorTypeKey.String(o.String()))
+	}
+	opt := metric.WithAttributeSet(attribute.NewSet(in.withCommon(attrs)...))
+	if in.opAttrCount.Add(1) <= maxOpAttrSets {
+		in.opAttrs.Store(k, opt)
+	}
+	return opt
+}
+
+func (in *Instrumentation) withCommon(attrs []attribute.KeyValue) []attribute.KeyValue {
+	if len(in.cfg.attrs) == 0 {
+		return attrs
+	}
+	return append(attrs, in.cfg.attrs...)
+}
+
+func (in *Instrumentation) dial(ctx context.Context, ev *shard.DialEvent) {
+	if !in.dialDuration.Enabled(ctx) {
+		return
+	}
+	attrs := []attribute.KeyValue{semconv.DBClientConnectionPoolName(ev.Node.Addr), ReadOnlyKey.Bool(ev.ReadOnly)}
+	if ev.Err != nil {
+		attrs = append(attrs, semconv.ErrorTypeKey.String(dialErrorType(ev.Err)))
+	}
+	in.dialDuration.Record(ctx, ev.Duration.Seconds(), metric.WithAttributes(in.withCommon(attrs)...))
+}
+
+func (in *Instrumentation) refresh(ctx context.Context, ev *shard.RefreshEvent) {
+	result := "ok"
+	if ev.Err != nil {
+		result = "error"
+	}
+	in.refreshes.Add(ctx, 1, metric.WithAttributes(in.withCommon([]attribute.KeyValue{ResultKey.String(result), ChangedKey.Bool(ev.Changed)})...))
+}
+
+func (in *Instrumentation) nodeState(ev shard.NodeEvent) {
+	attrs := append(in.node(ev.Node.Addr).kv[:2:2], NodeEventKey.String(ev.Kind.String()))
+	in.nodeEvents.Add(context.Background(), 1, metric.WithAttributes(in.withCommon(attrs)...))
+}
+
+// operationName is the command name in upper case, as Redis documents it.
+func operationName(name string) string {
+	for i := 0; i < len(name); i++ {
+		if c := name[i]; c >= 'a' && c <= 'z' {
+			return strings.ToUpper(name)
+		}
+	}
+	return name
+}
+
+// errorType is the error.type of a failed attempt or operation: the
+// server's error code for an error reply (WRONGTYPE, NOAUTH, ...), else
+// the outcome class.
+func errorType(o shard.Outcome, err error) string {
+	if o == shard.OutcomeServerError {
+		if code := statusCode(err); code != "" {
+			return code
+		}
+	}
+	return o.String()
+}
+
+// statusCode returns the error code of a server error reply.
+func statusCode(err error) string {
+	var re redis.Error
+	if !errors.As(err, &re) {
+		return ""
+	}
+	code, _, _ := strings.Cut(string(re), " ")
+	return code
+}
+
+func dialErrorType(err error) string {
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
+		return "timeout"
+	case errors.Is(err, context.Canceled):
+		return "canceled"
+	}
+	if errors.Is(err, pool.ErrAuth) {
+		return "auth"
+	}
+	return "dial"
+}

@@ -1,0 +1,99 @@
+package shardisprom
+
+import (
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/shardis/shardis/shard"
+)
+
+// Namespace prefixes every metric name.
+const Namespace = "shardis"
+
+// Collector is a prometheus.Collector over a client's Stats: per node its
+// state, commands, connection errors, redirects, retries and health-check
+// round trip; per pool its connections, waits and dials; and the topology
+// refreshes. Every node metric has the labels node (host:port), name (the
+// node's configured name: a ring shard's name, the address in cluster
+// mode) and read_only ("true" for a replica connection serving reads in
+// cluster mode). Values are read when Prometheus scrapes.
+type Collector struct {
+	c *shard.Client
+
+	up, commands, errors, redirects, retries, rtt *prometheus.Desc
+	conns, waits, waitSeconds, dials, dialErrors  *prometheus.Desc
+	refreshes                                     *prometheus.Desc
+}
+
+// NewCollector returns a collector over c. constLabels are added to every
+// metric (a client name when one process has several clients, say).
+func NewCollector(c *shard.Client, constLabels prometheus.Labels) *Collector {
+	node := []string{"node", "name", "read_only"}
+	pool := []string{"node"}
+	d := func(name, help string, labels []string) *prometheus.Desc {
+		return prometheus.NewDesc(prometheus.BuildFQName(Namespace, "", name), help, labels, constLabels)
+	}
+	return &Collector{
+		c:           c,
+		up:          d("node_up", "1 while the node is usable, 0 while health checks have it marked down.", node),
+		commands:    d("node_commands_total", "Commands sent (or failed fast) to the node.", node),
+		errors:      d("node_errors_total", "Connection-level failures of the node: dial, I/O, timeout, marked down.", node),
+		redirects:   d("node_redirects_total", "MOVED, ASK and TRYAGAIN replies the node sent (cluster mode), by kind.", append(node[:3:3], "kind")),
+		retries:     d("node_retries_total", "Commands sent again to the node after a redirect or a retryable failure (cluster mode).", node),
+		rtt:         d("node_rtt_seconds", "Smoothed health-check round trip of the node.", node),
+		conns:       d("pool_connections", "Open connections of the node's pool, by state (idle, used).", append(pool[:1:1], "state")),
+		waits:       d("pool_waits_total", "Times a caller waited for a connection because the pool was at MaxActive.", pool),
+		waitSeconds: d("pool_wait_seconds_total", "Total time callers waited for a connection.", pool),
+		dials:       d("pool_dials_total", "Connections dialed, successfully or not.", pool),
+		dialErrors:  d("pool_dial_errors_total", "Dials that failed, refused AUTH included.", pool),
+		refreshes:   prometheus.NewDesc(prometheus.BuildFQName(Namespace, "", "topology_refreshes_total"), "Cluster topology refreshes.", nil, constLabels),
+	}
+}
+
+// Describe implements prometheus.Collector.
+func (col *Collector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{col.up, col.commands, col.errors, col.redirects, col.retries, col.rtt,
+		col.conns, col.waits, col.waitSeconds, col.dials, col.dialErrors, col.refreshes} {
+		ch <- d
+	}
+}
+
+// Collect implements prometheus.Collector.
+func (col *Collector) Collect(ch chan<- prometheus.Metric) {
+	st := col.c.Stats()
+	pools := map[string]bool{}
+	for _, n := range st.Nodes {
+		ro := "false"
+		if n.ReadOnly {
+			ro = "true"
+		}
+		l := []string{n.Node.Addr, n.Node.Name, ro}
+		up := 1.0
+		if n.Down {
+			up = 0
+		}
+		ch <- prometheus.MustNewConstMetric(col.up, prometheus.GaugeValue, up, l...)
+		ch <- prometheus.MustNewConstMetric(col.commands, prometheus.CounterValue, float64(n.Commands), l...)
+		ch <- prometheus.MustNewConstMetric(col.errors, prometheus.CounterValue, float64(n.Errors), l...)
+		ch <- prometheus.MustNewConstMetric(col.redirects, prometheus.CounterValue, float64(n.Moved), append(l, "moved")...)
+		ch <- prometheus.MustNewConstMetric(col.redirects, prometheus.CounterValue, float64(n.Ask), append(l, "ask")...)
+		ch <- prometheus.MustNewConstMetric(col.redirects, prometheus.CounterValue, float64(n.TryAgain), append(l, "tryagain")...)
+		ch <- prometheus.MustNewConstMetric(col.retries, prometheus.CounterValue, float64(n.Retries), l...)
+		if n.RTT > 0 {
+			ch <- prometheus.MustNewConstMetric(col.rtt, prometheus.GaugeValue, time.Duration(n.RTT).Seconds(), l...)
+		}
+		// A replica's read-only entry shares its address's pools.
+		if pools[n.Node.Addr] {
+			continue
+		}
+		pools[n.Node.Addr] = true
+		a := n.Node.Addr
+		ch <- prometheus.MustNewConstMetric(col.conns, prometheus.GaugeValue, float64(n.Pool.Idle), a, "idle")
+		ch <- prometheus.MustNewConstMetric(col.conns, prometheus.GaugeValue, float64(max(n.Pool.Active-n.Pool.Idle, 0)), a, "used")
+		ch <- prometheus.MustNewConstMetric(col.waits, prometheus.CounterValue, float64(n.Pool.WaitCount), a)
+		ch <- prometheus.MustNewConstMetric(col.waitSeconds, prometheus.CounterValue, n.Pool.WaitDuration.Seconds(), a)
+		ch <- prometheus.MustNewConstMetric(col.dials, prometheus.CounterValue, float64(n.Pool.Dials), a)
+		ch <- prometheus.MustNewConstMetric(col.dialErrors, prometheus.CounterValue, float64(n.Pool.DialErrors), a)
+	}
+	ch <- prometheus.MustNewConstMetric(col.refreshes, prometheus.CounterValue, float64(st.Refreshes))
+}

@@ -1,0 +1,66 @@
+package shardisprom
+
+import (
+	"context"
+	"strings"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/shardis/shardis/shard"
+)
+
+// Durations is a histogram of the time each command attempt, or each
+// node's part of a pipeline, took on its node:
+// shardis_command_duration_seconds{node, operation, outcome}, where
+// operation is the command's name in upper case (PIPELINE for a part of a
+// pipeline) and outcome is shard.Outcome.String ("ok", "server_error",
+// "redirect", "retry", "unknown_outcome", "timeout", "canceled",
+// "failed"). Feed it by adding Hooks to shard.Config.Hooks and register it
+// like any collector.
+type Durations struct {
+	h *prometheus.HistogramVec
+}
+
+// DefaultBuckets suit Redis round trips: 100µs to 10s.
+var DefaultBuckets = []float64{0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10}
+
+// NewDurations returns an empty histogram; nil buckets means
+// DefaultBuckets.
+func NewDurations(constLabels prometheus.Labels, buckets []float64) *Durations {
+	if buckets == nil {
+		buckets = DefaultBuckets
+	}
+	return &Durations{h: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Namespace:   Namespace,
+		Name:        "command_duration_seconds",
+		Help:        "Time of each command attempt, or each node's part of a pipeline, on its node.",
+		Buckets:     buckets,
+		ConstLabels: constLabels,
+	}, []string{"node", "operation", "outcome"})}
+}
+
+// Hooks returns the hooks that feed the histogram.
+func (d *Durations) Hooks() *shard.Hooks {
+	return &shard.Hooks{
+		Command: func(_ context.Context, ev *shard.CommandEvent) {
+			d.h.WithLabelValues(ev.Node.Addr, upper(ev.Name), ev.Outcome.String()).Observe(ev.Duration.Seconds())
+		},
+		Pipeline: func(_ context.Context, ev *shard.PipelineEvent) {
+			d.h.WithLabelValues(ev.Node.Addr, "PIPELINE", ev.Outcome.String()).Observe(ev.Duration.Seconds())
+		},
+	}
+}
+
+// Describe implements prometheus.Collector.
+func (d *Durations) Describe(ch chan<- *prometheus.Desc) { d.h.Describe(ch) }
+
+// Collect implements prometheus.Collector.
+func (d *Durations) Collect(ch chan<- prometheus.Metric) { d.h.Collect(ch) }
+
+func upper(name string) string {
+	for i := 0; i < len(name); i++ {
+		if c := name[i]; c >= 'a' && c <= 'z' {
+			return strings.ToUpper(name)
+		}
+	}
+	return name
+}

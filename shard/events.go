@@ -1,0 +1,243 @@
+package shard
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/shardis/shardis/cluster"
+)
+
+// NodeEventKind says what happened to a node.
+type NodeEventKind uint8
+
+// The node events.
+const (
+	// NodeDown: enough failures in a row (HealthOptions.FailureLimit)
+	// marked the node down; commands to it fail fast.
+	NodeDown NodeEventKind = iota + 1
+	// NodeUp: a node marked down answered again.
+	NodeUp
+	// NodeEjected: a down shard was taken out of the ring
+	// (HealthOptions.AutoEject); its keys go to the other shards.
+	NodeEjected
+	// NodeRestored: an ejected shard is back in the ring.
+	NodeRestored
+	// ReplicaPromoted: a node that the last slot map showed as a replica
+	// is now a master (a failover); Previous is the master it replaced.
+	ReplicaPromoted
+)
+
+var nodeEventNames = [...]string{"", "down", "up", "ejected", "restored", "replica_promoted"}
+
+// String returns "down", "up", "ejected", "restored" or
+// "replica_promoted".
+func (k NodeEventKind) String() string {
+	if int(k) < len(nodeEventNames) && k != 0 {
+		return nodeEventNames[k]
+	}
+	return "node_event(" + itoa(int(k)) + ")"
+}
+
+// NodeEvent is a change of a node's state.
+type NodeEvent struct {
+	Kind NodeEventKind
+	Node Node
+	// Previous is the master a promoted replica replaced (ReplicaPromoted
+	// only).
+	Previous Node
+	// Err is the failure that marked the node down (NodeDown only).
+	Err error
+	// Time is when the client saw the change.
+	Time time.Time
+}
+
+// String describes the event, e.g. "node 127.0.0.1:7000 down: ...".
+func (e NodeEvent) String() string {
+	switch e.Kind {
+	case ReplicaPromoted:
+		return fmt.Sprintf("replica %s promoted (replaces %s)", e.Node, e.Previous)
+	case NodeDown:
+		if e.Err != nil {
+			return fmt.Sprintf("node %s down: %v", e.Node, e.Err)
+		}
+	}
+	return fmt.Sprintf("node %s %s", e.Node, e.Kind)
+}
+
+// SlotMove is a set of hash slots that moved from one master to another.
+type SlotMove struct {
+	From, To Node
+	// Slots is the number of slots; Ranges are the slots themselves.
+	Slots  int
+	Ranges []cluster.SlotRange
+}
+
+// SlotMapEvent summarizes a change of the cluster slot map.
+type SlotMapEvent struct {
+	// Moves lists the slots that changed master, grouped by old and new
+	// master.
+	Moves []SlotMove
+	// Added and Removed are the masters that appeared and disappeared.
+	Added, Removed []Node
+	// Promoted lists the replicas that became masters.
+	Promoted []Node
+	// Time is when the client installed the new map.
+	Time time.Time
+}
+
+// String summarizes the change, e.g. "1200 slots moved: 127.0.0.1:7000 ->
+// 127.0.0.1:7001 (1200: 0-1199)".
+func (e SlotMapEvent) String() string {
+	var b strings.Builder
+	n := 0
+	for _, m := range e.Moves {
+		n += m.Slots
+	}
+	fmt.Fprintf(&b, "%d slots moved", n)
+	for i, m := range e.Moves {
+		if i == 0 {
+			b.WriteString(": ")
+		} else {
+			b.WriteString("; ")
+		}
+		fmt.Fprintf(&b, "%s -> %s (%d: %s)", m.From.Addr, m.To.Addr, m.Slots, rangesText(m.Ranges, 4))
+	}
+	for _, list := range []struct {
+		what  string
+		nodes []Node
+	}{{"added", e.Added}, {"removed", e.Removed}, {"promoted", e.Promoted}} {
+		if len(list.nodes) > 0 {
+			fmt.Fprintf(&b, "; masters %s: %v", list.what, list.nodes)
+		}
+	}
+	return b.String()
+}
+
+func rangesText(rs []cluster.SlotRange, limit int) string {
+	var parts []string
+	for i, r := range rs {
+		if i == limit {
+			parts = append(parts, fmt.Sprintf("and %d more ranges", len(rs)-limit))
+			break
+		}
+		if r.Start == r.End {
+			parts = append(parts, itoa(r.Start))
+		} else {
+			parts = append(parts, itoa(r.Start)+"-"+itoa(r.End))
+		}
+	}
+	return strings.Join(parts, ",")
+}
+
+// diffSlotMaps summarizes the change from old to cur; ok is false when
+// nothing an observer cares about changed.
+func diffSlotMaps(old, cur *cluster.Table) (ev SlotMapEvent, ok bool) {
+	type pair struct{ from, to string }
+	idx := map[pair]int{}
+	for slot := 0; slot < cluster.SlotCount; slot++ {
+		from, to := old.Master(slot).Addr, cur.Master(slot).Addr
+		if from == to {
+			continue
+		}
+		k := pair{from, to}
+		i, seen := idx[k]
+		if !seen {
+			i = len(ev.Moves)
+			idx[k] = i
+			ev.Moves = append(ev.Moves, SlotMove{From: Node{Name: from, Addr: from}, To: Node{Name: to, Addr: to}})
+		}
+		m := &ev.Moves[i]
+		m.Slots++
+		if n := len(m.Ranges); n > 0 && m.Ranges[n-1].End == slot-1 {
+			m.Ranges[n-1].End = slot
+		} else {
+			m.Ranges = append(m.Ranges, cluster.SlotRange{Start: slot, End: slot})
+		}
+	}
+	oldMasters, curMasters := addrSet(old.Masters()), addrSet(cur.Masters())
+	for _, n := range cur.Masters() {
+		if !oldMasters[n.Addr] {
+			ev.Added = append(ev.Added, Node{Name: n.Addr, Addr: n.Addr})
+		}
+	}
+	for _, n := range old.Masters() {
+		if !curMasters[n.Addr] {
+			ev.Removed = append(ev.Removed, Node{Name: n.Addr, Addr: n.Addr})
+		}
+	}
+	for _, p := range promotions(old, cur) {
+		ev.Promoted = append(ev.Promoted, p.Node)
+	}
+	ok = len(ev.Moves) > 0 || len(ev.Added) > 0 || len(ev.Removed) > 0
+	return ev, ok
+}
+
+// promotions lists the masters of cur that old showed as replicas, with
+// the master each was a replica of.
+func promotions(old, cur *cluster.Table) []NodeEvent {
+	wasReplicaOf := map[string]string{}
+	for _, s := range old.Shards() {
+		for _, r := range s.Replicas {
+			wasReplicaOf[r.Addr] = s.Master.Addr
+		}
+	}
+	var out []NodeEvent
+	for _, m := range cur.Masters() {
+		if prev, ok := wasReplicaOf[m.Addr]; ok {
+			out = append(out, NodeEvent{Kind: ReplicaPromoted, Node: Node{Name: m.Addr, Addr: m.Addr}, Previous: Node{Name: prev, Addr: prev}})
+		}
+	}
+	return out
+}
+
+func addrSet(nodes []cluster.NodeInfo) map[string]bool {
+	m := make(map[string]bool, len(nodes))
+	for _, n := range nodes {
+		m[n.Addr] = true
+	}
+	return m
+}
+
+// slotMapChanged reports the change from old to cur to the SlotMap and
+// NodeState hooks. It is called after cur was installed.
+func (c *Client) slotMapChanged(old, cur *cluster.Table) {
+	o := c.obs
+	if o == nil || (!o.slots && !o.state) || old == nil || cur == nil {
+		return
+	}
+	now := time.Now()
+	if o.state {
+		for _, ev := range promotions(old, cur) {
+			ev.Time = now
+			o.h.NodeState(ev)
+		}
+	}
+	if o.slots {
+		if ev, ok := diffSlotMaps(old, cur); ok || len(ev.Promoted) > 0 {
+			ev.Time = now
+			o.h.SlotMap(ev)
+		}
+	}
+}
+
+// nodeEvent reports a change of node i's state to the NodeState hook.
+func (c *Client) nodeEvent(kind NodeEventKind, i int, err error) {
+	if o := c.obs; o != nil && o.state {
+		o.h.NodeState(NodeEvent{Kind: kind, Node: c.nodes.get(i).node, Err: err, Time: time.Now()})
+	}
+}
+
+// observeRefresh runs a topology refresh and reports it to the Refresh
+// hook.
+func (c *Client) observeRefresh(ctx context.Context, discover func(context.Context) error) error {
+	if c.obs == nil || c.obs.h.Refresh == nil {
+		return discover(ctx)
+	}
+	before := c.cl.Table()
+	start := time.Now()
+	err := discover(ctx)
+	c.obs.h.Refresh(ctx, &RefreshEvent{Start: start, Duration: time.Since(start), Err: err, Changed: c.cl.Table() != before})
+	return err
+}

@@ -1,0 +1,284 @@
+package shard
+
+import (
+	"context"
+	"time"
+)
+
+// Hooks let a program observe what a Client does: every command and every
+// node's part of a pipeline with the node that served it, dials, topology
+// refreshes, and changes of the nodes' state and of the slot map. Set them
+// in Config.Hooks. Every field is optional; a Client without hooks (or
+// with only the state callbacks) does no extra work per command.
+//
+// The hooks are called synchronously on the goroutine doing the work, so
+// they must be quick and must not block; they may be called concurrently.
+// The events they receive are valid only during the call: copy what must
+// be kept. Hooks never see the arguments of a command directly; Statement
+// gives them with passwords and other secrets replaced (AUTH, HELLO,
+// MIGRATE, ACL SETUSER, CONFIG SET), and the AUTH and HELLO commands that
+// connections send while dialing never reach any hook.
+type Hooks struct {
+	// Start is called when an operation begins: a Do or DoKey (one
+	// command, perhaps split over several nodes) or a Pipeline.Exec. The
+	// context it returns is the one the operation runs with and the one
+	// its later hooks (Command, Pipeline, Finish) receive: a tracer puts
+	// its span there. It must derive from ctx (keep its deadline and
+	// cancellation). Nil means ctx is used unchanged.
+	Start func(ctx context.Context, op *Op) context.Context
+	// Finish is called once every command of the operation has its final
+	// result, after every redirect and retry.
+	Finish func(ctx context.Context, op *Op)
+	// Command is called for each attempt of a command on a node when the
+	// command went to that node alone: a redirected command reports the
+	// node that redirected it (OutcomeRedirect) and then the one that
+	// answered.
+	Command func(ctx context.Context, ev *CommandEvent)
+	// Pipeline is called for each node's part of a batch when the node
+	// received more than one command at once (a pipeline, or the parts of
+	// a split multi-key command), once per attempt.
+	Pipeline func(ctx context.Context, ev *PipelineEvent)
+	// Dial is called after every attempt to open a connection.
+	Dial func(ctx context.Context, ev *DialEvent)
+	// Refresh is called after every cluster topology refresh.
+	Refresh func(ctx context.Context, ev *RefreshEvent)
+	// NodeState is called when a node is marked down or up again, ejected
+	// from or restored to the ring (HealthOptions.AutoEject), or when a
+	// replica is seen promoted to master. Events come in the order the
+	// client saw them.
+	NodeState func(ev NodeEvent)
+	// SlotMap is called when the cluster slot map the client routes by
+	// changes (after a refresh, or at once for a MOVED), with a summary of
+	// what moved. Not called for the first map.
+	SlotMap func(ev SlotMapEvent)
+}
+
+// Outcome classifies how a command attempt (or an operation) ended.
+type Outcome uint8
+
+// The outcomes.
+const (
+	// OutcomeOK: a reply that is not an error.
+	OutcomeOK Outcome = iota
+	// OutcomeServerError: the server's error reply, which stands (a wrong
+	// type, a script error, NOAUTH, ...).
+	OutcomeServerError
+	// OutcomeRedirect: a MOVED, ASK or TRYAGAIN reply, which the client
+	// follows (CommandEvent.Redirect says where to).
+	OutcomeRedirect
+	// OutcomeRetry: a failure the client tries again after a pause: a
+	// refused connection or a node marked down (nothing was sent), a
+	// cluster that is down or loading, a master that was demoted, a read
+	// whose connection failed. As an operation's outcome: the client gave
+	// up retrying (a *RetryError).
+	OutcomeRetry
+	// OutcomeUnknown: a write whose connection failed after it was sent:
+	// it may or may not have run, so it is not sent again.
+	OutcomeUnknown
+	// OutcomeTimeout: a deadline (the context's or the read timeout) ended
+	// the wait.
+	OutcomeTimeout
+	// OutcomeCanceled: the caller's context was cancelled.
+	OutcomeCanceled
+	// OutcomeFailed: any other failure that stands: a connection failure
+	// in ring mode, a node marked down, a command refused before sending
+	// (a cross-shard command, an unknown command), a closed client.
+	OutcomeFailed
+
+	numOutcomes = int(OutcomeFailed) + 1
+)
+
+var outcomeNames = [numOutcomes]string{"ok", "server_error", "redirect", "retry", "unknown_outcome", "timeout", "canceled", "failed"}
+
+// String returns the outcome's name: "ok", "server_error", "redirect",
+// "retry", "unknown_outcome", "timeout", "canceled" or "failed". The names
+// are fit for metric labels.
+func (o Outcome) String() string {
+	if int(o) < numOutcomes {
+		return outcomeNames[o]
+	}
+	return "outcome(" + itoa(int(o)) + ")"
+}
+
+// IsError reports whether the outcome is anything but OutcomeOK.
+func (o Outcome) IsError() bool { return o != OutcomeOK }
+
+// Redirect describes a MOVED, ASK or TRYAGAIN reply that the client
+// followed.
+type Redirect struct {
+	// Kind is "MOVED", "ASK" or "TRYAGAIN".
+	Kind string
+	// Slot is the hash slot; -1 when the reply does not say (TRYAGAIN).
+	Slot int
+	// From is the node that answered with the redirect.
+	From Node
+	// To is the node the command goes to next; for TRYAGAIN, the slot's
+	// node once the client has looked again (often From).
+	To Node
+}
+
+// Op is one operation: a Do or DoKey, or a Pipeline.Exec. The fields above
+// Duration are set when it starts; the others when it finishes. The same
+// *Op goes to Start and Finish; it is recycled once Finish returns.
+type Op struct {
+	// Name is the command's name as the caller spelled it, or "PIPELINE".
+	Name string
+	// Pipeline is true for a Pipeline.Exec.
+	Pipeline bool
+	// Commands is the number of commands (1 for a Do).
+	Commands int
+	// Start is when the operation began.
+	Start time.Time
+
+	// Duration is the time from Start until every result was final.
+	Duration time.Duration
+	// Node is the node that gave the final reply when the operation ended
+	// on one node; the zero Node otherwise (see Nodes).
+	Node Node
+	// Nodes is the number of distinct nodes that gave the final replies.
+	Nodes int
+	// Outcome classifies the result: for a pipeline, the first command
+	// that did not succeed decides.
+	Outcome Outcome
+	// Err is the command's error (for a pipeline, the first command's
+	// error), nil on success.
+	Err error
+	// Failed is the number of commands whose result is an error.
+	Failed int
+	// Attempts is the most times one command was sent (1 without
+	// redirects or retries).
+	Attempts int
+
+	name  string
+	args  []any
+	calls []*call
+	// The first batch of the operation takes its start time from Start,
+	// and the operation its end from that batch when there was no other:
+	// the clock is read twice per operation, not four times.
+	passed bool
+	end    time.Time
+}
+
+// Keys returns the number of keys the operation's commands name.
+func (op *Op) Keys() int { return keysOf(op.calls) }
+
+// Statement returns the operation's commands as text, at most max bytes
+// (0 or less: no limit), with secrets replaced by "?" (see Hooks). A
+// pipeline's commands are separated by newlines.
+func (op *Op) Statement(max int) string {
+	if !op.Pipeline {
+		return statement(op.name, op.args, max)
+	}
+	return pipelineStatement(op.calls, max)
+}
+
+// CommandEvent is one attempt of one command on one node.
+type CommandEvent struct {
+	// Node is the node the command was sent to.
+	Node Node
+	// Name is the command's name as the caller spelled it.
+	Name string
+	// Outcome classifies the attempt.
+	Outcome Outcome
+	// Redirect is set when Outcome is OutcomeRedirect.
+	Redirect Redirect
+	// Err is the attempt's error (nil with OutcomeOK).
+	Err error
+	// Attempt counts the sends of this command before this one (0 for the
+	// first).
+	Attempt int
+	// Start is when the attempt's batch was sent; Duration is how long its
+	// round trip took (see PipelineEvent for batches on several nodes).
+	Start    time.Time
+	Duration time.Duration
+
+	cl *call
+}
+
+// Keys returns the number of keys the command names.
+func (ev *CommandEvent) Keys() int { return keysOf([]*call{ev.cl}) }
+
+// Statement returns the command as text, at most max bytes (0 or less: no
+// limit), with secrets replaced by "?".
+func (ev *CommandEvent) Statement(max int) string { return statement(ev.Name, ev.cl.args, max) }
+
+// PipelineEvent is one node's part of a batch (a pipeline, or the parts of
+// a split multi-key command), one attempt.
+type PipelineEvent struct {
+	// Node is the node the part was sent to.
+	Node Node
+	// Commands is the number of commands in the part.
+	Commands int
+	// Outcomes counts the commands by outcome, indexed by Outcome.
+	Outcomes [numOutcomes]int
+	// Outcome is that of the first command that did not succeed, or
+	// OutcomeOK.
+	Outcome Outcome
+	// Err is the first command's error, nil if none.
+	Err error
+	// Redirects lists the redirects among the part's replies.
+	Redirects []Redirect
+	// Attempt counts the sends before this one of the part's commands (the
+	// most of them).
+	Attempt int
+	// Start is when the batch was sent. Duration is the batch's round
+	// trip: every node's part of a batch is written before any reply is
+	// read, so the parts of one batch share it.
+	Start    time.Time
+	Duration time.Duration
+
+	calls []*call
+}
+
+// Keys returns the number of keys the part's commands name.
+func (ev *PipelineEvent) Keys() int { return keysOf(ev.calls) }
+
+// Statement returns the part's commands as text, separated by newlines,
+// at most max bytes (0 or less: no limit), with secrets replaced by "?".
+func (ev *PipelineEvent) Statement(max int) string { return pipelineStatement(ev.calls, max) }
+
+// DialEvent is one attempt to open a connection.
+type DialEvent struct {
+	// Node is the node dialed (Name is its address).
+	Node Node
+	// ReadOnly is set for a replica connection that sends READONLY.
+	ReadOnly bool
+	// Duration covers connect, TLS handshake and setup commands.
+	Duration time.Duration
+	// Err is nil when the connection was opened.
+	Err error
+}
+
+// RefreshEvent is one cluster topology refresh.
+type RefreshEvent struct {
+	// Start is when the refresh began; Duration how long it took.
+	Start    time.Time
+	Duration time.Duration
+	// Changed is true when the slot map differed from the one in use.
+	Changed bool
+	// Err is the refresh's error; the old map stays in use then.
+	Err error
+}
+
+// itoa formats a small int without fmt.
+func itoa(i int) string {
+	if i == 0 {
+		return "0"
+	}
+	var b [20]byte
+	n := len(b)
+	neg := i < 0
+	if neg {
+		i = -i
+	}
+	for i > 0 {
+		n--
+		b[n] = byte('0' + i%10)
+		i /= 10
+	}
+	if neg {
+		n--
+		b[n] = '-'
+	}
+	return string(b[n:])
+}

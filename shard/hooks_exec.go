@@ -1,0 +1,373 @@
+package shard
+
+import (
+	"context"
+	"errors"
+	"net"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/gomodule/redigo/redis"
+	"github.com/shardis/shardis/cluster"
+	"github.com/shardis/shardis/pool"
+)
+
+// observer holds a client's hooks; a client without hooks has none, so
+// that every hook point costs one nil check.
+type observer struct {
+	h     Hooks
+	exec  bool // Command or Pipeline set: the executor reports attempts
+	ops   bool // Start or Finish set
+	state bool // NodeState set
+	slots bool // SlotMap set
+}
+
+// newObserver returns the observer of c for h (nil when h sets nothing)
+// and the pool dial hook for its Dial hook.
+func newObserver(c *Client, h *Hooks) (*observer, pool.DialHook) {
+	if h == nil {
+		return nil, nil
+	}
+	o := &observer{h: *h}
+	o.exec = h.Command != nil || h.Pipeline != nil
+	o.ops = h.Start != nil || h.Finish != nil
+	o.state = h.NodeState != nil
+	o.slots = h.SlotMap != nil
+	var onDial pool.DialHook
+	if dial := h.Dial; dial != nil {
+		onDial = func(ctx context.Context, addr string, readOnly bool, took time.Duration, err error) {
+			node := Node{Name: addr, Addr: addr}
+			if i, ok := c.nodes.lookup(addr); ok {
+				node = c.nodes.get(i).node
+			}
+			dial(ctx, &DialEvent{Node: node, ReadOnly: readOnly, Duration: took, Err: err})
+		}
+	}
+	if !o.exec && !o.ops && !o.state && !o.slots && h.Refresh == nil {
+		return nil, onDial
+	}
+	return o, onDial
+}
+
+// runHooked is run, reporting each node's part of the batch to the
+// Command and Pipeline hooks when they are set.
+func (c *Client) runHooked(ctx context.Context, calls []*call) (abandoned bool) {
+	if c.obs == nil || !c.obs.exec {
+		return c.run(ctx, calls)
+	}
+	return c.runObserved(ctx, calls)
+}
+
+// sentCall is a call of a batch as it was sent: its node and attempt.
+type sentCall struct {
+	cl      *call
+	node    int
+	attempt int
+}
+
+// passScratch is the reusable bookkeeping of one observed batch.
+type passScratch struct {
+	sent  []sentCall
+	nodes []int
+	redir []Redirect
+	part  []*call
+	ev    CommandEvent
+	pev   PipelineEvent
+}
+
+var passScratches = sync.Pool{New: func() any { return new(passScratch) }}
+
+// ops recycles the operations given to the Start and Finish hooks.
+var ops = sync.Pool{New: func() any { return new(Op) }}
+
+func (c *Client) runObserved(ctx context.Context, calls []*call) (abandoned bool) {
+	if len(calls) == 0 {
+		return c.run(ctx, calls)
+	}
+	ps := passScratches.Get().(*passScratch)
+	for _, cl := range calls {
+		if cl.err == nil && cl.node >= 0 {
+			ps.sent = append(ps.sent, sentCall{cl: cl, node: cl.node, attempt: cl.attempts})
+			if !containsInt(ps.nodes, cl.node) {
+				ps.nodes = append(ps.nodes, cl.node)
+			}
+		}
+	}
+	var start time.Time
+	op := calls[0].op
+	if op != nil && !op.passed {
+		start = op.Start // the operation's first batch: it starts now
+	} else {
+		start = time.Now()
+	}
+	abandoned = c.run(ctx, calls)
+	took := time.Since(start)
+	if op != nil {
+		op.passed, op.end = true, start.Add(took)
+	}
+	for _, node := range ps.nodes {
+		c.reportPart(ctx, ps, node, start, took)
+	}
+	clear(ps.sent)
+	ps.sent, ps.nodes = ps.sent[:0], ps.nodes[:0]
+	passScratches.Put(ps)
+	return abandoned
+}
+
+// reportPart reports node's share of an observed batch.
+func (c *Client) reportPart(ctx context.Context, ps *passScratch, node int, start time.Time, took time.Duration) {
+	h := &c.obs.h
+	n := 0
+	var only sentCall
+	for _, s := range ps.sent {
+		if s.node == node {
+			n++
+			only = s
+		}
+	}
+	from := c.nodes.get(node).node
+	if n == 1 {
+		if h.Command == nil {
+			return
+		}
+		cl := only.cl
+		ev := &ps.ev
+		*ev = CommandEvent{Node: from, Name: cl.name, Attempt: only.attempt, Start: start, Duration: took, Err: cl.err, cl: cl}
+		ev.Outcome = c.classify(cl)
+		if ev.Outcome == OutcomeRedirect {
+			ev.Redirect = c.redirectOf(cl, from)
+		}
+		h.Command(ctx, ev)
+		*ev = CommandEvent{}
+		return
+	}
+	if h.Pipeline == nil {
+		return
+	}
+	ev := &ps.pev
+	*ev = PipelineEvent{Node: from, Commands: n, Start: start, Duration: took}
+	ps.redir, ps.part = ps.redir[:0], ps.part[:0]
+	for _, s := range ps.sent {
+		if s.node != node {
+			continue
+		}
+		cl := s.cl
+		ps.part = append(ps.part, cl)
+		ev.Attempt = max(ev.Attempt, s.attempt)
+		o := c.classify(cl)
+		ev.Outcomes[o]++
+		if o != OutcomeOK && ev.Err == nil {
+			ev.Outcome, ev.Err = o, cl.err
+		}
+		if o == OutcomeRedirect {
+			ps.redir = append(ps.redir, c.redirectOf(cl, from))
+		}
+	}
+	ev.Redirects, ev.calls = ps.redir, ps.part
+	h.Pipeline(ctx, ev)
+	*ev = PipelineEvent{}
+	clear(ps.part)
+}
+
+// classify tells how an attempt ended, from the call's result after the
+// batch and before the retry rules look at it; it follows judge.
+func (c *Client) classify(cl *call) Outcome {
+	err := cl.err
+	if err == nil {
+		return OutcomeOK
+	}
+	var re redis.Error
+	if errors.As(err, &re) {
+		if c.cl != nil {
+			switch cluster.ErrorCode(string(re)) {
+			case "MOVED", "ASK", "TRYAGAIN":
+				return OutcomeRedirect
+			case "CLUSTERDOWN", "LOADING", "MASTERDOWN", "READONLY":
+				return OutcomeRetry
+			}
+		}
+		return OutcomeServerError
+	}
+	if o, ok := deadlineOutcome(err); ok {
+		return o
+	}
+	var ne *NodeError
+	if c.cl == nil || !errors.As(err, &ne) {
+		return OutcomeFailed
+	}
+	if notSent(ne.Err) || (cl.info != nil && !cl.info.IsWrite()) {
+		return OutcomeRetry
+	}
+	return OutcomeUnknown
+}
+
+// deadlineOutcome classifies errors caused by a deadline or a cancelled
+// context.
+func deadlineOutcome(err error) (Outcome, bool) {
+	switch {
+	case errors.Is(err, context.Canceled):
+		return OutcomeCanceled, true
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, os.ErrDeadlineExceeded):
+		return OutcomeTimeout, true
+	}
+	var te net.Error
+	if errors.As(err, &te) && te.Timeout() {
+		return OutcomeTimeout, true
+	}
+	return 0, false
+}
+
+// finalOutcome classifies an operation's final error.
+func finalOutcome(err error) Outcome {
+	if err == nil {
+		return OutcomeOK
+	}
+	var re redis.Error
+	var uo *UnknownOutcomeError
+	var rt *RetryError
+	switch {
+	case errors.As(err, &uo):
+		return OutcomeUnknown
+	case errors.As(err, &rt):
+		return OutcomeRetry
+	case errors.As(err, &re):
+		return OutcomeServerError
+	}
+	if o, ok := deadlineOutcome(err); ok {
+		return o
+	}
+	return OutcomeFailed
+}
+
+// redirectOf describes the redirect in cl's error reply, sent by from.
+func (c *Client) redirectOf(cl *call, from Node) Redirect {
+	var re redis.Error
+	errors.As(cl.err, &re)
+	msg := string(re)
+	kind := cluster.ErrorCode(msg)
+	rd := Redirect{Kind: kind, Slot: -1, From: from, To: from}
+	if kind == "TRYAGAIN" {
+		if cl.group >= 0 && c.cl != nil {
+			rd.Slot = cl.group
+			if st := c.cl.state.Load(); st != nil {
+				rd.To = c.nodes.get(int(st.master[cl.group])).node
+			}
+		}
+		return rd
+	}
+	if r, ok := cluster.ParseRedirect(msg, from.Addr); ok {
+		rd.Slot, rd.To = r.Slot, Node{Name: r.Addr, Addr: r.Addr}
+		if i, ok := c.nodes.lookup(r.Addr); ok {
+			rd.To = c.nodes.get(i).node
+		}
+	} else {
+		rd.To = Node{Name: "?", Addr: "?"}
+	}
+	return rd
+}
+
+// keysOf counts the keys of calls from the command table.
+func keysOf(calls []*call) int {
+	var buf [16]int
+	n := 0
+	for _, cl := range calls {
+		if cl == nil || cl.info == nil {
+			continue
+		}
+		if pos, err := cl.info.KeyPositions(cl.args, buf[:0]); err == nil {
+			n += len(pos)
+		}
+	}
+	return n
+}
+
+func containsInt(list []int, v int) bool {
+	for _, x := range list {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+// opStart begins an operation for the Start and Finish hooks; without
+// them it returns ctx and nil, and opFinish does nothing.
+func (c *Client) opStart(ctx context.Context, name string, b *batch, pipeline bool) (context.Context, *Op) {
+	if c.obs == nil || !c.obs.ops {
+		return ctx, nil
+	}
+	return c.startOp(ctx, name, b, pipeline)
+}
+
+func (c *Client) startOp(ctx context.Context, name string, b *batch, pipeline bool) (context.Context, *Op) {
+	op := ops.Get().(*Op)
+	*op = Op{Name: name, Commands: len(b.reqs), Start: time.Now(), Pipeline: pipeline, name: name, calls: b.calls}
+	if !pipeline {
+		op.args = b.args // the command's arguments, as Do copied them
+	}
+	if len(b.calls) > 0 {
+		b.calls[0].op = op
+	}
+	if h := c.obs.h.Start; h != nil {
+		if nctx := h(ctx, op); nctx != nil {
+			ctx = nctx
+		}
+	}
+	return ctx, op
+}
+
+// opFinish ends a Do started by opStart with its result's error.
+func (c *Client) opFinish(ctx context.Context, op *Op, b *batch, err error) {
+	if op == nil {
+		return
+	}
+	if err != nil {
+		op.Failed, op.Err, op.Outcome = 1, err, finalOutcome(err)
+	}
+	c.finishOp(ctx, op, b)
+}
+
+// opFinishPipeline ends a Pipeline.Exec started by opStart.
+func (c *Client) opFinishPipeline(ctx context.Context, op *Op, b *batch, out []Result) {
+	if op == nil {
+		return
+	}
+	for _, r := range out {
+		if r.Err != nil {
+			op.Failed++
+			if op.Err == nil {
+				op.Err, op.Outcome = r.Err, finalOutcome(r.Err)
+			}
+		}
+	}
+	c.finishOp(ctx, op, b)
+}
+
+func (c *Client) finishOp(ctx context.Context, op *Op, b *batch) {
+	var buf [8]int
+	nodes := buf[:0]
+	for _, cl := range b.calls {
+		if cl.op == op {
+			cl.op = nil
+		}
+		op.Attempts = max(op.Attempts, cl.attempts+1)
+		if cl.node >= 0 && !containsInt(nodes, cl.node) {
+			nodes = append(nodes, cl.node)
+		}
+	}
+	if op.passed && op.Attempts == 1 {
+		op.Duration = op.end.Sub(op.Start) // one batch: its end is the operation's
+	} else {
+		op.Duration = time.Since(op.Start)
+	}
+	op.Nodes = len(nodes)
+	if len(nodes) == 1 {
+		op.Node = c.nodes.get(nodes[0]).node
+	}
+	if h := c.obs.h.Finish; h != nil {
+		h(ctx, op)
+	}
+	*op = Op{}
+	ops.Put(op)
+}

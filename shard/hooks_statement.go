@@ -1,0 +1,123 @@
+package shard
+
+import (
+	"strings"
+
+	"github.com/shardis/shardis/shard/command"
+)
+
+// statement renders a command for a trace: its name and arguments
+// separated by spaces, secrets replaced by "?", binary-safe (arguments
+// that are not text are shown as "?"), cut at max bytes (0 or less: no
+// limit) with "..." at the cut.
+func statement(name string, args []any, max int) string {
+	var b strings.Builder
+	writeStatement(&b, name, args, max)
+	return cut(b.String(), max)
+}
+
+// pipelineStatement renders the commands of calls, one per line.
+func pipelineStatement(calls []*call, max int) string {
+	var b strings.Builder
+	for i, cl := range calls {
+		if max > 0 && b.Len() > max {
+			break
+		}
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		writeStatement(&b, cl.name, cl.args, max)
+	}
+	return cut(b.String(), max)
+}
+
+func cut(s string, max int) string {
+	if max <= 0 || len(s) <= max {
+		return s
+	}
+	if max <= 3 {
+		return s[:max]
+	}
+	i := max - 3
+	// Do not split a UTF-8 sequence.
+	for i > 0 && s[i]&0xC0 == 0x80 {
+		i--
+	}
+	return s[:i] + "..."
+}
+
+func writeStatement(b *strings.Builder, name string, args []any, max int) {
+	b.WriteString(name)
+	secret := secretArgs(name, args)
+	for i, a := range args {
+		if max > 0 && b.Len() > max {
+			return
+		}
+		b.WriteByte(' ')
+		if secret(i) {
+			b.WriteByte('?')
+			continue
+		}
+		s, ok := command.Arg(a)
+		if !ok || !printable(s) {
+			b.WriteByte('?')
+			continue
+		}
+		if max > 0 && len(s) > max {
+			s = s[:max]
+		}
+		b.WriteString(s)
+	}
+}
+
+// printable reports whether s is text that can be shown as is.
+func printable(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c == 0x7f {
+			return false
+		}
+	}
+	return true
+}
+
+// secretArgs returns which arguments of a command carry secrets: every
+// argument of AUTH, those after HELLO's AUTH and MIGRATE's AUTH/AUTH2, the
+// rules of ACL SETUSER and the values of CONFIG SET.
+func secretArgs(name string, args []any) func(i int) bool {
+	switch {
+	case strings.EqualFold(name, "AUTH"):
+		return func(int) bool { return true }
+	case strings.EqualFold(name, "HELLO"):
+		return afterWord(args, "AUTH", 2)
+	case strings.EqualFold(name, "MIGRATE"):
+		auth := afterWord(args, "AUTH", 1)
+		auth2 := afterWord(args, "AUTH2", 2)
+		return func(i int) bool { return auth(i) || auth2(i) }
+	case strings.EqualFold(name, "ACL"):
+		if len(args) > 0 && argEquals(args[0], "SETUSER") {
+			return func(i int) bool { return i >= 2 }
+		}
+	case strings.EqualFold(name, "CONFIG"):
+		if len(args) > 0 && argEquals(args[0], "SET") {
+			return func(i int) bool { return i >= 2 && i%2 == 0 }
+		}
+	}
+	return func(int) bool { return false }
+}
+
+// afterWord marks the n arguments after every argument equal to word.
+func afterWord(args []any, word string, n int) func(i int) bool {
+	return func(i int) bool {
+		for j := max(0, i-n); j < i; j++ {
+			if argEquals(args[j], word) {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+func argEquals(a any, word string) bool {
+	s, ok := command.Arg(a)
+	return ok && strings.EqualFold(s, word)
+}

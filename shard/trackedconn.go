@@ -62,7 +62,9 @@ func (tc *trackedConn) note(name string, args []any) {
 	case "multi":
 		tc.multi = true
 	case "exec", "discard":
-		tc.watching, tc.multi = false, false
+		if tc.multi { // without MULTI the server refuses them and WATCH stays
+			tc.watching, tc.multi = false, false
+		}
 	case "unwatch":
 		if !tc.multi {
 			tc.watching = false

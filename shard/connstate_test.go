@@ -53,8 +53,8 @@ type stateEnv struct {
 	servers []*redistest.Server // the servers that serve keys
 	// baseline: the connections there before the clients were created
 	baseline []map[string]bool
-	auto    *shard.Client       // automatic pipelining, always used
-	pooled  *shard.Client       // DisableAutoPipeline
+	auto     *shard.Client // automatic pipelining, always used
+	pooled   *shard.Client // DisableAutoPipeline
 }
 
 const stateClientName = "stc"

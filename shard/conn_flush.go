@@ -208,7 +208,7 @@ func (f *flusher) inMulti(i int, name string) {
 		tx.multi, tx.closing = false, true
 		return
 	}
-	keys, err := commandKeys(cmd.name, cmd.args)
+	keys, err := txKeys(cmd)
 	if err == nil && len(keys) == 0 {
 		if eff := command.EffectOf(nil, cmd.name, cmd.args); stateRefusal(eff, cmd.name, cmd.args) != nil {
 			err = stateRefusal(eff, cmd.name, cmd.args)
@@ -316,7 +316,7 @@ func (f *flusher) checkTx(from int) error {
 		case "multi", "watch":
 			continue
 		}
-		keys, err := commandKeys(cmd.name, cmd.args)
+		keys, err := txKeys(cmd)
 		if err != nil {
 			return err
 		}
@@ -338,6 +338,18 @@ func (f *flusher) checkTx(from int) error {
 		}
 	}
 	return nil
+}
+
+// txKeys returns the keys of a command inside MULTI. A command whose
+// arguments are malformed has none: it goes to the server, which refuses
+// to queue it, and EXEC then fails with EXECABORT as on one server. A
+// command the table does not know is refused: its keys cannot be checked.
+func txKeys(cmd connCmd) ([]any, error) {
+	keys, err := commandKeys(cmd.name, cmd.args)
+	if errors.Is(err, ErrBadCommand) {
+		return nil, nil
+	}
+	return keys, err
 }
 
 // sameGroup checks that every key of cmd is in the pinned group.

@@ -106,10 +106,11 @@ func (c *Client) pipe(node int) *autoPipe {
 
 // pipeable reports whether a call may share a connection with other
 // callers' commands: a command on keys that neither blocks, nor changes
-// the connection's state (WATCH, MULTI, SUBSCRIBE, ...), nor follows an
-// ASK redirect (ASKING must come right before it on its connection).
+// the connection's state (WATCH, MULTI, SUBSCRIBE, CLIENT SETNAME, ...:
+// see connstate.go), nor follows an ASK redirect (ASKING must come right
+// before it on its connection).
 func pipeable(cl *call) bool {
-	if cl.asking || cl.info == nil {
+	if cl.asking || cl.stateful || cl.info == nil {
 		return false
 	}
 	info := cl.info.Resolve(cl.args)

@@ -16,6 +16,10 @@ type call struct {
 	node  int // index into the client's node table; -1 until routed
 	group int // the key's group: node index (ring mode) or hash slot (cluster mode)
 
+	// stateful: the command changes its connection's state, which is
+	// then closed after use (see connstate.go).
+	stateful bool
+
 	// Cluster mode: the state of redirects and retries.
 	asking    bool // send ASKING first (after an ASK redirect)
 	replica   bool // a read-only command served by a replica

@@ -48,6 +48,9 @@ type Client struct {
 // New creates a client for cfg. Ring mode does no I/O here: connections are
 // made on first use.
 func New(ctx context.Context, cfg Config) (*Client, error) {
+	if err := checkContext(ctx); err != nil {
+		return nil, err
+	}
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -143,6 +146,9 @@ func (c *Client) DoKey(ctx context.Context, key string, name string, args ...any
 }
 
 func (c *Client) do(ctx context.Context, name string, args []any, routeKey any) (any, error) {
+	if err := checkContext(ctx); err != nil {
+		return nil, err
+	}
 	if c.closed.Load() {
 		return nil, ErrClosed
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"time"
 
 	"github.com/gomodule/redigo/redis"
 )
@@ -17,37 +18,92 @@ import (
 //
 // Send queues a command, Flush sends everything queued as one pipeline
 // (one round trip per shard, in parallel) and Receive returns the replies
-// in order. The returned value implements redis.Conn and
-// redis.ConnWithContext; it holds no connection of its own, so it is cheap
-// to create. Like a redigo connection, it is meant for one goroutine at a
-// time.
+// in order. Do sends what is queued plus its own command and, as in
+// redigo, returns its own reply and the first server error among the
+// replies it read; Do("") returns every pending reply as a []any. The
+// returned value implements redis.Conn, redis.ConnWithContext and
+// redis.ConnWithTimeout, so redis.DoContext, redis.DoWithTimeout,
+// redis.ReceiveContext, redis.NewScript, redis.Args and the reply helpers
+// all work. It holds no connection of its own outside a transaction, so it
+// is cheap to create. Like a redigo connection, it is meant for one
+// goroutine at a time.
+//
+// Where it differs from a connection to one server:
+//
+//   - Transactions. MULTI ... EXEC (or DISCARD) runs on the node of the
+//     transaction's first key, on a connection the Conn holds until EXEC or
+//     DISCARD; WATCH pins the Conn to its keys' node likewise, until EXEC,
+//     DISCARD or UNWATCH. Every key of the transaction must be on that node
+//     (in cluster mode: in that hash slot), else the whole transaction is
+//     refused with a *CrossShardError before any of it is sent: each
+//     command up to EXEC then fails with that error, EXEC included, and
+//     nothing runs. When the commands are sent in one go (Send ... Do("EXEC")),
+//     that check happens before anything is written; when they are sent one
+//     Do at a time, the commands already queued on the server are discarded.
+//     A keyless command inside MULTI must follow a keyed one. MULTI's reply
+//     is "OK" at once when no key is known yet (the server's is read when
+//     the transaction's node is known). Redirects are not followed inside a
+//     transaction: use Client.Tx for retries in cluster mode.
+//   - PING and ECHO check every shard (ForEachShard) and return the reply
+//     they all gave; on a Conn pinned by a transaction they go to its node.
+//   - SELECT succeeds only for the database the client is configured for
+//     (Pool.DB), without a round trip; any other fails.
+//   - QUIT answers "OK" and closes the Conn; RESET ends a transaction and
+//     answers "RESET".
+//   - Subscribing (SUBSCRIBE, PSUBSCRIBE, SSUBSCRIBE), MONITOR, CLIENT
+//     REPLY OFF|SKIP and HELLO 3 fail with a *ConnStateError whose hint
+//     names the tool to use (Client.Subscribe, ForEachNode); other keyless
+//     commands fail with ErrNoKey (use DoKey or ForEachShard).
+//   - Receive with nothing sent fails at once instead of waiting.
+//   - A command that fails to route (a *CrossShardError, ErrNoKey, ...) or
+//     whose node failed (a *NodeError) fails alone, like a server error
+//     reply: the Conn stays usable and Err stays nil.
 func (c *Client) Conn() redis.Conn { return &routedConn{c: c} }
 
 // routedConn adapts a Client to redis.Conn.
 type routedConn struct {
 	c       *Client
 	mu      sync.Mutex
-	pending Pipeline // sent but not flushed
-	replies []Result // flushed but not received
+	queue   []connCmd // sent but not flushed
+	replies []Result  // flushed but not received
 	closed  bool
+	tx      connTx // the transaction in progress, if any
+}
+
+// connCmd is one command sent on a routedConn.
+type connCmd struct {
+	name string
+	args []any
 }
 
 var (
 	_ redis.Conn            = (*routedConn)(nil)
 	_ redis.ConnWithContext = (*routedConn)(nil)
+	_ redis.ConnWithTimeout = (*routedConn)(nil)
 )
 
 // errConnClosed is returned by a routedConn after Close.
 var errConnClosed = errors.New("shardis: connection closed")
 
+// errReceiveNothing is Receive's error when no reply is pending.
+var errReceiveNothing = errors.New("shardis: Receive with no command sent")
+
+// Close ends the Conn: a transaction in progress is discarded and the
+// connection it held goes back to the pool (or is closed).
 func (rc *routedConn) Close() error {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
-	rc.closed = true
-	rc.pending.cmds, rc.replies = nil, nil
+	rc.closeLocked()
 	return nil
 }
 
+func (rc *routedConn) closeLocked() {
+	rc.closed = true
+	rc.queue, rc.replies = nil, nil
+	rc.tx.end()
+}
+
+// Err returns a non-nil error once the Conn or its Client is closed.
 func (rc *routedConn) Err() error {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
@@ -60,67 +116,118 @@ func (rc *routedConn) Err() error {
 	return nil
 }
 
+// Do sends the queued commands and this one and returns this one's reply.
 func (rc *routedConn) Do(name string, args ...any) (any, error) {
 	return rc.DoContext(context.Background(), name, args...)
 }
 
-// DoContext sends any queued commands plus this one and returns this one's
-// reply. As in redigo, an empty name only flushes and returns the reply of
-// the last queued command.
+// DoWithTimeout is Do with every reply bounded by timeout as well as by
+// the pool's read timeout (0: the read timeout alone).
+func (rc *routedConn) DoWithTimeout(timeout time.Duration, name string, args ...any) (any, error) {
+	ctx, cancel := timeoutContext(timeout)
+	defer cancel()
+	return rc.DoContext(ctx, name, args...)
+}
+
+// ReceiveWithTimeout is Receive bounded by timeout as well as by the
+// pool's read timeout (0: the read timeout alone).
+func (rc *routedConn) ReceiveWithTimeout(timeout time.Duration) (any, error) {
+	ctx, cancel := timeoutContext(timeout)
+	defer cancel()
+	return rc.ReceiveContext(ctx)
+}
+
+func timeoutContext(timeout time.Duration) (context.Context, context.CancelFunc) {
+	if timeout <= 0 {
+		return context.Background(), func() {}
+	}
+	return context.WithTimeout(context.Background(), timeout)
+}
+
+// DoContext sends the queued commands plus this one and reads every
+// pending reply, as redigo does: it returns this one's reply (a server
+// error reply as its redis.Error value) and the first error among the
+// replies read. With an empty name it only flushes and returns every
+// pending reply as a []any, server errors as redis.Error values inside it;
+// the error is then the first one that is not a server's reply (a routing
+// or node failure), if any.
 func (rc *routedConn) DoContext(ctx context.Context, name string, args ...any) (any, error) {
+	if err := checkContext(ctx); err != nil {
+		return nil, err
+	}
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
 	if rc.closed {
 		return nil, errConnClosed
 	}
-	if name == "" && len(rc.pending.cmds) == 0 && len(rc.replies) == 0 {
+	if name == "" && len(rc.queue) == 0 && len(rc.replies) == 0 {
 		return nil, nil
 	}
 	if name != "" {
-		rc.pending.c = rc.c
-		rc.pending.Send(name, args...)
+		rc.queue = append(rc.queue, connCmd{name: name, args: args})
 	}
-	if err := rc.flushLocked(ctx); err != nil {
-		return nil, err
+	rc.flushLocked(ctx)
+	replies := rc.replies
+	rc.replies = nil
+	if name == "" {
+		out := make([]any, len(replies))
+		var firstErr error
+		for i, r := range replies {
+			if r.Err == nil {
+				out[i] = r.Reply
+				continue
+			}
+			out[i] = r.Err
+			if !isRedisError(r.Err) && firstErr == nil {
+				firstErr = r.Err
+			}
+		}
+		if firstErr != nil {
+			return nil, firstErr
+		}
+		return out, nil
 	}
-	last := rc.replies[len(rc.replies)-1]
-	rc.replies = rc.replies[:0]
-	return last.Reply, last.Err
+	var firstErr error
+	for _, r := range replies {
+		if r.Err != nil {
+			firstErr = r.Err
+			break
+		}
+	}
+	last := replies[len(replies)-1]
+	if last.Err != nil {
+		if re, ok := last.Err.(redis.Error); ok {
+			return re, firstErr
+		}
+		return nil, firstErr
+	}
+	return last.Reply, firstErr
 }
 
+// Send queues a command; nothing is checked or sent until Flush.
 func (rc *routedConn) Send(name string, args ...any) error {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
 	if rc.closed {
 		return errConnClosed
 	}
-	rc.pending.c = rc.c
-	rc.pending.Send(name, args...)
+	rc.queue = append(rc.queue, connCmd{name: name, args: args})
 	return nil
 }
 
+// Flush sends the queued commands.
 func (rc *routedConn) Flush() error {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
 	if rc.closed {
 		return errConnClosed
 	}
-	return rc.flushLocked(context.Background())
-}
-
-func (rc *routedConn) flushLocked(ctx context.Context) error {
-	if len(rc.pending.cmds) == 0 {
-		return nil
-	}
-	rc.pending.c = rc.c
-	res, err := rc.pending.Exec(ctx)
-	if err != nil {
-		return err
-	}
-	rc.replies = append(rc.replies, res...)
+	rc.flushLocked(context.Background())
 	return nil
 }
 
+// Receive returns the next reply, flushing queued commands first when
+// nothing has been flushed yet.
 func (rc *routedConn) Receive() (any, error) {
 	return rc.ReceiveContext(context.Background())
 }
@@ -128,20 +235,22 @@ func (rc *routedConn) Receive() (any, error) {
 // ReceiveContext returns the next reply, flushing queued commands first
 // when nothing has been flushed yet.
 func (rc *routedConn) ReceiveContext(ctx context.Context) (any, error) {
+	if err := checkContext(ctx); err != nil {
+		return nil, err
+	}
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
 	if rc.closed {
 		return nil, errConnClosed
 	}
 	if len(rc.replies) == 0 {
-		if err := rc.flushLocked(ctx); err != nil {
-			return nil, err
-		}
+		rc.flushLocked(ctx)
 	}
 	if len(rc.replies) == 0 {
-		return nil, errors.New("shardis: Receive with no command sent")
+		return nil, errReceiveNothing
 	}
 	r := rc.replies[0]
+	rc.replies[0] = Result{}
 	rc.replies = rc.replies[1:]
 	return r.Reply, r.Err
 }

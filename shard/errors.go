@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/shardis/shardis/shard/command"
 )
 
 // Sentinel errors. Errors returned by the client wrap one of these (or
@@ -31,6 +33,12 @@ var (
 	// ErrBadCommand means the command's arguments are malformed (for
 	// example an odd number of arguments to MSET).
 	ErrBadCommand = errors.New("shardis: bad command")
+	// ErrConnState is matched (errors.Is) by every *ConnStateError.
+	ErrConnState = errors.New("shardis: command changes the connection's state")
+	// ErrNilContext is returned by every call that is given a nil
+	// context.Context instead of panicking; pass context.Background() (or
+	// context.TODO()) when there is no context to pass.
+	ErrNilContext = errors.New("shardis: nil Context")
 )
 
 // NodeError reports a failure to talk to one node: a dial or I/O error,
@@ -87,3 +95,22 @@ func (e *CrossShardError) Error() string {
 
 // Is makes errors.Is(err, ErrCrossShard) true.
 func (e *CrossShardError) Is(target error) bool { return target == ErrCrossShard }
+
+// ConnStateError reports a command that Do, DoKey and pipelines refuse
+// because it would leave the connection it runs on in a state where the
+// caller could not use it and no other caller may (subscribe mode,
+// MONITOR, a transaction left open, another database, RESP3). Nothing was
+// sent. Hint names the tool that does the job.
+type ConnStateError struct {
+	Command string             // upper case, with the subcommand for CLIENT
+	Effect  command.ConnEffect // what the command would do to the connection
+	Hint    string
+}
+
+// Error implements error.
+func (e *ConnStateError) Error() string {
+	return fmt.Sprintf("shardis: %s changes the connection's state (%s): %s", e.Command, e.Effect, e.Hint)
+}
+
+// Is makes errors.Is(err, ErrConnState) true.
+func (e *ConnStateError) Is(target error) bool { return target == ErrConnState }

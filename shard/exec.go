@@ -40,6 +40,9 @@ func (c *Client) execute(ctx context.Context, calls []*call) (abandoned bool) {
 // commands on a machine with cores to spare decodes each node's replies on
 // a goroutine of its own (runParallel).
 func (c *Client) run(ctx context.Context, calls []*call) (abandoned bool) {
+	if hasStateful(calls) {
+		return c.runStateful(ctx, calls) // connstate.go
+	}
 	if c.autoPipe && len(calls) == 1 && calls[0].err == nil && calls[0].node >= 0 && pipeable(calls[0]) {
 		return c.autoDo(ctx, calls)
 	}

@@ -9,9 +9,16 @@ import (
 )
 
 // ForEachShard calls fn once for every node the router serves keys from,
-// in parallel, each with a connection to that node (returned to the pool
-// when fn returns). Use it for keyless commands (FLUSHALL, INFO, SCRIPT
+// in parallel, each with a connection to that node, which is fn's alone
+// until fn returns. Use it for keyless commands (FLUSHALL, INFO, SCRIPT
 // LOAD, ...). The error joins every node's error, each a *NodeError.
+//
+// fn may do anything with its connection, MONITOR, SUBSCRIBE, SELECT or
+// CLIENT SETNAME included: every command sent on it is noted, and when fn
+// returns the connection goes back to the pool only as a fresh one is. An
+// open transaction is discarded (DISCARD, UNWATCH); a connection whose
+// state changed otherwise is closed. The connection must not be used after
+// fn returns (it then fails every call).
 func (c *Client) ForEachShard(ctx context.Context, fn func(ctx context.Context, node Node, conn redis.Conn) error) error {
 	return c.forEach(ctx, c.router.Nodes(), fn)
 }
@@ -34,6 +41,9 @@ func (c *Client) ForEachNode(ctx context.Context, fn func(ctx context.Context, n
 }
 
 func (c *Client) forEach(ctx context.Context, nodes []Node, fn func(ctx context.Context, node Node, conn redis.Conn) error) error {
+	if err := checkContext(ctx); err != nil {
+		return err
+	}
 	if c.closed.Load() {
 		return ErrClosed
 	}
@@ -45,12 +55,12 @@ func (c *Client) forEach(ctx context.Context, nodes []Node, fn func(ctx context.
 	for i, n := range nodes {
 		go func(i int, n Node) {
 			defer func() { done <- struct{}{} }()
-			conn, err := c.pools.Get(ctx, n.Addr)
+			conn, err := c.borrowTracked(ctx, n.Addr)
 			if err != nil {
 				errs[i] = &NodeError{Node: n, Err: err}
 				return
 			}
-			defer conn.Close()
+			defer conn.release()
 			if err := fn(ctx, n, conn); err != nil {
 				errs[i] = &NodeError{Node: n, Err: err}
 			}

@@ -64,6 +64,9 @@ func (p *Pipeline) Reset() {
 // could be attempted (closed client, context already done).
 func (p *Pipeline) Exec(ctx context.Context) ([]Result, error) {
 	c := p.c
+	if err := checkContext(ctx); err != nil {
+		return nil, err
+	}
 	if c.closed.Load() {
 		return nil, ErrClosed
 	}

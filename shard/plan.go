@@ -181,6 +181,12 @@ func (c *Client) add(b *batch, loc locator, name string, args []any, routeKey an
 	}
 	cl := b.newCall()
 	cl.name, cl.args, cl.info, cl.node = name, args, info, -1
+	if eff := command.EffectOf(info, name, args); eff != command.Stateless {
+		if req.err = stateRefusal(eff, name, args); req.err != nil {
+			return
+		}
+		cl.stateful = true
+	}
 	if routeKey != nil {
 		node, group, err := loc.locate(routeKey)
 		if err != nil {
@@ -206,7 +212,7 @@ func (c *Client) add(b *batch, loc locator, name string, args []any, routeKey an
 		return
 	}
 	if len(pos) == 0 {
-		req.err = fmt.Errorf("%w: %s: name its target with DoKey or ForEachShard", ErrNoKey, strings.ToUpper(name))
+		req.err = fmt.Errorf("%w: %s: %s", ErrNoKey, strings.ToUpper(name), noKeyHint(info, name, args))
 		return
 	}
 	node, group, err := loc.locate(args[pos[0]])

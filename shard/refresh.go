@@ -148,6 +148,9 @@ func (c *Client) discoverFunc() func(context.Context, []string, cluster.Dialer) 
 // Refresh reloads the cluster topology now and waits for it, for example
 // after resharding by hand. In ring mode it does nothing.
 func (c *Client) Refresh(ctx context.Context) error {
+	if err := checkContext(ctx); err != nil {
+		return err
+	}
 	if c.cl == nil {
 		return nil
 	}

@@ -41,6 +41,9 @@ func (c *Client) Scan(opts ScanOptions) *Scanner {
 // Next advances to the next key, calling SCAN as needed. It returns false
 // when every node is done or on error (see Err).
 func (s *Scanner) Next(ctx context.Context) bool {
+	if s.err == nil && ctx == nil {
+		s.err = ErrNilContext
+	}
 	for {
 		if s.err != nil || s.done {
 			return false

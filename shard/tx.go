@@ -59,6 +59,9 @@ func (tx *Tx) Queue(name string, args ...any) error {
 }
 
 func (tx *Tx) check(name string, args []any) error {
+	if err := txOwnCommand(name); err != nil {
+		return err
+	}
 	keys, err := commandKeys(name, args)
 	if err != nil {
 		return err
@@ -109,6 +112,9 @@ func commandKeys(name string, args []any) ([]any, error) {
 // is a *RetryError. A transaction is never split over nodes: keys on
 // different slots fail with a *CrossShardError before anything is sent.
 func (c *Client) Tx(ctx context.Context, keys []string, fn func(tx *Tx) error) ([]any, error) {
+	if err := checkContext(ctx); err != nil {
+		return nil, err
+	}
 	if c.closed.Load() {
 		return nil, ErrClosed
 	}
@@ -232,11 +238,13 @@ func (c *Client) txOnce(ctx context.Context, node int, asking bool, group int, k
 	if ns.down.Load() {
 		return nil, &NodeError{Node: ns.node, Err: ns.downErr()}
 	}
-	conn, err := c.pools.Get(ctx, ns.node.Addr)
+	conn, err := c.borrowTracked(ctx, ns.node.Addr)
 	if err != nil {
 		return nil, &NodeError{Node: ns.node, Err: err}
 	}
-	defer conn.Close() // discards MULTI and UNWATCHes when something went wrong
+	// Back to the pool as a fresh connection is: DISCARD or UNWATCH when
+	// fn or a send failed, closed when tx.Do changed the connection.
+	defer conn.release()
 	tx := &Tx{ctx: ctx, conn: conn, loc: c.loc, group: group, asking: asking}
 	if _, err := tx.do("WATCH", keys...); err != nil {
 		return nil, err

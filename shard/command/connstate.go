@@ -1,0 +1,111 @@
+package command
+
+// ConnEffect says what a command does to the connection that runs it,
+// beyond its reply. A client that shares connections between callers (a
+// pool) must not hand a connection on to another caller after a command
+// with an effect other than Stateless, unless it restored the connection
+// first.
+type ConnEffect uint8
+
+// The connection effects.
+const (
+	// Stateless: the connection is as it was (GET, SET, CLIENT GETNAME,
+	// CLIENT REPLY ON, HELLO 2 without options, ...).
+	Stateless ConnEffect = iota
+	// SetsState: the connection keeps a setting that a fresh one does not
+	// have: its user (AUTH, HELLO ... AUTH), its name (CLIENT SETNAME,
+	// CLIENT SETINFO, HELLO ... SETNAME), client-side caching (CLIENT
+	// TRACKING, CLIENT CACHING), CLIENT NO-EVICT, CLIENT NO-TOUCH, READONLY,
+	// READWRITE, the ASKING flag, or everything at once (RESET, which also
+	// undoes what the connection was set up with) or its end (QUIT).
+	SetsState
+	// Database: SELECT moves the connection to another database.
+	Database
+	// Protocol: HELLO 3 switches the connection to RESP3.
+	Protocol
+	// Transaction: WATCH, UNWATCH, MULTI, EXEC and DISCARD open or close a
+	// transaction that spans several commands of the connection.
+	Transaction
+	// Subscribe: SUBSCRIBE, PSUBSCRIBE, SSUBSCRIBE and their UN- forms put
+	// the connection in (or belong to) subscribe mode, where it accepts
+	// nothing but pub/sub commands.
+	Subscribe
+	// Exclusive: the connection stops answering commands normally: MONITOR
+	// streams every command the server runs, CLIENT REPLY OFF and SKIP
+	// silence the replies.
+	Exclusive
+)
+
+var effectNames = [...]string{"stateless", "sets state", "database", "protocol", "transaction", "subscribe", "exclusive"}
+
+// String returns the effect's name.
+func (e ConnEffect) String() string {
+	if int(e) < len(effectNames) {
+		return effectNames[e]
+	}
+	return "unknown"
+}
+
+// EffectOf classifies a call of the command named name with args (the
+// arguments after the name). info is the command's entry from Lookup, or
+// nil to have EffectOf look it up. Subcommands newer than the table
+// (CLIENT SETINFO, CLIENT NO-TOUCH) are recognised by name. It does not
+// allocate.
+func EffectOf(info *Info, name string, args []any) ConnEffect {
+	if info == nil {
+		if info = Lookup(name); info == nil {
+			return Stateless // a module's command, or one newer than the table
+		}
+	}
+	switch info.Name {
+	case "subscribe", "psubscribe", "ssubscribe", "unsubscribe", "punsubscribe", "sunsubscribe":
+		return Subscribe
+	case "monitor":
+		return Exclusive
+	case "watch", "unwatch", "multi", "exec", "discard":
+		return Transaction
+	case "select":
+		return Database
+	case "auth", "readonly", "readwrite", "reset", "quit", "asking":
+		return SetsState
+	case "hello":
+		return helloEffect(args)
+	case "client":
+		return clientEffect(args)
+	}
+	return Stateless
+}
+
+// helloEffect classifies HELLO [protover [AUTH user pass] [SETNAME name]].
+func helloEffect(args []any) ConnEffect {
+	if len(args) == 0 {
+		return Stateless
+	}
+	if !argIs(args[0], "2") {
+		return Protocol // 3, or a version the server will refuse
+	}
+	if len(args) > 1 {
+		return SetsState // AUTH or SETNAME
+	}
+	return Stateless
+}
+
+// clientEffect classifies the CLIENT subcommands that change the
+// connection that sends them.
+func clientEffect(args []any) ConnEffect {
+	if len(args) == 0 {
+		return Stateless
+	}
+	sub := args[0]
+	switch {
+	case argIs(sub, "reply"):
+		if len(args) > 1 && argIs(args[1], "on") {
+			return Stateless
+		}
+		return Exclusive // OFF, SKIP (or a bad mode the server refuses)
+	case argIs(sub, "setname"), argIs(sub, "setinfo"), argIs(sub, "tracking"),
+		argIs(sub, "caching"), argIs(sub, "no-evict"), argIs(sub, "no-touch"):
+		return SetsState
+	}
+	return Stateless
+}

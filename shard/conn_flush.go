@@ -1,0 +1,600 @@
+package shard
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/gomodule/redigo/redis"
+	"github.com/shardis/shardis/shard/command"
+)
+
+// flusher sends one Flush's worth of a routedConn's commands. The
+// commands go out in runs, in the order they were sent: consecutive
+// routed commands as one Pipeline (a round trip per node), consecutive
+// commands of the transaction as one round trip on its connection. A run
+// is sent before a command of another kind is, so commands execute in the
+// order they were sent.
+type flusher struct {
+	rc   *routedConn
+	ctx  context.Context
+	cmds []connCmd
+	res  []Result
+
+	plain    []int // indexes of the routed run
+	pinned   []int // indexes of the transaction run; -1: a reply to drop
+	pinnedAt []connCmd
+
+	multiAt int   // index of a MULTI of this flush not yet sent, or -1
+	held    []int // keyless commands after MULTI, waiting for its first key
+	scanned bool  // the transaction of this flush was checked as a whole
+	quit    bool  // QUIT: the Conn closes after this flush
+}
+
+// flushLocked sends every queued command and appends one result per
+// command to rc.replies.
+func (rc *routedConn) flushLocked(ctx context.Context) {
+	if len(rc.queue) == 0 {
+		return
+	}
+	f := &flusher{rc: rc, ctx: ctx, cmds: rc.queue, res: make([]Result, len(rc.queue)), multiAt: -1}
+	rc.queue = nil
+	for i := range f.cmds {
+		f.step(i)
+	}
+	f.endOfFlush()
+	rc.replies = append(rc.replies, f.res...)
+	if f.quit { // closed, but this Do still returns its replies
+		rc.closed = true
+		rc.tx.end()
+	}
+}
+
+// lowerName returns the command's table name (lower case), or "" for a
+// command the table does not know.
+func lowerName(name string) string {
+	if info := command.Lookup(name); info != nil {
+		return info.Name
+	}
+	return ""
+}
+
+// step handles command i.
+func (f *flusher) step(i int) {
+	rc, cmd := f.rc, f.cmds[i]
+	tx := &rc.tx
+	if f.quit {
+		f.res[i] = Result{Err: errConnClosed}
+		return
+	}
+	name := lowerName(cmd.name)
+	if tx.refused != nil { // everything up to EXEC or DISCARD fails
+		switch name {
+		case "exec":
+			f.res[i] = Result{Err: tx.refused}
+			tx.finish()
+		case "discard":
+			f.res[i] = Result{Reply: "OK"}
+			tx.finish()
+		default:
+			f.res[i] = Result{Err: tx.refused}
+		}
+		return
+	}
+	switch name {
+	case "quit":
+		f.sendRuns()
+		f.res[i] = Result{Reply: "OK"}
+		f.quit = true
+		return
+	case "reset":
+		f.sendRuns()
+		tx.end()
+		f.res[i] = Result{Reply: "RESET"}
+		return
+	}
+	if tx.multi {
+		f.inMulti(i, name)
+		return
+	}
+	switch name {
+	case "multi":
+		// The commands before MULTI are not the transaction's: they run
+		// whatever becomes of it.
+		f.sendRuns()
+		tx.multi = true
+		f.scanned = true
+		err := tx.lost
+		if err == nil {
+			err = f.checkTx(i + 1)
+		}
+		if err != nil {
+			f.refuse(err)
+			f.res[i] = Result{Err: err}
+			return
+		}
+		if tx.conn != nil {
+			f.addPinned(i)
+			tx.multiSent = true
+		} else {
+			f.multiAt = i
+		}
+		return
+	case "exec", "discard":
+		tx.lost = nil
+		if tx.conn != nil {
+			f.addPinned(i)
+			tx.closing = true // EXEC and DISCARD end WATCH too
+			return
+		}
+		f.res[i] = Result{Err: fmt.Errorf("%w: %s without MULTI", ErrBadCommand, strings.ToUpper(name))}
+		return
+	case "watch":
+		f.watch(i)
+		return
+	case "unwatch":
+		tx.lost = nil
+		if tx.conn != nil {
+			f.addPinned(i)
+			tx.closing = true
+			return
+		}
+		f.res[i] = Result{Reply: "OK"} // nothing is watched
+		return
+	case "ping", "echo":
+		if tx.conn != nil {
+			f.addPinned(i)
+			return
+		}
+		f.sendRuns()
+		f.res[i] = f.rc.everyShard(f.ctx, cmd)
+		return
+	case "select":
+		f.res[i] = f.rc.selectDB(cmd.args)
+		return
+	}
+	if tx.conn != nil && f.inPinnedGroup(cmd) {
+		f.addPinned(i) // a read under WATCH, on the watching connection
+		return
+	}
+	f.addPlain(i)
+}
+
+// inMulti handles command i between MULTI and EXEC or DISCARD.
+func (f *flusher) inMulti(i int, name string) {
+	tx := &f.rc.tx
+	cmd := f.cmds[i]
+	if !f.scanned {
+		f.scanned = true
+		if err := f.checkTx(i); err != nil {
+			f.refuse(err)
+			f.res[i] = Result{Err: err}
+			if name == "exec" || name == "discard" {
+				if name == "discard" {
+					f.res[i] = Result{Reply: "OK"}
+				}
+				tx.finish()
+			}
+			return
+		}
+	}
+	switch name {
+	case "multi":
+		f.res[i] = Result{Err: fmt.Errorf("%w: MULTI calls can not be nested", ErrBadCommand)}
+		return
+	case "watch":
+		f.res[i] = Result{Err: fmt.Errorf("%w: WATCH inside MULTI is not allowed", ErrBadCommand)}
+		return
+	case "exec", "discard":
+		if tx.conn == nil {
+			if len(f.held) > 0 {
+				f.refuseHeld()
+				f.step(i)
+				return
+			}
+			// Nothing was queued: nothing to run anywhere.
+			f.answerMulti()
+			if name == "exec" {
+				f.res[i] = Result{Reply: []any{}}
+			} else {
+				f.res[i] = Result{Reply: "OK"}
+			}
+			tx.finish()
+			return
+		}
+		f.addPinned(i)
+		tx.multi, tx.closing = false, true
+		return
+	}
+	keys, err := txKeys(cmd)
+	if err == nil && len(keys) == 0 {
+		if eff := command.EffectOf(nil, cmd.name, cmd.args); stateRefusal(eff, cmd.name, cmd.args) != nil {
+			err = stateRefusal(eff, cmd.name, cmd.args)
+		}
+	}
+	if err != nil {
+		f.refuse(err)
+		f.res[i] = Result{Err: err}
+		return
+	}
+	if len(keys) == 0 {
+		if tx.conn != nil {
+			f.addPinned(i)
+		} else {
+			f.held = append(f.held, i)
+		}
+		return
+	}
+	if tx.conn == nil {
+		node, group, err := f.rc.c.loc.locate(keys[0])
+		if err == nil {
+			err = f.pin(node, group)
+		}
+		if err != nil {
+			f.refuse(err)
+			f.res[i] = Result{Err: err}
+			return
+		}
+	}
+	if err := f.rc.sameGroup(cmd, keys); err != nil { // a Do-by-Do transaction
+		f.refuse(err)
+		f.res[i] = Result{Err: err}
+		return
+	}
+	f.addPinned(i)
+}
+
+// pin borrows the transaction's connection to node and, inside MULTI,
+// sends MULTI and the keyless commands held for it.
+func (f *flusher) pin(node, group int) error {
+	tx := &f.rc.tx
+	f.sendPlain()
+	ns := f.rc.c.nodes.get(node)
+	if ns.down.Load() {
+		return &NodeError{Node: ns.node, Err: ErrNodeDown}
+	}
+	conn, err := f.rc.c.borrowTracked(f.ctx, ns.node.Addr)
+	if err != nil {
+		return &NodeError{Node: ns.node, Err: err}
+	}
+	tx.conn, tx.node, tx.group = conn, node, group
+	if tx.multi && !tx.multiSent {
+		f.pinned = append(f.pinned, f.multiAt) // -1: MULTI was answered already
+		f.pinnedAt = append(f.pinnedAt, connCmd{name: "MULTI"})
+		f.multiAt = -1
+		tx.multiSent = true
+		for _, h := range f.held {
+			f.addPinned(h)
+		}
+		f.held = f.held[:0]
+	}
+	return nil
+}
+
+// watch handles WATCH: it pins the Conn to its keys' node.
+func (f *flusher) watch(i int) {
+	tx, cmd := &f.rc.tx, f.cmds[i]
+	if tx.closing {
+		f.sendPinned() // let the EXEC, DISCARD or UNWATCH before end its hold
+	}
+	keys, err := commandKeys(cmd.name, cmd.args)
+	if err == nil && len(keys) == 0 {
+		err = fmt.Errorf("%w: WATCH needs a key", ErrBadCommand)
+	}
+	if err == nil && tx.conn == nil {
+		var node, group int
+		if node, group, err = f.rc.c.loc.locate(keys[0]); err == nil {
+			err = f.pin(node, group)
+		}
+	}
+	if err == nil {
+		err = f.rc.sameGroup(cmd, keys)
+	}
+	if err != nil {
+		f.res[i] = Result{Err: err}
+		return
+	}
+	f.addPinned(i)
+}
+
+// checkTx checks, before anything of it is sent, that every key of the
+// transaction that starts at command from (up to EXEC or DISCARD, or the
+// end of this flush) is in one group: the pinned one, or the first key's.
+func (f *flusher) checkTx(from int) error {
+	rc := f.rc
+	group, first := -1, ""
+	if rc.tx.conn != nil {
+		group, first = rc.tx.group, "(watched)"
+	}
+	for j := from; j < len(f.cmds); j++ {
+		cmd := f.cmds[j]
+		switch lowerName(cmd.name) {
+		case "exec", "discard":
+			return nil
+		case "multi", "watch":
+			continue
+		}
+		keys, err := txKeys(cmd)
+		if err != nil {
+			return err
+		}
+		for _, k := range keys {
+			_, g, err := rc.c.loc.locate(k)
+			if err != nil {
+				return err
+			}
+			if group < 0 {
+				group, first = g, keyString(k)
+				continue
+			}
+			if g != group {
+				return &CrossShardError{Command: "MULTI ... EXEC", Keys: []KeyOwner{
+					{Key: first, Owner: rc.c.loc.groupLabel(group)},
+					{Key: keyString(k), Owner: rc.c.loc.groupLabel(g)},
+				}}
+			}
+		}
+	}
+	return nil
+}
+
+// txKeys returns the keys of a command inside MULTI. A command whose
+// arguments are malformed has none: it goes to the server, which refuses
+// to queue it, and EXEC then fails with EXECABORT as on one server. A
+// command the table does not know is refused: its keys cannot be checked.
+func txKeys(cmd connCmd) ([]any, error) {
+	keys, err := commandKeys(cmd.name, cmd.args)
+	if errors.Is(err, ErrBadCommand) {
+		return nil, nil
+	}
+	return keys, err
+}
+
+// sameGroup checks that every key of cmd is in the pinned group.
+func (rc *routedConn) sameGroup(cmd connCmd, keys []any) error {
+	for _, k := range keys {
+		_, g, err := rc.c.loc.locate(k)
+		if err != nil {
+			return err
+		}
+		if g != rc.tx.group {
+			return &CrossShardError{Command: strings.ToUpper(cmd.name), Keys: []KeyOwner{
+				{Key: keyString(k), Owner: rc.c.loc.groupLabel(g)},
+				{Key: "(transaction)", Owner: rc.c.loc.groupLabel(rc.tx.group)},
+			}}
+		}
+	}
+	return nil
+}
+
+// inPinnedGroup reports whether every key of a command (which has keys)
+// is in the pinned group.
+func (f *flusher) inPinnedGroup(cmd connCmd) bool {
+	keys, err := commandKeys(cmd.name, cmd.args)
+	if err != nil || len(keys) == 0 {
+		return false
+	}
+	return f.rc.sameGroup(cmd, keys) == nil
+}
+
+// refuse refuses the transaction in progress as a whole: the commands
+// already queued on the server are discarded with the connection, the
+// ones of this flush are never sent, and everything up to EXEC or DISCARD
+// fails with err.
+func (f *flusher) refuse(err error) {
+	tx := &f.rc.tx
+	// Drop what this flush would have sent to the transaction's node.
+	for _, idx := range f.pinned {
+		if idx >= 0 {
+			f.res[idx] = Result{Err: err}
+		}
+	}
+	f.pinned, f.pinnedAt = f.pinned[:0], f.pinnedAt[:0]
+	for _, h := range f.held {
+		f.res[h] = Result{Err: err}
+	}
+	f.held = f.held[:0]
+	if f.multiAt >= 0 {
+		f.res[f.multiAt] = Result{Err: err}
+		f.multiAt = -1
+	}
+	if tx.conn != nil {
+		tx.conn.markDirty() // closing it discards what the server queued
+		tx.conn.release()
+		tx.conn = nil
+	}
+	tx.refused, tx.lost = err, nil
+}
+
+// refuseHeld refuses a transaction whose keyless commands came before
+// any key: its node cannot be known.
+func (f *flusher) refuseHeld() {
+	cmd := f.cmds[f.held[0]]
+	f.refuse(fmt.Errorf("%w: %s inside MULTI before any key: a Conn runs a transaction on the node of its first key", ErrNoKey, strings.ToUpper(cmd.name)))
+}
+
+// answerMulti gives a MULTI of this flush that was not sent its reply.
+func (f *flusher) answerMulti() {
+	if f.multiAt >= 0 {
+		f.res[f.multiAt] = Result{Reply: "OK"}
+		f.multiAt = -1
+	}
+}
+
+// endOfFlush sends what is left; a MULTI still without a key is
+// answered, and keyless commands held for a key refuse the transaction.
+func (f *flusher) endOfFlush() {
+	if len(f.held) > 0 {
+		f.refuseHeld()
+	}
+	f.answerMulti()
+	f.sendRuns()
+}
+
+func (f *flusher) addPlain(i int) {
+	f.sendPinned()
+	f.plain = append(f.plain, i)
+}
+
+func (f *flusher) addPinned(i int) {
+	f.sendPlain()
+	f.pinned = append(f.pinned, i)
+	f.pinnedAt = append(f.pinnedAt, f.cmds[i])
+}
+
+func (f *flusher) sendRuns() {
+	f.sendPlain()
+	f.sendPinned()
+}
+
+// sendPlain sends the routed run as one pipeline.
+func (f *flusher) sendPlain() {
+	if len(f.plain) == 0 {
+		return
+	}
+	p := f.rc.c.Pipeline()
+	for _, i := range f.plain {
+		p.Send(f.cmds[i].name, f.cmds[i].args...)
+	}
+	res, err := p.Exec(f.ctx)
+	for k, i := range f.plain {
+		if err != nil {
+			f.res[i] = Result{Err: err}
+		} else {
+			f.res[i] = res[k]
+		}
+	}
+	f.plain = f.plain[:0]
+}
+
+// sendPinned sends the transaction run on the transaction's connection.
+func (f *flusher) sendPinned() {
+	if len(f.pinned) == 0 {
+		return
+	}
+	tx := &f.rc.tx
+	pinned, cmds := f.pinned, f.pinnedAt
+	f.pinned, f.pinnedAt = nil, nil
+	set := func(k int, r Result) {
+		if pinned[k] >= 0 {
+			f.res[pinned[k]] = r
+		}
+	}
+	node := f.rc.c.nodes.get(tx.node).node
+	fail := func(from int, err error) {
+		nerr := &NodeError{Node: node, Err: contextCause(f.ctx, err)}
+		for k := from; k < len(cmds); k++ {
+			set(k, Result{Err: nerr})
+		}
+		closing := tx.closing
+		tx.conn.release() // failed: closed, never reused
+		tx.conn = nil
+		if tx.multi {
+			tx.refused = nerr
+			return
+		}
+		tx.finish()
+		if !closing {
+			// The watched keys are no longer watched: the next
+			// MULTI ... EXEC fails rather than run unguarded.
+			tx.lost = nerr
+		}
+	}
+	var err error
+	for _, cmd := range cmds {
+		if err = tx.conn.Send(cmd.name, cmd.args...); err != nil {
+			break
+		}
+	}
+	if err == nil {
+		err = tx.conn.Flush()
+	}
+	if err != nil {
+		fail(0, err)
+		return
+	}
+	for k := range cmds {
+		reply, err := redis.ReceiveContext(tx.conn, f.ctx)
+		var re redis.Error
+		switch {
+		case err == nil:
+			set(k, Result{Reply: reply})
+		case errors.As(err, &re):
+			set(k, Result{Err: re})
+		default:
+			fail(k, err)
+			return
+		}
+	}
+	if tx.closing && !tx.multi {
+		tx.finish()
+	}
+}
+
+// everyShard runs PING or ECHO on every shard and returns the reply they
+// all gave, or the first failure.
+func (rc *routedConn) everyShard(ctx context.Context, cmd connCmd) Result {
+	nodes := rc.c.router.Nodes()
+	replies := make([]any, len(nodes))
+	idx := make(map[string]int, len(nodes))
+	for i, n := range nodes {
+		idx[n.Addr] = i
+	}
+	err := rc.c.ForEachShard(ctx, func(ctx context.Context, n Node, conn redis.Conn) error {
+		r, err := redis.DoContext(conn, ctx, cmd.name, cmd.args...)
+		if err != nil {
+			return err
+		}
+		replies[idx[n.Addr]] = r
+		return nil
+	})
+	if err != nil {
+		return Result{Err: err}
+	}
+	if len(replies) == 0 {
+		return Result{Err: ErrNoNodes}
+	}
+	return Result{Reply: replies[0]}
+}
+
+// selectDB answers SELECT: the configured database only.
+func (rc *routedConn) selectDB(args []any) Result {
+	if len(args) == 1 {
+		if s, ok := command.Arg(args[0]); ok {
+			if db, err := strconv.Atoi(s); err == nil && db == rc.c.cfg.Pool.DB {
+				return Result{Reply: "OK"}
+			}
+		}
+	}
+	return Result{Err: &ConnStateError{Command: "SELECT", Effect: command.Database,
+		Hint: fmt.Sprintf("a Conn's commands run on pooled connections to database %d (Pool.DB): only SELECT %d succeeds; use a client configured for the other database", rc.c.cfg.Pool.DB, rc.c.cfg.Pool.DB)}}
+}
+
+// connTx is a routedConn's transaction: the connection it holds while
+// WATCH or MULTI is in force.
+type connTx struct {
+	conn      *trackedConn // nil until the transaction's node is known
+	node      int
+	group     int
+	multi     bool  // inside MULTI
+	multiSent bool  // MULTI went to conn
+	closing   bool  // EXEC, DISCARD or UNWATCH was sent: release after its run
+	refused   error // the transaction was refused: everything up to EXEC fails with it
+	// lost: the connection that held WATCH failed; the next MULTI is
+	// refused with it (until UNWATCH, EXEC or DISCARD).
+	lost error
+}
+
+// finish ends the transaction after EXEC, DISCARD or UNWATCH: its
+// connection goes back to the pool (restored or closed by release).
+func (tx *connTx) finish() {
+	if tx.conn != nil {
+		tx.conn.release()
+	}
+	*tx = connTx{}
+}
+
+// end abandons the transaction (Close, RESET, QUIT): the same as finish.
+func (tx *connTx) end() { tx.finish() }

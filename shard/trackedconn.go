@@ -1,0 +1,205 @@
+package shard
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/gomodule/redigo/redis"
+	"github.com/shardis/shardis/shard/command"
+)
+
+// trackedConn is a pooled connection lent to code outside the executor:
+// a ForEachShard callback, a transaction, a Conn's transaction. It notes
+// every command sent on it; release gives it back to the pool only in the
+// state a fresh connection has. A transaction left open is undone
+// (DISCARD, UNWATCH); any other change of state (SELECT, CLIENT SETNAME,
+// SUBSCRIBE, MONITOR, ...) gets the connection closed instead.
+type trackedConn struct {
+	conn  redis.Conn
+	abort func() // closes the socket; the pool never hands it out again
+
+	mu       sync.Mutex
+	dirty    bool // a command changed the connection's state
+	watching bool // WATCH without EXEC, DISCARD or UNWATCH
+	multi    bool // MULTI without EXEC or DISCARD
+	released bool
+}
+
+var (
+	_ redis.Conn            = (*trackedConn)(nil)
+	_ redis.ConnWithContext = (*trackedConn)(nil)
+	_ redis.ConnWithTimeout = (*trackedConn)(nil)
+)
+
+// borrowTracked borrows a connection to addr (a master's: no READONLY)
+// wrapped in a trackedConn.
+func (c *Client) borrowTracked(ctx context.Context, addr string) (*trackedConn, error) {
+	conn, abort, err := c.pools.GetAbortable(ctx, addr, false)
+	if err != nil {
+		return nil, err
+	}
+	return &trackedConn{conn: conn, abort: abort}, nil
+}
+
+// note records what the command name does to the connection.
+func (tc *trackedConn) note(name string, args []any) {
+	info := command.Lookup(name)
+	eff := command.EffectOf(info, name, args)
+	if eff == command.Stateless {
+		return
+	}
+	tc.mu.Lock()
+	defer tc.mu.Unlock()
+	if eff != command.Transaction {
+		tc.dirty = true
+		return
+	}
+	switch info.Name {
+	case "watch":
+		tc.watching = true
+	case "multi":
+		tc.multi = true
+	case "exec", "discard":
+		if tc.multi { // without MULTI the server refuses them and WATCH stays
+			tc.watching, tc.multi = false, false
+		}
+	case "unwatch":
+		if !tc.multi {
+			tc.watching = false
+		}
+	}
+}
+
+// markDirty makes release close the connection whatever it ran.
+func (tc *trackedConn) markDirty() {
+	tc.mu.Lock()
+	tc.dirty = true
+	tc.mu.Unlock()
+}
+
+// release gives the connection back: restored (DISCARD, UNWATCH) when only
+// a transaction was left open, closed when anything else changed its state
+// or it failed. Only the first call does anything.
+func (tc *trackedConn) release() error {
+	tc.mu.Lock()
+	if tc.released {
+		tc.mu.Unlock()
+		return nil
+	}
+	tc.released = true
+	dirty, watching, multi := tc.dirty, tc.watching, tc.multi
+	tc.mu.Unlock()
+	if !dirty && (watching || multi) && tc.conn.Err() == nil {
+		undo := "UNWATCH"
+		if multi {
+			undo = "DISCARD" // also forgets the watched keys
+		}
+		// Do reads every reply still pending first, then the undo's.
+		if reply, err := tc.conn.Do(undo); err != nil || reply != "OK" {
+			dirty = true
+		}
+	} else if watching || multi {
+		dirty = true
+	}
+	if dirty {
+		tc.abort()
+	}
+	return tc.conn.Close()
+}
+
+// Close gives the connection back (release): code that closes the
+// connection it was lent does no harm.
+func (tc *trackedConn) Close() error { return tc.release() }
+
+// Err returns the connection's failure, or nil while it is usable.
+func (tc *trackedConn) Err() error {
+	tc.mu.Lock()
+	released := tc.released
+	tc.mu.Unlock()
+	if released {
+		return errTrackedReleased
+	}
+	return tc.conn.Err()
+}
+
+var errTrackedReleased = errors.New("shardis: connection closed: it was lent for the duration of a callback or transaction")
+
+func (tc *trackedConn) usable() error {
+	tc.mu.Lock()
+	defer tc.mu.Unlock()
+	if tc.released {
+		return errTrackedReleased
+	}
+	return nil
+}
+
+// Do notes and sends a command, then reads its reply (redis.Conn).
+func (tc *trackedConn) Do(name string, args ...any) (any, error) {
+	if err := tc.usable(); err != nil {
+		return nil, err
+	}
+	tc.note(name, args)
+	return tc.conn.Do(name, args...)
+}
+
+// DoContext is Do bounded by ctx (redis.ConnWithContext).
+func (tc *trackedConn) DoContext(ctx context.Context, name string, args ...any) (any, error) {
+	if err := tc.usable(); err != nil {
+		return nil, err
+	}
+	tc.note(name, args)
+	return redis.DoContext(tc.conn, ctx, name, args...)
+}
+
+// DoWithTimeout is Do with a read timeout of its own (redis.ConnWithTimeout).
+func (tc *trackedConn) DoWithTimeout(timeout time.Duration, name string, args ...any) (any, error) {
+	if err := tc.usable(); err != nil {
+		return nil, err
+	}
+	tc.note(name, args)
+	return redis.DoWithTimeout(tc.conn, timeout, name, args...)
+}
+
+// Send notes and queues a command (redis.Conn).
+func (tc *trackedConn) Send(name string, args ...any) error {
+	if err := tc.usable(); err != nil {
+		return err
+	}
+	tc.note(name, args)
+	return tc.conn.Send(name, args...)
+}
+
+// Flush sends the queued commands (redis.Conn).
+func (tc *trackedConn) Flush() error {
+	if err := tc.usable(); err != nil {
+		return err
+	}
+	return tc.conn.Flush()
+}
+
+// Receive reads the next reply (redis.Conn).
+func (tc *trackedConn) Receive() (any, error) {
+	if err := tc.usable(); err != nil {
+		return nil, err
+	}
+	return tc.conn.Receive()
+}
+
+// ReceiveContext is Receive bounded by ctx (redis.ConnWithContext).
+func (tc *trackedConn) ReceiveContext(ctx context.Context) (any, error) {
+	if err := tc.usable(); err != nil {
+		return nil, err
+	}
+	return redis.ReceiveContext(tc.conn, ctx)
+}
+
+// ReceiveWithTimeout is Receive with a timeout of its own
+// (redis.ConnWithTimeout).
+func (tc *trackedConn) ReceiveWithTimeout(timeout time.Duration) (any, error) {
+	if err := tc.usable(); err != nil {
+		return nil, err
+	}
+	return redis.ReceiveWithTimeout(tc.conn, timeout)
+}

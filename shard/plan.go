@@ -203,6 +203,9 @@ func (c *Client) add(b *batch, loc locator, name string, args []any, routeKey an
 		return
 	}
 	if len(pos) == 0 {
+		pos = publishChannel(info, args, pos)
+	}
+	if len(pos) == 0 {
 		req.err = fmt.Errorf("%w: %s: name its target with DoKey or ForEachShard", ErrNoKey, strings.ToUpper(name))
 		return
 	}

@@ -133,16 +133,16 @@ type Subscription struct {
 }
 
 type subCounters struct {
-	received, delivered, dropped           atomic.Int64
-	dials, dialErrors, lost, resubscribed  atomic.Int64
-	moved, serverErrors                    atomic.Int64
+	received, delivered, dropped          atomic.Int64
+	dials, dialErrors, lost, resubscribed atomic.Int64
+	moved, serverErrors                   atomic.Int64
 }
 
 // wantState is one name the application subscribed to.
 type wantState struct {
-	announced bool      // its redis.Subscription was delivered
+	announced bool            // its redis.Subscription was delivered
 	on        map[string]bool // the nodes that confirmed it
-	waiters   []*waiter // Subscribe calls waiting for its confirmation
+	waiters   []*waiter       // Subscribe calls waiting for its confirmation
 }
 
 // waiter is one Subscribe call waiting for its names.

@@ -29,8 +29,10 @@ func (k subKind) unsubCommand() string {
 }
 
 // push kinds of the confirmations, as the server names them.
-func (k subKind) subPush() string   { return [...]string{"subscribe", "psubscribe", "ssubscribe"}[k] }
-func (k subKind) unsubPush() string { return [...]string{"unsubscribe", "punsubscribe", "sunsubscribe"}[k] }
+func (k subKind) subPush() string { return [...]string{"subscribe", "psubscribe", "ssubscribe"}[k] }
+func (k subKind) unsubPush() string {
+	return [...]string{"unsubscribe", "punsubscribe", "sunsubscribe"}[k]
+}
 
 // kindOfPush maps a confirmation's kind to the name's kind, and says
 // whether it confirms a subscribe (or an unsubscribe).

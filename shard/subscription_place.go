@@ -391,7 +391,11 @@ func (s *Subscription) onError(sc *subConn, re redis.Error) {
 	}
 	serr := &SubscribeError{Node: s.node(sc.addr), Command: cmd.cmd, Names: names, Err: re}
 	if cmd.push == "pong" || !isSubscribePush(cmd.push) {
-		s.q.push(serr)
+		// An unsubscribe of ours that the node answers with an error
+		// (MOVED: the slot is gone, and so is the channel) needs nothing.
+		if cmd.user || cmd.push == "pong" {
+			s.q.push(serr)
+		}
 		return
 	}
 	for _, sn := range cmd.names {

@@ -442,6 +442,9 @@ func (s *Subscription) pump() {
 	}
 }
 
+// Buffered returns the number of messages waiting for the application.
+func (s *Subscription) Buffered() int { return s.q.messages() }
+
 // Stats returns the subscription's counters.
 func (s *Subscription) Stats() SubscriptionStats {
 	st := SubscriptionStats{

@@ -30,7 +30,7 @@ func parsePush(reply any) (any, error) {
 	if len(parts) == 0 {
 		return nil, fmt.Errorf("%w: empty array", ErrPubSubReply)
 	}
-	kind, ok := text(parts[0])
+	kind, ok := pushKind(parts[0])
 	if !ok {
 		return nil, fmt.Errorf("%w: push type is %s", ErrPubSubReply, describeReply(parts[0]))
 	}
@@ -87,6 +87,24 @@ func parsePush(reply any) (any, error) {
 		kind = kind[:32] + "..."
 	}
 	return nil, fmt.Errorf("%w: unknown push type %q", ErrPubSubReply, kind)
+}
+
+// pushKinds are the push types, as constants: converting the reply's
+// bytes would allocate for every message.
+var pushKinds = [...]string{"message", "pmessage", "smessage", "subscribe", "psubscribe", "ssubscribe",
+	"unsubscribe", "punsubscribe", "sunsubscribe", "pong"}
+
+// pushKind returns the push type of a reply's first element; an unknown
+// one is returned as it is, for the error message.
+func pushKind(v any) (string, bool) {
+	if b, ok := v.([]byte); ok {
+		for _, k := range pushKinds {
+			if string(b) == k {
+				return k, true
+			}
+		}
+	}
+	return text(v)
 }
 
 // text returns a bulk or status string.

@@ -261,9 +261,9 @@ func (sc *subConn) read() {
 			s.lost(sc, err)
 			return
 		}
-		if m, ok := v.(redis.Message); ok {
+		if _, ok := v.(redis.Message); ok {
 			s.st.received.Add(1)
-			if !s.q.push(m) {
+			if !s.q.push(v) { // v, not the message: boxing it again would allocate
 				s.st.dropped.Add(1)
 			}
 			continue

@@ -35,9 +35,12 @@ func (q *queue) push(v any) bool {
 		}
 		q.msgs++
 	}
+	wasEmpty := q.head == len(q.items)
 	q.items = append(q.items, v)
 	q.mu.Unlock()
-	q.signal()
+	if wasEmpty {
+		q.signal() // a receiver may be waiting only when it found none
+	}
 	return true
 }
 

@@ -469,9 +469,10 @@ func (s *Subscription) Stats() SubscriptionStats {
 	return st
 }
 
-// Close unsubscribes nothing (it just closes the connections, which ends
-// their subscriptions on the servers), stops the goroutines and discards
-// buffered messages. It is idempotent.
+// Close closes the subscription's connections (which ends their
+// subscriptions on the servers), stops its goroutines and discards the
+// buffered messages. It is idempotent. Close subscriptions before their
+// Client: a subscription whose client is closed can no longer dial.
 func (s *Subscription) Close() error {
 	s.mu.Lock()
 	if s.closed {

@@ -257,7 +257,7 @@ func (sc *subConn) read() {
 		v, err := parsePush(reply)
 		if err != nil {
 			// The stream cannot be trusted any more: start afresh.
-			s.q.push(&SubscribeError{Node: Node{Name: sc.addr, Addr: sc.addr}, Err: err})
+			s.q.push(&SubscribeError{Node: s.node(sc.addr), Err: err})
 			s.lost(sc, err)
 			return
 		}

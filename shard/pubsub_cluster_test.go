@@ -210,6 +210,7 @@ func TestSubscriptionsClusterFailover(t *testing.T) {
 	// not slow the others down.
 	var sentMu sync.Mutex
 	sent := map[string][]int{} // alive channel -> the seqs SPUBLISH delivered to one subscriber
+	var sentAt []time.Time     // when a pipeline of the alive group fully succeeded
 	for gi, group := range [][]string{alive, dead} {
 		wg.Add(1)
 		go func() {
@@ -231,10 +232,15 @@ func TestSubscriptionsClusterFailover(t *testing.T) {
 					continue
 				}
 				sentMu.Lock()
+				ok := 0
 				for i, r := range res {
 					if n, err := redis.Int(r.Reply, r.Err); err == nil && n == 1 {
 						sent[group[i]] = append(sent[group[i]], seq)
+						ok++
 					}
+				}
+				if ok == len(res) {
+					sentAt = append(sentAt, time.Now())
 				}
 				sentMu.Unlock()
 			}
@@ -277,10 +283,20 @@ func TestSubscriptionsClusterFailover(t *testing.T) {
 	for _, n := range alive {
 		worstAlive = max(worstAlive, arr.maxGap(n, killed.Add(-100*time.Millisecond), end))
 	}
-	t.Logf("promotion %v after the kill; shard channels of the dead master resumed %v after the promotion; longest gap on the other masters' channels %v",
-		promoted.Sub(killed).Round(time.Millisecond), worstResume.Round(time.Millisecond), worstAlive.Round(time.Millisecond))
+	// The publisher's own longest pause on those channels (a loaded
+	// machine stalls it too): the subscriber may add little to it.
+	var pubGap time.Duration
+	last := killed.Add(-100 * time.Millisecond)
+	for _, at := range sentAt {
+		if at.After(last) && at.Before(end) {
+			pubGap = max(pubGap, at.Sub(last))
+			last = at
+		}
+	}
+	t.Logf("promotion %v after the kill; shard channels of the dead master resumed %v after the promotion; longest gap on the other masters' channels %v (publisher's own %v)",
+		promoted.Sub(killed).Round(time.Millisecond), worstResume.Round(time.Millisecond), worstAlive.Round(time.Millisecond), pubGap.Round(time.Millisecond))
 	assert.Less(t, worstResume, time.Second, "resumed within 1s of the promotion")
-	assert.Less(t, worstAlive, 500*time.Millisecond, "the other channels never stopped")
+	assert.Less(t, worstAlive, pubGap+300*time.Millisecond, "the other channels never stopped")
 	// Nothing the other masters accepted was lost.
 	for _, n := range alive {
 		require.NotEmpty(t, sent[n], n)

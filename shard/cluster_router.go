@@ -14,6 +14,7 @@ import (
 type ClusterRouter struct {
 	nodes *nodeTable
 	state atomic.Pointer[clusterState]
+	watch topologyWatchers // told of every new table (subscriptions)
 }
 
 // clusterState is one slot table plus the client's node indexes for it.
@@ -56,6 +57,7 @@ func (r *ClusterRouter) install(t *cluster.Table) {
 		st.master[slot] = masterIdx[si]
 	}
 	r.state.Store(st)
+	r.watch.notify()
 }
 
 func firstSlot(s cluster.Shard) int {

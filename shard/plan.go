@@ -212,6 +212,9 @@ func (c *Client) add(b *batch, loc locator, name string, args []any, routeKey an
 		return
 	}
 	if len(pos) == 0 {
+		pos = publishChannel(info, args, pos)
+	}
+	if len(pos) == 0 {
 		req.err = fmt.Errorf("%w: %s: %s", ErrNoKey, strings.ToUpper(name), noKeyHint(info, name, args))
 		return
 	}

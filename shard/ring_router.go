@@ -20,6 +20,7 @@ type RingRouter struct {
 	mu      sync.Mutex // serialises Eject/Restore
 	ejected []bool
 	state   atomic.Pointer[ringState]
+	watch   topologyWatchers // told of every ejection and restore (subscriptions)
 }
 
 // ringState is one immutable ring plus the map from its shard indexes
@@ -106,6 +107,7 @@ func (rr *RingRouter) Eject(i int) error { return rr.setEjected(i, true) }
 func (rr *RingRouter) Restore(i int) error { return rr.setEjected(i, false) }
 
 func (rr *RingRouter) setEjected(i int, out bool) error {
+	defer rr.watch.notify()
 	rr.mu.Lock()
 	defer rr.mu.Unlock()
 	if i < 0 || i >= len(rr.nodes) {

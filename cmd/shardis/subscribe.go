@@ -1,0 +1,129 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"strings"
+
+	"github.com/gomodule/redigo/redis"
+	"github.com/shardis/shardis/shard"
+)
+
+func init() {
+	register(command{name: "subscribe", summary: "print the messages of channels, patterns or shard channels until interrupted", run: runSubscribe})
+}
+
+func runSubscribe(ctx context.Context, env *cliEnv, args []string) error {
+	fs := flag.NewFlagSet("subscribe", flag.ContinueOnError)
+	fs.SetOutput(env.stderr)
+	configFile := fs.String("config", "", "YAML or JSON client config")
+	url := fs.String("url", "", "redis-ring:// or redis-cluster:// URL (instead of --config)")
+	pattern := fs.Bool("pattern", false, "the names are patterns (PSUBSCRIBE)")
+	sharded := fs.Bool("sharded", false, "the names are shard channels (SSUBSCRIBE)")
+	keyspace := fs.String("keyspace", "", "subscribe to keyspace events on every shard or master; the value, if not \"-\", is set as notify-keyspace-events (e.g. KEA)")
+	fs.Usage = func() {
+		fmt.Fprintln(env.stderr, "Usage: shardis subscribe (--config FILE | --url URL) [--pattern | --sharded] NAME...")
+		fmt.Fprintln(env.stderr, "       shardis subscribe (--config FILE | --url URL) --keyspace FLAGS|- [PATTERN...]")
+		fmt.Fprintln(env.stderr, "Prints one line per message until interrupted: CHANNEL<TAB>PAYLOAD, or")
+		fmt.Fprintln(env.stderr, "CHANNEL<TAB>PATTERN<TAB>PAYLOAD for patterns and keyspace events. Tabs,")
+		fmt.Fprintln(env.stderr, "newlines and backslashes inside names and payloads are written as \\t, \\n, \\r, \\\\.")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return fmt.Errorf("%w: %w", errUsage, err)
+	}
+	names := fs.Args()
+	switch {
+	case *pattern && *sharded:
+		return fmt.Errorf("%w: --pattern and --sharded exclude each other", errUsage)
+	case *keyspace != "" && (*pattern || *sharded):
+		return fmt.Errorf("%w: --keyspace takes no --pattern or --sharded", errUsage)
+	case *keyspace == "" && len(names) == 0:
+		return fmt.Errorf("%w: name at least one channel or pattern", errUsage)
+	case (*configFile == "") == (*url == ""):
+		return fmt.Errorf("%w: give exactly one of --config FILE and --url URL", errUsage)
+	}
+	var (
+		cfg shard.Config
+		err error
+	)
+	if *url != "" {
+		cfg, err = shard.ParseURL(*url)
+	} else {
+		cfg, err = shard.LoadConfig(*configFile)
+	}
+	if err != nil {
+		return err
+	}
+	c, err := shard.New(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+
+	var sub *shard.Subscription
+	switch {
+	case *keyspace != "":
+		opts := shard.KeyspaceOptions{}
+		if *keyspace != "-" {
+			opts.Enable = *keyspace
+		}
+		if len(names) > 0 {
+			opts.Patterns = names
+		}
+		sub, err = c.SubscribeKeyspace(ctx, opts)
+	case *pattern:
+		sub, err = c.PSubscribe(ctx, names...)
+	case *sharded:
+		sub, err = c.SSubscribe(ctx, names...)
+	default:
+		sub, err = c.Subscribe(ctx, names...)
+	}
+	if err != nil {
+		return err
+	}
+	defer sub.Close()
+	withPattern := *pattern || *keyspace != ""
+	out := bufio.NewWriter(env.stdout)
+	defer out.Flush()
+	for {
+		v, err := sub.Receive(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil // interrupted: the normal end
+			}
+			var se *shard.SubscribeError
+			if errors.As(err, &se) {
+				fmt.Fprintf(env.stderr, "shardis subscribe: %v\n", err)
+				continue
+			}
+			return err
+		}
+		switch m := v.(type) {
+		case redis.Message:
+			if withPattern {
+				fmt.Fprintf(out, "%s\t%s\t%s\n", escapeField(m.Channel), escapeField(m.Pattern), escapeField(string(m.Data)))
+			} else {
+				fmt.Fprintf(out, "%s\t%s\n", escapeField(m.Channel), escapeField(string(m.Data)))
+			}
+			if sub.Buffered() == 0 {
+				out.Flush() // nothing waiting: show it now
+			}
+		case redis.Subscription:
+			fmt.Fprintf(env.stderr, "%s %s (%d)\n", m.Kind, m.Channel, m.Count)
+		}
+	}
+}
+
+var fieldEscaper = strings.NewReplacer("\\", `\\`, "\t", `\t`, "\n", `\n`, "\r", `\r`)
+
+// escapeField keeps a name or payload on one line and in one column.
+func escapeField(s string) string {
+	if !strings.ContainsAny(s, "\\\t\n\r") {
+		return s
+	}
+	return fieldEscaper.Replace(s)
+}

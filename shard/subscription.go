@@ -1,0 +1,539 @@
+package shard
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/gomodule/redigo/redis"
+)
+
+// ErrSubscriptionClosed is returned by the calls on a closed Subscription.
+var ErrSubscriptionClosed = errors.New("shardis: subscription closed")
+
+// Defaults for the SubscriptionOptions fields left at zero.
+const (
+	DefaultSubscriptionBuffer = 16384
+	DefaultPingInterval       = time.Second
+	DefaultMaxRedialBackoff   = 500 * time.Millisecond
+)
+
+// SubscriptionOptions configures a Subscription. Zero values take the
+// defaults named in the comments.
+type SubscriptionOptions struct {
+	// BufferSize is the most messages held for the application between
+	// the connections and Receive (or Channel). Zero means
+	// DefaultSubscriptionBuffer (16384). When it is full, newly arrived
+	// messages are dropped and counted in SubscriptionStats.Dropped: the
+	// connections are never stalled (see docs/pubsub.md for why).
+	BufferSize int
+	// PingInterval is how long a connection may stay silent before a
+	// health PING is sent on it. Zero means DefaultPingInterval (1s).
+	PingInterval time.Duration
+	// PingTimeout is how long an answer to that PING may take. Zero means
+	// the client's read timeout. A peer that sends nothing for
+	// PingInterval+PingTimeout is taken for dead: its connection is closed
+	// and dialled again.
+	PingTimeout time.Duration
+	// MaxBackoff bounds the wait between two attempts to dial a node (the
+	// waits double from 25ms, with jitter). Zero means
+	// DefaultMaxRedialBackoff (500ms).
+	MaxBackoff time.Duration
+}
+
+func (o SubscriptionOptions) withDefaults(c *Client) SubscriptionOptions {
+	if o.BufferSize <= 0 {
+		o.BufferSize = DefaultSubscriptionBuffer
+	}
+	if o.PingInterval <= 0 {
+		o.PingInterval = DefaultPingInterval
+	}
+	if o.PingTimeout <= 0 {
+		o.PingTimeout = c.readTimeout
+	}
+	if o.MaxBackoff <= 0 {
+		o.MaxBackoff = DefaultMaxRedialBackoff
+	}
+	return o
+}
+
+// SubscriptionStats are the counters of one Subscription.
+type SubscriptionStats struct {
+	Channels      int // channels subscribed (SUBSCRIBE)
+	Patterns      int // patterns subscribed (PSUBSCRIBE)
+	ShardChannels int // shard channels subscribed (SSUBSCRIBE)
+	Connections   int // connections open now, one per node in use
+
+	Received  int64 // messages read from the servers
+	Delivered int64 // messages handed to the application
+	Dropped   int64 // messages dropped because the buffer was full
+	Buffered  int   // messages waiting for the application
+
+	Dials        int64 // connections dialled, the first ones included
+	DialErrors   int64 // dials that failed
+	Lost         int64 // connections lost: closed by the peer, I/O errors, missed health PINGs
+	Resubscribed int64 // names subscribed again after a lost connection or a topology change
+	Moved        int64 // shard channels that left a node (MOVED, or the server's sunsubscribe after a slot migration)
+	ServerErrors int64 // error replies in subscribe mode
+}
+
+// Subscription is a set of pub/sub subscriptions (channels, patterns and
+// shard channels) over the whole deployment, delivered as the values of
+// redigo's PubSubConn: redis.Message, redis.Subscription and redis.Pong.
+//
+// It owns its connections (one per node in use, never pooled) and places
+// every name with the client's router:
+//
+//   - ring mode: a channel or shard channel on the shard its name hashes to
+//     (where PUBLISH and SPUBLISH through the client go); a pattern on every
+//     shard, the streams merged;
+//   - cluster mode: a shard channel on the master of its slot; channels and
+//     patterns on one master (the cluster broadcasts PUBLISH to every node).
+//
+// It follows the deployment on its own: a lost connection is dialled again
+// with backoff and its names subscribed again, a node that stops answering
+// is detected by health PINGs, shard channels follow their slot on MOVED,
+// on the server's sunsubscribe after a slot migration and on failover.
+// Delivery is at most once: messages published while a name is being
+// moved are lost (docs/pubsub.md has the measured gaps).
+//
+// A Subscription is safe for concurrent use. Read it with Receive or with
+// Channel, not both. Close it when done.
+type Subscription struct {
+	c          *Client
+	opts       SubscriptionOptions
+	everywhere bool   // patterns go to every node (keyspace events)
+	setup      []any  // a command sent on each new connection first (CONFIG SET ...), or nil
+	stopWatch  func() // removes the topology watcher
+
+	mu      sync.Mutex
+	closed  bool
+	want    map[subName]*wantState // what the application asked for
+	conns   map[string]*subConn    // by node address
+	dialing map[string]bool        // dials in flight
+	retry   map[string]*redial     // nodes whose last attempt failed
+	home    string                 // cluster mode: the master for channels and patterns
+	dirty   bool                   // the placement must be looked at again
+
+	kick   chan struct{}
+	done   chan struct{}
+	ctx    context.Context // ends on Close; bounds dials
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	q       queue
+	pumping sync.Once
+	out     chan redis.Message
+
+	st subCounters
+}
+
+type subCounters struct {
+	received, delivered, dropped          atomic.Int64
+	dials, dialErrors, lost, resubscribed atomic.Int64
+	moved, serverErrors                   atomic.Int64
+}
+
+// wantState is one name the application subscribed to.
+type wantState struct {
+	announced bool            // its redis.Subscription was delivered
+	on        map[string]bool // the nodes that confirmed it
+	waiters   []*waiter       // Subscribe calls waiting for its confirmation
+}
+
+// waiter is one Subscribe call waiting for its names.
+type waiter struct {
+	left int
+	errs []error
+	done chan struct{}
+}
+
+func (w *waiter) settle(err error) {
+	if err != nil {
+		w.errs = append(w.errs, err)
+	}
+	w.left--
+	if w.left == 0 {
+		close(w.done)
+	}
+}
+
+// redial is the backoff of a node whose last attempt failed.
+type redial struct {
+	delay time.Duration
+	next  time.Time
+	err   error
+}
+
+// NewSubscription returns an empty subscription; add names with
+// Subscribe, PSubscribe and SSubscribe.
+func (c *Client) NewSubscription(opts SubscriptionOptions) (*Subscription, error) {
+	return c.newSubscription(opts, false, nil)
+}
+
+func (c *Client) newSubscription(opts SubscriptionOptions, everywhere bool, setup []any) (*Subscription, error) {
+	if c.closed.Load() {
+		return nil, ErrClosed
+	}
+	s := &Subscription{
+		c: c, opts: opts.withDefaults(c), everywhere: everywhere, setup: setup,
+		want: map[subName]*wantState{}, conns: map[string]*subConn{},
+		dialing: map[string]bool{}, retry: map[string]*redial{},
+		kick: make(chan struct{}, 1), done: make(chan struct{}),
+	}
+	s.q.init(s.opts.BufferSize)
+	s.ctx, s.cancel = context.WithCancel(context.Background())
+	kick := func() { s.poke() }
+	if c.cl != nil {
+		s.stopWatch = c.cl.watch.add(kick)
+	} else {
+		s.stopWatch = c.ring.watch.add(kick)
+	}
+	s.wg.Add(1)
+	go s.loop()
+	return s, nil
+}
+
+// Subscribe returns a subscription to channels (SUBSCRIBE), once every
+// node involved has confirmed them or ctx ends. On error nothing stays
+// subscribed. See Subscription.Subscribe.
+func (c *Client) Subscribe(ctx context.Context, channels ...string) (*Subscription, error) {
+	return c.subscribeNew(ctx, kindChannel, channels)
+}
+
+// PSubscribe returns a subscription to patterns (PSUBSCRIBE). In ring
+// mode each pattern is subscribed on every shard, since a channel that
+// matches it can live on any of them.
+func (c *Client) PSubscribe(ctx context.Context, patterns ...string) (*Subscription, error) {
+	return c.subscribeNew(ctx, kindPattern, patterns)
+}
+
+// SSubscribe returns a subscription to shard channels (SSUBSCRIBE),
+// grouped by the node that owns them, one connection per node.
+func (c *Client) SSubscribe(ctx context.Context, channels ...string) (*Subscription, error) {
+	return c.subscribeNew(ctx, kindShard, channels)
+}
+
+func (c *Client) subscribeNew(ctx context.Context, k subKind, names []string) (*Subscription, error) {
+	s, err := c.NewSubscription(SubscriptionOptions{})
+	if err != nil {
+		return nil, err
+	}
+	if err := s.add(ctx, k, names); err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// Subscribe adds channels (SUBSCRIBE) and waits until every node involved
+// has confirmed them, or until an attempt to reach one failed, or ctx
+// ends. Each new name delivers one redis.Subscription (Count is the number
+// of names in the whole subscription). Names whose node could not be
+// reached, and names still waiting when ctx ends, stay in the
+// subscription and are subscribed as soon as their node answers; names a
+// server refused (an ACL, say) are dropped. The error lists them.
+func (s *Subscription) Subscribe(ctx context.Context, channels ...string) error {
+	return s.add(ctx, kindChannel, channels)
+}
+
+// PSubscribe adds patterns (PSUBSCRIBE); see Subscribe.
+func (s *Subscription) PSubscribe(ctx context.Context, patterns ...string) error {
+	return s.add(ctx, kindPattern, patterns)
+}
+
+// SSubscribe adds shard channels (SSUBSCRIBE); see Subscribe.
+func (s *Subscription) SSubscribe(ctx context.Context, channels ...string) error {
+	return s.add(ctx, kindShard, channels)
+}
+
+// Unsubscribe removes channels, or every channel when none is named. Each
+// name delivers a redis.Subscription of kind "unsubscribe" once its node
+// confirms. Messages already received stay in the buffer.
+func (s *Subscription) Unsubscribe(ctx context.Context, channels ...string) error {
+	return s.remove(ctx, kindChannel, channels)
+}
+
+// PUnsubscribe removes patterns, or every pattern when none is named.
+func (s *Subscription) PUnsubscribe(ctx context.Context, patterns ...string) error {
+	return s.remove(ctx, kindPattern, patterns)
+}
+
+// SUnsubscribe removes shard channels, or every one when none is named.
+func (s *Subscription) SUnsubscribe(ctx context.Context, channels ...string) error {
+	return s.remove(ctx, kindShard, channels)
+}
+
+func (s *Subscription) add(ctx context.Context, k subKind, names []string) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("shardis: subscribe: %w", err)
+	}
+	if len(names) == 0 {
+		return fmt.Errorf("%w: %s needs at least one name", ErrBadCommand, k.subCommand())
+	}
+	w := &waiter{done: make(chan struct{})}
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return ErrSubscriptionClosed
+	}
+	for _, n := range names {
+		sn := subName{k, n}
+		ws := s.want[sn]
+		if ws == nil {
+			ws = &wantState{on: map[string]bool{}}
+			s.want[sn] = ws
+		}
+		if ws.announced {
+			continue // already confirmed
+		}
+		w.left++
+		ws.waiters = append(ws.waiters, w)
+	}
+	s.dirty = true
+	done := w.left == 0
+	s.mu.Unlock()
+	if done {
+		return nil
+	}
+	s.poke()
+	select {
+	case <-w.done:
+	case <-ctx.Done():
+		return fmt.Errorf("shardis: subscribe: %w (the names stay subscribed and are retried)", ctx.Err())
+	case <-s.done:
+		return ErrSubscriptionClosed
+	}
+	s.mu.Lock()
+	err := errors.Join(w.errs...)
+	s.mu.Unlock()
+	if err != nil {
+		return fmt.Errorf("shardis: subscribe: %w", err)
+	}
+	return nil
+}
+
+func (s *Subscription) remove(ctx context.Context, k subKind, names []string) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("shardis: unsubscribe: %w", err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return ErrSubscriptionClosed
+	}
+	drop := map[subName]bool{}
+	if len(names) == 0 {
+		for sn := range s.want {
+			if sn.kind == k {
+				drop[sn] = true
+			}
+		}
+	}
+	for _, n := range names {
+		drop[subName{k, n}] = true
+	}
+	for sn := range drop {
+		if ws := s.want[sn]; ws != nil {
+			for _, w := range ws.waiters {
+				w.settle(nil)
+			}
+			delete(s.want, sn)
+		}
+	}
+	var errs []error
+	for _, sc := range s.conns {
+		var mine []subName
+		for sn := range drop {
+			if sc.sent[sn] {
+				mine = append(mine, sn)
+				delete(sc.sent, sn)
+			}
+		}
+		if err := sc.unsubscribe(mine, true); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	s.dirty = true
+	s.poke()
+	return errors.Join(errs...)
+}
+
+// Ping sends PING with data on every connection of the subscription; each
+// answers with a redis.Pong.
+func (s *Subscription) Ping(ctx context.Context, data string) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("shardis: ping: %w", err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return ErrSubscriptionClosed
+	}
+	var errs []error
+	for _, sc := range s.conns {
+		if err := sc.ping(data, true); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Receive returns the next redis.Message, redis.Subscription or redis.Pong,
+// waiting until one arrives or ctx ends. A server's refusal of a name
+// comes back as a *SubscribeError; Receive can be called again after it.
+// After Close it returns ErrSubscriptionClosed: Close discards what was
+// buffered.
+func (s *Subscription) Receive(ctx context.Context) (any, error) {
+	for {
+		if v, ok := s.q.pop(); ok {
+			if err, isErr := v.(error); isErr {
+				return nil, err
+			}
+			if _, isMsg := v.(redis.Message); isMsg {
+				s.st.delivered.Add(1)
+			}
+			return v, nil
+		}
+		select {
+		case <-s.q.ready:
+		case <-s.done:
+			return nil, ErrSubscriptionClosed
+		case <-ctx.Done():
+			return nil, fmt.Errorf("shardis: receive: %w", ctx.Err())
+		}
+	}
+}
+
+// Channel returns a channel that delivers the subscription's messages
+// only (no confirmations, pongs or errors), closed by Close. The first call
+// starts a goroutine that feeds it; use either Channel or Receive.
+func (s *Subscription) Channel() <-chan redis.Message {
+	s.pumping.Do(func() {
+		s.out = make(chan redis.Message)
+		s.wg.Add(1)
+		go s.pump()
+	})
+	return s.out
+}
+
+func (s *Subscription) pump() {
+	defer s.wg.Done()
+	defer close(s.out)
+	for {
+		v, err := s.Receive(s.ctx)
+		if err != nil {
+			if errors.Is(err, ErrSubscriptionClosed) || s.ctx.Err() != nil {
+				return
+			}
+			continue
+		}
+		if m, ok := v.(redis.Message); ok {
+			select {
+			case s.out <- m:
+			case <-s.done:
+				return
+			}
+		}
+	}
+}
+
+// Buffered returns the number of messages waiting for the application.
+func (s *Subscription) Buffered() int { return s.q.messages() }
+
+// Stats returns the subscription's counters.
+func (s *Subscription) Stats() SubscriptionStats {
+	st := SubscriptionStats{
+		Received: s.st.received.Load(), Delivered: s.st.delivered.Load(), Dropped: s.st.dropped.Load(),
+		Buffered: s.q.messages(), Dials: s.st.dials.Load(), DialErrors: s.st.dialErrors.Load(),
+		Lost: s.st.lost.Load(), Resubscribed: s.st.resubscribed.Load(), Moved: s.st.moved.Load(),
+		ServerErrors: s.st.serverErrors.Load(),
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for sn := range s.want {
+		switch sn.kind {
+		case kindChannel:
+			st.Channels++
+		case kindPattern:
+			st.Patterns++
+		case kindShard:
+			st.ShardChannels++
+		}
+	}
+	st.Connections = len(s.conns)
+	return st
+}
+
+// Close closes the subscription's connections (which ends their
+// subscriptions on the servers), stops its goroutines and discards the
+// buffered messages. It is idempotent. Close subscriptions before their
+// Client: a subscription whose client is closed can no longer dial.
+func (s *Subscription) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	for _, sc := range s.conns {
+		sc.close()
+	}
+	s.conns = nil
+	for _, ws := range s.want {
+		for _, w := range ws.waiters {
+			if w.left > 0 {
+				w.left = 1
+				w.settle(ErrSubscriptionClosed)
+			}
+		}
+		ws.waiters = nil
+	}
+	s.mu.Unlock()
+	s.stopWatch()
+	s.cancel()
+	close(s.done)
+	s.wg.Wait()
+	s.q.clear()
+	return nil
+}
+
+// poke asks the placement loop to look again; it never blocks.
+func (s *Subscription) poke() {
+	select {
+	case s.kick <- struct{}{}:
+	default:
+	}
+}
+
+// backoff records a failed attempt on addr and returns the redial state.
+// Caller holds s.mu.
+func (s *Subscription) backoff(addr string, err error) {
+	r := s.retry[addr]
+	if r == nil {
+		r = &redial{delay: 25 * time.Millisecond}
+		s.retry[addr] = r
+	} else {
+		r.delay = min(2*r.delay, s.opts.MaxBackoff)
+	}
+	r.err = err
+	jitter := time.Duration(rand.Int64N(int64(r.delay)/5 + 1))
+	r.next = time.Now().Add(r.delay - r.delay/10 + jitter)
+	if s.home == addr {
+		s.home = ""
+	}
+	// The node may have failed over or left: look at the topology.
+	s.refreshTopology()
+}
+
+// refreshTopology asks for a cluster topology refresh (coalesced and rate
+// limited by the client); in ring mode it does nothing.
+func (s *Subscription) refreshTopology() {
+	if s.c.cl != nil && !s.c.closed.Load() {
+		s.c.refresh(context.Background(), false)
+	}
+}

@@ -1,0 +1,275 @@
+package shard
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/gomodule/redigo/redis"
+	"github.com/shardis/shardis/cluster"
+)
+
+// subKind is the kind of a subscribed name.
+type subKind uint8
+
+const (
+	kindChannel subKind = iota // SUBSCRIBE
+	kindPattern                // PSUBSCRIBE
+	kindShard                  // SSUBSCRIBE
+)
+
+func (k subKind) subCommand() string {
+	return [...]string{"SUBSCRIBE", "PSUBSCRIBE", "SSUBSCRIBE"}[k]
+}
+
+func (k subKind) unsubCommand() string {
+	return [...]string{"UNSUBSCRIBE", "PUNSUBSCRIBE", "SUNSUBSCRIBE"}[k]
+}
+
+// push kinds of the confirmations, as the server names them.
+func (k subKind) subPush() string { return [...]string{"subscribe", "psubscribe", "ssubscribe"}[k] }
+func (k subKind) unsubPush() string {
+	return [...]string{"unsubscribe", "punsubscribe", "sunsubscribe"}[k]
+}
+
+// kindOfPush maps a confirmation's kind to the name's kind, and says
+// whether it confirms a subscribe (or an unsubscribe).
+func kindOfPush(kind string) (k subKind, subscribe bool) {
+	switch kind {
+	case "subscribe":
+		return kindChannel, true
+	case "psubscribe":
+		return kindPattern, true
+	case "ssubscribe":
+		return kindShard, true
+	case "punsubscribe":
+		return kindPattern, false
+	case "sunsubscribe":
+		return kindShard, false
+	}
+	return kindChannel, false
+}
+
+// subName is one subscribed name.
+type subName struct {
+	kind subKind
+	name string
+}
+
+// SubscribeError reports names that a server refused to subscribe to (an
+// ACL that does not allow the channel, say), or any other error reply in
+// subscribe mode. The names are no longer part of the subscription.
+type SubscribeError struct {
+	Node    Node
+	Command string   // SUBSCRIBE, PSUBSCRIBE, SSUBSCRIBE, UNSUBSCRIBE... or PING
+	Names   []string // the names the command carried
+	Err     error    // the server's reply, a redis.Error
+}
+
+// Error implements error.
+func (e *SubscribeError) Error() string {
+	names := e.Names
+	more := ""
+	if len(names) > 4 {
+		names, more = names[:4], fmt.Sprintf(" and %d more", len(e.Names)-4)
+	}
+	return fmt.Sprintf("shardis: node %s: %s %s%s: %v", e.Node.Addr, e.Command, strings.Join(names, " "), more, e.Err)
+}
+
+// Unwrap returns the server's reply.
+func (e *SubscribeError) Unwrap() error { return e.Err }
+
+// healthPing is the payload of the subscription's own PINGs, whose pongs
+// the application does not see.
+const healthPing = "shardis-health"
+
+// subConn is one connection of a Subscription, to one node, in subscribe
+// mode. Everything but lastRead belongs to the Subscription's lock.
+type subConn struct {
+	s        *Subscription
+	addr     string
+	conn     redis.Conn
+	sent     map[subName]bool // subscribed, or asked for
+	pending  []pendingCmd     // commands sent whose replies have not all come
+	lastPing time.Time
+	closed   bool
+	lastRead atomic.Int64 // unix nanoseconds of the last reply
+}
+
+// pendingCmd is a command waiting for its replies: one confirmation per
+// name, or one pong, or one error reply.
+type pendingCmd struct {
+	push  string // the kind of its replies: "subscribe", ..., "pong"
+	cmd   string
+	names []subName
+	left  int
+	user  bool // asked for by the application: it sees the replies
+}
+
+func newSubConn(s *Subscription, addr string, conn redis.Conn) *subConn {
+	sc := &subConn{s: s, addr: addr, conn: conn, sent: map[subName]bool{}, lastPing: time.Now()}
+	sc.lastRead.Store(time.Now().UnixNano())
+	return sc
+}
+
+// maxNamesPerCommand bounds the names of one SUBSCRIBE command.
+const maxNamesPerCommand = 1024
+
+// subscribe sends the (P|S)SUBSCRIBE commands for names, which have one
+// kind (and, for shard channels in cluster mode, one slot), and marks them
+// sent.
+func (sc *subConn) subscribe(names []subName) error {
+	for len(names) > 0 {
+		n := min(len(names), maxNamesPerCommand)
+		if err := sc.send(names[0].kind.subCommand(), names[0].kind.subPush(), names[:n], false); err != nil {
+			return err
+		}
+		for _, sn := range names[:n] {
+			sc.sent[sn] = true
+		}
+		names = names[n:]
+	}
+	return sc.conn.Flush()
+}
+
+// unsubscribe sends the (P|S)UNSUBSCRIBE commands for names of any kinds;
+// user says whether the application sees the confirmations.
+func (sc *subConn) unsubscribe(names []subName, user bool) error {
+	if len(names) == 0 {
+		return nil
+	}
+	byKind := map[subKind][]subName{}
+	for _, sn := range names {
+		byKind[sn.kind] = append(byKind[sn.kind], sn)
+	}
+	for k, list := range byKind {
+		if k == kindShard && sc.s.c.cl != nil {
+			// One slot per command, or the server says CROSSSLOT.
+			bySlot := map[int][]subName{}
+			for _, sn := range list {
+				slot := cluster.Slot(sn.name)
+				bySlot[slot] = append(bySlot[slot], sn)
+			}
+			for _, group := range bySlot {
+				if err := sc.send(k.unsubCommand(), k.unsubPush(), group, user); err != nil {
+					return err
+				}
+			}
+			continue
+		}
+		for len(list) > 0 {
+			n := min(len(list), maxNamesPerCommand)
+			if err := sc.send(k.unsubCommand(), k.unsubPush(), list[:n], user); err != nil {
+				return err
+			}
+			list = list[n:]
+		}
+	}
+	return sc.conn.Flush()
+}
+
+// ping sends PING data.
+func (sc *subConn) ping(data string, user bool) error {
+	sc.lastPing = time.Now()
+	if err := sc.conn.Send("PING", data); err != nil {
+		return err
+	}
+	sc.pending = append(sc.pending, pendingCmd{push: "pong", cmd: "PING", left: 1, user: user})
+	return sc.conn.Flush()
+}
+
+// send queues one command for names and records what it waits for.
+func (sc *subConn) send(cmd, push string, names []subName, user bool) error {
+	args := make([]any, len(names))
+	for i, sn := range names {
+		args[i] = sn.name
+	}
+	if err := sc.conn.Send(cmd, args...); err != nil {
+		return err
+	}
+	sc.pending = append(sc.pending, pendingCmd{push: push, cmd: cmd, names: names, left: len(names), user: user})
+	return nil
+}
+
+// match counts a confirmation or pong against the oldest pending command
+// when it is of that kind (and names sn); it returns that command.
+func (sc *subConn) match(push string, sn subName) (pendingCmd, bool) {
+	if len(sc.pending) == 0 {
+		return pendingCmd{}, false
+	}
+	head := &sc.pending[0]
+	if head.push != push {
+		return pendingCmd{}, false
+	}
+	if push != "pong" {
+		found := false
+		for _, n := range head.names {
+			if n == sn {
+				found = true
+				break
+			}
+		}
+		if !found {
+			return pendingCmd{}, false
+		}
+	}
+	head.left--
+	cmd := *head
+	if head.left <= 0 {
+		sc.pending = sc.pending[1:]
+	}
+	return cmd, true
+}
+
+// close closes the connection; its reader ends. Caller holds s.mu.
+func (sc *subConn) close() {
+	if !sc.closed {
+		sc.closed = true
+		sc.conn.Close()
+	}
+}
+
+// idle reports whether the connection carries nothing and waits for nothing.
+func (sc *subConn) idle() bool { return len(sc.sent) == 0 && len(sc.pending) == 0 }
+
+// read delivers what the connection receives until it fails or is closed.
+func (sc *subConn) read() {
+	s := sc.s
+	defer s.wg.Done()
+	timeout := s.opts.PingInterval + s.opts.PingTimeout
+	for {
+		reply, err := redis.ReceiveWithTimeout(sc.conn, timeout)
+		if err != nil {
+			var re redis.Error
+			if errors.As(err, &re) {
+				sc.lastRead.Store(time.Now().UnixNano())
+				s.mu.Lock()
+				s.onError(sc, re)
+				s.mu.Unlock()
+				continue
+			}
+			s.lost(sc, err)
+			return
+		}
+		sc.lastRead.Store(time.Now().UnixNano())
+		v, err := parsePush(reply)
+		if err != nil {
+			// The stream cannot be trusted any more: start afresh.
+			s.q.push(&SubscribeError{Node: s.node(sc.addr), Err: err})
+			s.lost(sc, err)
+			return
+		}
+		if _, ok := v.(redis.Message); ok {
+			s.st.received.Add(1)
+			if !s.q.push(v) { // v, not the message: boxing it again would allocate
+				s.st.dropped.Add(1)
+			}
+			continue
+		}
+		s.mu.Lock()
+		s.onControl(sc, v)
+		s.mu.Unlock()
+	}
+}

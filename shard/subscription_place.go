@@ -1,0 +1,442 @@
+package shard
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/gomodule/redigo/redis"
+	"github.com/shardis/shardis/cluster"
+)
+
+// loop keeps the connections in line with what the subscription wants and
+// the topology says, and sends the health PINGs, until Close.
+func (s *Subscription) loop() {
+	defer s.wg.Done()
+	tick := time.NewTicker(min(s.opts.PingInterval/4, 50*time.Millisecond))
+	defer tick.Stop()
+	again := true
+	for {
+		select {
+		case <-s.done:
+			return
+		case <-s.kick:
+			again = true
+		case <-tick.C:
+		}
+		s.mu.Lock()
+		if again || s.dirty {
+			again = !s.reconcile()
+			if again {
+				// A node is missing: a failover may be under way.
+				s.refreshTopology()
+			}
+		}
+		s.pingIdle()
+		s.mu.Unlock()
+	}
+}
+
+// reconcile dials the nodes that are missing, subscribes what each
+// connection lacks and unsubscribes what no longer belongs there. It
+// reports whether everything wanted is in place (or asked for). Caller
+// holds s.mu.
+func (s *Subscription) reconcile() bool {
+	if s.closed {
+		return true
+	}
+	s.dirty = false
+	plan, complete := s.place()
+	now := time.Now()
+	for addr, names := range plan {
+		sc := s.conns[addr]
+		if sc == nil {
+			complete = false
+			if !s.dialing[addr] && s.ready(addr, now) {
+				s.dialing[addr] = true
+				s.wg.Add(1)
+				go s.dial(addr)
+			}
+			continue
+		}
+		if !s.ready(addr, now) {
+			complete = false
+			continue
+		}
+		groups := map[[2]int][]subName{} // kind, slot (cluster shard channels) -> names
+		for sn := range names {
+			if sc.sent[sn] {
+				continue
+			}
+			key := [2]int{int(sn.kind), -1}
+			if sn.kind == kindShard && s.c.cl != nil {
+				key[1] = cluster.Slot(sn.name)
+			}
+			groups[key] = append(groups[key], sn)
+		}
+		for _, g := range groups {
+			if err := sc.subscribe(g); err != nil {
+				complete = false // the reader sees the failure too
+				break
+			}
+		}
+	}
+	for addr, sc := range s.conns {
+		var stray []subName
+		for sn := range sc.sent {
+			if !plan[addr][sn] {
+				stray = append(stray, sn)
+				delete(sc.sent, sn)
+			}
+		}
+		_ = sc.unsubscribe(stray, false)
+		if len(plan[addr]) == 0 && sc.idle() {
+			sc.close()
+			delete(s.conns, addr)
+		}
+	}
+	return complete
+}
+
+// place returns, for every node, the names that belong there now; false
+// when some name has no node (no topology yet, every shard ejected).
+func (s *Subscription) place() (map[string]map[subName]bool, bool) {
+	plan := map[string]map[subName]bool{}
+	complete := true
+	var st *clusterState
+	home := ""
+	if s.c.cl != nil {
+		if st = s.c.cl.state.Load(); st == nil {
+			return plan, len(s.want) == 0
+		}
+		home = s.pickHome(st)
+	}
+	var buf []string
+	for sn := range s.want {
+		buf = s.targets(sn, st, home, buf[:0])
+		if len(buf) == 0 {
+			complete = false
+		}
+		for _, addr := range buf {
+			m := plan[addr]
+			if m == nil {
+				m = map[subName]bool{}
+				plan[addr] = m
+			}
+			m[sn] = true
+		}
+	}
+	return plan, complete
+}
+
+// targets appends the nodes where sn belongs: in ring mode the shard its
+// name hashes to (every shard for a pattern); in cluster mode its slot's
+// master (shard channels), every master (keyspace patterns) or home.
+func (s *Subscription) targets(sn subName, st *clusterState, home string, dst []string) []string {
+	c := s.c
+	if c.cl == nil {
+		rr := c.ring
+		if sn.kind == kindPattern {
+			for _, n := range rr.nodes {
+				dst = append(dst, n.Addr)
+			}
+			return dst
+		}
+		if i, err := rr.Index(sn.name); err == nil {
+			dst = append(dst, rr.node(i).Addr)
+		}
+		return dst
+	}
+	switch {
+	case st == nil:
+	case sn.kind == kindShard:
+		dst = append(dst, c.nodes.get(int(st.master[cluster.Slot(sn.name)])).node.Addr)
+	case sn.kind == kindPattern && s.everywhere:
+		for _, m := range st.masters {
+			dst = append(dst, m.Addr)
+		}
+	case home != "":
+		dst = append(dst, home)
+	}
+	return dst
+}
+
+// confirmedEverywhere reports whether every node where sn belongs has
+// confirmed it.
+func (s *Subscription) confirmedEverywhere(sn subName, ws *wantState) bool {
+	var st *clusterState
+	if s.c.cl != nil {
+		st = s.c.cl.state.Load()
+	}
+	for _, addr := range s.targets(sn, st, s.home, nil) {
+		if !ws.on[addr] {
+			return false
+		}
+	}
+	return true
+}
+
+// pickHome returns the master that carries the channels and patterns in
+// cluster mode: the current one while it is a master and answers, else a
+// random master that is not backing off.
+func (s *Subscription) pickHome(st *clusterState) string {
+	now := time.Now()
+	var ok []string
+	for _, m := range st.masters {
+		if m.Addr == s.home && s.ready(m.Addr, now) {
+			return s.home
+		}
+		if !s.ready(m.Addr, now) {
+			continue
+		}
+		if i, known := s.c.nodes.lookup(m.Addr); known && s.c.nodes.get(i).down.Load() {
+			continue
+		}
+		ok = append(ok, m.Addr)
+	}
+	if len(ok) == 0 {
+		s.home = ""
+		return ""
+	}
+	s.home = ok[rand.IntN(len(ok))]
+	return s.home
+}
+
+// homed reports whether sn is placed on the home node (cluster mode):
+// such a name moves to another master at once when its node fails.
+func (s *Subscription) homed(sn subName) bool {
+	return s.c.cl != nil && (sn.kind == kindChannel || (sn.kind == kindPattern && !s.everywhere))
+}
+
+// ready reports whether addr may be tried now.
+func (s *Subscription) ready(addr string, now time.Time) bool {
+	r := s.retry[addr]
+	return r == nil || !now.Before(r.next)
+}
+
+// dial opens a connection to addr for the subscription.
+func (s *Subscription) dial(addr string) {
+	defer s.wg.Done()
+	s.st.dials.Add(1)
+	conn, err := s.c.pools.Dial(s.ctx, addr)
+	if err == nil && s.setup != nil {
+		ctx, cancel := context.WithTimeout(s.ctx, s.opts.PingTimeout)
+		_, err = redis.DoContext(conn, ctx, s.setup[0].(string), s.setup[1:]...)
+		cancel()
+		if err != nil {
+			conn.Close()
+			err = fmt.Errorf("shardis: %v %v: %w", s.setup[0], s.setup[1], err)
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.dialing, addr)
+	if s.closed {
+		if err == nil {
+			conn.Close()
+		}
+		return
+	}
+	if err != nil {
+		s.st.dialErrors.Add(1)
+		s.backoff(addr, err)
+		s.failWaitersAt(addr, &NodeError{Node: s.node(addr), Err: err})
+		return
+	}
+	sc := newSubConn(s, addr, conn)
+	s.conns[addr] = sc
+	s.wg.Add(1)
+	go sc.read()
+	s.dirty = true
+	s.poke()
+}
+
+// failWaitersAt tells the Subscribe calls waiting for names placed on
+// addr that the attempt failed; the names stay and are retried. Names on
+// the home node in cluster mode move to another master instead.
+func (s *Subscription) failWaitersAt(addr string, err error) {
+	plan, _ := s.place()
+	for sn := range plan[addr] {
+		ws := s.want[sn]
+		if ws == nil || len(ws.waiters) == 0 || s.homed(sn) {
+			continue
+		}
+		for _, w := range ws.waiters {
+			w.settle(err)
+		}
+		ws.waiters = nil
+	}
+}
+
+// node returns the Node for addr, with its configured name.
+func (s *Subscription) node(addr string) Node {
+	if i, ok := s.c.nodes.lookup(addr); ok {
+		return s.c.nodes.get(i).node
+	}
+	return Node{Name: addr, Addr: addr}
+}
+
+// lost handles the failure of a connection's reads.
+func (s *Subscription) lost(sc *subConn, err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if sc.closed || s.closed {
+		return // closed on purpose
+	}
+	sc.close()
+	if s.conns[sc.addr] == sc {
+		delete(s.conns, sc.addr)
+	}
+	s.st.lost.Add(1)
+	nerr := &NodeError{Node: s.node(sc.addr), Err: err}
+	for sn := range sc.sent {
+		ws := s.want[sn]
+		if ws == nil {
+			continue
+		}
+		delete(ws.on, sc.addr)
+		if len(ws.waiters) > 0 && !s.homed(sn) {
+			for _, w := range ws.waiters {
+				w.settle(nerr)
+			}
+			ws.waiters = nil
+		}
+	}
+	s.backoff(sc.addr, err)
+	s.dirty = true
+	s.poke()
+}
+
+// pingIdle sends a health PING on every connection that has been silent
+// for PingInterval. Caller holds s.mu.
+func (s *Subscription) pingIdle() {
+	now := time.Now()
+	for _, sc := range s.conns {
+		if now.Sub(time.Unix(0, sc.lastRead.Load())) >= s.opts.PingInterval && now.Sub(sc.lastPing) >= s.opts.PingInterval {
+			_ = sc.ping(healthPing, false) // a failure shows in the reader
+		}
+	}
+}
+
+// onControl handles a confirmation or a pong. Caller holds s.mu.
+func (s *Subscription) onControl(sc *subConn, v any) {
+	switch m := v.(type) {
+	case redis.Pong:
+		if cmd, ok := sc.match("pong", subName{}); ok && cmd.user {
+			s.q.push(m)
+		}
+	case redis.Subscription:
+		k, subscribe := kindOfPush(m.Kind)
+		sn := subName{k, m.Channel}
+		cmd, matched := sc.match(m.Kind, sn)
+		if subscribe {
+			ws := s.want[sn]
+			if ws == nil || !sc.sent[sn] {
+				return // unsubscribed since; the UNSUBSCRIBE is on its way
+			}
+			if ws.announced && !ws.on[sc.addr] {
+				s.st.resubscribed.Add(1)
+			}
+			ws.on[sc.addr] = true
+			delete(s.retry, sc.addr)
+			if !s.confirmedEverywhere(sn, ws) {
+				return
+			}
+			for _, w := range ws.waiters {
+				w.settle(nil)
+			}
+			ws.waiters = nil
+			if !ws.announced {
+				ws.announced = true
+				s.q.push(redis.Subscription{Kind: m.Kind, Channel: m.Channel, Count: len(s.want)})
+			}
+			return
+		}
+		if matched {
+			if cmd.user {
+				s.q.push(redis.Subscription{Kind: m.Kind, Channel: m.Channel, Count: len(s.want)})
+			}
+		} else if sc.sent[sn] {
+			// The server dropped it: its slot moved to another node.
+			delete(sc.sent, sn)
+			if ws := s.want[sn]; ws != nil {
+				delete(ws.on, sc.addr)
+				s.st.moved.Add(1)
+			}
+			s.dirty = true
+			s.poke()
+			s.refreshTopology()
+		}
+		if sc.idle() && s.conns[sc.addr] == sc {
+			s.dirty = true
+			s.poke()
+		}
+	}
+}
+
+// onError handles an error reply: it answers the oldest pending command.
+// Caller holds s.mu.
+func (s *Subscription) onError(sc *subConn, re redis.Error) {
+	s.st.serverErrors.Add(1)
+	if len(sc.pending) == 0 {
+		s.q.push(&SubscribeError{Node: s.node(sc.addr), Err: re})
+		return
+	}
+	cmd := sc.pending[0]
+	sc.pending = sc.pending[1:]
+	names := make([]string, len(cmd.names))
+	for i, sn := range cmd.names {
+		names[i] = sn.name
+	}
+	serr := &SubscribeError{Node: s.node(sc.addr), Command: cmd.cmd, Names: names, Err: re}
+	if cmd.push == "pong" || !isSubscribePush(cmd.push) {
+		// An unsubscribe of ours that the node answers with an error
+		// (MOVED: the slot is gone, and so is the channel) needs nothing.
+		if cmd.user || cmd.push == "pong" {
+			s.q.push(serr)
+		}
+		return
+	}
+	for _, sn := range cmd.names {
+		delete(sc.sent, sn)
+	}
+	s.dirty = true
+	s.poke()
+	switch code := cluster.ErrorCode(string(re)); code {
+	case "MOVED":
+		if rd, ok := cluster.ParseRedirect(string(re), sc.addr); ok && s.c.cl != nil {
+			s.st.moved.Add(int64(len(cmd.names)))
+			s.c.applyMoved(rd.Slot, rd.Addr)
+			s.refreshTopology()
+			return
+		}
+	case "CLUSTERDOWN", "TRYAGAIN", "LOADING", "MASTERDOWN", "BUSY":
+		// The node cannot serve now: try it again later.
+		s.backoff(sc.addr, serr)
+		for _, sn := range cmd.names {
+			if ws := s.want[sn]; ws != nil {
+				for _, w := range ws.waiters {
+					w.settle(serr)
+				}
+				ws.waiters = nil
+			}
+		}
+		return
+	}
+	// Refused for good (an ACL, say): the names leave the subscription.
+	for _, sn := range cmd.names {
+		if ws := s.want[sn]; ws != nil {
+			for _, w := range ws.waiters {
+				w.settle(serr)
+			}
+			delete(s.want, sn)
+		}
+	}
+	s.q.push(serr)
+}
+
+func isSubscribePush(push string) bool {
+	_, subscribe := kindOfPush(push)
+	return subscribe
+}

@@ -32,6 +32,8 @@ type Client struct {
 	refr         refresher
 	refreshTicks atomic.Int32 // health ticks that should also refresh the topology
 
+	sent *sentinels // ring mode with Sentinel shards only
+
 	autoPipe   bool
 	autoPipes  autoPipes
 	alwaysPipe bool // tests: lone callers use the pipeline too
@@ -76,7 +78,7 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 			go c.refreshLoop()
 		}
 	default:
-		rr, err := NewRingRouter(cfg.RingConfig())
+		rr, err := c.newRing(cfg)
 		if err != nil {
 			c.pools.Close()
 			return nil, fmt.Errorf("%w: %w", ErrBadConfig, err)
@@ -85,6 +87,10 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 			c.nodes.add(n)
 		}
 		c.ring, c.router, c.loc = rr, rr, ringLocator{rr}
+		if err := c.startSentinels(ctx); err != nil {
+			c.Close()
+			return nil, err
+		}
 	}
 	if c.health.Interval > 0 {
 		c.bg.Add(1)

@@ -26,8 +26,12 @@ type Config struct {
 	// Mode is ModeRing (the default) or ModeCluster.
 	Mode Mode
 
-	// Shards are the ring-mode servers, in configured order.
+	// Shards are the ring-mode servers, in configured order. An entry
+	// with a Name and no Addr is a Sentinel shard (see Sentinel).
 	Shards []ring.Shard
+	// Sentinel configures the ring shards that are Sentinel-monitored
+	// master sets.
+	Sentinel SentinelOptions
 	// Hash is the ring placement algorithm ("" = ring.Murmur3).
 	Hash ring.Algorithm
 	// KeyHash is the key hash function ("" = the algorithm's default).
@@ -160,6 +164,9 @@ func (c Config) Validate() error {
 		if len(c.Seeds) > 0 {
 			return fmt.Errorf("%w: seeds are for cluster mode; ring mode takes shards", ErrBadConfig)
 		}
+		if err := c.validateSentinel(); err != nil {
+			return err
+		}
 		if _, err := ring.New(c.RingConfig()); err != nil {
 			return fmt.Errorf("%w: %w", ErrBadConfig, err)
 		}
@@ -167,7 +174,7 @@ func (c Config) Validate() error {
 		if len(c.Seeds) == 0 {
 			return fmt.Errorf("%w: cluster mode needs at least one seed address", ErrBadConfig)
 		}
-		if len(c.Shards) > 0 {
+		if len(c.Shards) > 0 || len(c.Sentinel.Shards) > 0 {
 			return fmt.Errorf("%w: shards are for ring mode; cluster mode takes seeds", ErrBadConfig)
 		}
 		if c.Pool.DB != 0 {
@@ -204,7 +211,7 @@ func (c Config) Validate() error {
 
 // RingConfig returns the ring configuration that c describes.
 func (c Config) RingConfig() ring.Config {
-	return ring.Config{Algorithm: c.Hash, KeyHash: c.KeyHash, Tag: c.Tag, Shards: c.Shards}
+	return ring.Config{Algorithm: c.Hash, KeyHash: c.KeyHash, Tag: c.Tag, Shards: c.ringShards()}
 }
 
 // String describes c without secrets.
@@ -216,6 +223,10 @@ func (c Config) String() string {
 	if mode == ModeCluster {
 		return fmt.Sprintf("shard.Config{Mode: cluster, Seeds: %v, Cluster: %+v, Pool: %s, Health: %+v}", c.Seeds, c.Cluster, c.Pool, c.Health)
 	}
-	return fmt.Sprintf("shard.Config{Mode: ring, Shards: %v, Hash: %q, KeyHash: %q, Tag: %q, Pool: %s, Health: %+v}",
-		c.Shards, c.Hash, c.KeyHash, c.Tag, c.Pool, c.Health)
+	sent := ""
+	if len(c.Sentinel.Shards) > 0 {
+		sent = ", Sentinel: " + c.Sentinel.String()
+	}
+	return fmt.Sprintf("shard.Config{Mode: ring, Shards: %v%s, Hash: %q, KeyHash: %q, Tag: %q, Pool: %s, Health: %+v}",
+		c.Shards, sent, c.Hash, c.KeyHash, c.Tag, c.Pool, c.Health)
 }

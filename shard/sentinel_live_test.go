@@ -1,0 +1,601 @@
+package shard_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/gomodule/redigo/redis"
+	"github.com/shardis/shardis/internal/redistest"
+	"github.com/shardis/shardis/pool"
+	"github.com/shardis/shardis/ring"
+	"github.com/shardis/shardis/sentinel"
+	"github.com/shardis/shardis/shard"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// Credentials of the Sentinel tests: the data nodes' ACL user and the
+// Sentinels' own password are different secrets.
+const (
+	sentDataUser = "app"
+	sentDataPW   = "data-secret-1"
+	sentPW       = "sentinel-secret-2"
+)
+
+// startSentinelSet starts 3 shards × (1 master + 1 replica) + 3 Sentinels
+// with authentication on both sides.
+func startSentinelSet(t *testing.T) *redistest.SentinelSet {
+	t.Helper()
+	return redistest.StartSentinelsTB(t, redistest.SentinelOptions{
+		Data:             redistest.Options{Users: []redistest.User{{Name: sentDataUser, Password: sentDataPW}}},
+		SentinelPassword: sentPW,
+		DownAfter:        time.Second,
+		FailoverTimeout:  2 * time.Second,
+	})
+}
+
+// sentinelConfig is a ring of the set's shards named shard-0.. by Sentinel.
+func sentinelConfig(set *redistest.SentinelSet) shard.Config {
+	cfg := shard.Config{
+		Pool: pool.Options{DialTimeout: time.Second, ReadTimeout: time.Second, WriteTimeout: time.Second,
+			Username: sentDataUser, Password: sentDataPW, ClientName: "sentinel-test"},
+		Health:   shard.HealthOptions{Interval: 100 * time.Millisecond, FailureLimit: 2, Timeout: 300 * time.Millisecond},
+		Sentinel: shard.SentinelOptions{Addrs: set.Addrs(), Password: sentPW, Timeout: 500 * time.Millisecond},
+	}
+	for i, name := range set.Names() {
+		n := fmt.Sprintf("shard-%d", i)
+		cfg.Shards = append(cfg.Shards, ring.Shard{Name: n, Weight: 1})
+		cfg.Sentinel.Shards = append(cfg.Sentinel.Shards, shard.SentinelShard{Name: n, MasterName: name})
+	}
+	return cfg
+}
+
+// plainTwin is the plain ring with the same names over the current masters.
+func plainTwin(t *testing.T, set *redistest.SentinelSet) (*ring.Ring, []*redistest.Server) {
+	t.Helper()
+	var shards []ring.Shard
+	var masters []*redistest.Server
+	for i := range set.Shards {
+		m, err := set.Master(i)
+		require.NoError(t, err)
+		masters = append(masters, m)
+		shards = append(shards, ring.Shard{Name: fmt.Sprintf("shard-%d", i), Addr: m.Addr, Weight: 1})
+	}
+	r, err := ring.New(ring.Config{Shards: shards})
+	require.NoError(t, err)
+	return r, masters
+}
+
+func TestSentinelRoutingMatchesPlainRing(t *testing.T) {
+	set := startSentinelSet(t)
+	c, err := shard.New(context.Background(), sentinelConfig(set))
+	require.NoError(t, err)
+	defer c.Close()
+	plain, masters := plainTwin(t, set)
+	ctx := context.Background()
+	const n = 600
+	p := c.Pipeline()
+	for i := range n {
+		p.Send("SET", fmt.Sprintf("route:%d", i), i)
+	}
+	out, err := p.Exec(ctx)
+	require.NoError(t, err)
+	require.Len(t, out, n)
+	perShard := make([]int, len(masters))
+	for i := range n {
+		require.NoError(t, out[i].Err)
+		k := fmt.Sprintf("route:%d", i)
+		want := plain.Locate(k)
+		perShard[want]++
+		node, err := c.Router().Route(k)
+		require.NoError(t, err)
+		assert.Equal(t, fmt.Sprintf("shard-%d", want), node.Name, k)
+		// The key is on the master the plain ring names, and only there.
+		for j, m := range masters {
+			got, err := m.Do("EXISTS", k)
+			require.NoError(t, err)
+			assert.Equal(t, map[bool]string{true: "1", false: "0"}[j == want], got, "%s on shard %d", k, j)
+		}
+	}
+	for i, cnt := range perShard {
+		assert.Greater(t, cnt, n/6, "shard %d gets its share", i)
+	}
+	st := c.Stats()
+	require.Len(t, st.Sentinel, 3)
+	for i, s := range st.Sentinel {
+		assert.Equal(t, masters[i].Addr, s.Master)
+		assert.False(t, s.Stale)
+		assert.Zero(t, s.Failovers)
+	}
+	waitFor(t, 10*time.Second, "subscriptions", func() bool {
+		for _, s := range c.Stats().Sentinel {
+			if s.Subscribed != 3 {
+				return false
+			}
+		}
+		return true
+	})
+
+	// Close leaves no connection behind: none to the data nodes (they
+	// carry the client name), no subscription on the Sentinels.
+	require.NoError(t, c.Close())
+	var data []*redistest.Server
+	for _, sh := range set.Shards {
+		data = append(data, sh.Nodes...)
+	}
+	waitFor(t, 5*time.Second, "connections to close", func() bool {
+		if clientsNamed(t, data, "sentinel-test") != 0 {
+			return false
+		}
+		for _, s := range set.Sentinels {
+			list, err := s.Do("CLIENT", "LIST")
+			require.NoError(t, err)
+			if strings.Contains(list, "cmd=subscribe") || strings.Contains(list, "cmd=ping") && strings.Contains(list, "sub=1") {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+func TestSentinelAuthErrors(t *testing.T) {
+	set := startSentinelSet(t)
+	cfg := sentinelConfig(set)
+	cfg.Sentinel.Password = "not-the-password"
+	_, err := shard.New(context.Background(), cfg)
+	require.Error(t, err)
+	assert.ErrorIs(t, err, sentinel.ErrNoSentinel)
+	assert.NotContains(t, err.Error(), "not-the-password")
+	assert.NotContains(t, err.Error(), sentPW)
+
+	// The Sentinels answer but the data nodes refuse the data password:
+	// ROLE cannot confirm the master.
+	cfg = sentinelConfig(set)
+	cfg.Pool.Password = "wrong-data-pw"
+	_, err = shard.New(context.Background(), cfg)
+	require.Error(t, err)
+	assert.ErrorIs(t, err, pool.ErrAuth)
+	assert.NotContains(t, err.Error(), "wrong-data-pw")
+}
+
+// sentLoad is what a load run over a Sentinel ring saw.
+type sentLoad struct {
+	mu      sync.Mutex
+	acked   map[string]string
+	ackedAt map[string]time.Time
+	maybe   map[string][]string
+	fails   []sentFail
+	lastOK  []time.Time // per shard: the last success
+	firstOK []time.Time // per shard: the first success after mark
+	// watch is the shard whose outage is measured once armed: mark is
+	// its first failure after arming (the outage's start).
+	armed    bool
+	watch    int
+	mark     time.Time
+	ops      atomic.Int64
+	failedOn []atomic.Int64
+}
+
+type sentFail struct {
+	at    time.Time
+	shard int
+	err   error
+}
+
+func (l *sentLoad) ok(shardIdx int, now time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.lastOK[shardIdx] = now
+	if !l.mark.IsZero() && shardIdx == l.watch && now.After(l.mark) && l.firstOK[shardIdx].IsZero() {
+		l.firstOK[shardIdx] = now
+	}
+}
+
+func (l *sentLoad) fail(shardIdx int, err error) {
+	l.failedOn[shardIdx].Add(1)
+	l.mu.Lock()
+	if l.armed && shardIdx == l.watch && l.mark.IsZero() {
+		l.mark = time.Now()
+	}
+	l.fails = append(l.fails, sentFail{at: time.Now(), shard: shardIdx, err: err})
+	l.mu.Unlock()
+}
+
+// runSentinelLoad drives 8 goroutines of single SET/GETs and pipelines
+// of one SET per shard until stop is closed.
+func runSentinelLoad(c *shard.Client, keys [][]string, stop <-chan struct{}) (*sentLoad, func()) {
+	n := len(keys)
+	l := &sentLoad{acked: map[string]string{}, ackedAt: map[string]time.Time{}, maybe: map[string][]string{},
+		lastOK: make([]time.Time, n), firstOK: make([]time.Time, n), failedOn: make([]atomic.Int64, n)}
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Go(func() {
+			rng := rand.New(rand.NewPCG(uint64(g), 11))
+			key := func(s int) string { return fmt.Sprintf("%s:%d", keys[s][rng.IntN(len(keys[s]))], g) }
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+				val := fmt.Sprintf("%d-%d", g, i)
+				if i%4 == 0 {
+					p := c.Pipeline()
+					ks := make([]string, n)
+					for s := range n {
+						ks[s] = key(s)
+						p.Send("SET", ks[s], val)
+					}
+					out, err := p.Exec(ctx)
+					for s := range n {
+						e := err
+						if e == nil {
+							e = out[s].Err
+						}
+						l.record(s, ks[s], val, e)
+					}
+				} else {
+					s := rng.IntN(n)
+					k := key(s)
+					_, err := c.Do(ctx, "SET", k, val)
+					l.record(s, k, val, err)
+					if err == nil {
+						v, err := redis.String(c.Do(ctx, "GET", k))
+						if err == nil && v != val {
+							err = fmt.Errorf("GET %s = %q right after SET %q", k, v, val)
+						}
+						if err != nil {
+							l.fail(s, err)
+						}
+					}
+				}
+				cancel()
+				l.ops.Add(1)
+			}
+		})
+	}
+	return l, wg.Wait
+}
+
+func (l *sentLoad) record(s int, k, val string, err error) {
+	if err != nil {
+		l.mu.Lock()
+		l.maybe[k] = append(l.maybe[k], val)
+		l.mu.Unlock()
+		l.fail(s, err)
+		return
+	}
+	now := time.Now()
+	l.mu.Lock()
+	l.acked[k], l.ackedAt[k] = val, now
+	l.mu.Unlock()
+	l.ok(s, now)
+}
+
+// keysPerShard returns 50 key prefixes per shard of the plain twin ring.
+func keysPerShard(r *ring.Ring, n int) [][]string {
+	out := make([][]string, n)
+	for i := 0; ; i++ {
+		k := fmt.Sprintf("load:{k%d}", i)
+		s := r.Locate(k)
+		if len(out[s]) < 50 {
+			out[s] = append(out[s], k)
+		}
+		done := true
+		for _, ks := range out {
+			done = done && len(ks) == 50
+		}
+		if done {
+			return out
+		}
+	}
+}
+
+// switchWatch subscribes to +switch-master on one Sentinel, outside the
+// client, and records when the message for master arrives.
+func switchWatch(t *testing.T, s *redistest.Server, master string) func() time.Time {
+	t.Helper()
+	conn, err := redis.Dial("tcp", s.Addr, redis.DialPassword(sentPW))
+	require.NoError(t, err)
+	psc := redis.PubSubConn{Conn: conn}
+	require.NoError(t, psc.Subscribe("+switch-master"))
+	var at atomic.Pointer[time.Time]
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			switch v := psc.Receive().(type) {
+			case error:
+				return
+			case redis.Message:
+				if strings.HasPrefix(string(v.Data), master+" ") {
+					now := time.Now()
+					at.CompareAndSwap(nil, &now)
+				}
+			}
+		}
+	}()
+	t.Cleanup(func() {
+		conn.Close()
+		<-done
+	})
+	return func() time.Time {
+		if p := at.Load(); p != nil {
+			return *p
+		}
+		return time.Time{}
+	}
+}
+
+// replicationWindowSentinel is how long before the kill an acknowledged
+// write may be missing from the promoted replica (asynchronous
+// replication).
+const replicationWindowSentinel = 200 * time.Millisecond
+
+func TestSentinelFailoverUnderLoad(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts Sentinels and kills a master")
+	}
+	for _, tc := range []struct {
+		name string
+		wait time.Duration
+		auto bool
+	}{
+		{"fail-fast/auto-pipelined", 0, true},
+		{"failover-wait/pooled", 8 * time.Second, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) { testSentinelFailover(t, tc.wait, tc.auto) })
+	}
+}
+
+func testSentinelFailover(t *testing.T, wait time.Duration, auto bool) {
+	set := startSentinelSet(t)
+	cfg := sentinelConfig(set)
+	cfg.Sentinel.FailoverWait = wait
+	cfg.DisableAutoPipeline = !auto
+	c := newClient(t, cfg)
+	plain, masters := plainTwin(t, set)
+	keys := keysPerShard(plain, len(masters))
+	const victimShard = 1
+	victim := masters[victimShard]
+	replica, err := set.Replica(victimShard)
+	require.NoError(t, err)
+	switchedAt := switchWatch(t, set.Sentinels[2], set.Shards[victimShard].Name)
+
+	stop := make(chan struct{})
+	l, waitLoad := runSentinelLoad(c, keys, stop)
+	time.Sleep(700 * time.Millisecond)
+	killedAt := time.Now()
+	l.mu.Lock()
+	l.armed, l.watch = true, victimShard
+	l.mu.Unlock()
+	require.NoError(t, victim.Kill())
+	waitFor(t, 20*time.Second, "+switch-master", func() bool { return !switchedAt().IsZero() })
+	sw := switchedAt()
+	waitFor(t, 5*time.Second, "a success on the failed-over shard", func() bool {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		return l.lastOK[victimShard].After(sw)
+	})
+	time.Sleep(1500 * time.Millisecond)
+
+	// The old master comes back as a replica; the client never connects
+	// to it (its connections carry the client name), under load.
+	require.NoError(t, victim.Restart())
+	waitFor(t, 20*time.Second, "the old master to become a replica", func() bool {
+		role, err := victim.Do("ROLE")
+		return err == nil && strings.HasPrefix(role, "slave")
+	})
+	for range 10 {
+		list, err := victim.Do("CLIENT", "LIST")
+		require.NoError(t, err)
+		assert.NotContains(t, list, "name=sentinel-test", "client connected to the demoted master")
+		time.Sleep(100 * time.Millisecond)
+	}
+	close(stop)
+	waitLoad()
+
+	l.mu.Lock()
+	first, outage := l.firstOK[victimShard], l.mark
+	l.mu.Unlock()
+	require.False(t, outage.IsZero(), "the kill made operations on the shard fail")
+	require.False(t, first.IsZero())
+	t.Logf("first failure %v after the kill; +switch-master %v after the kill; first success after the outage %v after the kill, %v after +switch-master; %d ops",
+		outage.Sub(killedAt).Round(time.Millisecond), sw.Sub(killedAt).Round(time.Millisecond),
+		first.Sub(killedAt).Round(time.Millisecond), first.Sub(sw).Round(time.Millisecond), l.ops.Load())
+	assert.Less(t, first.Sub(sw), 500*time.Millisecond, "first success within 0.5 s of +switch-master")
+
+	var onVictim, late int
+	for _, f := range l.fails {
+		if f.shard != victimShard {
+			t.Errorf("failure on shard %d, which did not fail: %v", f.shard, f.err)
+			continue
+		}
+		onVictim++
+		if f.at.After(sw.Add(500 * time.Millisecond)) {
+			late++
+			t.Errorf("failure %v after +switch-master: %v", f.at.Sub(sw), f.err)
+		}
+		var uo *shard.UnknownOutcomeError
+		var ne *shard.NodeError
+		var re *shard.RetryError
+		assert.True(t, errors.As(f.err, &uo) || errors.As(f.err, &ne) || errors.As(f.err, &re), "untyped failure %v", f.err)
+		if wait > 0 {
+			// Commands that did not run wait for the new master: only
+			// writes in flight at the kill may fail.
+			assert.True(t, errors.As(f.err, &uo), "with FailoverWait only unknown outcomes fail: %v", f.err)
+		}
+	}
+	t.Logf("failed operations on the failed-over shard: %d (commands, pipelines counted per command)", onVictim)
+	if wait > 0 {
+		assert.LessOrEqual(t, onVictim, 8*3, "at most the commands in flight at the kill")
+	}
+
+	st := c.Stats()
+	assert.Equal(t, int64(1), st.Failovers)
+	require.Len(t, st.Sentinel, 3)
+	assert.Equal(t, replica.Addr, st.Sentinel[victimShard].Master)
+
+	// Every acknowledged write is on the current masters, except writes
+	// the old master acknowledged just before it died (asynchronous
+	// replication), which are reported.
+	lost, excused := 0, 0
+	newMasters := append([]*redistest.Server(nil), masters...)
+	newMasters[victimShard] = replica
+	for k, v := range l.acked {
+		s := plain.Locate(k)
+		got, err := newMasters[s].Do("GET", k)
+		require.NoError(t, err)
+		if got == v || containsString(l.maybe[k], got) {
+			continue
+		}
+		at := l.ackedAt[k]
+		if s == victimShard && at.After(killedAt.Add(-replicationWindowSentinel)) && at.Before(killedAt.Add(100*time.Millisecond)) {
+			excused++
+			t.Logf("acknowledged %v before the kill and lost with the master (asynchronous replication): %s", killedAt.Sub(at), k)
+			continue
+		}
+		lost++
+		if lost < 5 {
+			t.Errorf("acknowledged write lost: %s = %q, want %q", k, got, v)
+		}
+	}
+	t.Logf("%d acknowledged keys checked; %d lost within the replication window", len(l.acked), excused)
+	assert.Zero(t, lost)
+}
+
+func containsString(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func TestSentinelDiscoveryWhenSentinelsDie(t *testing.T) {
+	set := startSentinelSet(t)
+	cfg := sentinelConfig(set)
+	cfg.Sentinel.RefreshInterval = 200 * time.Millisecond
+	c := newClient(t, cfg)
+	ctx := context.Background()
+	_, err := c.Do(ctx, "SET", "sd:a", "1")
+	require.NoError(t, err)
+
+	// One Sentinel killed: a failover is still followed through the others.
+	require.NoError(t, set.Sentinels[0].Kill())
+	old, err := set.Master(0)
+	require.NoError(t, err)
+	next, err := set.Replica(0)
+	require.NoError(t, err)
+	waitFor(t, 20*time.Second, "a manual failover to be accepted", func() bool {
+		_, err := set.Sentinels[1].Do("SENTINEL", "FAILOVER", set.Shards[0].Name)
+		return err == nil
+	})
+	waitFor(t, 30*time.Second, "the client to follow the failover", func() bool {
+		return c.Stats().Sentinel[0].Master == next.Addr
+	})
+	assert.NotEqual(t, old.Addr, next.Addr)
+	for i := range 50 {
+		_, err := c.Do(ctx, "SET", fmt.Sprintf("sd:%d", i), i)
+		require.NoError(t, err)
+	}
+
+	// All Sentinels down: the ring keeps serving from the last known
+	// masters and says so.
+	for _, s := range set.Sentinels[1:] {
+		require.NoError(t, s.Kill())
+	}
+	waitFor(t, 10*time.Second, "stats to show stale shards", func() bool {
+		for _, s := range c.Stats().Sentinel {
+			if !s.Stale || s.Subscribed != 0 || s.LastError == "" {
+				return false
+			}
+		}
+		return true
+	})
+	for i := range 100 {
+		k := fmt.Sprintf("sd:after:%d", i)
+		_, err := c.Do(ctx, "SET", k, i)
+		require.NoError(t, err)
+		v, err := redis.Int(c.Do(ctx, "GET", k))
+		require.NoError(t, err)
+		assert.Equal(t, i, v)
+	}
+	for _, s := range c.Stats().Sentinel {
+		assert.NotContains(t, s.LastError, sentPW)
+	}
+	// A Sentinel back: the shards are fresh again.
+	require.NoError(t, set.Sentinels[1].Restart())
+	waitFor(t, 20*time.Second, "stats to recover", func() bool {
+		for _, s := range c.Stats().Sentinel {
+			if s.Stale {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+func TestSentinelReplicaReads(t *testing.T) {
+	set := startSentinelSet(t)
+	cfg := sentinelConfig(set)
+	cfg.Sentinel.ReadFrom = shard.ReadReplicaRandom
+	c := newClient(t, cfg)
+	ctx := context.Background()
+	st := c.Stats()
+	require.Len(t, st.Sentinel, 3)
+	replicas := map[string]bool{}
+	for i, s := range st.Sentinel {
+		r, err := set.Replica(i)
+		require.NoError(t, err)
+		assert.Equal(t, []string{r.Addr}, s.Replicas)
+		replicas[r.Addr] = true
+	}
+	for i := range 200 {
+		k := fmt.Sprintf("rr:%d", i)
+		_, err := c.Do(ctx, "SET", k, i)
+		require.NoError(t, err)
+	}
+	var readsOnReplicas int64
+	waitFor(t, 10*time.Second, "replicated reads", func() bool {
+		for i := range 200 {
+			v, err := redis.Int(c.Do(ctx, "GET", fmt.Sprintf("rr:%d", i)))
+			if err != nil || v != i {
+				return false
+			}
+		}
+		return true
+	})
+	var onMasters int64
+	for _, n := range c.Stats().Nodes {
+		if replicas[n.Node.Addr] {
+			readsOnReplicas += n.Commands
+			assert.Zero(t, n.Errors, "replica %s", n.Node.Addr)
+		} else {
+			onMasters += n.Commands
+		}
+	}
+	assert.GreaterOrEqual(t, readsOnReplicas, int64(200), "GETs went to the replicas")
+	// Every SET went to a master (a replica would have refused it).
+	assert.GreaterOrEqual(t, onMasters, int64(200), "SETs went to the masters")
+}
+
+func findServer(set *redistest.SentinelSet, addr string) *redistest.Server {
+	for _, sh := range set.Shards {
+		for _, s := range sh.Nodes {
+			if s.Addr == addr {
+				return s
+			}
+		}
+	}
+	return nil
+}

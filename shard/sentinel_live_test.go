@@ -362,6 +362,13 @@ func testSentinelFailover(t *testing.T, wait time.Duration, auto bool) {
 	cfg.Sentinel.FailoverWait = wait
 	cfg.DisableAutoPipeline = !auto
 	c := newClient(t, cfg)
+	var evMu sync.Mutex
+	var events []string
+	shard.OnFailover(c, func(name, from, to string) {
+		evMu.Lock()
+		events = append(events, name+" "+from+" -> "+to)
+		evMu.Unlock()
+	})
 	plain, masters := plainTwin(t, set)
 	keys := keysPerShard(plain, len(masters))
 	const victimShard = 1
@@ -443,6 +450,10 @@ func testSentinelFailover(t *testing.T, wait time.Duration, auto bool) {
 	assert.Equal(t, int64(1), st.Failovers)
 	require.Len(t, st.Sentinel, 3)
 	assert.Equal(t, replica.Addr, st.Sentinel[victimShard].Master)
+	assert.Equal(t, int64(1), st.Sentinel[victimShard].Failovers)
+	evMu.Lock()
+	assert.Equal(t, []string{fmt.Sprintf("shard-%d %s -> %s", victimShard, victim.Addr, replica.Addr)}, events)
+	evMu.Unlock()
 
 	// Every acknowledged write is on the current masters, except writes
 	// the old master acknowledged just before it died (asynchronous
@@ -587,15 +598,4 @@ func TestSentinelReplicaReads(t *testing.T) {
 	assert.GreaterOrEqual(t, readsOnReplicas, int64(200), "GETs went to the replicas")
 	// Every SET went to a master (a replica would have refused it).
 	assert.GreaterOrEqual(t, onMasters, int64(200), "SETs went to the masters")
-}
-
-func findServer(set *redistest.SentinelSet, addr string) *redistest.Server {
-	for _, sh := range set.Shards {
-		for _, s := range sh.Nodes {
-			if s.Addr == addr {
-				return s
-			}
-		}
-	}
-	return nil
 }

@@ -248,9 +248,7 @@ func (c *Client) query(ctx context.Context, sh *sentShard) error {
 	sh.stale.Store(false)
 	sh.lastErr.Store(nil)
 	c.install(sh, addr)
-	if c.sent.readers {
-		c.loadReplicas(ctx, sh, addr)
-	}
+	c.loadReplicas(ctx, sh, addr)
 	return nil
 }
 
@@ -313,8 +311,8 @@ func (c *Client) install(sh *sentShard, addr string) {
 	c.sent.notify(failoverEvent{Shard: sh.cfg.Name, MasterSet: sh.cfg.master(), From: *old, To: addr, At: time.Now()})
 }
 
-// loadReplicas lists the shard's healthy replicas of master and registers
-// them as nodes for reads.
+// loadReplicas lists the shard's healthy replicas of master (for Stats)
+// and, when replicas serve reads, registers them as nodes.
 func (c *Client) loadReplicas(ctx context.Context, sh *sentShard, master string) {
 	reps, err := sh.cli.Replicas(ctx)
 	if err != nil {
@@ -326,10 +324,12 @@ func (c *Client) loadReplicas(ctx context.Context, sh *sentShard, master string)
 		if !r.Healthy() || r.Addr == master || (r.MasterAddr != "" && r.MasterAddr != master) {
 			continue
 		}
-		i := c.nodes.add(Node{Name: sh.cfg.Name + " replica " + r.Addr, Addr: r.Addr})
-		c.sent.owners.Store(i, sh)
-		idx = append(idx, int32(i))
 		addrs = append(addrs, r.Addr)
+		if c.sent.readers {
+			i := c.nodes.add(Node{Name: sh.cfg.Name + " replica " + r.Addr, Addr: r.Addr})
+			c.sent.owners.Store(i, sh)
+			idx = append(idx, int32(i))
+		}
 	}
 	sh.replicas.Store(&idx)
 	sh.repAddrs.Store(&addrs)

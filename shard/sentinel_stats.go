@@ -9,8 +9,8 @@ type SentinelStats struct {
 	// Master is the address of the master the client writes to: the last
 	// one the Sentinels named and ROLE confirmed.
 	Master string
-	// Replicas are the healthy replicas that serve reads (listed only
-	// when ReadFrom is a replica policy).
+	// Replicas are the master's healthy replicas as the Sentinels last
+	// listed them; they serve reads when ReadFrom is a replica policy.
 	Replicas []string
 	// Failovers counts the master changes the client followed.
 	Failovers int64

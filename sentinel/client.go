@@ -184,6 +184,15 @@ func (c *Client) Dial(ctx context.Context, addr string) (redis.Conn, net.Conn, e
 // matches ErrNoSentinel, and ErrUnknownMaster when that is what the
 // Sentinels said).
 func (c *Client) MasterAddr(ctx context.Context) (addr, sentinel string, err error) {
+	return c.VerifiedMasterAddr(ctx, nil)
+}
+
+// VerifiedMasterAddr is MasterAddr that also checks each answer with
+// verify (typically ROLE on the named server): an answer that verify
+// rejects counts as that Sentinel's failure and the next Sentinel is
+// asked. Right after a failover the Sentinels that did not lead it may
+// name the old master for a second or two; this skips them.
+func (c *Client) VerifiedMasterAddr(ctx context.Context, verify func(ctx context.Context, addr string) error) (addr, sentinel string, err error) {
 	var errs []error
 	for _, s := range c.Addrs() {
 		if err := ctx.Err(); err != nil {
@@ -193,7 +202,12 @@ func (c *Client) MasterAddr(ctx context.Context) (addr, sentinel string, err err
 		reply, err := c.ask(ctx, s, "SENTINEL", "GET-MASTER-ADDR-BY-NAME", c.master)
 		if err == nil {
 			var a string
-			if a, err = ParseMasterAddr(reply); err == nil {
+			if a, err = ParseMasterAddr(reply); err == nil && verify != nil {
+				if verr := verify(ctx, a); verr != nil {
+					err = fmt.Errorf("named %s, which failed the check: %w", a, verr)
+				}
+			}
+			if err == nil {
 				c.promote(s)
 				return a, s, nil
 			}

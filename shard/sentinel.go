@@ -42,7 +42,8 @@ type sentShard struct {
 	queries   atomic.Int64
 	stale     atomic.Bool // the last query failed: serving the last known master
 	lastErr   atomic.Pointer[string]
-	switches  atomic.Int64 // +switch-master messages seen
+	switches  atomic.Int64           // +switch-master messages seen
+	hint      atomic.Pointer[string] // the new master a +switch-master named, to check first
 	watcher   *sentinel.Watcher
 
 	kick  chan struct{} // asks the shard's loop for a query
@@ -134,6 +135,8 @@ func (c *Client) startSentinels(ctx context.Context) error {
 	for _, sh := range st.shards {
 		sh.watcher = sh.cli.Watch(func(_ string, ev sentinel.SwitchMaster) {
 			sh.switches.Add(1)
+			addr := ev.NewAddr
+			sh.hint.Store(&addr)
 			sh.request()
 		})
 		c.bg.Add(1)
@@ -230,11 +233,19 @@ func (c *Client) sentinelLoop(sh *sentShard) {
 // replica, its own master is checked and taken instead.
 func (c *Client) query(ctx context.Context, sh *sentShard) error {
 	sh.queries.Add(1)
-	addr, _, err := sh.cli.MasterAddr(ctx)
-	if err == nil {
-		err = c.checkMaster(ctx, addr)
-	} else if cur := sh.master.Load(); cur != nil {
-		// No Sentinel: ask the current master itself.
+	var addr string
+	var err error
+	if h := sh.hint.Swap(nil); h != nil && c.checkMaster(ctx, *h) == nil {
+		// The Sentinel that announced the switch named it, and ROLE
+		// agrees: no need to wait for the other Sentinels to catch up.
+		addr = *h
+	} else {
+		addr, _, err = sh.cli.VerifiedMasterAddr(ctx, c.checkMaster)
+	}
+	if err != nil && sh.master.Load() != nil {
+		cur := sh.master.Load()
+		// No Sentinel named a confirmed master: ask the current master
+		// itself whether it has become a replica of another.
 		if next, rerr := c.followRole(ctx, *cur); rerr == nil && next != *cur {
 			addr, err = next, nil
 		}

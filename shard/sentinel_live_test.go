@@ -114,7 +114,7 @@ func TestSentinelRoutingMatchesPlainRing(t *testing.T) {
 		assert.False(t, s.Stale)
 		assert.Zero(t, s.Failovers)
 	}
-	waitFor(t, 10*time.Second, "subscriptions", func() bool {
+	waitFor(t, 30*time.Second, "subscriptions", func() bool {
 		for _, s := range c.Stats().Sentinel {
 			if s.Subscribed != 3 {
 				return false
@@ -385,9 +385,9 @@ func testSentinelFailover(t *testing.T, wait time.Duration, auto bool) {
 	l.armed, l.watch = true, victimShard
 	l.mu.Unlock()
 	require.NoError(t, victim.Kill())
-	waitFor(t, 20*time.Second, "+switch-master", func() bool { return !switchedAt().IsZero() })
+	waitFor(t, 60*time.Second, "+switch-master", func() bool { return !switchedAt().IsZero() })
 	sw := switchedAt()
-	waitFor(t, 5*time.Second, "a success on the failed-over shard", func() bool {
+	waitFor(t, 30*time.Second, "a success on the failed-over shard", func() bool {
 		l.mu.Lock()
 		defer l.mu.Unlock()
 		return l.lastOK[victimShard].After(sw)
@@ -397,7 +397,7 @@ func testSentinelFailover(t *testing.T, wait time.Duration, auto bool) {
 	// The old master comes back as a replica; the client never connects
 	// to it (its connections carry the client name), under load.
 	require.NoError(t, victim.Restart())
-	waitFor(t, 20*time.Second, "the old master to become a replica", func() bool {
+	waitFor(t, 60*time.Second, "the old master to become a replica", func() bool {
 		role, err := victim.Do("ROLE")
 		return err == nil && strings.HasPrefix(role, "slave")
 	})
@@ -507,11 +507,11 @@ func TestSentinelDiscoveryWhenSentinelsDie(t *testing.T) {
 	require.NoError(t, err)
 	next, err := set.Replica(0)
 	require.NoError(t, err)
-	waitFor(t, 20*time.Second, "a manual failover to be accepted", func() bool {
+	waitFor(t, 60*time.Second, "a manual failover to be accepted", func() bool {
 		_, err := set.Sentinels[1].Do("SENTINEL", "FAILOVER", set.Shards[0].Name)
 		return err == nil
 	})
-	waitFor(t, 30*time.Second, "the client to follow the failover", func() bool {
+	waitFor(t, 60*time.Second, "the client to follow the failover", func() bool {
 		return c.Stats().Sentinel[0].Master == next.Addr
 	})
 	assert.NotEqual(t, old.Addr, next.Addr)
@@ -525,7 +525,7 @@ func TestSentinelDiscoveryWhenSentinelsDie(t *testing.T) {
 	for _, s := range set.Sentinels[1:] {
 		require.NoError(t, s.Kill())
 	}
-	waitFor(t, 10*time.Second, "stats to show stale shards", func() bool {
+	waitFor(t, 30*time.Second, "stats to show stale shards", func() bool {
 		for _, s := range c.Stats().Sentinel {
 			if !s.Stale || s.Subscribed != 0 || s.LastError == "" {
 				return false
@@ -546,7 +546,7 @@ func TestSentinelDiscoveryWhenSentinelsDie(t *testing.T) {
 	}
 	// A Sentinel back: the shards are fresh again.
 	require.NoError(t, set.Sentinels[1].Restart())
-	waitFor(t, 20*time.Second, "stats to recover", func() bool {
+	waitFor(t, 60*time.Second, "stats to recover", func() bool {
 		for _, s := range c.Stats().Sentinel {
 			if s.Stale {
 				return false
@@ -577,7 +577,7 @@ func TestSentinelReplicaReads(t *testing.T) {
 		require.NoError(t, err)
 	}
 	var readsOnReplicas int64
-	waitFor(t, 10*time.Second, "replicated reads", func() bool {
+	waitFor(t, 30*time.Second, "replicated reads", func() bool {
 		for i := range 200 {
 			v, err := redis.Int(c.Do(ctx, "GET", fmt.Sprintf("rr:%d", i)))
 			if err != nil || v != i {

@@ -130,7 +130,7 @@ func TestSentinelRoutingMatchesPlainRing(t *testing.T) {
 	for _, sh := range set.Shards {
 		data = append(data, sh.Nodes...)
 	}
-	waitFor(t, 5*time.Second, "connections to close", func() bool {
+	waitFor(t, 20*time.Second, "connections to close", func() bool {
 		if clientsNamed(t, data, "sentinel-test") != 0 {
 			return false
 		}
@@ -361,6 +361,7 @@ func testSentinelFailover(t *testing.T, wait time.Duration, auto bool) {
 	cfg := sentinelConfig(set)
 	cfg.Sentinel.FailoverWait = wait
 	cfg.DisableAutoPipeline = !auto
+	created := time.Now()
 	c := newClient(t, cfg)
 	var evMu sync.Mutex
 	var events []string
@@ -451,6 +452,14 @@ func testSentinelFailover(t *testing.T, wait time.Duration, auto bool) {
 	require.Len(t, st.Sentinel, 3)
 	assert.Equal(t, replica.Addr, st.Sentinel[victimShard].Master)
 	assert.Equal(t, int64(1), st.Sentinel[victimShard].Failovers)
+	// Thousands of failures asked for queries; they were coalesced and
+	// rate-limited to one per MinRefreshInterval (100ms), plus the
+	// periodic ones (5s) and the first.
+	elapsed := time.Since(created)
+	maxQueries := int64(elapsed/(100*time.Millisecond)) + int64(elapsed/(5*time.Second)) + 2
+	t.Logf("Sentinel queries for the failed-over shard: %d in %v (at most %d)", st.Sentinel[victimShard].Queries, elapsed.Round(time.Millisecond), maxQueries)
+	assert.LessOrEqual(t, st.Sentinel[victimShard].Queries, maxQueries)
+	assert.Less(t, st.Sentinel[0].Queries, int64(10), "a shard that did not fail is queried only periodically")
 	evMu.Lock()
 	assert.Equal(t, []string{fmt.Sprintf("shard-%d %s -> %s", victimShard, victim.Addr, replica.Addr)}, events)
 	evMu.Unlock()

@@ -46,9 +46,13 @@ type sentShard struct {
 	hint      atomic.Pointer[string] // the new master a +switch-master named, to check first
 	watcher   *sentinel.Watcher
 
-	kick  chan struct{} // asks the shard's loop for a query
-	mu    sync.Mutex
-	round chan struct{} // closed when the next query ends
+	kick chan struct{} // asks the shard's loop for a query
+	// urgent asks for a query at once, without the MinRefreshInterval
+	// pause: a +switch-master named a new master (a few messages per
+	// failover, one per Sentinel).
+	urgent chan struct{}
+	mu     sync.Mutex
+	round  chan struct{} // closed when the next query ends
 }
 
 // failoverEvent is the internal notice of a master change, for stats and
@@ -115,7 +119,7 @@ func (c *Client) startSentinels(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("%w: Sentinel shard %q: %w", ErrBadConfig, s.Name, err)
 		}
-		sh := &sentShard{cfg: sc, key: sentinelKey(s.Name), node: i, cli: cli, kick: make(chan struct{}, 1), round: make(chan struct{})}
+		sh := &sentShard{cfg: sc, key: sentinelKey(s.Name), node: i, cli: cli, kick: make(chan struct{}, 1), urgent: make(chan struct{}, 1), round: make(chan struct{})}
 		if err := c.pools.SetResolver(sh.key, sh.resolve); err != nil {
 			return fmt.Errorf("shardis: Sentinel shard %q: %w", s.Name, err)
 		}
@@ -137,6 +141,10 @@ func (c *Client) startSentinels(ctx context.Context) error {
 			sh.switches.Add(1)
 			addr := ev.NewAddr
 			sh.hint.Store(&addr)
+			select {
+			case sh.urgent <- struct{}{}:
+			default:
+			}
 			sh.request()
 		})
 		c.bg.Add(1)
@@ -196,15 +204,22 @@ func (c *Client) sentinelLoop(sh *sentShard) {
 			return
 		case <-tick:
 		case <-sh.kick:
+		case <-sh.urgent:
 		}
-		if wait := o.MinRefreshInterval - time.Since(last); wait > 0 {
+		if wait := o.MinRefreshInterval - time.Since(last); wait > 0 && sh.hint.Load() == nil {
 			t := time.NewTimer(wait)
 			select {
 			case <-c.stop:
 				t.Stop()
 				return
 			case <-t.C:
+			case <-sh.urgent:
+				t.Stop()
 			}
+		}
+		select {
+		case <-sh.urgent:
+		default:
 		}
 		// Requests that came while waiting are served by this query.
 		select {

@@ -299,34 +299,38 @@ func keysPerShard(r *ring.Ring, n int) [][]string {
 	}
 }
 
-// switchWatch subscribes to +switch-master on one Sentinel, outside the
-// client, and records when the message for master arrives.
-func switchWatch(t *testing.T, s *redistest.Server, master string) func() time.Time {
+// switchWatch subscribes to +switch-master on every Sentinel, outside the
+// client, and records when the first message for master arrives (the
+// Sentinel that led the failover sends it first; the others follow when
+// they learn the new configuration).
+func switchWatch(t *testing.T, sentinels []*redistest.Server, master string) func() time.Time {
 	t.Helper()
-	conn, err := redis.Dial("tcp", s.Addr, redis.DialPassword(sentPW))
-	require.NoError(t, err)
-	psc := redis.PubSubConn{Conn: conn}
-	require.NoError(t, psc.Subscribe("+switch-master"))
 	var at atomic.Pointer[time.Time]
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for {
-			switch v := psc.Receive().(type) {
-			case error:
-				return
-			case redis.Message:
-				if strings.HasPrefix(string(v.Data), master+" ") {
-					now := time.Now()
-					at.CompareAndSwap(nil, &now)
+	for _, s := range sentinels {
+		conn, err := redis.Dial("tcp", s.Addr, redis.DialPassword(sentPW))
+		require.NoError(t, err)
+		psc := redis.PubSubConn{Conn: conn}
+		require.NoError(t, psc.Subscribe("+switch-master"))
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			for {
+				switch v := psc.Receive().(type) {
+				case error:
+					return
+				case redis.Message:
+					if strings.HasPrefix(string(v.Data), master+" ") {
+						now := time.Now()
+						at.CompareAndSwap(nil, &now)
+					}
 				}
 			}
-		}
-	}()
-	t.Cleanup(func() {
-		conn.Close()
-		<-done
-	})
+		}()
+		t.Cleanup(func() {
+			conn.Close()
+			<-done
+		})
+	}
 	return func() time.Time {
 		if p := at.Load(); p != nil {
 			return *p
@@ -376,7 +380,7 @@ func testSentinelFailover(t *testing.T, wait time.Duration, auto bool) {
 	victim := masters[victimShard]
 	replica, err := set.Replica(victimShard)
 	require.NoError(t, err)
-	switchedAt := switchWatch(t, set.Sentinels[2], set.Shards[victimShard].Name)
+	switchedAt := switchWatch(t, set.Sentinels, set.Shards[victimShard].Name)
 
 	stop := make(chan struct{})
 	l, waitLoad := runSentinelLoad(c, keys, stop)

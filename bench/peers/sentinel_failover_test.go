@@ -122,32 +122,36 @@ func TestSentinelFailoverPeers(t *testing.T) {
 			get: func(ctx context.Context, k string) (string, error) { return gr.Get(ctx, k).Result() }},
 	}
 
-	// Our own +switch-master subscription, to time the promotion.
-	sub, err := redigo.Dial("tcp", set.Sentinels[2].Addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	psc := redigo.PubSubConn{Conn: sub}
-	if err := psc.Subscribe("+switch-master"); err != nil {
-		t.Fatal(err)
-	}
+	// Our own +switch-master subscriptions, to time the promotion: the
+	// first message from any Sentinel (the leader of the failover sends
+	// it first).
 	var switchedAt atomic.Pointer[time.Time]
-	subDone := make(chan struct{})
-	go func() {
-		defer close(subDone)
-		for {
-			switch v := psc.Receive().(type) {
-			case error:
-				return
-			case redigo.Message:
-				if strings.HasPrefix(string(v.Data), mset+" ") {
-					now := time.Now()
-					switchedAt.CompareAndSwap(nil, &now)
+	for _, sen := range set.Sentinels {
+		sub, err := redigo.Dial("tcp", sen.Addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		psc := redigo.PubSubConn{Conn: sub}
+		if err := psc.Subscribe("+switch-master"); err != nil {
+			t.Fatal(err)
+		}
+		subDone := make(chan struct{})
+		go func() {
+			defer close(subDone)
+			for {
+				switch v := psc.Receive().(type) {
+				case error:
+					return
+				case redigo.Message:
+					if strings.HasPrefix(string(v.Data), mset+" ") {
+						now := time.Now()
+						switchedAt.CompareAndSwap(nil, &now)
+					}
 				}
 			}
-		}
-	}()
-	defer func() { sub.Close(); <-subDone }()
+		}()
+		defer func() { sub.Close(); <-subDone }()
+	}
 
 	stop := make(chan struct{})
 	seen := make([]*failoverSeen, len(clients))

@@ -612,3 +612,33 @@ func TestSentinelReplicaReads(t *testing.T) {
 	// Every SET went to a master (a replica would have refused it).
 	assert.GreaterOrEqual(t, onMasters, int64(200), "SETs went to the masters")
 }
+
+// TestSentinelACLUser logs in to the Sentinels as an ACL user (the
+// default user is off there) and to the data nodes as another one.
+func TestSentinelACLUser(t *testing.T) {
+	set := redistest.StartSentinelsTB(t, redistest.SentinelOptions{
+		Shards:           2,
+		Data:             redistest.Options{Users: []redistest.User{{Name: sentDataUser, Password: sentDataPW}}},
+		SentinelUser:     "watcher",
+		SentinelPassword: sentPW,
+	})
+	cfg := sentinelConfig(set)
+	cfg.Sentinel.Username = "watcher"
+	c := newClient(t, cfg)
+	_, err := c.Do(context.Background(), "SET", "acl:k", "v")
+	require.NoError(t, err)
+	waitFor(t, 30*time.Second, "subscriptions as the ACL user", func() bool {
+		for _, s := range c.Stats().Sentinel {
+			if s.Subscribed != 3 {
+				return false
+			}
+		}
+		return true
+	})
+
+	cfg.Sentinel.Username = "default"
+	_, err = shard.New(context.Background(), cfg)
+	require.Error(t, err, "the default user is off on the Sentinels")
+	assert.ErrorIs(t, err, sentinel.ErrNoSentinel)
+	assert.NotContains(t, err.Error(), sentPW)
+}

@@ -2,6 +2,8 @@ package redistest
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -49,9 +51,14 @@ type SentinelOptions struct {
 	// FailoverTimeout is every master's failover-timeout (default
 	// DefaultFailoverTimeout).
 	FailoverTimeout time.Duration
-	// SentinelPassword, when set, is the Sentinels' own password
-	// (requirepass), separate from the data nodes' credentials.
+	// SentinelPassword, when set, is the Sentinels' own password,
+	// separate from the data nodes' credentials: requirepass, or with
+	// SentinelUser the password of that ACL user.
 	SentinelPassword string
+	// SentinelUser, when set (with SentinelPassword), is the only ACL user
+	// that can log in to the Sentinels (the default user is off); the
+	// Sentinels also use it with each other.
+	SentinelUser string
 }
 
 func (o SentinelOptions) withDefaults() SentinelOptions {
@@ -87,6 +94,8 @@ func (o SentinelOptions) validate() error {
 		return fmt.Errorf("%w: DownAfter and FailoverTimeout must be at least 1ms", ErrInvalid)
 	case strings.ContainsAny(o.SentinelPassword, "\x00\r\n"):
 		return fmt.Errorf("%w: SentinelPassword contains a NUL or line break", ErrInvalid)
+	case o.SentinelUser != "" && (o.SentinelPassword == "" || strings.ContainsFunc(o.SentinelUser, func(r rune) bool { return r <= ' ' || r == 0x7f })):
+		return fmt.Errorf("%w: SentinelUser needs a SentinelPassword and may not contain spaces", ErrInvalid)
 	}
 	return o.Data.validate()
 }
@@ -186,6 +195,9 @@ func StartSentinelsContext(ctx context.Context, o SentinelOptions) (*SentinelSet
 		return nil, err
 	}
 	sopts := Options{DefaultPassword: o.SentinelPassword}
+	if o.SentinelUser != "" {
+		sopts = Options{Users: []User{{Name: o.SentinelUser, Password: o.SentinelPassword}}}
+	}
 	for range o.Sentinels {
 		wg.Go(func() {
 			s, err := startCustom(ctx, sopts, sentinelBin, func(s *Server) func(int) string {
@@ -264,7 +276,14 @@ func (set *SentinelSet) sentinelConf(s *Server, port int) string {
 	line("daemonize", "no")
 	line("dir", quote(s.Dir))
 	line("logfile", quote(filepath.Join(s.Dir, logName)))
-	if o.SentinelPassword != "" {
+	switch {
+	case o.SentinelUser != "":
+		sum := sha256.Sum256([]byte(o.SentinelPassword))
+		line("user", "default", "off")
+		line("user", quote(o.SentinelUser), "reset", "on", "#"+hex.EncodeToString(sum[:]), quote("~*"), quote("&*"), quote("+@all"))
+		line("sentinel", "sentinel-user", quote(o.SentinelUser))
+		line("sentinel", "sentinel-pass", quote(o.SentinelPassword))
+	case o.SentinelPassword != "":
 		line("requirepass", quote(o.SentinelPassword))
 	}
 	quorum := strconv.Itoa(o.Sentinels/2 + 1)

@@ -642,3 +642,45 @@ func TestSentinelACLUser(t *testing.T) {
 	assert.ErrorIs(t, err, sentinel.ErrNoSentinel)
 	assert.NotContains(t, err.Error(), sentPW)
 }
+
+// TestSentinelTLS runs Sentinels and data nodes that accept TLS only (the
+// Sentinels also require a client certificate) and routes through them.
+func TestSentinelTLS(t *testing.T) {
+	set := redistest.StartSentinelsTB(t, redistest.SentinelOptions{
+		Shards:           2,
+		Data:             redistest.Options{TLS: true, TLSClientAuth: true, DefaultPassword: sentDataPW},
+		SentinelPassword: sentPW,
+	})
+	cfg := sentinelConfig(set)
+	cfg.Pool.Username = ""
+	cfg.Pool.TLSConfig = set.Shards[0].Nodes[0].TLS.ClientConfig()
+	cfg.Pool.TLSConfig.ServerName = "" // checked against each resolved master's host
+	cfg.Sentinel.TLSConfig = set.Sentinels[0].TLS.ClientConfig()
+	c := newClient(t, cfg)
+	ctx := context.Background()
+	for i := range 50 {
+		_, err := c.Do(ctx, "SET", fmt.Sprintf("tls:%d", i), i)
+		require.NoError(t, err)
+	}
+	st := c.Stats()
+	require.Len(t, st.Sentinel, 2)
+	for i, s := range st.Sentinel {
+		m, err := set.Master(i)
+		require.NoError(t, err)
+		assert.Equal(t, m.Addr, s.Master)
+	}
+	waitFor(t, 30*time.Second, "TLS subscriptions", func() bool {
+		for _, s := range c.Stats().Sentinel {
+			if s.Subscribed != 3 {
+				return false
+			}
+		}
+		return true
+	})
+
+	// Without TLS to the Sentinels nothing answers.
+	cfg.Sentinel.TLSConfig = nil
+	_, err := shard.New(ctx, cfg)
+	require.Error(t, err)
+	assert.ErrorIs(t, err, sentinel.ErrNoSentinel)
+}

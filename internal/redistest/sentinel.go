@@ -35,7 +35,9 @@ const (
 type SentinelOptions struct {
 	// Data configures the data nodes (masters and replicas): ACL users,
 	// passwords, TLS. Cluster must be off. The Sentinels log in to the
-	// data nodes with the harness account (see Options).
+	// data nodes with the harness account (see Options). With TLS the
+	// Sentinels use TLS too (tls-port only, tls-replication yes), with
+	// certificates from the same throwaway CA.
 	Data Options
 	// Shards is the number of master sets (default 3); each is named
 	// "master-<i>".
@@ -84,8 +86,6 @@ func (o SentinelOptions) validate() error {
 	switch {
 	case o.Data.Cluster:
 		return fmt.Errorf("%w: Sentinel data nodes cannot be cluster nodes", ErrInvalid)
-	case o.Data.TLS:
-		return fmt.Errorf("%w: the Sentinel harness does not run TLS data nodes", ErrInvalid)
 	case o.Shards < 1 || o.Replicas < 0 || o.Sentinels < 1:
 		return fmt.Errorf("%w: %d shards, %d replicas, %d sentinels", ErrInvalid, o.Shards, o.Replicas, o.Sentinels)
 	case o.Shards*(1+o.Replicas)+o.Sentinels > maxServers:
@@ -145,6 +145,13 @@ func StartSentinelsContext(ctx context.Context, o SentinelOptions) (*SentinelSet
 	if _, err := exec.LookPath(sentinelBin); err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", ErrUnavailable, sentinelBin, err)
 	}
+	if o.Data.TLS && o.Data.authority == nil {
+		a, err := newAuthority()
+		if err != nil {
+			return nil, err
+		}
+		o.Data.authority = a
+	}
 	set := &SentinelSet{opts: o}
 	// The masters, then their replicas, each set in parallel.
 	var wg sync.WaitGroup
@@ -198,6 +205,7 @@ func StartSentinelsContext(ctx context.Context, o SentinelOptions) (*SentinelSet
 	if o.SentinelUser != "" {
 		sopts = Options{Users: []User{{Name: o.SentinelUser, Password: o.SentinelPassword}}}
 	}
+	sopts.TLS, sopts.TLSClientAuth, sopts.authority = o.Data.TLS, o.Data.TLSClientAuth, o.Data.authority
 	for range o.Sentinels {
 		wg.Go(func() {
 			s, err := startCustom(ctx, sopts, sentinelBin, func(s *Server) func(int) string {
@@ -271,7 +279,23 @@ func (set *SentinelSet) sentinelConf(s *Server, port int) string {
 		b.WriteString(strings.Join(words, " "))
 		b.WriteByte('\n')
 	}
-	line("port", strconv.Itoa(port))
+	if f := s.TLS; f != nil {
+		line("port", "0")
+		line("tls-port", strconv.Itoa(port))
+		line("tls-cert-file", quote(f.CertFile))
+		line("tls-key-file", quote(f.KeyFile))
+		line("tls-ca-cert-file", quote(f.CAFile))
+		line("tls-client-cert-file", quote(f.ClientCertFile))
+		line("tls-client-key-file", quote(f.ClientKeyFile))
+		line("tls-replication", "yes") // TLS to the data nodes and the other Sentinels
+		if o.Data.TLSClientAuth {
+			line("tls-auth-clients", "yes")
+		} else {
+			line("tls-auth-clients", "no")
+		}
+	} else {
+		line("port", strconv.Itoa(port))
+	}
 	line("bind", "127.0.0.1")
 	line("daemonize", "no")
 	line("dir", quote(s.Dir))

@@ -257,18 +257,20 @@ func (c *Client) query(ctx context.Context, sh *sentShard) error {
 	} else {
 		addr, _, err = sh.cli.VerifiedMasterAddr(ctx, c.checkMaster)
 	}
-	if err != nil && sh.master.Load() != nil {
-		cur := sh.master.Load()
-		// No Sentinel named a confirmed master: ask the current master
-		// itself whether it has become a replica of another.
-		if next, rerr := c.followRole(ctx, *cur); rerr == nil && next != *cur {
-			addr, err = next, nil
-		}
-	}
 	if err != nil {
+		// No Sentinel named a confirmed master: keep serving the last
+		// known one, and say so in Stats. If it says it has become a
+		// replica of another server that ROLE confirms, follow it there.
 		msg := err.Error()
 		sh.lastErr.Store(&msg)
 		sh.stale.Store(true)
+		cur := sh.master.Load()
+		if cur == nil {
+			return fmt.Errorf("shardis: Sentinel shard %s: %w", sh.cfg.Name, err)
+		}
+		if next, rerr := c.followRole(ctx, *cur); rerr == nil && next != *cur {
+			c.install(sh, next)
+		}
 		return fmt.Errorf("shardis: Sentinel shard %s: %w", sh.cfg.Name, err)
 	}
 	sh.stale.Store(false)

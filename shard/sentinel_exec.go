@@ -140,6 +140,9 @@ func (c *Client) retrySentinel(ctx context.Context, calls []*call) (abandoned bo
 // judgeSentinel decides what to do with a failed call on Sentinel shard
 // sh (on one of its replicas when replica is set).
 func (c *Client) judgeSentinel(ctx context.Context, sh *sentShard, replica bool, cl *call) verdict {
+	if c.closed.Load() {
+		return final
+	}
 	var re redis.Error
 	if errors.As(cl.err, &re) {
 		msg := string(re)

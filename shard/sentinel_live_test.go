@@ -684,3 +684,68 @@ func TestSentinelTLS(t *testing.T) {
 	require.Error(t, err)
 	assert.ErrorIs(t, err, sentinel.ErrNoSentinel)
 }
+
+// TestSentinelFollowsReadOnlyMaster demotes a shard's master behind the
+// Sentinels' back (they are all dead, so nothing else tells the client):
+// its connections stay open and answer writes with -READONLY, which makes
+// the client ask the demoted master for its ROLE and follow it to the new
+// master. With FailoverWait the write that met READONLY is sent again
+// there; without, it fails with the READONLY reply and the next write
+// succeeds.
+func TestSentinelFollowsReadOnlyMaster(t *testing.T) {
+	for _, wait := range []time.Duration{5 * time.Second, 0} {
+		t.Run(fmt.Sprintf("FailoverWait=%v", wait), func(t *testing.T) {
+			set := startSentinelSet(t)
+			cfg := sentinelConfig(set)
+			cfg.Sentinel.FailoverWait = wait
+			cfg.Sentinel.RefreshInterval = -1 // only the READONLY reply triggers the query
+			cfg.DisableAutoPipeline = true
+			c := newClient(t, cfg)
+			ctx := context.Background()
+			key := ""
+			for i := 0; key == ""; i++ {
+				k := fmt.Sprintf("ro:%d", i)
+				if n, _ := c.Router().Route(k); n.Name == "shard-0" {
+					key = k
+				}
+			}
+			_, err := c.Do(ctx, "SET", key, "1")
+			require.NoError(t, err)
+			for _, s := range set.Sentinels {
+				require.NoError(t, s.Kill())
+			}
+			old, err := set.Master(0)
+			require.NoError(t, err)
+			next, err := set.Replica(0)
+			require.NoError(t, err)
+			_, err = next.Do("REPLICAOF", "NO", "ONE")
+			require.NoError(t, err)
+			_, err = old.Do("REPLICAOF", "127.0.0.1", fmt.Sprint(next.Port))
+			require.NoError(t, err)
+			waitFor(t, 30*time.Second, "the old master to replicate from the new one", func() bool {
+				info, err := old.Do("INFO", "replication")
+				return err == nil && strings.Contains(info, "master_link_status:up")
+			})
+
+			_, err = c.Do(ctx, "SET", key, "2")
+			if wait == 0 {
+				var re redis.Error
+				require.ErrorAs(t, err, &re)
+				assert.True(t, strings.HasPrefix(string(re), "READONLY"), "%v", err)
+				waitFor(t, 30*time.Second, "a write to succeed", func() bool {
+					_, err := c.Do(ctx, "SET", key, "2")
+					return err == nil
+				})
+			} else {
+				require.NoError(t, err, "sent again to the new master")
+			}
+			got, err := next.Do("GET", key)
+			require.NoError(t, err)
+			assert.Equal(t, "2", got)
+			st := c.Stats().Sentinel[0]
+			assert.Equal(t, next.Addr, st.Master)
+			assert.Equal(t, int64(1), st.Failovers)
+			assert.True(t, st.Stale, "no Sentinel answered")
+		})
+	}
+}

@@ -21,7 +21,9 @@ type SentinelStats struct {
 	SwitchMessages int64
 	// Stale is set when the last query failed (no Sentinel answered, or
 	// none named a master that ROLE confirmed): the client keeps serving
-	// the last known master. LastError says why.
+	// the last known master (or, when that one says it has become a
+	// replica, the master it replicates from, once ROLE confirms it).
+	// LastError says why.
 	Stale     bool
 	LastError string
 	// Subscribed is the number of Sentinels the client is subscribed to

@@ -10,14 +10,20 @@ import (
 // pooled ones (TLS, AUTH, CLIENT SETNAME, SELECT, as configured) and bounded
 // by DialTimeout and ctx. It is for connections whose state can never be
 // handed to another caller, such as pub/sub subscriptions: the caller owns
-// it and must Close it. Errors are as for Get; after Close it fails with
+// it and must Close it. A node with a resolver (SetResolver) is dialled at
+// the address the resolver gives now. Errors are as for Get; after Close it fails with
 // ErrClosed.
 func (s *Set) Dial(ctx context.Context, addr string) (redis.Conn, error) {
-	if err := checkAddr(addr); err != nil {
-		return nil, err
-	}
-	if s.isClosed() {
+	s.mu.Lock()
+	closed, resolve := s.closed, s.resolvers[addr]
+	s.mu.Unlock()
+	if closed {
 		return nil, ErrClosed
 	}
-	return newDialer(addr, s.opts, false).dial(ctx)
+	if resolve == nil { // a node whose address moves (SetResolver) has a name, not an address
+		if err := checkAddr(addr); err != nil {
+			return nil, err
+		}
+	}
+	return newDialer(addr, s.opts, false, resolve).dial(ctx)
 }

@@ -18,11 +18,14 @@ type dialer struct {
 	opts     Options     // with defaults applied
 	tls      *tls.Config // private copy with ServerName filled in, or nil
 	readOnly bool        // send READONLY after the other setup commands
+	// resolve, when set, names the address to dial each time: addr is
+	// then a name (see Set.SetResolver), not an address.
+	resolve func() (string, error)
 }
 
-func newDialer(addr string, opts Options, readOnly bool) *dialer {
-	d := &dialer{addr: addr, opts: opts, readOnly: readOnly || opts.ReadOnly}
-	if opts.TLSConfig != nil {
+func newDialer(addr string, opts Options, readOnly bool, resolve func() (string, error)) *dialer {
+	d := &dialer{addr: addr, opts: opts, readOnly: readOnly || opts.ReadOnly, resolve: resolve}
+	if opts.TLSConfig != nil && resolve == nil {
 		d.tls = opts.TLSConfig.Clone()
 		if d.tls.ServerName == "" {
 			host, _, _ := net.SplitHostPort(addr) // addr was checked by checkAddr
@@ -39,22 +42,26 @@ func (d *dialer) dial(ctx context.Context) (redis.Conn, error) {
 	ctx, cancel := context.WithTimeout(ctx, d.opts.DialTimeout)
 	defer cancel()
 
+	addr, tlsConf, err := d.target()
+	if err != nil {
+		return nil, err
+	}
 	netDialer := &net.Dialer{Timeout: d.opts.DialTimeout}
 	connect := netDialer.DialContext
-	if d.tls != nil {
+	if tlsConf != nil {
 		// tls.Dialer runs the handshake under ctx, so a cancelled Get stops
 		// a stuck handshake too.
-		connect = (&tls.Dialer{NetDialer: netDialer, Config: d.tls}).DialContext
+		connect = (&tls.Dialer{NetDialer: netDialer, Config: tlsConf}).DialContext
 	}
-	nc, err := connect(ctx, "tcp", d.addr)
+	nc, err := connect(ctx, "tcp", addr)
 	if err != nil {
-		return nil, &DialError{Addr: d.addr, Err: err}
+		return nil, &DialError{Addr: addr, Err: err}
 	}
 	cc := &coarseConn{Conn: nc}
 	lc := newLiveConn(cc, d.opts.ReadTimeout)
 	// The setup commands run under ctx; then the connection arms its own
 	// deadlines (see coarseConn).
-	if err := d.setup(ctx, lc); err != nil {
+	if err := d.setup(ctx, lc, addr); err != nil {
 		lc.Close()
 		return nil, err
 	}
@@ -64,7 +71,7 @@ func (d *dialer) dial(ctx context.Context) (redis.Conn, error) {
 
 // setup sends AUTH, CLIENT SETNAME, SELECT and READONLY as configured, in
 // that order (AUTH first: the others need an authenticated connection).
-func (d *dialer) setup(ctx context.Context, c redis.Conn) error {
+func (d *dialer) setup(ctx context.Context, c redis.Conn, addr string) error {
 	o := d.opts
 	if o.Password != "" {
 		args := []any{o.Password}
@@ -74,11 +81,11 @@ func (d *dialer) setup(ctx context.Context, c redis.Conn) error {
 		if _, err := redis.DoContext(c, ctx, "AUTH", args...); err != nil {
 			var reply redis.Error
 			if errors.As(err, &reply) {
-				return newAuthError(d.addr, o.Username, o.Password, reply)
+				return newAuthError(addr, o.Username, o.Password, reply)
 			}
 			// A network or context failure: the reply never came, so
 			// nothing in err can hold the password.
-			return &DialError{Addr: d.addr, Err: fmt.Errorf("AUTH: %w", err)}
+			return &DialError{Addr: addr, Err: fmt.Errorf("AUTH: %w", err)}
 		}
 	}
 	steps := []struct {
@@ -95,7 +102,7 @@ func (d *dialer) setup(ctx context.Context, c redis.Conn) error {
 			continue
 		}
 		if _, err := redis.DoContext(c, ctx, s.name, s.args...); err != nil {
-			return &DialError{Addr: d.addr, Err: fmt.Errorf("%s: %w", s.name, err)}
+			return &DialError{Addr: addr, Err: fmt.Errorf("%s: %w", s.name, err)}
 		}
 	}
 	return nil

@@ -19,9 +19,10 @@ type Set struct {
 	opts   Options  // validated, defaults applied
 	onDial DialHook // see SetDialHook
 
-	mu     sync.Mutex
-	closed bool
-	nodes  map[string]*node
+	mu        sync.Mutex
+	closed    bool
+	nodes     map[string]*node
+	resolvers map[string]func() (string, error) // see SetResolver
 }
 
 // node is everything kept for one address.
@@ -208,24 +209,27 @@ func (s *Set) lookup(addr string, readOnly bool) (*counted, error) {
 		return nil, ErrClosed
 	}
 	n := s.nodes[addr]
+	resolve := s.resolvers[addr]
 	if n == nil {
-		if err := checkAddr(addr); err != nil {
-			return nil, err
+		if resolve == nil {
+			if err := checkAddr(addr); err != nil {
+				return nil, err
+			}
 		}
-		n = &node{rw: s.newPool(addr, false)}
+		n = &node{rw: s.newPool(addr, false, resolve)}
 		s.nodes[addr] = n
 	}
 	if !readOnly {
 		return n.rw, nil
 	}
 	if n.ro == nil {
-		n.ro = s.newPool(addr, true)
+		n.ro = s.newPool(addr, true, resolve)
 	}
 	return n.ro, nil
 }
 
-func (s *Set) newPool(addr string, readOnly bool) *counted {
-	d := newDialer(addr, s.opts, readOnly)
+func (s *Set) newPool(addr string, readOnly bool, resolve func() (string, error)) *counted {
+	d := newDialer(addr, s.opts, readOnly, resolve)
 	cp := &counted{}
 	idleTimeout := s.opts.IdleTimeout
 	if idleTimeout == Never {

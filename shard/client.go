@@ -32,6 +32,7 @@ type Client struct {
 
 	learned learnedCommands // commands learned from the servers (learn.go)
 	obs     *observer       // Config.Hooks; nil without hooks
+	sent    *sentinels      // ring mode with Sentinel shards only
 
 	autoPipe   bool
 	autoPipes  autoPipes
@@ -86,7 +87,7 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 			go c.refreshLoop()
 		}
 	default:
-		rr, err := NewRingRouter(cfg.RingConfig())
+		rr, err := c.newRing(cfg)
 		if err != nil {
 			c.endLife()
 			c.pools.Close()
@@ -96,6 +97,10 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 			c.nodes.add(n)
 		}
 		c.ring, c.router, c.loc = rr, rr, ringLocator{rr}
+		if err := c.startSentinels(ctx); err != nil {
+			c.Close()
+			return nil, err
+		}
 	}
 	if c.health.Interval > 0 {
 		c.bg.Add(1)

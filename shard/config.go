@@ -26,8 +26,12 @@ type Config struct {
 	// Mode is ModeRing (the default) or ModeCluster.
 	Mode Mode
 
-	// Shards are the ring-mode servers, in configured order.
+	// Shards are the ring-mode servers, in configured order. An entry
+	// with a Name and no Addr is a Sentinel shard (see Sentinel).
 	Shards []ring.Shard
+	// Sentinel configures the ring shards that are Sentinel-monitored
+	// master sets.
+	Sentinel SentinelOptions
 	// Hash is the ring placement algorithm ("" = ring.Murmur3).
 	Hash ring.Algorithm
 	// KeyHash is the key hash function ("" = the algorithm's default).
@@ -166,6 +170,9 @@ func (c Config) Validate() error {
 		if len(c.Seeds) > 0 {
 			return fmt.Errorf("%w: seeds are for cluster mode; ring mode takes shards", ErrBadConfig)
 		}
+		if err := c.validateSentinel(); err != nil {
+			return err
+		}
 		if err := checkShards(c.Shards); err != nil {
 			return err
 		}
@@ -176,7 +183,7 @@ func (c Config) Validate() error {
 		if len(c.Seeds) == 0 {
 			return fmt.Errorf("%w: cluster mode needs at least one seed address", ErrBadConfig)
 		}
-		if len(c.Shards) > 0 {
+		if len(c.Shards) > 0 || len(c.Sentinel.Shards) > 0 {
 			return fmt.Errorf("%w: shards are for ring mode; cluster mode takes seeds", ErrBadConfig)
 		}
 		if c.Pool.DB != 0 {
@@ -213,7 +220,7 @@ func (c Config) Validate() error {
 
 // RingConfig returns the ring configuration that c describes.
 func (c Config) RingConfig() ring.Config {
-	return ring.Config{Algorithm: c.Hash, KeyHash: c.KeyHash, Tag: c.Tag, Shards: c.Shards}
+	return ring.Config{Algorithm: c.Hash, KeyHash: c.KeyHash, Tag: c.Tag, Shards: c.ringShards()}
 }
 
 // String describes c as the client will use it: every default filled in

@@ -27,7 +27,11 @@ func configString(c Config) string {
 		if r, err := ring.New(rc); err == nil {
 			rc = r.Config()
 		}
-		fmt.Fprintf(&b, ", Shards: %v, Hash: %s, KeyHash: %s, Tag: %s", c.Shards, orUnset(string(rc.Algorithm)), orUnset(rc.KeyHash), orUnset(rc.Tag))
+		fmt.Fprintf(&b, ", Shards: %v", c.Shards)
+		if len(c.Sentinel.Shards) > 0 {
+			b.WriteString(", Sentinel: " + c.Sentinel.String())
+		}
+		fmt.Fprintf(&b, ", Hash: %s, KeyHash: %s, Tag: %s", orUnset(string(rc.Algorithm)), orUnset(rc.KeyHash), orUnset(rc.Tag))
 	}
 	h := c.Health.withDefaults()
 	fmt.Fprintf(&b, ", AutoPipeline: %t, Pool: {%s}, Health: {Interval: %s, FailureLimit: %d, Timeout: %s, AutoEject: %t}}",

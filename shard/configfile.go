@@ -19,12 +19,14 @@ type fileConfig struct {
 	KeyHash string `yaml:"key_hash"`
 	Tag     string `yaml:"tag"`
 	Shards  []struct {
-		Addr   string `yaml:"addr"`
-		Name   string `yaml:"name"`
-		Weight *int   `yaml:"weight"`
+		Addr     string             `yaml:"addr"`
+		Name     string             `yaml:"name"`
+		Weight   *int               `yaml:"weight"`
+		Sentinel *fileSentinelShard `yaml:"sentinel"`
 	} `yaml:"shards"`
-	Seeds        []string `yaml:"seeds"`
-	AutoPipeline *bool    `yaml:"auto_pipeline"`
+	Sentinel     fileSentinel `yaml:"sentinel"`
+	Seeds        []string     `yaml:"seeds"`
+	AutoPipeline *bool        `yaml:"auto_pipeline"`
 	Cluster      struct {
 		RefreshInterval    duration `yaml:"refresh_interval"`
 		MinRefreshInterval duration `yaml:"min_refresh_interval"`
@@ -74,7 +76,12 @@ func (d *duration) UnmarshalYAML(n *yaml.Node) error {
 	return nil
 }
 
-// LoadConfig reads a Config from a YAML or JSON file. Besides the fields
+// LoadConfig reads a Config from a YAML or JSON file. A shard entry with
+// a sentinel: {master, addrs, username, password, password_env, tls}
+// section and a name instead of an addr is a Sentinel shard; the
+// top-level sentinel: section holds the defaults (addrs, credentials,
+// tls) and read_from, refresh_interval, min_refresh_interval, timeout and
+// failover_wait. Besides the fields
 // of Config in snake case (mode, shards: [{addr, name, weight}], hash,
 // key_hash, tag, seeds, auto_pipeline, pool: {...}, health: {...}), a file may give a
 // url (as ParseURL) that the other fields then refine. pool.password_env
@@ -122,12 +129,16 @@ func ParseConfig(data []byte) (Config, error) {
 	if fc.Tag != "" {
 		cfg.Tag = fc.Tag
 	}
+	firstShard := len(cfg.Shards)
 	for _, s := range fc.Shards {
 		w := 1 // an omitted weight is 1; an explicit 0 is refused by Validate
 		if s.Weight != nil {
 			w = *s.Weight
 		}
 		cfg.Shards = append(cfg.Shards, ring.Shard{Addr: s.Addr, Name: s.Name, Weight: w})
+	}
+	if err := applySentinelFile(&cfg, &fc, firstShard); err != nil {
+		return Config{}, err
 	}
 	cfg.Seeds = append(cfg.Seeds, fc.Seeds...)
 	cl, fcl := &cfg.Cluster, fc.Cluster

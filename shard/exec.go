@@ -22,6 +22,9 @@ func (c *Client) execute(ctx context.Context, calls []*call) (abandoned bool) {
 	if c.cl != nil && !abandoned {
 		abandoned = c.retryCluster(ctx, calls)
 	}
+	if c.sent != nil && !abandoned {
+		abandoned = c.retrySentinel(ctx, calls)
+	}
 	return abandoned
 }
 

@@ -257,6 +257,9 @@ func (c *Client) place(cl *call, node, group int) {
 		cl.replica = true
 		cl.node = c.pickReader(c.cl.state.Load(), group, node)
 	}
+	if c.sent != nil && c.sent.readers && cl.info != nil && cl.info.IsReadOnly() {
+		c.placeSentinelRead(cl, node)
+	}
 }
 
 // split divides a multi-key command into one call per group.

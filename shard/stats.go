@@ -21,6 +21,9 @@ type NodeStats struct {
 type Stats struct {
 	Nodes     []NodeStats
 	Refreshes int64 // cluster topology refreshes run since New
+	Failovers int64 // master changes followed on Sentinel shards
+	// Sentinel describes each Sentinel shard (ring mode).
+	Sentinel []SentinelStats
 }
 
 // Stats returns the counters of every node the client has used or knows.
@@ -42,5 +45,6 @@ func (c *Client) Stats() Stats {
 			Pool:     ps[ns.node.Addr],
 		})
 	}
+	c.sentinelStats(&out)
 	return out
 }

@@ -15,8 +15,19 @@ import (
 //
 //	redis-ring://[user:password@]host:port[,host:port...][?option=value&...]
 //	redis-cluster://[user:password@]seed:port[,seed:port...][?option=value&...]
+//	redis-ring+sentinel://[user:password@]sentinel:port[,sentinel:port...]?shards=...[&option=value...]
 //
-// The schemes rediss-ring and rediss-cluster turn TLS on (verifying the
+// In a redis-ring+sentinel URL the hosts are the Sentinels and the shards
+// option lists the ring's shards in order: NAME or NAME=MASTER for a
+// Sentinel shard (MASTER is the Sentinels' master name, NAME by default),
+// HOST:PORT[:WEIGHT]+NAME for a plain one, e.g.
+// shards=shard-a=mymaster-a,shard-b,10.0.0.3:6379+shard-c. User and
+// password are the data nodes'; the Sentinels' are sentinel_username and
+// sentinel_password. Its other options: sentinel_tls=true,
+// read_from=master|replica-random|replica-latency, sentinel_refresh_interval,
+// sentinel_min_refresh_interval, sentinel_timeout, failover_wait.
+//
+// The schemes rediss-ring, rediss-cluster and rediss-ring+sentinel turn TLS on (verifying the
 // servers against the system roots). Options:
 //
 //	hash, key_hash, tag            ring placement (see package ring)
@@ -42,12 +53,12 @@ func ParseURL(raw string) (Config, error) {
 		return cfg, fmt.Errorf("%w: URL has no scheme (want redis-ring:// or redis-cluster://)", ErrBadConfig)
 	}
 	switch scheme {
-	case "redis-ring", "rediss-ring":
+	case "redis-ring", "rediss-ring", schemeSentinel, schemeSentinelTLS:
 		cfg.Mode = ModeRing
 	case "redis-cluster", "rediss-cluster":
 		cfg.Mode = ModeCluster
 	default:
-		return cfg, fmt.Errorf("%w: unknown URL scheme %q (want redis-ring, rediss-ring, redis-cluster or rediss-cluster)", ErrBadConfig, scheme)
+		return cfg, fmt.Errorf("%w: unknown URL scheme %q (want redis-ring, rediss-ring, redis-cluster, rediss-cluster, redis-ring+sentinel or rediss-ring+sentinel)", ErrBadConfig, scheme)
 	}
 	if strings.HasPrefix(scheme, "rediss") {
 		cfg.Pool.TLSConfig = &tls.Config{MinVersion: tls.VersionTLS12}
@@ -69,7 +80,12 @@ func ParseURL(raw string) (Config, error) {
 			return cfg, err
 		}
 	}
-	if cfg.Mode == ModeCluster {
+	isSentinel := strings.HasSuffix(scheme, "+sentinel")
+	if isSentinel {
+		if strings.HasPrefix(scheme, "rediss") {
+			cfg.Sentinel.TLSConfig = &tls.Config{MinVersion: tls.VersionTLS12}
+		}
+	} else if cfg.Mode == ModeCluster {
 		cfg.Seeds = hosts
 	} else {
 		for _, h := range hosts {
@@ -80,9 +96,22 @@ func ParseURL(raw string) (Config, error) {
 	if err != nil {
 		return cfg, fmt.Errorf("%w: URL query: %v", ErrBadConfig, err)
 	}
+	if isSentinel {
+		if err := parseSentinelURL(&cfg, hosts, values); err != nil {
+			return cfg, err
+		}
+	}
 	for name, vals := range values {
 		if len(vals) != 1 {
 			return cfg, fmt.Errorf("%w: URL option %q given %d times", ErrBadConfig, name, len(vals))
+		}
+		if isSentinel {
+			if ok, err := applySentinelURLOption(&cfg, name, vals[0]); ok {
+				if err != nil {
+					return cfg, err
+				}
+				continue
+			}
 		}
 		if err := applyURLOption(&cfg, name, vals[0]); err != nil {
 			return cfg, err

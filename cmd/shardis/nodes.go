@@ -83,9 +83,15 @@ func runNodes(ctx context.Context, env *cliEnv, args []string) error {
 		share := ringShares(rg.Locate, len(rg.Shards()))
 		fmt.Fprintf(w, "ring: %s\n", rg)
 		fmt.Fprintln(w, "INDEX\tNAME\tADDR\tWEIGHT\tKEY SHARE")
+		addrs := sentinelAddrs(c.Stats().Sentinel)
 		for i, s := range rg.Shards() {
-			fmt.Fprintf(w, "%d\t%s\t%s\t%d\t%.1f%%\n", i, s.Label(), s.Addr, s.Weight, 100*share[i])
+			addr := s.Addr
+			if a, ok := addrs[s.Name]; ok {
+				addr = a
+			}
+			fmt.Fprintf(w, "%d\t%s\t%s\t%d\t%.1f%%\n", i, s.Label(), addr, s.Weight, 100*share[i])
 		}
+		printSentinelShards(w, c.Stats().Sentinel)
 	}
 	return nil
 }

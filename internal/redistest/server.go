@@ -43,6 +43,10 @@ type Server struct {
 	TLS *TLSFiles
 
 	opts Options
+	// bin and conf, when set, replace redis-server and the generated
+	// redis.conf (redis-sentinel processes; see sentinel.go).
+	bin  string
+	conf func(port int) string
 
 	mu      sync.Mutex
 	proc    *process // nil while not running
@@ -122,6 +126,9 @@ func (s *Server) start(ctx context.Context) error {
 		}
 		s.Port, s.Addr = port, net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 		conf := configText(s.opts, port, s.Dir, s.TLS)
+		if s.conf != nil {
+			conf = s.conf(port)
+		}
 		if err := os.WriteFile(filepath.Join(s.Dir, confName), []byte(conf), 0o600); err != nil {
 			release(port)
 			return fmt.Errorf("shardis: write redis.conf: %w", err)
@@ -159,7 +166,11 @@ func (s *Server) run(ctx context.Context) (*process, error) {
 	if fi, err := os.Stat(filepath.Join(s.Dir, logName)); err == nil {
 		offset = fi.Size()
 	}
-	cmd := exec.Command(serverBin, append([]string{filepath.Join(s.Dir, confName)}, s.opts.Args...)...)
+	bin := serverBin
+	if s.bin != "" {
+		bin = s.bin
+	}
+	cmd := exec.Command(bin, append([]string{filepath.Join(s.Dir, confName)}, s.opts.Args...)...)
 	cmd.Dir = s.Dir
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.SysProcAttr = sysProcAttr()

@@ -1,0 +1,273 @@
+package sentinel
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gomodule/redigo/redis"
+)
+
+// Defaults for Options fields left at zero.
+const (
+	DefaultDialTimeout = time.Second
+	DefaultReadTimeout = time.Second
+)
+
+// Options configures the connections to the Sentinels. They are separate
+// from the data nodes' settings: Sentinels often have credentials (or no
+// credentials) of their own.
+type Options struct {
+	// Username is the ACL user sent with AUTH; it needs a Password.
+	Username string
+	// Password, when set, is sent as AUTH while connecting. It never
+	// appears in String or in any error.
+	Password string
+	// TLSConfig, when not nil, makes the connections use TLS. An empty
+	// ServerName is filled in with each Sentinel's host.
+	TLSConfig *tls.Config
+	// DialTimeout bounds connecting to one Sentinel (TCP, TLS, AUTH).
+	// 0 means DefaultDialTimeout.
+	DialTimeout time.Duration
+	// ReadTimeout bounds each reply of one Sentinel. 0 means
+	// DefaultReadTimeout.
+	ReadTimeout time.Duration
+}
+
+// String describes o without the password.
+func (o Options) String() string {
+	pw := `""`
+	if o.Password != "" {
+		pw = "***"
+	}
+	return fmt.Sprintf("sentinel.Options{Username: %q, Password: %s, TLS: %t, DialTimeout: %v, ReadTimeout: %v}",
+		o.Username, pw, o.TLSConfig != nil, o.DialTimeout, o.ReadTimeout)
+}
+
+func (o Options) withDefaults() Options {
+	if o.DialTimeout <= 0 {
+		o.DialTimeout = DefaultDialTimeout
+	}
+	if o.ReadTimeout <= 0 {
+		o.ReadTimeout = DefaultReadTimeout
+	}
+	return o
+}
+
+// Client asks the Sentinels of one monitored master set. It is safe for
+// concurrent use. A Client holds no connection between calls: each query
+// dials the Sentinel it asks.
+type Client struct {
+	master string
+	opts   Options
+
+	mu    sync.Mutex
+	addrs []string // the Sentinel that answered last comes first
+}
+
+// New returns a Client for the master set named master, monitored by the
+// Sentinels at addrs ("host:port").
+func New(master string, addrs []string, opts Options) (*Client, error) {
+	if master == "" || strings.ContainsAny(master, " \t\r\n\x00") {
+		return nil, fmt.Errorf("%w: master name %q must be one word", ErrBadOptions, master)
+	}
+	if len(addrs) == 0 {
+		return nil, fmt.Errorf("%w: no Sentinel address for master %q", ErrBadOptions, master)
+	}
+	seen := map[string]bool{}
+	for _, a := range addrs {
+		if err := CheckAddr(a); err != nil {
+			return nil, err
+		}
+		if seen[a] {
+			return nil, fmt.Errorf("%w: Sentinel %s listed twice", ErrBadOptions, a)
+		}
+		seen[a] = true
+	}
+	if opts.Username != "" && opts.Password == "" {
+		return nil, fmt.Errorf("%w: Sentinel username %q without a password", ErrBadOptions, opts.Username)
+	}
+	if opts.DialTimeout < 0 || opts.ReadTimeout < 0 {
+		return nil, fmt.Errorf("%w: negative Sentinel timeout", ErrBadOptions)
+	}
+	return &Client{master: master, opts: opts.withDefaults(), addrs: append([]string(nil), addrs...)}, nil
+}
+
+// CheckAddr reports whether addr is a usable "host:port".
+func CheckAddr(addr string) error {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil || host == "" {
+		return fmt.Errorf("%w: Sentinel address %q: want host:port", ErrBadOptions, addr)
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+		return fmt.Errorf("%w: Sentinel address %q: bad port", ErrBadOptions, addr)
+	}
+	return nil
+}
+
+// Master returns the master name the Client asks about.
+func (c *Client) Master() string { return c.master }
+
+// Addrs returns the Sentinel addresses, the one that answered last first.
+func (c *Client) Addrs() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]string(nil), c.addrs...)
+}
+
+// promote moves addr to the front, so that the next query asks it first,
+// as the Sentinel client guidelines recommend.
+func (c *Client) promote(addr string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i, a := range c.addrs {
+		if a == addr {
+			copy(c.addrs[1:i+1], c.addrs[:i])
+			c.addrs[0] = addr
+			return
+		}
+	}
+}
+
+// Dial connects and authenticates to the Sentinel at addr, within
+// DialTimeout and ctx. It also returns the network connection, which the
+// caller may close from another goroutine to cut a blocked read short.
+func (c *Client) Dial(ctx context.Context, addr string) (redis.Conn, net.Conn, error) {
+	var nc net.Conn
+	o := c.opts
+	opts := []redis.DialOption{
+		redis.DialConnectTimeout(o.DialTimeout),
+		redis.DialReadTimeout(o.ReadTimeout),
+		redis.DialWriteTimeout(o.ReadTimeout),
+		redis.DialContextFunc(func(ctx context.Context, network, a string) (net.Conn, error) {
+			conn, err := (&net.Dialer{Timeout: o.DialTimeout}).DialContext(ctx, network, a)
+			nc = conn
+			return conn, err
+		}),
+	}
+	if o.Password != "" {
+		opts = append(opts, redis.DialPassword(o.Password))
+		if o.Username != "" {
+			opts = append(opts, redis.DialUsername(o.Username))
+		}
+	}
+	if o.TLSConfig != nil {
+		tc := o.TLSConfig.Clone()
+		if tc.ServerName == "" {
+			tc.ServerName, _, _ = net.SplitHostPort(addr)
+		}
+		opts = append(opts, redis.DialUseTLS(true), redis.DialTLSConfig(tc))
+	}
+	ctx, cancel := context.WithTimeout(ctx, o.DialTimeout)
+	defer cancel()
+	conn, err := redis.DialContext(ctx, "tcp", addr, opts...)
+	if err != nil {
+		var re redis.Error
+		if errors.As(err, &re) {
+			// A refused AUTH: the server's reply never holds the password.
+			return nil, nil, &QueryError{Addr: addr, Err: fmt.Errorf("AUTH: %w", re)}
+		}
+		return nil, nil, &QueryError{Addr: addr, Err: err}
+	}
+	return conn, nc, nil
+}
+
+// MasterAddr asks the Sentinels in turn for the current master's address
+// and returns the first answer. A Sentinel that fails or does not know the
+// master is skipped; when none answers, the error is a *SetError (which
+// matches ErrNoSentinel, and ErrUnknownMaster when that is what the
+// Sentinels said).
+func (c *Client) MasterAddr(ctx context.Context) (addr, sentinel string, err error) {
+	return c.VerifiedMasterAddr(ctx, nil)
+}
+
+// VerifiedMasterAddr is MasterAddr that also checks each answer with
+// verify (typically ROLE on the named server): an answer that verify
+// rejects counts as that Sentinel's failure and the next Sentinel is
+// asked. Right after a failover the Sentinels that did not lead it may
+// name the old master for a second or two; this skips them.
+func (c *Client) VerifiedMasterAddr(ctx context.Context, verify func(ctx context.Context, addr string) error) (addr, sentinel string, err error) {
+	var errs []error
+	for _, s := range c.Addrs() {
+		if err := ctx.Err(); err != nil {
+			errs = append(errs, &QueryError{Addr: s, Err: err})
+			break
+		}
+		reply, err := c.ask(ctx, s, "SENTINEL", "GET-MASTER-ADDR-BY-NAME", c.master)
+		if err == nil {
+			var a string
+			if a, err = ParseMasterAddr(reply); err == nil && verify != nil {
+				if verr := verify(ctx, a); verr != nil {
+					err = fmt.Errorf("named %s, which failed the check: %w", a, verr)
+				}
+			}
+			if err == nil {
+				c.promote(s)
+				return a, s, nil
+			}
+		}
+		errs = append(errs, &QueryError{Addr: s, Err: err})
+	}
+	return "", "", &SetError{Master: c.master, Errs: errs}
+}
+
+// Replicas asks the Sentinels in turn for the master's replicas, as
+// MasterAddr does.
+func (c *Client) Replicas(ctx context.Context) ([]Replica, error) {
+	var errs []error
+	for _, s := range c.Addrs() {
+		if err := ctx.Err(); err != nil {
+			errs = append(errs, &QueryError{Addr: s, Err: err})
+			break
+		}
+		reply, err := c.ask(ctx, s, "SENTINEL", "REPLICAS", c.master)
+		if err == nil {
+			var reps []Replica
+			if reps, err = ParseReplicas(reply); err == nil {
+				return reps, nil
+			}
+		}
+		errs = append(errs, &QueryError{Addr: s, Err: err})
+	}
+	return nil, &SetError{Master: c.master, Errs: errs}
+}
+
+// ask sends one command to the Sentinel at addr on a fresh connection. A
+// server error reply is returned as the reply (the parsers judge it).
+func (c *Client) ask(ctx context.Context, addr string, name string, args ...any) (any, error) {
+	conn, _, err := c.Dial(ctx, addr)
+	if err != nil {
+		var qe *QueryError
+		if errors.As(err, &qe) {
+			return nil, qe.Err
+		}
+		return nil, err
+	}
+	defer conn.Close()
+	reply, err := redis.DoContext(conn, ctx, name, args...)
+	var re redis.Error
+	if errors.As(err, &re) {
+		return re, nil
+	}
+	return reply, err
+}
+
+// CheckRole sends ROLE on conn (a connection to a data node) and returns
+// the parsed answer.
+func CheckRole(ctx context.Context, conn redis.Conn) (Role, error) {
+	reply, err := redis.DoContext(conn, ctx, "ROLE")
+	var re redis.Error
+	if err != nil && !errors.As(err, &re) {
+		return Role{}, err
+	}
+	if err != nil {
+		reply = re
+	}
+	return ParseRole(reply)
+}

@@ -1,0 +1,162 @@
+package shard
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/shardis/shardis/pool"
+	"github.com/shardis/shardis/sentinel"
+)
+
+// sentinels is a ring client's Sentinel side: one sentShard per ring
+// shard behind Sentinel.
+type sentinels struct {
+	opts     SentinelOptions // defaults filled in
+	shards   []*sentShard
+	byMaster []*sentShard // configured node index -> its Sentinel shard, nil for plain shards
+	readers  bool         // ReadFrom is a replica policy
+	owners   sync.Map     // node index of a replica -> *sentShard
+
+	failovers atomic.Int64
+
+	mu        sync.Mutex
+	listeners []func(failoverEvent) // see onFailover
+}
+
+// sentShard is the state of one Sentinel shard.
+type sentShard struct {
+	cfg  SentinelShard // defaults filled in
+	key  string        // pool key and node address
+	node int           // node index (= configured ring index)
+	cli  *sentinel.Client
+
+	master   atomic.Pointer[string]  // the verified master's address
+	replicas atomic.Pointer[[]int32] // node indexes of healthy replicas
+	repAddrs atomic.Pointer[[]string]
+
+	failovers atomic.Int64
+	queries   atomic.Int64
+	stale     atomic.Bool // the last query failed: serving the last known master
+	lastErr   atomic.Pointer[string]
+	switches  atomic.Int64           // +switch-master messages seen
+	hint      atomic.Pointer[string] // the new master a +switch-master named, to check first
+	watcher   *sentinel.Watcher
+
+	kick chan struct{} // asks the shard's loop for a query
+	// urgent asks for a query at once, without the MinRefreshInterval
+	// pause: a +switch-master named a new master (a few messages per
+	// failover, one per Sentinel).
+	urgent chan struct{}
+	mu     sync.Mutex
+	round  chan struct{} // closed when the next query ends
+}
+
+// failoverEvent is the internal notice of a master change, for stats and
+// for the public node-state callbacks to connect to.
+type failoverEvent struct {
+	Shard     string
+	MasterSet string
+	From, To  string
+	At        time.Time
+}
+
+// onFailover registers fn to be called (from the shard's refresh loop)
+// after every master change that the client installs.
+func (s *sentinels) onFailover(fn func(failoverEvent)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.listeners = append(s.listeners, fn)
+}
+
+func (s *sentinels) notify(ev failoverEvent) {
+	s.mu.Lock()
+	ls := append([]func(failoverEvent){}, s.listeners...)
+	s.mu.Unlock()
+	for _, fn := range ls {
+		fn(ev)
+	}
+}
+
+// newRing builds the ring router; Sentinel shards' nodes get their pool
+// key as address.
+func (c *Client) newRing(cfg Config) (*RingRouter, error) {
+	rr, err := NewRingRouter(cfg.RingConfig())
+	if err != nil {
+		return nil, err
+	}
+	for i, s := range cfg.Shards {
+		if s.Addr == "" && len(cfg.Sentinel.Shards) > 0 {
+			rr.nodes[i].Addr = sentinelKey(s.Name)
+		}
+	}
+	return rr, nil
+}
+
+// startSentinels finds the master of every Sentinel shard (in parallel,
+// each checked with ROLE) and starts following failovers. It fails when
+// a shard's master cannot be found.
+func (c *Client) startSentinels(ctx context.Context) error {
+	cfg := c.cfg
+	if len(cfg.Sentinel.Shards) == 0 {
+		return nil
+	}
+	o := cfg.Sentinel.withDefaults()
+	st := &sentinels{opts: o, byMaster: make([]*sentShard, len(cfg.Shards)), readers: o.ReadFrom != ReadMaster}
+	byName := map[string]SentinelShard{}
+	for _, s := range o.Shards {
+		byName[s.Name] = o.resolved(s)
+	}
+	for i, s := range cfg.Shards {
+		if s.Addr != "" {
+			continue
+		}
+		sc := byName[s.Name]
+		cli, err := sentinel.New(sc.master(), sc.Addrs, o.clientOptions(sc))
+		if err != nil {
+			return fmt.Errorf("%w: Sentinel shard %q: %w", ErrBadConfig, s.Name, err)
+		}
+		sh := &sentShard{cfg: sc, key: sentinelKey(s.Name), node: i, cli: cli, kick: make(chan struct{}, 1), urgent: make(chan struct{}, 1), round: make(chan struct{})}
+		if err := c.pools.SetResolver(sh.key, sh.resolve); err != nil {
+			return fmt.Errorf("shardis: Sentinel shard %q: %w", s.Name, err)
+		}
+		st.shards = append(st.shards, sh)
+		st.byMaster[i] = sh
+	}
+	c.sent = st
+	errs := make([]error, len(st.shards))
+	var wg sync.WaitGroup
+	for i, sh := range st.shards {
+		wg.Go(func() { errs[i] = c.query(ctx, sh) })
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("shardis: Sentinel discovery: %w", err)
+	}
+	for _, sh := range st.shards {
+		sh.watcher = sh.cli.Watch(func(_ string, ev sentinel.SwitchMaster) {
+			sh.switches.Add(1)
+			addr := ev.NewAddr
+			sh.hint.Store(&addr)
+			select {
+			case sh.urgent <- struct{}{}:
+			default:
+			}
+			sh.request()
+		})
+		c.bg.Add(1)
+		go c.sentinelLoop(sh)
+	}
+	return nil
+}
+
+// resolve is the pool resolver of the shard's key: the verified master.
+func (sh *sentShard) resolve() (string, error) {
+	if p := sh.master.Load(); p != nil {
+		return *p, nil
+	}
+	return "", fmt.Errorf("%w: Sentinel shard %s has no verified master yet", pool.ErrNoAddr, sh.cfg.Name)
+}

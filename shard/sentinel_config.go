@@ -1,0 +1,229 @@
+package shard
+
+import (
+	"crypto/tls"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/shardis/shardis/ring"
+	"github.com/shardis/shardis/sentinel"
+)
+
+// SentinelOptions configures the ring shards that are Redis Sentinel
+// master sets: a master with replicas whose address moves on failover
+// while the shard's name, and so its place on the ring, stays.
+//
+// A Sentinel shard is an entry of Config.Shards with a Name and no Addr;
+// its Sentinel settings are the entry of Shards with the same Name. Plain
+// and Sentinel shards mix freely in one ring, in any order.
+type SentinelOptions struct {
+	// Shards are the Sentinel shards' settings, one per Config.Shards
+	// entry without an address.
+	Shards []SentinelShard
+
+	// Addrs are the Sentinels ("host:port") of the shards that list none
+	// of their own.
+	Addrs []string
+	// Username and Password log in to the Sentinels of the shards that
+	// give no credentials of their own (ACL user, or Sentinel's
+	// requirepass with Password alone). They are separate from the data
+	// nodes' credentials (Config.Pool) and never appear in String or in
+	// errors.
+	Username string
+	Password string
+	// TLSConfig, when not nil, makes the Sentinel connections of the
+	// shards without a TLSConfig of their own use TLS.
+	TLSConfig *tls.Config
+
+	// ReadFrom chooses the nodes that serve read-only commands of Sentinel
+	// shards: the master ("" or ReadMaster), or one of its replicas as
+	// SENTINEL REPLICAS lists them (ReadReplicaRandom, ReadReplicaLatency),
+	// the master when none is healthy. Replicas lag the master a little
+	// (asynchronous replication).
+	ReadFrom ReadPolicy
+	// RefreshInterval between periodic queries of the Sentinels (master,
+	// its role, replicas). 0 means 5s; negative turns them off
+	// (+switch-master messages and failures still cause queries).
+	RefreshInterval time.Duration
+	// MinRefreshInterval is the least time between two queries for one
+	// shard, so that a burst of failures never becomes a storm. 0 means
+	// 100ms.
+	MinRefreshInterval time.Duration
+	// Timeout bounds connecting to one Sentinel and each of its replies.
+	// 0 means 1s.
+	Timeout time.Duration
+	// FailoverWait is how long a command that did not run because its
+	// shard's master was unreachable or read-only (a failover in
+	// progress) waits for the new master and is sent again. 0 (the
+	// default) fails such commands at once, as for plain shards. Writes
+	// whose connection failed after sending are never sent again: they
+	// fail with *UnknownOutcomeError.
+	FailoverWait time.Duration
+}
+
+// SentinelShard is one ring shard behind Sentinel.
+type SentinelShard struct {
+	// Name is the shard's name on the ring (its placement identity); it
+	// matches a Config.Shards entry without an address.
+	Name string
+	// MasterName is the name the Sentinels monitor the master set under;
+	// "" means Name.
+	MasterName string
+	// Addrs are this shard's Sentinels; empty means SentinelOptions.Addrs.
+	Addrs []string
+	// Username, Password and TLSConfig are this shard's Sentinel
+	// credentials; when all are empty, SentinelOptions' are used.
+	Username  string
+	Password  string
+	TLSConfig *tls.Config
+}
+
+// master returns the Sentinel master name.
+func (s SentinelShard) master() string {
+	if s.MasterName != "" {
+		return s.MasterName
+	}
+	return s.Name
+}
+
+// resolved returns s with the defaults of o filled in.
+func (o SentinelOptions) resolved(s SentinelShard) SentinelShard {
+	if len(s.Addrs) == 0 {
+		s.Addrs = o.Addrs
+	}
+	if s.Username == "" && s.Password == "" && s.TLSConfig == nil {
+		s.Username, s.Password, s.TLSConfig = o.Username, o.Password, o.TLSConfig
+	}
+	return s
+}
+
+// clientOptions returns the sentinel package options for shard s.
+func (o SentinelOptions) clientOptions(s SentinelShard) sentinel.Options {
+	t := o.Timeout
+	if t == 0 {
+		t = time.Second
+	}
+	return sentinel.Options{Username: s.Username, Password: s.Password, TLSConfig: s.TLSConfig, DialTimeout: t, ReadTimeout: t}
+}
+
+func (o SentinelOptions) withDefaults() SentinelOptions {
+	if o.RefreshInterval == 0 {
+		o.RefreshInterval = 5 * time.Second
+	}
+	if o.MinRefreshInterval == 0 {
+		o.MinRefreshInterval = 100 * time.Millisecond
+	}
+	if o.ReadFrom == "" {
+		o.ReadFrom = ReadMaster
+	}
+	return o
+}
+
+// String describes o without passwords.
+func (o SentinelOptions) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "{Addrs: %v, Username: %q, Password: %s, TLS: %t, ReadFrom: %q, RefreshInterval: %v, MinRefreshInterval: %v, Timeout: %v, FailoverWait: %v, Shards: [",
+		o.Addrs, o.Username, redacted(o.Password), o.TLSConfig != nil, o.ReadFrom, o.RefreshInterval, o.MinRefreshInterval, o.Timeout, o.FailoverWait)
+	for i, s := range o.Shards {
+		if i > 0 {
+			b.WriteString(" ")
+		}
+		fmt.Fprintf(&b, "{Name: %q, MasterName: %q, Addrs: %v, Username: %q, Password: %s, TLS: %t}",
+			s.Name, s.master(), s.Addrs, s.Username, redacted(s.Password), s.TLSConfig != nil)
+	}
+	b.WriteString("]}")
+	return b.String()
+}
+
+func redacted(secret string) string {
+	if secret == "" {
+		return `""`
+	}
+	return "***"
+}
+
+// sentinelKey is the pool key and node address of Sentinel shard name:
+// not a host:port, so it can never be taken for a real server.
+func sentinelKey(name string) string { return "sentinel/" + name }
+
+// placeholderAddr stands in for the address of Sentinel shard i on the
+// ring, which needs one: shards with names are placed by name only, so
+// the placeholder never changes where keys go. ".invalid" never resolves.
+func placeholderAddr(i int) string { return fmt.Sprintf("sentinel-%d.invalid:26379", i) }
+
+// ringShards returns c.Shards with placeholders for the Sentinel shards'
+// addresses.
+func (c Config) ringShards() []ring.Shard {
+	if len(c.Sentinel.Shards) == 0 {
+		return c.Shards
+	}
+	out := make([]ring.Shard, len(c.Shards))
+	for i, s := range c.Shards {
+		if s.Addr == "" {
+			s.Addr = placeholderAddr(i)
+		}
+		out[i] = s
+	}
+	return out
+}
+
+// validateSentinel checks the Sentinel settings of a ring config.
+func (c Config) validateSentinel() error {
+	o := c.Sentinel
+	if len(o.Shards) == 0 {
+		for i, s := range c.Shards {
+			if s.Addr == "" {
+				return fmt.Errorf("%w: shard %d (%q) has no address and there are no Sentinel shards", ErrBadConfig, i, s.Name)
+			}
+		}
+		return nil
+	}
+	byName := map[string]int{}
+	for i, s := range o.Shards {
+		if s.Name == "" {
+			return fmt.Errorf("%w: Sentinel shard %d has no name: a Sentinel shard's name is its place on the ring", ErrBadConfig, i)
+		}
+		if strings.ContainsAny(s.Name, ":/,") || strings.IndexFunc(s.Name, isBlankOrControl) >= 0 {
+			return fmt.Errorf("%w: Sentinel shard name %q may not contain ':', '/', ',', white space or control characters", ErrBadConfig, s.Name)
+		}
+		if _, dup := byName[s.Name]; dup {
+			return fmt.Errorf("%w: Sentinel shard %q listed twice", ErrBadConfig, s.Name)
+		}
+		byName[s.Name] = i
+		r := o.resolved(s)
+		if _, err := sentinel.New(r.master(), r.Addrs, o.clientOptions(r)); err != nil {
+			return fmt.Errorf("%w: Sentinel shard %q: %w", ErrBadConfig, s.Name, err)
+		}
+	}
+	used := map[string]bool{}
+	for i, s := range c.Shards {
+		if s.Addr != "" {
+			continue
+		}
+		if s.Name == "" {
+			return fmt.Errorf("%w: shard %d has neither an address nor a name (a Sentinel shard must have a name)", ErrBadConfig, i)
+		}
+		if _, ok := byName[s.Name]; !ok {
+			return fmt.Errorf("%w: shard %d (%q) has no address and no Sentinel settings", ErrBadConfig, i, s.Name)
+		}
+		used[s.Name] = true
+	}
+	for _, s := range o.Shards {
+		if !used[s.Name] {
+			return fmt.Errorf("%w: Sentinel shard %q is not in the shard list (add a shard with that name and no address)", ErrBadConfig, s.Name)
+		}
+	}
+	switch o.ReadFrom {
+	case "", ReadMaster, ReadReplicaRandom, ReadReplicaLatency:
+	default:
+		return fmt.Errorf("%w: unknown Sentinel read policy %q (want %q, %q or %q)", ErrBadConfig,
+			o.ReadFrom, ReadMaster, ReadReplicaRandom, ReadReplicaLatency)
+	}
+	if o.MinRefreshInterval < 0 || o.Timeout < 0 || o.FailoverWait < 0 {
+		return fmt.Errorf("%w: negative Sentinel refresh interval, timeout or failover wait", ErrBadConfig)
+	}
+	return nil
+}
+
+func isBlankOrControl(r rune) bool { return r <= ' ' || r == 0x7f }

@@ -1,0 +1,182 @@
+package shard
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"strings"
+	"time"
+
+	"github.com/gomodule/redigo/redis"
+)
+
+// shardOf returns the Sentinel shard that node belongs to, and whether
+// node is one of its replicas; nil for plain shards.
+func (s *sentinels) shardOf(node int) (*sentShard, bool) {
+	if node >= 0 && node < len(s.byMaster) && s.byMaster[node] != nil {
+		return s.byMaster[node], false
+	}
+	if v, ok := s.owners.Load(node); ok {
+		return v.(*sentShard), true
+	}
+	return nil, false
+}
+
+// placeSentinelRead points a read-only call routed to configured node at
+// one of the shard's replicas, by the ReadFrom policy.
+func (c *Client) placeSentinelRead(cl *call, node int) {
+	st := c.sent
+	if node < 0 || node >= len(st.byMaster) || st.byMaster[node] == nil {
+		return
+	}
+	p := st.byMaster[node].replicas.Load()
+	if p == nil || len(*p) == 0 {
+		return
+	}
+	readers := *p
+	best := -1
+	if st.opts.ReadFrom == ReadReplicaLatency {
+		var bestRTT int64
+		for _, r := range readers {
+			ns := c.nodes.get(int(r))
+			if ns.down.Load() {
+				continue
+			}
+			rtt := ns.rtt.Load()
+			if best < 0 || (rtt > 0 && (bestRTT == 0 || rtt < bestRTT)) {
+				best, bestRTT = int(r), rtt
+			}
+		}
+	} else {
+		start := rand.IntN(len(readers))
+		for k := range readers {
+			r := int(readers[(start+k)%len(readers)])
+			if !c.nodes.get(r).down.Load() {
+				best = r
+				break
+			}
+		}
+	}
+	if best >= 0 {
+		cl.node, cl.replica = best, true
+	}
+}
+
+// retrySentinel applies the failover rules to the failed calls of a batch
+// on Sentinel shards: every failure that may mean a new master (a
+// connection error, READONLY, MASTERDOWN, LOADING) asks for a query of the
+// Sentinels; a read that failed on a replica goes to the master at once;
+// a write whose connection failed after sending fails with
+// *UnknownOutcomeError and is never sent again; a call that did not run
+// waits for the new master and is sent again, within FailoverWait.
+func (c *Client) retrySentinel(ctx context.Context, calls []*call) (abandoned bool) {
+	var (
+		pending []*call
+		start   time.Time
+		backoff = 5 * time.Millisecond
+		budget  = c.sent.opts.FailoverWait
+	)
+	for {
+		pending = pending[:0]
+		var later bool
+		var round <-chan struct{}
+		for _, cl := range calls {
+			if cl.err == nil || cl.done {
+				continue
+			}
+			sh, replica := c.sent.shardOf(cl.node)
+			if sh == nil {
+				cl.done = true
+				continue
+			}
+			switch v := c.judgeSentinel(ctx, sh, replica, cl); {
+			case v == retryNow:
+				pending = append(pending, cl)
+			case v == retryLater && budget > 0:
+				later = true
+				round = sh.request()
+				pending = append(pending, cl)
+			default:
+				cl.done = true
+			}
+		}
+		if len(pending) == 0 {
+			return false
+		}
+		if start.IsZero() {
+			start = time.Now()
+		}
+		if later {
+			left := budget - time.Since(start)
+			if left <= 0 {
+				c.giveUp(pending, "no new master within the failover wait")
+				return false
+			}
+			t := time.NewTimer(min(backoff, 100*time.Millisecond, left))
+			backoff *= 2
+			select {
+			case <-round:
+			case <-t.C:
+			case <-ctx.Done():
+				t.Stop()
+				for _, cl := range pending {
+					cl.err, cl.done = errors.Join(ctx.Err(), cl.err), true
+				}
+				return false
+			}
+			t.Stop()
+		}
+		for _, cl := range pending {
+			cl.err, cl.reply = nil, nil
+			cl.attempts++
+			c.nodes.get(cl.node).retries.Add(1)
+		}
+		if c.run(ctx, pending) {
+			return true
+		}
+	}
+}
+
+// judgeSentinel decides what to do with a failed call on Sentinel shard
+// sh (on one of its replicas when replica is set).
+func (c *Client) judgeSentinel(ctx context.Context, sh *sentShard, replica bool, cl *call) verdict {
+	if c.closed.Load() {
+		return final
+	}
+	var re redis.Error
+	if errors.As(cl.err, &re) {
+		msg := string(re)
+		code, _, _ := strings.Cut(msg, " ")
+		switch code {
+		case "READONLY", "MASTERDOWN", "LOADING":
+			// Nothing ran. A master that answers READONLY was demoted.
+			cl.last = msg
+			if replica {
+				cl.node, cl.replica = sh.node, false
+				return retryNow
+			}
+			sh.request()
+			return retryLater
+		}
+		return final
+	}
+	var ne *NodeError
+	if !errors.As(cl.err, &ne) {
+		return final
+	}
+	if errors.Is(cl.err, context.Canceled) || errors.Is(cl.err, context.DeadlineExceeded) || ctx.Err() != nil {
+		return final
+	}
+	cl.last = ne.Error()
+	if replica {
+		// Only read-only commands go to replicas: sending one again is safe.
+		cl.node, cl.replica = sh.node, false
+		return retryNow
+	}
+	sh.request()
+	if notSent(ne.Err) || (cl.info != nil && !cl.info.IsWrite()) {
+		return retryLater
+	}
+	cl.err = &UnknownOutcomeError{Command: strings.ToUpper(cl.name), Node: ne.Node, Err: ne}
+	return final
+}

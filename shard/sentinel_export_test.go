@@ -1,0 +1,7 @@
+package shard
+
+// OnFailover registers fn for the client's internal failover events, so
+// that tests can see each master change the client installs.
+func OnFailover(c *Client, fn func(shardName, from, to string)) {
+	c.sent.onFailover(func(ev failoverEvent) { fn(ev.Shard, ev.From, ev.To) })
+}

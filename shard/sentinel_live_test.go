@@ -1,0 +1,407 @@
+package shard_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gomodule/redigo/redis"
+	"github.com/shardis/shardis/internal/redistest"
+	"github.com/shardis/shardis/pool"
+	"github.com/shardis/shardis/ring"
+	"github.com/shardis/shardis/sentinel"
+	"github.com/shardis/shardis/shard"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// Credentials of the Sentinel tests: the data nodes' ACL user and the
+// Sentinels' own password are different secrets.
+const (
+	sentDataUser = "app"
+	sentDataPW   = "data-secret-1"
+	sentPW       = "sentinel-secret-2"
+)
+
+// startSentinelSet starts 3 shards × (1 master + 1 replica) + 3 Sentinels
+// with authentication on both sides.
+func startSentinelSet(t *testing.T) *redistest.SentinelSet {
+	t.Helper()
+	return redistest.StartSentinelsTB(t, redistest.SentinelOptions{
+		Data:             redistest.Options{Users: []redistest.User{{Name: sentDataUser, Password: sentDataPW}}},
+		SentinelPassword: sentPW,
+		DownAfter:        time.Second,
+		FailoverTimeout:  2 * time.Second,
+	})
+}
+
+// sentinelConfig is a ring of the set's shards named shard-0.. by Sentinel.
+func sentinelConfig(set *redistest.SentinelSet) shard.Config {
+	cfg := shard.Config{
+		Pool: pool.Options{DialTimeout: time.Second, ReadTimeout: time.Second, WriteTimeout: time.Second,
+			Username: sentDataUser, Password: sentDataPW, ClientName: "sentinel-test"},
+		Health:   shard.HealthOptions{Interval: 100 * time.Millisecond, FailureLimit: 2, Timeout: 300 * time.Millisecond},
+		Sentinel: shard.SentinelOptions{Addrs: set.Addrs(), Password: sentPW, Timeout: 500 * time.Millisecond},
+	}
+	for i, name := range set.Names() {
+		n := fmt.Sprintf("shard-%d", i)
+		cfg.Shards = append(cfg.Shards, ring.Shard{Name: n, Weight: 1})
+		cfg.Sentinel.Shards = append(cfg.Sentinel.Shards, shard.SentinelShard{Name: n, MasterName: name})
+	}
+	return cfg
+}
+
+// plainTwin is the plain ring with the same names over the current masters.
+func plainTwin(t *testing.T, set *redistest.SentinelSet) (*ring.Ring, []*redistest.Server) {
+	t.Helper()
+	var shards []ring.Shard
+	var masters []*redistest.Server
+	for i := range set.Shards {
+		m, err := set.Master(i)
+		require.NoError(t, err)
+		masters = append(masters, m)
+		shards = append(shards, ring.Shard{Name: fmt.Sprintf("shard-%d", i), Addr: m.Addr, Weight: 1})
+	}
+	r, err := ring.New(ring.Config{Shards: shards})
+	require.NoError(t, err)
+	return r, masters
+}
+
+func TestSentinelRoutingMatchesPlainRing(t *testing.T) {
+	set := startSentinelSet(t)
+	c, err := shard.New(context.Background(), sentinelConfig(set))
+	require.NoError(t, err)
+	defer c.Close()
+	plain, masters := plainTwin(t, set)
+	ctx := context.Background()
+	const n = 600
+	p := c.Pipeline()
+	for i := range n {
+		p.Send("SET", fmt.Sprintf("route:%d", i), i)
+	}
+	out, err := p.Exec(ctx)
+	require.NoError(t, err)
+	require.Len(t, out, n)
+	perShard := make([]int, len(masters))
+	for i := range n {
+		require.NoError(t, out[i].Err)
+		k := fmt.Sprintf("route:%d", i)
+		want := plain.Locate(k)
+		perShard[want]++
+		node, err := c.Router().Route(k)
+		require.NoError(t, err)
+		assert.Equal(t, fmt.Sprintf("shard-%d", want), node.Name, k)
+		// The key is on the master the plain ring names, and only there.
+		for j, m := range masters {
+			got, err := m.Do("EXISTS", k)
+			require.NoError(t, err)
+			assert.Equal(t, map[bool]string{true: "1", false: "0"}[j == want], got, "%s on shard %d", k, j)
+		}
+	}
+	for i, cnt := range perShard {
+		assert.Greater(t, cnt, n/6, "shard %d gets its share", i)
+	}
+	st := c.Stats()
+	require.Len(t, st.Sentinel, 3)
+	for i, s := range st.Sentinel {
+		assert.Equal(t, masters[i].Addr, s.Master)
+		assert.False(t, s.Stale)
+		assert.Zero(t, s.Failovers)
+	}
+	waitFor(t, 30*time.Second, "subscriptions", func() bool {
+		for _, s := range c.Stats().Sentinel {
+			if s.Subscribed != 3 {
+				return false
+			}
+		}
+		return true
+	})
+
+	// Close leaves no connection behind: none to the data nodes (they
+	// carry the client name), no subscription on the Sentinels.
+	require.NoError(t, c.Close())
+	var data []*redistest.Server
+	for _, sh := range set.Shards {
+		data = append(data, sh.Nodes...)
+	}
+	waitFor(t, 20*time.Second, "connections to close", func() bool {
+		if clientsNamed(t, data, "sentinel-test") != 0 {
+			return false
+		}
+		for _, s := range set.Sentinels {
+			list, err := s.Do("CLIENT", "LIST")
+			require.NoError(t, err)
+			if strings.Contains(list, "cmd=subscribe") || strings.Contains(list, "cmd=ping") && strings.Contains(list, "sub=1") {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+func TestSentinelAuthErrors(t *testing.T) {
+	set := startSentinelSet(t)
+	cfg := sentinelConfig(set)
+	cfg.Sentinel.Password = "not-the-password"
+	_, err := shard.New(context.Background(), cfg)
+	require.Error(t, err)
+	assert.ErrorIs(t, err, sentinel.ErrNoSentinel)
+	assert.NotContains(t, err.Error(), "not-the-password")
+	assert.NotContains(t, err.Error(), sentPW)
+
+	// The Sentinels answer but the data nodes refuse the data password:
+	// ROLE cannot confirm the master.
+	cfg = sentinelConfig(set)
+	cfg.Pool.Password = "wrong-data-pw"
+	_, err = shard.New(context.Background(), cfg)
+	require.Error(t, err)
+	assert.ErrorIs(t, err, pool.ErrAuth)
+	assert.NotContains(t, err.Error(), "wrong-data-pw")
+}
+
+func TestSentinelDiscoveryWhenSentinelsDie(t *testing.T) {
+	set := startSentinelSet(t)
+	cfg := sentinelConfig(set)
+	cfg.Sentinel.RefreshInterval = 200 * time.Millisecond
+	c := newClient(t, cfg)
+	ctx := context.Background()
+	_, err := c.Do(ctx, "SET", "sd:a", "1")
+	require.NoError(t, err)
+
+	// One Sentinel killed: a failover is still followed through the others.
+	require.NoError(t, set.Sentinels[0].Kill())
+	old, err := set.Master(0)
+	require.NoError(t, err)
+	next, err := set.Replica(0)
+	require.NoError(t, err)
+	waitFor(t, 60*time.Second, "a manual failover to be accepted", func() bool {
+		_, err := set.Sentinels[1].Do("SENTINEL", "FAILOVER", set.Shards[0].Name)
+		return err == nil
+	})
+	waitFor(t, 60*time.Second, "the client to follow the failover", func() bool {
+		return c.Stats().Sentinel[0].Master == next.Addr
+	})
+	assert.NotEqual(t, old.Addr, next.Addr)
+	for i := range 50 {
+		_, err := c.Do(ctx, "SET", fmt.Sprintf("sd:%d", i), i)
+		require.NoError(t, err)
+	}
+
+	// All Sentinels down: the ring keeps serving from the last known
+	// masters and says so.
+	for _, s := range set.Sentinels[1:] {
+		require.NoError(t, s.Kill())
+	}
+	waitFor(t, 30*time.Second, "stats to show stale shards", func() bool {
+		for _, s := range c.Stats().Sentinel {
+			if !s.Stale || s.Subscribed != 0 || s.LastError == "" {
+				return false
+			}
+		}
+		return true
+	})
+	for i := range 100 {
+		k := fmt.Sprintf("sd:after:%d", i)
+		_, err := c.Do(ctx, "SET", k, i)
+		require.NoError(t, err)
+		v, err := redis.Int(c.Do(ctx, "GET", k))
+		require.NoError(t, err)
+		assert.Equal(t, i, v)
+	}
+	for _, s := range c.Stats().Sentinel {
+		assert.NotContains(t, s.LastError, sentPW)
+	}
+	// A Sentinel back: the shards are fresh again.
+	require.NoError(t, set.Sentinels[1].Restart())
+	waitFor(t, 60*time.Second, "stats to recover", func() bool {
+		for _, s := range c.Stats().Sentinel {
+			if s.Stale {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+func TestSentinelReplicaReads(t *testing.T) {
+	set := startSentinelSet(t)
+	cfg := sentinelConfig(set)
+	cfg.Sentinel.ReadFrom = shard.ReadReplicaRandom
+	c := newClient(t, cfg)
+	ctx := context.Background()
+	st := c.Stats()
+	require.Len(t, st.Sentinel, 3)
+	replicas := map[string]bool{}
+	for i, s := range st.Sentinel {
+		r, err := set.Replica(i)
+		require.NoError(t, err)
+		assert.Equal(t, []string{r.Addr}, s.Replicas)
+		replicas[r.Addr] = true
+	}
+	for i := range 200 {
+		k := fmt.Sprintf("rr:%d", i)
+		_, err := c.Do(ctx, "SET", k, i)
+		require.NoError(t, err)
+	}
+	var readsOnReplicas int64
+	waitFor(t, 30*time.Second, "replicated reads", func() bool {
+		for i := range 200 {
+			v, err := redis.Int(c.Do(ctx, "GET", fmt.Sprintf("rr:%d", i)))
+			if err != nil || v != i {
+				return false
+			}
+		}
+		return true
+	})
+	var onMasters int64
+	for _, n := range c.Stats().Nodes {
+		if replicas[n.Node.Addr] {
+			readsOnReplicas += n.Commands
+			assert.Zero(t, n.Errors, "replica %s", n.Node.Addr)
+		} else {
+			onMasters += n.Commands
+		}
+	}
+	assert.GreaterOrEqual(t, readsOnReplicas, int64(200), "GETs went to the replicas")
+	// Every SET went to a master (a replica would have refused it).
+	assert.GreaterOrEqual(t, onMasters, int64(200), "SETs went to the masters")
+}
+
+// TestSentinelACLUser logs in to the Sentinels as an ACL user (the
+// default user is off there) and to the data nodes as another one.
+func TestSentinelACLUser(t *testing.T) {
+	set := redistest.StartSentinelsTB(t, redistest.SentinelOptions{
+		Shards:           2,
+		Data:             redistest.Options{Users: []redistest.User{{Name: sentDataUser, Password: sentDataPW}}},
+		SentinelUser:     "watcher",
+		SentinelPassword: sentPW,
+	})
+	cfg := sentinelConfig(set)
+	cfg.Sentinel.Username = "watcher"
+	c := newClient(t, cfg)
+	_, err := c.Do(context.Background(), "SET", "acl:k", "v")
+	require.NoError(t, err)
+	waitFor(t, 30*time.Second, "subscriptions as the ACL user", func() bool {
+		for _, s := range c.Stats().Sentinel {
+			if s.Subscribed != 3 {
+				return false
+			}
+		}
+		return true
+	})
+
+	cfg.Sentinel.Username = "default"
+	_, err = shard.New(context.Background(), cfg)
+	require.Error(t, err, "the default user is off on the Sentinels")
+	assert.ErrorIs(t, err, sentinel.ErrNoSentinel)
+	assert.NotContains(t, err.Error(), sentPW)
+}
+
+// TestSentinelTLS runs Sentinels and data nodes that accept TLS only (the
+// Sentinels also require a client certificate) and routes through them.
+func TestSentinelTLS(t *testing.T) {
+	set := redistest.StartSentinelsTB(t, redistest.SentinelOptions{
+		Shards:           2,
+		Data:             redistest.Options{TLS: true, TLSClientAuth: true, DefaultPassword: sentDataPW},
+		SentinelPassword: sentPW,
+	})
+	cfg := sentinelConfig(set)
+	cfg.Pool.Username = ""
+	cfg.Pool.TLSConfig = set.Shards[0].Nodes[0].TLS.ClientConfig()
+	cfg.Pool.TLSConfig.ServerName = "" // checked against each resolved master's host
+	cfg.Sentinel.TLSConfig = set.Sentinels[0].TLS.ClientConfig()
+	c := newClient(t, cfg)
+	ctx := context.Background()
+	for i := range 50 {
+		_, err := c.Do(ctx, "SET", fmt.Sprintf("tls:%d", i), i)
+		require.NoError(t, err)
+	}
+	st := c.Stats()
+	require.Len(t, st.Sentinel, 2)
+	for i, s := range st.Sentinel {
+		m, err := set.Master(i)
+		require.NoError(t, err)
+		assert.Equal(t, m.Addr, s.Master)
+	}
+	waitFor(t, 30*time.Second, "TLS subscriptions", func() bool {
+		for _, s := range c.Stats().Sentinel {
+			if s.Subscribed != 3 {
+				return false
+			}
+		}
+		return true
+	})
+
+	// Without TLS to the Sentinels nothing answers.
+	cfg.Sentinel.TLSConfig = nil
+	_, err := shard.New(ctx, cfg)
+	require.Error(t, err)
+	assert.ErrorIs(t, err, sentinel.ErrNoSentinel)
+}
+
+// TestSentinelFollowsReadOnlyMaster demotes a shard's master behind the
+// Sentinels' back (they are all dead, so nothing else tells the client):
+// its connections stay open and answer writes with -READONLY, which makes
+// the client ask the demoted master for its ROLE and follow it to the new
+// master. With FailoverWait the write that met READONLY is sent again
+// there; without, it fails with the READONLY reply and the next write
+// succeeds.
+func TestSentinelFollowsReadOnlyMaster(t *testing.T) {
+	for _, wait := range []time.Duration{5 * time.Second, 0} {
+		t.Run(fmt.Sprintf("FailoverWait=%v", wait), func(t *testing.T) {
+			set := startSentinelSet(t)
+			cfg := sentinelConfig(set)
+			cfg.Sentinel.FailoverWait = wait
+			cfg.Sentinel.RefreshInterval = -1 // only the READONLY reply triggers the query
+			cfg.DisableAutoPipeline = true
+			c := newClient(t, cfg)
+			ctx := context.Background()
+			key := ""
+			for i := 0; key == ""; i++ {
+				k := fmt.Sprintf("ro:%d", i)
+				if n, _ := c.Router().Route(k); n.Name == "shard-0" {
+					key = k
+				}
+			}
+			_, err := c.Do(ctx, "SET", key, "1")
+			require.NoError(t, err)
+			for _, s := range set.Sentinels {
+				require.NoError(t, s.Kill())
+			}
+			old, err := set.Master(0)
+			require.NoError(t, err)
+			next, err := set.Replica(0)
+			require.NoError(t, err)
+			_, err = next.Do("REPLICAOF", "NO", "ONE")
+			require.NoError(t, err)
+			_, err = old.Do("REPLICAOF", "127.0.0.1", fmt.Sprint(next.Port))
+			require.NoError(t, err)
+			waitFor(t, 30*time.Second, "the old master to replicate from the new one", func() bool {
+				info, err := old.Do("INFO", "replication")
+				return err == nil && strings.Contains(info, "master_link_status:up")
+			})
+
+			_, err = c.Do(ctx, "SET", key, "2")
+			if wait == 0 {
+				var re redis.Error
+				require.ErrorAs(t, err, &re)
+				assert.True(t, strings.HasPrefix(string(re), "READONLY"), "%v", err)
+				waitFor(t, 30*time.Second, "a write to succeed", func() bool {
+					_, err := c.Do(ctx, "SET", key, "2")
+					return err == nil
+				})
+			} else {
+				require.NoError(t, err, "sent again to the new master")
+			}
+			got, err := next.Do("GET", key)
+			require.NoError(t, err)
+			assert.Equal(t, "2", got)
+			st := c.Stats().Sentinel[0]
+			assert.Equal(t, next.Addr, st.Master)
+			assert.Equal(t, int64(1), st.Failovers)
+			assert.True(t, st.Stale, "no Sentinel answered")
+		})
+	}
+}

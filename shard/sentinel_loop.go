@@ -1,0 +1,86 @@
+package shard
+
+import (
+	"context"
+	"time"
+)
+
+// request asks the shard's loop for a query (coalesced: requests made
+// while one is pending are one) and returns a channel closed when the
+// next query ends.
+func (sh *sentShard) request() <-chan struct{} {
+	sh.mu.Lock()
+	ch := sh.round
+	sh.mu.Unlock()
+	select {
+	case sh.kick <- struct{}{}:
+	default:
+	}
+	return ch
+}
+
+// sentinelLoop runs a shard's queries until Close: when asked (at most one
+// per MinRefreshInterval) and every RefreshInterval.
+func (c *Client) sentinelLoop(sh *sentShard) {
+	defer c.bg.Done()
+	defer sh.watcher.Close()
+	o := c.sent.opts
+	var tick <-chan time.Time
+	if o.RefreshInterval > 0 {
+		t := time.NewTicker(o.RefreshInterval)
+		defer t.Stop()
+		tick = t.C
+	}
+	// ctx ends queries in flight when the client closes.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		select {
+		case <-c.stop:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	last := time.Now()
+	for {
+		select {
+		case <-c.stop:
+			return
+		case <-tick:
+		case <-sh.kick:
+		case <-sh.urgent:
+		}
+		if wait := o.MinRefreshInterval - time.Since(last); wait > 0 && sh.hint.Load() == nil {
+			t := time.NewTimer(wait)
+			select {
+			case <-c.stop:
+				t.Stop()
+				return
+			case <-t.C:
+			case <-sh.urgent:
+				t.Stop()
+			}
+		}
+		select {
+		case <-sh.urgent:
+		default:
+		}
+		// Requests that came while waiting are served by this query.
+		select {
+		case <-sh.kick:
+		default:
+		}
+		last = time.Now()
+		sh.mu.Lock()
+		done := sh.round
+		sh.round = make(chan struct{})
+		sh.mu.Unlock()
+		// Each Sentinel is bounded by its own timeouts; this bounds the
+		// whole query (every Sentinel, ROLE, replicas).
+		per := c.sent.opts.clientOptions(sh.cfg).ReadTimeout
+		qctx, qcancel := context.WithTimeout(ctx, 2*per*time.Duration(len(sh.cfg.Addrs)+2))
+		_ = c.query(qctx, sh)
+		qcancel()
+		close(done)
+	}
+}

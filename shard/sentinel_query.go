@@ -1,0 +1,131 @@
+package shard
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/shardis/shardis/sentinel"
+)
+
+// query asks the Sentinels for the shard's master, checks it with ROLE,
+// installs it, and lists the replicas when they serve reads. When no
+// Sentinel answers, the last known master keeps serving (the shard is
+// then marked stale in Stats); if that master says it has become a
+// replica, its own master is checked and taken instead.
+func (c *Client) query(ctx context.Context, sh *sentShard) error {
+	sh.queries.Add(1)
+	var addr string
+	var err error
+	if h := sh.hint.Swap(nil); h != nil && c.checkMaster(ctx, *h) == nil {
+		// The Sentinel that announced the switch named it, and ROLE
+		// agrees: no need to wait for the other Sentinels to catch up.
+		addr = *h
+	} else {
+		addr, _, err = sh.cli.VerifiedMasterAddr(ctx, c.checkMaster)
+	}
+	if err != nil {
+		// No Sentinel named a confirmed master: keep serving the last
+		// known one, and say so in Stats. If it says it has become a
+		// replica of another server that ROLE confirms, follow it there.
+		msg := err.Error()
+		sh.lastErr.Store(&msg)
+		sh.stale.Store(true)
+		cur := sh.master.Load()
+		if cur == nil {
+			return fmt.Errorf("shardis: Sentinel shard %s: %w", sh.cfg.Name, err)
+		}
+		if next, rerr := c.followRole(ctx, *cur); rerr == nil && next != *cur {
+			c.install(sh, next)
+		}
+		return fmt.Errorf("shardis: Sentinel shard %s: %w", sh.cfg.Name, err)
+	}
+	sh.stale.Store(false)
+	sh.lastErr.Store(nil)
+	c.install(sh, addr)
+	c.loadReplicas(ctx, sh, addr)
+	return nil
+}
+
+// checkMaster verifies with ROLE that addr is a master.
+func (c *Client) checkMaster(ctx context.Context, addr string) error {
+	role, err := c.roleOf(ctx, addr)
+	if err != nil {
+		return err
+	}
+	if role.Kind != sentinel.RoleMaster {
+		return fmt.Errorf("%w: %s says it is a %s", sentinel.ErrNotMaster, addr, role.Kind)
+	}
+	return nil
+}
+
+// followRole returns the master that addr replicates from, checked with
+// ROLE, when addr says it is a replica; addr itself when it is a master.
+func (c *Client) followRole(ctx context.Context, addr string) (string, error) {
+	role, err := c.roleOf(ctx, addr)
+	if err != nil {
+		return "", err
+	}
+	switch role.Kind {
+	case sentinel.RoleMaster:
+		return addr, nil
+	case sentinel.RoleReplica:
+		if err := c.checkMaster(ctx, role.MasterAddr); err != nil {
+			return "", err
+		}
+		return role.MasterAddr, nil
+	}
+	return "", fmt.Errorf("%w: %s says it is a %s", sentinel.ErrNotMaster, addr, role.Kind)
+}
+
+// roleOf asks the data node at addr for its ROLE, with the data nodes'
+// credentials.
+func (c *Client) roleOf(ctx context.Context, addr string) (sentinel.Role, error) {
+	ctx, cancel := context.WithTimeout(ctx, c.dialTimeout()+c.readTimeout)
+	defer cancel()
+	conn, err := c.pools.Get(ctx, addr)
+	if err != nil {
+		return sentinel.Role{}, err
+	}
+	defer conn.Close()
+	return sentinel.CheckRole(ctx, conn)
+}
+
+// install makes addr the shard's master. On a change the pools of the
+// shard start over (connections to the old master close as they come
+// back), the node counts as up again, and the failover is counted.
+func (c *Client) install(sh *sentShard, addr string) {
+	old := sh.master.Swap(&addr)
+	if old == nil || *old == addr {
+		return
+	}
+	_ = c.pools.Remove(sh.key)
+	c.noteSuccess(sh.node)
+	sh.failovers.Add(1)
+	c.sent.failovers.Add(1)
+	c.sent.notify(failoverEvent{Shard: sh.cfg.Name, MasterSet: sh.cfg.master(), From: *old, To: addr, At: time.Now()})
+}
+
+// loadReplicas lists the shard's healthy replicas of master (for Stats)
+// and, when replicas serve reads, registers them as nodes.
+func (c *Client) loadReplicas(ctx context.Context, sh *sentShard, master string) {
+	reps, err := sh.cli.Replicas(ctx)
+	if err != nil {
+		return // keep the last list
+	}
+	var idx []int32
+	var addrs []string
+	for _, r := range reps {
+		if !r.Healthy() || r.Addr == master || (r.MasterAddr != "" && r.MasterAddr != master) {
+			continue
+		}
+		addrs = append(addrs, r.Addr)
+		if c.sent.readers {
+			i := c.nodes.add(Node{Name: sh.cfg.Name + " replica " + r.Addr, Addr: r.Addr})
+			c.sent.owners.Store(i, sh)
+			idx = append(idx, int32(i))
+		}
+	}
+	sh.replicas.Store(&idx)
+	sh.repAddrs.Store(&addrs)
+}

@@ -1,0 +1,63 @@
+package shard
+
+// SentinelStats describe one Sentinel shard as the client sees it now.
+type SentinelStats struct {
+	// Name is the shard's name on the ring; MasterName the Sentinels' name
+	// for its master set.
+	Name       string
+	MasterName string
+	// Master is the address of the master the client writes to: the last
+	// one the Sentinels named and ROLE confirmed.
+	Master string
+	// Replicas are the master's healthy replicas as the Sentinels last
+	// listed them; they serve reads when ReadFrom is a replica policy.
+	Replicas []string
+	// Failovers counts the master changes the client followed.
+	Failovers int64
+	// Queries counts the queries of the Sentinels; SwitchMessages the
+	// +switch-master messages received (each Sentinel sends one per
+	// failover).
+	Queries        int64
+	SwitchMessages int64
+	// Stale is set when the last query failed (no Sentinel answered, or
+	// none named a master that ROLE confirmed): the client keeps serving
+	// the last known master (or, when that one says it has become a
+	// replica, the master it replicates from, once ROLE confirms it).
+	// LastError says why.
+	Stale     bool
+	LastError string
+	// Subscribed is the number of Sentinels the client is subscribed to
+	// for +switch-master now.
+	Subscribed int
+}
+
+// sentinelStats fills in the Sentinel part of Stats.
+func (c *Client) sentinelStats(out *Stats) {
+	if c.sent == nil {
+		return
+	}
+	out.Failovers = c.sent.failovers.Load()
+	for _, sh := range c.sent.shards {
+		s := SentinelStats{
+			Name:           sh.cfg.Name,
+			MasterName:     sh.cfg.master(),
+			Failovers:      sh.failovers.Load(),
+			Queries:        sh.queries.Load(),
+			SwitchMessages: sh.switches.Load(),
+			Stale:          sh.stale.Load(),
+		}
+		if p := sh.master.Load(); p != nil {
+			s.Master = *p
+		}
+		if p := sh.repAddrs.Load(); p != nil {
+			s.Replicas = append([]string(nil), (*p)...)
+		}
+		if p := sh.lastErr.Load(); p != nil {
+			s.LastError = *p
+		}
+		if sh.watcher != nil {
+			s.Subscribed = sh.watcher.Connected()
+		}
+		out.Sentinel = append(out.Sentinel, s)
+	}
+}

@@ -1,0 +1,93 @@
+package shard
+
+import (
+	"crypto/tls"
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/shardis/shardis/ring"
+)
+
+// The URL schemes of a ring whose hosts are Sentinels.
+const (
+	schemeSentinel    = "redis-ring+sentinel"
+	schemeSentinelTLS = "rediss-ring+sentinel"
+)
+
+// parseSentinelURL reads the part of a redis-ring+sentinel URL that the
+// other schemes do not have: the hosts are the Sentinels, and the shards
+// option lists the shards in ring order.
+func parseSentinelURL(cfg *Config, hosts []string, values url.Values) error {
+	cfg.Sentinel.Addrs = hosts
+	list := values["shards"]
+	if len(list) != 1 || strings.TrimSpace(list[0]) == "" {
+		return fmt.Errorf("%w: a %s URL needs one shards option (shards=NAME[=MASTER],HOST:PORT[:WEIGHT]+NAME,...)", ErrBadConfig, schemeSentinel)
+	}
+	delete(values, "shards")
+	for i, entry := range strings.Split(list[0], ",") {
+		entry = strings.TrimSpace(entry)
+		if strings.Contains(entry, ":") {
+			plain, err := ring.ParseShards(entry)
+			if err != nil {
+				return fmt.Errorf("%w: URL shards entry %d: %w", ErrBadConfig, i, err)
+			}
+			cfg.Shards = append(cfg.Shards, plain...)
+			continue
+		}
+		name, master, _ := strings.Cut(entry, "=")
+		if name == "" {
+			return fmt.Errorf("%w: URL shards entry %d %q: want NAME[=MASTER] or HOST:PORT[:WEIGHT] NAME", ErrBadConfig, i, entry)
+		}
+		cfg.Shards = append(cfg.Shards, ring.Shard{Name: name, Weight: 1})
+		cfg.Sentinel.Shards = append(cfg.Sentinel.Shards, SentinelShard{Name: name, MasterName: master})
+	}
+	if v := values["names"]; v != nil {
+		return fmt.Errorf("%w: a %s URL names its shards in the shards option", ErrBadConfig, schemeSentinel)
+	}
+	return nil
+}
+
+// applySentinelURLOption handles the options of Sentinel URLs. It reports
+// false for an option it does not know. Errors never quote a password.
+func applySentinelURLOption(cfg *Config, name, v string) (bool, error) {
+	o := &cfg.Sentinel
+	dur := func(dst *time.Duration) (bool, error) {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			return true, fmt.Errorf("%w: URL option %s=%q: %v", ErrBadConfig, name, v, err)
+		}
+		*dst = d
+		return true, nil
+	}
+	switch name {
+	case "sentinel_username":
+		o.Username = v
+	case "sentinel_password":
+		o.Password = v
+	case "sentinel_tls":
+		on, err := strconv.ParseBool(v)
+		if err != nil {
+			return true, fmt.Errorf("%w: URL option %s=%q: want true or false", ErrBadConfig, name, v)
+		}
+		o.TLSConfig = nil
+		if on {
+			o.TLSConfig = &tls.Config{MinVersion: tls.VersionTLS12}
+		}
+	case "read_from":
+		o.ReadFrom = ReadPolicy(v)
+	case "sentinel_refresh_interval":
+		return dur(&o.RefreshInterval)
+	case "sentinel_min_refresh_interval":
+		return dur(&o.MinRefreshInterval)
+	case "sentinel_timeout":
+		return dur(&o.Timeout)
+	case "failover_wait":
+		return dur(&o.FailoverWait)
+	default:
+		return false, nil
+	}
+	return true, nil
+}

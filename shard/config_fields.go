@@ -67,8 +67,20 @@ func yamlFields(t reflect.Type) ([]string, map[string]reflect.StructField) {
 	var names []string
 	fields := make(map[string]reflect.StructField)
 	for f := range t.Fields() {
-		name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
-		if name == "-" || !f.IsExported() {
+		name, opts, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		if name == "-" || (!f.IsExported() && !f.Anonymous) {
+			continue
+		}
+		if f.Anonymous && strings.Contains(","+opts+",", ",inline,") {
+			// An inlined struct's fields belong to the mapping around it.
+			inNames, inFields := yamlFields(f.Type)
+			names = append(names, inNames...)
+			for k, v := range inFields {
+				fields[k] = v
+			}
+			continue
+		}
+		if !f.IsExported() {
 			continue
 		}
 		if name == "" {

@@ -91,7 +91,7 @@ func TestConfigErrorTexts(t *testing.T) {
 		{"unknown nested field", "shards: [{addr: '127.0.0.1:1'}]\nhealth:\n  failurelimit: 3\n",
 			"shardis: bad config: line 3: unknown field health.failurelimit (known: interval, failure_limit, timeout, auto_eject)"},
 		{"unknown field in a list", "shards:\n  - {addr: '127.0.0.1:1', wieght: 2}\n",
-			"shardis: bad config: line 2: unknown field shards[0].wieght (known: addr, name, weight)"},
+			"shardis: bad config: line 2: unknown field shards[0].wieght (known: addr, name, weight, sentinel)"},
 		{"unknown tls field", "shards: [{addr: '127.0.0.1:1'}]\npool:\n  tls: {ca: x}\n",
 			"shardis: bad config: line 3: unknown field pool.tls.ca (known: ca_file, cert_file, key_file, server_name)"},
 		{"unknown json field", `{"shards": [{"addr": "127.0.0.1:1"}], "cluster": {"readfrom": "master"}}`,

@@ -110,8 +110,5 @@ func parseInline(buf []byte, out [][]byte) ([][]byte, int, error) {
 		return out, 0, nil
 	}
 	line := bytes.TrimSuffix(buf[:i], []byte("\r"))
-	for _, w := range bytes.Fields(line) {
-		out = append(out, w)
-	}
-	return out, i + 1, nil
+	return append(out, bytes.Fields(line)...), i + 1, nil
 }

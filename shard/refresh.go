@@ -61,7 +61,13 @@ func (c *Client) refresh(ctx context.Context, wait bool) {
 // installs the first good answer.
 func (c *Client) discover(ctx context.Context) error {
 	var addrs []string
-	seen := map[string]bool{}
+	var seen map[string]bool
+	if st := c.cl.state.Load(); st != nil {
+		addrs = make([]string, 0, len(st.allNodes)+len(c.cfg.Seeds))
+		seen = make(map[string]bool, len(st.allNodes)+len(c.cfg.Seeds))
+	} else {
+		seen = map[string]bool{}
+	}
 	addAddr := func(a string) {
 		if !seen[a] {
 			seen[a] = true

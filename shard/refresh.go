@@ -135,7 +135,10 @@ func (c *Client) applyMoved(slot int, addr string) int {
 	if cur := int(st.master[slot]); c.nodes.get(cur).node.Addr == addr {
 		return cur
 	}
-	c.cl.install(st.table.WithSlotOwner(slot, addr))
+	t := st.table.WithSlotOwner(slot, addr)
+	if !c.cl.moveSlot(st, t, slot) {
+		c.cl.install(t)
+	}
 	i, _ := c.nodes.lookup(addr)
 	return i
 }

@@ -81,7 +81,7 @@ func (c *Client) pipe(node int) *autoPipe {
 	}
 	next := make([]*autoPipe, max(len(cur), node+1))
 	copy(next, cur)
-	p := &autoPipe{c: c, node: node, reqs: make(chan *pipeReq, autoQueue), dead: make(chan struct{})}
+	p := &autoPipe{c: c, node: node, reqs: make(chan *pipeReq, autoWaiting), dead: make(chan struct{})}
 	next[node] = p
 	c.autoPipes.pipes.Store(&next)
 	c.bg.Add(1)
@@ -190,15 +190,21 @@ func (p *autoPipe) write() {
 		p.readers.Wait()
 		close(p.dead)
 	}()
+	idle := time.NewTimer(pipeIdleCheck)
+	idle.Stop()
 	for {
 		batch = batch[:0]
-		select {
-		case r := <-p.reqs:
-			batch = append(batch, r)
-		case <-closed:
+		r, stop := p.await(conn != nil, closed, idle)
+		if stop {
 			p.failQueued()
 			return
 		}
+		if r == nil { // idle: hand the connection back (autopipe_idle.go)
+			conn.finish()
+			conn = nil
+			continue
+		}
+		batch = append(batch, r)
 		batch = p.drain(batch)
 		if len(batch) < maxAutoBatch && len(p.reqs) == 0 {
 			// Let callers that are about to send run first: one more

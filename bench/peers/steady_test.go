@@ -222,14 +222,35 @@ func rueidisSteady(c rueidis.Client) steadyClient {
 	}
 }
 
-// runSteady runs every contestant in turn: flush the servers, write every
-// key once unmeasured, then measure SET, GET and MGET of steadyBatch
-// keys, each as a sub-benchmark in which one op is one command (one key
-// for MGET). server names the server processes whose CPU is reported.
+// runSteady runs every contestant in turn: flush the servers and measure
+// SETs that create keys (CREATE, on keys of their own), flush again,
+// write every key once unmeasured, then measure SET (overwrites), GET and
+// MGET of steadyBatch keys, each as a sub-benchmark in which one op is
+// one command (one key for MGET). server names the server processes whose
+// CPU is reported.
 func runSteady(b *testing.B, server string, flush func() error, keys []string, clients []steadyClient) {
 	ctx := context.Background()
+	fresh := freshKeys(keys)
 	for _, sc := range clients {
 		b.Run(sc.name, func(b *testing.B) {
+			if err := flush(); err != nil {
+				b.Fatal(err)
+			}
+			b.Run(fmt.Sprintf("CREATE%d", steadyBatch), func(b *testing.B) {
+				b.ReportAllocs()
+				pos := 0
+				m := startMeterFor(server)
+				for b.Loop() {
+					if pos+steadyBatch > len(fresh) {
+						pos = 0 // beyond 600,000 keys: overwrites
+					}
+					if err := sc.set(ctx, fresh[pos:pos+steadyBatch]); err != nil {
+						b.Fatal(err)
+					}
+					pos += steadyBatch
+				}
+				m.report(b, steadyBatch)
+			})
 			if err := flush(); err != nil {
 				b.Fatal(err)
 			}
@@ -260,6 +281,18 @@ func runSteady(b *testing.B, server string, flush func() error, keys []string, c
 			}
 		})
 	}
+}
+
+// freshKeys returns three generations of keys ("g1:" + key, ...): the
+// keys that CREATE writes for the first time.
+func freshKeys(keys []string) []string {
+	out := make([]string, 0, 3*len(keys))
+	for g := 1; g <= 3; g++ {
+		for _, k := range keys {
+			out = append(out, fmt.Sprintf("g%d:%s", g, k))
+		}
+	}
+	return out
 }
 
 // flushAll returns a function that sends FLUSHALL to every server.

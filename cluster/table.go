@@ -90,6 +90,13 @@ type Table struct {
 // are allowed (a master that serves no slots yet). All errors but
 // ErrIncomplete wrap ErrMalformed.
 func NewTable(shards []Shard) (*Table, error) {
+	return newTable(shards, true)
+}
+
+// newTable is NewTable; without copy it takes ownership of the shards'
+// replica slices instead of copying them (for parsers, whose shards are
+// their own).
+func newTable(shards []Shard, copyReplicas bool) (*Table, error) {
 	if len(shards) > maxShards {
 		return nil, fmt.Errorf("%w: %d shards, at most %d are supported", ErrMalformed, len(shards), maxShards)
 	}
@@ -97,7 +104,11 @@ func NewTable(shards []Shard) (*Table, error) {
 	for i := range owner {
 		owner[i] = noOwner
 	}
-	seen := make(map[string]int, len(shards)*2)
+	nodes := len(shards)
+	for _, s := range shards {
+		nodes += len(s.Replicas)
+	}
+	seen := make(map[string]int, nodes)
 	for i, s := range shards {
 		if s.Master.Addr == "" {
 			return nil, fmt.Errorf("%w: shard %d: master has no address", ErrMalformed, i)
@@ -140,7 +151,10 @@ func NewTable(shards []Shard) (*Table, error) {
 	}
 	copied := make([]Shard, len(shards))
 	for i, s := range shards {
-		copied[i] = Shard{Master: s.Master, Replicas: slices.Clone(s.Replicas)}
+		copied[i] = Shard{Master: s.Master, Replicas: s.Replicas}
+		if copyReplicas {
+			copied[i].Replicas = slices.Clone(s.Replicas)
+		}
 	}
 	return fromOwner(copied, owner), nil
 }

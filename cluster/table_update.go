@@ -18,6 +18,9 @@ func (t *Table) WithSlotOwner(slot int, addr string) *Table {
 	if t == nil || uint(slot) >= SlotCount || addr == "" || t.masters[t.owner[slot]].Addr == addr {
 		return t
 	}
+	if nt := t.withSlotOfMaster(slot, addr); nt != nil {
+		return nt
+	}
 	shards := make([]Shard, len(t.shards), len(t.shards)+1)
 	target := -1
 	var promoted NodeInfo

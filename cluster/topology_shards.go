@@ -64,7 +64,7 @@ func parseShards(reply any, asked string, useTLS bool) (*Table, error) {
 			shards = append(shards, s)
 		}
 	}
-	return NewTable(shards)
+	return newTable(shards, false)
 }
 
 // parseShard reads one shard map. keep is false for a shard that serves
@@ -81,7 +81,7 @@ func parseShard(item any, askedHost string, useTLS bool) (s Shard, keep bool, er
 	var slots, nodes []any
 	var hasSlots, hasNodes bool
 	for k := 0; k < len(fields); k += 2 {
-		key, ok := text(fields[k])
+		key, ok := word(fields[k])
 		if !ok {
 			return s, false, fmt.Errorf("key %d is %s, not a string", k/2, kind(fields[k]))
 		}
@@ -185,7 +185,7 @@ func parseShardNode(item any, askedHost string, useTLS bool) (n shardsNodeEntry,
 		return n, fmt.Errorf("map has an odd number (%d) of elements", len(fields))
 	}
 	for k := 0; k < len(fields); k += 2 {
-		key, ok := text(fields[k])
+		key, ok := word(fields[k])
 		if !ok {
 			return n, fmt.Errorf("key %d is %s, not a string", k/2, kind(fields[k]))
 		}
@@ -200,17 +200,17 @@ func parseShardNode(item any, askedHost string, useTLS bool) (n shardsNodeEntry,
 			n.tlsPort, ok = integer(v)
 			n.hasTL = true
 		case "ip":
-			n.ip, ok = text(v)
+			n.ip, ok = word(v)
 		case "endpoint":
 			if v != nil {
-				n.endpoint, ok = text(v)
+				n.endpoint, ok = word(v)
 			}
 		case "hostname":
-			n.info.Hostname, ok = text(v)
+			n.info.Hostname, ok = word(v)
 		case "role":
-			n.role, ok = text(v)
+			n.role, ok = word(v)
 		case "health":
-			n.info.Health, ok = text(v)
+			n.info.Health, ok = word(v)
 		}
 		if !ok {
 			what := "a string"

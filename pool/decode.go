@@ -133,7 +133,7 @@ func (rd *replyReader) bulk(n int) ([]byte, error) {
 // them to the front of the buffer or growing it when there is no room.
 func (rd *replyReader) fill() error {
 	if rd.buf == nil {
-		rd.buf = make([]byte, readBufferSize)
+		rd.takeReadBuffer()
 	}
 	if rd.r > 0 {
 		rd.w = copy(rd.buf, rd.buf[rd.r:rd.w])

@@ -30,7 +30,8 @@ type liveConn struct {
 	peek        *peeker       // nil where the socket cannot be peeked at
 	readTimeout time.Duration // for Receive and Do; 0 waits forever
 
-	wbuf    []byte       // encoded, not yet sent (the sending goroutine's)
+	wbuf    []byte       // encoded, not yet sent (the sending goroutine's); nil when flushed
+	wbox    *writeBuffer // carries wbuf back to writeBuffers (buffers.go)
 	rd      replyReader  // the receiving goroutine's
 	pending atomic.Int64 // commands sent whose replies were not read
 
@@ -101,6 +102,9 @@ func (c *liveConn) Send(cmd string, args ...any) error {
 		return c.Err()
 	}
 	c.pending.Add(1)
+	if c.wbuf == nil {
+		c.takeWriteBuffer()
+	}
 	c.wbuf = appendCommand(c.wbuf, cmd, args)
 	if len(c.wbuf) >= maxWriteBuffer {
 		return c.write()
@@ -121,10 +125,7 @@ func (c *liveConn) Flush() error {
 
 func (c *liveConn) write() error {
 	_, err := c.nc.armedWrite(c.wbuf)
-	c.wbuf = c.wbuf[:0]
-	if cap(c.wbuf) > keepWriteCap {
-		c.wbuf = nil
-	}
+	c.releaseWriteBuffer()
 	if err != nil {
 		return c.fail(err)
 	}
@@ -155,9 +156,7 @@ func (c *liveConn) ReceiveWithTimeout(timeout time.Duration) (any, error) {
 			break
 		}
 	}
-	if !c.rd.buffered() {
-		c.rd.shrink()
-	}
+	c.replied()
 	if e, ok := reply.(redis.Error); ok {
 		return nil, e
 	}
@@ -190,6 +189,9 @@ func (c *liveConn) DoWithTimeout(timeout time.Duration, cmd string, args ...any)
 		return nil, c.Err()
 	}
 	if cmd != "" {
+		if c.wbuf == nil {
+			c.takeWriteBuffer()
+		}
 		c.wbuf = appendCommand(c.wbuf, cmd, args)
 	}
 	if err := c.Flush(); err != nil {
@@ -205,6 +207,7 @@ func (c *liveConn) DoWithTimeout(timeout time.Duration, cmd string, args ...any)
 			}
 			replies[i] = r
 		}
+		c.replied()
 		return replies, nil
 	}
 	var (
@@ -221,9 +224,7 @@ func (c *liveConn) DoWithTimeout(timeout time.Duration, cmd string, args ...any)
 		}
 		reply = r
 	}
-	if !c.rd.buffered() {
-		c.rd.shrink()
-	}
+	c.replied()
 	return reply, firstErr
 }
 

@@ -47,12 +47,7 @@ func sortPoints(pts []point, tie tiePolicy) []point {
 	for i := range pts {
 		pts[i].seq = int32(i)
 	}
-	slices.SortFunc(pts, func(a, b point) int {
-		if c := cmp.Compare(a.pos, b.pos); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.seq, b.seq)
-	})
+	sortByPosSeq(pts)
 	out := pts[:0]
 	for i := 0; i < len(pts); {
 		j := i + 1

@@ -96,7 +96,7 @@ func (c *Client) pipe(node int) *autoPipe {
 	}
 	next := make([]*autoPipe, max(len(cur), node+1))
 	copy(next, cur)
-	p := &autoPipe{c: c, node: node, reqs: make(chan *pipeReq, autoQueue), dead: make(chan struct{}), conns: map[*pipeConn]struct{}{}}
+	p := &autoPipe{c: c, node: node, reqs: make(chan *pipeReq, autoWaiting), dead: make(chan struct{}), conns: map[*pipeConn]struct{}{}}
 	next[node] = p
 	c.autoPipes.pipes.Store(&next)
 	c.bg.Add(1)

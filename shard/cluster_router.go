@@ -31,40 +31,44 @@ func newClusterRouter(nodes *nodeTable) *ClusterRouter {
 	return &ClusterRouter{nodes: nodes}
 }
 
-// install makes t the current table.
+// install makes t the current table. It reads t without copying its
+// shards (Nodes is one slice: the masters, then the replicas), so that a
+// refresh of a thousand-master topology makes little garbage.
 func (r *ClusterRouter) install(t *cluster.Table) {
 	st := &clusterState{table: t}
-	shards := t.Shards()
-	masterIdx := make([]int32, len(shards))
-	st.readers = make([][]int32, len(shards))
-	for i, s := range shards {
-		n := Node{Name: s.Master.Addr, Addr: s.Master.Addr}
-		masterIdx[i] = int32(r.nodes.add(n))
-		st.masters = append(st.masters, n)
-		st.allNodes = append(st.allNodes, n)
+	all := t.Nodes()
+	nm := 0 // the masters come first, in shard order
+	for nm < len(all) && all[nm].Role == cluster.RoleMaster {
+		nm++
 	}
-	for i := range shards {
-		for _, rep := range t.Replicas(firstSlot(shards[i])) {
-			st.readers[i] = append(st.readers[i], int32(r.nodes.addReadOnly(rep.Addr)))
-		}
-		for _, rep := range shards[i].Replicas {
-			st.allNodes = append(st.allNodes, Node{Name: rep.Addr, Addr: rep.Addr})
-		}
+	masterIdx := make([]int32, nm)
+	first := make([]int, nm) // each shard's first slot, -1 for none
+	st.readers = make([][]int32, nm)
+	st.masters = make([]Node, nm)
+	st.allNodes = make([]Node, len(all))
+	for i, n := range all {
+		st.allNodes[i] = Node{Name: n.Addr, Addr: n.Addr}
+	}
+	for i := range nm {
+		st.masters[i] = st.allNodes[i]
+		masterIdx[i] = int32(r.nodes.add(st.masters[i]))
+		first[i] = -1
 	}
 	for slot := 0; slot < cluster.SlotCount; slot++ {
 		si := t.ShardOf(slot)
 		st.shardOf[slot] = uint16(si)
 		st.master[slot] = masterIdx[si]
+		if first[si] < 0 {
+			first[si] = slot
+		}
+	}
+	for i := range nm {
+		for _, rep := range t.Replicas(first[i]) {
+			st.readers[i] = append(st.readers[i], int32(r.nodes.addReadOnly(rep.Addr)))
+		}
 	}
 	r.state.Store(st)
 	r.watch.notify()
-}
-
-func firstSlot(s cluster.Shard) int {
-	if len(s.Ranges) == 0 {
-		return -1
-	}
-	return s.Ranges[0].Start
 }
 
 // Table returns the current slot table (nil before discovery).

@@ -31,11 +31,12 @@ type nodeState struct {
 type nodeTable struct {
 	mu     sync.RWMutex
 	byAddr map[string]int
+	byRO   map[string]int // read-only replica entries, by address
 	list   atomic.Pointer[[]*nodeState]
 }
 
 func newNodeTable() *nodeTable {
-	t := &nodeTable{byAddr: make(map[string]int)}
+	t := &nodeTable{byAddr: make(map[string]int), byRO: make(map[string]int)}
 	empty := []*nodeState{}
 	t.list.Store(&empty)
 	return t
@@ -55,11 +56,7 @@ func (t *nodeTable) add(n Node) int {
 	if i, ok := t.byAddr[n.Addr]; ok {
 		return i
 	}
-	old := *t.list.Load()
-	list := make([]*nodeState, len(old), len(old)+1)
-	copy(list, old)
-	list = append(list, &nodeState{node: n})
-	t.list.Store(&list)
+	list := t.grow(&nodeState{node: n})
 	t.byAddr[n.Addr] = len(list) - 1
 	return len(list) - 1
 }
@@ -67,25 +64,31 @@ func (t *nodeTable) add(n Node) int {
 // addReadOnly returns the index of the read-only (READONLY) connection
 // entry for the replica at addr, registering it first when it is new.
 func (t *nodeTable) addReadOnly(addr string) int {
-	key := "ro:" + addr
 	t.mu.RLock()
-	i, ok := t.byAddr[key]
+	i, ok := t.byRO[addr]
 	t.mu.RUnlock()
 	if ok {
 		return i
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if i, ok := t.byAddr[key]; ok {
+	if i, ok := t.byRO[addr]; ok {
 		return i
 	}
-	old := *t.list.Load()
-	list := make([]*nodeState, len(old), len(old)+1)
-	copy(list, old)
-	list = append(list, &nodeState{node: Node{Name: addr + " (replica)", Addr: addr}, readOnly: true})
-	t.list.Store(&list)
-	t.byAddr[key] = len(list) - 1
+	list := t.grow(&nodeState{node: Node{Name: addr + " (replica)", Addr: addr}, readOnly: true})
+	t.byRO[addr] = len(list) - 1
 	return len(list) - 1
+}
+
+// grow appends ns to the list and publishes the longer list; t.mu must
+// be held. The list grows by doubling: the new entry goes into spare
+// capacity that no published list covers, so readers of an older list
+// never see it change, and registering the 3,000 nodes of a large cluster
+// copies about 6,000 pointers instead of 4.5 million.
+func (t *nodeTable) grow(ns *nodeState) []*nodeState {
+	list := append(*t.list.Load(), ns)
+	t.list.Store(&list)
+	return list
 }
 
 // lookup returns the index of the node with address addr.

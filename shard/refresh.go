@@ -61,7 +61,13 @@ func (c *Client) refresh(ctx context.Context, wait bool) {
 // installs the first good answer.
 func (c *Client) discover(ctx context.Context) error {
 	var addrs []string
-	seen := map[string]bool{}
+	var seen map[string]bool
+	if st := c.cl.state.Load(); st != nil {
+		addrs = make([]string, 0, len(st.allNodes)+len(c.cfg.Seeds))
+		seen = make(map[string]bool, len(st.allNodes)+len(c.cfg.Seeds))
+	} else {
+		seen = map[string]bool{}
+	}
 	addAddr := func(a string) {
 		if !seen[a] {
 			seen[a] = true
@@ -130,7 +136,10 @@ func (c *Client) applyMoved(slot int, addr string) int {
 	if cur := int(st.master[slot]); c.nodes.get(cur).node.Addr == addr {
 		return cur
 	}
-	c.cl.install(st.table.WithSlotOwner(slot, addr))
+	t := st.table.WithSlotOwner(slot, addr)
+	if !c.cl.moveSlot(st, t, slot) {
+		c.cl.install(t)
+	}
 	c.slotMapChanged(st.table, c.cl.Table())
 	i, _ := c.nodes.lookup(addr)
 	return i

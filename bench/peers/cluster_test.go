@@ -31,13 +31,18 @@ type peerCase struct {
 // the topology and opened its connections before the clock starts (b.Loop
 // starts the clock); a case that -bench leaves out does not run at all.
 func runCases(b *testing.B, opsPerIter int, cases []peerCase) {
+	runCasesFor(b, "redis-server", opsPerIter, cases)
+}
+
+// runCasesFor is runCases with servers whose command name is server.
+func runCasesFor(b *testing.B, server string, opsPerIter int, cases []peerCase) {
 	for _, pc := range cases {
 		b.Run(pc.name, func(b *testing.B) {
 			if err := pc.run(); err != nil {
 				b.Fatalf("warm-up: %v", err)
 			}
 			b.ReportAllocs()
-			m := startMeter()
+			m := startMeterFor(server)
 			for b.Loop() {
 				if err := pc.run(); err != nil {
 					b.Fatal(err)

@@ -94,11 +94,19 @@ func goRedisPipelined(ctx context.Context, r redis.UniversalClient, keys []strin
 // figure that other processes' load disturbs least) and srv-µs/op (the CPU
 // time of the redis-server processes the benchmark started, per
 // operation, on Linux: the servers' share of the same work).
-type meter struct{ cpu, servers time.Duration }
+type meter struct {
+	cpu, servers time.Duration
+	server       string // the command name of the server processes
+}
 
-// startMeter reads the CPU clocks; call it just before the b.Loop loop.
-func startMeter() meter {
-	return meter{cpu: bench.ProcessCPU(), servers: bench.ChildrenCPU("redis-server")}
+// startMeter reads the CPU clocks, counting redis-server processes as
+// the servers; call it just before the b.Loop loop.
+func startMeter() meter { return startMeterFor("redis-server") }
+
+// startMeterFor is startMeter for servers whose command name is server
+// (such as "fakeredis").
+func startMeterFor(server string) meter {
+	return meter{cpu: bench.ProcessCPU(), servers: bench.ChildrenCPU(server), server: server}
 }
 
 // report reports the metrics for opsPerIter operations per iteration;
@@ -114,7 +122,7 @@ func (m meter) report(b *testing.B, opsPerIter int) {
 	if cpu := bench.ProcessCPU() - m.cpu; m.cpu > 0 && cpu > 0 {
 		b.ReportMetric(float64(cpu.Nanoseconds())/1e3/ops, "cpu-µs/op")
 	}
-	if srv := bench.ChildrenCPU("redis-server") - m.servers; srv > 0 {
+	if srv := bench.ChildrenCPU(m.server) - m.servers; srv > 0 {
 		b.ReportMetric(float64(srv.Nanoseconds())/1e3/ops, "srv-µs/op")
 	}
 }

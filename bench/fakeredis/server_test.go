@@ -1,0 +1,293 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gomodule/redigo/redis"
+
+	"github.com/shardis/shardis/cluster"
+	"github.com/shardis/shardis/ring"
+	"github.com/shardis/shardis/shard"
+)
+
+const testValue = "0123456789abcdef"
+
+// startServers starts n in-process servers on loopback ports, as a
+// cluster when clustered, and returns their addresses.
+func startServers(t *testing.T, n int, clustered bool) []string {
+	t.Helper()
+	lns := make([]net.Listener, n)
+	ports := make([]int, n)
+	for i := range lns {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		lns[i], ports[i] = ln, ln.Addr().(*net.TCPAddr).Port
+	}
+	var topo topology
+	if clustered {
+		topo = newTopology(ports)
+	}
+	addrs := make([]string, n)
+	for i, ln := range lns {
+		srv := newServer(newReplies(testValue, topo, i))
+		done := make(chan error, 1)
+		go func() { done <- srv.serve(ln) }()
+		t.Cleanup(func() {
+			ln.Close()
+			if err := <-done; err != nil {
+				t.Errorf("serve: %v", err)
+			}
+		})
+		addrs[i] = ln.Addr().String()
+	}
+	return addrs
+}
+
+func TestRedigoReplies(t *testing.T) {
+	addrs := startServers(t, 1, false)
+	c, err := redis.Dial("tcp", addrs[0], redis.DialReadTimeout(5*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	tests := []struct {
+		cmd  string
+		args []any
+		want any
+	}{
+		{"PING", nil, "PONG"},
+		{"PING", []any{"hi"}, []byte("hi")},
+		{"SET", []any{"k", "v"}, "OK"},
+		{"GET", []any{"k"}, []byte(testValue)},
+		{"MGET", []any{"a", "b", "c"}, []any{[]byte(testValue), []byte(testValue), []byte(testValue)}},
+		{"DEL", []any{"a", "b"}, int64(2)},
+		{"SELECT", []any{0}, "OK"},
+		{"GET", nil, redis.Error("ERR wrong number of arguments for 'get' command")},
+		{"NOSUCH", nil, redis.Error("ERR unknown command 'NOSUCH'")},
+		{"CLUSTER", []any{"SHARDS"}, redis.Error("ERR This instance has cluster support disabled")},
+	}
+	for _, tc := range tests {
+		got, err := c.Do(tc.cmd, tc.args...)
+		if e, ok := tc.want.(redis.Error); ok {
+			if err == nil || err.Error() != string(e) {
+				t.Errorf("%s %v: err = %v, want %q", tc.cmd, tc.args, err, e)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%s %v: %v", tc.cmd, tc.args, err)
+			continue
+		}
+		if !equal(got, tc.want) {
+			t.Errorf("%s %v = %#v, want %#v", tc.cmd, tc.args, got, tc.want)
+		}
+	}
+	// A pipeline of many commands in one write gets every reply, in order.
+	for i := range 5000 {
+		if err := c.Send("SET", i, "x"); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Send("GET", i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := c.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 5000 {
+		if r, err := redis.String(c.Receive()); err != nil || r != "OK" {
+			t.Fatalf("SET %d: %q, %v", i, r, err)
+		}
+		if r, err := redis.String(c.Receive()); err != nil || r != testValue {
+			t.Fatalf("GET %d: %q, %v", i, r, err)
+		}
+	}
+}
+
+func TestHello(t *testing.T) {
+	addrs := startServers(t, 1, true)
+	c, err := net.Dial("tcp", addrs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(5 * time.Second))
+	if _, err := c.Write([]byte("HELLO 3\r\nCLUSTER SHARDS\r\nHELLO 4\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	var got []byte
+	buf := make([]byte, 4096)
+	for !bytes.Contains(got, []byte("NOPROTO")) {
+		n, err := c.Read(buf)
+		if err != nil {
+			t.Fatalf("after %q: %v", got, err)
+		}
+		got = append(got, buf[:n]...)
+	}
+	for _, want := range []string{"%7\r\n$6\r\nserver\r\n$5\r\nredis\r\n", "$5\r\nproto\r\n:3\r\n", "$4\r\nmode\r\n$7\r\ncluster\r\n",
+		"*1\r\n%2\r\n$5\r\nslots\r\n*2\r\n:0\r\n:16383\r\n", "-NOPROTO"} {
+		if !strings.Contains(string(got), want) {
+			t.Errorf("reply %q lacks %q", got, want)
+		}
+	}
+}
+
+func TestProtocolErrorClosesConnection(t *testing.T) {
+	addrs := startServers(t, 1, false)
+	c, err := net.Dial("tcp", addrs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(5 * time.Second))
+	if _, err := c.Write([]byte("*1\r\n:1\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	var got bytes.Buffer
+	if _, err := got.ReadFrom(c); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(got.String(), "-ERR fakeredis: protocol error") {
+		t.Fatalf("reply %q", got.String())
+	}
+}
+
+func TestShardisRing(t *testing.T) {
+	addrs := startServers(t, 3, false)
+	var shards []ring.Shard
+	for i, a := range addrs {
+		shards = append(shards, ring.Shard{Name: "s" + string(rune('1'+i)), Addr: a, Weight: 1})
+	}
+	ctx := context.Background()
+	c, err := shard.New(ctx, shard.Config{Shards: shards})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	checkShardis(t, c)
+}
+
+func TestShardisCluster(t *testing.T) {
+	addrs := startServers(t, 3, true)
+	ctx := context.Background()
+	c, err := shard.New(ctx, shard.Config{Mode: shard.ModeCluster, Seeds: addrs[:1]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	cr, ok := c.Router().(*shard.ClusterRouter)
+	if !ok {
+		t.Fatalf("router is %T", c.Router())
+	}
+	tb := cr.Table()
+	masters := tb.Masters()
+	if len(masters) != 3 {
+		t.Fatalf("discovered %d masters, want 3: %v", len(masters), tb)
+	}
+	for i, a := range addrs {
+		if got := tb.Master(i * cluster.SlotCount / 3).Addr; got != a {
+			t.Errorf("master of slot %d is %s, want %s", i*cluster.SlotCount/3, got, a)
+		}
+	}
+	checkShardis(t, c)
+}
+
+// checkShardis runs single commands, a pipeline and a split MGET.
+func checkShardis(t *testing.T, c *shard.Client) {
+	t.Helper()
+	ctx := context.Background()
+	if r, err := redis.String(c.Do(ctx, "SET", "k", "v")); err != nil || r != "OK" {
+		t.Fatalf("SET: %q, %v", r, err)
+	}
+	if r, err := redis.String(c.Do(ctx, "GET", "k")); err != nil || r != testValue {
+		t.Fatalf("GET: %q, %v", r, err)
+	}
+	p := c.Pipeline()
+	for i := range 300 {
+		p.Send("SET", i, "x")
+		p.Send("GET", i)
+	}
+	res, err := p.Exec(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res) != 600 {
+		t.Fatalf("%d results, want 600", len(res))
+	}
+	for i, r := range res {
+		want := any("OK")
+		if i%2 == 1 {
+			want = []byte(testValue)
+		}
+		if r.Err != nil || !equal(r.Reply, want) {
+			t.Fatalf("result %d: %#v, %v", i, r.Reply, r.Err)
+		}
+	}
+	keys := make([]any, 100)
+	for i := range keys {
+		keys[i] = "mget:" + string(rune('a'+i%26)) + string(rune('a'+i/26))
+	}
+	vals, err := redis.Strings(c.Do(ctx, "MGET", keys...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(vals) != len(keys) {
+		t.Fatalf("MGET: %d values for %d keys", len(vals), len(keys))
+	}
+	for i, v := range vals {
+		if v != testValue {
+			t.Fatalf("MGET value %d = %q", i, v)
+		}
+	}
+}
+
+func equal(a, b any) bool {
+	switch x := a.(type) {
+	case []byte:
+		y, ok := b.([]byte)
+		return ok && bytes.Equal(x, y)
+	case []any:
+		y, ok := b.([]any)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		for i := range x {
+			if !equal(x[i], y[i]) {
+				return false
+			}
+		}
+		return true
+	}
+	return a == b
+}
+
+func TestParseFlags(t *testing.T) {
+	tests := []struct {
+		argv []string
+		ok   bool
+		self int
+	}{
+		{[]string{"-port", "7001"}, true, -1},
+		{[]string{"-port", "7002", "-cluster", "7001,7002,7003"}, true, 1},
+		{[]string{"-port", "0"}, false, 0},
+		{[]string{"-port", "7004", "-cluster", "7001,7002"}, false, 0},
+		{[]string{"-port", "7001", "-cluster", "7001,x"}, false, 0},
+	}
+	for _, tc := range tests {
+		cfg, err := parseFlags(tc.argv)
+		if (err == nil) != tc.ok {
+			t.Errorf("%q: err = %v", tc.argv, err)
+			continue
+		}
+		if tc.ok && cfg.self != tc.self {
+			t.Errorf("%q: self = %d, want %d", tc.argv, cfg.self, tc.self)
+		}
+	}
+}

@@ -1,0 +1,31 @@
+package shard
+
+import "github.com/shardis/shardis/cluster"
+
+// moveSlot installs t in place of st when t has the same nodes as st's
+// table (cluster.Table.SameNodes: slot moved between two existing
+// masters, as during a reshard) by patching a copy of st: the slot's two
+// entries change and the node lists are shared. A full install walks
+// every slot and every node, which at a thousand masters made a storm of
+// MOVED redirects cost a millisecond and a megabyte and a half each. It
+// returns false, installing nothing, when the fast path does not apply or
+// when another table was installed since st was read (the caller then
+// installs in full, as before).
+func (r *ClusterRouter) moveSlot(st *clusterState, t *cluster.Table, slot int) bool {
+	if !t.SameNodes(st.table) {
+		return false
+	}
+	si := t.ShardOf(slot)
+	if si < 0 || si >= len(st.masters) {
+		return false
+	}
+	idx, ok := r.nodes.lookup(st.masters[si].Addr)
+	if !ok {
+		return false
+	}
+	ns := *st
+	ns.table = t
+	ns.shardOf[slot] = uint16(si)
+	ns.master[slot] = int32(idx)
+	return r.state.CompareAndSwap(st, &ns)
+}

@@ -36,6 +36,12 @@ type Client struct {
 	autoPipes  autoPipes
 	alwaysPipe bool // tests: lone callers use the pipeline too
 
+	// Placement that a migration can change (migrate.go).
+	topo     atomic.Pointer[topology] // ring and router clients
+	mig      atomic.Pointer[migState] // nil unless migrating
+	migMu    *sync.Mutex
+	instance string // names the connections (migrate_name.go)
+
 	closed   atomic.Bool
 	stop     chan struct{}
 	bg       sync.WaitGroup // background loops
@@ -52,6 +58,10 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 		return nil, fmt.Errorf("shardis: %w", err)
 	}
 	c := &Client{cfg: cfg, nodes: newNodeTable(), stop: make(chan struct{}), health: cfg.Health.withDefaults(), autoPipe: !cfg.DisableAutoPipeline}
+	c.instance = newInstanceID()
+	if cfg.Pool.ClientName == AutoClientName {
+		cfg.Pool.ClientName = ClientName{Instance: c.instance, Topology: TopologyID(cfg)}.String()
+	}
 	c.readTimeout = cfg.Pool.ReadTimeout
 	if c.readTimeout == 0 {
 		c.readTimeout = pool.DefaultReadTimeout
@@ -76,6 +86,10 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 			go c.refreshLoop()
 		}
 	default:
+		if cfg.Router != nil {
+			c.router, c.loc = cfg.Router, newRouterLocator(cfg.Router, c.nodes)
+			break
+		}
 		rr, err := NewRingRouter(cfg.RingConfig())
 		if err != nil {
 			c.pools.Close()
@@ -85,6 +99,10 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 			c.nodes.add(n)
 		}
 		c.ring, c.router, c.loc = rr, rr, ringLocator{rr}
+	}
+	if err := c.initTopology(ctx, cfg); err != nil {
+		c.Close()
+		return nil, err
 	}
 	if c.health.Interval > 0 {
 		c.bg.Add(1)
@@ -105,10 +123,10 @@ func (c *Client) discoverSeeds(ctx context.Context) error {
 }
 
 // Router returns the router the client routes by.
-func (c *Client) Router() Router { return c.router }
+func (c *Client) Router() Router { return c.currentRouter() }
 
 // Nodes returns every node the client knows.
-func (c *Client) Nodes() []Node { return c.router.Nodes() }
+func (c *Client) Nodes() []Node { return c.currentRouter().Nodes() }
 
 // Do sends one command to the node that serves its keys and returns the
 // reply. Server error replies come back as redis.Error, as in redigo.

@@ -123,6 +123,9 @@ func (c *Client) Tx(ctx context.Context, keys []string, fn func(tx *Tx) error) (
 				return nil, crossShardError(c.loc, "WATCH", args, allPositions(len(args)))
 			}
 		}
+		if err := c.moveKeys(ctx, node, args); err != nil { // a migration's moves first (migrate_exec.go)
+			return nil, err
+		}
 		reply, err := c.txOnce(ctx, node, group, args, fn)
 		var re redis.Error
 		if c.cl == nil || !errors.As(err, &re) {

@@ -140,7 +140,7 @@ func (m *mover) drain(ctx context.Context, n shard.Node) error {
 		if err != nil {
 			return &shard.NodeError{Node: n, Err: fmt.Errorf("SCAN: %w", err)}
 		}
-		m.scanned.Add(int64(len(keys)))
+		stay := int64(len(keys)) // counted as scanned now; moving keys once moved
 		byOwner := map[string][]string{}
 		owners := map[string]shard.Node{}
 		for _, k := range keys {
@@ -155,9 +155,11 @@ func (m *mover) drain(ctx context.Context, n shard.Node) error {
 				m.strays.Add(1)
 				continue
 			}
+			stay--
 			byOwner[owner.Addr] = append(byOwner[owner.Addr], k)
 			owners[owner.Addr] = owner
 		}
+		m.scanned.Add(stay)
 		for _, addr := range sortedKeys(byOwner) {
 			ks := byOwner[addr]
 			for len(ks) > 0 {
@@ -172,6 +174,7 @@ func (m *mover) drain(ctx context.Context, n shard.Node) error {
 				if err := m.moveChunk(ctx, conn, n, owners[addr], chunk); err != nil {
 					return err
 				}
+				m.scanned.Add(int64(len(chunk)))
 			}
 		}
 		if cursor == "0" {

@@ -21,7 +21,8 @@ type Options struct {
 	// MEMORY USAGE, which costs one more command per moving key.
 	KeysPerSecond  float64
 	BytesPerSecond float64
-	// Batch is the most keys one MIGRATE carries (0: 256).
+	// Batch is the most keys one MIGRATE carries (0: 512). The old node
+	// serves nothing else while it runs one: lower it for large values.
 	Batch int
 	// ScanCount is the COUNT hint of each SCAN (0: 1000).
 	ScanCount int
@@ -49,7 +50,7 @@ type Options struct {
 
 func (o Options) withDefaults() Options {
 	if o.Batch <= 0 {
-		o.Batch = 256
+		o.Batch = 512
 	}
 	if o.ScanCount <= 0 {
 		o.ScanCount = 1000

@@ -46,7 +46,7 @@ func runReshard(ctx context.Context, env *cliEnv, args []string) error {
 	dryRun := fs.Bool("dry-run", false, "count the keys and bytes that would move, between which nodes; move nothing")
 	rate := fs.String("rate", "", "pace: keys per second (5000, 5000/s) or bytes per second (20MB/s, 512KB/s)")
 	yes := fs.Bool("yes", false, "do not ask for confirmation")
-	batch := fs.Int("batch", 0, "keys per MIGRATE (default 256)")
+	batch := fs.Int("batch", 0, "keys per MIGRATE (default 512; lower it for large values: the old node waits for each)")
 	dump := fs.Bool("dump", false, "move with DUMP/RESTORE through this process instead of MIGRATE")
 	allowUnnamed := fs.Bool("allow-unnamed", false, "start even when old nodes have connections no shardis client named")
 	quiet := fs.Bool("quiet", false, "no progress bar")

@@ -153,60 +153,85 @@ func BenchmarkReshardMover(b *testing.B) {
 		}
 		return n, size
 	}
+	// one moves (or copies) the loaded data once with a tool and returns
+	// the elapsed time, the tool's CPU and the servers' CPU.
+	type run struct{ wall, cpu, srv time.Duration }
+	own := func(b *testing.B, n int) run {
+		cpu, srv, start := ProcessCPU(), ChildrenCPU("redis-server"), time.Now()
+		rep, err := reshard.Move(ctx, reshard.Options{From: from, To: to, SkipClientCheck: true, SkipVerify: true,
+			Batch: envInt("SHARDIS_BENCH_RESHARD_BATCH", 0)})
+		r := run{time.Since(start), ProcessCPU() - cpu, ChildrenCPU("redis-server") - srv}
+		if err != nil {
+			b.Fatal(err)
+		}
+		if rep.Moved != int64(n) {
+			b.Fatalf("moved %d of %d keys", rep.Moved, n)
+		}
+		return r
+	}
+	redisCLI := func(b *testing.B, n int) run {
+		srv, start := ChildrenCPU("redis-server"), time.Now()
+		cmd := exec.Command(cli, "--cluster", "import", cl.Seeds()[0], "--cluster-from", src.Addr, "--cluster-copy")
+		cmd.Stdout, cmd.Stderr = io.Discard, os.Stderr
+		if err := cmd.Run(); err != nil {
+			b.Fatal("redis-cli --cluster import: ", err)
+		}
+		r := run{time.Since(start), cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime(), ChildrenCPU("redis-server") - srv}
+		var copied int
+		for _, m := range cl.Masters() {
+			s, err := m.Do("DBSIZE")
+			if err != nil {
+				b.Fatal(err)
+			}
+			k, _ := strconv.Atoi(s)
+			copied += k
+		}
+		if copied != n {
+			b.Fatalf("redis-cli copied %d of %d keys", copied, n)
+		}
+		return r
+	}
+	// SHARDIS_BENCH_RESHARD_ROUNDS=2 runs shardis, redis-cli, redis-cli,
+	// shardis, so that a change of the machine's load weighs on both.
+	rounds := envInt("SHARDIS_BENCH_RESHARD_ROUNDS", 1)
 	for _, set := range sets {
 		b.Run(set.name, func(b *testing.B) {
 			for i := 0; i < b.N; i++ {
 				b.StopTimer()
-				n, size := load(set.data)
-				cpu, srv := ProcessCPU(), ChildrenCPU("redis-server")
-				start := time.Now()
-				b.StartTimer()
-				rep, err := reshard.Move(ctx, reshard.Options{From: from, To: to, SkipClientCheck: true, SkipVerify: true,
-					Batch: envInt("SHARDIS_BENCH_RESHARD_BATCH", 0)})
-				b.StopTimer()
-				if err != nil {
-					b.Fatal(err)
-				}
-				own := time.Since(start)
-				ownCPU, ownSrv := ProcessCPU()-cpu, ChildrenCPU("redis-server")-srv
-				if rep.Moved != int64(n) {
-					b.Fatalf("moved %d of %d keys", rep.Moved, n)
-				}
-
-				load(set.data)
-				srv = ChildrenCPU("redis-server")
-				cmd := exec.Command(cli, "--cluster", "import", cl.Seeds()[0], "--cluster-from", src.Addr, "--cluster-copy")
-				cmd.Stdout, cmd.Stderr = io.Discard, os.Stderr
-				start = time.Now()
-				if err := cmd.Run(); err != nil {
-					b.Fatal("redis-cli --cluster import: ", err)
-				}
-				base := time.Since(start)
-				baseCPU := cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
-				baseSrv := ChildrenCPU("redis-server") - srv
-				var copied int
-				for _, m := range cl.Masters() {
-					s, err := m.Do("DBSIZE")
-					if err != nil {
-						b.Fatal(err)
+				var mine, theirs run
+				var n int
+				var size int64
+				for r := 0; r < rounds; r++ {
+					order := []bool{true, false} // true: shardis
+					if r%2 == 1 {
+						order = []bool{false, true}
 					}
-					k, _ := strconv.Atoi(s)
-					copied += k
+					for _, shardis := range order {
+						n, size = load(set.data)
+						var got run
+						if shardis {
+							got = own(b, n)
+							mine.wall, mine.cpu, mine.srv = mine.wall+got.wall, mine.cpu+got.cpu, mine.srv+got.srv
+						} else {
+							got = redisCLI(b, n)
+							theirs.wall, theirs.cpu, theirs.srv = theirs.wall+got.wall, theirs.cpu+got.cpu, theirs.srv+got.srv
+						}
+					}
 				}
-				if copied != n {
-					b.Fatalf("redis-cli copied %d of %d keys", copied, n)
-				}
-				mb := float64(size) / (1 << 20)
-				b.ReportMetric(float64(n)/own.Seconds(), "shardis-keys/s")
-				b.ReportMetric(mb/own.Seconds(), "shardis-MB/s")
-				b.ReportMetric(float64(ownCPU.Nanoseconds())/1e3/float64(n), "shardis-cpu-µs/key")
-				b.ReportMetric(float64(ownSrv.Nanoseconds())/1e3/float64(n), "shardis-srv-µs/key")
-				b.ReportMetric(float64(n)/base.Seconds(), "rediscli-keys/s")
-				b.ReportMetric(mb/base.Seconds(), "rediscli-MB/s")
-				b.ReportMetric(float64(baseCPU.Nanoseconds())/1e3/float64(n), "rediscli-cpu-µs/key")
-				b.ReportMetric(float64(baseSrv.Nanoseconds())/1e3/float64(n), "rediscli-srv-µs/key")
-				b.ReportMetric(base.Seconds()/own.Seconds(), "speedup")
-				b.Logf("%s: %d keys, %.0f MB: shardis %v, redis-cli %v", set.name, n, mb, own.Round(time.Millisecond), base.Round(time.Millisecond))
+				keys := float64(n) * float64(rounds)
+				mb := float64(size) / (1 << 20) * float64(rounds)
+				perKey := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e3 / keys }
+				b.ReportMetric(keys/mine.wall.Seconds(), "shardis-keys/s")
+				b.ReportMetric(mb/mine.wall.Seconds(), "shardis-MB/s")
+				b.ReportMetric(perKey(mine.cpu), "shardis-cpu-µs/key")
+				b.ReportMetric(perKey(mine.srv), "shardis-srv-µs/key")
+				b.ReportMetric(keys/theirs.wall.Seconds(), "rediscli-keys/s")
+				b.ReportMetric(mb/theirs.wall.Seconds(), "rediscli-MB/s")
+				b.ReportMetric(perKey(theirs.cpu), "rediscli-cpu-µs/key")
+				b.ReportMetric(perKey(theirs.srv), "rediscli-srv-µs/key")
+				b.ReportMetric(theirs.wall.Seconds()/mine.wall.Seconds(), "speedup")
+				b.Logf("%s: %d keys, %.0f MB, %d round(s): shardis %v, redis-cli %v", set.name, n, mb/float64(rounds), rounds,
+					mine.wall.Round(time.Millisecond), theirs.wall.Round(time.Millisecond))
 				b.StartTimer()
 			}
 		})

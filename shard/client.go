@@ -38,6 +38,12 @@ type Client struct {
 	autoPipes  autoPipes
 	alwaysPipe bool // tests: lone callers use the pipeline too
 
+	// Placement that a migration can change (migrate.go).
+	topo     atomic.Pointer[topology] // ring and router clients
+	mig      atomic.Pointer[migState] // nil unless migrating
+	migMu    *sync.Mutex
+	instance string // names the connections (migrate_name.go)
+
 	closed   atomic.Bool
 	stop     chan struct{}
 	life     context.Context // ends with Close: bounds background waits
@@ -60,6 +66,10 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 	}
 	c := &Client{cfg: cfg, nodes: newNodeTable(), stop: make(chan struct{}), health: cfg.Health.withDefaults(), autoPipe: !cfg.DisableAutoPipeline}
 	c.life, c.endLife = context.WithCancel(context.Background())
+	c.instance = newInstanceID()
+	if cfg.Pool.ClientName == AutoClientName {
+		cfg.Pool.ClientName = ClientName{Instance: c.instance, Topology: TopologyID(cfg)}.String()
+	}
 	c.readTimeout = cfg.Pool.ReadTimeout
 	if c.readTimeout == 0 {
 		c.readTimeout = pool.DefaultReadTimeout
@@ -87,6 +97,10 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 			go c.refreshLoop()
 		}
 	default:
+		if cfg.Router != nil {
+			c.router, c.loc = cfg.Router, newRouterLocator(cfg.Router, c.nodes)
+			break
+		}
 		rr, err := c.newRing(cfg)
 		if err != nil {
 			c.endLife()
@@ -101,6 +115,10 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 			c.Close()
 			return nil, err
 		}
+	}
+	if err := c.initTopology(ctx, cfg); err != nil {
+		c.Close()
+		return nil, err
 	}
 	if c.health.Interval > 0 {
 		c.bg.Add(1)
@@ -121,10 +139,10 @@ func (c *Client) discoverSeeds(ctx context.Context) error {
 }
 
 // Router returns the router the client routes by.
-func (c *Client) Router() Router { return c.router }
+func (c *Client) Router() Router { return c.currentRouter() }
 
 // Nodes returns every node the client knows.
-func (c *Client) Nodes() []Node { return c.router.Nodes() }
+func (c *Client) Nodes() []Node { return c.currentRouter().Nodes() }
 
 // Do sends one command to the node that serves its keys and returns the
 // reply. Server error replies come back as redis.Error, as in redigo.

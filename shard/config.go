@@ -67,6 +67,13 @@ type Config struct {
 	// Hooks observe commands, pipelines, dials, refreshes and node state
 	// changes (see Hooks); nil means none.
 	Hooks *Hooks
+
+	// Router, when set, places keys instead of Shards or Seeds: the
+	// user's own rule (a year of data per shard, ...). Mode stays ring.
+	Router Router
+	// Migration, when set, moves keys from another topology to this one
+	// while the client serves them (see Migration, docs/resharding.md).
+	Migration *Migration
 }
 
 // HealthOptions configures how the client notices dead nodes.
@@ -164,6 +171,12 @@ func (h HealthOptions) withDefaults() HealthOptions {
 func (c Config) Validate() error {
 	switch c.Mode {
 	case "", ModeRing:
+		if c.Router != nil {
+			if len(c.Shards) > 0 || len(c.Seeds) > 0 {
+				return fmt.Errorf("%w: a Router places keys by itself; give no shards or seeds", ErrBadConfig)
+			}
+			break
+		}
 		if len(c.Shards) == 0 {
 			return fmt.Errorf("%w: ring mode needs at least one shard", ErrBadConfig)
 		}
@@ -215,7 +228,7 @@ func (c Config) Validate() error {
 	if err := c.Pool.Validate(); err != nil {
 		return badConfigf("%w", err)
 	}
-	return nil
+	return c.validateMigration()
 }
 
 // RingConfig returns the ring configuration that c describes.

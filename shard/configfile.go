@@ -56,7 +56,8 @@ type fileConfig struct {
 			ServerName string `yaml:"server_name"`
 		} `yaml:"tls"`
 	} `yaml:"pool"`
-	Health struct {
+	Migration *fileMigration `yaml:"migration"`
+	Health    struct {
 		Interval     duration `yaml:"interval"`
 		FailureLimit int      `yaml:"failure_limit"`
 		Timeout      duration `yaml:"timeout"`
@@ -188,6 +189,9 @@ func ParseConfig(data []byte) (Config, error) {
 	setDur(&h.Timeout, fh.Timeout)
 	setInt(&h.FailureLimit, fh.FailureLimit)
 	h.AutoEject = h.AutoEject || fh.AutoEject
+	if err := fc.Migration.apply(&cfg); err != nil {
+		return Config{}, err
+	}
 	return cfg, cfg.Validate()
 }
 

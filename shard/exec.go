@@ -18,6 +18,9 @@ import (
 // running (the context ended first): those workers may still read the
 // calls, so the caller must not reuse them.
 func (c *Client) execute(ctx context.Context, calls []*call) (abandoned bool) {
+	if m := c.mig.Load(); m != nil {
+		c.moveFirst(ctx, m, calls) // keys whose owner changes go there first (migrate_exec.go)
+	}
 	abandoned = c.runHooked(ctx, calls)
 	if c.cl != nil && !abandoned {
 		abandoned = c.retryCluster(ctx, calls)

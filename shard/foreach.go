@@ -20,21 +20,21 @@ import (
 // state changed otherwise is closed. The connection must not be used after
 // fn returns (it then fails every call).
 func (c *Client) ForEachShard(ctx context.Context, fn func(ctx context.Context, node Node, conn redis.Conn) error) error {
-	return c.forEach(ctx, c.router.Nodes(), fn)
+	return c.forEach(ctx, c.shardNodes(), fn)
 }
 
 // ForEachMaster is ForEachShard under its cluster-mode name: fn runs once
 // for every master that serves slots.
 func (c *Client) ForEachMaster(ctx context.Context, fn func(ctx context.Context, node Node, conn redis.Conn) error) error {
-	return c.forEach(ctx, c.router.Nodes(), fn)
+	return c.forEach(ctx, c.shardNodes(), fn)
 }
 
 // ForEachNode calls fn for every node: in cluster mode the masters and then
 // their replicas (plain connections, without READONLY); in ring mode every
 // shard.
 func (c *Client) ForEachNode(ctx context.Context, fn func(ctx context.Context, node Node, conn redis.Conn) error) error {
-	nodes := c.router.Nodes()
-	if c.cl != nil {
+	nodes := c.shardNodes()
+	if c.cl != nil && c.mig.Load() == nil {
 		nodes = c.cl.AllNodes()
 	}
 	return c.forEach(ctx, nodes, fn)

@@ -27,15 +27,18 @@ type Scanner struct {
 	ni    int    // current node
 	cur   string // current cursor on that node
 	seen  map[string]struct{}
-	buf   []string
-	key   string
-	err   error
-	done  bool
+	// global keeps seen across nodes (a migration's scan, migrate_scan.go).
+	global bool
+	buf    []string
+	key    string
+	err    error
+	done   bool
 }
 
 // Scan returns a Scanner over every node's keys.
 func (c *Client) Scan(opts ScanOptions) *Scanner {
-	return &Scanner{c: c, opts: opts, nodes: c.router.Nodes(), cur: "0", seen: map[string]struct{}{}}
+	nodes, global := c.scanPlan()
+	return &Scanner{c: c, opts: opts, nodes: nodes, global: global, cur: "0", seen: map[string]struct{}{}}
 }
 
 // Next advances to the next key, calling SCAN as needed. It returns false
@@ -107,7 +110,9 @@ func (s *Scanner) scanOnce(ctx context.Context) {
 	if cur == "0" {
 		s.ni++
 		s.cur = "0"
-		clear(s.seen)
+		if !s.global {
+			clear(s.seen)
+		}
 		return
 	}
 	s.cur = cur
@@ -129,6 +134,5 @@ func (c *Client) nodeDo(ctx context.Context, n Node, name string, args ...any) (
 
 // owns reports whether node n serves key under the current routing.
 func (c *Client) owns(n Node, key string) bool {
-	owner, err := c.router.Route(key)
-	return err == nil && owner.Addr == n.Addr
+	return c.scanOwns(n, key)
 }

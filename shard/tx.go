@@ -154,6 +154,9 @@ func (c *Client) Tx(ctx context.Context, keys []string, fn func(tx *Tx) error) (
 		if ask >= 0 {
 			node, asking, ask = ask, true, -1
 		}
+		if err := c.moveKeys(ctx, node, args); err != nil { // a migration's moves first (migrate_exec.go)
+			return nil, err
+		}
 		reply, err := c.txOnce(ctx, node, asking, group, args, fn)
 		var re redis.Error
 		if c.cl == nil || !errors.As(err, &re) {

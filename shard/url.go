@@ -38,11 +38,14 @@ import (
 //	max_conn_lifetime, test_on_borrow   durations such as 500ms or 3s
 //	max_idle, max_active           pool sizes
 //	wait                           wait for a connection when the pool is exhausted
-//	client_name                    CLIENT SETNAME on every connection
+//	client_name                    CLIENT SETNAME on every connection (auto: the
+//	                               naming convention of migrations, AutoClientName)
 //	auto_pipeline=false            no automatic pipelining (on by default)
 //	health_interval, health_timeout, failure_limit, auto_eject   health checks
 //	refresh_interval, min_refresh_interval, max_redirects, max_retry_wait,
 //	read_from=master|replica-random|replica-latency         cluster mode
+//	from=URL                       migrate from the topology of that URL
+//	                               (percent-encoded; see Migration)
 //
 // User name and password may be percent-encoded. Errors never include the
 // password.
@@ -267,6 +270,8 @@ func applyURLOption(cfg *Config, name, v string) error {
 		return dur(&cfg.Cluster.MaxRetryWait)
 	case "read_from":
 		cfg.Cluster.ReadFrom = ReadPolicy(v)
+	case "from":
+		return applyMigrationURL(cfg, v)
 	default:
 		return fmt.Errorf("%w: unknown URL option %q", ErrBadConfig, name)
 	}

@@ -1,0 +1,412 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/gomodule/redigo/redis"
+	"github.com/shardis/shardis/internal/redistest"
+	"github.com/shardis/shardis/reshard"
+	"github.com/shardis/shardis/ring"
+	"github.com/shardis/shardis/shard"
+)
+
+// envInt reads a positive integer from the environment, or def.
+func envInt(name string, def int) int {
+	if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v > 0 {
+		return v
+	}
+	return def
+}
+
+// dataset writes keys to one server and returns their count and the bytes
+// of keys and values together.
+type dataset func(conn redis.Conn) (keys int, bytes int64, err error)
+
+// smallKeys is n keys of 16-byte values.
+func smallKeys(n int) dataset {
+	return func(conn redis.Conn) (int, int64, error) {
+		var size int64
+		for i := 0; i < n; i++ {
+			k := "small:" + strconv.Itoa(i)
+			size += int64(len(k) + len(value))
+			conn.Send("SET", k, value)
+			if i%1000 == 999 {
+				if err := drain(conn, 1000); err != nil {
+					return 0, 0, err
+				}
+			}
+		}
+		return n, size, drain(conn, n%1000)
+	}
+}
+
+// mixedValues is about mb megabytes of strings of 100 B (70%), 4 KiB (25%)
+// and 64 KiB (5%), and hashes of 20 fields of 100 B, from a fixed seed.
+func mixedValues(mb int) dataset {
+	return func(conn redis.Conn) (int, int64, error) {
+		rng := rand.New(rand.NewPCG(1, 2))
+		var (
+			size    int64
+			n       int
+			pending int
+		)
+		blob := strings.Repeat("x", 64<<10)
+		for size < int64(mb)<<20 {
+			k := "mixed:" + strconv.Itoa(n)
+			n++
+			switch r := rng.IntN(100); {
+			case r < 5:
+				conn.Send("SET", k, blob)
+				size += int64(len(k) + len(blob))
+			case r < 30:
+				conn.Send("SET", k, blob[:4096])
+				size += int64(len(k) + 4096)
+			case r < 90:
+				conn.Send("SET", k, blob[:100])
+				size += int64(len(k) + 100)
+			default:
+				args := []any{k}
+				for f := 0; f < 20; f++ {
+					args = append(args, f, blob[:100])
+					size += 100 + 2
+				}
+				conn.Send("HSET", args...)
+				size += int64(len(k))
+			}
+			pending++
+			if pending == 200 {
+				if err := drain(conn, pending); err != nil {
+					return 0, 0, err
+				}
+				pending = 0
+			}
+		}
+		return n, size, drain(conn, pending)
+	}
+}
+
+func drain(conn redis.Conn, n int) error {
+	if err := conn.Flush(); err != nil {
+		return err
+	}
+	for i := 0; i < n; i++ {
+		if _, err := conn.Receive(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// BenchmarkReshardMover moves one standalone server's keys into a
+// three-master Redis Cluster twice on the same data, side by side: with
+// the shardis mover (reshard.Move: SCAN, batched MIGRATE ... KEYS, each
+// old node in parallel) and with the server's own tool, redis-cli
+// --cluster import --cluster-copy (SCAN and one MIGRATE per key). Run it
+// once per data set:
+//
+//	go test ./bench -run '^$' -bench BenchmarkReshardMover -benchtime 1x -timeout 60m
+//
+// SHARDIS_BENCH_RESHARD_KEYS (1,000,000) and SHARDIS_BENCH_RESHARD_MB
+// (1024) size the two data sets.
+func BenchmarkReshardMover(b *testing.B) {
+	cli, err := exec.LookPath("redis-cli")
+	if err != nil {
+		b.Fatal("redis-cli is needed as the baseline: ", err)
+	}
+	sets := []struct {
+		name string
+		data dataset
+	}{
+		{fmt.Sprintf("small-%d", envInt("SHARDIS_BENCH_RESHARD_KEYS", 1_000_000)), smallKeys(envInt("SHARDIS_BENCH_RESHARD_KEYS", 1_000_000))},
+		{fmt.Sprintf("mixed-%dMB", envInt("SHARDIS_BENCH_RESHARD_MB", 1024)), mixedValues(envInt("SHARDIS_BENCH_RESHARD_MB", 1024))},
+	}
+	src := redistest.StartTB(b, redistest.Options{})
+	cl := redistest.StartClusterTB(b, 3, 0, redistest.Options{})
+	ctx := context.Background()
+	from := shard.Config{Shards: []ring.Shard{{Addr: src.Addr, Weight: 1}}}
+	to := shard.Config{Mode: shard.ModeCluster, Seeds: cl.Seeds()}
+	load := func(d dataset) (int, int64) {
+		for _, s := range append([]*redistest.Server{src}, cl.Masters()...) {
+			if _, err := s.Do("FLUSHALL"); err != nil {
+				b.Fatal(err)
+			}
+		}
+		conn, err := redis.Dial("tcp", src.Addr)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer conn.Close()
+		n, size, err := d(conn)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return n, size
+	}
+	// one moves (or copies) the loaded data once with a tool and returns
+	// the elapsed time, the tool's CPU and the servers' CPU.
+	type run struct{ wall, cpu, srv time.Duration }
+	own := func(b *testing.B, n int) run {
+		cpu, srv, start := ProcessCPU(), ChildrenCPU("redis-server"), time.Now()
+		rep, err := reshard.Move(ctx, reshard.Options{From: from, To: to, SkipClientCheck: true, SkipVerify: true,
+			Batch: envInt("SHARDIS_BENCH_RESHARD_BATCH", 0)})
+		r := run{time.Since(start), ProcessCPU() - cpu, ChildrenCPU("redis-server") - srv}
+		if err != nil {
+			b.Fatal(err)
+		}
+		if rep.Moved != int64(n) {
+			b.Fatalf("moved %d of %d keys", rep.Moved, n)
+		}
+		return r
+	}
+	redisCLI := func(b *testing.B, n int) run {
+		srv, start := ChildrenCPU("redis-server"), time.Now()
+		cmd := exec.Command(cli, "--cluster", "import", cl.Seeds()[0], "--cluster-from", src.Addr, "--cluster-copy")
+		cmd.Stdout, cmd.Stderr = io.Discard, os.Stderr
+		if err := cmd.Run(); err != nil {
+			b.Fatal("redis-cli --cluster import: ", err)
+		}
+		r := run{time.Since(start), cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime(), ChildrenCPU("redis-server") - srv}
+		var copied int
+		for _, m := range cl.Masters() {
+			s, err := m.Do("DBSIZE")
+			if err != nil {
+				b.Fatal(err)
+			}
+			k, _ := strconv.Atoi(s)
+			copied += k
+		}
+		if copied != n {
+			b.Fatalf("redis-cli copied %d of %d keys", copied, n)
+		}
+		return r
+	}
+	// SHARDIS_BENCH_RESHARD_ROUNDS=2 runs shardis, redis-cli, redis-cli,
+	// shardis, so that a change of the machine's load weighs on both.
+	rounds := envInt("SHARDIS_BENCH_RESHARD_ROUNDS", 1)
+	for _, set := range sets {
+		b.Run(set.name, func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				b.StopTimer()
+				var mine, theirs run
+				var n int
+				var size int64
+				for r := 0; r < rounds; r++ {
+					order := []bool{true, false} // true: shardis
+					if r%2 == 1 {
+						order = []bool{false, true}
+					}
+					for _, shardis := range order {
+						n, size = load(set.data)
+						var got run
+						if shardis {
+							got = own(b, n)
+							mine.wall, mine.cpu, mine.srv = mine.wall+got.wall, mine.cpu+got.cpu, mine.srv+got.srv
+						} else {
+							got = redisCLI(b, n)
+							theirs.wall, theirs.cpu, theirs.srv = theirs.wall+got.wall, theirs.cpu+got.cpu, theirs.srv+got.srv
+						}
+					}
+				}
+				keys := float64(n) * float64(rounds)
+				mb := float64(size) / (1 << 20) * float64(rounds)
+				perKey := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e3 / keys }
+				b.ReportMetric(keys/mine.wall.Seconds(), "shardis-keys/s")
+				b.ReportMetric(mb/mine.wall.Seconds(), "shardis-MB/s")
+				b.ReportMetric(perKey(mine.cpu), "shardis-cpu-µs/key")
+				b.ReportMetric(perKey(mine.srv), "shardis-srv-µs/key")
+				b.ReportMetric(keys/theirs.wall.Seconds(), "rediscli-keys/s")
+				b.ReportMetric(mb/theirs.wall.Seconds(), "rediscli-MB/s")
+				b.ReportMetric(perKey(theirs.cpu), "rediscli-cpu-µs/key")
+				b.ReportMetric(perKey(theirs.srv), "rediscli-srv-µs/key")
+				b.ReportMetric(theirs.wall.Seconds()/mine.wall.Seconds(), "speedup")
+				b.Logf("%s: %d keys, %.0f MB, %d round(s): shardis %v, redis-cli %v", set.name, n, mb/float64(rounds), rounds,
+					mine.wall.Round(time.Millisecond), theirs.wall.Round(time.Millisecond))
+				b.StartTimer()
+			}
+		})
+	}
+}
+
+// BenchmarkMigrationClient measures, in one run on a 3 -> 4 ring of
+// 400,000 keys, what migration mode costs the application:
+//
+//   - before/during: 8 goroutines reading keys that move and 8 reading
+//     keys that stay, at the same time, first with a client on the old
+//     ring, then with a migrating client while the mover runs (paced at
+//     5,000 keys/s); every read of a moving key is its first, so each pays
+//     a MIGRATE (the worst case);
+//   - idle cost: 16 goroutines reading keys that stay, with a client on the
+//     new ring and with a migrating client (no mover), alternated.
+//
+// Run it with:
+//
+//	go test ./bench -run '^$' -bench BenchmarkMigrationClient -benchtime 1x
+func BenchmarkMigrationClient(b *testing.B) {
+	servers := redistest.StartNTB(b, 4, redistest.Options{})
+	ctx := context.Background()
+	shards := func(n int) []ring.Shard {
+		var out []ring.Shard
+		for i, s := range servers[:n] {
+			out = append(out, ring.Shard{Name: fmt.Sprint("s", i), Addr: s.Addr, Weight: 1})
+		}
+		return out
+	}
+	from, to := shard.Config{Shards: shards(3)}, shard.Config{Shards: shards(4)}
+	rf, _ := ring.New(from.RingConfig())
+	rt, _ := ring.New(to.RingConfig())
+	const n = 400_000
+	const phase = 2 * time.Second
+	const pace = 5000 // keys/s the mover moves during the measurement
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		for _, s := range servers {
+			if _, err := s.Do("FLUSHALL"); err != nil {
+				b.Fatal(err)
+			}
+		}
+		old, err := shard.New(ctx, from)
+		if err != nil {
+			b.Fatal(err)
+		}
+		keys := Keys("mc", n)
+		if err := Pipelined(ctx, old, keys, value, 1000); err != nil {
+			b.Fatal(err)
+		}
+		var moving, staying []string
+		for _, k := range keys {
+			if rf.Shards()[rf.Locate(k)].Addr != rt.Shards()[rt.Locate(k)].Addr {
+				moving = append(moving, k)
+			} else {
+				staying = append(staying, k)
+			}
+		}
+		beforeMove, beforeStay := readBoth(ctx, b, old, moving[:len(moving)/2], staying, phase, true)
+		old.Close()
+
+		mcfg := to
+		f := from
+		mcfg.Migration = &shard.Migration{From: &f}
+		mig, err := shard.New(ctx, mcfg)
+		if err != nil {
+			b.Fatal(err)
+		}
+		moverDone := make(chan error, 1)
+		go func() {
+			_, err := reshard.Move(ctx, reshard.Options{From: from, To: to, SkipClientCheck: true, SkipVerify: true,
+				KeysPerSecond: pace})
+			moverDone <- err
+		}()
+		duringMove, duringStay := readBoth(ctx, b, mig, moving[len(moving)/2:], staying, phase, false)
+		moverStart := time.Now()
+		if err := <-moverDone; err != nil {
+			b.Fatal(err)
+		}
+		b.Logf("the mover ran %v after the reads", time.Since(moverStart).Round(time.Millisecond))
+
+		plain, err := shard.New(ctx, to)
+		if err != nil {
+			b.Fatal(err)
+		}
+		var plainOps, migOps float64
+		for round := 0; round < 2; round++ { // plain, migrating, migrating, plain: drift cancels
+			if round == 0 {
+				plainOps += readOnly(ctx, b, plain, staying, 16, phase)
+			}
+			migOps += readOnly(ctx, b, mig, staying, 16, phase)
+			if round == 1 {
+				plainOps += readOnly(ctx, b, plain, staying, 16, phase)
+			}
+		}
+		plain.Close()
+		mig.Close()
+		b.ReportMetric(beforeMove, "before-moving-ops/s")
+		b.ReportMetric(duringMove, "during-moving-ops/s")
+		b.ReportMetric(duringMove/beforeMove, "moving-ratio")
+		b.ReportMetric(beforeStay, "before-staying-ops/s")
+		b.ReportMetric(duringStay, "during-staying-ops/s")
+		b.ReportMetric(duringStay/beforeStay, "staying-ratio")
+		b.ReportMetric(migOps/plainOps, "idle-mode-ratio")
+		b.Logf("moving keys %d, staying %d", len(moving), len(staying))
+		b.StartTimer()
+	}
+}
+
+// readBoth runs 8 goroutines reading moving keys (each key once, in
+// order; from the start again when wrap and they run out) and 8 reading
+// staying keys (at random) for d, and returns the ops/s of each group.
+func readBoth(ctx context.Context, b *testing.B, c *shard.Client, moving, staying []string, d time.Duration, wrap bool) (float64, float64) {
+	var mOps, sOps atomic.Int64
+	var failed atomic.Int64
+	var wg sync.WaitGroup
+	deadline := time.Now().Add(d)
+	for g := 0; g < 8; g++ {
+		wg.Add(2)
+		go func() {
+			defer wg.Done()
+			for i := g; time.Now().Before(deadline); i += 8 {
+				if i >= len(moving) {
+					if !wrap {
+						b.Errorf("the moving keys ran out: make the data set larger")
+						return
+					}
+					i = g
+				}
+				if _, err := c.Do(ctx, "GET", moving[i]); err != nil {
+					failed.Add(1)
+				}
+				mOps.Add(1)
+			}
+		}()
+		go func() {
+			defer wg.Done()
+			rng := rand.New(rand.NewPCG(uint64(g), 7))
+			for time.Now().Before(deadline) {
+				if _, err := c.Do(ctx, "GET", staying[rng.IntN(len(staying))]); err != nil {
+					failed.Add(1)
+				}
+				sOps.Add(1)
+			}
+		}()
+	}
+	wg.Wait()
+	if f := failed.Load(); f > 0 {
+		b.Fatalf("%d reads failed", f)
+	}
+	return float64(mOps.Load()) / d.Seconds(), float64(sOps.Load()) / d.Seconds()
+}
+
+// readOnly runs g goroutines reading keys at random for d; ops/s.
+func readOnly(ctx context.Context, b *testing.B, c *shard.Client, keys []string, g int, d time.Duration) float64 {
+	var ops, failed atomic.Int64
+	var wg sync.WaitGroup
+	deadline := time.Now().Add(d)
+	for i := 0; i < g; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rng := rand.New(rand.NewPCG(uint64(i), 9))
+			for time.Now().Before(deadline) {
+				if _, err := c.Do(ctx, "GET", keys[rng.IntN(len(keys))]); err != nil {
+					failed.Add(1)
+				}
+				ops.Add(1)
+			}
+		}()
+	}
+	wg.Wait()
+	if f := failed.Load(); f > 0 {
+		b.Fatalf("%d reads failed", f)
+	}
+	return float64(ops.Load()) / d.Seconds()
+}

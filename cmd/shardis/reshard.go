@@ -1,0 +1,200 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/shardis/shardis/reshard"
+	"github.com/shardis/shardis/shard"
+)
+
+func init() {
+	register(command{name: "reshard", summary: "move keys live from one topology to another (ring or cluster)", run: runReshard})
+}
+
+const reshardUsage = `Usage: shardis reshard --from OLD --to NEW [--dry-run] [--rate N[/s]|NMB/s] [--yes]
+
+Moves every key whose owner changes from the topology OLD to the topology NEW
+(each a config file or a URL such as redis-ring://h1:6379,h2:6379; NEW may be
+a redis-cluster:// URL), then verifies that every key sits on its owner.
+Every application process must already run in migration mode from OLD to NEW
+(see docs/resharding.md): the move refuses to start while CLIENT LIST on an
+old node shows a connection that routes by one topology alone or that no
+shardis client named. It is safe to stop (Ctrl-C, or a kill) and run again.
+
+Flags:
+`
+
+func runReshard(ctx context.Context, env *cliEnv, args []string) error {
+	fs := flag.NewFlagSet("reshard", flag.ContinueOnError)
+	fs.SetOutput(env.stderr)
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), reshardUsage)
+		fs.PrintDefaults()
+	}
+	fromArg := fs.String("from", "", "the old topology: config file or URL (required)")
+	toArg := fs.String("to", "", "the new topology: config file or URL (required)")
+	dryRun := fs.Bool("dry-run", false, "count the keys and bytes that would move, between which nodes; move nothing")
+	rate := fs.String("rate", "", "pace: keys per second (5000, 5000/s) or bytes per second (20MB/s, 512KB/s)")
+	yes := fs.Bool("yes", false, "do not ask for confirmation")
+	batch := fs.Int("batch", 0, "keys per MIGRATE (default 512; lower it for large values: the old node waits for each)")
+	dump := fs.Bool("dump", false, "move with DUMP/RESTORE through this process instead of MIGRATE")
+	allowUnnamed := fs.Bool("allow-unnamed", false, "start even when old nodes have connections no shardis client named")
+	quiet := fs.Bool("quiet", false, "no progress bar")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return fmt.Errorf("%w: %w", errUsage, err)
+	}
+	if *fromArg == "" || *toArg == "" {
+		return fmt.Errorf("%w: --from and --to are required", errUsage)
+	}
+	keysPS, bytesPS, err := parseRate(*rate)
+	if err != nil {
+		return fmt.Errorf("%w: %w", errUsage, err)
+	}
+	from, err := loadTopology(*fromArg)
+	if err != nil {
+		return fmt.Errorf("--from: %w", err)
+	}
+	to, err := loadTopology(*toArg)
+	if err != nil {
+		return fmt.Errorf("--to: %w", err)
+	}
+	opts := reshard.Options{From: from, To: to, DryRun: *dryRun, KeysPerSecond: keysPS, BytesPerSecond: bytesPS,
+		Batch: *batch, Dump: *dump, AllowUnnamed: *allowUnnamed}
+	if !*dryRun {
+		if err := reshard.CheckClients(ctx, from, to, *allowUnnamed); err != nil {
+			return err
+		}
+		if !*yes && isTerminal(env.stdin) {
+			fmt.Fprintf(env.stderr, "Move keys from %s to %s? [y/N] ", describe(from), describe(to))
+			line, _ := bufio.NewReader(env.stdin).ReadString('\n')
+			if a := strings.ToLower(strings.TrimSpace(line)); a != "y" && a != "yes" {
+				return errors.New("not confirmed; nothing moved")
+			}
+		}
+	}
+	if !*quiet {
+		bar := &reshardBar{w: env.stderr}
+		opts.Progress = bar.draw
+	}
+	rep, err := reshard.Move(ctx, opts)
+	if rep != nil {
+		printReport(env.stdout, rep, *dryRun)
+	}
+	return err
+}
+
+// loadTopology reads a config file, or a URL when arg has a scheme.
+func loadTopology(arg string) (shard.Config, error) {
+	if strings.Contains(arg, "://") {
+		return shard.ParseURL(arg)
+	}
+	return shard.LoadConfig(arg)
+}
+
+// describe names a topology without secrets.
+func describe(cfg shard.Config) string {
+	if cfg.Mode == shard.ModeCluster {
+		return "cluster " + strings.Join(cfg.Seeds, ",")
+	}
+	addrs := make([]string, len(cfg.Shards))
+	for i, s := range cfg.Shards {
+		addrs[i] = s.Label()
+	}
+	return "ring " + strings.Join(addrs, ",")
+}
+
+// parseRate reads --rate: a number of keys per second, or of bytes per
+// second with a KB/MB/GB suffix.
+func parseRate(s string) (keys, bytes float64, err error) {
+	s = strings.TrimSuffix(strings.TrimSpace(s), "/s")
+	if s == "" {
+		return 0, 0, nil
+	}
+	mult := map[string]float64{"GB": 1 << 30, "MB": 1 << 20, "KB": 1 << 10, "B": 1}
+	for _, suf := range []string{"GB", "MB", "KB", "B"} {
+		if num, ok := strings.CutSuffix(strings.ToUpper(s), suf); ok {
+			v, err := strconv.ParseFloat(num, 64)
+			if err != nil || v <= 0 {
+				return 0, 0, fmt.Errorf("--rate %q: want a positive number such as 20MB/s", s)
+			}
+			return 0, v * mult[suf], nil
+		}
+	}
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil || v <= 0 {
+		return 0, 0, fmt.Errorf("--rate %q: want keys per second (5000) or bytes per second (20MB/s)", s)
+	}
+	return v, 0, nil
+}
+
+// isTerminal reports whether r is a terminal (a prompt can be answered).
+func isTerminal(r io.Reader) bool {
+	f, ok := r.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// reshardBar draws the mover's progress on one line: a bar, the keys
+// scanned of the total, the rate and the time left.
+type reshardBar struct {
+	w io.Writer
+}
+
+func (b *reshardBar) draw(p reshard.Progress) {
+	const width = 30
+	filled := 0
+	if p.Total > 0 {
+		filled = int(min(p.Scanned, p.Total) * width / p.Total)
+	}
+	eta := "-"
+	if p.ETA > 0 {
+		eta = p.ETA.Round(time.Second).String()
+	}
+	mb := float64(p.Bytes) / (1 << 20) / max(p.Elapsed.Seconds(), 1e-9)
+	fmt.Fprintf(b.w, "\rreshard [%s%s] %3d%% %d/%d keys, %d moved, %.0f keys/s, %.1f MB/s, ETA %s ",
+		strings.Repeat("#", filled), strings.Repeat(".", width-filled), percent(int(min(p.Scanned, p.Total)), int(p.Total)),
+		p.Scanned, p.Total, p.Moved, p.KeysPerSecond, mb, eta)
+	if p.Done {
+		fmt.Fprintf(b.w, "in %v\n", p.Elapsed.Round(time.Millisecond))
+	}
+}
+
+func printReport(w io.Writer, rep *reshard.Report, dry bool) {
+	verb := "moved"
+	if dry {
+		verb = "would move"
+	}
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "FROM\tTO\tKEYS\tBYTES")
+	for _, f := range rep.Flows {
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\n", f.From, f.To, f.Keys, f.Bytes)
+	}
+	tw.Flush()
+	fmt.Fprintf(w, "scanned %d keys, %s %d (%d bytes measured) in %v", rep.Scanned, verb, rep.Moved, rep.Bytes, rep.Elapsed.Round(time.Millisecond))
+	if rep.Busy > 0 {
+		fmt.Fprintf(w, "; %d already at their new owner (the old copy was deleted)", rep.Busy)
+	}
+	if rep.Strays > 0 {
+		fmt.Fprintf(w, "; %d stray keys left in place (see shardis verify)", rep.Strays)
+	}
+	fmt.Fprintln(w)
+	if v := rep.Verify; v != nil {
+		fmt.Fprintf(w, "verify: %d keys scanned, %d misplaced\n", v.Scanned, v.Misplaced)
+	}
+}

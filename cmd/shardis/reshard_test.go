@@ -1,0 +1,79 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/shardis/shardis/internal/redistest"
+	"github.com/shardis/shardis/shard"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestReshardAndVerify(t *testing.T) {
+	servers := redistest.StartNTB(t, 3, redistest.Options{})
+	from := fmt.Sprintf("redis-ring://%s,%s?names=a,b", servers[0].Addr, servers[1].Addr)
+	to := fmt.Sprintf("redis-ring://%s,%s,%s?names=a,b,c", servers[0].Addr, servers[1].Addr, servers[2].Addr)
+	toFile := writeConfig(t, fmt.Sprintf("url: %q\n", to))
+	cfg, err := shard.ParseURL(from)
+	require.NoError(t, err)
+	c, err := shard.New(context.Background(), cfg)
+	require.NoError(t, err)
+	for i := 0; i < 600; i++ {
+		_, err := c.Do(context.Background(), "SET", fmt.Sprintf("k:%d", i), i)
+		require.NoError(t, err)
+	}
+	c.Close()
+
+	// Before the move, the keys are misplaced for the new topology.
+	code, out, _ := runCLI(t, "", "verify", "--config", toFile)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, out, "misplaced")
+
+	code, out, errOut := runCLI(t, "", "reshard", "--from", from, "--to", toFile, "--dry-run", "--quiet")
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "would move")
+	assert.Contains(t, out, servers[2].Addr, "the flows name the new shard")
+	size, err := servers[2].Do("DBSIZE")
+	require.NoError(t, err)
+	assert.Equal(t, "0", size)
+
+	code, out, errOut = runCLI(t, "", "reshard", "--from", from, "--to", toFile, "--rate", "20000/s")
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "verify: 600 keys scanned, 0 misplaced")
+	assert.Contains(t, errOut, "keys/s")
+	assert.Contains(t, errOut, "ETA")
+	size, err = servers[2].Do("DBSIZE")
+	require.NoError(t, err)
+	assert.NotEqual(t, "0", size)
+
+	code, out, errOut = runCLI(t, "", "verify", "--config", to)
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "600 keys scanned, 0 misplaced")
+}
+
+func TestReshardFlags(t *testing.T) {
+	cases := []struct {
+		args []string
+		code int
+		msg  string
+	}{
+		{[]string{"reshard"}, 2, "--from and --to are required"},
+		{[]string{"reshard", "--from", "redis-ring://127.0.0.1:1", "--to", "redis-ring://127.0.0.1:2", "--rate", "fast"}, 2, "--rate"},
+		{[]string{"reshard", "--from", "redis-ring://127.0.0.1:1", "--to", "redis-ring://127.0.0.1:2", "--rate", "-5MB/s"}, 2, "--rate"},
+		{[]string{"reshard", "--from", "nosuchfile.yaml", "--to", "redis-ring://127.0.0.1:2"}, 1, "--from"},
+		{[]string{"verify"}, 2, "--config is required"},
+	}
+	for _, tc := range cases {
+		code, _, errOut := runCLI(t, "", tc.args...)
+		assert.Equal(t, tc.code, code, strings.Join(tc.args, " "))
+		assert.Contains(t, errOut, tc.msg, strings.Join(tc.args, " "))
+	}
+	for in, want := range map[string][2]float64{"5000": {5000, 0}, "5000/s": {5000, 0}, "20MB/s": {0, 20 << 20}, "512kb": {0, 512 << 10}} {
+		k, b, err := parseRate(in)
+		require.NoError(t, err, in)
+		assert.Equal(t, want, [2]float64{k, b}, in)
+	}
+}

@@ -1,0 +1,69 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"strings"
+
+	"github.com/shardis/shardis/reshard"
+)
+
+func init() {
+	register(command{name: "verify", summary: "report keys that sit on a node that does not own them", run: runVerify})
+}
+
+const verifyUsage = `Usage: shardis verify --config CFG [--nodes ADDR,...] [--samples N]
+
+Scans every node of CFG (a config file or a URL; during a migration the old
+topology's nodes too, and --nodes more) and lists keys that sit on a node
+that does not own them. Exits with status 1 when there is any.
+
+Flags:
+`
+
+func runVerify(ctx context.Context, env *cliEnv, args []string) error {
+	fs := flag.NewFlagSet("verify", flag.ContinueOnError)
+	fs.SetOutput(env.stderr)
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), verifyUsage)
+		fs.PrintDefaults()
+	}
+	cfgArg := fs.String("config", "", "the topology: config file or URL (required)")
+	nodes := fs.String("nodes", "", "more node addresses to scan, comma-separated (e.g. a shard that left)")
+	samples := fs.Int("samples", 20, "misplaced keys to list")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return fmt.Errorf("%w: %w", errUsage, err)
+	}
+	if *cfgArg == "" {
+		return fmt.Errorf("%w: --config is required", errUsage)
+	}
+	cfg, err := loadTopology(*cfgArg)
+	if err != nil {
+		return err
+	}
+	var extra []string
+	if *nodes != "" {
+		extra = strings.Split(*nodes, ",")
+	}
+	rep, err := reshard.Verify(ctx, cfg, reshard.VerifyOptions{Nodes: extra, Samples: *samples})
+	if err != nil {
+		return err
+	}
+	for _, m := range rep.Samples {
+		fmt.Fprintf(env.stdout, "misplaced %s\n", m)
+	}
+	fmt.Fprintf(env.stdout, "%d keys scanned, %d misplaced", rep.Scanned, rep.Misplaced)
+	if rep.Pending > 0 {
+		fmt.Fprintf(env.stdout, ", %d not moved yet (at their old owner)", rep.Pending)
+	}
+	fmt.Fprintln(env.stdout)
+	if rep.Misplaced > 0 {
+		return fmt.Errorf("%w: %d", reshard.ErrMisplaced, rep.Misplaced)
+	}
+	return nil
+}

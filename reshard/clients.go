@@ -1,0 +1,165 @@
+package reshard
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/gomodule/redigo/redis"
+	"github.com/shardis/shardis/pool"
+	"github.com/shardis/shardis/shard"
+)
+
+// moverName prefixes the names of the mover's own connections.
+const moverName = "shardis-reshard"
+
+// CheckClients looks at CLIENT LIST on every node of the old topology and
+// reports, as a *ClientsError, every connection of a process that routes
+// by one topology alone (a shardis client without a migration beacon for
+// from -> to), and — unless allowUnnamed — every connection it cannot
+// attribute to a shardis process (a non-shardis client such as a Jedis
+// service may route by the old placement). Replication links and movers
+// are ignored. See the naming convention in shard.ParseClientName.
+func CheckClients(ctx context.Context, from, to shard.Config, allowUnnamed bool) error {
+	pools, err := pool.NewSet(moverPool(to.Pool))
+	if err != nil {
+		return fmt.Errorf("%w: %w", shard.ErrBadConfig, err)
+	}
+	defer pools.Close()
+	c, err := routingClient(ctx, from, to, nil)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	info, _ := c.Migration()
+	return checkClients(ctx, pools, info, allowUnnamed)
+}
+
+// clientEntry is one line of CLIENT LIST.
+type clientEntry struct {
+	node                  string
+	id, addr, name, flags string
+	cmd                   string
+}
+
+func checkClients(ctx context.Context, pools *pool.Set, info shard.MigrationInfo, allowUnnamed bool) error {
+	var entries []clientEntry
+	for _, n := range info.From.Nodes() {
+		conn, err := pools.Get(ctx, n.Addr)
+		if err != nil {
+			return &shard.NodeError{Node: n, Err: err}
+		}
+		text, err := redis.String(redis.DoContext(conn, ctx, "CLIENT", "LIST"))
+		conn.Close()
+		if err != nil {
+			return &shard.NodeError{Node: n, Err: err}
+		}
+		entries = append(entries, parseClientList(n.Addr, text)...)
+	}
+	migrating := map[string]bool{} // instances with a beacon for this migration
+	for _, e := range entries {
+		if cn, ok := shard.ParseClientName(e.name); ok && cn.Migrating && beaconMatches(cn, info) {
+			migrating[cn.Instance] = true
+		}
+	}
+	var bad []ClientConn
+	for _, e := range entries {
+		if e.ignorable() {
+			continue
+		}
+		cc := ClientConn{Node: e.node, ID: e.id, Addr: e.addr, Name: e.name}
+		cn, ok := shard.ParseClientName(e.name)
+		switch {
+		case !ok:
+			if allowUnnamed {
+				continue
+			}
+			cc.Reason = "not named by a shardis client: it may route by the old placement"
+		case migrating[cn.Instance]:
+			continue
+		case cn.Migrating:
+			cc.Reason = fmt.Sprintf("migrates %s -> %s, not %s -> %s", cn.From, cn.To, info.FromID, info.ToID)
+		default:
+			cc.Reason = fmt.Sprintf("routes by topology %s alone", cn.Topology)
+		}
+		bad = append(bad, cc)
+	}
+	if len(bad) > 0 {
+		return &ClientsError{Conns: bad}
+	}
+	return nil
+}
+
+// beaconMatches reports whether a beacon names this migration. A cluster
+// is named after the seeds a process was given, which differ between
+// processes, so any cluster name matches a cluster.
+func beaconMatches(cn shard.ClientName, info shard.MigrationInfo) bool {
+	same := func(a, b string) bool {
+		return a == b || strings.HasPrefix(a, "cluster-") && strings.HasPrefix(b, "cluster-")
+	}
+	return same(cn.From, info.FromID) && same(cn.To, info.ToID)
+}
+
+// ignorable reports the connections that route nothing: replication
+// links, the mover's own, the CLIENT LIST that asks, and the connections
+// that MIGRATE opens from server to server (it keeps them for 10 s; their
+// last command is RESTORE or RESTORE-ASKING).
+func (e clientEntry) ignorable() bool {
+	switch {
+	case strings.ContainsAny(e.flags, "SM"), strings.HasPrefix(e.name, moverName):
+		return true
+	}
+	switch e.cmd {
+	case "client|list", "restore", "restore-asking":
+		return true
+	}
+	return false
+}
+
+// parseClientList reads CLIENT LIST's "field=value ..." lines.
+func parseClientList(node, text string) []clientEntry {
+	var out []clientEntry
+	for _, line := range strings.Split(text, "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" {
+			continue
+		}
+		e := clientEntry{node: node}
+		for _, f := range strings.Fields(line) {
+			k, v, _ := strings.Cut(f, "=")
+			switch k {
+			case "id":
+				e.id = v
+			case "addr":
+				e.addr = v
+			case "name":
+				e.name = v
+			case "flags":
+				e.flags = v
+			case "cmd":
+				e.cmd = v
+			}
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+// moverPool returns the pool options of the mover's own connections.
+func moverPool(o pool.Options) pool.Options {
+	o.ClientName = moverName
+	return o
+}
+
+// routingClient builds the client whose routers the mover uses: routing
+// by to, migrating from from. It sends no command of its own.
+func routingClient(ctx context.Context, from, to shard.Config, addrs map[string]string) (*shard.Client, error) {
+	cfg := to
+	f := from
+	f.Migration = nil
+	cfg.Migration = &shard.Migration{From: &f, Addrs: addrs}
+	cfg.Pool = moverPool(cfg.Pool)
+	cfg.Health.Interval = -1
+	cfg.Health.AutoEject = false
+	return shard.New(ctx, cfg)
+}

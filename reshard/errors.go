@@ -1,0 +1,52 @@
+package reshard
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// ErrMisplaced is returned (wrapped) by Move and by the callers of Verify
+// that treat misplaced keys as a failure, when any key sits on a node that
+// does not own it.
+var ErrMisplaced = errors.New("shardis: keys on a node that does not own them")
+
+// ClientConn is one connection that CheckClients found on an old node.
+type ClientConn struct {
+	Node   string // the old node's address
+	ID     string // CLIENT LIST id
+	Addr   string // the client's address as the server sees it
+	Name   string // its CLIENT SETNAME name ("" for none)
+	Reason string // why it blocks the move
+}
+
+// ClientsError reports connections that block a move: processes that
+// route by one topology alone, and (unless allowed) connections that no
+// shardis process named.
+type ClientsError struct {
+	Conns []ClientConn
+}
+
+// Error implements error.
+func (e *ClientsError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "shardis: %d connection(s) do not follow the migration protocol", len(e.Conns))
+	for i, c := range e.Conns {
+		if i == 10 {
+			fmt.Fprintf(&b, "; ... (%d in all)", len(e.Conns))
+			break
+		}
+		name := c.Name
+		if name == "" {
+			name = "(no name)"
+		}
+		fmt.Fprintf(&b, "; on %s id=%s addr=%s name=%s: %s", c.Node, c.ID, c.Addr, name, c.Reason)
+	}
+	return b.String()
+}
+
+// ErrClients is matched (errors.Is) by every *ClientsError.
+var ErrClients = errors.New("shardis: clients do not follow the migration protocol")
+
+// Is makes errors.Is(err, ErrClients) true.
+func (e *ClientsError) Is(target error) bool { return target == ErrClients }

@@ -1,0 +1,53 @@
+package reshard
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// limiter paces the mover at so many keys and bytes per second, shared by
+// the workers of every old node. A zero rate does not limit.
+type limiter struct {
+	keys, bytes float64 // per second
+
+	mu    sync.Mutex
+	start time.Time
+	nKeys float64
+	nByte float64
+}
+
+func newLimiter(keys, bytes float64) *limiter {
+	return &limiter{keys: keys, bytes: bytes, start: time.Now()}
+}
+
+// wait books n keys of b bytes and sleeps until the pace allows them.
+func (l *limiter) wait(ctx context.Context, n int, b int64) error {
+	if l.keys <= 0 && l.bytes <= 0 {
+		return nil
+	}
+	l.mu.Lock()
+	l.nKeys += float64(n)
+	l.nByte += float64(b)
+	var due time.Duration
+	if l.keys > 0 {
+		due = max(due, time.Duration(l.nKeys/l.keys*float64(time.Second)))
+	}
+	if l.bytes > 0 {
+		due = max(due, time.Duration(l.nByte/l.bytes*float64(time.Second)))
+	}
+	sleep := time.Until(l.start.Add(due))
+	l.mu.Unlock()
+	if sleep <= 0 {
+		return nil
+	}
+	t := time.NewTimer(sleep)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("shardis: %w", ctx.Err())
+	}
+}

@@ -1,0 +1,242 @@
+package reshard_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/gomodule/redigo/redis"
+	"github.com/shardis/shardis/internal/redistest"
+	"github.com/shardis/shardis/reshard"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+const (
+	loadProcs      = 2
+	loadGoroutines = 8
+	preKeys        = 20   // per goroutine
+	bulkKeys       = 6000 // written before the move, besides the counters
+)
+
+// TestMoveUnderLoad moves keys while two client processes of eight
+// goroutines each run a mix of commands in migration mode. Nothing may
+// fail, every acknowledged write must survive with its exact value,
+// counters must equal their acknowledged increments, TTLs must be within
+// a second, and Verify must be clean.
+func TestMoveUnderLoad(t *testing.T) {
+	redistest.Require(t)
+	servers := redistest.StartNTB(t, 4, redistest.Options{})
+	names := []string{"s0", "s1", "s2", "s3"}
+	three := ringURL(servers[:3], names[:3], nil)
+	four := ringURL(servers, names, nil)
+	reweighted := ringURL(servers[:3], names[:3], []int{3, 1, 1})
+	cases := []struct {
+		name      string
+		from, to  string
+		cluster   bool // to is a fresh 3-master cluster
+		killMover bool // SIGKILL a first mover at a random point, then run it again
+	}{
+		{name: "grow 3 to 4", from: three, to: four},
+		{name: "shrink 4 to 3", from: four, to: three},
+		{name: "reweight", from: three, to: reweighted},
+		{name: "ring to cluster", from: three, cluster: true},
+		{name: "mover killed and run again", from: three, to: four, killMover: true},
+	}
+	for ci, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, s := range servers {
+				_, err := s.Do("FLUSHALL")
+				require.NoError(t, err)
+			}
+			to := tc.to
+			if tc.cluster {
+				cl := redistest.StartClusterTB(t, 3, 0, redistest.Options{})
+				to = clusterURL(cl)
+			}
+			runUnderLoad(t, fmt.Sprintf("u%d", ci), tc.from, to, tc.killMover, servers)
+		})
+	}
+}
+
+func runUnderLoad(t *testing.T, prefix, fromURL, toURL string, killMover bool, servers []*redistest.Server) {
+	ctx := context.Background()
+	from, to := mustParse(t, fromURL), mustParse(t, toURL)
+	old := newClient(t, from)
+	// Data that exists before the move: the counters the load increments
+	// and bulk keys that only the mover moves.
+	pl := old.Pipeline()
+	for p := 0; p < loadProcs; p++ {
+		for g := 0; g < loadGoroutines; g++ {
+			for k := 0; k < preKeys; k++ {
+				pl.Send("SET", fmt.Sprintf("pre:%s%d:%d:%d", prefix, p, g, k), 1000)
+			}
+		}
+	}
+	for i := 0; i < bulkKeys; i++ {
+		pl.Send("SET", fmt.Sprintf("bulk:%s:%d", prefix, i), i)
+	}
+	res, err := pl.Exec(ctx)
+	require.NoError(t, err)
+	for _, r := range res {
+		require.NoError(t, r.Err)
+	}
+	old.Close() // a process on the old topology alone would stop the mover
+
+	dir := t.TempDir()
+	stop := filepath.Join(dir, "stop")
+	procs := make([]*exec.Cmd, loadProcs)
+	outs := make([]*bytes.Buffer, loadProcs)
+	readies := make([]string, loadProcs)
+	for p := range procs {
+		readies[p] = filepath.Join(dir, fmt.Sprintf("ready%d", p))
+		spec, _ := json.Marshal(loadSpec{From: fromURL, To: toURL, Prefix: fmt.Sprintf("%s%d", prefix, p),
+			Goroutines: loadGoroutines, PreKeys: preKeys, Ready: readies[p], Stop: stop})
+		cmd := exec.Command(os.Args[0], "-test.run=^$")
+		cmd.Env = append(os.Environ(), loadEnv+"="+string(spec))
+		outs[p] = new(bytes.Buffer)
+		cmd.Stdout, cmd.Stderr = outs[p], os.Stderr
+		require.NoError(t, cmd.Start())
+		procs[p] = cmd
+	}
+	stopped := false
+	stopLoad := func() {
+		if stopped {
+			return
+		}
+		stopped = true
+		_ = os.WriteFile(stop, nil, 0o600)
+		for _, cmd := range procs {
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
+			select {
+			case err := <-done:
+				assert.NoError(t, err, "load generator")
+			case <-time.After(60 * time.Second):
+				_ = cmd.Process.Kill()
+				<-done
+				t.Errorf("load generator did not stop")
+			}
+		}
+	}
+	t.Cleanup(stopLoad)
+	for _, f := range readies {
+		waitFor(t, 60*time.Second, "the load generators", func() bool { _, err := os.Stat(f); return err == nil })
+	}
+
+	if killMover {
+		killMoverAtRandom(t, fromURL, toURL)
+	}
+	rep, err := reshard.Move(ctx, reshard.Options{From: from, To: to, KeysPerSecond: 4000})
+	require.NoError(t, err)
+	require.NotNil(t, rep.Verify)
+	assert.Zero(t, rep.Verify.Misplaced)
+	if !killMover {
+		assert.Positive(t, rep.Moved)
+	}
+	time.Sleep(200 * time.Millisecond) // some load after the move too
+	stopLoad()
+
+	all := &loadResult{Counters: map[string]int64{}, Hashes: map[string]map[string]int64{}, Lists: map[string]int64{},
+		TTLs: map[string]int64{}, Strings: map[string]string{}}
+	for p, out := range outs {
+		var r loadResult
+		require.NoError(t, json.Unmarshal(out.Bytes(), &r), "result of load generator %d", p)
+		all.merge(&r)
+	}
+	t.Logf("load: %d operations, %d failed", all.Ops, all.Failures)
+	require.Zero(t, all.Failures, "failed operations: %v", all.Errors)
+	require.Greater(t, all.Ops, int64(1000))
+
+	// Everything the load acknowledged is there, read by a client on the
+	// new topology alone.
+	c := newClient(t, to)
+	for p := 0; p < loadProcs; p++ {
+		for g := 0; g < loadGoroutines; g++ {
+			for k := 0; k < preKeys; k++ {
+				key := fmt.Sprintf("pre:%s%d:%d:%d", prefix, p, g, k)
+				if _, ok := all.Counters[key]; !ok {
+					all.Counters[key] = 1000
+				}
+			}
+		}
+	}
+	for k, want := range all.Counters {
+		got, err := redis.Int64(c.Do(ctx, "GET", k))
+		require.NoError(t, err, k)
+		assert.Equal(t, want, got, "counter %s", k)
+	}
+	for k, fields := range all.Hashes {
+		got, err := redis.Int64Map(c.Do(ctx, "HGETALL", k))
+		require.NoError(t, err)
+		assert.Equal(t, fields, got, "hash %s", k)
+	}
+	for k, want := range all.Lists {
+		got, err := redis.Int64(c.Do(ctx, "LLEN", k))
+		require.NoError(t, err)
+		assert.Equal(t, want, got, "list %s", k)
+	}
+	for k, setAt := range all.TTLs {
+		pttl, err := redis.Int64(c.Do(ctx, "PTTL", k))
+		require.NoError(t, err)
+		want := 60000 - (time.Now().UnixMilli() - setAt)
+		assert.InDelta(t, want, pttl, 1000, "TTL of %s", k)
+	}
+	for k, want := range all.Strings {
+		got, err := redis.String(c.Do(ctx, "GET", k))
+		require.NoError(t, err, k)
+		assert.Equal(t, want, got, "string %s", k)
+	}
+	for i := 0; i < bulkKeys; i += 13 {
+		got, err := redis.Int(c.Do(ctx, "GET", fmt.Sprintf("bulk:%s:%d", prefix, i)))
+		require.NoError(t, err)
+		assert.Equal(t, i, got)
+	}
+	var extra []string
+	for _, s := range servers {
+		extra = append(extra, s.Addr)
+	}
+	v, err := reshard.Verify(ctx, to, reshard.VerifyOptions{Nodes: extra})
+	require.NoError(t, err)
+	assert.Zero(t, v.Misplaced, "misplaced: %v", v.Samples)
+	assert.GreaterOrEqual(t, v.Scanned, int64(bulkKeys))
+}
+
+// killMoverAtRandom starts a mover process and SIGKILLs it at a random
+// point once it has moved some keys.
+func killMoverAtRandom(t *testing.T, fromURL, toURL string) {
+	spec, _ := json.Marshal(moverSpec{From: fromURL, To: toURL, Rate: 1500})
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), moverEnv+"="+string(spec))
+	cmd.Stderr = os.Stderr
+	out, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	target := int64(100 + rand.IntN(600))
+	sc := bufio.NewScanner(out)
+	killed := false
+	for sc.Scan() {
+		var moved int64
+		if _, err := fmt.Sscanf(sc.Text(), "moved %d", &moved); err == nil && moved >= target {
+			require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
+			killed = true
+			break
+		}
+		if strings.HasPrefix(sc.Text(), "done") {
+			break
+		}
+	}
+	_ = cmd.Wait()
+	require.True(t, killed, "the mover was killed mid-way (it finished first)")
+	t.Logf("mover killed after %d keys", target)
+}

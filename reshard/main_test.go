@@ -1,0 +1,92 @@
+package reshard_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/shardis/shardis/internal/redistest"
+	"github.com/shardis/shardis/reshard"
+	"github.com/shardis/shardis/shard"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+)
+
+// TestMain runs the binary as a load generator or a mover when asked to
+// (see loadgen_test.go), else runs the tests and fails on leaked
+// goroutines.
+func TestMain(m *testing.M) {
+	if spec := os.Getenv(loadEnv); spec != "" {
+		os.Exit(runLoad(spec))
+	}
+	if spec := os.Getenv(moverEnv); spec != "" {
+		os.Exit(runMover(spec))
+	}
+	code := m.Run()
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintln(os.Stderr, "goroutine leak:", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+type reshardProgress = reshard.Progress
+
+func moveWith(ctx context.Context, from, to shard.Config, rate float64, progress func(reshard.Progress)) (*reshard.Report, error) {
+	return reshard.Move(ctx, reshard.Options{From: from, To: to, KeysPerSecond: rate, Progress: progress})
+}
+
+// ringURL is the URL of a ring over servers named s<i>, with weights
+// (nil: all 1).
+func ringURL(servers []*redistest.Server, names []string, weights []int) string {
+	addrs := make([]string, len(servers))
+	for i, s := range servers {
+		addrs[i] = s.Addr
+	}
+	u := "redis-ring://" + strings.Join(addrs, ",") + "?names=" + strings.Join(names, ",") +
+		"&read_timeout=5s&health_interval=200ms"
+	if weights != nil {
+		ws := make([]string, len(weights))
+		for i, w := range weights {
+			ws[i] = fmt.Sprint(w)
+		}
+		u += "&weights=" + strings.Join(ws, ",")
+	}
+	return u
+}
+
+func clusterURL(c *redistest.Cluster) string {
+	return "redis-cluster://" + strings.Join(c.Seeds(), ",") + "?read_timeout=5s"
+}
+
+func mustParse(t *testing.T, u string) shard.Config {
+	t.Helper()
+	cfg, err := shard.ParseURL(u)
+	require.NoError(t, err)
+	return cfg
+}
+
+func newClient(t *testing.T, cfg shard.Config) *shard.Client {
+	t.Helper()
+	c, err := shard.New(context.Background(), cfg)
+	require.NoError(t, err)
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// waitFor polls cond until it holds or the timeout passes.
+func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s", timeout, what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

@@ -1,0 +1,385 @@
+package reshard
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/gomodule/redigo/redis"
+	"github.com/shardis/shardis/pool"
+	"github.com/shardis/shardis/shard"
+)
+
+// Move scans every node of the old topology and moves each key whose
+// owner changes to its new owner, in batches of MIGRATE ... KEYS (or DUMP,
+// PTTL and RESTORE), never overwriting a key the new owner already has;
+// then it verifies that no key is left on a node that does not own it.
+//
+// Move is resumable: it keeps no state of its own. MIGRATE moves each key
+// atomically on the old node (the key is at the old owner or at the new
+// one, never lost, never at both once the command has returned), so a
+// Move killed at any point and run again simply scans again and moves
+// what is left; keys already moved are not on the old nodes any more.
+//
+// Before moving, Move checks that no process routes by one topology
+// alone (CheckClients). Keys on an old node that neither topology places
+// there (strays, for example left by auto-eject) are left alone and
+// counted; Verify reports them.
+func Move(ctx context.Context, opts Options) (*Report, error) {
+	opts = opts.withDefaults()
+	start := time.Now()
+	c, err := routingClient(ctx, opts.From, opts.To, opts.Addrs)
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	info, _ := c.Migration()
+	pools, err := pool.NewSet(moverPool(opts.To.Pool))
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", shard.ErrBadConfig, err)
+	}
+	defer pools.Close()
+	if !opts.DryRun && !opts.SkipClientCheck {
+		if err := checkClients(ctx, pools, info, opts.AllowUnnamed); err != nil {
+			return nil, err
+		}
+	}
+	m := &mover{opts: opts, pools: pools, from: info.From, to: info.To, start: start,
+		limit: newLimiter(opts.KeysPerSecond, opts.BytesPerSecond), flows: map[[2]string]*Flow{}}
+	olds := info.From.Nodes()
+	for _, n := range olds {
+		size, err := m.dbsize(ctx, n)
+		if err != nil {
+			return nil, err
+		}
+		m.total += size
+	}
+	stopProgress := m.reportProgress()
+	errs := make([]error, len(olds))
+	var wg sync.WaitGroup
+	for i, n := range olds {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = m.drain(ctx, n)
+		}()
+	}
+	wg.Wait()
+	stopProgress()
+	rep := m.report()
+	rep.Elapsed = time.Since(start)
+	if err := errors.Join(errs...); err != nil {
+		return rep, err
+	}
+	if opts.DryRun || opts.SkipVerify {
+		return rep, nil
+	}
+	v, err := verifyNodes(ctx, pools, info.To, appendNodes(info.To.Nodes(), olds), nil, 0)
+	if err != nil {
+		return rep, err
+	}
+	rep.Verify = v
+	rep.Elapsed = time.Since(start)
+	if v.Misplaced > 0 {
+		return rep, fmt.Errorf("%w: %d after the move (e.g. %s)", ErrMisplaced, v.Misplaced, v.Samples[0])
+	}
+	return rep, nil
+}
+
+// mover is one run of Move.
+type mover struct {
+	opts     Options
+	pools    *pool.Set
+	from, to shard.Router
+	limit    *limiter
+	start    time.Time
+	total    int64
+
+	scanned, moved, busy, bytes, strays atomic.Int64
+
+	mu    sync.Mutex
+	flows map[[2]string]*Flow
+}
+
+func (m *mover) dbsize(ctx context.Context, n shard.Node) (int64, error) {
+	conn, err := m.pools.Get(ctx, n.Addr)
+	if err != nil {
+		return 0, &shard.NodeError{Node: n, Err: err}
+	}
+	defer conn.Close()
+	size, err := redis.Int64(redis.DoContext(conn, ctx, "DBSIZE"))
+	if err != nil {
+		return 0, &shard.NodeError{Node: n, Err: err}
+	}
+	return size, nil
+}
+
+// drain scans old node n and moves the keys that leave it.
+func (m *mover) drain(ctx context.Context, n shard.Node) error {
+	conn, err := m.pools.Get(ctx, n.Addr)
+	if err != nil {
+		return &shard.NodeError{Node: n, Err: err}
+	}
+	defer func() { conn.Close() }()
+	cursor := "0"
+	for {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("shardis: %w", err)
+		}
+		vals, err := redis.Values(redis.DoContext(conn, ctx, "SCAN", cursor, "COUNT", m.opts.ScanCount))
+		if err != nil || len(vals) != 2 {
+			return &shard.NodeError{Node: n, Err: fmt.Errorf("SCAN: %v", scanErr(err, vals))}
+		}
+		cursor, _ = redis.String(vals[0], nil)
+		keys, err := redis.Strings(vals[1], nil)
+		if err != nil {
+			return &shard.NodeError{Node: n, Err: fmt.Errorf("SCAN: %w", err)}
+		}
+		stay := int64(len(keys)) // counted as scanned now; moving keys once moved
+		byOwner := map[string][]string{}
+		owners := map[string]shard.Node{}
+		for _, k := range keys {
+			owner, err := m.to.Route(k)
+			if err != nil {
+				return fmt.Errorf("shardis: routing %q: %w", k, err)
+			}
+			if owner.Addr == n.Addr {
+				continue
+			}
+			if old, err := m.from.Route(k); err != nil || old.Addr != n.Addr {
+				m.strays.Add(1)
+				continue
+			}
+			stay--
+			byOwner[owner.Addr] = append(byOwner[owner.Addr], k)
+			owners[owner.Addr] = owner
+		}
+		m.scanned.Add(stay)
+		for _, addr := range sortedKeys(byOwner) {
+			ks := byOwner[addr]
+			for len(ks) > 0 {
+				chunk := ks[:min(len(ks), m.opts.Batch)]
+				ks = ks[len(chunk):]
+				if conn.Err() != nil { // a broken connection: take a fresh one
+					conn.Close()
+					if conn, err = m.pools.Get(ctx, n.Addr); err != nil {
+						return &shard.NodeError{Node: n, Err: err}
+					}
+				}
+				if err := m.moveChunk(ctx, conn, n, owners[addr], chunk); err != nil {
+					return err
+				}
+				m.scanned.Add(int64(len(chunk)))
+			}
+		}
+		if cursor == "0" {
+			return nil
+		}
+	}
+}
+
+func scanErr(err error, vals []any) error {
+	if err != nil {
+		return err
+	}
+	return fmt.Errorf("unexpected reply of %d elements", len(vals))
+}
+
+// moveChunk moves keys from old node src (conn) to dst.
+func (m *mover) moveChunk(ctx context.Context, conn redis.Conn, src, dst shard.Node, keys []string) error {
+	var size int64
+	if m.opts.DryRun || m.opts.BytesPerSecond > 0 {
+		var err error
+		if size, err = memoryUsage(ctx, conn, keys); err != nil {
+			return &shard.NodeError{Node: src, Err: err}
+		}
+	}
+	if m.opts.DryRun {
+		m.count(src, dst, int64(len(keys)), size)
+		return nil
+	}
+	if err := m.limit.wait(ctx, len(keys), size); err != nil {
+		return err
+	}
+	var err error
+	if m.opts.Dump {
+		err = m.dumpMove(ctx, conn, src, dst, keys)
+	} else {
+		err = m.migrate(ctx, conn, src, dst, keys)
+	}
+	if err != nil {
+		return err
+	}
+	m.count(src, dst, int64(len(keys)), size)
+	return nil
+}
+
+// migrate moves keys with MIGRATE ... KEYS; a key the new owner has is
+// settled one by one (the new owner's copy wins); an I/O error between
+// the servers falls back to DUMP/RESTORE through the mover.
+func (m *mover) migrate(ctx context.Context, conn redis.Conn, src, dst shard.Node, keys []string) error {
+	_, err := redis.DoContext(conn, ctx, "MIGRATE", m.migrateArgs(dst, keys)...)
+	switch {
+	case err == nil:
+		return nil
+	case isReplyError(err, "BUSYKEY"):
+		for _, k := range keys {
+			_, err := redis.DoContext(conn, ctx, "MIGRATE", m.migrateArgs(dst, []string{k})...)
+			if isReplyError(err, "BUSYKEY") {
+				_, err = redis.DoContext(conn, ctx, "DEL", k)
+				m.busy.Add(1)
+			}
+			if err != nil {
+				return &shard.NodeError{Node: src, Err: fmt.Errorf("moving %q to %s: %w", k, dst, err)}
+			}
+		}
+		return nil
+	case isReplyError(err, "IOERR"):
+		return m.dumpMove(ctx, conn, src, dst, keys)
+	default:
+		return &shard.NodeError{Node: src, Err: fmt.Errorf("MIGRATE to %s: %w", dst, err)}
+	}
+}
+
+func (m *mover) migrateArgs(dst shard.Node, keys []string) []any {
+	addr := dst.Addr
+	if a := m.opts.Addrs[addr]; a != "" {
+		addr = a
+	}
+	i := strings.LastIndex(addr, ":")
+	host, port := addr[:max(i, 0)], addr[i+1:]
+	p := m.opts.To.Pool
+	args := []any{host, port, "", p.DB, m.opts.Timeout.Milliseconds()}
+	if p.Password != "" {
+		if p.Username != "" {
+			args = append(args, "AUTH2", p.Username, p.Password)
+		} else {
+			args = append(args, "AUTH", p.Password)
+		}
+	}
+	args = append(args, "KEYS")
+	for _, k := range keys {
+		args = append(args, k)
+	}
+	return args
+}
+
+func (m *mover) count(src, dst shard.Node, keys, size int64) {
+	m.moved.Add(keys)
+	m.bytes.Add(size)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	f := m.flows[[2]string{src.Addr, dst.Addr}]
+	if f == nil {
+		f = &Flow{From: src.Addr, To: dst.Addr}
+		m.flows[[2]string{src.Addr, dst.Addr}] = f
+	}
+	f.Keys += keys
+	f.Bytes += size
+}
+
+func (m *mover) report() *Report {
+	rep := &Report{Scanned: m.scanned.Load(), Moved: m.moved.Load(), Busy: m.busy.Load(), Bytes: m.bytes.Load(), Strays: m.strays.Load()}
+	m.mu.Lock()
+	for _, f := range m.flows {
+		rep.Flows = append(rep.Flows, *f)
+	}
+	m.mu.Unlock()
+	slices.SortFunc(rep.Flows, func(a, b Flow) int {
+		if c := strings.Compare(a.From, b.From); c != 0 {
+			return c
+		}
+		return strings.Compare(a.To, b.To)
+	})
+	return rep
+}
+
+// reportProgress calls Options.Progress every 200ms until the returned
+// function is called, which reports once more with Done set.
+func (m *mover) reportProgress() func() {
+	if m.opts.Progress == nil {
+		return func() {}
+	}
+	stop, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(200 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				m.opts.Progress(m.progress(true))
+				return
+			case <-t.C:
+				m.opts.Progress(m.progress(false))
+			}
+		}
+	}()
+	return func() { close(stop); <-done }
+}
+
+func (m *mover) progress(done bool) Progress {
+	p := Progress{Total: m.total, Scanned: m.scanned.Load(), Moved: m.moved.Load(), Bytes: m.bytes.Load(),
+		Elapsed: time.Since(m.start), Done: done}
+	if s := p.Elapsed.Seconds(); s > 0 {
+		p.KeysPerSecond = float64(p.Scanned) / s
+	}
+	if left := p.Total - p.Scanned; left > 0 && p.KeysPerSecond > 0 && !done {
+		p.ETA = time.Duration(float64(left) / p.KeysPerSecond * float64(time.Second))
+	}
+	return p
+}
+
+// memoryUsage sums MEMORY USAGE of keys (pipelined); gone keys count 0.
+func memoryUsage(ctx context.Context, conn redis.Conn, keys []string) (int64, error) {
+	for _, k := range keys {
+		if err := conn.Send("MEMORY", "USAGE", k, "SAMPLES", 0); err != nil {
+			return 0, err
+		}
+	}
+	if err := conn.Flush(); err != nil {
+		return 0, err
+	}
+	var sum int64
+	for range keys {
+		n, err := redis.Int64(redis.ReceiveContext(conn, ctx))
+		if err != nil && !errors.Is(err, redis.ErrNil) {
+			return 0, err
+		}
+		sum += n
+	}
+	return sum, nil
+}
+
+// isReplyError reports a server error reply that names code. MIGRATE
+// wraps its target's errors ("ERR Target instance replied with error:
+// BUSYKEY ..."), so the code is looked for anywhere in the text.
+func isReplyError(err error, code string) bool {
+	var re redis.Error
+	return errors.As(err, &re) && strings.Contains(string(re), code)
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// appendNodes appends the nodes of more whose address nodes lacks.
+func appendNodes(nodes, more []shard.Node) []shard.Node {
+	out := slices.Clone(nodes)
+	for _, n := range more {
+		if !slices.ContainsFunc(out, func(o shard.Node) bool { return o.Addr == n.Addr }) {
+			out = append(out, n)
+		}
+	}
+	return out
+}

@@ -1,0 +1,100 @@
+package reshard
+
+import (
+	"time"
+
+	"github.com/shardis/shardis/shard"
+)
+
+// Options configures Move.
+type Options struct {
+	// From is the topology keys move away from; To is the one they move to
+	// (a ring, a cluster or a Router). Connections use To's pool options
+	// (credentials, TLS, database) for every node.
+	From, To shard.Config
+	// Addrs maps a node address as the mover dials it to the address the
+	// old nodes reach it at (MIGRATE connects from server to server).
+	Addrs map[string]string
+
+	// KeysPerSecond and BytesPerSecond limit the pace (0: no limit), so
+	// that production traffic keeps its latency. Bytes are measured with
+	// MEMORY USAGE, which costs one more command per moving key.
+	KeysPerSecond  float64
+	BytesPerSecond float64
+	// Batch is the most keys one MIGRATE carries (0: 512). The old node
+	// serves nothing else while it runs one: lower it for large values.
+	Batch int
+	// ScanCount is the COUNT hint of each SCAN (0: 1000).
+	ScanCount int
+	// Timeout bounds each MIGRATE's I/O between the servers (0: 10s).
+	Timeout time.Duration
+
+	// DryRun counts the keys and bytes that would move, between which
+	// nodes, and moves nothing.
+	DryRun bool
+	// Dump moves keys with DUMP, PTTL and RESTORE through the mover
+	// instead of MIGRATE (for old nodes that cannot reach the new ones).
+	// MIGRATE failing with an I/O error switches a batch to it too.
+	Dump bool
+	// SkipClientCheck starts without checking CLIENT LIST (see
+	// CheckClients); AllowUnnamed starts even when some connections cannot
+	// be attributed to a shardis process.
+	SkipClientCheck bool
+	AllowUnnamed    bool
+	// SkipVerify skips the verification pass that ends Move.
+	SkipVerify bool
+
+	// Progress, when set, is called about every 200ms and once at the end.
+	Progress func(Progress)
+}
+
+func (o Options) withDefaults() Options {
+	if o.Batch <= 0 {
+		o.Batch = 512
+	}
+	if o.ScanCount <= 0 {
+		o.ScanCount = 1000
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = 10 * time.Second
+	}
+	return o
+}
+
+// Progress is a snapshot of a running Move.
+type Progress struct {
+	Total   int64 // keys on the old nodes when the move began (DBSIZE)
+	Scanned int64 // keys looked at so far
+	Moved   int64 // keys moved (or, in a dry run, that would move)
+	Bytes   int64 // bytes moved, when measured
+	// KeysPerSecond is the scan rate; ETA the time left at that rate.
+	KeysPerSecond float64
+	ETA           time.Duration
+	Elapsed       time.Duration
+	Done          bool
+}
+
+// Flow counts the keys that move from one node to another.
+type Flow struct {
+	From, To string // node addresses
+	Keys     int64
+	Bytes    int64 // measured in dry runs and when BytesPerSecond is set
+}
+
+// Report is the outcome of Move.
+type Report struct {
+	Scanned int64 // keys looked at on the old nodes
+	Moved   int64 // keys moved (would move, in a dry run)
+	// Busy counts keys that the new owner already had: the new owner's
+	// copy was kept and the old one deleted.
+	Busy  int64
+	Bytes int64
+	// Strays counts keys found on an old node that owns them in neither
+	// topology; they are left where they are (see Verify).
+	Strays  int64
+	Flows   []Flow // per (old node, new node), in address order
+	Elapsed time.Duration
+	// Verify is the closing verification pass (nil when skipped or in a
+	// dry run).
+	Verify *VerifyReport
+}

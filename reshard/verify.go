@@ -1,0 +1,164 @@
+package reshard
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/gomodule/redigo/redis"
+	"github.com/shardis/shardis/pool"
+	"github.com/shardis/shardis/shard"
+)
+
+// Misplaced is a key found on a node that does not own it.
+type Misplaced struct {
+	Key   string
+	Node  string // where it is
+	Owner string // where it belongs
+}
+
+// String describes m.
+func (m Misplaced) String() string {
+	return fmt.Sprintf("%q on %s, owned by %s", m.Key, m.Node, m.Owner)
+}
+
+// VerifyReport is the outcome of Verify.
+type VerifyReport struct {
+	Scanned   int64
+	Misplaced int64
+	// Pending counts, during a migration, keys still at their old owner:
+	// not yet moved, which is expected until the mover has run.
+	Pending int64
+	// Samples holds up to VerifyOptions.Samples misplaced keys.
+	Samples []Misplaced
+	// PerNode counts misplaced keys by the node they were found on.
+	PerNode map[string]int64
+}
+
+// VerifyOptions configures Verify.
+type VerifyOptions struct {
+	// Nodes are more addresses to scan (for example a shard that left the
+	// ring): every key found there is misplaced unless the topology
+	// routes it there.
+	Nodes []string
+	// Samples bounds VerifyReport.Samples (0: 20).
+	Samples int
+}
+
+// Verify scans every node of cfg (during a migration, the old topology's
+// nodes too) and reports the keys that sit on a node that does not own
+// them. It changes nothing.
+func Verify(ctx context.Context, cfg shard.Config, opts VerifyOptions) (*VerifyReport, error) {
+	rc := cfg
+	rc.Pool = moverPool(rc.Pool)
+	rc.Health.Interval = -1
+	rc.Health.AutoEject = false
+	c, err := shard.New(ctx, rc)
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	pools, err := pool.NewSet(moverPool(cfg.Pool))
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", shard.ErrBadConfig, err)
+	}
+	defer pools.Close()
+	nodes := c.Router().Nodes()
+	var from shard.Router
+	if info, ok := c.Migration(); ok {
+		from = info.From
+		nodes = appendNodes(nodes, from.Nodes())
+	}
+	for _, a := range opts.Nodes {
+		nodes = appendNodes(nodes, []shard.Node{{Name: a, Addr: a}})
+	}
+	return verifyNodes(ctx, pools, c.Router(), nodes, from, opts.Samples)
+}
+
+// verifyNodes scans nodes in parallel for keys that to does not place
+// there (those that from places there count as pending).
+func verifyNodes(ctx context.Context, pools *pool.Set, to shard.Router, nodes []shard.Node, from shard.Router, samples int) (*VerifyReport, error) {
+	if samples <= 0 {
+		samples = 20
+	}
+	rep := &VerifyReport{PerNode: map[string]int64{}}
+	var (
+		mu   sync.Mutex
+		wg   sync.WaitGroup
+		errs = make([]error, len(nodes))
+	)
+	for i, n := range nodes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = scanNode(ctx, pools, n, func(keys []string) error {
+				var bad []Misplaced
+				var pending int64
+				for _, k := range keys {
+					owner, err := to.Route(k)
+					if err != nil {
+						return err
+					}
+					if owner.Addr == n.Addr {
+						continue
+					}
+					if from != nil {
+						if old, err := from.Route(k); err == nil && old.Addr == n.Addr {
+							pending++
+							continue
+						}
+					}
+					bad = append(bad, Misplaced{Key: k, Node: n.Addr, Owner: owner.Addr})
+				}
+				mu.Lock()
+				defer mu.Unlock()
+				rep.Scanned += int64(len(keys))
+				rep.Pending += pending
+				rep.Misplaced += int64(len(bad))
+				if len(bad) > 0 {
+					rep.PerNode[n.Addr] += int64(len(bad))
+				}
+				for _, b := range bad {
+					if len(rep.Samples) < samples {
+						rep.Samples = append(rep.Samples, b)
+					}
+				}
+				return nil
+			})
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return rep, err
+		}
+	}
+	return rep, nil
+}
+
+// scanNode calls fn with every batch of keys that SCAN returns on n.
+func scanNode(ctx context.Context, pools *pool.Set, n shard.Node, fn func([]string) error) error {
+	conn, err := pools.Get(ctx, n.Addr)
+	if err != nil {
+		return &shard.NodeError{Node: n, Err: err}
+	}
+	defer conn.Close()
+	cursor := "0"
+	for {
+		vals, err := redis.Values(redis.DoContext(conn, ctx, "SCAN", cursor, "COUNT", 1000))
+		if err != nil || len(vals) != 2 {
+			return &shard.NodeError{Node: n, Err: fmt.Errorf("SCAN: %v", scanErr(err, vals))}
+		}
+		cursor, _ = redis.String(vals[0], nil)
+		keys, err := redis.Strings(vals[1], nil)
+		if err != nil {
+			return &shard.NodeError{Node: n, Err: fmt.Errorf("SCAN: %w", err)}
+		}
+		if err := fn(keys); err != nil {
+			return err
+		}
+		if cursor == "0" {
+			return nil
+		}
+	}
+}

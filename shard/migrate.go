@@ -1,0 +1,314 @@
+package shard
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/gomodule/redigo/redis"
+	"github.com/shardis/shardis/cluster"
+)
+
+// Migration describes a live change of topology: keys move from the
+// topology From to the one the client routes by (its own Config). See
+// docs/resharding.md for the protocol that a deployment of many processes
+// follows.
+//
+// While a migration is on, the client routes every key by its own
+// topology (the new one). A key whose owner is the same in both
+// topologies is untouched. For a key whose owner changes, the client first
+// makes sure the key sits at its new owner — MIGRATE ... KEYS on the old
+// owner, which moves it atomically and answers NOKEY when there is nothing
+// to move — and then runs the command there. The moves of a pipeline or a
+// multi-key command are batched: one MIGRATE per (old owner, new owner)
+// pair.
+type Migration struct {
+	// From is the topology the keys are moving away from: a ring (Shards),
+	// a cluster (Seeds) or a Router. Only its placement (Mode, Shards,
+	// Hash, KeyHash, Tag, Seeds, Router) counts: connections use the
+	// client's own pool options, so both topologies share credentials,
+	// TLS and database.
+	From *Config
+	// Addrs maps a node address, as the client dials it, to the address
+	// the old owners reach it at (MIGRATE connects from server to server).
+	// Unlisted addresses are used as they are.
+	Addrs map[string]string
+}
+
+// ErrMigration is matched (errors.Is) by every *MigrateError and by the
+// errors of StartMigration, FinishMigration and AbortMigration.
+var ErrMigration = errors.New("shardis: migration")
+
+// MigrateError reports a key that could not be brought to its new owner
+// before its command ran; the command was not sent.
+type MigrateError struct {
+	Key  string
+	From Node // the old owner
+	To   Node // the new owner
+	Err  error
+}
+
+// Error implements error.
+func (e *MigrateError) Error() string {
+	return fmt.Sprintf("shardis: moving key %q from %s to %s: %v", e.Key, e.From, e.To, e.Err)
+}
+
+// Unwrap returns the cause.
+func (e *MigrateError) Unwrap() error { return e.Err }
+
+// Is makes errors.Is(err, ErrMigration) true.
+func (e *MigrateError) Is(target error) bool { return target == ErrMigration }
+
+// migState is one migration: the old topology and what the executor needs
+// to move keys out of it. It never changes once installed.
+type migState struct {
+	from   Router
+	fromID string // TopologyID of from
+	toID   string
+	addrs  map[string]string
+	src    map[string]int // old node address -> client node index
+	moved  *movedSet
+	beacon *beacons
+	busy   atomic.Int64 // old copies deleted because the new owner had the key
+}
+
+// topology is a ring or router client's current placement; StartMigration
+// and AbortMigration replace it.
+type topology struct {
+	loc    locator
+	router Router
+	id     string
+}
+
+// liveLocator is the locator of a ring or router client: it follows the
+// current topology, so that a migration can change it at run time.
+type liveLocator struct{ c *Client }
+
+func (l liveLocator) locate(key any) (int, int, error) {
+	return l.c.topo.Load().loc.locate(key)
+}
+
+func (l liveLocator) groupLabel(group int) string {
+	return l.c.topo.Load().loc.groupLabel(group)
+}
+
+// initTopology makes a ring or router client's placement replaceable and
+// installs cfg.Migration, if any. New calls it last.
+func (c *Client) initTopology(ctx context.Context, cfg Config) error {
+	c.migMu = new(sync.Mutex)
+	if c.cl == nil {
+		c.topo.Store(&topology{loc: c.loc, router: c.router, id: TopologyID(cfg)})
+		c.loc = liveLocator{c}
+	}
+	if cfg.Migration == nil {
+		return nil
+	}
+	from, err := c.routerFor(ctx, *cfg.Migration.From)
+	if err != nil {
+		return err
+	}
+	c.installMigration(ctx, from, TopologyID(*cfg.Migration.From), TopologyID(cfg), cfg.Migration.Addrs)
+	return nil
+}
+
+// currentRouter returns the router the client routes by now.
+func (c *Client) currentRouter() Router {
+	if t := c.topo.Load(); t != nil {
+		return t.router
+	}
+	return c.router
+}
+
+// routerFor builds a router for another topology: a ring, the user's
+// Router, or a cluster's slot table (discovered now, through the client's
+// pools, and not refreshed).
+func (c *Client) routerFor(ctx context.Context, cfg Config) (Router, error) {
+	switch {
+	case cfg.Router != nil:
+		return cfg.Router, nil
+	case cfg.Mode == ModeCluster:
+		discover := cluster.Discover
+		if c.cfg.Pool.TLSConfig != nil {
+			discover = cluster.DiscoverTLS
+		}
+		t, err := discover(ctx, cfg.Seeds, c.topologyDialer)
+		if err != nil {
+			return nil, fmt.Errorf("%w: discovering the cluster %v: %w", ErrMigration, cfg.Seeds, err)
+		}
+		r := newClusterRouter(c.nodes)
+		r.install(t)
+		return r, nil
+	default:
+		rr, err := NewRingRouter(cfg.RingConfig())
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrBadConfig, err)
+		}
+		return rr, nil
+	}
+}
+
+// installMigration makes from the topology that keys move away from.
+func (c *Client) installMigration(ctx context.Context, from Router, fromID, toID string, addrs map[string]string) {
+	m := &migState{from: from, fromID: fromID, toID: toID, addrs: addrs, src: map[string]int{}, moved: newMovedSet()}
+	for _, n := range from.Nodes() {
+		m.src[n.Addr] = c.nodes.add(n)
+	}
+	m.beacon = c.openBeacons(ctx, m)
+	if old := c.mig.Swap(m); old != nil {
+		old.beacon.close()
+	}
+}
+
+// StartMigration begins a live migration of a ring or router client to
+// the topology to (a ring or a Router): from now on the client routes by
+// to and moves each key whose owner changes on first use, and the old
+// topology is what keys move away from. Commands already in flight finish
+// under the old placement. A cluster client, or a move into a cluster,
+// needs a new Client built with Config.Migration instead.
+func (c *Client) StartMigration(ctx context.Context, to Config) error {
+	if c.closed.Load() {
+		return ErrClosed
+	}
+	c.migMu.Lock()
+	defer c.migMu.Unlock()
+	cur := c.topo.Load()
+	if cur == nil {
+		return fmt.Errorf("%w: a cluster client cannot change its topology at run time; build a Client with Config.Migration", ErrMigration)
+	}
+	if c.mig.Load() != nil {
+		return fmt.Errorf("%w: a migration is already on; finish or abort it first", ErrMigration)
+	}
+	if to.Mode == ModeCluster {
+		return fmt.Errorf("%w: a ring client cannot become a cluster client at run time; build a Client with Mode cluster and Config.Migration", ErrMigration)
+	}
+	if c.health.AutoEject {
+		return fmt.Errorf("%w: auto-eject moves keys by itself; turn it off to migrate", ErrMigration)
+	}
+	if err := to.Validate(); err != nil {
+		return err
+	}
+	next, err := c.topologyFor(to)
+	if err != nil {
+		return err
+	}
+	c.installMigration(ctx, cur.router, cur.id, next.id, nil)
+	c.topo.Store(next)
+	return nil
+}
+
+// topologyFor builds the placement of a ring or router config, registering
+// its nodes with the client.
+func (c *Client) topologyFor(cfg Config) (*topology, error) {
+	if cfg.Router != nil {
+		return &topology{loc: newRouterLocator(cfg.Router, c.nodes), router: cfg.Router, id: TopologyID(cfg)}, nil
+	}
+	rr, err := NewRingRouter(cfg.RingConfig())
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrBadConfig, err)
+	}
+	idx := make([]int, len(rr.Nodes()))
+	for i, n := range rr.Nodes() {
+		idx[i] = c.nodes.add(n)
+	}
+	return &topology{loc: mappedRingLocator{rr: rr, idx: idx}, router: rr, id: TopologyID(cfg)}, nil
+}
+
+// FinishMigration ends a migration once every key has moved (after
+// reshard.Move and a clean reshard.Verify): the client keeps routing by
+// its topology and stops looking at the old one.
+func (c *Client) FinishMigration() error {
+	c.migMu.Lock()
+	defer c.migMu.Unlock()
+	m := c.mig.Swap(nil)
+	if m == nil {
+		return fmt.Errorf("%w: no migration is on", ErrMigration)
+	}
+	m.beacon.close()
+	return nil
+}
+
+// AbortMigration turns a migration around: the client routes by the old
+// topology again and moves keys back to it on first use (keys already
+// moved sit at their new owners). Run the mover in the reverse direction,
+// then FinishMigration. Only ring and router clients can turn around at
+// run time.
+func (c *Client) AbortMigration(ctx context.Context) error {
+	c.migMu.Lock()
+	defer c.migMu.Unlock()
+	m := c.mig.Load()
+	if m == nil {
+		return fmt.Errorf("%w: no migration is on", ErrMigration)
+	}
+	cur := c.topo.Load()
+	if cur == nil {
+		return fmt.Errorf("%w: a cluster client cannot change its topology at run time; build a Client with the reverse Config.Migration", ErrMigration)
+	}
+	back := &topology{router: m.from, id: m.fromID}
+	switch r := m.from.(type) {
+	case *RingRouter:
+		idx := make([]int, len(r.Nodes()))
+		for i, n := range r.Nodes() {
+			idx[i] = c.nodes.add(n)
+		}
+		back.loc = mappedRingLocator{rr: r, idx: idx}
+	case *ClusterRouter:
+		return fmt.Errorf("%w: a ring client cannot become a cluster client at run time", ErrMigration)
+	default:
+		back.loc = newRouterLocator(m.from, c.nodes)
+	}
+	c.installMigration(ctx, cur.router, cur.id, m.fromID, m.addrs)
+	c.topo.Store(back)
+	return nil
+}
+
+// MigrationInfo describes the migration a client is in.
+type MigrationInfo struct {
+	From, To     Router
+	FromID, ToID string // TopologyID of each side
+	// BusyKeys counts keys found at both owners by this client's moves:
+	// the old owner's copy was deleted (see docs/resharding.md).
+	BusyKeys int64
+}
+
+// Migration reports the migration the client is in; ok is false when
+// there is none.
+func (c *Client) Migration() (info MigrationInfo, ok bool) {
+	m := c.mig.Load()
+	if m == nil {
+		return MigrationInfo{}, false
+	}
+	return MigrationInfo{From: m.from, To: c.currentRouter(), FromID: m.fromID, ToID: m.toID, BusyKeys: m.busy.Load()}, true
+}
+
+// validateMigration checks the migration block of a Config.
+func (c Config) validateMigration() error {
+	m := c.Migration
+	if m == nil {
+		return nil
+	}
+	if m.From == nil {
+		return fmt.Errorf("%w: migration needs a From topology", ErrBadConfig)
+	}
+	if m.From.Migration != nil {
+		return fmt.Errorf("%w: a migration's From topology cannot migrate itself", ErrBadConfig)
+	}
+	if err := m.From.Validate(); err != nil {
+		return fmt.Errorf("migration from: %w", err)
+	}
+	if c.Health.AutoEject {
+		return fmt.Errorf("%w: auto-eject moves keys by itself; it cannot be on during a migration", ErrBadConfig)
+	}
+	if c.Cluster.ReadFrom != "" && c.Cluster.ReadFrom != ReadMaster {
+		return fmt.Errorf("%w: replica reads cannot see keys being moved; read from masters during a migration", ErrBadConfig)
+	}
+	return nil
+}
+
+// isBusyKey reports MIGRATE's error for a key that its target already has.
+func isBusyKey(err error) bool {
+	var re redis.Error
+	return errors.As(err, &re) && strings.Contains(string(re), "BUSYKEY")
+}

@@ -1,0 +1,50 @@
+package shard
+
+import "fmt"
+
+// fileMigration is the migration block of a config file:
+//
+//	migration:
+//	  from: redis-ring://10.0.0.1:6379,10.0.0.2:6379   # or from_file: old.yaml
+//	  addrs: {"10.0.0.4:6379": "10.1.0.4:6379"}        # as the old nodes reach the new
+type fileMigration struct {
+	From     string            `yaml:"from"`
+	FromFile string            `yaml:"from_file"`
+	Addrs    map[string]string `yaml:"addrs"`
+}
+
+// apply sets cfg.Migration from the block (nothing when it is absent).
+func (fm *fileMigration) apply(cfg *Config) error {
+	if fm == nil {
+		return nil
+	}
+	var (
+		from Config
+		err  error
+	)
+	switch {
+	case fm.From != "" && fm.FromFile != "":
+		return fmt.Errorf("%w: migration: give from or from_file, not both", ErrBadConfig)
+	case fm.From != "":
+		from, err = ParseURL(fm.From)
+	case fm.FromFile != "":
+		from, err = LoadConfig(fm.FromFile)
+	default:
+		return fmt.Errorf("%w: migration: from or from_file names the old topology", ErrBadConfig)
+	}
+	if err != nil {
+		return fmt.Errorf("migration: %w", err)
+	}
+	cfg.Migration = &Migration{From: &from, Addrs: fm.Addrs}
+	return nil
+}
+
+// applyMigrationURL sets cfg.Migration from a URL's from option.
+func applyMigrationURL(cfg *Config, raw string) error {
+	from, err := ParseURL(raw)
+	if err != nil {
+		return fmt.Errorf("URL option from: %w", err)
+	}
+	cfg.Migration = &Migration{From: &from}
+	return nil
+}

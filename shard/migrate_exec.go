@@ -1,0 +1,288 @@
+package shard
+
+import (
+	"context"
+	"hash/maphash"
+	"net"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/shardis/shardis/shard/command"
+)
+
+// Why moving before running is correct (docs/resharding.md has the long
+// form):
+//
+//   - MIGRATE runs on the old owner's single thread: it writes the key to
+//     the new owner (RESTORE), waits for OK and deletes its own copy, with
+//     no other command of the old owner in between. Two processes moving
+//     the same key are serialised there: one moves it, the other gets
+//     NOKEY. So once MIGRATE answered OK or NOKEY, the key is not at the old
+//     owner, and every later command of every migrating process runs at
+//     the new owner: a read-modify-write (INCR, HINCRBY, LPUSH, ...) sees
+//     the moved value, never a fresh one.
+//   - MIGRATE without REPLACE never overwrites the new owner's copy: it
+//     fails with BUSYKEY instead. Under the protocol the only writes to a
+//     moving key happen at its new owner after a move, so the new owner's
+//     copy is the newer one (or the same one, when an earlier MIGRATE timed
+//     out after RESTORE but before DEL): the old owner's copy is deleted.
+//   - MIGRATE carries the remaining TTL; a key that expires meanwhile is
+//     simply not there (NOKEY).
+//   - Once a key has been seen moved (OK, NOKEY), nothing puts it back at
+//     the old owner (every writer runs at the new one), so the client
+//     remembers it and skips the MIGRATE next time (movedSet).
+
+// moveFirst makes sure that every key of calls whose owner differs
+// between the old topology and the call's node sits at that node, before
+// the calls run. A call whose key could not be moved fails with a
+// *MigrateError and is not sent.
+func (c *Client) moveFirst(ctx context.Context, m *migState, calls []*call) {
+	var (
+		mv  *moves
+		buf [16]int
+	)
+	for _, cl := range calls {
+		if cl.err != nil || cl.node < 0 || cl.info == nil {
+			continue
+		}
+		pos, err := cl.info.KeyPositions(cl.args, buf[:0])
+		if err != nil {
+			continue // the server will answer the command with its own error
+		}
+		var dst Node
+		for _, p := range pos {
+			k, ok := command.Arg(cl.args[p])
+			if !ok {
+				continue
+			}
+			src, err := m.from.Route(k)
+			if err != nil {
+				cl.err = &MigrateError{Key: k, To: dst, Err: err}
+				break
+			}
+			if dst.Addr == "" {
+				dst = c.nodes.get(cl.node).node
+			}
+			if src.Addr == dst.Addr || m.moved.has(k) {
+				continue
+			}
+			if mv == nil {
+				mv = new(moves)
+			}
+			mv.add(c, m, src, dst, k, cl)
+		}
+	}
+	if mv != nil {
+		c.runMoves(ctx, m, mv)
+	}
+}
+
+// moves is the set of keys one batch must move, grouped by (old owner,
+// new owner) pair: one MIGRATE ... KEYS each.
+type moves struct {
+	pairs []movePair
+}
+
+type movePair struct {
+	src, dst Node
+	srcIdx   int
+	keys     []string
+	seen     map[string]struct{} // once keys is long
+	waiters  []moveWaiter
+}
+
+// moveWaiter is a call that waits for one of its keys to move.
+type moveWaiter struct {
+	cl  *call
+	key string
+}
+
+func (mv *moves) add(c *Client, m *migState, src, dst Node, key string, cl *call) {
+	var p *movePair
+	for i := range mv.pairs {
+		if mv.pairs[i].src.Addr == src.Addr && mv.pairs[i].dst.Addr == dst.Addr {
+			p = &mv.pairs[i]
+			break
+		}
+	}
+	if p == nil {
+		idx, ok := m.src[src.Addr]
+		if !ok {
+			idx = c.nodes.add(src)
+		}
+		mv.pairs = append(mv.pairs, movePair{src: src, dst: dst, srcIdx: idx})
+		p = &mv.pairs[len(mv.pairs)-1]
+	}
+	p.waiters = append(p.waiters, moveWaiter{cl: cl, key: key})
+	if p.has(key) {
+		return
+	}
+	p.keys = append(p.keys, key)
+	if p.seen != nil {
+		p.seen[key] = struct{}{}
+	}
+}
+
+// has reports whether key is already in the pair's MIGRATE.
+func (p *movePair) has(key string) bool {
+	if p.seen != nil {
+		_, ok := p.seen[key]
+		return ok
+	}
+	for _, k := range p.keys {
+		if k == key {
+			return true
+		}
+	}
+	if len(p.keys) >= 16 {
+		p.seen = make(map[string]struct{}, 2*len(p.keys))
+		for _, k := range p.keys {
+			p.seen[k] = struct{}{}
+		}
+	}
+	return false
+}
+
+// runMoves sends one MIGRATE per pair, each to its old owner, all in one
+// executor batch (the old owners work in parallel), and settles the
+// outcome of each.
+func (c *Client) runMoves(ctx context.Context, m *migState, mv *moves) {
+	calls := make([]*call, len(mv.pairs))
+	for i := range mv.pairs {
+		p := &mv.pairs[i]
+		calls[i] = &call{name: "MIGRATE", args: c.migrateArgs(m, p.dst, p.keys), node: p.srcIdx}
+	}
+	c.runPooled(ctx, calls)
+	for i := range mv.pairs {
+		p := &mv.pairs[i]
+		err := calls[i].err
+		if isBusyKey(err) {
+			err = c.settleBusy(ctx, m, p)
+		}
+		if err != nil {
+			for _, w := range p.waiters {
+				if w.cl.err == nil {
+					w.cl.err = &MigrateError{Key: w.key, From: p.src, To: p.dst, Err: err}
+				}
+			}
+			continue
+		}
+		for _, k := range p.keys {
+			m.moved.add(k)
+		}
+	}
+}
+
+// settleBusy handles a MIGRATE that met a key its new owner already has.
+// MIGRATE ... KEYS moved every other key of the batch and left that one;
+// the reply does not say which, so each key is moved on its own: NOKEY for
+// those already moved, BUSYKEY again for the one left, whose old copy is
+// then deleted (the new owner's copy is the newer one).
+func (c *Client) settleBusy(ctx context.Context, m *migState, p *movePair) error {
+	for _, k := range p.keys {
+		cl := &call{name: "MIGRATE", args: c.migrateArgs(m, p.dst, []string{k}), node: p.srcIdx}
+		c.runPooled(ctx, []*call{cl})
+		if isBusyKey(cl.err) {
+			cl = &call{name: "DEL", args: []any{k}, node: p.srcIdx}
+			c.runPooled(ctx, []*call{cl})
+			m.busy.Add(1)
+		}
+		if cl.err != nil {
+			return cl.err
+		}
+	}
+	return nil
+}
+
+// migrateArgs builds MIGRATE host port "" db timeout [AUTH ...] KEYS
+// keys... for moving keys to dst.
+func (c *Client) migrateArgs(m *migState, dst Node, keys []string) []any {
+	addr := dst.Addr
+	if a, ok := m.addrs[addr]; ok && a != "" {
+		addr = a
+	}
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		host, port = addr, "6379"
+	}
+	timeout := c.readTimeout / 2
+	if timeout < 100*time.Millisecond {
+		timeout = 100 * time.Millisecond
+	}
+	args := make([]any, 0, 9+len(keys))
+	args = append(args, host, port, "", c.cfg.Pool.DB, strconv.FormatInt(timeout.Milliseconds(), 10))
+	if p := c.cfg.Pool; p.Password != "" {
+		if p.Username != "" {
+			args = append(args, "AUTH2", p.Username, p.Password)
+		} else {
+			args = append(args, "AUTH", p.Password)
+		}
+	}
+	args = append(args, "KEYS")
+	for _, k := range keys {
+		args = append(args, k)
+	}
+	return args
+}
+
+// movedSet remembers keys seen moved, so that later commands on them skip
+// the MIGRATE. It is bounded: a full stripe is emptied, which costs only a
+// MIGRATE (answered NOKEY) the next time one of its keys is used.
+type movedSet struct {
+	seed    maphash.Seed
+	stripes [64]movedStripe
+}
+
+type movedStripe struct {
+	mu   sync.RWMutex
+	keys map[string]struct{}
+}
+
+// movedStripeMax bounds each stripe (64 of them: about 1M keys in all).
+const movedStripeMax = 1 << 14
+
+func newMovedSet() *movedSet {
+	s := &movedSet{seed: maphash.MakeSeed()}
+	for i := range s.stripes {
+		s.stripes[i].keys = make(map[string]struct{})
+	}
+	return s
+}
+
+func (s *movedSet) stripe(k string) *movedStripe {
+	return &s.stripes[maphash.String(s.seed, k)%uint64(len(s.stripes))]
+}
+
+func (s *movedSet) has(k string) bool {
+	st := s.stripe(k)
+	st.mu.RLock()
+	_, ok := st.keys[k]
+	st.mu.RUnlock()
+	return ok
+}
+
+func (s *movedSet) add(k string) {
+	st := s.stripe(k)
+	st.mu.Lock()
+	if len(st.keys) >= movedStripeMax {
+		clear(st.keys)
+	}
+	st.keys[k] = struct{}{}
+	st.mu.Unlock()
+}
+
+// moveKeys brings keys to their owners under the current topology before
+// a transaction watches them (Tx).
+func (c *Client) moveKeys(ctx context.Context, node int, keys []any) error {
+	m := c.mig.Load()
+	if m == nil {
+		return nil
+	}
+	cl := &call{name: "EXISTS", args: keys, info: lookupCommand("EXISTS"), node: node}
+	c.moveFirst(ctx, m, []*call{cl})
+	if cl.err != nil {
+		return cl.err
+	}
+	return nil
+}

@@ -1,0 +1,131 @@
+package shard
+
+import (
+	"fmt"
+	"hash/fnv"
+	"slices"
+	"strings"
+	"sync/atomic"
+
+	"github.com/shardis/shardis/shard/command"
+)
+
+// routerLocator locates keys with a user's Router; a key's group is its
+// node. The map from addresses to node indexes is rebuilt when the router
+// names a node it has not seen.
+type routerLocator struct {
+	r     Router
+	nodes *nodeTable
+	index atomic.Pointer[map[string]int]
+}
+
+func newRouterLocator(r Router, nodes *nodeTable) *routerLocator {
+	l := &routerLocator{r: r, nodes: nodes}
+	idx := map[string]int{}
+	for _, n := range r.Nodes() {
+		idx[n.Addr] = nodes.add(n)
+	}
+	l.index.Store(&idx)
+	return l
+}
+
+func (l *routerLocator) locate(key any) (int, int, error) {
+	k, ok := command.Arg(key)
+	if !ok {
+		return -1, -1, fmt.Errorf("%w: key of type %T", ErrBadCommand, key)
+	}
+	n, err := l.r.Route(k)
+	if err != nil {
+		return -1, -1, err
+	}
+	if i, ok := (*l.index.Load())[n.Addr]; ok {
+		return i, i, nil
+	}
+	i := l.nodes.add(n)
+	old := *l.index.Load()
+	idx := make(map[string]int, len(old)+1)
+	for a, j := range old {
+		idx[a] = j
+	}
+	idx[n.Addr] = i
+	l.index.Store(&idx)
+	return i, i, nil
+}
+
+func (l *routerLocator) groupLabel(group int) string {
+	if group < 0 {
+		return "?"
+	}
+	return l.nodes.get(group).node.String()
+}
+
+// mappedRingLocator is ringLocator for a ring whose configured indexes
+// are not the client's node indexes (a ring installed by a migration).
+type mappedRingLocator struct {
+	rr  *RingRouter
+	idx []int // configured index -> node index
+}
+
+func (l mappedRingLocator) locate(key any) (int, int, error) {
+	i, _, err := ringLocator{l.rr}.locate(key)
+	if err != nil {
+		return -1, -1, err
+	}
+	return l.idx[i], l.idx[i], nil
+}
+
+func (l mappedRingLocator) groupLabel(group int) string {
+	for i, n := range l.idx {
+		if n == group {
+			return l.rr.node(i).String()
+		}
+	}
+	return "?"
+}
+
+// TopologyIDer is implemented by a Router that names its own placement:
+// two processes whose routers have the same ID place every key alike.
+type TopologyIDer interface {
+	TopologyID() string
+}
+
+// TopologyID returns a short name of the placement cfg describes: two
+// configs with the same ID put every key on the same node. Processes name
+// their connections with it (CLIENT SETNAME), so that the mover can tell
+// which topology each process routes by.
+func TopologyID(cfg Config) string {
+	h := fnv.New64a()
+	switch {
+	case cfg.Router != nil:
+		if t, ok := cfg.Router.(TopologyIDer); ok {
+			return sanitizeName(t.TopologyID())
+		}
+		fmt.Fprintf(h, "router")
+		for _, n := range cfg.Router.Nodes() {
+			fmt.Fprintf(h, "|%s", n.Addr)
+		}
+		return fmt.Sprintf("router-%x", h.Sum64())
+	case cfg.Mode == ModeCluster:
+		seeds := slices.Clone(cfg.Seeds)
+		slices.Sort(seeds)
+		fmt.Fprintf(h, "cluster|%s", strings.Join(seeds, ","))
+		return fmt.Sprintf("cluster-%x", h.Sum64())
+	default:
+		rc := cfg.RingConfig()
+		fmt.Fprintf(h, "ring|%s|%s|%s", rc.Algorithm, rc.KeyHash, rc.Tag)
+		for _, s := range rc.Shards {
+			fmt.Fprintf(h, "|%s=%s*%d", s.Name, s.Addr, s.Weight)
+		}
+		return fmt.Sprintf("ring-%x", h.Sum64())
+	}
+}
+
+// sanitizeName keeps what CLIENT SETNAME accepts (no spaces, printable).
+func sanitizeName(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r <= ' ' || r > '~' {
+			return '_'
+		}
+		return r
+	}, s)
+}

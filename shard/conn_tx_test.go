@@ -106,7 +106,8 @@ func TestConnMultiExec(t *testing.T) {
 					require.NoError(t, conn.Send("INCR", b))
 					vals, err = redis.Int64s(conn.Do("EXEC"))
 				} else { // one Do at a time
-					s, err := redis.String(conn.Do("MULTI"))
+					var s string
+					s, err = redis.String(conn.Do("MULTI"))
 					require.NoError(t, err)
 					require.Equal(t, "OK", s)
 					for _, k := range []string{a, b} {

@@ -329,7 +329,6 @@ func waitClean(t *testing.T, servers []*redistest.Server, baseline []map[string]
 // A nil context is an error, the same one everywhere, never a panic.
 func TestNilContextIsAnError(t *testing.T) {
 	c, _ := startRing(t, 1)
-	//lint:ignore SA1012 a nil context is what is being tested
 	var nilCtx context.Context
 	_, err := shard.New(nilCtx, ringConfig(nil))
 	assert.ErrorIs(t, err, shard.ErrNilContext, "New")

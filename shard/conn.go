@@ -56,8 +56,15 @@ import (
 //     commands fail with ErrNoKey (use DoKey or ForEachShard).
 //   - Receive with nothing sent fails at once instead of waiting.
 //   - A command that fails to route (a *CrossShardError, ErrNoKey, ...) or
-//     whose node failed (a *NodeError) fails alone, like a server error
-//     reply: the Conn stays usable and Err stays nil.
+//     whose node failed (a *NodeError) fails alone: Receive and Do return
+//     its error as they would a server's error reply, and Do("") puts it in
+//     the returned slice and also returns the first such error (where a
+//     server's error replies only go in the slice). The Conn stays usable
+//     and Err stays nil, where a redigo connection would be broken.
+//   - Scripts are loaded per node: redis.Script's Do and SendHash work (Do
+//     falls back to EVAL on NOSCRIPT, which loads the script on the key's
+//     node), but Script.Load sends the keyless SCRIPT LOAD, which fails
+//     with ErrNoKey: load scripts on every node with ForEachShard.
 func (c *Client) Conn() redis.Conn { return &routedConn{c: c} }
 
 // routedConn adapts a Client to redis.Conn.

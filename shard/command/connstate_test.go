@@ -78,3 +78,43 @@ func TestEffectOfDoesNotAllocate(t *testing.T) {
 		t.Errorf("%v allocations per call", n)
 	}
 }
+
+// EffectOf never panics, agrees with itself given the looked-up entry,
+// and calls a command stateless only when it is none of the listed ones.
+func FuzzEffectOf(f *testing.F) {
+	for _, seed := range [][3]string{
+		{"CLIENT", "REPLY", "OFF"}, {"client", "setname", "x"}, {"HELLO", "3", ""},
+		{"HELLO", "2", "AUTH"}, {"SELECT", "1", ""}, {"GET", "k", ""}, {"ssubscribe", "ch", ""},
+	} {
+		f.Add(seed[0], seed[1], seed[2])
+	}
+	f.Fuzz(func(t *testing.T, name, a, b string) {
+		args := []any{a, []byte(b)}
+		e := command.EffectOf(nil, name, args)
+		if e > command.Exclusive {
+			t.Fatalf("EffectOf(%q) = %d", name, e)
+		}
+		if info := command.Lookup(name); info != nil {
+			if e2 := command.EffectOf(info, name, args); e2 != e {
+				t.Fatalf("EffectOf(%q): %v without the entry, %v with it", name, e, e2)
+			}
+		} else if e != command.Stateless {
+			t.Fatalf("EffectOf(%q) = %v for a command the table does not know", name, e)
+		}
+	})
+}
+
+func BenchmarkEffectOf(b *testing.B) {
+	get, client := command.Lookup("GET"), command.Lookup("CLIENT")
+	getArgs, clientArgs := []any{"k"}, []any{"SETNAME", "x"}
+	b.Run("GET", func(b *testing.B) {
+		for b.Loop() {
+			command.EffectOf(get, "GET", getArgs)
+		}
+	})
+	b.Run("CLIENT SETNAME", func(b *testing.B) {
+		for b.Loop() {
+			command.EffectOf(client, "CLIENT", clientArgs)
+		}
+	})
+}

@@ -3,6 +3,7 @@ package shard
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
 	"time"
 
@@ -171,7 +172,7 @@ func (rc *routedConn) DoContext(ctx context.Context, name string, args ...any) (
 		return nil, nil
 	}
 	if name != "" {
-		rc.queue = append(rc.queue, connCmd{name: name, args: args})
+		rc.queue = append(rc.queue, connCmd{name: name, args: slices.Clone(args)})
 	}
 	rc.flushLocked(ctx)
 	replies := rc.replies
@@ -218,7 +219,8 @@ func (rc *routedConn) Send(name string, args ...any) error {
 	if rc.closed {
 		return errConnClosed
 	}
-	rc.queue = append(rc.queue, connCmd{name: name, args: args})
+	// A copy: redigo encodes at Send, so callers may reuse their slice.
+	rc.queue = append(rc.queue, connCmd{name: name, args: slices.Clone(args)})
 	return nil
 }
 

@@ -299,6 +299,8 @@ func TestConnTransactionEdges(t *testing.T) {
 	servers := redistest.StartNTB(t, 3, redistest.Options{})
 	cfg := ringConfig(servers)
 	cfg.Pool.ClientName = stateClientName
+	cfg.Pool.MaxIdle = 1 // one connection per node, reused by every caller
+	cfg.Health.Interval = -1
 	baseline := clientIDs(t, servers)
 	c := newClient(t, cfg)
 	ctx := context.Background()
@@ -366,18 +368,18 @@ func TestConnTransactionEdges(t *testing.T) {
 	assert.Equal(t, 2, n)
 
 	// Close in the middle of WATCH and of MULTI: nothing runs and the
-	// connections come back clean.
-	for _, open := range [][]string{{"WATCH"}, {"WATCH", "MULTI"}, {"MULTI"}} {
+	// connections come back clean (command names in any case).
+	for _, open := range [][]string{{"Watch"}, {"Watch", "Multi"}, {"Multi"}} {
 		cc := c.Conn()
 		for _, cmd := range open {
 			args := []any{"{e}k"}
-			if cmd == "MULTI" {
+			if cmd == "Multi" {
 				args = nil
 			}
 			_, err := cc.Do(cmd, args...)
 			require.NoError(t, err)
 		}
-		if open[len(open)-1] == "MULTI" {
+		if open[len(open)-1] == "Multi" {
 			s, err := redis.String(cc.Do("INCR", "{e}k"))
 			require.NoError(t, err)
 			assert.Equal(t, "QUEUED", s)
@@ -388,4 +390,15 @@ func TestConnTransactionEdges(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 2, n)
 	waitClean(t, servers, baseline)
+	// Had a connection gone back still watching {e}k, a change of it would
+	// abort the next transaction on that connection, on another key.
+	for _, s := range servers {
+		_, err := s.Do("SET", "{e}k", "changed")
+		require.NoError(t, err)
+	}
+	require.NoError(t, conn.Send("MULTI"))
+	require.NoError(t, conn.Send("INCR", "{e}j"))
+	vals, err = redis.Values(conn.Do("EXEC"))
+	require.NoError(t, err)
+	assert.Equal(t, []any{int64(1)}, vals)
 }

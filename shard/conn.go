@@ -3,6 +3,7 @@ package shard
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
 	"time"
 
@@ -56,8 +57,15 @@ import (
 //     commands fail with ErrNoKey (use DoKey or ForEachShard).
 //   - Receive with nothing sent fails at once instead of waiting.
 //   - A command that fails to route (a *CrossShardError, ErrNoKey, ...) or
-//     whose node failed (a *NodeError) fails alone, like a server error
-//     reply: the Conn stays usable and Err stays nil.
+//     whose node failed (a *NodeError) fails alone: Receive and Do return
+//     its error as they would a server's error reply, and Do("") puts it in
+//     the returned slice and also returns the first such error (where a
+//     server's error replies only go in the slice). The Conn stays usable
+//     and Err stays nil, where a redigo connection would be broken.
+//   - Scripts are loaded per node: redis.Script's Do and SendHash work (Do
+//     falls back to EVAL on NOSCRIPT, which loads the script on the key's
+//     node), but Script.Load sends the keyless SCRIPT LOAD, which fails
+//     with ErrNoKey: load scripts on every node with ForEachShard.
 func (c *Client) Conn() redis.Conn { return &routedConn{c: c} }
 
 // routedConn adapts a Client to redis.Conn.
@@ -164,7 +172,7 @@ func (rc *routedConn) DoContext(ctx context.Context, name string, args ...any) (
 		return nil, nil
 	}
 	if name != "" {
-		rc.queue = append(rc.queue, connCmd{name: name, args: args})
+		rc.queue = append(rc.queue, connCmd{name: name, args: slices.Clone(args)})
 	}
 	rc.flushLocked(ctx)
 	replies := rc.replies
@@ -211,7 +219,8 @@ func (rc *routedConn) Send(name string, args ...any) error {
 	if rc.closed {
 		return errConnClosed
 	}
-	rc.queue = append(rc.queue, connCmd{name: name, args: args})
+	// A copy: redigo encodes at Send, so callers may reuse their slice.
+	rc.queue = append(rc.queue, connCmd{name: name, args: slices.Clone(args)})
 	return nil
 }
 

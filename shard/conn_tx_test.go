@@ -106,7 +106,8 @@ func TestConnMultiExec(t *testing.T) {
 					require.NoError(t, conn.Send("INCR", b))
 					vals, err = redis.Int64s(conn.Do("EXEC"))
 				} else { // one Do at a time
-					s, err := redis.String(conn.Do("MULTI"))
+					var s string
+					s, err = redis.String(conn.Do("MULTI"))
 					require.NoError(t, err)
 					require.Equal(t, "OK", s)
 					for _, k := range []string{a, b} {
@@ -289,4 +290,115 @@ func TestConnPubSubIsRefused(t *testing.T) {
 	default:
 		t.Fatalf("got %#v, want an error", v)
 	}
+}
+
+// The edges of a Conn's transaction: what comes before a key, an empty
+// transaction, EXEC without MULTI, RESET and Close in the middle, a
+// nested MULTI. No connection is left in MULTI or WATCH afterwards.
+func TestConnTransactionEdges(t *testing.T) {
+	servers := redistest.StartNTB(t, 3, redistest.Options{})
+	cfg := ringConfig(servers)
+	cfg.Pool.ClientName = stateClientName
+	cfg.Pool.MaxIdle = 1 // one connection per node, reused by every caller
+	cfg.Health.Interval = -1
+	baseline := clientIDs(t, servers)
+	c := newClient(t, cfg)
+	ctx := context.Background()
+	conn := c.Conn()
+	defer conn.Close()
+
+	// An empty transaction: nothing to run anywhere.
+	require.NoError(t, conn.Send("MULTI"))
+	v, err := conn.Do("EXEC")
+	require.NoError(t, err)
+	assert.Equal(t, []any{}, v)
+
+	// EXEC and DISCARD without MULTI.
+	_, err = conn.Do("EXEC")
+	require.ErrorIs(t, err, shard.ErrBadCommand)
+	_, err = conn.Do("DISCARD")
+	require.ErrorIs(t, err, shard.ErrBadCommand)
+
+	// A keyless command before the transaction's first key: its node
+	// cannot be known, so the transaction is refused.
+	s, err := redis.String(conn.Do("MULTI"))
+	require.NoError(t, err)
+	assert.Equal(t, "OK", s)
+	_, err = conn.Do("PING")
+	require.ErrorIs(t, err, shard.ErrNoKey)
+	_, err = conn.Do("INCR", "{e}k")
+	require.ErrorIs(t, err, shard.ErrNoKey)
+	_, err = conn.Do("EXEC")
+	require.ErrorIs(t, err, shard.ErrNoKey)
+	n, err := redis.Int(c.Do(ctx, "EXISTS", "{e}k"))
+	require.NoError(t, err)
+	assert.Equal(t, 0, n, "a command of the refused transaction ran")
+
+	// After its first key, keyless commands go with the transaction.
+	require.NoError(t, conn.Send("MULTI"))
+	require.NoError(t, conn.Send("INCR", "{e}k"))
+	require.NoError(t, conn.Send("PING"))
+	vals, err := redis.Values(conn.Do("EXEC"))
+	require.NoError(t, err)
+	assert.Equal(t, []any{int64(1), "PONG"}, vals)
+
+	// A nested MULTI fails alone; the transaction goes on.
+	_, err = conn.Do("MULTI")
+	require.NoError(t, err)
+	_, err = conn.Do("INCR", "{e}k")
+	require.NoError(t, err)
+	_, err = conn.Do("MULTI")
+	require.ErrorIs(t, err, shard.ErrBadCommand)
+	vals, err = redis.Values(conn.Do("EXEC"))
+	require.NoError(t, err)
+	assert.Equal(t, []any{int64(2)}, vals)
+
+	// RESET in the middle ends the transaction; nothing of it runs.
+	_, err = conn.Do("MULTI")
+	require.NoError(t, err)
+	_, err = conn.Do("INCR", "{e}k")
+	require.NoError(t, err)
+	s, err = redis.String(conn.Do("RESET"))
+	require.NoError(t, err)
+	assert.Equal(t, "RESET", s)
+	_, err = conn.Do("EXEC")
+	require.ErrorIs(t, err, shard.ErrBadCommand)
+	n, err = redis.Int(c.Do(ctx, "GET", "{e}k"))
+	require.NoError(t, err)
+	assert.Equal(t, 2, n)
+
+	// Close in the middle of WATCH and of MULTI: nothing runs and the
+	// connections come back clean (command names in any case).
+	for _, open := range [][]string{{"Watch"}, {"Watch", "Multi"}, {"Multi"}} {
+		cc := c.Conn()
+		for _, cmd := range open {
+			args := []any{"{e}k"}
+			if cmd == "Multi" {
+				args = nil
+			}
+			_, err := cc.Do(cmd, args...)
+			require.NoError(t, err)
+		}
+		if open[len(open)-1] == "Multi" {
+			s, err := redis.String(cc.Do("INCR", "{e}k"))
+			require.NoError(t, err)
+			assert.Equal(t, "QUEUED", s)
+		}
+		require.NoError(t, cc.Close())
+	}
+	n, err = redis.Int(c.Do(ctx, "GET", "{e}k"))
+	require.NoError(t, err)
+	assert.Equal(t, 2, n)
+	waitClean(t, servers, baseline)
+	// Had a connection gone back still watching {e}k, a change of it would
+	// abort the next transaction on that connection, on another key.
+	for _, s := range servers {
+		_, err := s.Do("SET", "{e}k", "changed")
+		require.NoError(t, err)
+	}
+	require.NoError(t, conn.Send("MULTI"))
+	require.NoError(t, conn.Send("INCR", "{e}j"))
+	vals, err = redis.Values(conn.Do("EXEC"))
+	require.NoError(t, err)
+	assert.Equal(t, []any{int64(1)}, vals)
 }

@@ -329,7 +329,6 @@ func waitClean(t *testing.T, servers []*redistest.Server, baseline []map[string]
 // A nil context is an error, the same one everywhere, never a panic.
 func TestNilContextIsAnError(t *testing.T) {
 	c, _ := startRing(t, 1)
-	//lint:ignore SA1012 a nil context is what is being tested
 	var nilCtx context.Context
 	_, err := shard.New(nilCtx, ringConfig(nil))
 	assert.ErrorIs(t, err, shard.ErrNilContext, "New")
@@ -402,12 +401,20 @@ func TestTxLeavesNoStateBehind(t *testing.T) {
 	cfg := ringConfig(servers)
 	cfg.Pool.ClientName = stateClientName
 	cfg.Pool.MaxIdle = 1
+	cfg.Health.Interval = -1
 	c := newClient(t, cfg)
 	ctx := context.Background()
 	baseline := clientIDs(t, servers)
 	early := errors.New("early")
 	_, err := c.Tx(ctx, []string{"k"}, func(tx *shard.Tx) error { return early })
 	require.ErrorIs(t, err, early)
+	// Had the connection gone back still watching k, a change of k
+	// would abort the next transaction on it, on another key.
+	_, err = servers[0].Do("SET", "k", "changed")
+	require.NoError(t, err)
+	reply, err := c.Tx(ctx, []string{"j"}, func(tx *shard.Tx) error { return tx.Queue("INCR", "j") })
+	require.NoError(t, err)
+	assert.Equal(t, []any{int64(1)}, reply)
 	_, err = c.Tx(ctx, []string{"k"}, func(tx *shard.Tx) error {
 		_, err := tx.Do("CLIENT", "SETNAME", "intruder")
 		return err
@@ -426,7 +433,7 @@ func TestTxLeavesNoStateBehind(t *testing.T) {
 	// The next transaction on the same pool works and is really watched.
 	_, err = c.Do(ctx, "SET", "k", 1)
 	require.NoError(t, err)
-	reply, err := c.Tx(ctx, []string{"k"}, func(tx *shard.Tx) error { return tx.Queue("INCR", "k") })
+	reply, err = c.Tx(ctx, []string{"k"}, func(tx *shard.Tx) error { return tx.Queue("INCR", "k") })
 	require.NoError(t, err)
 	assert.Equal(t, []any{int64(2)}, reply)
 }

@@ -24,6 +24,7 @@ type trackedConn struct {
 	dirty    bool // a command changed the connection's state
 	watching bool // WATCH without EXEC, DISCARD or UNWATCH
 	multi    bool // MULTI without EXEC or DISCARD
+	asking   bool // ASKING, not yet consumed by a command after it
 	released bool
 }
 
@@ -47,11 +48,16 @@ func (c *Client) borrowTracked(ctx context.Context, addr string) (*trackedConn, 
 func (tc *trackedConn) note(name string, args []any) {
 	info := command.Lookup(name)
 	eff := command.EffectOf(info, name, args)
-	if eff == command.Stateless {
-		return
-	}
 	tc.mu.Lock()
 	defer tc.mu.Unlock()
+	// ASKING lasts for the one command after it (a transaction at a
+	// slot's importing node sends it before each command): only an
+	// ASKING that nothing followed leaves the connection changed.
+	asking := info != nil && info.Name == "asking"
+	tc.asking = asking
+	if eff == command.Stateless || asking {
+		return
+	}
 	if eff != command.Transaction {
 		tc.dirty = true
 		return
@@ -89,7 +95,7 @@ func (tc *trackedConn) release() error {
 		return nil
 	}
 	tc.released = true
-	dirty, watching, multi := tc.dirty, tc.watching, tc.multi
+	dirty, watching, multi := tc.dirty || tc.asking, tc.watching, tc.multi
 	tc.mu.Unlock()
 	if !dirty && (watching || multi) && tc.conn.Err() == nil {
 		undo := "UNWATCH"

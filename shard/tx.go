@@ -30,6 +30,9 @@ type Tx struct {
 
 // Do runs one command now on the transaction's node. Its keys must be in
 // the transaction's slot (cluster mode) or on its shard (ring mode).
+// MULTI, EXEC and DISCARD are refused (Tx sends them); a command that
+// changes the connection's state (CLIENT SETNAME, SELECT, ...) gets the
+// connection closed when the transaction ends instead of pooled.
 func (tx *Tx) Do(name string, args ...any) (any, error) {
 	if err := tx.check(name, args); err != nil {
 		return nil, err

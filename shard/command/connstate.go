@@ -46,6 +46,10 @@ func (e ConnEffect) String() string {
 	return "unknown"
 }
 
+// watchInfo is WATCH's entry: the one command with keys that changes the
+// connection's state.
+var watchInfo = Lookup("watch")
+
 // EffectOf classifies a call of the command named name with args (the
 // arguments after the name). info is the command's entry from Lookup, or
 // nil to have EffectOf look it up. Subcommands newer than the table
@@ -56,6 +60,9 @@ func EffectOf(info *Info, name string, args []any) ConnEffect {
 		if info = Lookup(name); info == nil {
 			return Stateless // a module's command, or one newer than the table
 		}
+	}
+	if info.hasKeys && info != watchInfo {
+		return Stateless // the fast path: of the commands on keys, only WATCH
 	}
 	switch info.Name {
 	case "subscribe", "psubscribe", "ssubscribe", "unsubscribe", "punsubscribe", "sunsubscribe":

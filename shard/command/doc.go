@@ -38,6 +38,14 @@
 // Sharded pub/sub commands (SPUBLISH, SSUBSCRIBE, SUNSUBSCRIBE) have no keys,
 // but their channels hash to slots like keys: ChannelPositions finds them.
 //
+// # What a command does to its connection
+//
+// EffectOf classifies a call as Stateless or by the state it leaves on the
+// connection that ran it (a database, a name or user, subscribe mode,
+// MONITOR, an open transaction, RESP3), so that a client sharing
+// connections between callers can refuse it, or restore or close the
+// connection before anyone else uses it.
+//
 // # Where KeyPositions is stricter than COMMAND GETKEYS
 //
 // When the key count of EVAL, EVALSHA, FCALL or their _RO forms is not an

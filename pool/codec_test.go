@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"math"
 	"net"
 	"reflect"
 	"regexp"
@@ -73,7 +74,7 @@ func TestAppendCommandMatchesRedigo(t *testing.T) {
 		{"string and bytes", []any{"key", []byte("value"), "", []byte{}}},
 		{"binary", []any{"\r\n\x00\xff", []byte("$3\r\n")}},
 		{"integers", []any{0, -1, 42, int64(-9223372036854775808), int64(9223372036854775807)}},
-		{"floats", []any{1.5, -0.0, 1e300, 3.0}},
+		{"floats", []any{1.5, math.Copysign(0, -1), 1e300, 3.0}},
 		{"bools and nil", []any{true, false, nil}},
 		{"argument", []any{argument{"x"}, argument{7}, argument{argument{"nested"}}}},
 		{"other types", []any{int32(5), uint8(200), stringer{1, 2}, []int{1, 2}}},

@@ -69,7 +69,7 @@ func TestOnePoolPerAddr(t *testing.T) {
 		if err != nil || got != srv.Addr {
 			t.Errorf("GET owner on %s = %q, %v; want its own address", srv.Addr, got, err)
 		}
-		if set.Pool(srv.Addr) != set.Pool(srv.Addr) {
+		if first, again := set.Pool(srv.Addr), set.Pool(srv.Addr); first != again {
 			t.Error("Pool returns a new pool for a known address")
 		}
 	}

@@ -172,7 +172,8 @@ func (c *Client) Close() error {
 	// A pipeline being started now finishes registering before the wait
 	// below; any later one sees closed.
 	c.autoPipes.mu.Lock()
-	c.autoPipes.mu.Unlock() //nolint:staticcheck // an empty critical section is the point
+	//lint:ignore SA2001 an empty critical section is the point
+	c.autoPipes.mu.Unlock()
 	close(c.stop)
 	c.endLife()
 	c.bg.Wait()

@@ -1,6 +1,7 @@
 package pool
 
 import (
+	"math"
 	"net"
 	"time"
 )
@@ -40,10 +41,24 @@ type coarseConn struct {
 	readBy time.Time
 }
 
-// startReply starts the wait for a reply, bounded by timeout (0: none).
+// startReply starts the wait for a reply, bounded by timeout (0: none;
+// keepReplyDeadline: the one startReplyBy set).
 func (c *coarseConn) startReply(timeout time.Duration) {
+	if timeout == keepReplyDeadline {
+		return
+	}
 	c.readTimeout = timeout
 	c.readBy = time.Time{}
+}
+
+// keepReplyDeadline is the timeout that keeps startReplyBy's deadline;
+// no caller passes it (a negative timeout otherwise means none).
+const keepReplyDeadline time.Duration = math.MinInt64
+
+// startReplyBy starts the wait for a reply that must be in by t.
+func (c *coarseConn) startReplyBy(t time.Time) {
+	c.readTimeout = 0
+	c.readBy = t
 }
 
 // armedRead reads from the socket, its deadline armed for the reply being

@@ -95,3 +95,39 @@ func TestReadTimeoutIsPerReply(t *testing.T) {
 		assert.Equal(t, []byte("abcd"), reply)
 	}
 }
+
+// ReceiveBy: a reply already received is returned even after its
+// deadline, without waiting; one that has not come fails at the deadline,
+// however slowly its bytes trickle in.
+func TestReceiveByDeadline(t *testing.T) {
+	nc, server := tcpPair(t)
+	c := newLiveConn(&coarseConn{Conn: nc}, time.Second)
+	_, err := server.Write([]byte("+first\r\n+second\r\n"))
+	require.NoError(t, err)
+	reply, err := ReceiveBy(c, time.Now().Add(time.Second))
+	require.NoError(t, err)
+	assert.Equal(t, "first", reply)
+	reply, err = ReceiveBy(c, time.Now().Add(-time.Second)) // buffered: still taken
+	require.NoError(t, err)
+	assert.Equal(t, "second", reply)
+
+	go func() {
+		for _, b := range []byte("+slow reply\r\n") {
+			time.Sleep(50 * time.Millisecond)
+			if _, err := server.Write([]byte{b}); err != nil {
+				return
+			}
+		}
+	}()
+	start := time.Now()
+	_, err = ReceiveBy(c, start.Add(200*time.Millisecond))
+	var ne net.Error
+	require.ErrorAs(t, err, &ne)
+	assert.True(t, ne.Timeout())
+	assert.Less(t, time.Since(start), 300*time.Millisecond)
+
+	// Connections that are not the Set's get the time left.
+	other := redis.NewConn(nc, 0, 0)
+	_, err = ReceiveBy(other, time.Now().Add(-time.Second))
+	assert.Error(t, err)
+}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/gomodule/redigo/redis"
+	"github.com/shardis/shardis/pool"
 	"github.com/shardis/shardis/shard/command"
 )
 
@@ -459,9 +460,9 @@ func (pc *pipeConn) read() {
 		}
 		// Each command's reply is due a read timeout after it was sent,
 		// however long the replies before it took. One already received
-		// is still taken when that time has passed.
-		timeout := max(pc.p.c.readTimeout-time.Since(r.sent), time.Nanosecond)
-		reply, err := redis.ReceiveWithTimeout(pc.conn, timeout)
+		// is still taken when that time has passed (and costs no clock
+		// read).
+		reply, err := pool.ReceiveBy(pc.conn, r.sent.Add(pc.p.c.readTimeout))
 		var re redis.Error
 		switch {
 		case err == nil:

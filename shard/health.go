@@ -130,6 +130,9 @@ func (c *Client) noteSuccess(i int) {
 	if ns.fails.Load() != 0 {
 		ns.fails.Store(0)
 	}
+	if ns.cause.Load() != nil {
+		ns.cause.Store(nil) // a later failure starts afresh
+	}
 	if ns.down.Load() && ns.down.Swap(false) {
 		c.nodeEvent(NodeUp, i, nil)
 		c.nodeUp(i)

@@ -3,6 +3,7 @@ package shard
 import (
 	"context"
 	"errors"
+	"net"
 	"strings"
 
 	"github.com/gomodule/redigo/redis"
@@ -27,9 +28,23 @@ func (e *nodeDownError) Error() string {
 // Unwrap returns ErrNodeDown and the cause.
 func (e *nodeDownError) Unwrap() []error { return []error{ErrNodeDown, e.cause} }
 
-// noteCause records err as the node's last failure.
+// noteCause records err as the node's last failure. A timeout does not
+// replace an authentication failure: a health check that was slow to get
+// its NOAUTH says nothing new, and the caller should keep learning that
+// the credentials are wrong (a refused dial, a reset or a success does
+// replace it).
 func (ns *nodeState) noteCause(err error) {
+	if old := ns.cause.Load(); old != nil && isAuthFailure(old.cause) && !isAuthFailure(err) && isTimeout(err) {
+		return
+	}
 	ns.cause.Store(&nodeDownError{cause: err})
+}
+
+// isTimeout reports whether err is a timeout: a context deadline or a
+// network timeout.
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout())
 }
 
 // downErr returns the error a command gets while the node is down.

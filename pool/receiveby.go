@@ -1,0 +1,23 @@
+package pool
+
+import (
+	"time"
+
+	"github.com/gomodule/redigo/redis"
+)
+
+// ReceiveBy reads the next reply from c, which must be in by deadline: a
+// reply already received is returned even after the deadline, and the
+// clock is read only if the socket must be waited on. It is
+// redis.ReceiveWithTimeout with an absolute deadline, for a caller that
+// already knows when a reply is due (a command written some time ago, with
+// other replies read before it), without a clock read per reply.
+// Connections that do not come from a Set get ReceiveWithTimeout with the
+// time left.
+func ReceiveBy(c redis.Conn, deadline time.Time) (any, error) {
+	if lc, ok := c.(*liveConn); ok {
+		lc.nc.startReplyBy(deadline)
+		return lc.ReceiveWithTimeout(keepReplyDeadline)
+	}
+	return redis.ReceiveWithTimeout(c, max(time.Until(deadline), time.Nanosecond))
+}

@@ -42,7 +42,7 @@ func serverKeys(addr string) []string {
 		return nil
 	}
 	if ip, err := netip.ParseAddr(host); err == nil {
-		return []string{netip.AddrPortFrom(ip.Unmap().WithZone(ip.Zone()), 0).Addr().String() + "|" + port}
+		return []string{ip.Unmap().String() + "|" + port}
 	}
 	host = strings.ToLower(strings.TrimSuffix(host, "."))
 	if host == "localhost" {

@@ -23,9 +23,14 @@ func configString(c Config) string {
 		fmt.Fprintf(&b, ", Seeds: %v, Cluster: {RefreshInterval: %s, MinRefreshInterval: %s, MaxRedirects: %d, MaxRetryWait: %s, ReadFrom: %s}",
 			c.Seeds, onOff(cl.RefreshInterval), cl.MinRefreshInterval, cl.MaxRedirects, cl.MaxRetryWait, cl.ReadFrom)
 	} else {
+		// The ring fills in the algorithm's defaults; a one-shard ring is
+		// enough to learn them without building the configured one.
 		rc := c.RingConfig()
-		if r, err := ring.New(rc); err == nil {
-			rc = r.Config()
+		probe := rc
+		probe.Shards = []ring.Shard{{Addr: "127.0.0.1:1", Weight: 1}}
+		if r, err := ring.New(probe); err == nil {
+			d := r.Config()
+			rc.Algorithm, rc.KeyHash, rc.Tag = d.Algorithm, d.KeyHash, d.Tag
 		}
 		fmt.Fprintf(&b, ", Shards: %v", c.Shards)
 		if len(c.Sentinel.Shards) > 0 {

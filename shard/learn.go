@@ -126,7 +126,21 @@ func (c *Client) learnCommand(ctx context.Context, name string, args []any) (*co
 	if len(nodes) == 0 {
 		return nil, ErrNoNodes
 	}
-	node := nodes[0]
+	// Any node can describe a command; the first that answers does.
+	var err error
+	for _, node := range nodes {
+		var info *command.Info
+		info, err = c.learnFrom(ctx, node, name, args)
+		var ne *NodeError
+		if !errors.As(err, &ne) || ctx.Err() != nil {
+			return info, err
+		}
+	}
+	return nil, err
+}
+
+// learnFrom is learnCommand on one node.
+func (c *Client) learnFrom(ctx context.Context, node Node, name string, args []any) (*command.Info, error) {
 	conn, err := c.pools.Get(ctx, node.Addr)
 	if err != nil {
 		return nil, &NodeError{Node: node, Err: err}

@@ -200,7 +200,12 @@ func (ev *CommandEvent) Keys() int { return keysOf([]*call{ev.cl}) }
 
 // Statement returns the command as text, at most max bytes (0 or less: no
 // limit), with secrets replaced by "?".
-func (ev *CommandEvent) Statement(max int) string { return statement(ev.Name, ev.cl.args, max) }
+func (ev *CommandEvent) Statement(max int) string {
+	if ev.cl == nil { // a copy kept after the hook returned
+		return statement(ev.Name, nil, max)
+	}
+	return statement(ev.Name, ev.cl.args, max)
+}
 
 // PipelineEvent is one node's part of a batch (a pipeline, or the parts of
 // a split multi-key command), one attempt.

@@ -155,8 +155,9 @@ type Op struct {
 	// The first batch of the operation takes its start time from Start,
 	// and the operation its end from that batch when there was no other:
 	// the clock is read twice per operation, not four times.
-	passed bool
-	end    time.Time
+	passed  bool
+	end     time.Time
+	scratch *passScratch // the first batch's bookkeeping, kept with the recycled Op
 }
 
 // Keys returns the number of keys the operation's commands name.

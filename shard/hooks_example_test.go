@@ -1,0 +1,38 @@
+package shard_test
+
+import (
+	"context"
+	"fmt"
+	"log"
+
+	"github.com/shardis/shardis/ring"
+	"github.com/shardis/shardis/shard"
+)
+
+// Hooks see each command with the node that served it, the number of keys
+// and how it ended; statements hide passwords.
+func ExampleHooks() {
+	servers := startExampleServers(2)
+	defer stopAll(servers)
+	ctx := context.Background()
+	cfg := shard.Config{
+		Shards: []ring.Shard{{Name: "a", Addr: servers[0].Addr, Weight: 1}, {Name: "b", Addr: servers[1].Addr, Weight: 1}},
+		Hooks: &shard.Hooks{
+			Command: func(ctx context.Context, ev *shard.CommandEvent) {
+				fmt.Printf("%q: %d key(s), %s\n", ev.Statement(64), ev.Keys(), ev.Outcome)
+			},
+		},
+	}
+	c, err := shard.New(ctx, cfg)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer c.Close()
+	c.Do(ctx, "SET", "user:1", "Ada")
+	c.Do(ctx, "INCR", "user:1")
+	c.DoKey(ctx, "user:1", "AUTH", "app", "secret")
+	// Output:
+	// "SET user:1 Ada": 1 key(s), ok
+	// "INCR user:1": 1 key(s), server_error
+	// "AUTH ? ?": 0 key(s), server_error
+}

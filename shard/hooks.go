@@ -155,8 +155,9 @@ type Op struct {
 	// The first batch of the operation takes its start time from Start,
 	// and the operation its end from that batch when there was no other:
 	// the clock is read twice per operation, not four times.
-	passed bool
-	end    time.Time
+	passed  bool
+	end     time.Time
+	scratch *passScratch // the first batch's bookkeeping, kept with the recycled Op
 }
 
 // Keys returns the number of keys the operation's commands name.
@@ -200,7 +201,12 @@ func (ev *CommandEvent) Keys() int { return keysOf([]*call{ev.cl}) }
 
 // Statement returns the command as text, at most max bytes (0 or less: no
 // limit), with secrets replaced by "?".
-func (ev *CommandEvent) Statement(max int) string { return statement(ev.Name, ev.cl.args, max) }
+func (ev *CommandEvent) Statement(max int) string {
+	if ev.cl == nil { // a copy kept after the hook returned
+		return statement(ev.Name, nil, max)
+	}
+	return statement(ev.Name, ev.cl.args, max)
+}
 
 // PipelineEvent is one node's part of a batch (a pipeline, or the parts of
 // a split multi-key command), one attempt.

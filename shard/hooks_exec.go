@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gomodule/redigo/redis"
@@ -78,6 +79,25 @@ type passScratch struct {
 
 var passScratches = sync.Pool{New: func() any { return new(passScratch) }}
 
+// clockBase is the last full reading of the clock; now derives the time
+// from it and the monotonic clock.
+var clockBase atomic.Pointer[time.Time]
+
+// now returns the current time for hook events at the cost of one
+// monotonic clock reading (time.Now reads the wall clock too, which
+// doubles the cost on some virtual machines). The wall clock is read
+// again once a second, so a step of the system clock shows within one.
+func now() time.Time {
+	if b := clockBase.Load(); b != nil {
+		if d := time.Since(*b); d < time.Second {
+			return b.Add(d)
+		}
+	}
+	t := time.Now()
+	clockBase.Store(&t)
+	return t
+}
+
 // ops recycles the operations given to the Start and Finish hooks.
 var ops = sync.Pool{New: func() any { return new(Op) }}
 
@@ -85,7 +105,14 @@ func (c *Client) runObserved(ctx context.Context, calls []*call) (abandoned bool
 	if len(calls) == 0 {
 		return c.run(ctx, calls)
 	}
-	ps := passScratches.Get().(*passScratch)
+	op := calls[0].op
+	first := op != nil && !op.passed // the operation's first batch
+	var ps *passScratch
+	if first {
+		ps = op.scratch
+	} else {
+		ps = passScratches.Get().(*passScratch)
+	}
 	for _, cl := range calls {
 		if cl.err == nil && cl.node >= 0 {
 			ps.sent = append(ps.sent, sentCall{cl: cl, node: cl.node, attempt: cl.attempts})
@@ -95,11 +122,10 @@ func (c *Client) runObserved(ctx context.Context, calls []*call) (abandoned bool
 		}
 	}
 	var start time.Time
-	op := calls[0].op
-	if op != nil && !op.passed {
-		start = op.Start // the operation's first batch: it starts now
+	if first {
+		start = op.Start // it starts now
 	} else {
-		start = time.Now()
+		start = now()
 	}
 	abandoned = c.run(ctx, calls)
 	took := time.Since(start)
@@ -111,7 +137,9 @@ func (c *Client) runObserved(ctx context.Context, calls []*call) (abandoned bool
 	}
 	clear(ps.sent)
 	ps.sent, ps.nodes = ps.sent[:0], ps.nodes[:0]
-	passScratches.Put(ps)
+	if !first {
+		passScratches.Put(ps)
+	}
 	return abandoned
 }
 
@@ -302,7 +330,11 @@ func (c *Client) opStart(ctx context.Context, name string, b *batch, pipeline bo
 
 func (c *Client) startOp(ctx context.Context, name string, b *batch, pipeline bool) (context.Context, *Op) {
 	op := ops.Get().(*Op)
-	*op = Op{Name: name, Commands: len(b.reqs), Start: time.Now(), Pipeline: pipeline, name: name, calls: b.calls}
+	scratch := op.scratch
+	if scratch == nil {
+		scratch = new(passScratch)
+	}
+	*op = Op{Name: name, Commands: len(b.reqs), Start: now(), Pipeline: pipeline, name: name, calls: b.calls, scratch: scratch}
 	if !pipeline {
 		op.args = b.args // the command's arguments, as Do copied them
 	}
@@ -368,6 +400,6 @@ func (c *Client) finishOp(ctx context.Context, op *Op, b *batch) {
 	if h := c.obs.h.Finish; h != nil {
 		h(ctx, op)
 	}
-	*op = Op{}
+	*op = Op{scratch: op.scratch}
 	ops.Put(op)
 }

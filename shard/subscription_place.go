@@ -88,6 +88,9 @@ func (s *Subscription) reconcile() bool {
 			if !plan[addr][sn] {
 				stray = append(stray, sn)
 				delete(sc.sent, sn)
+				if ws := s.want[sn]; ws != nil {
+					delete(ws.on, addr)
+				}
 			}
 		}
 		_ = sc.unsubscribe(stray, false)

@@ -98,9 +98,10 @@ func (w *waiter) settle(err error) {
 
 // redial is the backoff of a node whose last attempt failed.
 type redial struct {
-	delay time.Duration
-	next  time.Time
-	err   error
+	delay   time.Duration
+	next    time.Time
+	err     error
+	sawDown bool // the client's health checks marked the node down since
 }
 
 // NewSubscription returns an empty subscription; add names with

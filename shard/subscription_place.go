@@ -213,9 +213,25 @@ func (s *Subscription) homed(sn subName) bool {
 }
 
 // ready reports whether addr may be tried now.
+//
+// A node that the client's health checks saw down and now see answering
+// again is tried at once, without waiting for the rest of its backoff.
 func (s *Subscription) ready(addr string, now time.Time) bool {
 	r := s.retry[addr]
-	return r == nil || !now.Before(r.next)
+	if r == nil || !now.Before(r.next) {
+		return true
+	}
+	if i, ok := s.c.nodes.lookup(addr); ok {
+		down := s.c.nodes.get(i).down.Load()
+		if down {
+			r.sawDown = true
+		} else if r.sawDown {
+			r.sawDown = false
+			r.next = now
+			return true
+		}
+	}
+	return false
 }
 
 // dial opens a connection to addr for the subscription.

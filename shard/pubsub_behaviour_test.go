@@ -208,10 +208,12 @@ func TestSubscriptionCloseLeavesNothing(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, sub.Subscribe(ctx, "leak:1", "leak:2", "leak:3"))
 	_ = sub.Channel()
-	assert.Equal(t, 3, clientsNamed(t, servers, "subleak"))
+	// The client's health checks have pooled connections of the same
+	// name: count those in subscribe mode.
+	assert.Equal(t, 3, subscribersNamed(t, servers, "subleak"))
 	require.NoError(t, sub.Close())
 	waitFor(t, 3*time.Second, "every subscription connection to close", func() bool {
-		return clientsNamed(t, servers, "subleak") == 0
+		return subscribersNamed(t, servers, "subleak") == 0
 	})
 	// No subscription connection ever went into a pool.
 	_, err = c.Do(ctx, "SET", "leak:k", "v")
@@ -219,6 +221,30 @@ func TestSubscriptionCloseLeavesNothing(t *testing.T) {
 	for _, st := range c.Stats().Nodes {
 		assert.LessOrEqual(t, st.Pool.Active, 1, "%s", st.Node)
 	}
+}
+
+// subscribersNamed counts the connections named name that are in
+// subscribe mode (any sub, psub or ssub count above zero) on each server.
+func subscribersNamed(t *testing.T, servers []*redistest.Server, name string) int {
+	t.Helper()
+	n := 0
+	for _, s := range servers {
+		list, err := s.Do("CLIENT", "LIST")
+		require.NoError(t, err)
+		for _, line := range strings.Split(list, "\n") {
+			if !strings.Contains(line, " name="+name+" ") {
+				continue
+			}
+			for _, f := range strings.Fields(line) {
+				k, v, _ := strings.Cut(f, "=")
+				if (k == "sub" || k == "psub" || k == "ssub") && v != "0" {
+					n++
+					break
+				}
+			}
+		}
+	}
+	return n
 }
 
 func TestSubscribeKeyspaceRing(t *testing.T) {
@@ -374,4 +400,26 @@ func TestSubscriptionOddRepliesFromAFakeServer(t *testing.T) {
 	assert.Equal(t, redis.Error("ERR odd refusal"), se.Err)
 	assert.True(t, strings.HasPrefix(err.Error(), "shardis: "), err.Error())
 	assert.False(t, errors.Is(err, shard.ErrPubSubReply))
+}
+
+func TestSubscriptionOverTLS(t *testing.T) {
+	ctx := context.Background()
+	servers := redistest.StartNTB(t, 2, redistest.Options{TLS: true})
+	cfg := ringConfig(servers)
+	cfg.Pool.TLSConfig = servers[0].TLS.ClientConfig()
+	c := newClient(t, cfg)
+	sub, err := c.PSubscribe(ctx, "tls:*")
+	require.NoError(t, err, "both shards confirmed over TLS")
+	defer sub.Close()
+	_ = receiveWithin(t, sub, 5*time.Second)
+	n, err := redis.Int(c.Do(ctx, "PUBLISH", "tls:1", "secret"))
+	require.NoError(t, err)
+	assert.Equal(t, 1, n)
+	assert.Equal(t, "secret", string(receiveWithin(t, sub, 5*time.Second).(redis.Message).Data))
+
+	// Without TLS: a clear node error, and no subscription.
+	plain := newClient(t, ringConfig(servers))
+	_, err = plain.PSubscribe(ctx, "tls:*")
+	var ne *shard.NodeError
+	assert.ErrorAs(t, err, &ne)
 }

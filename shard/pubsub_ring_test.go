@@ -158,8 +158,28 @@ func TestPSubscribeRingListensOnEveryShard(t *testing.T) {
 	assert.Len(t, shards, 3, "messages from channels on every shard")
 }
 
+// TestSubscribeRingShardRestartResumes restarts a shard after 1.5 s down:
+// its channels must deliver again within a second, both when the client's
+// health checks see the shard come back (the subscription redials at once)
+// and without health checks (the redial backoff, capped at 500 ms, bounds
+// the wait).
 func TestSubscribeRingShardRestartResumes(t *testing.T) {
-	c, servers := startRing(t, 3)
+	for _, health := range []bool{true, false} {
+		name := "health-checks"
+		if !health {
+			name = "backoff-only"
+		}
+		t.Run(name, func(t *testing.T) { testRingShardRestart(t, health) })
+	}
+}
+
+func testRingShardRestart(t *testing.T, health bool) {
+	servers := redistest.StartNTB(t, 3, redistest.Options{})
+	cfg := ringConfig(servers)
+	if !health {
+		cfg.Health.Interval = -1
+	}
+	c := newClient(t, cfg)
 	ctx := context.Background()
 	r, err := ring.New(ringConfig(servers).RingConfig())
 	require.NoError(t, err)
@@ -206,7 +226,13 @@ func TestSubscribeRingShardRestartResumes(t *testing.T) {
 	}
 	gap := back.Sub(restarted)
 	t.Logf("resubscribed %v after the restart", gap.Round(time.Millisecond))
-	assert.Less(t, gap, time.Second)
+	limit := time.Second
+	if !health {
+		// The next redial comes at most one backoff step (500 ms) after
+		// the restart; allow a loaded machine as much again.
+		limit = shard.DefaultMaxRedialBackoff + time.Second
+	}
+	assert.Less(t, gap, limit)
 	msgs, err := collect(ctx, sub, 2, 5*time.Second)
 	require.NoError(t, err)
 	assert.Equal(t, "while-down", string(msgs[0].Data))
@@ -214,4 +240,53 @@ func TestSubscribeRingShardRestartResumes(t *testing.T) {
 	st := sub.Stats()
 	assert.GreaterOrEqual(t, st.Lost, int64(1))
 	assert.Positive(t, st.Resubscribed)
+}
+
+// TestSubscribeRingFollowsAutoEject: with auto-eject, a dead shard's
+// channels rehash to the other shards like its keys, so PUBLISH through
+// the client and the subscription keep meeting while it is out, and again
+// once it is back.
+func TestSubscribeRingFollowsAutoEject(t *testing.T) {
+	servers := redistest.StartNTB(t, 3, redistest.Options{})
+	cfg := ringConfig(servers)
+	cfg.Health.AutoEject = true
+	c := newClient(t, cfg)
+	ctx := context.Background()
+	r, err := ring.New(cfg.RingConfig())
+	require.NoError(t, err)
+	var channel string
+	for i := 0; channel == ""; i++ {
+		if name := fmt.Sprintf("eject:%d", i); r.Locate(name) == 1 {
+			channel = name
+		}
+	}
+	sub, err := c.Subscribe(ctx, channel)
+	require.NoError(t, err)
+	defer sub.Close()
+	_ = receiveWithin(t, sub, 5*time.Second)
+
+	meet := func(what string) {
+		t.Helper()
+		waitFor(t, 10*time.Second, what, func() bool {
+			n, err := redis.Int(c.Do(ctx, "PUBLISH", channel, what))
+			return err == nil && n == 1
+		})
+		for {
+			m := receiveWithin(t, sub, 5*time.Second).(redis.Message)
+			if string(m.Data) == what {
+				return
+			}
+		}
+	}
+	require.NoError(t, servers[1].Kill())
+	meet("while ejected")
+	assert.Equal(t, 0, numSub(t, servers[0], "NUMSUB", channel)+numSub(t, servers[2], "NUMSUB", channel)-1,
+		"subscribed on exactly one of the remaining shards")
+	require.NoError(t, servers[1].Restart())
+	waitFor(t, 10*time.Second, "the shard to be restored", func() bool { return !c.Router().(*shard.RingRouter).Ejected(1) })
+	meet("restored")
+	assert.Equal(t, 1, numSub(t, servers[1], "NUMSUB", channel))
+	waitFor(t, 5*time.Second, "the channel to be unsubscribed where it was while the shard was out", func() bool {
+		return numSub(t, servers[0], "NUMSUB", channel)+numSub(t, servers[2], "NUMSUB", channel) == 0
+	})
 }

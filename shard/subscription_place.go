@@ -88,6 +88,9 @@ func (s *Subscription) reconcile() bool {
 			if !plan[addr][sn] {
 				stray = append(stray, sn)
 				delete(sc.sent, sn)
+				if ws := s.want[sn]; ws != nil {
+					delete(ws.on, addr)
+				}
 			}
 		}
 		_ = sc.unsubscribe(stray, false)
@@ -210,9 +213,25 @@ func (s *Subscription) homed(sn subName) bool {
 }
 
 // ready reports whether addr may be tried now.
+//
+// A node that the client's health checks saw down and now see answering
+// again is tried at once, without waiting for the rest of its backoff.
 func (s *Subscription) ready(addr string, now time.Time) bool {
 	r := s.retry[addr]
-	return r == nil || !now.Before(r.next)
+	if r == nil || !now.Before(r.next) {
+		return true
+	}
+	if i, ok := s.c.nodes.lookup(addr); ok {
+		down := s.c.nodes.get(i).down.Load()
+		if down {
+			r.sawDown = true
+		} else if r.sawDown {
+			r.sawDown = false
+			r.next = now
+			return true
+		}
+	}
+	return false
 }
 
 // dial opens a connection to addr for the subscription.
@@ -317,126 +336,4 @@ func (s *Subscription) pingIdle() {
 			_ = sc.ping(healthPing, false) // a failure shows in the reader
 		}
 	}
-}
-
-// onControl handles a confirmation or a pong. Caller holds s.mu.
-func (s *Subscription) onControl(sc *subConn, v any) {
-	switch m := v.(type) {
-	case redis.Pong:
-		if cmd, ok := sc.match("pong", subName{}); ok && cmd.user {
-			s.q.push(m)
-		}
-	case redis.Subscription:
-		k, subscribe := kindOfPush(m.Kind)
-		sn := subName{k, m.Channel}
-		cmd, matched := sc.match(m.Kind, sn)
-		if subscribe {
-			ws := s.want[sn]
-			if ws == nil || !sc.sent[sn] {
-				return // unsubscribed since; the UNSUBSCRIBE is on its way
-			}
-			if ws.announced && !ws.on[sc.addr] {
-				s.st.resubscribed.Add(1)
-			}
-			ws.on[sc.addr] = true
-			delete(s.retry, sc.addr)
-			if !s.confirmedEverywhere(sn, ws) {
-				return
-			}
-			for _, w := range ws.waiters {
-				w.settle(nil)
-			}
-			ws.waiters = nil
-			if !ws.announced {
-				ws.announced = true
-				s.q.push(redis.Subscription{Kind: m.Kind, Channel: m.Channel, Count: len(s.want)})
-			}
-			return
-		}
-		if matched {
-			if cmd.user {
-				s.q.push(redis.Subscription{Kind: m.Kind, Channel: m.Channel, Count: len(s.want)})
-			}
-		} else if sc.sent[sn] {
-			// The server dropped it: its slot moved to another node.
-			delete(sc.sent, sn)
-			if ws := s.want[sn]; ws != nil {
-				delete(ws.on, sc.addr)
-				s.st.moved.Add(1)
-			}
-			s.dirty = true
-			s.poke()
-			s.refreshTopology()
-		}
-		if sc.idle() && s.conns[sc.addr] == sc {
-			s.dirty = true
-			s.poke()
-		}
-	}
-}
-
-// onError handles an error reply: it answers the oldest pending command.
-// Caller holds s.mu.
-func (s *Subscription) onError(sc *subConn, re redis.Error) {
-	s.st.serverErrors.Add(1)
-	if len(sc.pending) == 0 {
-		s.q.push(&SubscribeError{Node: s.node(sc.addr), Err: re})
-		return
-	}
-	cmd := sc.pending[0]
-	sc.pending = sc.pending[1:]
-	names := make([]string, len(cmd.names))
-	for i, sn := range cmd.names {
-		names[i] = sn.name
-	}
-	serr := &SubscribeError{Node: s.node(sc.addr), Command: cmd.cmd, Names: names, Err: re}
-	if cmd.push == "pong" || !isSubscribePush(cmd.push) {
-		// An unsubscribe of ours that the node answers with an error
-		// (MOVED: the slot is gone, and so is the channel) needs nothing.
-		if cmd.user || cmd.push == "pong" {
-			s.q.push(serr)
-		}
-		return
-	}
-	for _, sn := range cmd.names {
-		delete(sc.sent, sn)
-	}
-	s.dirty = true
-	s.poke()
-	switch code := cluster.ErrorCode(string(re)); code {
-	case "MOVED":
-		if rd, ok := cluster.ParseRedirect(string(re), sc.addr); ok && s.c.cl != nil {
-			s.st.moved.Add(int64(len(cmd.names)))
-			s.c.applyMoved(rd.Slot, rd.Addr)
-			s.refreshTopology()
-			return
-		}
-	case "CLUSTERDOWN", "TRYAGAIN", "LOADING", "MASTERDOWN", "BUSY":
-		// The node cannot serve now: try it again later.
-		s.backoff(sc.addr, serr)
-		for _, sn := range cmd.names {
-			if ws := s.want[sn]; ws != nil {
-				for _, w := range ws.waiters {
-					w.settle(serr)
-				}
-				ws.waiters = nil
-			}
-		}
-		return
-	}
-	// Refused for good (an ACL, say): the names leave the subscription.
-	for _, sn := range cmd.names {
-		if ws := s.want[sn]; ws != nil {
-			for _, w := range ws.waiters {
-				w.settle(serr)
-			}
-			delete(s.want, sn)
-		}
-	}
-	s.q.push(serr)
-}
-
-func isSubscribePush(push string) bool {
-	_, subscribe := kindOfPush(push)
-	return subscribe
 }

@@ -215,9 +215,9 @@ func TestSentinelDiscoveryWhenSentinelsDie(t *testing.T) {
 	}
 	// A Sentinel back: the shards are fresh again.
 	require.NoError(t, set.Sentinels[1].Restart())
-	waitFor(t, 60*time.Second, "stats to recover", func() bool {
+	waitFor(t, 60*time.Second, "stats to recover and the subscriptions to come back", func() bool {
 		for _, s := range c.Stats().Sentinel {
-			if s.Stale {
+			if s.Stale || s.Subscribed != 1 {
 				return false
 			}
 		}

@@ -136,17 +136,8 @@ func (c *Client) startSentinels(ctx context.Context) error {
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("shardis: Sentinel discovery: %w", err)
 	}
+	c.watchSentinels()
 	for _, sh := range st.shards {
-		sh.watcher = sh.cli.Watch(func(_ string, ev sentinel.SwitchMaster) {
-			sh.switches.Add(1)
-			addr := ev.NewAddr
-			sh.hint.Store(&addr)
-			select {
-			case sh.urgent <- struct{}{}:
-			default:
-			}
-			sh.request()
-		})
 		c.bg.Add(1)
 		go c.sentinelLoop(sh)
 	}

@@ -43,11 +43,14 @@ type sentFail struct {
 	err   error
 }
 
-func (l *sentLoad) ok(shardIdx int, now time.Time) {
+// ok records a success of an operation started at start.
+func (l *sentLoad) ok(shardIdx int, start, now time.Time) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.lastOK[shardIdx] = now
-	if !l.mark.IsZero() && shardIdx == l.watch && now.After(l.mark) && l.firstOK[shardIdx].IsZero() {
+	// Only an operation started after the outage began counts: one in
+	// flight at the kill may still have got its reply.
+	if !l.mark.IsZero() && shardIdx == l.watch && start.After(l.mark) && l.firstOK[shardIdx].IsZero() {
 		l.firstOK[shardIdx] = now
 	}
 }
@@ -81,6 +84,7 @@ func runSentinelLoad(c *shard.Client, keys [][]string, stop <-chan struct{}) (*s
 				}
 				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 				val := fmt.Sprintf("%d-%d", g, i)
+				start := time.Now()
 				if i%4 == 0 {
 					p := c.Pipeline()
 					ks := make([]string, n)
@@ -94,13 +98,13 @@ func runSentinelLoad(c *shard.Client, keys [][]string, stop <-chan struct{}) (*s
 						if e == nil {
 							e = out[s].Err
 						}
-						l.record(s, ks[s], val, e)
+						l.record(s, ks[s], val, start, e)
 					}
 				} else {
 					s := rng.IntN(n)
 					k := key(s)
 					_, err := c.Do(ctx, "SET", k, val)
-					l.record(s, k, val, err)
+					l.record(s, k, val, start, err)
 					if err == nil {
 						v, err := redis.String(c.Do(ctx, "GET", k))
 						if err == nil && v != val {
@@ -119,7 +123,7 @@ func runSentinelLoad(c *shard.Client, keys [][]string, stop <-chan struct{}) (*s
 	return l, wg.Wait
 }
 
-func (l *sentLoad) record(s int, k, val string, err error) {
+func (l *sentLoad) record(s int, k, val string, start time.Time, err error) {
 	if err != nil {
 		l.mu.Lock()
 		l.maybe[k] = append(l.maybe[k], val)
@@ -131,7 +135,7 @@ func (l *sentLoad) record(s int, k, val string, err error) {
 	l.mu.Lock()
 	l.acked[k], l.ackedAt[k] = val, now
 	l.mu.Unlock()
-	l.ok(s, now)
+	l.ok(s, start, now)
 }
 
 // keysPerShard returns 50 key prefixes per shard of the plain twin ring.

@@ -119,6 +119,14 @@ func TestSentinelRoutingMatchesPlainRing(t *testing.T) {
 		return true
 	})
 
+	// The three shards share their Sentinels, so they share one
+	// subscription per Sentinel.
+	for _, s := range set.Sentinels {
+		list, err := s.Do("CLIENT", "LIST")
+		require.NoError(t, err)
+		assert.Equal(t, 1, strings.Count(list, " sub=1 "), "subscriptions on %s:\n%s", s.Addr, list)
+	}
+
 	// Close leaves no connection behind: none to the data nodes (they
 	// carry the client name), no subscription on the Sentinels.
 	require.NoError(t, c.Close())

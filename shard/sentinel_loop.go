@@ -23,7 +23,6 @@ func (sh *sentShard) request() <-chan struct{} {
 // per MinRefreshInterval) and every RefreshInterval.
 func (c *Client) sentinelLoop(sh *sentShard) {
 	defer c.bg.Done()
-	defer sh.watcher.Close()
 	o := c.sent.opts
 	var tick <-chan time.Time
 	if o.RefreshInterval > 0 {

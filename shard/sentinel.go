@@ -42,8 +42,7 @@ type sentShard struct {
 	queries   atomic.Int64
 	stale     atomic.Bool // the last query failed: serving the last known master
 	lastErr   atomic.Pointer[string]
-	switches  atomic.Int64           // +switch-master messages seen
-	hint      atomic.Pointer[string] // the new master a +switch-master named, to check first
+	switches  atomic.Int64 // +switch-master messages seen
 	watcher   *sentinel.Watcher
 
 	kick chan struct{} // asks the shard's loop for a query
@@ -64,8 +63,8 @@ type failoverEvent struct {
 	At        time.Time
 }
 
-// onFailover registers fn to be called (from the shard's refresh loop)
-// after every master change that the client installs.
+// onFailover registers fn to be called after every master change that
+// the client installs, on the goroutine that installed it.
 func (s *sentinels) onFailover(fn func(failoverEvent)) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

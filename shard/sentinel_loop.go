@@ -49,7 +49,7 @@ func (c *Client) sentinelLoop(sh *sentShard) {
 		case <-sh.kick:
 		case <-sh.urgent:
 		}
-		if wait := o.MinRefreshInterval - time.Since(last); wait > 0 && sh.hint.Load() == nil {
+		if wait := o.MinRefreshInterval - time.Since(last); wait > 0 {
 			t := time.NewTimer(wait)
 			select {
 			case <-c.stop:

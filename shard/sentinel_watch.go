@@ -1,6 +1,7 @@
 package shard
 
 import (
+	"context"
 	"crypto/sha256"
 	"fmt"
 	"slices"
@@ -34,7 +35,7 @@ func (c *Client) watchSentinels() {
 	for _, g := range groups {
 		w := g.cli.WatchAll(func(_ string, ev sentinel.SwitchMaster) {
 			for _, sh := range g.shards[ev.Master] {
-				sh.switched(ev)
+				c.switched(sh, ev)
 			}
 		})
 		for _, list := range g.shards {
@@ -64,12 +65,19 @@ func watchKey(s SentinelShard) string {
 	return fmt.Sprintf("%s|%s|%x|%p", strings.Join(addrs, ","), s.Username, sum, s.TLSConfig)
 }
 
-// switched handles a +switch-master for the shard's master set: the
-// announced address is checked first, at once.
-func (sh *sentShard) switched(ev sentinel.SwitchMaster) {
+// switched handles a +switch-master for the shard's master set, on the
+// subscription's goroutine: the announced master is checked with ROLE
+// and installed at once (the other Sentinels may name the old master for
+// a second or two, and the query loop may be busy or pausing), then a
+// full query is asked for at once, to refresh the replicas and the
+// shard's state. A few messages come per failover, one per Sentinel.
+func (c *Client) switched(sh *sentShard, ev sentinel.SwitchMaster) {
 	sh.switches.Add(1)
-	addr := ev.NewAddr
-	sh.hint.Store(&addr)
+	ctx, cancel := context.WithTimeout(context.Background(), c.dialTimeout()+c.readTimeout)
+	defer cancel()
+	if c.checkMaster(ctx, ev.NewAddr) == nil {
+		c.install(sh, ev.NewAddr)
+	}
 	select {
 	case sh.urgent <- struct{}{}:
 	default:

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -103,6 +104,35 @@ func TestSentinelRoutingMatchesPlainRing(t *testing.T) {
 	for i, cnt := range perShard {
 		assert.Greater(t, cnt, n/6, "shard %d gets its share", i)
 	}
+	// ForEachShard, Scan and Tx reach the shards' current masters too.
+	var total int64
+	var mu sync.Mutex
+	require.NoError(t, c.ForEachShard(ctx, func(ctx context.Context, node shard.Node, conn redis.Conn) error {
+		n, err := redis.Int64(conn.Do("DBSIZE"))
+		mu.Lock()
+		total += n
+		mu.Unlock()
+		return err
+	}))
+	assert.Equal(t, int64(n), total)
+	scanned := 0
+	for sc := c.Scan(shard.ScanOptions{Match: "route:*"}); sc.Next(ctx); {
+		scanned++
+	}
+	assert.Equal(t, n, scanned)
+	replies, err := c.Tx(ctx, []string{"route:1"}, func(tx *shard.Tx) error {
+		v, err := redis.Int(tx.Do("GET", "route:1"))
+		if err != nil {
+			return err
+		}
+		return tx.Queue("SET", "route:1", v+100)
+	})
+	require.NoError(t, err)
+	require.Len(t, replies, 1)
+	got, err := masters[plain.Locate("route:1")].Do("GET", "route:1")
+	require.NoError(t, err)
+	assert.Equal(t, "101", got)
+
 	st := c.Stats()
 	require.Len(t, st.Sentinel, 3)
 	for i, s := range st.Sentinel {

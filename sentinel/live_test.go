@@ -125,6 +125,16 @@ func TestWatchLive(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, 10*time.Second, func() bool { return w.Connected() == 2 })
+	// Back: the subscription is dialed again.
+	if err := set.Sentinels[0].Restart(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 20*time.Second, func() bool { return w.Connected() == 3 })
+	w.Close()
+	w.Close() // idempotent
+	if n := w.Connected(); n != 0 {
+		t.Errorf("%d subscriptions after Close", n)
+	}
 }
 
 func waitFor(t *testing.T, d time.Duration, cond func() bool) {

@@ -32,13 +32,26 @@ type Watcher struct {
 // subscription that fails is dialed again, with a growing pause of up to
 // a second, until Close.
 func (c *Client) Watch(fn func(sentinel string, ev SwitchMaster)) *Watcher {
+	return c.watch(c.master, fn)
+}
+
+// WatchAll is Watch for the failovers of every master set the Sentinels
+// monitor, not only the Client's: several sets monitored by the same
+// Sentinels can share one subscription per Sentinel.
+func (c *Client) WatchAll(fn func(sentinel string, ev SwitchMaster)) *Watcher {
+	return c.watch("", fn)
+}
+
+// watch subscribes on every Sentinel; master, when not empty, filters
+// the messages.
+func (c *Client) watch(master string, fn func(sentinel string, ev SwitchMaster)) *Watcher {
 	ctx, cancel := context.WithCancel(context.Background())
 	w := &Watcher{cancel: cancel}
 	for _, addr := range c.Addrs() {
 		w.wg.Add(1)
 		go func() {
 			defer w.wg.Done()
-			c.watchOne(ctx, w, addr, fn)
+			c.watchOne(ctx, w, addr, master, fn)
 		}()
 	}
 	return w
@@ -48,17 +61,18 @@ func (c *Client) Watch(fn func(sentinel string, ev SwitchMaster)) *Watcher {
 func (w *Watcher) Connected() int { return int(w.connected.Load()) }
 
 // Close ends every subscription and waits for the Watcher's goroutines.
+// Calling it again does nothing.
 func (w *Watcher) Close() {
 	w.cancel()
 	w.wg.Wait()
 }
 
 // watchOne keeps one Sentinel's subscription up until ctx ends.
-func (c *Client) watchOne(ctx context.Context, w *Watcher, addr string, fn func(string, SwitchMaster)) {
+func (c *Client) watchOne(ctx context.Context, w *Watcher, addr, master string, fn func(string, SwitchMaster)) {
 	pause := 50 * time.Millisecond
 	for ctx.Err() == nil {
 		start := time.Now()
-		c.subscribe(ctx, w, addr, fn)
+		c.subscribe(ctx, w, addr, master, fn)
 		if time.Since(start) > 5*time.Second {
 			pause = 50 * time.Millisecond
 		}
@@ -74,7 +88,7 @@ func (c *Client) watchOne(ctx context.Context, w *Watcher, addr string, fn func(
 }
 
 // subscribe runs one subscription until it fails or ctx ends.
-func (c *Client) subscribe(ctx context.Context, w *Watcher, addr string, fn func(string, SwitchMaster)) {
+func (c *Client) subscribe(ctx context.Context, w *Watcher, addr, master string, fn func(string, SwitchMaster)) {
 	conn, nc, err := c.Dial(ctx, addr)
 	if err != nil {
 		return
@@ -128,7 +142,7 @@ func (c *Client) subscribe(ctx context.Context, w *Watcher, addr string, fn func
 			}
 		case redis.Message:
 			ev, err := ParseSwitchMaster(string(v.Data))
-			if err == nil && ev.Master == c.master {
+			if err == nil && (master == "" || ev.Master == master) {
 				fn(addr, ev)
 			}
 		}

@@ -42,8 +42,7 @@ type sentShard struct {
 	queries   atomic.Int64
 	stale     atomic.Bool // the last query failed: serving the last known master
 	lastErr   atomic.Pointer[string]
-	switches  atomic.Int64           // +switch-master messages seen
-	hint      atomic.Pointer[string] // the new master a +switch-master named, to check first
+	switches  atomic.Int64 // +switch-master messages seen
 	watcher   *sentinel.Watcher
 
 	kick chan struct{} // asks the shard's loop for a query
@@ -64,8 +63,8 @@ type failoverEvent struct {
 	At        time.Time
 }
 
-// onFailover registers fn to be called (from the shard's refresh loop)
-// after every master change that the client installs.
+// onFailover registers fn to be called after every master change that
+// the client installs, on the goroutine that installed it.
 func (s *sentinels) onFailover(fn func(failoverEvent)) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -136,17 +135,8 @@ func (c *Client) startSentinels(ctx context.Context) error {
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("shardis: Sentinel discovery: %w", err)
 	}
+	c.watchSentinels()
 	for _, sh := range st.shards {
-		sh.watcher = sh.cli.Watch(func(_ string, ev sentinel.SwitchMaster) {
-			sh.switches.Add(1)
-			addr := ev.NewAddr
-			sh.hint.Store(&addr)
-			select {
-			case sh.urgent <- struct{}{}:
-			default:
-			}
-			sh.request()
-		})
 		c.bg.Add(1)
 		go c.sentinelLoop(sh)
 	}

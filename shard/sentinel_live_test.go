@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -103,6 +104,35 @@ func TestSentinelRoutingMatchesPlainRing(t *testing.T) {
 	for i, cnt := range perShard {
 		assert.Greater(t, cnt, n/6, "shard %d gets its share", i)
 	}
+	// ForEachShard, Scan and Tx reach the shards' current masters too.
+	var total int64
+	var mu sync.Mutex
+	require.NoError(t, c.ForEachShard(ctx, func(ctx context.Context, node shard.Node, conn redis.Conn) error {
+		n, err := redis.Int64(conn.Do("DBSIZE"))
+		mu.Lock()
+		total += n
+		mu.Unlock()
+		return err
+	}))
+	assert.Equal(t, int64(n), total)
+	scanned := 0
+	for sc := c.Scan(shard.ScanOptions{Match: "route:*"}); sc.Next(ctx); {
+		scanned++
+	}
+	assert.Equal(t, n, scanned)
+	replies, err := c.Tx(ctx, []string{"route:1"}, func(tx *shard.Tx) error {
+		v, err := redis.Int(tx.Do("GET", "route:1"))
+		if err != nil {
+			return err
+		}
+		return tx.Queue("SET", "route:1", v+100)
+	})
+	require.NoError(t, err)
+	require.Len(t, replies, 1)
+	got, err := masters[plain.Locate("route:1")].Do("GET", "route:1")
+	require.NoError(t, err)
+	assert.Equal(t, "101", got)
+
 	st := c.Stats()
 	require.Len(t, st.Sentinel, 3)
 	for i, s := range st.Sentinel {
@@ -118,6 +148,14 @@ func TestSentinelRoutingMatchesPlainRing(t *testing.T) {
 		}
 		return true
 	})
+
+	// The three shards share their Sentinels, so they share one
+	// subscription per Sentinel.
+	for _, s := range set.Sentinels {
+		list, err := s.Do("CLIENT", "LIST")
+		require.NoError(t, err)
+		assert.Equal(t, 1, strings.Count(list, " sub=1 "), "subscriptions on %s:\n%s", s.Addr, list)
+	}
 
 	// Close leaves no connection behind: none to the data nodes (they
 	// carry the client name), no subscription on the Sentinels.
@@ -215,9 +253,9 @@ func TestSentinelDiscoveryWhenSentinelsDie(t *testing.T) {
 	}
 	// A Sentinel back: the shards are fresh again.
 	require.NoError(t, set.Sentinels[1].Restart())
-	waitFor(t, 60*time.Second, "stats to recover", func() bool {
+	waitFor(t, 60*time.Second, "stats to recover and the subscriptions to come back", func() bool {
 		for _, s := range c.Stats().Sentinel {
-			if s.Stale {
+			if s.Stale || s.Subscribed != 1 {
 				return false
 			}
 		}

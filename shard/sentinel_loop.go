@@ -23,7 +23,6 @@ func (sh *sentShard) request() <-chan struct{} {
 // per MinRefreshInterval) and every RefreshInterval.
 func (c *Client) sentinelLoop(sh *sentShard) {
 	defer c.bg.Done()
-	defer sh.watcher.Close()
 	o := c.sent.opts
 	var tick <-chan time.Time
 	if o.RefreshInterval > 0 {
@@ -50,7 +49,7 @@ func (c *Client) sentinelLoop(sh *sentShard) {
 		case <-sh.kick:
 		case <-sh.urgent:
 		}
-		if wait := o.MinRefreshInterval - time.Since(last); wait > 0 && sh.hint.Load() == nil {
+		if wait := o.MinRefreshInterval - time.Since(last); wait > 0 {
 			t := time.NewTimer(wait)
 			select {
 			case <-c.stop:

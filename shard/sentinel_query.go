@@ -15,15 +15,7 @@ import (
 // replica, its own master is checked and taken instead.
 func (c *Client) query(ctx context.Context, sh *sentShard) error {
 	sh.queries.Add(1)
-	var addr string
-	var err error
-	if h := sh.hint.Swap(nil); h != nil && c.checkMaster(ctx, *h) == nil {
-		// The Sentinel that announced the switch named it, and ROLE
-		// agrees: no need to wait for the other Sentinels to catch up.
-		addr = *h
-	} else {
-		addr, _, err = sh.cli.VerifiedMasterAddr(ctx, c.checkMaster)
-	}
+	addr, _, err := sh.cli.VerifiedMasterAddr(ctx, c.checkMaster)
 	if err != nil {
 		// No Sentinel named a confirmed master: keep serving the last
 		// known one, and say so in Stats. If it says it has become a

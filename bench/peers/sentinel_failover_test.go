@@ -29,9 +29,9 @@ type failoverClient struct {
 type failoverSeen struct {
 	mu        sync.Mutex
 	armed     bool
-	armedAt   time.Time // just before the kill
+	armedAt   time.Time // when the killed master was reaped
 	firstFail time.Time // the first failure after the kill
-	firstOK   time.Time // the first success of a call started after the kill
+	firstOK   time.Time // the first success of a call started after armedAt
 	fails     int
 	samples   []string // a few failure messages
 	maxWait   time.Duration
@@ -67,7 +67,7 @@ func (s *failoverSeen) done(k, v string, start time.Time, err error, isSet bool)
 	if isSet {
 		s.acked[k], s.ackedAt[k] = v, now
 	}
-	if s.armed && start.After(s.armedAt) && s.firstOK.IsZero() {
+	if s.armed && !s.armedAt.IsZero() && start.After(s.armedAt) && s.firstOK.IsZero() {
 		s.firstOK = now
 	}
 }
@@ -189,13 +189,20 @@ func TestSentinelFailoverPeers(t *testing.T) {
 	time.Sleep(2 * time.Second)
 	for _, s := range seen {
 		s.mu.Lock()
-		s.armed, s.armedAt = true, time.Now()
+		s.armed = true
 		s.opsBefore = s.ops.Load()
 		s.mu.Unlock()
 	}
 	killedAt := time.Now()
 	if err := master.Kill(); err != nil {
 		t.Fatal(err)
+	}
+	// The master is reaped: a call started from now on cannot be served by it.
+	goneAt := time.Now()
+	for _, s := range seen {
+		s.mu.Lock()
+		s.armedAt = goneAt
+		s.mu.Unlock()
 	}
 	deadline := time.Now().Add(30 * time.Second)
 	for switchedAt.Load() == nil && time.Now().Before(deadline) {

@@ -6,9 +6,13 @@
 // started with os/exec (never daemonized), in its own process group, and on
 // Linux it is killed by the kernel if the process that started it dies.
 //
+// StartSentinels runs master sets with replicas and redis-sentinel
+// processes that monitor them (Sentinels are Servers too: Kill, Restart,
+// Stop and the pid registry work on them).
+//
 // Each starter comes in two forms: one that returns an error (Start,
-// StartN, StartCluster), for programs such as `shardis demo`, and one that
-// takes a testing.TB (StartTB, StartNTB, StartClusterTB), which skips the
+// StartN, StartCluster, StartSentinels), for programs such as `shardis demo`, and one that
+// takes a testing.TB (StartTB, StartNTB, StartClusterTB, StartSentinelsTB), which skips the
 // test when redis-server is not installed (see Require), fails it on any
 // error, prints the server logs when the test failed and stops the servers
 // when the test ends.

@@ -1,0 +1,86 @@
+package shard
+
+import (
+	"context"
+	"crypto/sha256"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/shardis/shardis/sentinel"
+)
+
+// watchSentinels subscribes to +switch-master for every Sentinel shard.
+// Shards that name the same Sentinels with the same credentials share
+// one subscription per Sentinel, which hands each message to the shards
+// of its master set. The subscriptions end when the client closes.
+func (c *Client) watchSentinels() {
+	type group struct {
+		cli    *sentinel.Client
+		shards map[string][]*sentShard // by master set name
+	}
+	var groups []*group
+	byKey := map[string]*group{}
+	for _, sh := range c.sent.shards {
+		k := watchKey(sh.cfg)
+		g := byKey[k]
+		if g == nil {
+			g = &group{cli: sh.cli, shards: map[string][]*sentShard{}}
+			byKey[k] = g
+			groups = append(groups, g)
+		}
+		g.shards[sh.cfg.master()] = append(g.shards[sh.cfg.master()], sh)
+	}
+	var watchers []*sentinel.Watcher
+	for _, g := range groups {
+		w := g.cli.WatchAll(func(_ string, ev sentinel.SwitchMaster) {
+			for _, sh := range g.shards[ev.Master] {
+				c.switched(sh, ev)
+			}
+		})
+		for _, list := range g.shards {
+			for _, sh := range list {
+				sh.watcher = w
+			}
+		}
+		watchers = append(watchers, w)
+	}
+	c.bg.Add(1)
+	go func() {
+		defer c.bg.Done()
+		<-c.stop
+		for _, w := range watchers {
+			w.Close()
+		}
+	}()
+}
+
+// watchKey identifies the Sentinels a shard asks and how it logs in to
+// them. The password enters only as a SHA-256 digest, and the key lives
+// only while the subscriptions are set up.
+func watchKey(s SentinelShard) string {
+	addrs := slices.Clone(s.Addrs)
+	slices.Sort(addrs)
+	sum := sha256.Sum256([]byte(s.Password))
+	return fmt.Sprintf("%s|%s|%x|%p", strings.Join(addrs, ","), s.Username, sum, s.TLSConfig)
+}
+
+// switched handles a +switch-master for the shard's master set, on the
+// subscription's goroutine: the announced master is checked with ROLE
+// and installed at once (the other Sentinels may name the old master for
+// a second or two, and the query loop may be busy or pausing), then a
+// full query is asked for at once, to refresh the replicas and the
+// shard's state. A few messages come per failover, one per Sentinel.
+func (c *Client) switched(sh *sentShard, ev sentinel.SwitchMaster) {
+	sh.switches.Add(1)
+	ctx, cancel := context.WithTimeout(context.Background(), c.dialTimeout()+c.readTimeout)
+	defer cancel()
+	if c.checkMaster(ctx, ev.NewAddr) == nil {
+		c.install(sh, ev.NewAddr)
+	}
+	select {
+	case sh.urgent <- struct{}{}:
+	default:
+	}
+	sh.request()
+}

@@ -116,6 +116,9 @@ func homeOf(t *testing.T, masters []*redistest.Server, channel string) *redistes
 // back on its own, the shard channels within a second of the promotion,
 // while shard channels elsewhere never stop.
 func TestSubscriptionsClusterFailover(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts its own cluster and kills a master")
+	}
 	// With full coverage required (the default), every master answers
 	// CLUSTERDOWN between the master's failure and the promotion, so no
 	// channel could be published to: the other masters keep serving here.

@@ -34,6 +34,9 @@ func moveSlot(t *testing.T, slot int, from, to *redistest.Server, all []*rediste
 // published: after each move the subscription is at the new owner on its
 // own, and nothing published after the move is lost.
 func TestSSubscribeFollowsLiveResharding(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts its own cluster and moves 100 slots")
+	}
 	rc := redistest.StartClusterTB(t, 3, 0, redistest.Options{})
 	c := newClient(t, clusterConfig(rc.Seeds()...))
 	ctx := context.Background()

@@ -74,6 +74,32 @@ func TestClientLive(t *testing.T) {
 		}
 	}
 
+	// An answer that fails the check counts as that Sentinel's failure:
+	// the next one is asked.
+	calls := 0
+	order := c.Addrs()
+	next := "" // the Sentinel after the first one that answers (the dead one does not)
+	for _, a := range order[1:] {
+		if a != addrs[0] {
+			next = a
+			break
+		}
+	}
+	got, asked, err = c.VerifiedMasterAddr(ctx, func(_ context.Context, addr string) error {
+		calls++
+		if calls == 1 {
+			return errors.New("not yet")
+		}
+		return nil
+	})
+	if err != nil || got != master.Addr || asked != next || calls != 2 {
+		t.Errorf("VerifiedMasterAddr = %s from %s after %d checks, %v; want %s from %s after 2", got, asked, calls, err, master.Addr, next)
+	}
+	_, _, err = c.VerifiedMasterAddr(ctx, func(context.Context, string) error { return sentinel.ErrNotMaster })
+	if !errors.Is(err, sentinel.ErrNotMaster) || !errors.Is(err, sentinel.ErrNoSentinel) {
+		t.Errorf("every answer rejected: %v", err)
+	}
+
 	// Unknown master: every Sentinel says so.
 	u, _ := sentinel.New("nope", set.Addrs(), sentinel.Options{Password: sentinelPassword})
 	_, _, err = u.MasterAddr(ctx)

@@ -105,6 +105,15 @@ sentinel:
 	assert.NotContains(t, cfg.String(), "from-env")
 	assert.NotContains(t, cfg.String(), "pw2")
 
+	// The same in JSON.
+	cfg, err = shard.ParseConfig([]byte(`{"shards": [{"addr": "10.0.0.1:6379", "name": "a"}, {"name": "b", "sentinel": {"master": "mb"}}],
+		"sentinel": {"addrs": ["10.0.1.1:26379"], "username": "u", "password": "p", "read_from": "replica-random"}}`))
+	require.NoError(t, err)
+	assert.Equal(t, []ring.Shard{{Name: "a", Addr: "10.0.0.1:6379", Weight: 1}, {Name: "b", Weight: 1}}, cfg.Shards)
+	assert.Equal(t, []shard.SentinelShard{{Name: "b", MasterName: "mb"}}, cfg.Sentinel.Shards)
+	assert.Equal(t, "u", cfg.Sentinel.Username)
+	assert.Equal(t, shard.ReadReplicaRandom, cfg.Sentinel.ReadFrom)
+
 	for name, text := range map[string]string{
 		"addr and sentinel": `shards: [{name: a, addr: "h:1", sentinel: {master: m}}]` + "\nsentinel: {addrs: [\"s:1\"]}",
 		"no sentinels":      `shards: [{name: a, sentinel: {master: m}}]`,

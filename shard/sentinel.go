@@ -126,6 +126,7 @@ func (c *Client) startSentinels(ctx context.Context) error {
 		st.byMaster[i] = sh
 	}
 	c.sent = st
+	st.onFailover(c.sentinelPromoted) // the public NodeState hook (sentinel_events.go)
 	errs := make([]error, len(st.shards))
 	var wg sync.WaitGroup
 	for i, sh := range st.shards {

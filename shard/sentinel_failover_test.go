@@ -225,6 +225,15 @@ func testSentinelFailover(t *testing.T, wait time.Duration, auto bool) {
 	cfg := sentinelConfig(set)
 	cfg.Sentinel.FailoverWait = wait
 	cfg.DisableAutoPipeline = !auto
+	var hookMu sync.Mutex
+	var promoted []shard.NodeEvent
+	cfg.Hooks = &shard.Hooks{NodeState: func(ev shard.NodeEvent) {
+		if ev.Kind == shard.ReplicaPromoted {
+			hookMu.Lock()
+			promoted = append(promoted, ev)
+			hookMu.Unlock()
+		}
+	}}
 	created := time.Now()
 	c := newClient(t, cfg)
 	var evMu sync.Mutex
@@ -337,6 +346,14 @@ func testSentinelFailover(t *testing.T, wait time.Duration, auto bool) {
 	assert.Less(t, st.Sentinel[0].Queries, int64(10), "a shard that did not fail is queried only periodically")
 	evMu.Lock()
 	assert.Equal(t, []string{fmt.Sprintf("shard-%d %s -> %s", victimShard, victim.Addr, replica.Addr)}, events)
+	// The public NodeState hook saw the same promotion, naming the shard.
+	hookMu.Lock()
+	defer hookMu.Unlock()
+	if assert.Len(t, promoted, 1) {
+		want := fmt.Sprintf("shard-%d", victimShard)
+		assert.Equal(t, shard.Node{Name: want, Addr: replica.Addr}, promoted[0].Node)
+		assert.Equal(t, shard.Node{Name: want, Addr: victim.Addr}, promoted[0].Previous)
+	}
 	evMu.Unlock()
 
 	// Every acknowledged write is on the current masters, except writes

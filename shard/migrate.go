@@ -196,6 +196,7 @@ func (c *Client) StartMigration(ctx context.Context, to Config) error {
 	}
 	c.installMigration(ctx, cur.router, cur.id, next.id, nil)
 	c.topo.Store(next)
+	c.subs.topo.notify() // subscriptions follow (subscription_registry.go)
 	return nil
 }
 
@@ -261,6 +262,7 @@ func (c *Client) AbortMigration(ctx context.Context) error {
 	}
 	c.installMigration(ctx, cur.router, cur.id, m.fromID, m.addrs)
 	c.topo.Store(back)
+	c.subs.topo.notify()
 	return nil
 }
 

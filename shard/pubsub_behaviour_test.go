@@ -423,3 +423,43 @@ func TestSubscriptionOverTLS(t *testing.T) {
 	var ne *shard.NodeError
 	assert.ErrorAs(t, err, &ne)
 }
+
+// TestClientCloseClosesSubscriptions: closing the client ends the
+// subscriptions it made (their connections, goroutines and Receive), and
+// a subscription asked for afterwards is refused.
+func TestClientCloseClosesSubscriptions(t *testing.T) {
+	servers := redistest.StartNTB(t, 3, redistest.Options{})
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	cfg := ringConfig(servers)
+	cfg.Pool.ClientName = "subclose"
+	c, err := shard.New(context.Background(), cfg)
+	require.NoError(t, err)
+	ctx := context.Background()
+	sub, err := c.PSubscribe(ctx, "close:*")
+	require.NoError(t, err)
+	require.NoError(t, sub.Subscribe(ctx, "close:1", "close:2"))
+	require.Equal(t, 3, subscribersNamed(t, servers, "subclose"))
+
+	received := make(chan error, 1)
+	go func() {
+		for {
+			if _, err := sub.Receive(ctx); err != nil {
+				received <- err
+				return
+			}
+		}
+	}()
+	require.NoError(t, c.Close())
+	select {
+	case err := <-received:
+		assert.ErrorIs(t, err, shard.ErrSubscriptionClosed)
+	case <-time.After(10 * time.Second):
+		t.Fatal("Receive still blocked 10 s after the client was closed")
+	}
+	waitFor(t, 5*time.Second, "every subscription connection to close", func() bool {
+		return subscribersNamed(t, servers, "subclose") == 0
+	})
+	_, err = c.Subscribe(ctx, "late")
+	assert.ErrorIs(t, err, shard.ErrClosed)
+	assert.NoError(t, sub.Close(), "closing again is harmless")
+}

@@ -122,11 +122,20 @@ func (c *Client) newSubscription(opts SubscriptionOptions, everywhere bool, setu
 	}
 	s.q.init(s.opts.BufferSize)
 	s.ctx, s.cancel = context.WithCancel(context.Background())
+	if !c.subs.register(s) {
+		s.cancel()
+		return nil, ErrClosed
+	}
 	kick := func() { s.poke() }
-	if c.cl != nil {
+	switch {
+	case c.cl != nil:
 		s.stopWatch = c.cl.watch.add(kick)
-	} else {
-		s.stopWatch = c.ring.watch.add(kick)
+	case c.ring != nil:
+		// Ejections and restores, and switches to another topology.
+		stopRing, stopTopo := c.ring.watch.add(kick), c.subs.topo.add(kick)
+		s.stopWatch = func() { stopRing(); stopTopo() }
+	default: // the user's own Router
+		s.stopWatch = c.subs.topo.add(kick)
 	}
 	s.wg.Add(1)
 	go s.loop()
@@ -402,6 +411,7 @@ func (s *Subscription) Close() error {
 		ws.waiters = nil
 	}
 	s.mu.Unlock()
+	s.c.subs.unregister(s)
 	s.stopWatch()
 	s.cancel()
 	close(s.done)

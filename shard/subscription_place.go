@@ -139,15 +139,17 @@ func (s *Subscription) place() (map[string]map[subName]bool, bool) {
 func (s *Subscription) targets(sn subName, st *clusterState, home string, dst []string) []string {
 	c := s.c
 	if c.cl == nil {
-		rr := c.ring
+		// The router the client routes keys by now (it changes when a
+		// migration starts or ends), so that PUBLISH and SUBSCRIBE meet.
+		r := c.currentRouter()
 		if sn.kind == kindPattern {
-			for _, n := range rr.nodes {
+			for _, n := range r.Nodes() {
 				dst = append(dst, n.Addr)
 			}
 			return dst
 		}
-		if i, err := rr.Index(sn.name); err == nil {
-			dst = append(dst, rr.node(i).Addr)
+		if n, err := r.Route(sn.name); err == nil {
+			dst = append(dst, n.Addr)
 		}
 		return dst
 	}

@@ -81,16 +81,43 @@ func TestClusterReplicaPoliciesWithTwoReplicas(t *testing.T) {
 		st := readerStats(c)
 		return st[slow.Addr].RTT > 0 && st[fast].RTT > 0
 	})
-	// Stop one replica across a few health PINGs: they answer late, so
-	// its smoothed PING time grows far above the other's.
-	if err := slow.Pause(); err != nil {
-		t.Fatal(err)
+	// Keep one replica slow: stopped most of the time, running for a
+	// moment now and then, so that its health PINGs answer late and its
+	// smoothed PING time stays far above the other's however busy the
+	// machine is.
+	stopSlow := make(chan struct{})
+	slowDone := make(chan error, 1)
+	go func() {
+		var err error
+		defer func() { slowDone <- err }()
+		for {
+			if err = slow.Pause(); err != nil {
+				return
+			}
+			select {
+			case <-stopSlow:
+				err = slow.Resume()
+				return
+			case <-time.After(300 * time.Millisecond):
+			}
+			if err = slow.Resume(); err != nil {
+				return
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}()
+	stopped := false
+	stopSlowly := func() {
+		if !stopped {
+			stopped = true
+			close(stopSlow)
+			if err := <-slowDone; err != nil {
+				t.Errorf("pausing the slow replica: %v", err)
+			}
+		}
 	}
-	time.Sleep(time.Second) // the stop whose length the PINGs measure
-	if err := slow.Resume(); err != nil {
-		t.Fatal(err)
-	}
-	waitFor(t, 30*time.Second, "the stopped replica to be measured slower", func() bool {
+	defer stopSlowly()
+	waitFor(t, 60*time.Second, "the stopped replica to be measured slower", func() bool {
 		st := readerStats(c)
 		return st[slow.Addr].RTT > 4*st[fast].RTT && st[fast].RTT > 0
 	})
@@ -104,6 +131,7 @@ func TestClusterReplicaPoliciesWithTwoReplicas(t *testing.T) {
 		}
 	}
 	after := readerStats(c)
+	stopSlowly()
 	if got := after[fast].Commands - before[fast].Commands; got < n {
 		t.Errorf("replica-latency: the faster replica served %d of %d reads", got, n)
 	}

@@ -18,10 +18,12 @@ import (
 
 func clusterConfig(seeds ...string) shard.Config {
 	return shard.Config{
-		Mode:   shard.ModeCluster,
-		Seeds:  seeds,
-		Pool:   pool.Options{DialTimeout: time.Second, ReadTimeout: 2 * time.Second, WriteTimeout: time.Second},
-		Health: shard.HealthOptions{Interval: 100 * time.Millisecond, FailureLimit: 2, Timeout: 300 * time.Millisecond},
+		Mode:  shard.ModeCluster,
+		Seeds: seeds,
+		Pool:  pool.Options{DialTimeout: 3 * time.Second, ReadTimeout: 2 * time.Second, WriteTimeout: time.Second},
+		// As ringConfig: PINGs and dials may take long on a loaded
+		// machine; a killed node still refuses them at once.
+		Health: shard.HealthOptions{Interval: 100 * time.Millisecond, FailureLimit: 3, Timeout: time.Second},
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/gomodule/redigo/redis"
 	"github.com/shardis/shardis/cluster"
 	"github.com/shardis/shardis/pool"
+	"github.com/shardis/shardis/shard/command"
 )
 
 // RetryError reports a command that the cluster could not serve within
@@ -209,12 +210,12 @@ func (c *Client) judge(cl *call) (v verdict, refresh bool) {
 		// long once more, so the timeout is final (the topology is
 		// refreshed in case a replica takes over); a write's outcome is
 		// unknown.
-		if cl.info != nil && cl.info.IsWrite() {
+		if mayWrite(cl.info) {
 			cl.err = &UnknownOutcomeError{Command: strings.ToUpper(cl.name), Node: ne.Node, Err: ne}
 		}
 		return final, true
 	}
-	if cl.info != nil && !cl.info.IsWrite() {
+	if !mayWrite(cl.info) {
 		return retryLater, true
 	}
 	cl.err = &UnknownOutcomeError{Command: strings.ToUpper(cl.name), Node: ne.Node, Err: ne}
@@ -258,3 +259,11 @@ func lastOf(cl *call, why string) string {
 	}
 	return cl.last + " (" + why + ")"
 }
+
+// mayWrite reports whether a command cut off after it was sent may have
+// changed data, so that sending it again could apply it twice: every
+// command but the read-only ones. Not only the commands flagged as writes:
+// EVAL, FCALL and PUBLISH carry no write flag, yet a script may INCR and a
+// message published twice arrives twice. An unknown command may do
+// anything.
+func mayWrite(info *command.Info) bool { return info == nil || !info.IsReadOnly() }

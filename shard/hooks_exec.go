@@ -224,7 +224,7 @@ func (c *Client) classify(cl *call) Outcome {
 	if c.cl == nil || !errors.As(err, &ne) {
 		return OutcomeFailed
 	}
-	if notSent(ne.Err) || (cl.info != nil && !cl.info.IsWrite()) {
+	if notSent(ne.Err) || !mayWrite(cl.info) {
 		return OutcomeRetry
 	}
 	return OutcomeUnknown

@@ -174,7 +174,7 @@ func (c *Client) judgeSentinel(ctx context.Context, sh *sentShard, replica bool,
 		return retryNow
 	}
 	sh.request()
-	if notSent(ne.Err) || (cl.info != nil && !cl.info.IsWrite()) {
+	if notSent(ne.Err) || !mayWrite(cl.info) {
 		return retryLater
 	}
 	cl.err = &UnknownOutcomeError{Command: strings.ToUpper(cl.name), Node: ne.Node, Err: ne}

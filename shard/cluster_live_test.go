@@ -459,8 +459,14 @@ func testFailoverUnderLoad(t *testing.T, auto bool) {
 	t.Logf("failed operations: %d on the dead master's slots, %d elsewhere; failed commands inside pipelines: %d",
 		onDeadFails, elsewhere, res.failedCommands.Load())
 	// Only operations in flight when the master died may fail (their
-	// writes may or may not have run): at most one per caller.
-	assert.LessOrEqual(t, onDeadFails, 8, "at most one failed operation per caller on the dead master's slots")
+	// writes may or may not have run). A SIGKILLed server's sockets are
+	// reset by the kernel, but a write to one succeeds locally until the
+	// reset is read: a caller's next command can go out on a connection
+	// (a pooled one just checked, or the automatic pipeline's) before the
+	// client has seen the reset, and its outcome is as unknown. So at
+	// most two per caller; a client that retried blindly or kept writing
+	// to the dead node would fail far more.
+	assert.LessOrEqual(t, onDeadFails, 16, "at most two failed operations per caller on the dead master's slots")
 	assert.Zero(t, elsewhere, "no failures on other masters")
 	// Failures on the dead slots are writes whose outcome is unknown, never silent.
 	for _, f := range failures {

@@ -353,6 +353,26 @@ func TestNilContextIsAnError(t *testing.T) {
 	assert.ErrorIs(t, err, shard.ErrNilContext, "Conn.DoContext")
 	_, err = redis.ReceiveContext(c.Conn(), nilCtx)
 	assert.ErrorIs(t, err, shard.ErrNilContext, "Conn.ReceiveContext")
+	// Subscriptions.
+	for name, subscribe := range map[string]func(context.Context) (*shard.Subscription, error){
+		"Subscribe":  func(ctx context.Context) (*shard.Subscription, error) { return c.Subscribe(ctx, "ch") },
+		"PSubscribe": func(ctx context.Context) (*shard.Subscription, error) { return c.PSubscribe(ctx, "ch*") },
+		"SSubscribe": func(ctx context.Context) (*shard.Subscription, error) { return c.SSubscribe(ctx, "ch") },
+		"SubscribeKeyspace": func(ctx context.Context) (*shard.Subscription, error) {
+			return c.SubscribeKeyspace(ctx, shard.KeyspaceOptions{})
+		},
+	} {
+		_, err = subscribe(nilCtx)
+		assert.ErrorIs(t, err, shard.ErrNilContext, name)
+	}
+	sub, err := c.NewSubscription(shard.SubscriptionOptions{})
+	require.NoError(t, err)
+	defer sub.Close()
+	assert.ErrorIs(t, sub.Subscribe(nilCtx, "ch"), shard.ErrNilContext, "Subscription.Subscribe")
+	assert.ErrorIs(t, sub.Unsubscribe(nilCtx, "ch"), shard.ErrNilContext, "Subscription.Unsubscribe")
+	assert.ErrorIs(t, sub.Ping(nilCtx, "x"), shard.ErrNilContext, "Subscription.Ping")
+	_, err = sub.Receive(nilCtx)
+	assert.ErrorIs(t, err, shard.ErrNilContext, "Subscription.Receive")
 	assert.Equal(t, "shardis: nil Context", shard.ErrNilContext.Error())
 }
 

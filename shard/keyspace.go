@@ -36,6 +36,9 @@ type KeyspaceOptions struct {
 // new master is subscribed as soon as the client sees it. Messages arrive
 // as redis.Message with Pattern set; ParseKeyspaceEvent reads them.
 func (c *Client) SubscribeKeyspace(ctx context.Context, opts KeyspaceOptions) (*Subscription, error) {
+	if err := checkContext(ctx); err != nil {
+		return nil, err
+	}
 	var setup []any
 	if opts.Enable != "" {
 		setup = []any{"CONFIG", "SET", "notify-keyspace-events", opts.Enable}

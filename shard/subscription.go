@@ -163,6 +163,9 @@ func (c *Client) SSubscribe(ctx context.Context, channels ...string) (*Subscript
 }
 
 func (c *Client) subscribeNew(ctx context.Context, k subKind, names []string) (*Subscription, error) {
+	if err := checkContext(ctx); err != nil {
+		return nil, err
+	}
 	s, err := c.NewSubscription(SubscriptionOptions{})
 	if err != nil {
 		return nil, err
@@ -213,6 +216,9 @@ func (s *Subscription) SUnsubscribe(ctx context.Context, channels ...string) err
 }
 
 func (s *Subscription) add(ctx context.Context, k subKind, names []string) error {
+	if err := checkContext(ctx); err != nil {
+		return err
+	}
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("shardis: subscribe: %w", err)
 	}
@@ -262,6 +268,9 @@ func (s *Subscription) add(ctx context.Context, k subKind, names []string) error
 }
 
 func (s *Subscription) remove(ctx context.Context, k subKind, names []string) error {
+	if err := checkContext(ctx); err != nil {
+		return err
+	}
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("shardis: unsubscribe: %w", err)
 	}
@@ -310,6 +319,9 @@ func (s *Subscription) remove(ctx context.Context, k subKind, names []string) er
 // Ping sends PING with data on every connection of the subscription; each
 // answers with a redis.Pong.
 func (s *Subscription) Ping(ctx context.Context, data string) error {
+	if err := checkContext(ctx); err != nil {
+		return err
+	}
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("shardis: ping: %w", err)
 	}
@@ -333,6 +345,9 @@ func (s *Subscription) Ping(ctx context.Context, data string) error {
 // After Close it returns ErrSubscriptionClosed: Close discards what was
 // buffered.
 func (s *Subscription) Receive(ctx context.Context) (any, error) {
+	if err := checkContext(ctx); err != nil {
+		return nil, err
+	}
 	for {
 		if v, ok := s.q.pop(); ok {
 			if err, isErr := v.(error); isErr {

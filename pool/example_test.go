@@ -68,3 +68,64 @@ func ExampleSet_Get() {
 	}
 	fmt.Println("visits:", visits)
 }
+
+// After a node failed (a restart, a reset), retire the connections its
+// pool holds: the idle ones are closed instead of handed out, the borrowed
+// ones when they come back, and MaxActive keeps counting them meanwhile.
+// This example needs a Redis server on 127.0.0.1:6379, so it has no
+// checked output.
+func ExampleSet_DropIdle() {
+	set, err := pool.NewSet(pool.Options{MaxActive: 4, Wait: true})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer set.Close()
+	ctx := context.Background()
+	c, err := set.Get(ctx, "127.0.0.1:6379")
+	if err != nil {
+		log.Print(err)
+		return
+	}
+	if _, err := c.Do("GET", "k"); err != nil && !errors.As(err, new(redis.Error)) {
+		set.DropIdle("127.0.0.1:6379") // the next Get dials afresh
+	}
+	c.Close()
+}
+
+// A caller that knows when a reply is due (say, a read timeout after the
+// command was written, with other replies read before it) waits for it
+// until then; a reply already received is taken whatever the time. This
+// example needs a Redis server on 127.0.0.1:6379, so it has no checked
+// output.
+func ExampleReceiveBy() {
+	set, err := pool.NewSet(pool.Options{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer set.Close()
+	c, err := set.Get(context.Background(), "127.0.0.1:6379")
+	if err != nil {
+		log.Print(err)
+		return
+	}
+	defer c.Close()
+	due := time.Now().Add(500 * time.Millisecond)
+	for _, k := range []string{"a", "b", "c"} {
+		if err := c.Send("GET", k); err != nil {
+			log.Print(err)
+			return
+		}
+	}
+	if err := c.Flush(); err != nil {
+		log.Print(err)
+		return
+	}
+	for range 3 {
+		reply, err := pool.ReceiveBy(c, due) // all three within 500 ms in all
+		if err != nil {
+			log.Print(err)
+			return
+		}
+		fmt.Printf("%s\n", reply)
+	}
+}

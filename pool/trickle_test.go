@@ -60,34 +60,43 @@ func TestReadTimeoutBoundsAWholeTrickledReply(t *testing.T) {
 	}
 	for _, w := range waits {
 		t.Run(w.name, func(t *testing.T) {
-			c, err := set.Get(context.Background(), tr.Addr)
-			require.NoError(t, err)
-			defer c.Close()
-			start := time.Now()
-			err = w.wait(c)
-			took := time.Since(start)
-			var ne net.Error
-			require.ErrorAs(t, err, &ne, "a trickled reply must time out")
-			assert.True(t, ne.Timeout(), "%v", err)
-			assert.Less(t, took, w.want+w.want/10, "the timeout bounds the whole reply")
-			assert.GreaterOrEqual(t, took, w.want/2, "not given up long before the timeout")
-			assert.Error(t, c.Err(), "a timed-out connection is failed for good")
+			// The bound must hold in one of three rounds: timing on a
+			// loaded machine is noisy, and a wrong implementation misses
+			// it by seconds every time. Every round must time out.
+			for round := 1; ; round++ {
+				c, err := set.Get(context.Background(), tr.Addr)
+				require.NoError(t, err)
+				start := time.Now()
+				err = w.wait(c)
+				took := time.Since(start)
+				var ne net.Error
+				require.ErrorAs(t, err, &ne, "a trickled reply must time out")
+				assert.True(t, ne.Timeout(), "%v", err)
+				assert.GreaterOrEqual(t, took, w.want/2, "not given up long before the timeout")
+				assert.Error(t, c.Err(), "a timed-out connection is failed for good")
+				c.Close()
+				if took < w.want+w.want/10 || round == 3 {
+					assert.Less(t, took, w.want+w.want/10, "the timeout bounds the whole reply")
+					break
+				}
+				t.Logf("round %d took %v; again", round, took)
+			}
 		})
 	}
 }
 
 // A reply that arrives in pieces within the timeout is read whole: the
 // deadline is per reply, not per connection, and the next reply gets a
-// fresh one.
+// fresh one (three replies of 400 ms each, with a timeout of 1 s).
 func TestReadTimeoutIsPerReply(t *testing.T) {
 	nc, server := tcpPair(t)
-	c := newLiveConn(&coarseConn{Conn: nc}, 300*time.Millisecond)
+	c := newLiveConn(&coarseConn{Conn: nc}, time.Second)
 	for i := range 3 {
 		go func() {
 			server.Write([]byte("$4\r\n"))
-			time.Sleep(150 * time.Millisecond)
+			time.Sleep(300 * time.Millisecond)
 			server.Write([]byte("ab"))
-			time.Sleep(50 * time.Millisecond)
+			time.Sleep(100 * time.Millisecond)
 			server.Write([]byte("cd\r\n"))
 		}()
 		reply, err := c.Receive()
@@ -124,7 +133,7 @@ func TestReceiveByDeadline(t *testing.T) {
 	var ne net.Error
 	require.ErrorAs(t, err, &ne)
 	assert.True(t, ne.Timeout())
-	assert.Less(t, time.Since(start), 300*time.Millisecond)
+	assert.Less(t, time.Since(start), 500*time.Millisecond, "the reply took 650 ms to trickle in")
 
 	// Connections that are not the Set's get the time left.
 	other := redis.NewConn(nc, 0, 0)

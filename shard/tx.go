@@ -110,8 +110,10 @@ func commandKeys(name string, args []any) ([]any, error) {
 // (or ctx) is spent: after MOVED on the new owner at once; after ASK (the
 // slot is migrating) at the importing node, with ASKING in front of each
 // command, so it need not wait for the migration to end; after TRYAGAIN,
-// CLUSTERDOWN, LOADING, MASTERDOWN, READONLY, or more than MaxRedirects
-// redirects in a row, after a backoff. When the budget is spent the error
+// CLUSTERDOWN, LOADING, MASTERDOWN, READONLY, more than MaxRedirects
+// redirects in a row, or a node that could not be reached before anything
+// was sent (a dead master, until its replica takes over), after a backoff
+// and a look at the topology. When the budget is spent the error
 // is a *RetryError. A transaction is never split over nodes: keys on
 // different slots fail with a *CrossShardError before anything is sent.
 func (c *Client) Tx(ctx context.Context, keys []string, fn func(tx *Tx) error) ([]any, error) {
@@ -161,12 +163,26 @@ func (c *Client) Tx(ctx context.Context, keys []string, fn func(tx *Tx) error) (
 			return nil, err
 		}
 		reply, err := c.txOnce(ctx, node, asking, group, args, fn)
-		var re redis.Error
-		if c.cl == nil || !errors.As(err, &re) {
+		if c.cl == nil || err == nil {
 			return reply, err
 		}
 		ns := c.nodes.get(node)
-		code := cluster.ErrorCode(string(re))
+		var (
+			re   redis.Error
+			ne   *NodeError
+			code string
+		)
+		switch {
+		case errors.As(err, &re):
+			code = cluster.ErrorCode(string(re))
+		case errors.As(err, &ne) && notSent(ne.Err) && !isAuthFailure(ne.Err):
+			// The node could not be reached (a dead master before its
+			// replica takes over, a node marked down): nothing was sent.
+			// Look at the topology again, wait, and route again.
+			code, re = "NODE", redis.Error(ne.Error())
+		default:
+			return reply, err
+		}
 		wait := true
 		switch code {
 		case "MOVED", "ASK":
@@ -198,7 +214,7 @@ func (c *Client) Tx(ctx context.Context, keys []string, fn func(tx *Tx) error) (
 			// its keys are still on the source: wait for them to move.
 			ns.tryAgain.Add(1)
 			hops = 0
-		case "CLUSTERDOWN", "LOADING", "MASTERDOWN", "READONLY":
+		case "CLUSTERDOWN", "LOADING", "MASTERDOWN", "READONLY", "NODE":
 			hops = 0
 			c.refresh(ctx, true)
 		default:

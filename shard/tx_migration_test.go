@@ -231,3 +231,45 @@ func TestTransactionsSurviveASlotMigration(t *testing.T) {
 		})
 	}
 }
+
+// A transaction on the slots of a master that dies waits, within
+// MaxRetryWait, for its replica to take over, as single commands do: a
+// node that could not be reached was sent nothing, so the transaction
+// runs again once the topology names the new master (it used to fail at
+// once with the dial error).
+func TestTransactionsWaitForAFailover(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts its own cluster and kills a master")
+	}
+	rc := redistest.StartClusterTB(t, 3, 1, redistest.Options{})
+	cfg := clusterConfig(rc.Seeds()...)
+	cfg.Cluster.MaxRetryWait = 20 * time.Second // a loaded machine elects slowly
+	c := newClient(t, cfg)
+	ctx := context.Background()
+	key := "{txf}:n"
+	_, err := c.Do(ctx, "SET", key, 0)
+	require.NoError(t, err)
+	victim, err := rc.MasterOfSlot(cluster.Slot(key))
+	require.NoError(t, err)
+	replica, err := rc.ReplicaOf(victim)
+	require.NoError(t, err)
+	// The replica has the value before its master dies.
+	acked, err := redis.Int(c.DoKey(ctx, key, "WAIT", 1, 5000))
+	require.NoError(t, err)
+	require.Equal(t, 1, acked, "the replica acknowledged the write")
+	require.NoError(t, victim.Kill())
+
+	start := time.Now()
+	for i := 1; i <= 20; i++ {
+		out, err := c.Tx(ctx, []string{key}, func(tx *shard.Tx) error {
+			return tx.Queue("INCR", key)
+		})
+		require.NoError(t, err, "transaction %d, %v after the kill", i, time.Since(start))
+		require.Len(t, out, 1)
+		assert.Equal(t, int64(i), out[0], "transaction %d", i)
+	}
+	t.Logf("20 transactions done %v after the master was killed", time.Since(start))
+	owner, err := rc.MasterOfSlot(cluster.Slot(key))
+	require.NoError(t, err)
+	assert.Equal(t, replica.Addr, owner.Addr, "the replica took over")
+}

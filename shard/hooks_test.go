@@ -131,6 +131,22 @@ func holder(t *testing.T, servers []*redistest.Server, key string) string {
 	return found
 }
 
+// keyInEmptySlot is keyOnMaster for a slot that holds no key yet (other
+// tests fill the shared cluster), so that the slot can be moved.
+func keyInEmptySlot(t *testing.T, rc *redistest.Cluster, m *redistest.Server, prefix string) (string, int) {
+	t.Helper()
+	for i := 0; i < 1000; i++ {
+		key, slot := keyOnMaster(t, rc, m, fmt.Sprintf("%s%d-", prefix, i))
+		n, err := m.Do("CLUSTER", "COUNTKEYSINSLOT", fmt.Sprint(slot))
+		require.NoError(t, err)
+		if strings.TrimSpace(n) == "0" {
+			return key, slot
+		}
+	}
+	t.Fatalf("no empty slot on %s", m.Addr)
+	return "", 0
+}
+
 // Every command reports the node that served it: the server that holds the
 // key when asked directly.
 func TestHooksReportTheNodeOfEachCommand(t *testing.T) {
@@ -438,7 +454,7 @@ func TestHooksClusterMovedAndSlotMap(t *testing.T) {
 	c := newClient(t, cfg)
 	m := rc.Masters()
 	a, b := m[0], m[1]
-	key, slot := keyOnMaster(t, rc, a, "hookmoved")
+	key, slot := keyInEmptySlot(t, rc, a, "hookmoved")
 	ida, idb := nodeID(t, a), nodeID(t, b)
 	move := func(from, to *redistest.Server, fromID, toID string) {
 		setSlot(t, to, fmt.Sprint(slot), "IMPORTING", fromID)
@@ -656,7 +672,7 @@ func TestHooksPipelineAllocations(t *testing.T) {
 	t.Logf("allocations per 30-command pipeline on 3 nodes: no hooks %.1f, no-op hooks %.1f", none, hooked)
 	slack := 0.0
 	if raceDetector {
-		slack = 6
+		slack = none / 4 // sync.Pool drops recycled buffers at random under -race
 	}
 	assert.LessOrEqual(t, hooked, none+slack)
 }

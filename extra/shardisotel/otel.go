@@ -112,9 +112,11 @@ type Instrumentation struct {
 	refreshes    metric.Int64Counter
 	nodeEvents   metric.Int64Counter
 
-	nodes       sync.Map // addr -> *nodeAttrs
-	opAttrs     sync.Map // opKey -> metric.RecordOption
-	opAttrCount atomic.Int64
+	nodes         sync.Map // addr -> *nodeAttrs
+	opAttrs       sync.Map // opKey -> metric.RecordOption
+	opAttrCount   atomic.Int64
+	spanAttrs     sync.Map // command name -> trace.SpanStartOption
+	spanAttrCount atomic.Int64
 }
 
 // nodeAttrs are a node's attributes, parsed once.
@@ -233,12 +235,19 @@ func (in *Instrumentation) node(addr string) *nodeAttrs {
 }
 
 func (in *Instrumentation) start(ctx context.Context, op *shard.Op) context.Context {
-	ctx, span := in.tracer.Start(ctx, operationName(op.Name), trace.WithSpanKind(trace.SpanKindClient))
+	name := operationName(op.Name)
+	if !op.Pipeline && in.cfg.statements == 0 {
+		// The common case: the span's attributes depend on the command's
+		// name only, and are given at the start (cheaper than adding them).
+		ctx, _ = in.tracer.Start(ctx, name, trace.WithSpanKind(trace.SpanKindClient), in.startAttrs(name))
+		return ctx
+	}
+	ctx, span := in.tracer.Start(ctx, name, trace.WithSpanKind(trace.SpanKindClient))
 	if !span.IsRecording() {
 		return ctx
 	}
 	attrs := make([]attribute.KeyValue, 0, 5+len(in.cfg.attrs))
-	attrs = append(attrs, semconv.DBSystemNameRedis, semconv.DBOperationName(operationName(op.Name)))
+	attrs = append(attrs, semconv.DBSystemNameRedis, semconv.DBOperationName(name))
 	if op.Pipeline {
 		attrs = append(attrs, semconv.DBOperationBatchSize(op.Commands))
 	}
@@ -248,6 +257,19 @@ func (in *Instrumentation) start(ctx context.Context, op *shard.Op) context.Cont
 	attrs = append(attrs, in.cfg.attrs...)
 	span.SetAttributes(attrs...)
 	return ctx
+}
+
+// startAttrs returns the cached start option of a command's spans.
+func (in *Instrumentation) startAttrs(name string) trace.SpanStartOption {
+	if v, ok := in.spanAttrs.Load(name); ok {
+		return v.(trace.SpanStartOption)
+	}
+	attrs := append([]attribute.KeyValue{semconv.DBSystemNameRedis, semconv.DBOperationName(name)}, in.cfg.attrs...)
+	opt := trace.WithAttributes(attrs...)
+	if in.spanAttrCount.Add(1) <= maxOpAttrSets {
+		in.spanAttrs.Store(name, opt)
+	}
+	return opt
 }
 
 func (in *Instrumentation) finish(ctx context.Context, op *shard.Op) {

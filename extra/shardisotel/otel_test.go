@@ -225,7 +225,18 @@ func TestRedirectDuringLiveSlotMoveIsASpanEvent(t *testing.T) {
 	ctx := context.Background()
 	masters := rc.Masters()
 	from, to := masters[0], masters[1]
-	key, slot := keyOnMaster(t, rc, from, "live")
+	// A slot that holds no other test's key, so that it can be moved.
+	var key string
+	var slot int
+	for i := 0; ; i++ {
+		key, slot = keyOnMaster(t, rc, from, fmt.Sprintf("live%d-", i))
+		n, err := from.Do("CLUSTER", "COUNTKEYSINSLOT", strconv.Itoa(slot))
+		require.NoError(t, err)
+		if strings.TrimSpace(n) == "0" {
+			break
+		}
+		require.Less(t, i, 1000, "no empty slot")
+	}
 	_, err := tel.c.Do(ctx, "SET", key, "v")
 	require.NoError(t, err)
 	fromID, toID := nodeID(t, from), nodeID(t, to)

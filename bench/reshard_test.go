@@ -159,7 +159,7 @@ func BenchmarkReshardMover(b *testing.B) {
 	own := func(b *testing.B, n int) run {
 		cpu, srv, start := ProcessCPU(), ChildrenCPU("redis-server"), time.Now()
 		rep, err := reshard.Move(ctx, reshard.Options{From: from, To: to, SkipClientCheck: true, SkipVerify: true,
-			Batch: envInt("SHARDIS_BENCH_RESHARD_BATCH", 0)})
+			Batch: envInt("SHARDIS_BENCH_RESHARD_BATCH", 0), Dump: os.Getenv("SHARDIS_BENCH_RESHARD_DUMP") != ""})
 		r := run{time.Since(start), ProcessCPU() - cpu, ChildrenCPU("redis-server") - srv}
 		if err != nil {
 			b.Fatal(err)

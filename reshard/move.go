@@ -127,6 +127,7 @@ func (m *mover) drain(ctx context.Context, n shard.Node) error {
 	}
 	defer func() { conn.Close() }()
 	cursor := "0"
+	batch := m.opts.Batch // adapted so that one MIGRATE blocks the old node about MaxBlock
 	for {
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("shardis: %w", err)
@@ -163,7 +164,7 @@ func (m *mover) drain(ctx context.Context, n shard.Node) error {
 		for _, addr := range sortedKeys(byOwner) {
 			ks := byOwner[addr]
 			for len(ks) > 0 {
-				chunk := ks[:min(len(ks), m.opts.Batch)]
+				chunk := ks[:min(len(ks), batch)]
 				ks = ks[len(chunk):]
 				if conn.Err() != nil { // a broken connection: take a fresh one
 					conn.Close()
@@ -171,9 +172,11 @@ func (m *mover) drain(ctx context.Context, n shard.Node) error {
 						return &shard.NodeError{Node: n, Err: err}
 					}
 				}
+				start := time.Now()
 				if err := m.moveChunk(ctx, conn, n, owners[addr], chunk); err != nil {
 					return err
 				}
+				batch = m.adapt(batch, len(chunk), time.Since(start))
 				m.scanned.Add(int64(len(chunk)))
 			}
 		}
@@ -181,6 +184,23 @@ func (m *mover) drain(ctx context.Context, n shard.Node) error {
 			return nil
 		}
 	}
+}
+
+// adapt returns the next batch size after a MIGRATE of n keys took d: the
+// old node serves nothing else meanwhile, so a batch that blocked it past
+// MaxBlock shrinks in proportion, and one well under it grows again, up to
+// Batch. Small values travel in large batches, large ones in small.
+func (m *mover) adapt(batch, n int, d time.Duration) int {
+	limit := m.opts.MaxBlock
+	switch {
+	case m.opts.DryRun || n < batch && d <= limit:
+		return batch // a short last chunk says little
+	case d > limit:
+		return max(1, int(float64(n)*float64(limit)/float64(d)))
+	case d < limit/4:
+		return min(m.opts.Batch, 2*batch)
+	}
+	return batch
 }
 
 func scanErr(err error, vals []any) error {

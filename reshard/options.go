@@ -24,6 +24,11 @@ type Options struct {
 	// Batch is the most keys one MIGRATE carries (0: 512). The old node
 	// serves nothing else while it runs one: lower it for large values.
 	Batch int
+	// MaxBlock is how long one MIGRATE should hold the old node, which
+	// serves nothing else meanwhile (0: 10ms): the batch shrinks when a
+	// MIGRATE takes longer (large values) and grows back to Batch when it
+	// takes much less (small ones).
+	MaxBlock time.Duration
 	// ScanCount is the COUNT hint of each SCAN (0: 1000).
 	ScanCount int
 	// Timeout bounds each MIGRATE's I/O between the servers (0: 10s).
@@ -51,6 +56,9 @@ type Options struct {
 func (o Options) withDefaults() Options {
 	if o.Batch <= 0 {
 		o.Batch = 512
+	}
+	if o.MaxBlock <= 0 {
+		o.MaxBlock = 10 * time.Millisecond
 	}
 	if o.ScanCount <= 0 {
 		o.ScanCount = 1000

@@ -38,15 +38,15 @@ import (
 // the calls run. A call whose key could not be moved fails with a
 // *MigrateError and is not sent.
 func (c *Client) moveFirst(ctx context.Context, m *migState, calls []*call) {
-	var (
-		mv  *moves
-		buf [16]int
-	)
+	var mv *moves
+	bp := keyPosBufs.Get().(*[]int)
+	defer keyPosBufs.Put(bp)
 	for _, cl := range calls {
 		if cl.err != nil || cl.node < 0 || cl.info == nil {
 			continue
 		}
-		pos, err := cl.info.KeyPositions(cl.args, buf[:0])
+		pos, err := cl.info.KeyPositions(cl.args, (*bp)[:0])
+		*bp = pos[:0]
 		if err != nil {
 			continue // the server will answer the command with its own error
 		}
@@ -77,6 +77,9 @@ func (c *Client) moveFirst(ctx context.Context, m *migState, calls []*call) {
 		c.runMoves(ctx, m, mv)
 	}
 }
+
+// keyPosBufs recycles the key-position buffers of moveFirst.
+var keyPosBufs = sync.Pool{New: func() any { b := make([]int, 0, 16); return &b }}
 
 // moves is the set of keys one batch must move, grouped by (old owner,
 // new owner) pair: one MIGRATE ... KEYS each.

@@ -21,6 +21,11 @@ deps:
 		SUDO=; [ "$$(id -u)" -ne 0 ] && SUDO=sudo; \
 		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq redis-sentinel >/dev/null; \
 	fi
+	@if ! command -v promtool >/dev/null 2>&1; then \
+		echo "installing prometheus (for promtool, which checks the exported metric names)"; \
+		SUDO=; [ "$$(id -u)" -ne 0 ] && SUDO=sudo; \
+		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends prometheus >/dev/null; \
+	fi
 	@redis-server --version
 
 # MODULES are the directories of every Go module in the repo: the library

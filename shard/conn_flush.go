@@ -253,7 +253,7 @@ func (f *flusher) pin(node, group int) error {
 	f.sendPlain()
 	ns := f.rc.c.nodes.get(node)
 	if ns.down.Load() {
-		return &NodeError{Node: ns.node, Err: ErrNodeDown}
+		return &NodeError{Node: ns.node, Err: ns.downErr()}
 	}
 	conn, err := f.rc.c.borrowTracked(f.ctx, ns.node.Addr)
 	if err != nil {

@@ -650,6 +650,8 @@ func TestHooksPipelineAllocations(t *testing.T) {
 	measure := func(h *shard.Hooks) float64 {
 		cfg := ringConfig(servers)
 		cfg.Hooks = h
+		// Allocations are counted process-wide: no health checks beside.
+		cfg.Health.Interval = -1
 		c := newClient(t, cfg)
 		p := c.Pipeline()
 		run := func() {

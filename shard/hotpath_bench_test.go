@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shardis/shardis/bench"
+	"github.com/shardis/shardis/internal/cpustat"
 	"github.com/shardis/shardis/internal/redistest"
 	"github.com/shardis/shardis/shard"
 )
@@ -30,13 +30,13 @@ func BenchmarkHotPath(b *testing.B) {
 		b.Fatal(err)
 	}
 	measure := func(b *testing.B, perOp int, run func(b *testing.B)) {
-		cpu0, srv0 := bench.ProcessCPU(), bench.ChildrenCPU("redis-server")
+		cpu0, srv0 := cpustat.Process(), cpustat.Children("redis-server")
 		b.ResetTimer()
 		run(b)
 		b.StopTimer()
 		n := float64(b.N * perOp)
-		b.ReportMetric(float64(bench.ProcessCPU()-cpu0)/n, "client-ns/cmd")
-		b.ReportMetric(float64(bench.ChildrenCPU("redis-server")-srv0)/n, "server-ns/cmd")
+		b.ReportMetric(float64(cpustat.Process()-cpu0)/n, "client-ns/cmd")
+		b.ReportMetric(float64(cpustat.Children("redis-server")-srv0)/n, "server-ns/cmd")
 	}
 	b.Run("GET 64 callers", func(b *testing.B) {
 		measure(b, 1, func(b *testing.B) {

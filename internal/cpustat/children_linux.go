@@ -1,4 +1,4 @@
-package bench
+package cpustat
 
 import (
 	"bytes"
@@ -12,12 +12,12 @@ import (
 // every Linux platform Go supports).
 const clockTick = 10 * time.Millisecond
 
-// ChildrenCPU returns the CPU time (user plus system) used so far by the
+// Children returns the CPU time (user plus system) used so far by the
 // running child processes of this one whose command name is name (such as
 // "redis-server": the servers a benchmark started), or 0 where the system
 // does not tell. Subtracting two readings gives the servers' share of a
 // workload; the resolution is 10 ms.
-func ChildrenCPU(name string) time.Duration {
+func Children(name string) time.Duration {
 	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
 	self := strconv.Itoa(os.Getpid())
 	var total time.Duration

@@ -48,7 +48,6 @@ var awaitingExamples = map[string]bool{
 	"shard.Client.NewSubscription":    true,
 	"shard.Client.PSubscribe":         true,
 	"shard.Client.SSubscribe":         true,
-	"shard.CommandEvent.Statement":    true,
 	"shard.ConnStateError":            true,
 	"shard.DefaultKeyspacePatterns":   true,
 	"shard.DefaultMaxRedialBackoff":   true,
@@ -60,9 +59,7 @@ var awaitingExamples = map[string]bool{
 	"shard.ErrReplicaLinkDown":        true,
 	"shard.ErrSubscriptionClosed":     true,
 	"shard.JoinHooks":                 true,
-	"shard.Op.Statement":              true,
 	"shard.Outcome.IsError":           true,
-	"shard.PipelineEvent.Statement":   true,
 	"shard.SubscribeError":            true,
 	"shard.SubscribeError.Unwrap":     true,
 	"shard.Subscription.Buffered":     true,
@@ -72,11 +69,6 @@ var awaitingExamples = map[string]bool{
 	"shard.Subscription.SSubscribe":   true,
 	"shard.Subscription.SUnsubscribe": true,
 	"shard.Subscription.Unsubscribe":  true,
-	"pool.ErrNoAddr":                  true,
-	"pool.NewSetWithDialHook":         true,
-	"pool.Set.Dial":                   true,
-	"pool.Set.DropIdle":               true,
-	"pool.Set.SetResolver":            true,
 }
 
 // decl is one exported identifier: a type, a function, a method (Recv

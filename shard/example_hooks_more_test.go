@@ -73,7 +73,7 @@ func ExampleCheckReplication() {
 		Health: shard.HealthOptions{
 			Interval:     50 * time.Millisecond,
 			FailureLimit: 2,
-			Timeout:      2 * time.Second,
+			Timeout:      5 * time.Second, // generous: a slow check must not count as a failure
 			Check:        shard.CheckReplication,
 		},
 		Hooks: &shard.Hooks{NodeState: func(ev shard.NodeEvent) {

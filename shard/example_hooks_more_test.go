@@ -164,3 +164,45 @@ func ExampleCheckPing() {
 	// Output:
 	// latency known for [a b]
 }
+
+// A slow-operation log keeps the text of each slow operation, bounded in
+// size: Op.Statement for a whole operation, PipelineEvent.Statement for
+// one node's part of a pipeline (its commands one per line).
+func ExampleHooks_slowLog() {
+	addrs := redisAddrs(1)
+	ctx := context.Background()
+	slow := time.Duration(0) // every operation is slow here; 50ms, say, in production
+	client, err := shard.New(ctx, shard.Config{
+		Shards: []ring.Shard{{Name: "a", Addr: addrs[0], Weight: 1}},
+		Hooks: &shard.Hooks{
+			Finish: func(ctx context.Context, op *shard.Op) {
+				if op.Duration >= slow {
+					fmt.Printf("slow %s: %q\n", op.Name, op.Statement(48))
+				}
+			},
+			Pipeline: func(ctx context.Context, ev *shard.PipelineEvent) {
+				if ev.Duration >= slow {
+					fmt.Printf("slow part on %s: %d commands, %q\n", ev.Node.Name, ev.Commands, ev.Statement(48))
+				}
+			},
+		},
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer client.Close()
+
+	p := client.Pipeline()
+	p.Send("SET", "session:1", "a-long-session-token")
+	p.Send("EXPIRE", "session:1", 3600)
+	p.Send("TTL", "session:1")
+	if _, err := p.Exec(ctx); err != nil {
+		fmt.Println(err)
+	}
+	client.Do(ctx, "AUTH", "app", "secret") // secrets never show
+	// Output:
+	// slow part on a: 3 commands, "SET session:1 a-long-session-token\nEXPIRE ses..."
+	// slow PIPELINE: "SET session:1 a-long-session-token\nEXPIRE ses..."
+	// slow AUTH: "AUTH ? ?"
+}

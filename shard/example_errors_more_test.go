@@ -1,0 +1,140 @@
+package shard_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/gomodule/redigo/redis"
+	"github.com/shardis/shardis/pool"
+	"github.com/shardis/shardis/ring"
+	"github.com/shardis/shardis/shard"
+)
+
+// A server that refuses a name (here an ACL that lets the dashboard user
+// read the news:* channels only) fails the Subscribe call with a
+// *SubscribeError; the names it carried are dropped and the rest of the
+// subscription goes on. Receive reports the refusal too, in line with the
+// messages (a refusal of names added by another goroutine is seen there
+// only); it can be called again after it.
+func ExampleSubscribeError() {
+	addrs := redisAddrs(1)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+
+	// The operator's part: a user restricted to some channels, on every shard.
+	admin, err := shard.New(ctx, shard.Config{Shards: []ring.Shard{{Addr: addrs[0], Weight: 1}}})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer admin.Close()
+	err = admin.ForEachShard(ctx, func(ctx context.Context, n shard.Node, conn redis.Conn) error {
+		_, err := redis.DoContext(conn, ctx, "ACL", "SETUSER", "dashboard", "reset", "on", ">dashboard-pw", "&news:*", "+@all")
+		return err
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+
+	client, err := shard.New(ctx, shard.Config{
+		Shards: []ring.Shard{{Addr: addrs[0], Weight: 1}},
+		Pool:   pool.Options{Username: "dashboard", Password: "dashboard-pw"},
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer client.Close()
+	sub, err := client.Subscribe(ctx, "news:eu")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer sub.Close()
+
+	err = sub.Subscribe(ctx, "audit:logins")
+	var se *shard.SubscribeError
+	var reply redis.Error
+	if errors.As(err, &se) && errors.As(err, &reply) {
+		fmt.Println(se.Command, se.Names, strings.HasPrefix(string(reply), "NOPERM"))
+	}
+
+	admin.Do(ctx, "PUBLISH", "news:eu", "markets up")
+	for {
+		v, err := sub.Receive(ctx)
+		switch {
+		case errors.Is(err, shard.ErrPubSubReply):
+			// A connection sent something that is not pub/sub: it is
+			// dialled again and its names subscribed again.
+			continue
+		case errors.As(err, &se):
+			fmt.Println("refused:", se.Names) // those names are gone
+			continue
+		case err != nil:
+			fmt.Println(err) // ctx ended, or the subscription was closed
+			return
+		}
+		if m, ok := v.(redis.Message); ok {
+			fmt.Printf("%s: %s\n", m.Channel, m.Data)
+			return
+		}
+	}
+	// Output:
+	// SUBSCRIBE [audit:logins] true
+	// refused: [audit:logins]
+	// news:eu: markets up
+}
+
+// Do, DoKey and pipelines refuse commands that would change the state of
+// a pooled connection for good; nothing is sent, and the error names the
+// call that does the job. Subscriptions take connections of their own.
+func ExampleConnStateError() {
+	addrs := redisAddrs(1)
+	ctx := context.Background()
+	client, err := shard.New(ctx, shard.Config{Shards: []ring.Shard{{Addr: addrs[0], Weight: 1}}})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer client.Close()
+
+	_, err = client.Do(ctx, "SUBSCRIBE", "news")
+	fmt.Println(errors.Is(err, shard.ErrConnState))
+	var cse *shard.ConnStateError
+	if errors.As(err, &cse) {
+		fmt.Println(cse.Command, "->", cse.Hint)
+	}
+	// Output:
+	// true
+	// SUBSCRIBE -> a subscribed connection takes only pub/sub commands and its messages would never reach you: use Client.Subscribe, PSubscribe or SSubscribe
+}
+
+// A nil context is a programming error that the client reports as
+// ErrNilContext on every call, instead of panicking deep inside: here a
+// request struct whose context was never set.
+func Example_nilContext() {
+	addrs := redisAddrs(1)
+	client, err := shard.New(context.Background(), shard.Config{Shards: []ring.Shard{{Addr: addrs[0], Weight: 1}}})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer client.Close()
+
+	type request struct {
+		ctx  context.Context
+		user string
+	}
+	req := request{user: "user:1"} // ctx forgotten
+	_, err = client.Do(req.ctx, "GET", req.user)
+	fmt.Println(errors.Is(err, shard.ErrNilContext), err)
+	_, err = client.Subscribe(req.ctx, "news")
+	fmt.Println(errors.Is(err, shard.ErrNilContext))
+	// Output:
+	// true shardis: nil Context
+	// true
+}

@@ -51,8 +51,9 @@ func smallKeys(n int) dataset {
 	}
 }
 
-// mixedValues is about mb megabytes of strings of 100 B (70%), 4 KiB (25%)
-// and 64 KiB (5%), and hashes of 20 fields of 100 B, from a fixed seed.
+// mixedValues is about mb megabytes of keys: strings of 100 B (60% of the
+// keys), 4 KiB (25%) and 64 KiB (5%), and hashes of 20 fields of 100 B
+// (10%), from a fixed seed.
 func mixedValues(mb int) dataset {
 	return func(conn redis.Conn) (int, int64, error) {
 		rng := rand.New(rand.NewPCG(1, 2))

@@ -32,8 +32,8 @@ func (m *mover) dumpMove(ctx context.Context, conn redis.Conn, src, dst shard.No
 	}
 	var items []dumped
 	for _, k := range keys {
-		payload, err1 := redis.Bytes(redis.ReceiveContext(conn, ctx))
-		ttl, err2 := redis.Int64(redis.ReceiveContext(conn, ctx))
+		payload, err1 := redis.Bytes(redis.ReceiveWithTimeout(conn, m.opts.Timeout))
+		ttl, err2 := redis.Int64(redis.ReceiveWithTimeout(conn, m.opts.Timeout))
 		if err1 == redis.ErrNil || ttl == -2 {
 			continue // gone meanwhile
 		}
@@ -63,7 +63,7 @@ func (m *mover) dumpMove(ctx context.Context, conn redis.Conn, src, dst shard.No
 		return &shard.NodeError{Node: dst, Err: err}
 	}
 	for _, it := range items {
-		_, err := redis.ReceiveContext(dconn, ctx)
+		_, err := redis.ReceiveWithTimeout(dconn, m.opts.Timeout)
 		if isReplyError(err, "BUSYKEY") {
 			m.busy.Add(1)
 			continue
@@ -82,7 +82,7 @@ func (m *mover) dumpMove(ctx context.Context, conn redis.Conn, src, dst shard.No
 	}
 	var firstErr error
 	for range items {
-		if _, err := redis.ReceiveContext(conn, ctx); err != nil && firstErr == nil {
+		if _, err := redis.ReceiveWithTimeout(conn, m.opts.Timeout); err != nil && firstErr == nil {
 			firstErr = err
 		}
 	}

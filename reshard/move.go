@@ -243,13 +243,16 @@ func (m *mover) moveChunk(ctx context.Context, conn redis.Conn, src, dst shard.N
 // settled one by one (the new owner's copy wins); an I/O error between
 // the servers falls back to DUMP/RESTORE through the mover.
 func (m *mover) migrate(ctx context.Context, conn redis.Conn, src, dst shard.Node, keys []string) error {
-	_, err := redis.DoContext(conn, ctx, "MIGRATE", m.migrateArgs(dst, keys)...)
+	// The reply can take as long as MIGRATE's own timeout (a large value),
+	// longer than the pool's read timeout.
+	wait := m.opts.Timeout + time.Second
+	_, err := redis.DoWithTimeout(conn, wait, "MIGRATE", m.migrateArgs(dst, keys)...)
 	switch {
 	case err == nil:
 		return nil
 	case isReplyError(err, "BUSYKEY"):
 		for _, k := range keys {
-			_, err := redis.DoContext(conn, ctx, "MIGRATE", m.migrateArgs(dst, []string{k})...)
+			_, err := redis.DoWithTimeout(conn, wait, "MIGRATE", m.migrateArgs(dst, []string{k})...)
 			if isReplyError(err, "BUSYKEY") {
 				_, err = redis.DoContext(conn, ctx, "DEL", k)
 				m.busy.Add(1)

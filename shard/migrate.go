@@ -73,6 +73,9 @@ type migState struct {
 	moved  *movedSet
 	beacon *beacons
 	busy   atomic.Int64 // old copies deleted because the new owner had the key
+
+	lanesMu sync.Mutex
+	lanes   map[[2]string]*moveLane // (old, new) address -> its moves
 }
 
 // topology is a ring or router client's current placement; StartMigration
@@ -152,7 +155,8 @@ func (c *Client) routerFor(ctx context.Context, cfg Config) (Router, error) {
 
 // installMigration makes from the topology that keys move away from.
 func (c *Client) installMigration(ctx context.Context, from Router, fromID, toID string, addrs map[string]string) {
-	m := &migState{from: from, fromID: fromID, toID: toID, addrs: addrs, src: map[string]int{}, moved: newMovedSet()}
+	m := &migState{from: from, fromID: fromID, toID: toID, addrs: addrs, src: map[string]int{}, moved: newMovedSet(),
+		lanes: map[[2]string]*moveLane{}}
 	for _, n := range from.Nodes() {
 		m.src[n.Addr] = c.nodes.add(n)
 	}

@@ -2,6 +2,7 @@ package shard
 
 import (
 	"context"
+	"fmt"
 	"hash/maphash"
 	"net"
 	"strconv"
@@ -147,21 +148,31 @@ func (p *movePair) has(key string) bool {
 	return false
 }
 
-// runMoves sends one MIGRATE per pair, each to its old owner, all in one
-// executor batch (the old owners work in parallel), and settles the
-// outcome of each.
+// runMoves brings the keys of every pair to their new owners and fails
+// the calls whose keys could not be moved. The moves of concurrent callers
+// are coalesced (moveLane): per pair, one MIGRATE is in flight at a time,
+// and the keys that arrive meanwhile leave together in the next one.
 func (c *Client) runMoves(ctx context.Context, m *migState, mv *moves) {
-	calls := make([]*call, len(mv.pairs))
+	rounds := make([]*moveRound, len(mv.pairs))
+	var lead []*moveRound
 	for i := range mv.pairs {
-		p := &mv.pairs[i]
-		calls[i] = &call{name: "MIGRATE", args: c.migrateArgs(m, p.dst, p.keys), node: p.srcIdx}
+		r, leader := m.join(&mv.pairs[i])
+		rounds[i] = r
+		if leader {
+			lead = append(lead, r)
+		}
 	}
-	c.runPooled(ctx, calls)
+	if len(lead) > 0 {
+		c.sendRounds(ctx, m, lead)
+	}
 	for i := range mv.pairs {
-		p := &mv.pairs[i]
-		err := calls[i].err
-		if isBusyKey(err) {
-			err = c.settleBusy(ctx, m, p)
+		p, r := &mv.pairs[i], rounds[i]
+		var err error
+		select {
+		case <-r.done:
+			err = r.err
+		case <-ctx.Done():
+			err = fmt.Errorf("shardis: %w", ctx.Err())
 		}
 		if err != nil {
 			for _, w := range p.waiters {
@@ -169,12 +180,99 @@ func (c *Client) runMoves(ctx context.Context, m *migState, mv *moves) {
 					w.cl.err = &MigrateError{Key: w.key, From: p.src, To: p.dst, Err: err}
 				}
 			}
-			continue
-		}
-		for _, k := range p.keys {
-			m.moved.add(k)
 		}
 	}
+}
+
+// moveLane is one (old node, new node) pair's queue of moves.
+type moveLane struct {
+	busy bool       // a MIGRATE of this pair is in flight
+	next *moveRound // keys waiting for the next one
+}
+
+// moveRound is one MIGRATE ... KEYS and the callers waiting for it.
+type moveRound struct {
+	pair movePair // src, dst, srcIdx and the keys
+	done chan struct{}
+	err  error
+}
+
+// join adds p's keys to its lane's next round. The caller that finds the
+// lane idle leads: it sends the round itself (leader true).
+func (m *migState) join(p *movePair) (r *moveRound, leader bool) {
+	key := [2]string{p.src.Addr, p.dst.Addr}
+	m.lanesMu.Lock()
+	defer m.lanesMu.Unlock()
+	lane := m.lanes[key]
+	if lane == nil {
+		lane = &moveLane{}
+		m.lanes[key] = lane
+	}
+	if lane.next == nil {
+		lane.next = &moveRound{pair: movePair{src: p.src, dst: p.dst, srcIdx: p.srcIdx}, done: make(chan struct{})}
+	}
+	r = lane.next
+	for _, k := range p.keys {
+		if !r.pair.has(k) {
+			r.pair.keys = append(r.pair.keys, k)
+			if r.pair.seen != nil {
+				r.pair.seen[k] = struct{}{}
+			}
+		}
+	}
+	if !lane.busy {
+		lane.busy, lane.next = true, nil
+		return r, true
+	}
+	return r, false
+}
+
+// sendRounds sends one MIGRATE per round, each to its old owner, in one
+// executor batch (the old owners work in parallel), settles each, wakes
+// its waiters, and hands each lane's next round, if any, to a goroutine.
+func (c *Client) sendRounds(ctx context.Context, m *migState, rounds []*moveRound) {
+	calls := make([]*call, len(rounds))
+	for i, r := range rounds {
+		calls[i] = &call{name: "MIGRATE", args: c.migrateArgs(m, r.pair.dst, r.pair.keys), node: r.pair.srcIdx}
+	}
+	c.runPooled(ctx, calls)
+	for i, r := range rounds {
+		err := calls[i].err
+		if isBusyKey(err) {
+			err = c.settleBusy(ctx, m, &r.pair)
+		}
+		if err == nil {
+			for _, k := range r.pair.keys {
+				m.moved.add(k)
+			}
+		}
+		r.err = err
+		close(r.done)
+		c.nextRound(m, [2]string{r.pair.src.Addr, r.pair.dst.Addr})
+	}
+}
+
+// nextRound sends a lane's waiting round on a goroutine of its own (its
+// waiters may have different contexts: it is bounded by the read
+// timeout), or marks the lane idle.
+func (c *Client) nextRound(m *migState, key [2]string) {
+	m.lanesMu.Lock()
+	lane := m.lanes[key]
+	r := lane.next
+	if r == nil {
+		lane.busy = false
+		m.lanesMu.Unlock()
+		return
+	}
+	lane.next = nil
+	m.lanesMu.Unlock()
+	c.inflight.Add(1)
+	go func() {
+		defer c.inflight.Done()
+		ctx, cancel := context.WithTimeout(context.Background(), 2*c.readTimeout)
+		defer cancel()
+		c.sendRounds(ctx, m, []*moveRound{r})
+	}()
 }
 
 // settleBusy handles a MIGRATE that met a key its new owner already has.

@@ -208,7 +208,7 @@ func (f *flusher) inMulti(i int, name string) {
 		tx.multi, tx.closing = false, true
 		return
 	}
-	keys, err := txKeys(cmd)
+	keys, err := f.txKeys(cmd)
 	if err == nil && len(keys) == 0 {
 		if eff := command.EffectOf(nil, cmd.name, cmd.args); stateRefusal(eff, cmd.name, cmd.args) != nil {
 			err = stateRefusal(eff, cmd.name, cmd.args)
@@ -279,7 +279,7 @@ func (f *flusher) watch(i int) {
 	if tx.closing {
 		f.sendPinned() // let the EXEC, DISCARD or UNWATCH before end its hold
 	}
-	keys, err := commandKeys(cmd.name, cmd.args)
+	keys, err := f.rc.c.commandKeys(f.ctx, cmd.name, cmd.args)
 	if err == nil && len(keys) == 0 {
 		err = fmt.Errorf("%w: WATCH needs a key", ErrBadCommand)
 	}
@@ -316,7 +316,7 @@ func (f *flusher) checkTx(from int) error {
 		case "multi", "watch":
 			continue
 		}
-		keys, err := txKeys(cmd)
+		keys, err := f.txKeys(cmd)
 		if err != nil {
 			return err
 		}
@@ -344,8 +344,8 @@ func (f *flusher) checkTx(from int) error {
 // arguments are malformed has none: it goes to the server, which refuses
 // to queue it, and EXEC then fails with EXECABORT as on one server. A
 // command the table does not know is refused: its keys cannot be checked.
-func txKeys(cmd connCmd) ([]any, error) {
-	keys, err := commandKeys(cmd.name, cmd.args)
+func (f *flusher) txKeys(cmd connCmd) ([]any, error) {
+	keys, err := f.rc.c.commandKeys(f.ctx, cmd.name, cmd.args)
 	if errors.Is(err, ErrBadCommand) {
 		return nil, nil
 	}
@@ -372,7 +372,7 @@ func (rc *routedConn) sameGroup(cmd connCmd, keys []any) error {
 // inPinnedGroup reports whether every key of a command (which has keys)
 // is in the pinned group.
 func (f *flusher) inPinnedGroup(cmd connCmd) bool {
-	keys, err := commandKeys(cmd.name, cmd.args)
+	keys, err := f.rc.c.commandKeys(f.ctx, cmd.name, cmd.args)
 	if err != nil || len(keys) == 0 {
 		return false
 	}

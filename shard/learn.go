@@ -83,28 +83,10 @@ func (c *Client) learnUnknown(ctx context.Context, b *batch, call func(i int) (s
 		if !ok {
 			continue
 		}
-		if c.learned.lookup(name) != nil {
-			learned = true // learned for an earlier request of this batch
-			continue
-		}
-		lower := strings.ToLower(name)
-		if err := c.learned.unknownErr(lower); err != nil {
+		if _, err := c.commandInfo(ctx, name, args); err != nil {
 			b.reqs[i].err = err
 			continue
 		}
-		info, err := c.learnCommand(ctx, lower, args)
-		if err != nil {
-			var ne *NodeError
-			if errors.As(err, &ne) || ctx.Err() != nil {
-				// Could not ask: say so, and ask again next time.
-				b.reqs[i].err = fmt.Errorf("%w %q: the table does not know it and the server could not be asked: %w", ErrUnknownCommand, name, err)
-				continue
-			}
-			c.learned.store(lower, learnedCommand{err: err, at: time.Now()})
-			b.reqs[i].err = err
-			continue
-		}
-		c.learned.store(lower, learnedCommand{info: info, at: time.Now()})
 		learned = true
 	}
 	return learned
@@ -200,4 +182,32 @@ func checkKeys(ctx context.Context, conn redis.Conn, node Node, info *command.In
 		return fmt.Errorf("%w %q: its key specs find keys %q (%v), COMMAND GETKEYS finds %q", ErrUnknownCommand, name, mine, posErr, server)
 	}
 	return nil
+}
+
+// commandInfo returns what the client knows of a command: the generated
+// table's entry, or one learned from the servers, learning it now when
+// it has not been asked yet (Tx and Conn transactions, which check their
+// keys before anything is sent, use it).
+func (c *Client) commandInfo(ctx context.Context, name string, args []any) (*command.Info, error) {
+	if info := lookupCommand(name); info != nil {
+		return info, nil
+	}
+	if info := c.learned.lookup(name); info != nil {
+		return info, nil
+	}
+	lower := strings.ToLower(name)
+	if err := c.learned.unknownErr(lower); err != nil {
+		return nil, err
+	}
+	info, err := c.learnCommand(ctx, lower, args)
+	if err != nil {
+		var ne *NodeError
+		if errors.As(err, &ne) || ctx.Err() != nil {
+			return nil, fmt.Errorf("%w %q: the table does not know it and the server could not be asked: %w", ErrUnknownCommand, name, err)
+		}
+		c.learned.store(lower, learnedCommand{err: err, at: time.Now()})
+		return nil, err
+	}
+	c.learned.store(lower, learnedCommand{info: info, at: time.Now()})
+	return info, nil
 }

@@ -104,3 +104,72 @@ func TestLearnsRenamedCommands(t *testing.T) {
 		}
 	}
 }
+
+// TestTransactionsUseLearnedCommands: Tx and a Conn transaction check
+// their keys before anything is sent, so they must know commands the
+// table does not: a renamed SET inside MULTI works on one shard, and keys
+// on two shards are refused before anything runs. The client has not
+// learned the command before the transaction asks.
+func TestTransactionsUseLearnedCommands(t *testing.T) {
+	ctx := context.Background()
+	servers := redistest.StartNTB(t, 3, redistest.Options{Args: []string{"--rename-command", "SET", "STORE"}})
+	c := newClient(t, ringConfig(servers))
+
+	res, err := c.Tx(ctx, []string{"{tx}.a"}, func(tx *shard.Tx) error {
+		if err := tx.Queue("STORE", "{tx}.a", "1"); err != nil {
+			return err
+		}
+		return tx.Queue("STORE", "{tx}.b", "2")
+	})
+	if err != nil || len(res) != 2 {
+		t.Fatalf("Tx with a learned command: %v, %v", res, err)
+	}
+	for _, k := range []string{"{tx}.a", "{tx}.b"} {
+		if _, err := redis.String(c.Do(ctx, "GET", k)); err != nil {
+			t.Fatalf("GET %s after the transaction: %v", k, err)
+		}
+	}
+
+	// A Conn transaction whose learned command names keys on two shards
+	// is refused before anything runs.
+	var a, b string
+	for i := 0; a == "" || b == ""; i++ {
+		k := fmt.Sprintf("conn:%d", i)
+		n, err := c.Router().Route(k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case a == "":
+			a = k
+		case n != mustRoute(t, c, a):
+			b = k
+		}
+	}
+	conn := c.Conn()
+	defer conn.Close()
+	if err := conn.Send("MULTI"); err != nil {
+		t.Fatal(err)
+	}
+	_ = conn.Send("STORE", a, "x")
+	_ = conn.Send("STORE", b, "y")
+	_, err = conn.Do("EXEC")
+	var cse *shard.CrossShardError
+	if !errors.As(err, &cse) {
+		t.Fatalf("a cross-shard Conn transaction of a learned command: %v, want a *CrossShardError", err)
+	}
+	for _, k := range []string{a, b} {
+		if _, err := redis.String(c.Do(ctx, "GET", k)); !errors.Is(err, redis.ErrNil) {
+			t.Fatalf("GET %s after the refused transaction: %v, want nil (nothing ran)", k, err)
+		}
+	}
+}
+
+func mustRoute(t *testing.T, c *shard.Client, key string) shard.Node {
+	t.Helper()
+	n, err := c.Router().Route(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}

@@ -20,6 +20,7 @@ var ErrTxAborted = errors.New("shardis: transaction aborted: a watched key chang
 // Queue run atomically between MULTI and EXEC. A Tx is valid only inside
 // the function passed to Client.Tx.
 type Tx struct {
+	c      *Client
 	ctx    context.Context
 	conn   redis.Conn
 	loc    locator
@@ -65,7 +66,7 @@ func (tx *Tx) check(name string, args []any) error {
 	if err := txOwnCommand(name); err != nil {
 		return err
 	}
-	keys, err := commandKeys(name, args)
+	keys, err := tx.c.commandKeys(tx.ctx, name, args)
 	if err != nil {
 		return err
 	}
@@ -82,11 +83,13 @@ func (tx *Tx) check(name string, args []any) error {
 	return nil
 }
 
-// commandKeys returns the key arguments of a command.
-func commandKeys(name string, args []any) ([]any, error) {
-	info := lookupCommand(name)
-	if info == nil {
-		return nil, fmt.Errorf("%w %q", ErrUnknownCommand, name)
+// commandKeys returns the key arguments of a command: one of the
+// generated table, or one learned from the servers (asked now when the
+// client has not learned it yet; see learn.go).
+func (c *Client) commandKeys(ctx context.Context, name string, args []any) ([]any, error) {
+	info, err := c.commandInfo(ctx, name, args)
+	if err != nil {
+		return nil, err
 	}
 	pos, err := info.KeyPositions(args, nil)
 	if err != nil {
@@ -267,7 +270,7 @@ func (c *Client) txOnce(ctx context.Context, node int, asking bool, group int, k
 	// Back to the pool as a fresh connection is: DISCARD or UNWATCH when
 	// fn or a send failed, closed when tx.Do changed the connection.
 	defer conn.release()
-	tx := &Tx{ctx: ctx, conn: conn, loc: c.loc, group: group, asking: asking}
+	tx := &Tx{c: c, ctx: ctx, conn: conn, loc: c.loc, group: group, asking: asking}
 	if _, err := tx.do("WATCH", keys...); err != nil {
 		return nil, err
 	}

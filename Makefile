@@ -4,7 +4,7 @@
 
 GO ?= go
 
-.PHONY: demo test deps vet fuzz bench
+.PHONY: demo test deps vet lint fuzz bench
 
 demo:
 	$(GO) run ./cmd/shardis demo $(ARGS)
@@ -37,7 +37,12 @@ vet:
 	if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
 	@for m in $(MODULES); do echo "go vet ($$m)"; (cd $$m && $(GO) vet ./...) || exit 1; done
 
-test: deps vet
+# lint runs staticcheck (the version the project standardises on) over every module.
+STATICCHECK ?= $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2
+lint:
+	@for m in $(MODULES); do echo "staticcheck ($$m)"; (cd $$m && $(STATICCHECK) ./...) || exit 1; done
+
+test: deps vet lint
 	@for m in $(MODULES); do echo "go test ($$m)"; (cd $$m && $(GO) test -race -count=1 -p 1 -timeout 30m ./...) || exit 1; done
 	# Allocation counts once more without -race, whose sync.Pool drops items.
 	$(GO) test -count=1 -p 1 -run 'Alloc' ./...

@@ -154,7 +154,8 @@ func (c *Client) runMoves(ctx context.Context, m *migState, mv *moves) {
 	calls := make([]*call, len(mv.pairs))
 	for i := range mv.pairs {
 		p := &mv.pairs[i]
-		calls[i] = &call{name: "MIGRATE", args: c.migrateArgs(m, p.dst, p.keys), node: p.srcIdx}
+		args, err := c.migrateArgs(m, p.dst, p.keys)
+		calls[i] = &call{name: "MIGRATE", args: args, err: err, node: p.srcIdx}
 	}
 	c.runPooled(ctx, calls)
 	for i := range mv.pairs {
@@ -184,7 +185,11 @@ func (c *Client) runMoves(ctx context.Context, m *migState, mv *moves) {
 // then deleted (the new owner's copy is the newer one).
 func (c *Client) settleBusy(ctx context.Context, m *migState, p *movePair) error {
 	for _, k := range p.keys {
-		cl := &call{name: "MIGRATE", args: c.migrateArgs(m, p.dst, []string{k}), node: p.srcIdx}
+		args, err := c.migrateArgs(m, p.dst, []string{k})
+		if err != nil {
+			return err
+		}
+		cl := &call{name: "MIGRATE", args: args, node: p.srcIdx}
 		c.runPooled(ctx, []*call{cl})
 		if isBusyKey(cl.err) {
 			cl = &call{name: "DEL", args: []any{k}, node: p.srcIdx}
@@ -200,10 +205,10 @@ func (c *Client) settleBusy(ctx context.Context, m *migState, p *movePair) error
 
 // migrateArgs builds MIGRATE host port "" db timeout [AUTH ...] KEYS
 // keys... for moving keys to dst.
-func (c *Client) migrateArgs(m *migState, dst Node, keys []string) []any {
-	addr := dst.Addr
-	if a, ok := m.addrs[addr]; ok && a != "" {
-		addr = a
+func (c *Client) migrateArgs(m *migState, dst Node, keys []string) ([]any, error) {
+	addr, err := c.migrateTarget(m, dst) // migrate_target.go
+	if err != nil {
+		return nil, err
 	}
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
@@ -226,7 +231,7 @@ func (c *Client) migrateArgs(m *migState, dst Node, keys []string) []any {
 	for _, k := range keys {
 		args = append(args, k)
 	}
-	return args
+	return args, nil
 }
 
 // movedSet remembers keys seen moved, so that later commands on them skip

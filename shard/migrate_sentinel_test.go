@@ -3,6 +3,7 @@ package shard_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -54,6 +55,16 @@ func TestMigrationToSentinelShardTargetsItsMaster(t *testing.T) {
 			return c
 		}},
 	}
+	t.Run("refused with replica reads", func(t *testing.T) {
+		cfg := sentCfg
+		cfg.Sentinel.ReadFrom = shard.ReadReplicaRandom
+		c := newClient(t, cfg)
+		err := c.StartMigration(context.Background(), plainCfg)
+		require.ErrorIs(t, err, shard.ErrMigration)
+		assert.True(t, strings.HasPrefix(err.Error(), "shardis: "), err.Error())
+		_, on := c.Migration()
+		assert.False(t, on)
+	})
 	for ci, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := context.Background()
@@ -79,4 +90,55 @@ func TestMigrationToSentinelShardTargetsItsMaster(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A migration whose other topology has Sentinel shards, or that would read
+// Sentinel shards from replicas, is refused with a clear error instead of
+// routing keys to the shards' placeholder addresses (which never resolve)
+// or MIGRATEing keys to read-only replicas.
+func TestMigrationRefusesSentinelShardsItCannotFollow(t *testing.T) {
+	sent := shard.Config{
+		Shards:   []ring.Shard{{Name: "s0", Weight: 1}},
+		Sentinel: shard.SentinelOptions{Addrs: []string{"127.0.0.1:1"}, Shards: []shard.SentinelShard{{Name: "s0", MasterName: "m0"}}},
+	}
+	plain := shard.Config{Shards: []ring.Shard{{Name: "p0", Addr: "127.0.0.1:2", Weight: 1}}}
+	require.NoError(t, sent.Validate())
+	require.NoError(t, plain.Validate())
+	replicaReads := sent
+	replicaReads.Sentinel.ReadFrom = shard.ReadReplicaLatency
+
+	with := func(cfg, from shard.Config) shard.Config {
+		cfg.Migration = &shard.Migration{From: &from}
+		return cfg
+	}
+	cases := []struct {
+		name string
+		cfg  shard.Config
+	}{
+		{"from a Sentinel ring", with(plain, sent)},
+		{"Sentinel replica reads", with(replicaReads, plain)},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.cfg.Validate()
+			require.ErrorIs(t, err, shard.ErrBadConfig)
+			assert.Contains(t, err.Error(), "Sentinel")
+			_, err = shard.New(context.Background(), tc.cfg)
+			require.ErrorIs(t, err, shard.ErrBadConfig)
+		})
+	}
+	t.Run("StartMigration to a Sentinel ring", func(t *testing.T) {
+		server := redistest.StartNTB(t, 1, redistest.Options{})[0]
+		c := newClient(t, ringConfig([]*redistest.Server{server}))
+		err := c.StartMigration(context.Background(), sent)
+		require.ErrorIs(t, err, shard.ErrMigration)
+		assert.Contains(t, err.Error(), "Sentinel")
+		_, on := c.Migration()
+		assert.False(t, on, "the client still routes by its own topology alone")
+		_, err = c.Do(context.Background(), "SET", "still-here", 1)
+		require.NoError(t, err)
+		got, err := server.Do("GET", "still-here")
+		require.NoError(t, err)
+		assert.Equal(t, "1", got)
+	})
 }

@@ -1,6 +1,9 @@
 package shard
 
-import "strings"
+import (
+	"errors"
+	"strings"
+)
 
 // migrateTarget returns the address an old owner reaches the new owner
 // dst at, for MIGRATE. A Sentinel shard's node address is the key of its
@@ -28,4 +31,26 @@ func (c *Client) migrateTarget(m *migState, dst Node) (string, error) {
 		}
 	}
 	return addr, nil
+}
+
+// sentinelMigrationErr says why a migration between the topologies of own
+// (the client's config) and other (the one keys move from or to) cannot
+// run with Sentinel shards, or returns nil:
+//
+//   - other names Sentinel shards: only the client's own Sentinel shards
+//     have Sentinels to find their masters; other's would be routed to
+//     their placeholder addresses, which never resolve.
+//   - own reads from Sentinel replicas: a replica cannot take a moving key
+//     (MIGRATE writes it to the node a read was sent to) and cannot see a
+//     key that has not moved yet.
+func sentinelMigrationErr(own, other Config) error {
+	if len(other.Sentinel.Shards) > 0 {
+		return errors.New("the other topology of a migration cannot have Sentinel shards (only the client's own Sentinel shards are followed)")
+	}
+	if len(own.Sentinel.Shards) > 0 {
+		if rf := own.Sentinel.ReadFrom; rf != "" && rf != ReadMaster {
+			return errors.New("replica reads cannot see keys being moved; read Sentinel shards from their masters during a migration")
+		}
+	}
+	return nil
 }

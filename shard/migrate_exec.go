@@ -58,7 +58,7 @@ func (c *Client) moveFirst(ctx context.Context, m *migState, calls []*call) {
 			}
 			src, err := m.from.Route(k)
 			if err != nil {
-				cl.err = &MigrateError{Key: k, To: dst, Err: err}
+				cl.err, cl.done = &MigrateError{Key: k, To: dst, Err: err}, true
 				break
 			}
 			if dst.Addr == "" {
@@ -167,7 +167,9 @@ func (c *Client) runMoves(ctx context.Context, m *migState, mv *moves) {
 		if err != nil {
 			for _, w := range p.waiters {
 				if w.cl.err == nil {
-					w.cl.err = &MigrateError{Key: w.key, From: p.src, To: p.dst, Err: err}
+					// Final: a retry (cluster redirects, a Sentinel
+					// failover) would run the command without the move.
+					w.cl.err, w.cl.done = &MigrateError{Key: w.key, From: p.src, To: p.dst, Err: err}, true
 				}
 			}
 			continue

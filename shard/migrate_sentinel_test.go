@@ -142,3 +142,46 @@ func TestMigrationRefusesSentinelShardsItCannotFollow(t *testing.T) {
 		assert.Equal(t, "1", got)
 	})
 }
+
+// A command whose key could not be moved (its old owner is down) fails
+// with *MigrateError and stays failed: the Sentinel shard's failover
+// retry must not send it to the new owner without the move, where a GET
+// finds nothing and an INCR starts from zero while the value sits at the
+// old owner.
+func TestMigrationFailureIsNotRetriedWithoutTheMove(t *testing.T) {
+	set := redistest.StartSentinelsTB(t, redistest.SentinelOptions{Shards: 1, Sentinels: 1})
+	plain := redistest.StartNTB(t, 1, redistest.Options{})[0]
+	po := pool.Options{DialTimeout: time.Second, ReadTimeout: 2 * time.Second, WriteTimeout: time.Second}
+	cfg := shard.Config{Pool: po, Health: shard.HealthOptions{Interval: -1},
+		Shards: []ring.Shard{{Name: "s0", Weight: 1}},
+		Sentinel: shard.SentinelOptions{Addrs: set.Addrs(), Timeout: time.Second, FailoverWait: 3 * time.Second,
+			Shards: []shard.SentinelShard{{Name: "s0", MasterName: set.Shards[0].Name}}}}
+	from := shard.Config{Pool: po, Shards: []ring.Shard{{Name: "old", Addr: plain.Addr, Weight: 1}}}
+	cfg.Migration = &shard.Migration{From: &from}
+	_, err := plain.Do("SET", "stuck", "10")
+	require.NoError(t, err)
+	c := newClient(t, cfg)
+	require.NoError(t, plain.Kill())
+
+	cases := []struct {
+		name string
+		args []any
+	}{
+		{"GET", []any{"stuck"}},
+		{"INCR", []any{"stuck"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			v, err := c.Do(context.Background(), tc.name, tc.args...)
+			var me *shard.MigrateError
+			require.ErrorAs(t, err, &me, "reply %v", v)
+			assert.Equal(t, plain.Addr, me.From.Addr)
+			assert.Nil(t, v)
+		})
+	}
+	master, err := set.Master(0)
+	require.NoError(t, err)
+	n, err := master.Do("EXISTS", "stuck")
+	require.NoError(t, err)
+	assert.Equal(t, "0", n, "nothing ran at the new owner")
+}

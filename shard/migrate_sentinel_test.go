@@ -185,3 +185,68 @@ func TestMigrationFailureIsNotRetriedWithoutTheMove(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "0", n, "nothing ran at the new owner")
 }
+
+// Close, with a migration away from a Sentinel ring, a subscription and
+// its receive loop all live, returns promptly and leaves no connection
+// behind on any server: pooled ones, the migration's beacons (named by the
+// convention) and the subscription's. goleak (TestMain) checks goroutines.
+func TestCloseWithSentinelMigrationAndSubscription(t *testing.T) {
+	set := redistest.StartSentinelsTB(t, redistest.SentinelOptions{Shards: 1, Sentinels: 1})
+	plain := redistest.StartNTB(t, 1, redistest.Options{})[0]
+	po := pool.Options{DialTimeout: time.Second, ReadTimeout: 2 * time.Second, WriteTimeout: time.Second, ClientName: shard.AutoClientName}
+	cfg := shard.Config{Pool: po, Health: shard.HealthOptions{Interval: 50 * time.Millisecond},
+		Shards: []ring.Shard{{Name: "s0", Weight: 1}},
+		Sentinel: shard.SentinelOptions{Addrs: set.Addrs(), Timeout: time.Second,
+			Shards: []shard.SentinelShard{{Name: "s0", MasterName: set.Shards[0].Name}}}}
+	to := shard.Config{Pool: po, Shards: []ring.Shard{{Name: "new", Addr: plain.Addr, Weight: 1}}}
+	ctx := context.Background()
+	c, err := shard.New(ctx, cfg)
+	require.NoError(t, err)
+	_, err = c.Do(ctx, "SET", "closing", 1)
+	require.NoError(t, err)
+	require.NoError(t, c.StartMigration(ctx, to))
+	_, err = c.Do(ctx, "GET", "closing") // moved to the plain server
+	require.NoError(t, err)
+	sub, err := c.Subscribe(ctx, "close-chan")
+	require.NoError(t, err)
+	recvDone := make(chan error, 1)
+	go func() {
+		for {
+			if _, err := sub.Receive(ctx); err != nil {
+				recvDone <- err
+				return
+			}
+		}
+	}()
+	master, err := set.Master(0)
+	require.NoError(t, err)
+	servers := []*redistest.Server{master, plain}
+	waitFor(t, 10*time.Second, "a beacon on the old master", func() bool {
+		return strings.Contains(mustDo(t, master, "CLIENT", "LIST"), ":migrating:")
+	})
+
+	start := time.Now()
+	require.NoError(t, c.Close())
+	assert.Less(t, time.Since(start), 5*time.Second, "Close returns promptly")
+	select {
+	case err := <-recvDone:
+		require.Error(t, err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("the subscription's Receive did not end with Close")
+	}
+	waitFor(t, 10*time.Second, "every shardis connection to close", func() bool {
+		for _, s := range servers {
+			if strings.Contains(mustDo(t, s, "CLIENT", "LIST"), "name=shardis:") {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+func mustDo(t *testing.T, s *redistest.Server, args ...string) string {
+	t.Helper()
+	out, err := s.Do(args...)
+	require.NoError(t, err)
+	return out
+}

@@ -61,7 +61,7 @@ func TestClusterScriptCutOffIsAnUnknownOutcome(t *testing.T) {
 	// The server answers BUSY to others once the script has run for the
 	// busy-reply threshold: then the script has been sent and is running.
 	waitFor(t, 10*time.Second, "the script to keep the server busy", func() bool {
-		conn, err := redis.DialTimeout("tcp", victim.Addr, time.Second, time.Second, time.Second)
+		conn, err := redis.Dial("tcp", victim.Addr, redis.DialConnectTimeout(time.Second), redis.DialReadTimeout(time.Second), redis.DialWriteTimeout(time.Second))
 		if err != nil {
 			return false
 		}

@@ -156,6 +156,10 @@ func (f *flusher) step(i int) {
 		return
 	}
 	if tx.conn != nil && f.inPinnedGroup(cmd) {
+		if err := f.moveKeys(cmd); err != nil { // migrate_tx.go
+			f.res[i] = Result{Err: err}
+			return
+		}
 		f.addPinned(i) // a read under WATCH, on the watching connection
 		return
 	}
@@ -238,7 +242,11 @@ func (f *flusher) inMulti(i int, name string) {
 			return
 		}
 	}
-	if err := f.rc.sameGroup(cmd, keys); err != nil { // a Do-by-Do transaction
+	err = f.rc.sameGroup(cmd, keys) // a Do-by-Do transaction
+	if err == nil {
+		err = f.moveKeys(cmd) // migrate_tx.go
+	}
+	if err != nil {
 		f.refuse(err)
 		f.res[i] = Result{Err: err}
 		return
@@ -291,6 +299,9 @@ func (f *flusher) watch(i int) {
 	}
 	if err == nil {
 		err = f.rc.sameGroup(cmd, keys)
+	}
+	if err == nil {
+		err = f.moveKeys(cmd) // before WATCH: the move itself would touch the key
 	}
 	if err != nil {
 		f.res[i] = Result{Err: err}

@@ -194,6 +194,9 @@ func (c *Client) StartMigration(ctx context.Context, to Config) error {
 	if err := to.Validate(); err != nil {
 		return err
 	}
+	if err := sentinelMigrationErr(c.cfg, to); err != nil { // migrate_target.go
+		return fmt.Errorf("%w: %w", ErrMigration, err)
+	}
 	next, err := c.topologyFor(to)
 	if err != nil {
 		return err
@@ -309,6 +312,9 @@ func (c Config) validateMigration() error {
 	}
 	if c.Cluster.ReadFrom != "" && c.Cluster.ReadFrom != ReadMaster {
 		return fmt.Errorf("%w: replica reads cannot see keys being moved; read from masters during a migration", ErrBadConfig)
+	}
+	if err := sentinelMigrationErr(c, *m.From); err != nil { // migrate_target.go
+		return fmt.Errorf("%w: %w", ErrBadConfig, err)
 	}
 	return nil
 }

@@ -59,7 +59,7 @@ func (c *Client) moveFirst(ctx context.Context, m *migState, calls []*call) {
 			}
 			src, err := m.from.Route(k)
 			if err != nil {
-				cl.err = &MigrateError{Key: k, To: dst, Err: err}
+				cl.err, cl.done = &MigrateError{Key: k, To: dst, Err: err}, true
 				break
 			}
 			if dst.Addr == "" {
@@ -177,7 +177,9 @@ func (c *Client) runMoves(ctx context.Context, m *migState, mv *moves) {
 		if err != nil {
 			for _, w := range p.waiters {
 				if w.cl.err == nil {
-					w.cl.err = &MigrateError{Key: w.key, From: p.src, To: p.dst, Err: err}
+					// Final: a retry (cluster redirects, a Sentinel
+					// failover) would run the command without the move.
+					w.cl.err, w.cl.done = &MigrateError{Key: w.key, From: p.src, To: p.dst, Err: err}, true
 				}
 			}
 		}
@@ -233,7 +235,8 @@ func (m *migState) join(p *movePair) (r *moveRound, leader bool) {
 func (c *Client) sendRounds(ctx context.Context, m *migState, rounds []*moveRound) {
 	calls := make([]*call, len(rounds))
 	for i, r := range rounds {
-		calls[i] = &call{name: "MIGRATE", args: c.migrateArgs(m, r.pair.dst, r.pair.keys), node: r.pair.srcIdx}
+		args, err := c.migrateArgs(m, r.pair.dst, r.pair.keys)
+		calls[i] = &call{name: "MIGRATE", args: args, err: err, node: r.pair.srcIdx}
 	}
 	c.runPooled(ctx, calls)
 	for i, r := range rounds {
@@ -282,7 +285,11 @@ func (c *Client) nextRound(m *migState, key [2]string) {
 // then deleted (the new owner's copy is the newer one).
 func (c *Client) settleBusy(ctx context.Context, m *migState, p *movePair) error {
 	for _, k := range p.keys {
-		cl := &call{name: "MIGRATE", args: c.migrateArgs(m, p.dst, []string{k}), node: p.srcIdx}
+		args, err := c.migrateArgs(m, p.dst, []string{k})
+		if err != nil {
+			return err
+		}
+		cl := &call{name: "MIGRATE", args: args, node: p.srcIdx}
 		c.runPooled(ctx, []*call{cl})
 		if isBusyKey(cl.err) {
 			cl = &call{name: "DEL", args: []any{k}, node: p.srcIdx}
@@ -298,10 +305,10 @@ func (c *Client) settleBusy(ctx context.Context, m *migState, p *movePair) error
 
 // migrateArgs builds MIGRATE host port "" db timeout [AUTH ...] KEYS
 // keys... for moving keys to dst.
-func (c *Client) migrateArgs(m *migState, dst Node, keys []string) []any {
-	addr := dst.Addr
-	if a, ok := m.addrs[addr]; ok && a != "" {
-		addr = a
+func (c *Client) migrateArgs(m *migState, dst Node, keys []string) ([]any, error) {
+	addr, err := c.migrateTarget(m, dst) // migrate_target.go
+	if err != nil {
+		return nil, err
 	}
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
@@ -324,7 +331,7 @@ func (c *Client) migrateArgs(m *migState, dst Node, keys []string) []any {
 	for _, k := range keys {
 		args = append(args, k)
 	}
-	return args
+	return args, nil
 }
 
 // movedSet remembers keys seen moved, so that later commands on them skip

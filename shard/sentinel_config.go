@@ -145,7 +145,10 @@ func redacted(secret string) string {
 
 // sentinelKey is the pool key and node address of Sentinel shard name:
 // not a host:port, so it can never be taken for a real server.
-func sentinelKey(name string) string { return "sentinel/" + name }
+func sentinelKey(name string) string { return sentinelPrefix + name }
+
+// sentinelPrefix starts the pool key of every Sentinel shard.
+const sentinelPrefix = "sentinel/"
 
 // placeholderAddr stands in for the address of Sentinel shard i on the
 // ring, which needs one: shards with names are placed by name only, so

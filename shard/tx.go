@@ -27,6 +27,7 @@ type Tx struct {
 	group  int
 	asking bool // at a slot's importing node: ASKING before each command
 	queued []queued
+	node   int
 }
 
 // Do runs one command now on the transaction's node. Its keys must be in
@@ -36,6 +37,9 @@ type Tx struct {
 // connection closed when the transaction ends instead of pooled.
 func (tx *Tx) Do(name string, args ...any) (any, error) {
 	if err := tx.check(name, args); err != nil {
+		return nil, err
+	}
+	if err := tx.c.moveCommandKeys(tx.ctx, tx.node, name, args); err != nil { // migrate_tx.go
 		return nil, err
 	}
 	return tx.do(name, args...)
@@ -56,6 +60,9 @@ func (tx *Tx) do(name string, args ...any) (any, error) {
 // the transaction's slot or shard.
 func (tx *Tx) Queue(name string, args ...any) error {
 	if err := tx.check(name, args); err != nil {
+		return err
+	}
+	if err := tx.c.moveCommandKeys(tx.ctx, tx.node, name, args); err != nil { // migrate_tx.go
 		return err
 	}
 	tx.queued = append(tx.queued, queued{name: name, args: args})
@@ -270,7 +277,7 @@ func (c *Client) txOnce(ctx context.Context, node int, asking bool, group int, k
 	// Back to the pool as a fresh connection is: DISCARD or UNWATCH when
 	// fn or a send failed, closed when tx.Do changed the connection.
 	defer conn.release()
-	tx := &Tx{c: c, ctx: ctx, conn: conn, loc: c.loc, group: group, asking: asking}
+	tx := &Tx{ctx: ctx, conn: conn, loc: c.loc, group: group, asking: asking, c: c, node: node}
 	if _, err := tx.do("WATCH", keys...); err != nil {
 		return nil, err
 	}

@@ -1,0 +1,56 @@
+package shard
+
+import (
+	"errors"
+	"strings"
+)
+
+// migrateTarget returns the address an old owner reaches the new owner
+// dst at, for MIGRATE. A Sentinel shard's node address is the key of its
+// pools (sentinelPrefix + name), not a host:port that a server could connect
+// to: its verified master at this moment is the target. Migration.Addrs
+// maps either form.
+func (c *Client) migrateTarget(m *migState, dst Node) (string, error) {
+	addr := dst.Addr
+	if a, ok := m.addrs[addr]; ok && a != "" {
+		return a, nil
+	}
+	if c.sent != nil && strings.HasPrefix(addr, sentinelPrefix) {
+		for _, sh := range c.sent.shards {
+			if sh.key != addr {
+				continue
+			}
+			master, err := sh.resolve()
+			if err != nil {
+				return "", err
+			}
+			if a, ok := m.addrs[master]; ok && a != "" {
+				return a, nil
+			}
+			return master, nil
+		}
+	}
+	return addr, nil
+}
+
+// sentinelMigrationErr says why a migration between the topologies of own
+// (the client's config) and other (the one keys move from or to) cannot
+// run with Sentinel shards, or returns nil:
+//
+//   - other names Sentinel shards: only the client's own Sentinel shards
+//     have Sentinels to find their masters; other's would be routed to
+//     their placeholder addresses, which never resolve.
+//   - own reads from Sentinel replicas: a replica cannot take a moving key
+//     (MIGRATE writes it to the node a read was sent to) and cannot see a
+//     key that has not moved yet.
+func sentinelMigrationErr(own, other Config) error {
+	if len(other.Sentinel.Shards) > 0 {
+		return errors.New("the other topology of a migration cannot have Sentinel shards (only the client's own Sentinel shards are followed)")
+	}
+	if len(own.Sentinel.Shards) > 0 {
+		if rf := own.Sentinel.ReadFrom; rf != "" && rf != ReadMaster {
+			return errors.New("replica reads cannot see keys being moved; read Sentinel shards from their masters during a migration")
+		}
+	}
+	return nil
+}

@@ -173,10 +173,15 @@ func TestConfigStringShowsDefaults(t *testing.T) {
 	clusterCfg := shard.Config{Mode: shard.ModeCluster, Seeds: []string{"127.0.0.1:7000"}}
 	clusterCfg.Health.Interval = -1
 	clusterCfg.Cluster.ReadFrom = shard.ReadReplicaLatency
+	from := shard.Config{Shards: []ring.Shard{{Addr: "127.0.0.1:7001", Weight: 1}}}
+	migrating := shard.Config{Shards: []ring.Shard{{Addr: "127.0.0.1:7001", Weight: 1}, {Addr: "127.0.0.1:7002", Weight: 1}},
+		Migration: &shard.Migration{From: &from}}
+	migrating.Pool.Password = "hunter2-secret"
 	tests := []struct {
 		cfg  shard.Config
 		want []string
 	}{
+		{migrating, []string{"Mode: ring", "Migration: {From: " + shard.TopologyID(from) + "}"}},
 		{ringCfg, []string{"Mode: ring", "Hash: murmur3", "KeyHash: murmur3", "Tag: cluster", "ReadTimeout=3s", "DialTimeout=5s",
 			"WriteTimeout=3s", "IdleTimeout=5m0s", "MaxIdle=64", "Interval: 1s", "FailureLimit: 3", "Timeout: 500ms", "Password=***", "AutoPipeline: true"}},
 		{clusterCfg, []string{"Mode: cluster", "Seeds: [127.0.0.1:7000]", "RefreshInterval: 1m0s", "MinRefreshInterval: 100ms",

@@ -38,6 +38,15 @@ func configString(c Config) string {
 		}
 		fmt.Fprintf(&b, ", Hash: %s, KeyHash: %s, Tag: %s", orUnset(string(rc.Algorithm)), orUnset(rc.KeyHash), orUnset(rc.Tag))
 	}
+	if c.Router != nil {
+		fmt.Fprintf(&b, ", Router: %T", c.Router)
+	}
+	if m := c.Migration; m != nil && m.From != nil {
+		// Only the old topology's placement counts (it shares the pool
+		// options), so that is what is shown.
+		from := *m.From
+		fmt.Fprintf(&b, ", Migration: {From: %s}", TopologyID(from))
+	}
 	h := c.Health.withDefaults()
 	fmt.Fprintf(&b, ", AutoPipeline: %t, Pool: {%s}, Health: {Interval: %s, FailureLimit: %d, Timeout: %s, AutoEject: %t}}",
 		!c.DisableAutoPipeline, poolWithDefaults(c.Pool), onOff(h.Interval), h.FailureLimit, h.Timeout, h.AutoEject)

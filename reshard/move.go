@@ -27,7 +27,7 @@ import (
 // what is left; keys already moved are not on the old nodes any more.
 //
 // Before moving, Move checks that no process routes by one topology
-// alone (CheckClients). Keys on an old node that neither topology places
+// alone (CheckClients) and arms the fence (Arm). Keys on an old node that neither topology places
 // there (strays, for example left by auto-eject) are left alone and
 // counted; Verify reports them.
 func Move(ctx context.Context, opts Options) (*Report, error) {
@@ -44,8 +44,10 @@ func Move(ctx context.Context, opts Options) (*Report, error) {
 		return nil, fmt.Errorf("%w: %w", shard.ErrBadConfig, err)
 	}
 	defer pools.Close()
-	if !opts.DryRun && !opts.SkipClientCheck {
-		if err := checkClients(ctx, pools, info, opts.AllowUnnamed); err != nil {
+	if !opts.DryRun {
+		// The clients check, then the fence (arm.go): no key moves before
+		// every process routes by the new topology.
+		if err := arm(ctx, pools, info, ArmOptions{AllowUnnamed: opts.AllowUnnamed, SkipClientCheck: opts.SkipClientCheck}); err != nil {
 			return nil, err
 		}
 	}

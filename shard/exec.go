@@ -19,6 +19,9 @@ import (
 // calls, so the caller must not reuse them.
 func (c *Client) execute(ctx context.Context, calls []*call) (abandoned bool) {
 	if m := c.mig.Load(); m != nil {
+		if m.enterWaiting() { // the fence waits for these (migrate_fence.go)
+			defer m.waiting.Add(-1)
+		}
 		c.moveFirst(ctx, m, calls) // keys whose owner changes go there first (migrate_exec.go)
 	}
 	abandoned = c.runHooked(ctx, calls)

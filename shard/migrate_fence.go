@@ -66,8 +66,16 @@ const FencePoll = 100 * time.Millisecond
 // of each side) that the mover sets on every old node. A cluster is named
 // "cluster" (processes may name it by different seeds).
 func FenceKey(fromID, toID string) string {
-	return "shardis:migration:" + fenceName(fromID) + ">" + fenceName(toID)
+	return fencePrefix + fenceName(fromID) + ">" + fenceName(toID)
 }
+
+// IsFenceKey reports whether key is a fence's marker (the prefix
+// "shardis:migration:" is reserved): the mover, Verify and Scan skip it.
+func IsFenceKey(key string) bool {
+	return strings.HasPrefix(key, fencePrefix)
+}
+
+const fencePrefix = "shardis:migration:"
 
 func fenceName(id string) string {
 	if strings.HasPrefix(id, "cluster-") {

@@ -156,3 +156,34 @@ func setFence(ctx context.Context, pools *pool.Set, info shard.MigrationInfo, ke
 	}
 	return nil
 }
+
+// ClearFence deletes the fence's marker of the migration from -> to on
+// every old node. Run it once every process runs the final config (phase
+// 3 of docs/resharding.md): a process started on the migrating config
+// after that waits for a fence again.
+func ClearFence(ctx context.Context, from, to shard.Config) error {
+	pools, err := pool.NewSet(moverPool(to.Pool))
+	if err != nil {
+		return fmt.Errorf("%w: %w", shard.ErrBadConfig, err)
+	}
+	defer pools.Close()
+	c, err := routingClient(ctx, from, to, nil)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	info, _ := c.Migration()
+	key := shard.FenceKey(info.FromID, info.ToID)
+	for _, n := range info.From.Nodes() {
+		conn, err := pools.Get(ctx, n.Addr)
+		if err != nil {
+			return &shard.NodeError{Node: n, Err: err}
+		}
+		_, err = redis.DoContext(conn, ctx, "DEL", key)
+		conn.Close()
+		if err != nil {
+			return &shard.NodeError{Node: n, Err: err}
+		}
+	}
+	return nil
+}

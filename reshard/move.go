@@ -52,7 +52,8 @@ func Move(ctx context.Context, opts Options) (*Report, error) {
 		}
 	}
 	m := &mover{opts: opts, pools: pools, from: info.From, to: info.To, start: start,
-		limit: newLimiter(opts.KeysPerSecond, opts.BytesPerSecond), flows: map[[2]string]*Flow{}}
+		limit: newLimiter(opts.KeysPerSecond, opts.BytesPerSecond), flows: map[[2]string]*Flow{},
+		fenceKey: shard.FenceKey(info.FromID, info.ToID)}
 	olds := info.From.Nodes()
 	for _, n := range olds {
 		size, err := m.dbsize(ctx, n)
@@ -100,6 +101,7 @@ type mover struct {
 	from, to shard.Router
 	limit    *limiter
 	start    time.Time
+	fenceKey string // the marker of this migration (arm.go)
 	total    int64
 
 	scanned, moved, busy, bytes, strays atomic.Int64
@@ -118,7 +120,12 @@ func (m *mover) dbsize(ctx context.Context, n shard.Node) (int64, error) {
 	if err != nil {
 		return 0, &shard.NodeError{Node: n, Err: err}
 	}
-	return size, nil
+	// The fence's marker is not a key to move (arm.go).
+	marker, err := redis.Int64(redis.DoContext(conn, ctx, "EXISTS", m.fenceKey))
+	if err != nil {
+		return 0, &shard.NodeError{Node: n, Err: err}
+	}
+	return size - marker, nil
 }
 
 // drain scans old node n and moves the keys that leave it.
@@ -148,7 +155,8 @@ func (m *mover) drain(ctx context.Context, n shard.Node) error {
 		owners := map[string]shard.Node{}
 		for _, k := range keys {
 			if shard.IsFenceKey(k) {
-				continue // the fence's marker stays on every old node (arm.go)
+				stay-- // the fence's marker stays on every old node (arm.go)
+				continue
 			}
 			owner, err := m.to.Route(k)
 			if err != nil {

@@ -17,8 +17,11 @@ import (
 // docs/resharding.md for the protocol that a deployment of many processes
 // follows.
 //
-// While a migration is on, the client routes every key by its own
-// topology (the new one). A key whose owner is the same in both
+// A migration starts behind a fence (migrate_fence.go): the client routes
+// by the old topology and moves nothing until a marker that the mover sets
+// on the old nodes says every process runs the migrating config
+// (MigrationInfo.Phase; Armed skips the fence). Once armed, the client
+// routes every key by its own topology (the new one). A key whose owner is the same in both
 // topologies is untouched. For a key whose owner changes, the client first
 // makes sure the key sits at its new owner — MIGRATE ... KEYS on the old
 // owner, which moves it atomically and answers NOKEY when there is nothing
@@ -201,10 +204,11 @@ func (c *Client) installMigration(ctx context.Context, from Router, fromID, toID
 }
 
 // StartMigration begins a live migration of a ring or router client to
-// the topology to (a ring or a Router): from now on the client routes by
-// to and moves each key whose owner changes on first use, and the old
-// topology is what keys move away from. Commands already in flight finish
-// under the old placement. A cluster client, or a move into a cluster,
+// the topology to (a ring or a Router): once the fence is armed (see
+// Migration and reshard.Arm; ArmMigration for a process alone) the client
+// routes by to and moves each key whose owner changes on first use, and
+// the old topology is what keys move away from; until then it routes by
+// the old topology and moves nothing. A cluster client, or a move into a cluster,
 // needs a new Client built with Config.Migration instead.
 func (c *Client) StartMigration(ctx context.Context, to Config) error {
 	if c.closed.Load() {
@@ -272,11 +276,14 @@ func (c *Client) FinishMigration() error {
 	return nil
 }
 
-// AbortMigration turns a migration around: the client routes by the old
-// topology again and moves keys back to it on first use (keys already
-// moved sit at their new owners). Run the mover in the reverse direction,
-// then FinishMigration. Only ring and router clients can turn around at
-// run time.
+// AbortMigration turns a migration around. Before the fence was armed no
+// key has moved: the client routes by the old topology again and the
+// migration ends. Once armed, it becomes the reverse migration, behind its
+// own fence: the client keeps routing by the new topology and moving keys
+// forward (as the other armed processes do) until the reverse fence is
+// armed, then routes by the old topology and moves keys back on first use.
+// Run the mover in the reverse direction, then FinishMigration. Only ring
+// and router clients can turn around at run time.
 func (c *Client) AbortMigration(ctx context.Context) error {
 	c.migMu.Lock()
 	defer c.migMu.Unlock()

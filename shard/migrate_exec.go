@@ -90,7 +90,7 @@ func (c *Client) moveFirst(ctx context.Context, m *migState, calls []*call) {
 				continue
 			}
 			if phase == PhaseFenced {
-				if err := m.waitArmed(ctx); err != nil {
+				if err := m.waitArmed(ctx, c.readTimeout); err != nil {
 					cl.err = &MigrateError{Key: k, From: src, To: dst, Err: err}
 					break
 				}

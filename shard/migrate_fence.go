@@ -181,11 +181,22 @@ func readFence(ctx context.Context, conn redis.Conn, key string) MigrationPhase 
 }
 
 // waitArmed blocks a command whose key must move until the client is
-// armed (PhaseFenced), or fails it when ctx ends first.
-func (m *migState) waitArmed(ctx context.Context) error {
+// armed (PhaseFenced), at most for limit (the client's read timeout: a
+// fence that stays up longer, for example because arming was refused,
+// fails the command instead of hanging it), or fails it when ctx ends.
+func (m *migState) waitArmed(ctx context.Context, limit time.Duration) error {
 	select {
 	case <-m.armed:
 		return nil
+	default:
+	}
+	t := time.NewTimer(limit)
+	defer t.Stop()
+	select {
+	case <-m.armed:
+		return nil
+	case <-t.C:
+		return fmt.Errorf("%w: the fence is up but not armed after %v (is the mover arming?)", ErrMigration, limit)
 	case <-ctx.Done():
 		return fmt.Errorf("%w: waiting for the migration to be armed: %w", ErrMigration, ctx.Err())
 	}

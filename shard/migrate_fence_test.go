@@ -44,6 +44,9 @@ func TestMigrationFencePhases(t *testing.T) {
 			ctx := context.Background()
 			servers := redistest.StartNTB(t, 4, redistest.Options{})
 			from, to := ringConfig(servers[:3]), ringConfig(servers)
+			// A command waits for arming at most a read timeout: room for
+			// a loaded machine's polls.
+			from.Pool.ReadTimeout, to.Pool.ReadTimeout = 5*time.Second, 5*time.Second
 			var moving, staying []string
 			for i := 0; len(moving) < 20 || len(staying) < 20; i++ {
 				k := fmt.Sprintf("ph:%d", i)
@@ -134,4 +137,47 @@ func TestMigrationFencePhases(t *testing.T) {
 			assert.Positive(t, migrateCalls(t, servers), "armed: keys move by MIGRATE")
 		})
 	}
+}
+
+// TestMigrationFenceUpButNotArmedFailsInsteadOfHanging: when arming does
+// not follow the fence (the mover refused at its second check), a command
+// on a moving key fails with ErrMigration after the read timeout, even
+// with a context that never ends; the key stays where it is.
+func TestMigrationFenceUpButNotArmedFailsInsteadOfHanging(t *testing.T) {
+	ctx := context.Background()
+	servers := redistest.StartNTB(t, 2, redistest.Options{})
+	from, to := ringConfig(servers[:1]), ringConfig(servers)
+	to.Pool.ReadTimeout = 300 * time.Millisecond
+	var k string
+	for i := 0; ; i++ {
+		k = fmt.Sprintf("up:%d", i)
+		if ringOwner(t, to, k) != servers[0].Addr {
+			break
+		}
+	}
+	_, err := servers[0].Do("SET", k, "7")
+	require.NoError(t, err)
+	cfg := to
+	cfg.Migration = &shard.Migration{From: &from}
+	info := func() shard.MigrationInfo {
+		c, err := shard.New(ctx, cfg)
+		require.NoError(t, err)
+		defer c.Close()
+		i, _ := c.Migration()
+		return i
+	}()
+	_, err = servers[0].Do("SET", shard.FenceKey(info.FromID, info.ToID), shard.FenceValue(shard.PhaseFenced, time.Now()))
+	require.NoError(t, err)
+	c := newClient(t, cfg) // reads the marker before New returns
+	i, _ := c.Migration()
+	require.Equal(t, shard.PhaseFenced, i.Phase)
+	start := time.Now()
+	_, err = c.Do(ctx, "INCR", k)
+	require.ErrorIs(t, err, shard.ErrMigration)
+	assert.NotErrorIs(t, err, context.DeadlineExceeded)
+	assert.Less(t, time.Since(start), 10*time.Second)
+	assert.Equal(t, []string{servers[0].Addr}, holders(t, servers, k), "nothing moved")
+	v, err := servers[0].Do("GET", k)
+	require.NoError(t, err)
+	assert.Equal(t, "7", v)
 }

@@ -297,7 +297,7 @@ func BenchmarkMigrationClient(b *testing.B) {
 
 		mcfg := to
 		f := from
-		mcfg.Migration = &shard.Migration{From: &f}
+		mcfg.Migration = &shard.Migration{From: &f, Armed: true} // moves at once, as after the fence
 		mig, err := shard.New(ctx, mcfg)
 		if err != nil {
 			b.Fatal(err)

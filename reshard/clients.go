@@ -43,19 +43,33 @@ type clientEntry struct {
 }
 
 func checkClients(ctx context.Context, pools *pool.Set, info shard.MigrationInfo, allowUnnamed bool) error {
+	entries, err := clientList(ctx, pools, info)
+	if err != nil {
+		return err
+	}
+	return judgeClients(entries, info, allowUnnamed)
+}
+
+// clientList reads CLIENT LIST on every old node.
+func clientList(ctx context.Context, pools *pool.Set, info shard.MigrationInfo) ([]clientEntry, error) {
 	var entries []clientEntry
 	for _, n := range info.From.Nodes() {
 		conn, err := pools.Get(ctx, n.Addr)
 		if err != nil {
-			return &shard.NodeError{Node: n, Err: err}
+			return nil, &shard.NodeError{Node: n, Err: err}
 		}
 		text, err := redis.String(redis.DoContext(conn, ctx, "CLIENT", "LIST"))
 		conn.Close()
 		if err != nil {
-			return &shard.NodeError{Node: n, Err: err}
+			return nil, &shard.NodeError{Node: n, Err: err}
 		}
 		entries = append(entries, parseClientList(n.Addr, text)...)
 	}
+	return entries, nil
+}
+
+// judgeClients reports the connections of entries that block a move.
+func judgeClients(entries []clientEntry, info shard.MigrationInfo, allowUnnamed bool) error {
 	migrating := map[string]bool{} // instances with a beacon for this migration
 	for _, e := range entries {
 		if cn, ok := shard.ParseClientName(e.name); ok && cn.Migrating && beaconMatches(cn, info) {
@@ -157,7 +171,7 @@ func routingClient(ctx context.Context, from, to shard.Config, addrs map[string]
 	cfg := to
 	f := from
 	f.Migration = nil
-	cfg.Migration = &shard.Migration{From: &f, Addrs: addrs}
+	cfg.Migration = &shard.Migration{From: &f, Addrs: addrs, Armed: true} // the mover arms the fence itself (arm.go)
 	cfg.Pool = moverPool(cfg.Pool)
 	cfg.Health.Interval = -1
 	cfg.Health.AutoEject = false

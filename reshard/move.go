@@ -27,7 +27,7 @@ import (
 // what is left; keys already moved are not on the old nodes any more.
 //
 // Before moving, Move checks that no process routes by one topology
-// alone (CheckClients). Keys on an old node that neither topology places
+// alone (CheckClients) and arms the fence (Arm). Keys on an old node that neither topology places
 // there (strays, for example left by auto-eject) are left alone and
 // counted; Verify reports them.
 func Move(ctx context.Context, opts Options) (*Report, error) {
@@ -44,13 +44,16 @@ func Move(ctx context.Context, opts Options) (*Report, error) {
 		return nil, fmt.Errorf("%w: %w", shard.ErrBadConfig, err)
 	}
 	defer pools.Close()
-	if !opts.DryRun && !opts.SkipClientCheck {
-		if err := checkClients(ctx, pools, info, opts.AllowUnnamed); err != nil {
+	if !opts.DryRun {
+		// The clients check, then the fence (arm.go): no key moves before
+		// every process routes by the new topology.
+		if err := arm(ctx, pools, info, ArmOptions{AllowUnnamed: opts.AllowUnnamed, SkipClientCheck: opts.SkipClientCheck}); err != nil {
 			return nil, err
 		}
 	}
 	m := &mover{opts: opts, pools: pools, from: info.From, to: info.To, start: start,
-		limit: newLimiter(opts.KeysPerSecond, opts.BytesPerSecond), flows: map[[2]string]*Flow{}}
+		limit: newLimiter(opts.KeysPerSecond, opts.BytesPerSecond), flows: map[[2]string]*Flow{},
+		fenceKey: shard.FenceKey(info.FromID, info.ToID)}
 	olds := info.From.Nodes()
 	for _, n := range olds {
 		size, err := m.dbsize(ctx, n)
@@ -98,6 +101,7 @@ type mover struct {
 	from, to shard.Router
 	limit    *limiter
 	start    time.Time
+	fenceKey string // the marker of this migration (arm.go)
 	total    int64
 
 	scanned, moved, busy, bytes, strays atomic.Int64
@@ -116,7 +120,12 @@ func (m *mover) dbsize(ctx context.Context, n shard.Node) (int64, error) {
 	if err != nil {
 		return 0, &shard.NodeError{Node: n, Err: err}
 	}
-	return size, nil
+	// The fence's marker is not a key to move (arm.go).
+	marker, err := redis.Int64(redis.DoContext(conn, ctx, "EXISTS", m.fenceKey))
+	if err != nil {
+		return 0, &shard.NodeError{Node: n, Err: err}
+	}
+	return size - marker, nil
 }
 
 // drain scans old node n and moves the keys that leave it.
@@ -145,6 +154,10 @@ func (m *mover) drain(ctx context.Context, n shard.Node) error {
 		byOwner := map[string][]string{}
 		owners := map[string]shard.Node{}
 		for _, k := range keys {
+			if shard.IsFenceKey(k) {
+				stay-- // the fence's marker stays on every old node (arm.go)
+				continue
+			}
 			owner, err := m.to.Route(k)
 			if err != nil {
 				return fmt.Errorf("shardis: routing %q: %w", k, err)

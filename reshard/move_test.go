@@ -399,7 +399,15 @@ func TestRollbackAtHalfWay(t *testing.T) {
 
 	// Back: the client routes by the old topology and moves keys back on
 	// use; the mover runs in the reverse direction.
+	info, ok := c.Migration()
+	require.True(t, ok)
+	require.Equal(t, shard.PhaseArmed, info.Phase, "the mover armed the fence")
 	require.NoError(t, c.AbortMigration(ctx))
+	// Until the reverse fence is up, the client keeps moving forward (as
+	// every other armed process does), so nothing is lost either way.
+	info, ok = c.Migration()
+	require.True(t, ok)
+	require.Equal(t, shard.PhaseWaiting, info.Phase, "the rollback waits for its own fence")
 	for i := 0; i < n; i += 2 {
 		_, err := c.Do(ctx, "INCR", fmt.Sprintf("rb:%d", i))
 		require.NoError(t, err)
@@ -411,10 +419,24 @@ func TestRollbackAtHalfWay(t *testing.T) {
 	require.NoError(t, err)
 	require.NotNil(t, back.Verify)
 	assert.Zero(t, back.Verify.Misplaced)
+	waitFor(t, 10*time.Second, "the client to see the reverse fence armed", func() bool {
+		i, ok := c.Migration()
+		return ok && i.Phase == shard.PhaseArmed
+	})
 	require.NoError(t, c.FinishMigration())
-	size, err = strconvAtoi(servers[3].Do("DBSIZE"))
-	require.NoError(t, err)
-	assert.Zero(t, size, "nothing is left on the shard that was being added")
+	// Every process is back on the old config: the markers go.
+	require.NoError(t, reshard.ClearFence(ctx, to, from))
+	require.NoError(t, reshard.ClearFence(ctx, from, to))
+	for _, s := range servers {
+		size, err = strconvAtoi(s.Do("DBSIZE"))
+		require.NoError(t, err)
+		if s == servers[3] {
+			assert.Zero(t, size, "nothing is left on the shard that was being added")
+		}
+		keys, err := s.Do("KEYS", "shardis:migration:*")
+		require.NoError(t, err)
+		assert.Empty(t, keys, "no marker left on %s", s.Addr)
+	}
 	for i := 0; i < n; i++ {
 		k := fmt.Sprintf("rb:%d", i)
 		v, err := redis.Int(c.Do(ctx, "GET", k))

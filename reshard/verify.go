@@ -93,8 +93,12 @@ func verifyNodes(ctx context.Context, pools *pool.Set, to shard.Router, nodes []
 			defer wg.Done()
 			errs[i] = scanNode(ctx, pools, n, func(keys []string) error {
 				var bad []Misplaced
-				var pending int64
+				var pending, markers int64
 				for _, k := range keys {
+					if shard.IsFenceKey(k) {
+						markers++ // a fence's marker sits on every old node
+						continue
+					}
 					owner, err := to.Route(k)
 					if err != nil {
 						return err
@@ -112,7 +116,7 @@ func verifyNodes(ctx context.Context, pools *pool.Set, to shard.Router, nodes []
 				}
 				mu.Lock()
 				defer mu.Unlock()
-				rep.Scanned += int64(len(keys))
+				rep.Scanned += int64(len(keys)) - markers
 				rep.Pending += pending
 				rep.Misplaced += int64(len(bad))
 				if len(bad) > 0 {

@@ -82,6 +82,12 @@ func ExampleParseClientName() {
 		return n
 	}
 	fmt.Println("beacons on a:", beacons(addrs[0]))
+	// Alone on these shards, the client arms its migration itself; a
+	// deployment of many processes runs shardis reshard --arm instead.
+	if err := client.ArmMigration(); err != nil {
+		fmt.Println(err)
+		return
+	}
 
 	// The key moves to its new owner, if that changed, before INCR runs.
 	visits, err := redis.Int(client.Do(ctx, "INCR", "visits"))

@@ -19,7 +19,13 @@ import (
 // calls, so the caller must not reuse them.
 func (c *Client) execute(ctx context.Context, calls []*call) (abandoned bool) {
 	if m := c.mig.Load(); m != nil {
-		c.moveFirst(ctx, m, calls) // keys whose owner changes go there first (migrate_exec.go)
+		if m.enterWaiting() { // routed by the old topology; the fence waits for these (migrate_fence.go)
+			defer m.waiting.Add(-1)
+			m = m.prev // a rollback moves forward until its own fence; otherwise nothing moves
+		}
+		if m != nil {
+			c.moveFirst(ctx, m, calls) // keys whose owner changes go there first (migrate_exec.go)
+		}
 	}
 	abandoned = c.runHooked(ctx, calls)
 	if c.cl != nil && !abandoned {

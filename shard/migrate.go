@@ -17,8 +17,11 @@ import (
 // docs/resharding.md for the protocol that a deployment of many processes
 // follows.
 //
-// While a migration is on, the client routes every key by its own
-// topology (the new one). A key whose owner is the same in both
+// A migration starts behind a fence (migrate_fence.go): the client routes
+// by the old topology and moves nothing until a marker that the mover sets
+// on the old nodes says every process runs the migrating config
+// (MigrationInfo.Phase; Armed skips the fence). Once armed, the client
+// routes every key by its own topology (the new one). A key whose owner is the same in both
 // topologies is untouched. For a key whose owner changes, the client first
 // makes sure the key sits at its new owner — MIGRATE ... KEYS on the old
 // owner, which moves it atomically and answers NOKEY when there is nothing
@@ -36,6 +39,11 @@ type Migration struct {
 	// the old owners reach it at (MIGRATE connects from server to server).
 	// Unlisted addresses are used as they are.
 	Addrs map[string]string
+	// Armed starts the client in PhaseArmed, moving keys at once without
+	// waiting for the fence's marker (migrate_fence.go). Only for a
+	// process that runs after the fence is armed (the mover) or that is
+	// alone; every other process must wait for the marker.
+	Armed bool
 }
 
 // ErrMigration is matched (errors.Is) by every *MigrateError and by the
@@ -73,6 +81,15 @@ type migState struct {
 	moved  *movedSet
 	beacon *beacons
 	busy   atomic.Int64 // old copies deleted because the new owner had the key
+
+	// The fence (migrate_fence.go).
+	advMu   sync.Mutex    // serialises advance
+	phase   atomic.Int32  // a MigrationPhase; only grows
+	armed   chan struct{} // closed at PhaseArmed
+	waiting atomic.Int64  // executions routed by the old topology
+	fromLoc locator       // the old topology's placement
+	next    *topology     // ring or router client: its routing from PhaseFenced on
+	prev    *migState     // a rollback: the armed migration it turns around
 
 	lanesMu sync.Mutex
 	lanes   map[[2]string]*moveLane // (old, new) address -> its moves
@@ -113,7 +130,14 @@ func (c *Client) initTopology(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return err
 	}
-	c.installMigration(ctx, from, TopologyID(*cfg.Migration.From), TopologyID(cfg), cfg.Migration.Addrs)
+	var next *topology
+	if c.cl == nil {
+		next = c.topo.Load()
+	} else {
+		c.loc = fencedLocator{c: c, inner: c.loc}
+	}
+	c.installMigration(ctx, from, TopologyID(*cfg.Migration.From), TopologyID(cfg), cfg.Migration.Addrs,
+		next, cfg.Migration.Armed, nil)
 	return nil
 }
 
@@ -154,23 +178,37 @@ func (c *Client) routerFor(ctx context.Context, cfg Config) (Router, error) {
 }
 
 // installMigration makes from the topology that keys move away from.
-func (c *Client) installMigration(ctx context.Context, from Router, fromID, toID string, addrs map[string]string) {
+// next is a ring or router client's routing once fenced (nil for a
+// cluster client); armed skips the fence; prev is the armed migration a
+// rollback turns around (its moves go on until the rollback is fenced).
+func (c *Client) installMigration(ctx context.Context, from Router, fromID, toID string, addrs map[string]string,
+	next *topology, armed bool, prev *migState) {
 	m := &migState{from: from, fromID: fromID, toID: toID, addrs: addrs, src: map[string]int{}, moved: newMovedSet(),
-		lanes: map[[2]string]*moveLane{}}
+		lanes: map[[2]string]*moveLane{}, armed: make(chan struct{}), next: next, prev: prev}
 	for _, n := range from.Nodes() {
 		m.src[n.Addr] = c.nodes.add(n)
 	}
-	m.beacon = c.openBeacons(ctx, m)
-	if old := c.mig.Swap(m); old != nil {
+	m.fromLoc = c.locatorFor(from)
+	if next != nil {
+		// Waiting: route as the processes that are not fenced yet do.
+		c.topo.Store(&topology{loc: m.fromLoc, router: from, id: fromID})
+	}
+	old := c.mig.Swap(m)
+	if armed {
+		c.advance(m, PhaseArmed)
+	}
+	m.beacon = c.openBeacons(ctx, m) // reads the marker once before returning
+	if old != nil {
 		old.beacon.close()
 	}
 }
 
 // StartMigration begins a live migration of a ring or router client to
-// the topology to (a ring or a Router): from now on the client routes by
-// to and moves each key whose owner changes on first use, and the old
-// topology is what keys move away from. Commands already in flight finish
-// under the old placement. A cluster client, or a move into a cluster,
+// the topology to (a ring or a Router): once the fence is armed (see
+// Migration and reshard.Arm; ArmMigration for a process alone) the client
+// routes by to and moves each key whose owner changes on first use, and
+// the old topology is what keys move away from; until then it routes by
+// the old topology and moves nothing. A cluster client, or a move into a cluster,
 // needs a new Client built with Config.Migration instead.
 func (c *Client) StartMigration(ctx context.Context, to Config) error {
 	if c.closed.Load() {
@@ -201,8 +239,7 @@ func (c *Client) StartMigration(ctx context.Context, to Config) error {
 	if err != nil {
 		return err
 	}
-	c.installMigration(ctx, cur.router, cur.id, next.id, nil)
-	c.topo.Store(next)
+	c.installMigration(ctx, cur.router, cur.id, next.id, nil, next, false, nil)
 	c.subs.topo.notify() // subscriptions follow (subscription_registry.go)
 	return nil
 }
@@ -235,14 +272,21 @@ func (c *Client) FinishMigration() error {
 		return fmt.Errorf("%w: no migration is on", ErrMigration)
 	}
 	m.beacon.close()
+	if m.next != nil && m.phase.Load() == int32(PhaseWaiting) {
+		c.topo.Store(m.next) // never fenced: it still routed by the old topology
+		c.subs.topo.notify()
+	}
 	return nil
 }
 
-// AbortMigration turns a migration around: the client routes by the old
-// topology again and moves keys back to it on first use (keys already
-// moved sit at their new owners). Run the mover in the reverse direction,
-// then FinishMigration. Only ring and router clients can turn around at
-// run time.
+// AbortMigration turns a migration around. Before the fence was armed no
+// key has moved: the client routes by the old topology again and the
+// migration ends. Once armed, it becomes the reverse migration, behind its
+// own fence: the client keeps routing by the new topology and moving keys
+// forward (as the other armed processes do) until the reverse fence is
+// armed, then routes by the old topology and moves keys back on first use.
+// Run the mover in the reverse direction, then FinishMigration. Only ring
+// and router clients can turn around at run time.
 func (c *Client) AbortMigration(ctx context.Context) error {
 	c.migMu.Lock()
 	defer c.migMu.Unlock()
@@ -254,21 +298,23 @@ func (c *Client) AbortMigration(ctx context.Context) error {
 	if cur == nil {
 		return fmt.Errorf("%w: a cluster client cannot change its topology at run time; build a Client with the reverse Config.Migration", ErrMigration)
 	}
-	back := &topology{router: m.from, id: m.fromID}
-	switch r := m.from.(type) {
-	case *RingRouter:
-		idx := make([]int, len(r.Nodes()))
-		for i, n := range r.Nodes() {
-			idx[i] = c.nodes.add(n)
-		}
-		back.loc = mappedRingLocator{rr: r, idx: idx}
-	case *ClusterRouter:
+	if _, ok := m.from.(*ClusterRouter); ok {
 		return fmt.Errorf("%w: a ring client cannot become a cluster client at run time", ErrMigration)
-	default:
-		back.loc = newRouterLocator(m.from, c.nodes)
 	}
-	c.installMigration(ctx, cur.router, cur.id, m.fromID, m.addrs)
-	c.topo.Store(back)
+	back := &topology{router: m.from, id: m.fromID, loc: c.locatorFor(m.from)}
+	if m.phase.Load() != int32(PhaseArmed) {
+		// No key has moved yet (moves begin only once armed): route by
+		// the old topology again, like a process that never migrated.
+		c.mig.Store(nil)
+		m.beacon.close()
+		c.topo.Store(back)
+		c.subs.topo.notify()
+		return nil
+	}
+	// Armed: other processes may still move keys forward, so this one
+	// does too until the rollback is fenced (it then routes by the old
+	// topology) and armed (it moves keys back).
+	c.installMigration(ctx, cur.router, cur.id, m.fromID, m.addrs, back, false, m)
 	c.subs.topo.notify()
 	return nil
 }
@@ -280,6 +326,8 @@ type MigrationInfo struct {
 	// BusyKeys counts keys found at both owners by this client's moves:
 	// the old owner's copy was deleted (see docs/resharding.md).
 	BusyKeys int64
+	// Phase is where the client is in the migration's fence.
+	Phase MigrationPhase
 }
 
 // Migration reports the migration the client is in; ok is false when
@@ -289,7 +337,12 @@ func (c *Client) Migration() (info MigrationInfo, ok bool) {
 	if m == nil {
 		return MigrationInfo{}, false
 	}
-	return MigrationInfo{From: m.from, To: c.currentRouter(), FromID: m.fromID, ToID: m.toID, BusyKeys: m.busy.Load()}, true
+	to := c.currentRouter()
+	if m.next != nil {
+		to = m.next.router
+	}
+	return MigrationInfo{From: m.from, To: to, FromID: m.fromID, ToID: m.toID, BusyKeys: m.busy.Load(),
+		Phase: MigrationPhase(m.phase.Load())}, true
 }
 
 // validateMigration checks the migration block of a Config.

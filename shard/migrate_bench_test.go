@@ -20,7 +20,7 @@ func BenchmarkMoveFirstStayingKey(b *testing.B) {
 		return out
 	}
 	from := Config{Shards: shards(3), Health: HealthOptions{Interval: -1}}
-	to := Config{Shards: shards(4), Health: HealthOptions{Interval: -1}, Migration: &Migration{From: &from}}
+	to := Config{Shards: shards(4), Health: HealthOptions{Interval: -1}, Migration: &Migration{From: &from, Armed: true}}
 	c, err := New(context.Background(), to)
 	if err != nil {
 		b.Fatal(err)

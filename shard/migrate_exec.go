@@ -39,6 +39,13 @@ import (
 // the calls run. A call whose key could not be moved fails with a
 // *MigrateError and is not sent.
 func (c *Client) moveFirst(ctx context.Context, m *migState, calls []*call) {
+	phase := MigrationPhase(m.phase.Load())
+	if phase == PhaseWaiting {
+		if m.prev == nil {
+			return // routed by the old topology: nothing moves yet
+		}
+		m, phase = m.prev, PhaseArmed // a rollback not fenced yet moves forward
+	}
 	var mv *moves
 	bp := keyPosBufs.Get().(*[]int)
 	defer keyPosBufs.Put(bp)
@@ -65,8 +72,29 @@ func (c *Client) moveFirst(ctx context.Context, m *migState, calls []*call) {
 			if dst.Addr == "" {
 				dst = c.nodes.get(cl.node).node
 			}
-			if src.Addr == dst.Addr || m.moved.has(k) {
+			if src.Addr == dst.Addr {
+				if phase == PhaseFenced {
+					c.checkStale(cl, pos, k)
+					if cl.err != nil {
+						break
+					}
+					dst = c.nodes.get(cl.node).node
+					if src.Addr == dst.Addr {
+						continue
+					}
+				} else {
+					continue
+				}
+			}
+			if m.moved.has(k) {
 				continue
+			}
+			if phase == PhaseFenced {
+				if err := m.waitArmed(ctx, c.readTimeout); err != nil {
+					cl.err = &MigrateError{Key: k, From: src, To: dst, Err: err}
+					break
+				}
+				phase = PhaseArmed
 			}
 			if mv == nil {
 				mv = new(moves)

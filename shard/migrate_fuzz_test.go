@@ -10,7 +10,7 @@ import (
 // panic and that a parsed name formats back to itself.
 func FuzzParseClientName(f *testing.F) {
 	for _, s := range []string{"shardis:ab:ring-1", "shardis:ab:migrating:ring-1>cluster-2", "shardis:", "shardis::x",
-		"shardis:a:migrating:>", "jedis", ""} {
+		"shardis:a:migrating:>", "shardis:ab:fenced:ring-1>ring-2", "shardis:ab:armed:ring-1>cluster-2", "jedis", ""} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {

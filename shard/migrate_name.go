@@ -16,6 +16,8 @@ import (
 //
 //	shardis:<instance>:<topology>                   a client's connections
 //	shardis:<instance>:migrating:<from>><to>        one per old node while migrating
+//	shardis:<instance>:fenced:<from>><to>           ... once past the fence
+//	shardis:<instance>:armed:<from>><to>            ... once moving keys
 //
 // <instance> is random per Client, <topology> is TopologyID. A client
 // names its pooled connections so when Pool.ClientName is AutoClientName
@@ -36,6 +38,7 @@ type ClientName struct {
 	Topology  string // the topology a plain client routes by
 	Migrating bool   // a beacon: the instance migrates From -> To
 	From, To  string
+	Phase     MigrationPhase // a beacon's phase in the fence
 }
 
 // ParseClientName reads a connection name of the convention; ok is false
@@ -50,12 +53,16 @@ func ParseClientName(name string) (n ClientName, ok bool) {
 		return n, false
 	}
 	n.Instance = inst
-	if pair, isMig := strings.CutPrefix(rest, "migrating:"); isMig {
+	for _, p := range []MigrationPhase{PhaseWaiting, PhaseFenced, PhaseArmed} {
+		pair, isMig := strings.CutPrefix(rest, p.String()+":")
+		if !isMig {
+			continue
+		}
 		from, to, found := strings.Cut(pair, ">")
 		if !found || from == "" || to == "" {
 			return ClientName{}, false
 		}
-		n.Migrating, n.From, n.To = true, from, to
+		n.Migrating, n.From, n.To, n.Phase = true, from, to, p
 		return n, true
 	}
 	n.Topology = rest
@@ -65,7 +72,7 @@ func ParseClientName(name string) (n ClientName, ok bool) {
 // String formats n by the convention.
 func (n ClientName) String() string {
 	if n.Migrating {
-		return "shardis:" + n.Instance + ":migrating:" + n.From + ">" + n.To
+		return "shardis:" + n.Instance + ":" + n.Phase.String() + ":" + n.From + ">" + n.To
 	}
 	return "shardis:" + n.Instance + ":" + n.Topology
 }
@@ -80,9 +87,12 @@ func newInstanceID() string {
 // beacons are the named idle connections a migrating client keeps to the
 // old nodes; a background loop reopens the ones that break.
 type beacons struct {
-	c    *Client
-	name string
-	addr []string
+	c     *Client
+	m     *migState
+	key   string // the fence's marker
+	name  string
+	named MigrationPhase // the phase in name
+	addr  []string
 
 	mu    sync.Mutex
 	conns map[string]beaconConn
@@ -101,12 +111,14 @@ const beaconRecheck = time.Second
 // openBeacons opens a beacon to every old node of m (those that answer)
 // and starts the loop that keeps them open.
 func (c *Client) openBeacons(ctx context.Context, m *migState) *beacons {
-	b := &beacons{c: c, conns: map[string]beaconConn{}, stop: make(chan struct{}), done: make(chan struct{}),
-		name: ClientName{Instance: c.instance, Migrating: true, From: m.fromID, To: m.toID}.String()}
+	b := &beacons{c: c, m: m, conns: map[string]beaconConn{}, stop: make(chan struct{}), done: make(chan struct{}),
+		key:  FenceKey(m.fromID, m.toID),
+		name: c.beaconName(m, MigrationPhase(m.phase.Load())), named: MigrationPhase(m.phase.Load())}
 	for addr := range m.src {
 		b.addr = append(b.addr, addr)
 	}
 	b.check(ctx)
+	b.poll(ctx)
 	c.bg.Add(1)
 	go b.loop()
 	return b
@@ -134,7 +146,10 @@ func (b *beacons) check(ctx context.Context) {
 		if err != nil {
 			continue
 		}
-		if _, err := redis.DoWithTimeout(conn, time.Second, "CLIENT", "SETNAME", b.name); err != nil {
+		b.mu.Lock()
+		name := b.name
+		b.mu.Unlock()
+		if _, err := redis.DoWithTimeout(conn, time.Second, "CLIENT", "SETNAME", name); err != nil {
 			abort() // its name is not a fresh connection's: never back to the pool
 			conn.Close()
 			continue
@@ -156,6 +171,8 @@ func (b *beacons) loop() {
 	defer close(b.done)
 	t := time.NewTicker(beaconRecheck)
 	defer t.Stop()
+	f := time.NewTicker(FencePoll)
+	defer f.Stop()
 	for {
 		select {
 		case <-b.stop:
@@ -165,6 +182,65 @@ func (b *beacons) loop() {
 			return
 		case <-t.C:
 			b.check(context.Background())
+		case <-f.C:
+			b.poll(context.Background())
+		}
+	}
+}
+
+// beaconName names m's beacons in phase p.
+func (c *Client) beaconName(m *migState, p MigrationPhase) string {
+	return ClientName{Instance: c.instance, Migrating: true, From: m.fromID, To: m.toID, Phase: p}.String()
+}
+
+// poll reads the fence's marker on every beacon and advances the client
+// to the furthest phase any old node shows.
+func (b *beacons) poll(ctx context.Context) {
+	if p := MigrationPhase(b.m.phase.Load()); p == PhaseArmed {
+		if b.named != p {
+			b.rename(p) // armed by ArmMigration
+		}
+		return
+	}
+	b.mu.Lock()
+	conns := make([]redis.Conn, 0, len(b.conns))
+	for _, bc := range b.conns {
+		conns = append(conns, bc.conn)
+	}
+	b.mu.Unlock()
+	best := PhaseWaiting
+	for _, conn := range conns {
+		rctx, cancel := context.WithTimeout(ctx, time.Second)
+		if p := readFence(rctx, conn, b.key); p > best {
+			best = p
+		}
+		cancel()
+	}
+	b.c.advance(b.m, best)
+	if p := MigrationPhase(b.m.phase.Load()); p != b.named {
+		b.rename(p)
+	}
+}
+
+// rename names every beacon after phase p (CLIENT SETNAME), so that the
+// mover sees the phase in CLIENT LIST; a beacon that fails is dropped
+// and reopened under the new name.
+func (b *beacons) rename(p MigrationPhase) {
+	b.mu.Lock()
+	b.name, b.named = b.c.beaconName(b.m, p), p
+	name := b.name
+	conns := make(map[string]beaconConn, len(b.conns))
+	for a, bc := range b.conns {
+		conns[a] = bc
+	}
+	b.mu.Unlock()
+	for addr, bc := range conns {
+		if _, err := redis.DoWithTimeout(bc.conn, time.Second, "CLIENT", "SETNAME", name); err != nil {
+			bc.abort()
+			bc.conn.Close()
+			b.mu.Lock()
+			delete(b.conns, addr)
+			b.mu.Unlock()
 		}
 	}
 }

@@ -45,6 +45,9 @@ func (c *Client) scanPlan() (nodes []Node, global bool) {
 // under the current routing, or, during a migration, n is its old owner
 // (it has not moved yet).
 func (c *Client) scanOwns(n Node, key string) bool {
+	if c.mig.Load() != nil && IsFenceKey(key) {
+		return false // the fence's marker (migrate_fence.go)
+	}
 	if owner, err := c.currentRouter().Route(key); err == nil && owner.Addr == n.Addr {
 		return true
 	}

@@ -84,12 +84,13 @@ func TestMigrationMovesEachKeyBeforeItsCommand(t *testing.T) {
 			if tc.runtime {
 				c = newClient(t, tc.from)
 				require.NoError(t, c.StartMigration(ctx, tc.to))
+				require.NoError(t, c.ArmMigration()) // alone on the old nodes
 				_, on := c.Migration()
 				require.True(t, on)
 			} else {
 				cfg := tc.to
 				from := tc.from
-				cfg.Migration = &shard.Migration{From: &from}
+				cfg.Migration = &shard.Migration{From: &from, Armed: true}
 				c = newClient(t, cfg)
 			}
 			moving := 0
@@ -139,7 +140,7 @@ func TestMigrationBatchesPipelinesAndMultiKeyCommands(t *testing.T) {
 		require.NoError(t, err)
 	}
 	cfg := to
-	cfg.Migration = &shard.Migration{From: &from}
+	cfg.Migration = &shard.Migration{From: &from, Armed: true}
 	c := newClient(t, cfg)
 	vals, err := redis.Ints(c.Do(ctx, "MGET", keys...))
 	require.NoError(t, err)
@@ -188,7 +189,7 @@ func TestMigrationKeepsTheNewOwnersCopy(t *testing.T) {
 	_, err = srv[ringOwner(t, to, key)].Do("SET", key, "new")
 	require.NoError(t, err)
 	cfg := to
-	cfg.Migration = &shard.Migration{From: &from}
+	cfg.Migration = &shard.Migration{From: &from, Armed: true}
 	c := newClient(t, cfg)
 	v, err := redis.String(c.Do(ctx, "GET", key))
 	require.NoError(t, err)
@@ -209,7 +210,7 @@ func TestMigrationScanReportsEveryKeyOnce(t *testing.T) {
 		require.NoError(t, err)
 	}
 	cfg := to
-	cfg.Migration = &shard.Migration{From: &from}
+	cfg.Migration = &shard.Migration{From: &from, Armed: true}
 	c := newClient(t, cfg)
 	for i := 0; i < n; i += 2 { // half of the keys move on use
 		_, err := c.Do(ctx, "GET", fmt.Sprintf("sc:%d", i))
@@ -253,7 +254,7 @@ func TestMigrationTxWatchesTheMovedKey(t *testing.T) {
 	_, err := old.Do(ctx, "SET", key, 41)
 	require.NoError(t, err)
 	cfg := to
-	cfg.Migration = &shard.Migration{From: &from}
+	cfg.Migration = &shard.Migration{From: &from, Armed: true}
 	c := newClient(t, cfg)
 	out, err := c.Tx(ctx, []string{key}, func(tx *shard.Tx) error {
 		v, err := redis.Int(tx.Do("GET", key))
@@ -281,11 +282,13 @@ func TestAbortMigrationMovesKeysBack(t *testing.T) {
 		require.NoError(t, err)
 	}
 	require.NoError(t, c.StartMigration(ctx, to))
+	require.NoError(t, c.ArmMigration())
 	for i := 0; i < n; i += 2 {
 		_, err := c.Do(ctx, "INCR", fmt.Sprintf("ab:%d", i))
 		require.NoError(t, err)
 	}
 	require.NoError(t, c.AbortMigration(ctx))
+	require.NoError(t, c.ArmMigration())
 	info, ok := c.Migration()
 	require.True(t, ok)
 	assert.NotEqual(t, info.FromID, info.ToID)
@@ -311,7 +314,7 @@ func TestMigrationFailsOnlyTheKeysOfADownOldOwner(t *testing.T) {
 	servers := redistest.StartNTB(t, 4, redistest.Options{})
 	from, to := ringConfig(servers[:3]), ringConfig(servers)
 	cfg := to
-	cfg.Migration = &shard.Migration{From: &from}
+	cfg.Migration = &shard.Migration{From: &from, Armed: true}
 	c := newClient(t, cfg)
 	require.NoError(t, servers[0].Kill())
 	var failed, ok int
@@ -352,7 +355,7 @@ func TestMigrationWithAnACLUser(t *testing.T) {
 		require.NoError(t, err)
 	}
 	cfg := to
-	cfg.Migration = &shard.Migration{From: &from}
+	cfg.Migration = &shard.Migration{From: &from, Armed: true}
 	c := newClient(t, cfg)
 	for i := 0; i < 100; i++ {
 		v, err := redis.Int(c.Do(ctx, "INCR", fmt.Sprintf("acl:%d", i)))
@@ -388,6 +391,7 @@ func TestMigrationToAUsersRouter(t *testing.T) {
 	}
 	assert.Equal(t, []string{servers[0].Addr}, holders(t, servers, "y2020:a"))
 	require.NoError(t, c.StartMigration(ctx, to))
+	require.NoError(t, c.ArmMigration())
 	v, err := redis.String(c.Do(ctx, "GET", "y2020:a"))
 	require.NoError(t, err)
 	assert.Equal(t, "y2020:a", v)
@@ -407,7 +411,7 @@ func TestMigrationRingToCluster(t *testing.T) {
 		require.NoError(t, err)
 	}
 	cfg := shard.Config{Mode: shard.ModeCluster, Seeds: cl.Seeds(), Pool: from.Pool, Health: from.Health,
-		Migration: &shard.Migration{From: &from}}
+		Migration: &shard.Migration{From: &from, Armed: true}}
 	c := newClient(t, cfg)
 	keys := make([]any, n)
 	for i := range keys {
@@ -445,10 +449,16 @@ func TestMigrationBeaconNamesBothTopologies(t *testing.T) {
 		list, err := servers[0].Do("CLIENT", "LIST")
 		return err == nil && strings.Contains(list, ":migrating:"+want)
 	})
+	// Armed, the beacon says so (the mover waits for it).
+	require.NoError(t, c.ArmMigration())
+	waitFor(t, 10*time.Second, "the beacon renamed armed", func() bool {
+		list, err := servers[0].Do("CLIENT", "LIST")
+		return err == nil && strings.Contains(list, ":armed:"+want) && !strings.Contains(list, ":migrating:")
+	})
 	require.NoError(t, c.FinishMigration())
 	waitFor(t, 10*time.Second, "the beacon to close", func() bool {
 		list, err := servers[0].Do("CLIENT", "LIST")
-		return err == nil && !strings.Contains(list, ":migrating:")
+		return err == nil && !strings.Contains(list, want)
 	})
 }
 

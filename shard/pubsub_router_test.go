@@ -58,6 +58,7 @@ func TestSubscribeWithAUsersRouterFollowsAMigration(t *testing.T) {
 	assert.Equal(t, 2, channelSubscribers(t, servers[0], "y2020:news", "y2024:news"))
 
 	require.NoError(t, c.StartMigration(ctx, to))
+	require.NoError(t, c.ArmMigration())
 	waitFor(t, 10*time.Second, "y2020:news to move to the archive node", func() bool {
 		return channelSubscribers(t, servers[1], "y2020:news") == 1 && channelSubscribers(t, servers[0], "y2020:news") == 0
 	})

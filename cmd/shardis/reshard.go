@@ -22,6 +22,8 @@ func init() {
 }
 
 const reshardUsage = `Usage: shardis reshard --from OLD --to NEW [--dry-run] [--rate N[/s]|NMB/s] [--yes]
+       shardis reshard --from OLD --to NEW --arm
+       shardis reshard --from OLD --to NEW --clear-fence
 
 Moves every key whose owner changes from the topology OLD to the topology NEW
 (each a config file or a URL such as redis-ring://h1:6379,h2:6379; NEW may be
@@ -30,6 +32,12 @@ Every application process must already run in migration mode from OLD to NEW
 (see docs/resharding.md): the move refuses to start while CLIENT LIST on an
 old node shows a connection that routes by one topology alone or that no
 shardis client named. It is safe to stop (Ctrl-C, or a kill) and run again.
+
+Processes in migration mode move no key until the fence is armed: they route
+by OLD until a marker on the old nodes says so. Before moving, reshard arms
+it (sets the marker to "fenced", waits until every process acknowledges in
+CLIENT LIST, then sets it to "armed"); --arm does only that, without moving.
+--clear-fence deletes the marker once every process runs the NEW config.
 
 Flags:
 `
@@ -50,6 +58,8 @@ func runReshard(ctx context.Context, env *cliEnv, args []string) error {
 	dump := fs.Bool("dump", false, "move with DUMP/RESTORE through this process instead of MIGRATE")
 	allowUnnamed := fs.Bool("allow-unnamed", false, "start even when old nodes have connections no shardis client named")
 	quiet := fs.Bool("quiet", false, "no progress bar")
+	armOnly := fs.Bool("arm", false, "arm the fence (processes start moving keys on touch) and move nothing")
+	clearFence := fs.Bool("clear-fence", false, "delete the fence's marker from the old nodes (after every process runs NEW)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
@@ -70,6 +80,22 @@ func runReshard(ctx context.Context, env *cliEnv, args []string) error {
 	to, err := loadTopology(*toArg)
 	if err != nil {
 		return fmt.Errorf("--to: %w", err)
+	}
+	switch {
+	case *armOnly && *clearFence:
+		return fmt.Errorf("%w: --arm and --clear-fence exclude each other", errUsage)
+	case *armOnly:
+		if err := reshard.Arm(ctx, from, to, reshard.ArmOptions{AllowUnnamed: *allowUnnamed}); err != nil {
+			return err
+		}
+		fmt.Fprintln(env.stdout, "armed: processes in migration mode move keys on touch")
+		return nil
+	case *clearFence:
+		if err := reshard.ClearFence(ctx, from, to); err != nil {
+			return err
+		}
+		fmt.Fprintln(env.stdout, "fence cleared")
+		return nil
 	}
 	opts := reshard.Options{From: from, To: to, DryRun: *dryRun, KeysPerSecond: keysPS, BytesPerSecond: bytesPS,
 		Batch: *batch, Dump: *dump, AllowUnnamed: *allowUnnamed}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/shardis/shardis/internal/redistest"
 	"github.com/shardis/shardis/shard"
@@ -76,4 +77,57 @@ func TestReshardFlags(t *testing.T) {
 		require.NoError(t, err, in)
 		assert.Equal(t, want, [2]float64{k, b}, in)
 	}
+}
+
+func TestReshardArmAndClearFence(t *testing.T) {
+	ctx := context.Background()
+	servers := redistest.StartNTB(t, 3, redistest.Options{})
+	from := fmt.Sprintf("redis-ring://%s,%s?names=a,b&client_name=auto", servers[0].Addr, servers[1].Addr)
+	to := fmt.Sprintf("redis-ring://%s,%s,%s?names=a,b,c&client_name=auto", servers[0].Addr, servers[1].Addr, servers[2].Addr)
+	fromCfg, err := shard.ParseURL(from)
+	require.NoError(t, err)
+	toCfg, err := shard.ParseURL(to)
+	require.NoError(t, err)
+	oldOnly, err := shard.New(ctx, fromCfg)
+	require.NoError(t, err)
+	defer oldOnly.Close()
+	_, err = oldOnly.Do(ctx, "SET", "x", 1) // a pooled connection on an old node
+	require.NoError(t, err)
+
+	code, _, errOut := runCLI(t, "", "reshard", "--from", from, "--to", to, "--arm")
+	assert.NotEqual(t, 0, code)
+	assert.Contains(t, errOut, "routes by topology "+shard.TopologyID(fromCfg)+" alone")
+
+	require.NoError(t, oldOnly.StartMigration(ctx, toCfg))
+	code, out, errOut := runCLI(t, "", "reshard", "--from", from, "--to", to, "--arm")
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "armed")
+	info, ok := oldOnly.Migration()
+	require.True(t, ok)
+	key := shard.FenceKey(info.FromID, info.ToID)
+	for _, s := range servers[:2] {
+		v, err := s.Do("GET", key)
+		require.NoError(t, err)
+		p, _, ok := shard.ParseFenceValue(v)
+		assert.True(t, ok && p == shard.PhaseArmed, "marker on %s: %q", s.Addr, v)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if i, _ := oldOnly.Migration(); i.Phase == shard.PhaseArmed {
+			break
+		}
+		require.False(t, time.Now().After(deadline), "the client never saw the armed marker")
+		time.Sleep(20 * time.Millisecond)
+	}
+
+	code, out, errOut = runCLI(t, "", "reshard", "--from", from, "--to", to, "--clear-fence")
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "fence cleared")
+	for _, s := range servers[:2] {
+		v, err := s.Do("EXISTS", key)
+		require.NoError(t, err)
+		assert.Equal(t, "0", v)
+	}
+	code, _, _ = runCLI(t, "", "reshard", "--from", from, "--to", to, "--arm", "--clear-fence")
+	assert.Equal(t, 2, code, "the two steps exclude each other")
 }

@@ -1,0 +1,189 @@
+package reshard
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/gomodule/redigo/redis"
+	"github.com/shardis/shardis/pool"
+	"github.com/shardis/shardis/shard"
+)
+
+// ArmOptions tunes Arm.
+type ArmOptions struct {
+	// AllowUnnamed lets connections that no shardis process named pass
+	// the check (see CheckClients).
+	AllowUnnamed bool
+	// SkipClientCheck arms without looking for processes that route by
+	// one topology alone (the beacons' acknowledgements are still awaited).
+	SkipClientCheck bool
+	// Timeout bounds the wait for every migrating process to acknowledge
+	// the fence (its beacons renamed "fenced"); 30 s when zero.
+	Timeout time.Duration
+}
+
+// Arm raises the fence of the migration from -> to, after which migrating
+// processes move keys on touch (see docs/resharding.md, "The fence"):
+//
+//  1. CLIENT LIST on every old node must show no process that routes by
+//     one topology alone (CheckClients);
+//  2. the marker shard.FenceKey is set to "fenced" on every old node:
+//     migrating processes route by the new topology, and commands on keys
+//     that move wait;
+//  3. Arm waits until every beacon of the migration on every old node is
+//     named "fenced" (or "armed") — each process has finished the commands
+//     it routed by the old topology — and checks the clients again;
+//  4. the marker is set to "armed" on every old node: processes move keys.
+//
+// Arm is idempotent: run on an armed migration it returns nil at once.
+// Move calls it before moving.
+func Arm(ctx context.Context, from, to shard.Config, opts ArmOptions) error {
+	pools, err := pool.NewSet(moverPool(to.Pool))
+	if err != nil {
+		return fmt.Errorf("%w: %w", shard.ErrBadConfig, err)
+	}
+	defer pools.Close()
+	c, err := routingClient(ctx, from, to, nil)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	info, _ := c.Migration()
+	return arm(ctx, pools, info, opts)
+}
+
+// armPoll is how often Arm reads CLIENT LIST while it waits.
+const armPoll = 20 * time.Millisecond
+
+func arm(ctx context.Context, pools *pool.Set, info shard.MigrationInfo, opts ArmOptions) error {
+	if opts.Timeout <= 0 {
+		opts.Timeout = 30 * time.Second
+	}
+	key := shard.FenceKey(info.FromID, info.ToID)
+	phase, err := fencePhase(ctx, pools, info, key)
+	if err != nil {
+		return err
+	}
+	if !opts.SkipClientCheck {
+		if err := checkClients(ctx, pools, info, opts.AllowUnnamed); err != nil {
+			return err
+		}
+	}
+	if phase == shard.PhaseArmed {
+		return nil
+	}
+	if err := setFence(ctx, pools, info, key, shard.PhaseFenced); err != nil {
+		return err
+	}
+	deadline := time.Now().Add(opts.Timeout)
+	for {
+		entries, err := clientList(ctx, pools, info)
+		if err != nil {
+			return err
+		}
+		if !opts.SkipClientCheck {
+			if err := judgeClients(entries, info, opts.AllowUnnamed); err != nil {
+				return err // a process joined on the old config: the fence stays "fenced"
+			}
+		}
+		late := unfenced(entries, info)
+		if len(late) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			return &ClientsError{Conns: late}
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("shardis: arming the migration: %w", ctx.Err())
+		case <-time.After(armPoll):
+		}
+	}
+	return setFence(ctx, pools, info, key, shard.PhaseArmed)
+}
+
+// unfenced returns the beacons of the migration that still route by the
+// old topology.
+func unfenced(entries []clientEntry, info shard.MigrationInfo) []ClientConn {
+	var out []ClientConn
+	for _, e := range entries {
+		cn, ok := shard.ParseClientName(e.name)
+		if ok && cn.Migrating && beaconMatches(cn, info) && cn.Phase == shard.PhaseWaiting {
+			out = append(out, ClientConn{Node: e.node, ID: e.id, Addr: e.addr, Name: e.name,
+				Reason: "has not acknowledged the fence yet"})
+		}
+	}
+	return out
+}
+
+// fencePhase returns the furthest phase the marker shows on any old node.
+func fencePhase(ctx context.Context, pools *pool.Set, info shard.MigrationInfo, key string) (shard.MigrationPhase, error) {
+	best := shard.PhaseWaiting
+	for _, n := range info.From.Nodes() {
+		conn, err := pools.Get(ctx, n.Addr)
+		if err != nil {
+			return 0, &shard.NodeError{Node: n, Err: err}
+		}
+		v, err := redis.String(redis.DoContext(conn, ctx, "GET", key))
+		conn.Close()
+		if err == redis.ErrNil {
+			continue
+		}
+		if err != nil {
+			return 0, &shard.NodeError{Node: n, Err: err}
+		}
+		if p, _, ok := shard.ParseFenceValue(v); ok && p > best {
+			best = p
+		}
+	}
+	return best, nil
+}
+
+// setFence sets the marker to phase p on every old node.
+func setFence(ctx context.Context, pools *pool.Set, info shard.MigrationInfo, key string, p shard.MigrationPhase) error {
+	v := shard.FenceValue(p, time.Now())
+	for _, n := range info.From.Nodes() {
+		conn, err := pools.Get(ctx, n.Addr)
+		if err != nil {
+			return &shard.NodeError{Node: n, Err: err}
+		}
+		_, err = redis.DoContext(conn, ctx, "SET", key, v)
+		conn.Close()
+		if err != nil {
+			return &shard.NodeError{Node: n, Err: err}
+		}
+	}
+	return nil
+}
+
+// ClearFence deletes the fence's marker of the migration from -> to on
+// every old node. Run it once every process runs the final config (phase
+// 3 of docs/resharding.md): a process started on the migrating config
+// after that waits for a fence again.
+func ClearFence(ctx context.Context, from, to shard.Config) error {
+	pools, err := pool.NewSet(moverPool(to.Pool))
+	if err != nil {
+		return fmt.Errorf("%w: %w", shard.ErrBadConfig, err)
+	}
+	defer pools.Close()
+	c, err := routingClient(ctx, from, to, nil)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	info, _ := c.Migration()
+	key := shard.FenceKey(info.FromID, info.ToID)
+	for _, n := range info.From.Nodes() {
+		conn, err := pools.Get(ctx, n.Addr)
+		if err != nil {
+			return &shard.NodeError{Node: n, Err: err}
+		}
+		_, err = redis.DoContext(conn, ctx, "DEL", key)
+		conn.Close()
+		if err != nil {
+			return &shard.NodeError{Node: n, Err: err}
+		}
+	}
+	return nil
+}

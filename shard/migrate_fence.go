@@ -1,0 +1,274 @@
+package shard
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gomodule/redigo/redis"
+	"github.com/shardis/shardis/shard/command"
+)
+
+// The fence (docs/resharding.md, "The fence"): a migrating client moves no
+// key before every process of the deployment runs the migrating config.
+// Until then an old-only process may still look for a key at its old
+// owner, and a move would hide the key from it (a miss, a fresh counter)
+// and later delete what it wrote there (the new owner's copy wins).
+//
+// A migration goes through three phases, driven by a marker key on every
+// old node (FenceKey) that the mover sets (reshard.Arm):
+//
+//	PhaseWaiting  no marker: route every key by the OLD topology and move
+//	              nothing, exactly like an old-only process. The beacons
+//	              say "migrating".
+//	PhaseFenced   marker "fence": route by the new topology; a command on a
+//	              key whose owner changes waits until PhaseArmed. Keys that
+//	              stay are served as before. Once the commands routed in
+//	              PhaseWaiting have finished, the beacons say "fenced".
+//	PhaseArmed    marker "armed": move on touch. The beacons say "armed".
+//
+// The mover sets "fence" only when CLIENT LIST on every old node shows no
+// old-only connection, and "armed" only when every beacon says "fenced"
+// (or "armed"): so when any process moves a key, every process routes by
+// the new topology and either moves first too or waits.
+
+// MigrationPhase is where a client is in the fence of its migration.
+type MigrationPhase int32
+
+const (
+	// PhaseWaiting routes by the old topology and moves nothing.
+	PhaseWaiting MigrationPhase = iota
+	// PhaseFenced routes by the new topology; moves wait for PhaseArmed.
+	PhaseFenced
+	// PhaseArmed moves each key whose owner changes before its command.
+	PhaseArmed
+)
+
+// String returns the phase's word in beacon names and markers.
+func (p MigrationPhase) String() string {
+	switch p {
+	case PhaseWaiting:
+		return "migrating"
+	case PhaseFenced:
+		return "fenced"
+	case PhaseArmed:
+		return "armed"
+	}
+	return "phase-" + strconv.Itoa(int(p))
+}
+
+// FencePoll is how often a client that is not armed yet reads the marker.
+const FencePoll = 100 * time.Millisecond
+
+// FenceKey is the marker key of the migration fromID -> toID (TopologyID
+// of each side) that the mover sets on every old node. A cluster is named
+// "cluster" (processes may name it by different seeds).
+func FenceKey(fromID, toID string) string {
+	return fencePrefix + fenceName(fromID) + ">" + fenceName(toID)
+}
+
+// IsFenceKey reports whether key is a fence's marker (the prefix
+// "shardis:migration:" is reserved): the mover, Verify and Scan skip it.
+func IsFenceKey(key string) bool {
+	return strings.HasPrefix(key, fencePrefix)
+}
+
+const fencePrefix = "shardis:migration:"
+
+func fenceName(id string) string {
+	if strings.HasPrefix(id, "cluster-") {
+		return "cluster"
+	}
+	return id
+}
+
+// FenceValue is the marker's value for phase p (PhaseFenced or
+// PhaseArmed), set at time t.
+func FenceValue(p MigrationPhase, t time.Time) string {
+	return p.String() + " " + strconv.FormatInt(t.UnixMilli(), 10)
+}
+
+// ParseFenceValue reads a marker's value; ok is false for anything else.
+func ParseFenceValue(v string) (p MigrationPhase, t time.Time, ok bool) {
+	word, ms, found := strings.Cut(v, " ")
+	n, err := strconv.ParseInt(ms, 10, 64)
+	if !found || err != nil {
+		return 0, time.Time{}, false
+	}
+	switch word {
+	case "fenced":
+		p = PhaseFenced
+	case "armed":
+		p = PhaseArmed
+	default:
+		return 0, time.Time{}, false
+	}
+	return p, time.UnixMilli(n), true
+}
+
+// enterWaiting counts an execution that routes by the old topology (the
+// fence waits for them before it says "fenced"); it reports whether it
+// counted one.
+func (m *migState) enterWaiting() bool {
+	if m.phase.Load() != int32(PhaseWaiting) {
+		return false
+	}
+	m.waiting.Add(1)
+	if m.phase.Load() != int32(PhaseWaiting) {
+		m.waiting.Add(-1)
+		return false
+	}
+	return true
+}
+
+// advance brings the client to phase p (never back): it switches the
+// routing and waits for the commands routed by the old topology (the
+// caller renames the beacons). Only the beacon loop (and
+// installMigration, before the loop starts) call it.
+func (c *Client) advance(m *migState, p MigrationPhase) {
+	m.advMu.Lock()
+	defer m.advMu.Unlock()
+	cur := MigrationPhase(m.phase.Load())
+	if p <= cur {
+		return
+	}
+	if cur == PhaseWaiting {
+		m.phase.Store(int32(PhaseFenced))
+		if m.next != nil {
+			c.topo.Store(m.next)
+			c.subs.topo.notify()
+		}
+		for m.waiting.Load() > 0 {
+			time.Sleep(time.Millisecond)
+		}
+	}
+	if p == PhaseArmed {
+		m.phase.Store(int32(PhaseArmed))
+		close(m.armed)
+	}
+}
+
+// ArmMigration arms the client's migration at once, without waiting for
+// the fence's marker: it moves keys on touch from now on. Only for a
+// process that is alone on the old nodes (a test, a single-process
+// deployment) or that knows the fence is armed: in a deployment of many
+// processes, run the mover's arming step instead (reshard.Arm).
+func (c *Client) ArmMigration() error {
+	c.migMu.Lock()
+	defer c.migMu.Unlock()
+	m := c.mig.Load()
+	if m == nil {
+		return fmt.Errorf("%w: no migration is on", ErrMigration)
+	}
+	c.advance(m, PhaseArmed) // the beacon loop renames the beacons
+	return nil
+}
+
+// readFence reads the marker on every old node through conn (a beacon,
+// or a pooled connection) and returns the furthest phase any shows.
+func readFence(ctx context.Context, conn redis.Conn, key string) MigrationPhase {
+	v, err := redis.String(redis.DoContext(conn, ctx, "GET", key))
+	if err != nil {
+		return PhaseWaiting
+	}
+	p, _, ok := ParseFenceValue(v)
+	if !ok {
+		return PhaseWaiting
+	}
+	return p
+}
+
+// waitArmed blocks a command whose key must move until the client is
+// armed (PhaseFenced), at most for limit (the client's read timeout: a
+// fence that stays up longer, for example because arming was refused,
+// fails the command instead of hanging it), or fails it when ctx ends.
+func (m *migState) waitArmed(ctx context.Context, limit time.Duration) error {
+	select {
+	case <-m.armed:
+		return nil
+	default:
+	}
+	t := time.NewTimer(limit)
+	defer t.Stop()
+	select {
+	case <-m.armed:
+		return nil
+	case <-t.C:
+		return fmt.Errorf("%w: the fence is up but not armed after %v (is the mover arming?)", ErrMigration, limit)
+	case <-ctx.Done():
+		return fmt.Errorf("%w: waiting for the migration to be armed: %w", ErrMigration, ctx.Err())
+	}
+}
+
+// checkStale looks, in PhaseFenced, at a call sent to the old owner of
+// its key k: when k's owner changes, the call was routed by the old
+// topology just before the client left PhaseWaiting, and is routed again.
+func (c *Client) checkStale(cl *call, pos []int, k string) {
+	n, _, err := c.loc.locate(k)
+	if err != nil || c.nodes.get(n).node.Addr == c.nodes.get(cl.node).node.Addr {
+		return
+	}
+	c.rerouteStale(cl, pos)
+}
+
+// rerouteStale sets the node of a call routed by the old topology to its
+// keys' new owner when they all agree on one; otherwise it fails the call.
+func (c *Client) rerouteStale(cl *call, pos []int) {
+	newNode := -1
+	for _, p := range pos {
+		k, ok := command.Arg(cl.args[p])
+		if !ok {
+			continue
+		}
+		n, _, err := c.loc.locate(k)
+		if err != nil {
+			cl.err = err
+			return
+		}
+		if newNode >= 0 && n != newNode {
+			cl.err = &MigrateError{Key: k, To: c.nodes.get(n).node,
+				Err: fmt.Errorf("%w: routed by the old topology before the fence; retry", ErrMigration)}
+			return
+		}
+		newNode = n
+	}
+	if newNode >= 0 {
+		cl.node = newNode
+	}
+}
+
+// fencedLocator routes a cluster client by the old topology while its
+// migration waits (PhaseWaiting).
+type fencedLocator struct {
+	c     *Client
+	inner locator
+}
+
+func (l fencedLocator) locate(key any) (int, int, error) {
+	if m := l.c.mig.Load(); m != nil && m.phase.Load() == int32(PhaseWaiting) && m.fromLoc != nil {
+		return m.fromLoc.locate(key)
+	}
+	return l.inner.locate(key)
+}
+
+func (l fencedLocator) groupLabel(group int) string {
+	if m := l.c.mig.Load(); m != nil && m.phase.Load() == int32(PhaseWaiting) && m.fromLoc != nil {
+		return m.fromLoc.groupLabel(group)
+	}
+	return l.inner.groupLabel(group)
+}
+
+// locatorFor returns a locator for a router's placement, registering its
+// nodes with the client.
+func (c *Client) locatorFor(r Router) locator {
+	if rr, ok := r.(*RingRouter); ok {
+		idx := make([]int, len(rr.Nodes()))
+		for i, n := range rr.Nodes() {
+			idx[i] = c.nodes.add(n)
+		}
+		return mappedRingLocator{rr: rr, idx: idx}
+	}
+	return newRouterLocator(r, c.nodes)
+}

@@ -38,7 +38,7 @@ func TestMigrationMovesTheKeysOfLearnedCommands(t *testing.T) {
 		require.NoError(t, err)
 	}
 	cfg := to
-	cfg.Migration = &shard.Migration{From: &from}
+	cfg.Migration = &shard.Migration{From: &from, Armed: true}
 	c := newClient(t, cfg)
 	for _, k := range moving {
 		v, err := redis.Int(c.Do(ctx, "ADDBY", k, 5))

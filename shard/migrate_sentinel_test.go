@@ -45,13 +45,15 @@ func TestMigrationToSentinelShardTargetsItsMaster(t *testing.T) {
 		{"into a Sentinel ring (Config.Migration)", func(t *testing.T, ctx context.Context) *shard.Client {
 			cfg := sentCfg
 			from := plainCfg
-			cfg.Migration = &shard.Migration{From: &from}
+			cfg.Migration = &shard.Migration{From: &from, Armed: true}
 			return newClient(t, cfg)
 		}},
 		{"back to a Sentinel ring (AbortMigration)", func(t *testing.T, ctx context.Context) *shard.Client {
 			c := newClient(t, sentCfg)
 			require.NoError(t, c.StartMigration(ctx, plainCfg))
+			require.NoError(t, c.ArmMigration()) // a process alone: no fence to wait for
 			require.NoError(t, c.AbortMigration(ctx))
+			require.NoError(t, c.ArmMigration())
 			return c
 		}},
 	}
@@ -108,7 +110,7 @@ func TestMigrationRefusesSentinelShardsItCannotFollow(t *testing.T) {
 	replicaReads.Sentinel.ReadFrom = shard.ReadReplicaLatency
 
 	with := func(cfg, from shard.Config) shard.Config {
-		cfg.Migration = &shard.Migration{From: &from}
+		cfg.Migration = &shard.Migration{From: &from, Armed: true}
 		return cfg
 	}
 	cases := []struct {
@@ -157,7 +159,7 @@ func TestMigrationFailureIsNotRetriedWithoutTheMove(t *testing.T) {
 		Sentinel: shard.SentinelOptions{Addrs: set.Addrs(), Timeout: time.Second, FailoverWait: 3 * time.Second,
 			Shards: []shard.SentinelShard{{Name: "s0", MasterName: set.Shards[0].Name}}}}
 	from := shard.Config{Pool: po, Shards: []ring.Shard{{Name: "old", Addr: plain.Addr, Weight: 1}}}
-	cfg.Migration = &shard.Migration{From: &from}
+	cfg.Migration = &shard.Migration{From: &from, Armed: true}
 	_, err := plain.Do("SET", "stuck", "10")
 	require.NoError(t, err)
 	c := newClient(t, cfg)
@@ -205,6 +207,7 @@ func TestCloseWithSentinelMigrationAndSubscription(t *testing.T) {
 	_, err = c.Do(ctx, "SET", "closing", 1)
 	require.NoError(t, err)
 	require.NoError(t, c.StartMigration(ctx, to))
+	require.NoError(t, c.ArmMigration())
 	_, err = c.Do(ctx, "GET", "closing") // moved to the plain server
 	require.NoError(t, err)
 	sub, err := c.Subscribe(ctx, "close-chan")

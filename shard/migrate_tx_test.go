@@ -22,7 +22,7 @@ func TestMigrationMovesEveryKeyOfATransaction(t *testing.T) {
 	servers := redistest.StartNTB(t, 4, redistest.Options{})
 	from, to := ringConfig(servers), ringConfig(servers[:3]) // shrink: keys move from servers[3] to the others
 	cfg := to
-	cfg.Migration = &shard.Migration{From: &from}
+	cfg.Migration = &shard.Migration{From: &from, Armed: true}
 	c := newClient(t, cfg)
 
 	fromRing, err := ring.New(from.RingConfig())

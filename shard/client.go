@@ -33,6 +33,7 @@ type Client struct {
 	learned learnedCommands // commands learned from the servers (learn.go)
 	obs     *observer       // Config.Hooks; nil without hooks
 	subs    subscriptions   // open subscriptions (subscription_registry.go)
+	lifeMu  sync.RWMutex    // goroutines started at run time vs Close (lifecycle.go)
 	sent    *sentinels      // ring mode with Sentinel shards only
 
 	autoPipe   bool
@@ -217,6 +218,7 @@ func (c *Client) Close() error {
 	// A pipeline being started now finishes registering before the wait
 	// below; any later one sees closed.
 	c.autoPipes.waitRegistrations()
+	c.waitStarts()
 	c.subs.closeAll()
 	close(c.stop)
 	c.endLife()

@@ -297,13 +297,15 @@ func (c *Client) nextRound(m *migState, key [2]string) {
 	}
 	lane.next = nil
 	m.lanesMu.Unlock()
-	c.inflight.Add(1)
-	go func() {
-		defer c.inflight.Done()
+	started := c.goTracked(&c.inflight, func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*c.readTimeout)
 		defer cancel()
 		c.sendRounds(ctx, m, []*moveRound{r})
-	}()
+	})
+	if !started { // closing: the waiting callers learn so
+		r.err = ErrClosed
+		close(r.done)
+	}
 }
 
 // settleBusy handles a MIGRATE that met a key its new owner already has.

@@ -119,8 +119,9 @@ func (c *Client) openBeacons(ctx context.Context, m *migState) *beacons {
 	}
 	b.check(ctx)
 	b.poll(ctx)
-	c.bg.Add(1)
-	go b.loop()
+	if !c.goTracked(&c.bg, b.loop) {
+		close(b.done) // closing: no loop to keep them open
+	}
 	return b
 }
 
@@ -167,7 +168,6 @@ func (b *beacons) check(ctx context.Context) {
 }
 
 func (b *beacons) loop() {
-	defer b.c.bg.Done()
 	defer close(b.done)
 	t := time.NewTicker(beaconRecheck)
 	defer t.Stop()

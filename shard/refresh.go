@@ -33,9 +33,7 @@ func (c *Client) refresh(ctx context.Context, wait bool) {
 		ch = make(chan struct{})
 		rf.running = ch
 		rf.last = time.Now()
-		c.inflight.Add(1)
-		go func() {
-			defer c.inflight.Done()
+		started := c.goTracked(&c.inflight, func() {
 			err := c.observeRefresh(c.life, c.discover) // Close cuts it short
 			rf.count.Add(1)
 			if err != nil {
@@ -45,7 +43,11 @@ func (c *Client) refresh(ctx context.Context, wait bool) {
 			rf.running = nil
 			rf.mu.Unlock()
 			close(ch)
-		}()
+		})
+		if !started { // closing: nothing to refresh for
+			rf.running = nil
+			close(ch)
+		}
 	}
 	rf.mu.Unlock()
 	if !wait || ch == nil {

@@ -104,30 +104,7 @@ func hasStateful(calls []*call) bool {
 // runWatched does, but the connection of every node that ran such a call
 // is closed afterwards instead of going back to the pool.
 func (c *Client) runStateful(ctx context.Context, calls []*call) (abandoned bool) {
-	gs := groupings.Get().(*grouping)
-	defer gs.release()
-	groups := gs.build(calls)
-	k := newCanceller(ctx)
-	defer k.finish()
-	for i := range groups {
-		g := &groups[i]
-		conn := c.send(ctx, g.node, g.calls, nil, k)
-		gs.conns = append(gs.conns, conn)
-		gs.aborts = append(gs.aborts, k.takeAll())
-	}
-	for i := range groups {
-		g, conn, abort := &groups[i], gs.conns[i], gs.aborts[i]
-		if conn == nil {
-			continue
-		}
-		k.add(abort)
-		c.receive(ctx, g.node, conn, g.calls, nil)
-		k.takeAll()
-		if hasStateful(g.calls) && abort != nil {
-			abort() // the pool never hands it out again
-		}
-		conn.Close()
-	}
+	c.runWatched(ctx, calls, true)
 	return false
 }
 

@@ -98,7 +98,7 @@ func (c *Client) runPooled(ctx context.Context, calls []*call) (abandoned bool) 
 		return false
 	}
 	if ctx.Done() != nil {
-		c.runWatched(ctx, calls)
+		c.runWatched(ctx, calls, false)
 		return false
 	}
 	gs := groupings.Get().(*grouping)
@@ -124,8 +124,9 @@ func (c *Client) runPooled(ctx context.Context, calls []*call) (abandoned bool) 
 // closed, so the call returns at once, and the replies that the other
 // nodes have already sent are still collected (harvest). A node that
 // answered in time keeps its results; one that did not fails with the
-// context's error.
-func (c *Client) runWatched(ctx context.Context, calls []*call) {
+// context's error. With closeStateful, the connection of a node that ran
+// a state-changing call is closed instead of going back to the pool.
+func (c *Client) runWatched(ctx context.Context, calls []*call, closeStateful bool) {
 	gs := groupings.Get().(*grouping)
 	defer gs.release()
 	groups := gs.build(calls)
@@ -142,13 +143,17 @@ func (c *Client) runWatched(ctx context.Context, calls []*call) {
 		if conn == nil {
 			continue
 		}
+		abort := gs.aborts[i]
 		if !ended(ctx) {
-			k.add(gs.aborts[i])
+			k.add(abort)
 			c.receive(ctx, g.node, conn, g.calls, nil)
 			k.takeAll()
+			if closeStateful && hasStateful(g.calls) && abort != nil {
+				abort() // the pool never hands it out again
+			}
 		} else {
 			c.harvest(ctx, conn, g.calls)
-			gs.aborts[i]() // replies may be left unread: never reuse it
+			abort() // replies may be left unread: never reuse it
 		}
 		conn.Close()
 	}

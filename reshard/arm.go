@@ -39,18 +39,9 @@ type ArmOptions struct {
 // Arm is idempotent: run on an armed migration it returns nil at once.
 // Move calls it before moving.
 func Arm(ctx context.Context, from, to shard.Config, opts ArmOptions) error {
-	pools, err := pool.NewSet(moverPool(to.Pool))
-	if err != nil {
-		return fmt.Errorf("%w: %w", shard.ErrBadConfig, err)
-	}
-	defer pools.Close()
-	c, err := routingClient(ctx, from, to, nil)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	info, _ := c.Migration()
-	return arm(ctx, pools, info, opts)
+	return withMigration(ctx, from, to, func(pools *pool.Set, info shard.MigrationInfo) error {
+		return arm(ctx, pools, info, opts)
+	})
 }
 
 // armPoll is how often Arm reads CLIENT LIST while it waits.

@@ -21,6 +21,14 @@ const moverName = "shardis-reshard"
 // service may route by the old placement). Replication links and movers
 // are ignored. See the naming convention in shard.ParseClientName.
 func CheckClients(ctx context.Context, from, to shard.Config, allowUnnamed bool) error {
+	return withMigration(ctx, from, to, func(pools *pool.Set, info shard.MigrationInfo) error {
+		return checkClients(ctx, pools, info, allowUnnamed)
+	})
+}
+
+// withMigration calls fn with the mover's pools and the description of
+// the migration from -> to, and closes both afterwards.
+func withMigration(ctx context.Context, from, to shard.Config, fn func(*pool.Set, shard.MigrationInfo) error) error {
 	pools, err := pool.NewSet(moverPool(to.Pool))
 	if err != nil {
 		return fmt.Errorf("%w: %w", shard.ErrBadConfig, err)
@@ -32,7 +40,7 @@ func CheckClients(ctx context.Context, from, to shard.Config, allowUnnamed bool)
 	}
 	defer c.Close()
 	info, _ := c.Migration()
-	return checkClients(ctx, pools, info, allowUnnamed)
+	return fn(pools, info)
 }
 
 // clientEntry is one line of CLIENT LIST.

@@ -27,5 +27,9 @@ func (r *ClusterRouter) moveSlot(st *clusterState, t *cluster.Table, slot int) b
 	ns.table = t
 	ns.shardOf[slot] = uint16(si)
 	ns.master[slot] = int32(idx)
-	return r.state.CompareAndSwap(st, &ns)
+	if !r.state.CompareAndSwap(st, &ns) {
+		return false
+	}
+	r.watch.notify()
+	return true
 }

@@ -35,6 +35,24 @@ func newClusterRouter(nodes *nodeTable) *ClusterRouter {
 // shards (Nodes is one slice: the masters, then the replicas), so that a
 // refresh of a thousand-master topology makes little garbage.
 func (r *ClusterRouter) install(t *cluster.Table) {
+	r.state.Store(r.build(t))
+	r.watch.notify()
+}
+
+// installOver makes t the current table only if old is still the current
+// state, so that a table derived from old (a MOVED applied to it) never
+// replaces a newer one a refresh installed meanwhile. It reports whether
+// it installed t.
+func (r *ClusterRouter) installOver(old *clusterState, t *cluster.Table) bool {
+	if !r.state.CompareAndSwap(old, r.build(t)) {
+		return false
+	}
+	r.watch.notify()
+	return true
+}
+
+// build computes the routing state of t.
+func (r *ClusterRouter) build(t *cluster.Table) *clusterState {
 	st := &clusterState{table: t}
 	all := t.Nodes()
 	nm := 0 // the masters come first, in shard order
@@ -67,8 +85,7 @@ func (r *ClusterRouter) install(t *cluster.Table) {
 			st.readers[i] = append(st.readers[i], int32(r.nodes.addReadOnly(rep.Addr)))
 		}
 	}
-	r.state.Store(st)
-	r.watch.notify()
+	return st
 }
 
 // Table returns the current slot table (nil before discovery).

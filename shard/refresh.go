@@ -134,17 +134,21 @@ func (c *Client) refreshLoop() {
 // applyMoved points slot at addr at once, before the full refresh that a
 // MOVED also asks for.
 func (c *Client) applyMoved(slot int, addr string) int {
-	st := c.cl.state.Load()
-	if cur := int(st.master[slot]); c.nodes.get(cur).node.Addr == addr {
-		return cur
+	for {
+		st := c.cl.state.Load()
+		if cur := int(st.master[slot]); c.nodes.get(cur).node.Addr == addr {
+			return cur
+		}
+		// The new table is derived from st: it is installed only while st
+		// is current, else a refresh that installed a newer table meanwhile
+		// would be undone by this older view; then look again.
+		t := st.table.WithSlotOwner(slot, addr)
+		if c.cl.moveSlot(st, t, slot) || c.cl.installOver(st, t) {
+			c.slotMapChanged(st.table, c.cl.Table())
+			i, _ := c.nodes.lookup(addr)
+			return i
+		}
 	}
-	t := st.table.WithSlotOwner(slot, addr)
-	if !c.cl.moveSlot(st, t, slot) {
-		c.cl.install(t)
-	}
-	c.slotMapChanged(st.table, c.cl.Table())
-	i, _ := c.nodes.lookup(addr)
-	return i
 }
 
 // discoverFunc picks plain or TLS discovery: with TLS the topology's

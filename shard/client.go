@@ -2,6 +2,7 @@ package shard
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -191,6 +192,16 @@ func (c *Client) do(ctx context.Context, name string, args []any, routeKey any) 
 	ctx, op := c.opStart(ctx, name, b, false)
 	abandoned := c.execute(ctx, b.calls)
 	reply, err := b.reqs[0].result()
+	if !abandoned && errors.Is(err, errRoutedBeforeFence) && readOnlyCommand(name) {
+		// Planned by the old topology as the migration's fence went up,
+		// with keys that now live on several nodes: a read is planned and
+		// run again by the new topology (migrate_fence.go).
+		b.release()
+		b.reset(1)
+		c.add(b, c.loc, name, b.keep(args), routeKey)
+		abandoned = c.execute(ctx, b.calls)
+		reply, err = b.reqs[0].result()
+	}
 	c.opFinish(ctx, op, b, err)
 	if !abandoned { // else workers cut off by the context may still read it
 		b.release()

@@ -229,7 +229,7 @@ func (c *Client) rerouteStale(cl *call, pos []int) {
 		}
 		if newNode >= 0 && n != newNode {
 			cl.err = &MigrateError{Key: k, To: c.nodes.get(n).node,
-				Err: fmt.Errorf("%w: routed by the old topology before the fence; retry", ErrMigration)}
+				Err: errRoutedBeforeFence}
 			return
 		}
 		newNode = n
@@ -271,4 +271,16 @@ func (c *Client) locatorFor(r Router) locator {
 		return mappedRingLocator{rr: rr, idx: idx}
 	}
 	return newRouterLocator(r, c.nodes)
+}
+
+// errRoutedBeforeFence fails a part of a command that was planned by the
+// old topology just before the fence went up and whose keys now live on
+// several nodes; nothing of that part was sent. Do plans a read-only
+// command again at once; other commands get the error.
+var errRoutedBeforeFence = fmt.Errorf("%w: routed by the old topology before the fence; retry", ErrMigration)
+
+// readOnlyCommand reports whether the table knows name as read-only.
+func readOnlyCommand(name string) bool {
+	info := lookupCommand(name)
+	return info != nil && info.IsReadOnly()
 }

@@ -241,7 +241,7 @@ func TestTransactionsWaitForAFailover(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts its own cluster and kills a master")
 	}
-	rc := redistest.StartClusterTB(t, 3, 1, redistest.Options{})
+	rc := redistest.StartClusterTB(t, 3, 1, redistest.Options{NodeTimeout: time.Second})
 	cfg := clusterConfig(rc.Seeds()...)
 	cfg.Cluster.MaxRetryWait = 20 * time.Second // a loaded machine elects slowly
 	c := newClient(t, cfg)

@@ -40,8 +40,8 @@ type Cluster struct {
 //
 // Nodes use repl-ping-replica-period 1 and repl-diskless-sync-delay 0
 // (every server does) so that replicas show up and resync within about a
-// second, and cluster-node-timeout opts.NodeTimeout (default 1000 ms), so
-// that a replica replaces a killed master within about 2-3 s.
+// second, and cluster-node-timeout opts.NodeTimeout (default 5000 ms; with
+// 1000 ms a replica replaces a killed master within about 2-3 s).
 func StartCluster(masters, replicasPerMaster int, opts Options) (*Cluster, error) {
 	return StartClusterContext(context.Background(), masters, replicasPerMaster, opts)
 }

@@ -82,7 +82,7 @@ func TestConfigText(t *testing.T) {
 		{"cluster", Options{Cluster: true, NodeTimeout: 1500 * time.Millisecond},
 			[]string{"cluster-enabled yes\n", "cluster-node-timeout 1500\n", "cluster-port 17000\n", "cluster-config-file nodes.conf\n"},
 			[]string{"tls-cluster"}},
-		{"cluster default node timeout", Options{Cluster: true}, []string{"cluster-node-timeout 1000\n"}, nil},
+		{"cluster default node timeout", Options{Cluster: true}, []string{"cluster-node-timeout 5000\n"}, nil},
 		{"users switch default off", Options{Users: []User{{Name: "a", Password: "pw"}}},
 			[]string{"user default off\n", `user "a" reset on #` + "30c952fab122c3f9759f02a6d95c3758b246b4fee239957b2d4fee46e26170c4" + ` "~*" "&*" "+@all"` + "\n"},
 			[]string{"pw\"", "masterauth"}},

@@ -67,6 +67,9 @@ func TestMoveUnderLoad(t *testing.T) {
 
 func runUnderLoad(t *testing.T, prefix, fromURL, toURL string, killMover bool, servers []*redistest.Server) {
 	ctx := context.Background()
+	if killMover {
+		shardisCLI(t) // built before the load starts, not competing with it for the CPU
+	}
 	from, to := mustParse(t, fromURL), mustParse(t, toURL)
 	old := newClient(t, from)
 	// Data that exists before the move: the counters the load increments

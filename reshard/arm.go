@@ -68,18 +68,19 @@ func arm(ctx context.Context, pools *pool.Set, info shard.MigrationInfo, opts Ar
 		return err
 	}
 	deadline := time.Now().Add(opts.Timeout)
+	fresh := freshConns{} // connections in their handshake (clients.go)
 	for {
 		entries, err := clientList(ctx, pools, info)
 		if err != nil {
 			return err
 		}
 		if !opts.SkipClientCheck {
-			if err := judgeClients(entries, info, opts.AllowUnnamed); err != nil {
+			if err := judgeClients(entries, info, opts.AllowUnnamed, fresh); err != nil {
 				return err // a process joined on the old config: the fence stays "fenced"
 			}
 		}
 		late := unfenced(entries, info)
-		if len(late) == 0 {
+		if len(late) == 0 && !fresh.pending() {
 			break
 		}
 		if time.Now().After(deadline) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/gomodule/redigo/redis"
 	"github.com/shardis/shardis/pool"
@@ -51,11 +52,62 @@ type clientEntry struct {
 }
 
 func checkClients(ctx context.Context, pools *pool.Set, info shard.MigrationInfo, allowUnnamed bool) error {
-	entries, err := clientList(ctx, pools, info)
-	if err != nil {
-		return err
+	fresh := freshConns{}
+	for {
+		entries, err := clientList(ctx, pools, info)
+		if err != nil {
+			return err
+		}
+		if err := judgeClients(entries, info, allowUnnamed, fresh); err != nil || !fresh.pending() {
+			return err
+		}
+		select { // a connection in its handshake: look again
+		case <-ctx.Done():
+			return fmt.Errorf("shardis: checking the clients: %w", ctx.Err())
+		case <-time.After(handshakePoll):
+		}
 	}
-	return judgeClients(entries, info, allowUnnamed)
+}
+
+// freshConns remembers when each unnamed connection that had sent no
+// command yet (cmd=NULL in CLIENT LIST) was first seen. A shardis client
+// shows so between its connect and its CLIENT SETNAME (a pool dialling,
+// clients reconnecting to a restarted node): such a connection is judged
+// only once it has stayed so for handshakeGrace, and reported then.
+type freshConns map[string]time.Time
+
+const (
+	handshakeGrace = 500 * time.Millisecond
+	handshakePoll  = 50 * time.Millisecond
+)
+
+// pending reports whether a connection still waits for its grace to end.
+func (f freshConns) pending() bool {
+	for _, first := range f {
+		if time.Since(first) < handshakeGrace {
+			return true
+		}
+	}
+	return false
+}
+
+// inHandshake reports whether e is an unnamed connection that has sent
+// nothing yet for less than handshakeGrace since fresh first saw it.
+func (f freshConns) inHandshake(e clientEntry) bool {
+	if f == nil || e.name != "" || e.cmd != "NULL" {
+		return false
+	}
+	key := e.node + " " + e.id
+	first, ok := f[key]
+	if !ok {
+		first = time.Now()
+		f[key] = first
+	}
+	if time.Since(first) < handshakeGrace {
+		return true
+	}
+	f[key] = first.Add(-time.Hour) // judged: no longer pending
+	return false
 }
 
 // clientList reads CLIENT LIST on every old node.
@@ -76,8 +128,9 @@ func clientList(ctx context.Context, pools *pool.Set, info shard.MigrationInfo) 
 	return entries, nil
 }
 
-// judgeClients reports the connections of entries that block a move.
-func judgeClients(entries []clientEntry, info shard.MigrationInfo, allowUnnamed bool) error {
+// judgeClients reports the connections of entries that block a move,
+// except those in their handshake (fresh; nil: none is).
+func judgeClients(entries []clientEntry, info shard.MigrationInfo, allowUnnamed bool, fresh freshConns) error {
 	migrating := map[string]bool{} // instances with a beacon for this migration
 	for _, e := range entries {
 		if cn, ok := shard.ParseClientName(e.name); ok && cn.Migrating && beaconMatches(cn, info) {
@@ -93,7 +146,7 @@ func judgeClients(entries []clientEntry, info shard.MigrationInfo, allowUnnamed 
 		cn, ok := shard.ParseClientName(e.name)
 		switch {
 		case !ok:
-			if allowUnnamed {
+			if allowUnnamed || fresh.inHandshake(e) {
 				continue
 			}
 			cc.Reason = "not named by a shardis client: it may route by the old placement"

@@ -1,17 +1,13 @@
 package reshard_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -45,7 +41,7 @@ func TestMoveUnderLoad(t *testing.T) {
 		name      string
 		from, to  string
 		cluster   bool // to is a fresh 3-master cluster
-		killMover bool // SIGKILL a first mover at a random point, then run it again
+		killMover bool // SIGKILL a first `shardis reshard` at a random point, then run it again
 	}{
 		{name: "grow 3 to 4", from: three, to: four},
 		{name: "shrink 4 to 3", from: four, to: three},
@@ -71,6 +67,9 @@ func TestMoveUnderLoad(t *testing.T) {
 
 func runUnderLoad(t *testing.T, prefix, fromURL, toURL string, killMover bool, servers []*redistest.Server) {
 	ctx := context.Background()
+	if killMover {
+		shardisCLI(t) // built before the load starts, not competing with it for the CPU
+	}
 	from, to := mustParse(t, fromURL), mustParse(t, toURL)
 	old := newClient(t, from)
 	// Data that exists before the move: the counters the load increments
@@ -135,7 +134,11 @@ func runUnderLoad(t *testing.T, prefix, fromURL, toURL string, killMover bool, s
 	}
 
 	if killMover {
-		killMoverAtRandom(t, fromURL, toURL)
+		// The real CLI, SIGKILLed at a random point, then run again to its
+		// end: it must finish the move and verify clean.
+		killCLIMoverAtRandom(t, testRand(t), fromURL, toURL)
+		out := runCLIMover(t, fromURL, toURL)
+		assert.Contains(t, out, " 0 misplaced", "the second run verifies clean")
 	}
 	rep, err := reshard.Move(ctx, reshard.Options{From: from, To: to, KeysPerSecond: 4000})
 	require.NoError(t, err)
@@ -210,33 +213,4 @@ func runUnderLoad(t *testing.T, prefix, fromURL, toURL string, killMover bool, s
 	require.NoError(t, err)
 	assert.Zero(t, v.Misplaced, "misplaced: %v", v.Samples)
 	assert.GreaterOrEqual(t, v.Scanned, int64(bulkKeys))
-}
-
-// killMoverAtRandom starts a mover process and SIGKILLs it at a random
-// point once it has moved some keys.
-func killMoverAtRandom(t *testing.T, fromURL, toURL string) {
-	spec, _ := json.Marshal(moverSpec{From: fromURL, To: toURL, Rate: 1500})
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), moverEnv+"="+string(spec))
-	cmd.Stderr = os.Stderr
-	out, err := cmd.StdoutPipe()
-	require.NoError(t, err)
-	require.NoError(t, cmd.Start())
-	target := int64(100 + rand.IntN(600))
-	sc := bufio.NewScanner(out)
-	killed := false
-	for sc.Scan() {
-		var moved int64
-		if _, err := fmt.Sscanf(sc.Text(), "moved %d", &moved); err == nil && moved >= target {
-			require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
-			killed = true
-			break
-		}
-		if strings.HasPrefix(sc.Text(), "done") {
-			break
-		}
-	}
-	_ = cmd.Wait()
-	require.True(t, killed, "the mover was killed mid-way (it finished first)")
-	t.Logf("mover killed after %d keys", target)
 }

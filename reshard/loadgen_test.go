@@ -14,12 +14,9 @@ import (
 )
 
 // The test binary runs itself as a load generator (a separate client
-// process) when loadEnv holds a loadSpec, and as a mover when moverEnv
-// holds a moverSpec: see TestMain.
-const (
-	loadEnv  = "SHARDIS_RESHARD_LOADGEN"
-	moverEnv = "SHARDIS_RESHARD_MOVER"
-)
+// process) when loadEnv holds a loadSpec: see TestMain. (The mover that
+// tests kill is the shardis CLI: cli_test.go.)
+const loadEnv = "SHARDIS_RESHARD_LOADGEN"
 
 // loadSpec tells a load generator what to do.
 type loadSpec struct {
@@ -260,34 +257,4 @@ func worker(ctx context.Context, c *shard.Client, spec loadSpec, g int, r *loadR
 	if !readyDone {
 		ready()
 	}
-}
-
-// moverSpec tells a mover process what to move.
-type moverSpec struct {
-	From, To string
-	Rate     float64
-}
-
-// runMover is the mover process's main (the test SIGKILLs it).
-func runMover(raw string) int {
-	var spec moverSpec
-	if err := json.Unmarshal([]byte(raw), &spec); err != nil {
-		fmt.Fprintln(os.Stderr, "mover:", err)
-		return 2
-	}
-	from, err1 := shard.ParseURL(spec.From)
-	to, err2 := shard.ParseURL(spec.To)
-	if err1 != nil || err2 != nil {
-		fmt.Fprintln(os.Stderr, "mover:", err1, err2)
-		return 2
-	}
-	rep, err := moveWith(context.Background(), from, to, spec.Rate, func(p reshardProgress) {
-		fmt.Fprintf(os.Stdout, "moved %d\n", p.Moved)
-	})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "mover:", err)
-		return 1
-	}
-	fmt.Fprintf(os.Stdout, "done %d\n", rep.Moved)
-	return 0
 }

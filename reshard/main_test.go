@@ -9,23 +9,23 @@ import (
 	"time"
 
 	"github.com/shardis/shardis/internal/redistest"
-	"github.com/shardis/shardis/reshard"
 	"github.com/shardis/shardis/shard"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 )
 
-// TestMain runs the binary as a load generator or a mover when asked to
-// (see loadgen_test.go), else runs the tests and fails on leaked
-// goroutines.
+// TestMain runs the binary as a load generator when asked to (see
+// loadgen_test.go and loadgen_fault_test.go), else runs the tests and
+// fails on leaked goroutines.
 func TestMain(m *testing.M) {
 	if spec := os.Getenv(loadEnv); spec != "" {
 		os.Exit(runLoad(spec))
 	}
-	if spec := os.Getenv(moverEnv); spec != "" {
-		os.Exit(runMover(spec))
+	if spec := os.Getenv(faultLoadEnv); spec != "" {
+		os.Exit(runFaultLoad(spec))
 	}
 	code := m.Run()
+	removeCLI() // cli_test.go
 	if code == 0 {
 		if err := goleak.Find(); err != nil {
 			fmt.Fprintln(os.Stderr, "goroutine leak:", err)
@@ -33,12 +33,6 @@ func TestMain(m *testing.M) {
 		}
 	}
 	os.Exit(code)
-}
-
-type reshardProgress = reshard.Progress
-
-func moveWith(ctx context.Context, from, to shard.Config, rate float64, progress func(reshard.Progress)) (*reshard.Report, error) {
-	return reshard.Move(ctx, reshard.Options{From: from, To: to, KeysPerSecond: rate, Progress: progress})
 }
 
 // ringURL is the URL of a ring over servers named s<i>, with weights

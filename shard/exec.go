@@ -66,9 +66,10 @@ func (c *Client) runPooled(ctx context.Context, calls []*call) (abandoned bool) 
 	if len(calls) >= parallelDecodeMin && runtime.GOMAXPROCS(0) >= 4 {
 		return c.runParallel(ctx, calls)
 	}
-	first, single := -1, true
+	first, single, skipped := -1, true, false
 	for _, cl := range calls {
 		if cl.err != nil || cl.node < 0 {
+			skipped = true
 			continue
 		}
 		if first < 0 {
@@ -82,6 +83,12 @@ func (c *Client) runPooled(ctx context.Context, calls []*call) (abandoned bool) 
 		return false
 	}
 	if single {
+		if skipped {
+			// Calls that already failed (a key that could not be moved
+			// first, migrate_exec.go) are sent nowhere: not to the node
+			// of the others.
+			calls = sendable(calls)
+		}
 		// A context that can end early gets a canceller: it closes the
 		// connection the moment the context ends, so that the caller's
 		// read returns at once without a goroutine of its own.
@@ -116,6 +123,18 @@ func (c *Client) runPooled(ctx context.Context, calls []*call) (abandoned bool) 
 		}
 	}
 	return false
+}
+
+// sendable returns the calls of a batch that are routed and have not
+// failed.
+func sendable(calls []*call) []*call {
+	out := make([]*call, 0, len(calls))
+	for _, cl := range calls {
+		if cl.err == nil && cl.node >= 0 {
+			out = append(out, cl)
+		}
+	}
+	return out
 }
 
 // runWatched runs a batch for several nodes under a context that can end

@@ -113,7 +113,7 @@ func parseAll(receive func() (any, error)) (replies []any) {
 // ours parses in as a liveConn does, serving chunk bytes per socket read.
 func ours(in []byte, chunk int) []any {
 	lc := newLiveConn(&coarseConn{Conn: &scriptedConn{in: in, chunk: chunk}}, 0)
-	return parseAll(func() (any, error) { return lc.rd.reply(0) })
+	return parseAll(func() (any, error) { return lc.rd.reply(0, nil) })
 }
 
 // redigos parses in with redigo's own connection.

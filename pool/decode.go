@@ -33,8 +33,9 @@ var (
 	pongReply any = "PONG"
 )
 
-// reply reads one whole reply.
-func (rd *replyReader) reply(depth int) (any, error) {
+// reply reads one whole reply. ar, when not nil, is the arena of the
+// array being read: its small bulk strings are cut from it.
+func (rd *replyReader) reply(depth int, ar *arena) (any, error) {
 	line, err := rd.line()
 	if err != nil {
 		return nil, err
@@ -60,7 +61,7 @@ func (rd *replyReader) reply(depth int) (any, error) {
 		if n < 0 || err != nil {
 			return nil, err
 		}
-		return rd.bulk(n)
+		return rd.bulk(ar.take(n))
 	case '*':
 		n, err := parseLen(line[1:], 1<<31)
 		if n < 0 || err != nil {
@@ -70,8 +71,12 @@ func (rd *replyReader) reply(depth int) (any, error) {
 			return nil, protocolError("arrays nested too deep")
 		}
 		out := make([]any, 0, min(n, maxArrayAlloc))
-		for range n {
-			v, err := rd.reply(depth + 1)
+		if ar == nil {
+			ar = &arena{}
+		}
+		for i := range n {
+			ar.left = n - i
+			v, err := rd.reply(depth+1, ar)
 			if err != nil {
 				return nil, err
 			}
@@ -106,9 +111,9 @@ func (rd *replyReader) line() ([]byte, error) {
 	}
 }
 
-// bulk reads a bulk string of n bytes and its CRLF.
-func (rd *replyReader) bulk(n int) ([]byte, error) {
-	p := make([]byte, n)
+// bulk reads a bulk string and its CRLF into p, which has its length.
+func (rd *replyReader) bulk(p []byte) ([]byte, error) {
+	n := len(p)
 	got := copy(p, rd.buf[rd.r:rd.w])
 	rd.r += got
 	if got < n {

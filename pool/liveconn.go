@@ -145,7 +145,7 @@ func (c *liveConn) ReceiveWithTimeout(timeout time.Duration) (any, error) {
 		return nil, c.Err()
 	}
 	c.nc.startReply(timeout)
-	reply, err := c.rd.reply(0)
+	reply, err := c.rd.reply(0, nil)
 	if err != nil {
 		return nil, c.fail(err)
 	}
@@ -201,7 +201,7 @@ func (c *liveConn) DoWithTimeout(timeout time.Duration, cmd string, args ...any)
 	if cmd == "" {
 		replies := make([]any, pending)
 		for i := range replies {
-			r, err := c.rd.reply(0)
+			r, err := c.rd.reply(0, nil)
 			if err != nil {
 				return nil, c.fail(err)
 			}
@@ -215,7 +215,7 @@ func (c *liveConn) DoWithTimeout(timeout time.Duration, cmd string, args ...any)
 		firstErr error
 	)
 	for range pending + 1 {
-		r, err := c.rd.reply(0)
+		r, err := c.rd.reply(0, nil)
 		if err != nil {
 			return nil, c.fail(err)
 		}

@@ -70,7 +70,8 @@ type part struct {
 	call  *call
 	group int
 	first int   // the ordinal of its first key
-	keys  []int // every key's ordinal, once it has more than one
+	n     int   // how many keys it has
+	keys  []int // every key's ordinal, when it has more than one
 }
 
 // batch is the set of calls that one Do or one pipeline sends.
@@ -87,6 +88,13 @@ type batch struct {
 	// mode: a 1,000-key MGET can have 1,000), kept for the next use.
 	partCalls []call
 	parts     []part
+
+	// The arguments and key ordinals of the parts of more than one key,
+	// cut to size from these, and each key's part while a command is
+	// split.
+	splitArgs []any
+	splitKeys []int
+	keyPart   []int32
 
 	// The last command looked up: pipelines mostly repeat one command.
 	lastName string
@@ -117,6 +125,9 @@ func (b *batch) reset(n int) {
 	b.partCalls = b.partCalls[:0]
 	clear(b.parts)
 	b.parts = b.parts[:0]
+	clear(b.splitArgs)
+	b.splitArgs = b.splitArgs[:0]
+	b.splitKeys = b.splitKeys[:0]
 }
 
 // release drops everything the batch refers to (replies, arguments) so
@@ -127,8 +138,12 @@ func (b *batch) release() {
 	clear(b.args)
 	clear(b.partCalls)
 	clear(b.parts)
+	clear(b.splitArgs)
 	if cap(b.partCalls) > maxKeptParts {
 		b.partCalls, b.parts = nil, nil
+	}
+	if cap(b.splitArgs) > maxKeptParts {
+		b.splitArgs, b.splitKeys, b.keyPart = nil, nil, nil
 	}
 }
 
@@ -290,6 +305,10 @@ func (c *Client) split(b *batch, req *request, loc locator, cl *call, kind split
 			groupIndexes.Put(index)
 		}
 	}()
+	// First pass: every key's part, and how many keys each part has, so
+	// that a part's arguments and key ordinals are cut to size from the
+	// batch's buffers instead of growing key by key.
+	b.keyPart = b.keyPart[:0]
 	for k := 0; k < req.nkeys; k++ {
 		a := k * stride
 		node, group, err := loc.locate(cl.args[a])
@@ -309,12 +328,8 @@ func (c *Client) split(b *batch, req *request, loc locator, cl *call, kind split
 			}
 		}
 		if pi >= 0 {
-			p := &req.parts[pi]
-			p.call.args = append(p.call.args, cl.args[a:a+stride]...)
-			if p.keys == nil {
-				p.keys = append(make([]int, 0, 4), p.first)
-			}
-			p.keys = append(p.keys, k)
+			req.parts[pi].n++
+			b.keyPart = append(b.keyPart, int32(pi))
 			continue
 		}
 		var pc *call
@@ -324,11 +339,11 @@ func (c *Client) split(b *batch, req *request, loc locator, cl *call, kind split
 		} else {
 			pc = &call{}
 		}
-		// A part's first key shares the user's argument array (capped, so
-		// that a second key copies it instead of overwriting it).
+		// A part of one key shares the user's argument array (capped).
 		pc.name, pc.info, pc.args = cl.name, cl.info, cl.args[a:a+stride:a+stride]
 		c.place(pc, node, group)
-		req.parts = append(req.parts, part{call: pc, group: group, first: k})
+		req.parts = append(req.parts, part{call: pc, group: group, first: k, n: 1})
+		b.keyPart = append(b.keyPart, int32(len(req.parts)-1))
 		if index != nil {
 			index.set(group, len(req.parts)-1)
 		} else if len(req.parts) > 16 {
@@ -338,6 +353,40 @@ func (c *Client) split(b *batch, req *request, loc locator, cl *call, kind split
 				index.set(req.parts[i].group, i)
 			}
 		}
+	}
+	// Second pass: the parts of several keys get their arguments and key
+	// ordinals, in key order.
+	multi := 0 // keys in parts of more than one key
+	for i := range req.parts {
+		if n := req.parts[i].n; n > 1 {
+			multi += n
+		}
+	}
+	if multi > 0 {
+		argRoom := reserve(&b.splitArgs, multi*stride)
+		keyRoom := reserve(&b.splitKeys, multi)
+		argUsed, keyUsed := 0, 0
+		for i := range req.parts {
+			p := &req.parts[i]
+			if p.n < 2 {
+				continue
+			}
+			p.call.args = argRoom[argUsed : argUsed : argUsed+p.n*stride]
+			p.keys = keyRoom[keyUsed : keyUsed : keyUsed+p.n]
+			argUsed += p.n * stride
+			keyUsed += p.n
+		}
+		for k, pi := range b.keyPart {
+			p := &req.parts[pi]
+			if p.n < 2 {
+				continue
+			}
+			a := k * stride
+			p.call.args = append(p.call.args, cl.args[a:a+stride]...)
+			p.keys = append(p.keys, k)
+		}
+		commit(&b.splitArgs, argRoom, argRoom[:argUsed])
+		commit(&b.splitKeys, keyRoom, keyRoom[:keyUsed])
 	}
 	for i := range req.parts {
 		p := &req.parts[i]

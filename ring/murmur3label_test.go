@@ -1,0 +1,41 @@
+package ring
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/spaolacci/murmur3"
+)
+
+// murmur3Labels gives, for every prefix length around the 16-byte blocks
+// and every count of digits, what the library's murmur3.Sum64 gives for
+// the formatted label.
+func TestMurmur3LabelsMatchesTheLibrary(t *testing.T) {
+	counts := []int{1, 2, 10, 11, 101, 1001, 12345}
+	for plen := 0; plen <= 40; plen++ {
+		prefix := strings.Repeat("abcdefghij", 4)[:plen]
+		for _, count := range counts {
+			pos := make([]uint64, count)
+			murmur3Labels(pos, prefix)
+			for n, got := range pos {
+				label := prefix + strconv.Itoa(n)
+				if want := murmur3.Sum64([]byte(label)); got != want {
+					t.Fatalf("%q: %#x, murmur3.Sum64 says %#x", label, got, want)
+				}
+			}
+		}
+	}
+	// The largest point numbers a ring can have: 8 digits after a prefix
+	// that leaves 15 bytes of a partial block.
+	const first = MaxPoints - 3
+	pos := make([]uint64, MaxPoints)
+	prefix := strings.Repeat("p", 31)
+	murmur3Labels(pos, prefix)
+	for n := first; n < MaxPoints; n++ {
+		label := prefix + strconv.Itoa(n)
+		if want := murmur3.Sum64([]byte(label)); pos[n] != want {
+			t.Fatalf("%q: %#x, murmur3.Sum64 says %#x", label, pos[n], want)
+		}
+	}
+}

@@ -47,3 +47,22 @@ func forEachShard(shards []Shard, perWeight int, pts ringPoints, fill func(i int
 	}
 	wg.Wait()
 }
+
+// sortWorkers returns the number of goroutines that sort n points.
+func sortWorkers(n int) int {
+	return max(1, min(runtime.GOMAXPROCS(0), n/parallelPoints*2, 1<<sortBits1))
+}
+
+// parallel calls fn(w) for w from 0 to workers-1, on goroutines of their
+// own when there is more than one, and returns when all have returned.
+func parallel(workers int, fn func(w int)) {
+	if workers == 1 {
+		fn(0)
+		return
+	}
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() { fn(w) })
+	}
+	wg.Wait()
+}

@@ -73,51 +73,77 @@ func sortRing(pos []uint64, own []int32, tie tiePolicy) ([]uint64, []int32) {
 	shift1, shift2 := uint(top-k1), uint(top-k)
 	mask1, mask2 := uint64(1)<<k1-1, uint64(1)<<k2-1
 
-	var count1 [1<<sortBits1 + 1]int
-	for _, p := range pos {
-		count1[(p>>shift1)&mask1+1]++
+	// Large rings are sorted by several goroutines: each counts and then
+	// distributes its own stretch of the points in the first pass (the
+	// stretches' points of one digit go one after the other, in stretch
+	// order, which keeps the sort stable), and sorts its own digits in
+	// the second.
+	workers := sortWorkers(n)
+	counts := make([][1 << sortBits1]int, workers)
+	stretch := func(w int) (int, int) { return n * w / workers, n * (w + 1) / workers }
+	parallel(workers, func(w int) {
+		from, to := stretch(w)
+		for _, p := range pos[from:to] {
+			counts[w][(p>>shift1)&mask1]++
+		}
+	})
+	var runs [1<<sortBits1 + 1]int // runs[d] is where the points of digit d start
+	sum := 0
+	for d := range 1 << sortBits1 {
+		runs[d] = sum
+		for w := range counts {
+			counts[w][d], sum = sum, sum+counts[w][d] // where stretch w's points of digit d go
+		}
 	}
-	for d := 1; d < len(count1); d++ {
-		count1[d] += count1[d-1]
-	}
+	runs[1<<sortBits1] = sum
 	spos, sown := make([]uint64, n), make([]int32, n)
-	next := count1 // next[d] is where the next point of digit d goes
-	for i, p := range pos {
-		d := (p >> shift1) & mask1
-		spos[next[d]], sown[next[d]] = p, own[i]
-		next[d]++
-	}
-
-	count2 := make([]uint32, 1<<k2+1)
-	for d := range 1 << k1 {
-		lo, hi := count1[d], count1[d+1]
-		if hi-lo < 2 {
-			copy(pos[lo:hi], spos[lo:hi])
-			copy(own[lo:hi], sown[lo:hi])
-			continue
+	parallel(workers, func(w int) {
+		from, to := stretch(w)
+		next := &counts[w]
+		for i, p := range pos[from:to] {
+			d := (p >> shift1) & mask1
+			spos[next[d]], sown[next[d]] = p, own[from+i]
+			next[d]++
 		}
-		clear(count2)
-		for _, p := range spos[lo:hi] {
-			count2[(p>>shift2)&mask2+1]++
+	})
+	parallel(workers, func(w int) {
+		count2 := make([]uint32, 1<<k2+1)
+		for d := (1 << k1) * w / workers; d < (1<<k1)*(w+1)/workers; d++ {
+			lo, hi := runs[d], runs[d+1]
+			sortRun(pos[lo:hi], own[lo:hi], spos[lo:hi], sown[lo:hi], count2, shift2, mask2)
 		}
-		longest := uint32(0)
-		for d := 1; d < len(count2); d++ {
-			longest = max(longest, count2[d])
-			count2[d] += count2[d-1]
-		}
-		for i, p := range spos[lo:hi] {
-			d := (p >> shift2) & mask2
-			at := lo + int(count2[d])
-			pos[at], own[at] = p, sown[lo+i]
-			count2[d]++
-		}
-		if longest > maxRun {
-			stableSortRun(pos[lo:hi], own[lo:hi])
-		} else {
-			insertionSort(pos[lo:hi], own[lo:hi])
-		}
-	}
+	})
 	return collapseTies(pos, own, tie)
+}
+
+// sortRun sorts the points spos, owned by sown, into pos and own: by the
+// digit (p >> shift) & mask, counted in count (one more entry than
+// digits), then by insertion sort.
+func sortRun(pos []uint64, own []int32, spos []uint64, sown []int32, count []uint32, shift uint, mask uint64) {
+	if len(pos) < 2 {
+		copy(pos, spos)
+		copy(own, sown)
+		return
+	}
+	clear(count)
+	for _, p := range spos {
+		count[(p>>shift)&mask+1]++
+	}
+	longest := uint32(0)
+	for d := 1; d < len(count); d++ {
+		longest = max(longest, count[d])
+		count[d] += count[d-1]
+	}
+	for i, p := range spos {
+		d := (p >> shift) & mask
+		pos[count[d]], own[count[d]] = p, sown[i]
+		count[d]++
+	}
+	if longest > maxRun {
+		stableSortRun(pos, own)
+	} else {
+		insertionSort(pos, own)
+	}
 }
 
 // insertionSort sorts pos, and own along with it, stably: quick for the

@@ -50,7 +50,16 @@ func newBucketIndex(points []uint64, lo, span uint64) bucketIndex {
 	if k+2 <= ownerBucketBits {
 		k += 2
 	}
-	k = min(k, maxIndexBits, spanBits)
+	return newBucketIndexBits(points, lo, span, min(k, maxIndexBits, spanBits))
+}
+
+// newBucketIndexBits indexes sorted points over the key space [lo,
+// lo+span) with 2^k buckets, without an owners table.
+func newBucketIndexBits(points []uint64, lo, span uint64, k int) bucketIndex {
+	spanBits := 64
+	if span != 0 {
+		spanBits = bits.Len64(span) - 1
+	}
 	n := 1 << k
 	idx := bucketIndex{lo: lo, shift: uint(spanBits - k), start: make([]uint32, n+1)}
 	// Count the points of each bucket into start[b+1], then sum the

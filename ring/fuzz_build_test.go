@@ -42,8 +42,9 @@ func FuzzSortRing(f *testing.F) {
 		for i := range labels {
 			labels[i] = Shard{Name: string(rune('a' + i))}
 		}
+		want := referenceSort(pos, own)
 		for rule, tie := range map[string]tiePolicy{"first": tieFirst, "last": tieLast, "smallest": tieSmallestLabel(labels)} {
-			wantPos, wantOwn := referenceSort(pos, own, rule)
+			wantPos, wantOwn := want[rule].pos, want[rule].own
 			gotPos, gotOwn := sortRing(slices.Clone(pos), slices.Clone(own), tie)
 			if !slices.Equal(gotPos, wantPos) || !slices.Equal(gotOwn, wantOwn) {
 				t.Fatalf("%s: got %x %v, want %x %v", rule, gotPos, gotOwn, wantPos, wantOwn)

@@ -176,7 +176,11 @@ func TestRingMatchesReference(t *testing.T) {
 			edge := lo + uint64(b)<<r.index.shift
 			probes = append(probes, edge, edge-1, edge+1)
 		}
-		for range 20000 {
+		random := 20000
+		if raceDetector {
+			random = 2000
+		}
+		for range random {
 			probes = append(probes, rng.Uint64(), lo+rng.Uint64N(max(span, 1<<16)))
 		}
 		for _, p := range probes {

@@ -16,7 +16,7 @@ func BenchmarkBuildParts(b *testing.B) {
 		defer reportCPU(b)()
 		for b.Loop() {
 			for i := range 625 {
-				murmur3Labels(pos, shards[i%len(shards)].Label()+"-")
+				murmur3Labels(pos, shards[i%len(shards)].Label()+"-", 0)
 			}
 		}
 		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/(625*4096), "ns/point")

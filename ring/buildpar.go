@@ -10,15 +10,42 @@ import (
 // saves.
 const parallelPoints = 1 << 16
 
+// shardRun is a run of consecutive shards, [from, to), whose points start
+// at index at of the ring's points and number points.
+type shardRun struct {
+	from, to, at, points int
+}
+
+// shardRuns splits the shards, of perWeight*Weight points each, into runs
+// of about the same number of points, one per goroutine that builds them:
+// up to GOMAXPROCS for large rings, one for the others.
+func shardRuns(shards []Shard, perWeight, total int) []shardRun {
+	workers := max(1, min(runtime.GOMAXPROCS(0), len(shards), total/parallelPoints*2))
+	var runs []shardRun
+	from, at, share := 0, 0, (total+workers-1)/workers
+	for w := 0; w < workers && from < len(shards); w++ {
+		to, end := from, at
+		for to < len(shards) && (end-at < share || w == workers-1) {
+			end += shards[to].Weight * perWeight
+			to++
+		}
+		runs = append(runs, shardRun{from: from, to: to, at: at, points: end - at})
+		from, at = to, end
+	}
+	return runs
+}
+
 // forEachShard calls fill(i, pos) for every shard i, where pos is the
 // shard's range of pts.pos: perWeight*Weight points, shard after shard in
 // list order. It first sets the owners of every range. Large rings are
-// filled by up to GOMAXPROCS goroutines, each given a run of shards with
-// about the same number of points; every range is written by exactly one
-// call, so the result does not depend on how the work was shared.
+// filled by several goroutines, one per shardRun; every range is written
+// by exactly one call, so the result does not depend on how the work was
+// shared.
 func forEachShard(shards []Shard, perWeight int, pts ringPoints, fill func(i int, pos []uint64)) {
-	run := func(from, to, at int) {
-		for i := from; i < to; i++ {
+	runs := shardRuns(shards, perWeight, len(pts.pos))
+	parallel(len(runs), func(w int) {
+		at := runs[w].at
+		for i := runs[w].from; i < runs[w].to; i++ {
 			n := shards[i].Weight * perWeight
 			own := pts.own[at : at+n]
 			for j := range own {
@@ -27,25 +54,7 @@ func forEachShard(shards []Shard, perWeight int, pts ringPoints, fill func(i int
 			fill(i, pts.pos[at:at+n])
 			at += n
 		}
-	}
-	workers := min(runtime.GOMAXPROCS(0), len(shards), len(pts.pos)/parallelPoints*2)
-	if workers <= 1 {
-		run(0, len(shards), 0)
-		return
-	}
-	var wg sync.WaitGroup
-	from, at, share := 0, 0, (len(pts.pos)+workers-1)/workers
-	for w := 0; w < workers && from < len(shards); w++ {
-		to, end := from, at
-		for to < len(shards) && (end-at < share || w == workers-1) {
-			end += shards[to].Weight * perWeight
-			to++
-		}
-		f, t, a := from, to, at
-		wg.Go(func() { run(f, t, a) })
-		from, at = to, end
-	}
-	wg.Wait()
+	})
 }
 
 // sortWorkers returns the number of goroutines that sort n points.

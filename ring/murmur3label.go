@@ -3,10 +3,12 @@ package ring
 import (
 	"encoding/binary"
 	"math/bits"
+	"strconv"
 )
 
-// murmur3Labels writes to pos[n] the position of point n of a murmur3
-// shard, murmur3Sum64(prefix + decimal(n)), for n from 0 to len(pos)-1,
+// murmur3Labels writes to pos[j] the position of point first+j of a
+// murmur3 shard, murmur3Sum64(prefix + decimal(first+j)), for j from 0 to
+// len(pos)-1,
 // without formatting or allocating anything per point: a ring of 1,000
 // weighted shards has millions of points.
 //
@@ -17,7 +19,7 @@ import (
 // Zero bytes past the input make the tail's mixing a no-op (a zero word
 // multiplies and rotates to zero), so the tail is mixed as two whole
 // words without looking at its length.
-func murmur3Labels(pos []uint64, prefix string) {
+func murmur3Labels(pos []uint64, prefix string, first int) {
 	const (
 		c1 = 0x87c37b91114253d5
 		c2 = 0x4cf5ad432745937f
@@ -38,8 +40,7 @@ func murmur3Labels(pos []uint64, prefix string) {
 	var buf [32]byte
 	var w [4]uint64
 	rest := copy(buf[:], p[full:])
-	buf[rest] = '0'
-	end := rest + 1 // one past the last digit
+	end := len(strconv.AppendInt(buf[:rest], int64(first), 10)) // one past the last digit
 	reload := func() {
 		for i := range w {
 			w[i] = binary.LittleEndian.Uint64(buf[8*i:])

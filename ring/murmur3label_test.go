@@ -17,7 +17,7 @@ func TestMurmur3LabelsMatchesTheLibrary(t *testing.T) {
 		prefix := strings.Repeat("abcdefghij", 4)[:plen]
 		for _, count := range counts {
 			pos := make([]uint64, count)
-			murmur3Labels(pos, prefix)
+			murmur3Labels(pos, prefix, 0)
 			for n, got := range pos {
 				label := prefix + strconv.Itoa(n)
 				if want := murmur3.Sum64([]byte(label)); got != want {
@@ -26,16 +26,18 @@ func TestMurmur3LabelsMatchesTheLibrary(t *testing.T) {
 			}
 		}
 	}
-	// The largest point numbers a ring can have: 8 digits after a prefix
-	// that leaves 15 bytes of a partial block.
-	const first = MaxPoints - 3
-	pos := make([]uint64, MaxPoints)
-	prefix := strings.Repeat("p", 31)
-	murmur3Labels(pos, prefix)
-	for n := first; n < MaxPoints; n++ {
-		label := prefix + strconv.Itoa(n)
-		if want := murmur3.Sum64([]byte(label)); pos[n] != want {
-			t.Fatalf("%q: %#x, murmur3.Sum64 says %#x", label, pos[n], want)
+	// Starting anywhere, up to the largest point numbers a ring can have
+	// (8 digits, after a prefix that leaves 15 bytes of a partial block).
+	for _, first := range []int{1, 9, 99, 1023, 12345, 9_999_990, MaxPoints - 3} {
+		for _, prefix := range []string{"", "a-", strings.Repeat("p", 31)} {
+			pos := make([]uint64, 13)
+			murmur3Labels(pos, prefix, first)
+			for j, got := range pos {
+				label := prefix + strconv.Itoa(first+j)
+				if want := murmur3.Sum64([]byte(label)); got != want {
+					t.Fatalf("%q: %#x, murmur3.Sum64 says %#x", label, got, want)
+				}
+			}
 		}
 	}
 }

@@ -32,7 +32,7 @@ func murmur3Points(shards []Shard) (ringPoints, error) {
 	}
 	pts := newRingPoints(total * Murmur3PointsPerWeight)
 	forEachShard(shards, Murmur3PointsPerWeight, pts, func(i int, pos []uint64) {
-		murmur3Labels(pos, shards[i].Label()+"-")
+		murmur3Labels(pos, shards[i].Label()+"-", 0)
 	})
 	return pts, nil
 }

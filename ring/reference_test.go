@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"sort"
 	"testing"
@@ -191,6 +192,28 @@ func TestRingMatchesReference(t *testing.T) {
 		for _, k := range keys {
 			if got, want := r.Locate(k), ref.owner(r.kh.position(r.tag.TagBytes([]byte(k)))); got != want && len(c.shards) > 1 {
 				t.Fatalf("%s: key %q goes to shard %d, the reference says %d", name, k, got, want)
+			}
+		}
+	}
+}
+
+// A large murmur3 ring comes out the same whether its points are hashed
+// by one goroutine or several, and whether or not a region of
+// murmur3Ring overflows and the ring is built the general way.
+func TestMurmur3RingRegions(t *testing.T) {
+	shards := referenceShards(60, true, 1, 2, 3, 4) // 153,600 points
+	ref := newReferenceRing(t, Murmur3, khMurmur3, shards)
+	defer func(m float64, p int) { murmur3Margin = m; runtime.GOMAXPROCS(p) }(murmur3Margin, runtime.GOMAXPROCS(0))
+	for _, procs := range []int{1, 2, 3} {
+		for _, margin := range []float64{8, -4} { // -4: every region overflows
+			runtime.GOMAXPROCS(procs)
+			murmur3Margin = margin
+			pos, own, err := murmur3Ring(shards)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(pos, ref.pos) || !slices.Equal(own, ref.own) {
+				t.Fatalf("%d goroutines, margin %v: the points differ from the reference's", procs, margin)
 			}
 		}
 	}

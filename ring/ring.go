@@ -42,8 +42,7 @@ func New(cfg Config) (*Ring, error) {
 	var tie tiePolicy
 	switch st.cfg.Algorithm {
 	case Murmur3:
-		pts, err = murmur3Points(shards)
-		tie = tieSmallestLabel(shards)
+		r.points, r.owners, err = murmur3Ring(shards)
 	case Jedis, JedisLegacy:
 		pts, err = jedisPoints(shards, st.kh, st.cfg.Algorithm == JedisLegacy)
 		tie = tieLast
@@ -58,6 +57,8 @@ func New(cfg Config) (*Ring, error) {
 	}
 	if tie != nil {
 		r.points, r.owners = sortRing(pts.pos, pts.own, tie)
+	}
+	if r.points != nil {
 		lo, span := r.kh.keySpace()
 		r.index = newBucketIndex(r.points, lo, span).withOwners(r.points, r.owners)
 	}

@@ -110,34 +110,34 @@ func sortRing(pos []uint64, own []int32, tie tiePolicy) ([]uint64, []int32) {
 		count2 := make([]uint32, 1<<k2+1)
 		for d := (1 << k1) * w / workers; d < (1<<k1)*(w+1)/workers; d++ {
 			lo, hi := runs[d], runs[d+1]
-			sortRun(pos[lo:hi], own[lo:hi], spos[lo:hi], sown[lo:hi], count2, shift2, mask2)
+			sortRun(pos[lo:hi], own[lo:hi], [][]uint64{spos[lo:hi]}, [][]int32{sown[lo:hi]}, count2, shift2, mask2)
 		}
 	})
 	return collapseTies(pos, own, tie)
 }
 
-// sortRun sorts the points spos, owned by sown, into pos and own: by the
-// digit (p >> shift) & mask, counted in count (one more entry than
-// digits), then by insertion sort.
-func sortRun(pos []uint64, own []int32, spos []uint64, sown []int32, count []uint32, shift uint, mask uint64) {
-	if len(pos) < 2 {
-		copy(pos, spos)
-		copy(own, sown)
-		return
-	}
+// sortRun sorts the points of the segments spos, owned by sown, taken one
+// after the other, into pos and own: by the digit (p >> shift) & mask,
+// counted in count (one more entry than digits), then by insertion sort.
+func sortRun(pos []uint64, own []int32, spos [][]uint64, sown [][]int32, count []uint32, shift uint, mask uint64) {
 	clear(count)
-	for _, p := range spos {
-		count[(p>>shift)&mask+1]++
+	for _, seg := range spos {
+		for _, p := range seg {
+			count[(p>>shift)&mask+1]++
+		}
 	}
 	longest := uint32(0)
 	for d := 1; d < len(count); d++ {
 		longest = max(longest, count[d])
 		count[d] += count[d-1]
 	}
-	for i, p := range spos {
-		d := (p >> shift) & mask
-		pos[count[d]], own[count[d]] = p, sown[i]
-		count[d]++
+	for s, seg := range spos {
+		segOwn := sown[s][:len(seg)]
+		for i, p := range seg {
+			d := (p >> shift) & mask
+			pos[count[d]], own[count[d]] = p, segOwn[i]
+			count[d]++
+		}
 	}
 	if longest > maxRun {
 		stableSortRun(pos, own)

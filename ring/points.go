@@ -148,7 +148,11 @@ func ketamaPoints(shards []Shard) (ringPoints, error) {
 	if err != nil {
 		return ringPoints{}, err
 	}
-	pts := ringPoints{pos: make([]uint64, 0, len(shards)*160), own: make([]int32, 0, len(shards)*160)}
+	points := 0 // the ring's points: its slices are allocated once, to size
+	for _, i := range order {
+		points += ketamaPointCount(shards[i].Weight, total, len(shards))
+	}
+	pts := ringPoints{pos: make([]uint64, 0, points), own: make([]int32, 0, points)}
 	var buf []byte
 	for _, i := range order {
 		count := ketamaPointCount(shards[i].Weight, total, len(shards))

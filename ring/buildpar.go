@@ -35,23 +35,25 @@ func shardRuns(shards []Shard, perWeight, total int) []shardRun {
 	return runs
 }
 
-// forEachShard calls fill(i, pos) for every shard i, where pos is the
+// forEachShard calls fill(i, pos, buf) for every shard i, where pos is the
 // shard's range of pts.pos: perWeight*Weight points, shard after shard in
-// list order. It first sets the owners of every range. Large rings are
+// list order, and buf a buffer for fill's own use, shared by the calls of
+// one goroutine. It first sets the owners of every range. Large rings are
 // filled by several goroutines, one per shardRun; every range is written
 // by exactly one call, so the result does not depend on how the work was
 // shared.
-func forEachShard(shards []Shard, perWeight int, pts ringPoints, fill func(i int, pos []uint64)) {
+func forEachShard(shards []Shard, perWeight int, pts ringPoints, fill func(i int, pos []uint64, buf *[]byte)) {
 	runs := shardRuns(shards, perWeight, len(pts.pos))
 	parallel(len(runs), func(w int) {
 		at := runs[w].at
+		var buf []byte
 		for i := runs[w].from; i < runs[w].to; i++ {
 			n := shards[i].Weight * perWeight
 			own := pts.own[at : at+n]
 			for j := range own {
 				own[j] = int32(i)
 			}
-			fill(i, pts.pos[at:at+n])
+			fill(i, pts.pos[at:at+n], &buf)
 			at += n
 		}
 	})

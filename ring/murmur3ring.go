@@ -35,7 +35,8 @@ func murmur3Ring(shards []Shard) ([]uint64, []int32, error) {
 	shift1, shift2 := uint(64-sortBits1), uint(64-k)
 	mask2 := uint64(1)<<(k-sortBits1) - 1
 
-	// Goroutine w's region for digit d is scratch[base[w]+d*size[w]:][:size[w]].
+	// Goroutine w's region for digit d is spos[base[w]+d*size[w]:][:size[w]],
+	// and the same range of sown.
 	base, size := make([]int, len(runs)), make([]int, len(runs))
 	sum := 0
 	for w, r := range runs {

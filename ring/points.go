@@ -31,7 +31,7 @@ func murmur3Points(shards []Shard) (ringPoints, error) {
 		return ringPoints{}, err
 	}
 	pts := newRingPoints(total * Murmur3PointsPerWeight)
-	forEachShard(shards, Murmur3PointsPerWeight, pts, func(i int, pos []uint64) {
+	forEachShard(shards, Murmur3PointsPerWeight, pts, func(i int, pos []uint64, _ *[]byte) {
 		murmur3Labels(pos, shards[i].Label()+"-", 0)
 	})
 	return pts, nil
@@ -47,10 +47,10 @@ func jedisPoints(shards []Shard, kh keyHash, legacy bool) (ringPoints, error) {
 		return ringPoints{}, err
 	}
 	pts := newRingPoints(total * JedisPointsPerWeight)
-	forEachShard(shards, JedisPointsPerWeight, pts, func(i int, pos []uint64) {
-		var buf [64]byte
+	forEachShard(shards, JedisPointsPerWeight, pts, func(i int, pos []uint64, buf *[]byte) {
 		for n := range pos {
-			pos[n] = kh.position(jedisNodeName(buf[:0], i, shards[i], n, legacy))
+			*buf = jedisNodeName((*buf)[:0], i, shards[i], n, legacy)
+			pos[n] = kh.position(*buf)
 		}
 	})
 	return pts, nil

@@ -50,29 +50,36 @@ func newBucketIndex(points []uint64, lo, span uint64) bucketIndex {
 	if k+2 <= ownerBucketBits {
 		k += 2
 	}
-	k = min(k, maxIndexBits, spanBits)
+	return newBucketIndexBits(points, lo, span, min(k, maxIndexBits, spanBits))
+}
+
+// newBucketIndexBits indexes sorted points over the key space [lo,
+// lo+span) with 2^k buckets, without an owners table.
+func newBucketIndexBits(points []uint64, lo, span uint64, k int) bucketIndex {
+	spanBits := 64
+	if span != 0 {
+		spanBits = bits.Len64(span) - 1
+	}
 	n := 1 << k
 	idx := bucketIndex{lo: lo, shift: uint(spanBits - k), start: make([]uint32, n+1)}
-	p := 0
-	for b := 0; b <= n; b++ {
-		var edge uint64 // the first position of bucket b
-		if b < n {
-			edge = lo + uint64(b)<<idx.shift
+	// Count the points of each bucket into start[b+1], then sum the
+	// counts up: start[b] is then the number of points before bucket b.
+	// Points outside the key space are counted nowhere, since no key lies
+	// there. Sorted points make the counting a walk through start,
+	// without a branch to mispredict.
+	first := 0 // the points before the key space
+	for first < len(points) && points[first] < lo {
+		first++
+	}
+	for _, p := range points[first:] {
+		if span != 0 && p-lo >= span {
+			break // this point and all after it lie beyond the key space
 		}
-		if b == n {
-			if span == 0 {
-				p = len(points) // nothing lies beyond a 64-bit key space
-			} else {
-				for p < len(points) && points[p] < lo+span {
-					p++
-				}
-			}
-		} else {
-			for p < len(points) && points[p] < edge {
-				p++
-			}
-		}
-		idx.start[b] = uint32(p)
+		idx.start[(p-lo)>>idx.shift+1]++
+	}
+	idx.start[0] = uint32(first)
+	for b := 1; b <= n; b++ {
+		idx.start[b] += idx.start[b-1]
 	}
 	return idx
 }

@@ -3,6 +3,7 @@ package ring
 import (
 	"math/rand/v2"
 	"testing"
+	"unsafe"
 )
 
 // The bucket index finds exactly what a plain binary search finds, for
@@ -55,6 +56,42 @@ func TestBucketIndexMatchesBinarySearch(t *testing.T) {
 			if o := r.index.owner(p); o >= 0 && o != r.owners[want] {
 				t.Fatalf("%s/%s: owner(%#x) = %d, binary search says %d", cfg.Algorithm, cfg.KeyHash, p, o, r.owners[want])
 			}
+		}
+	}
+}
+
+// The owners table answers nearly every lookup of a ring small enough to
+// have one, and stays within 1 MiB: a table that fell back to searching,
+// or outgrew a core's cache, would slow every lookup down.
+func TestOwnersTableAnswersMostLookups(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, tc := range []struct {
+		alg    Algorithm
+		shards int
+	}{
+		{Murmur3, 3}, {Murmur3, 10}, {Jedis, 3}, {Jedis, 100}, {Ketama, 10}, {Ketama, 100},
+	} {
+		r := mustNew(t, Config{Algorithm: tc.alg, Shards: shardsN(tc.shards)})
+		if r.index.owners == nil {
+			t.Fatalf("%s, %d shards: no owners table", tc.alg, tc.shards)
+		}
+		if size := len(r.index.owners) * int(unsafe.Sizeof(bucketOwner{})); size > 1<<20 {
+			t.Errorf("%s, %d shards: owners table of %d bytes, want at most 1 MiB", tc.alg, tc.shards, size)
+		}
+		lo, span := r.kh.keySpace()
+		const lookups = 100_000
+		answered := 0
+		for range lookups {
+			p := rng.Uint64()
+			if span != 0 {
+				p = lo + rng.Uint64N(span)
+			}
+			if r.index.owner(p) >= 0 {
+				answered++
+			}
+		}
+		if answered < lookups*90/100 {
+			t.Errorf("%s, %d shards: the owners table answers %d of %d lookups, want at least 90%%", tc.alg, tc.shards, answered, lookups)
 		}
 	}
 }

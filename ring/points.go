@@ -10,75 +10,30 @@ import (
 	"strings"
 )
 
-// point is one virtual node while a ring is being built.
-type point struct {
-	pos   uint64
-	owner int32
-	seq   int32 // insertion order, set by sortPoints
+// ringPoints is a ring's virtual nodes while it is being built: point i
+// sits at pos[i] and belongs to shard own[i]. The same slices, sorted,
+// become the ring's.
+type ringPoints struct {
+	pos []uint64
+	own []int32
 }
 
-// tiePolicy picks, among points with the same position, the one that stays.
-type tiePolicy func(run []point) point
-
-// tieFirst keeps the point inserted first (twemproxy ketama with a stable
-// qsort: the leftmost equal point is found first).
-func tieFirst(run []point) point { return run[0] }
-
-// tieLast keeps the point inserted last (Jedis: TreeMap.put overwrites).
-func tieLast(run []point) point { return run[len(run)-1] }
-
-// tieSmallestLabel keeps the point of the shard with the bytewise smallest
-// label, so that placement does not depend on the order of the shard list.
-func tieSmallestLabel(shards []Shard) tiePolicy {
-	return func(run []point) point {
-		best := run[0]
-		for _, p := range run[1:] {
-			if shards[p.owner].Label() < shards[best.owner].Label() {
-				best = p
-			}
-		}
-		return best
-	}
-}
-
-// sortPoints sorts points by position, keeping insertion order among equal
-// positions, and collapses each run of equal positions with tie.
-func sortPoints(pts []point, tie tiePolicy) []point {
-	for i := range pts {
-		pts[i].seq = int32(i)
-	}
-	sortByPosSeq(pts)
-	out := pts[:0]
-	for i := 0; i < len(pts); {
-		j := i + 1
-		for j < len(pts) && pts[j].pos == pts[i].pos {
-			j++
-		}
-		p := pts[i]
-		if j-i > 1 {
-			p = tie(pts[i:j])
-		}
-		out = append(out, p)
-		i = j
-	}
-	return out
+// newRingPoints returns room for n points.
+func newRingPoints(n int) ringPoints {
+	return ringPoints{pos: make([]uint64, n), own: make([]int32, n)}
 }
 
 // murmur3Points places Murmur3PointsPerWeight*weight points per shard.
 // Point n of a shard sits at murmur3.Sum64(Label() + "-" + decimal(n)).
-func murmur3Points(shards []Shard) ([]point, error) {
+func murmur3Points(shards []Shard) (ringPoints, error) {
 	total, err := totalWeight(shards, Murmur3PointsPerWeight, MaxPoints)
 	if err != nil {
-		return nil, err
+		return ringPoints{}, err
 	}
-	pts := make([]point, 0, total*Murmur3PointsPerWeight)
-	var buf []byte
-	for i, s := range shards {
-		for n := range s.Weight * Murmur3PointsPerWeight {
-			buf = strconv.AppendInt(append(append(buf[:0], s.Label()...), '-'), int64(n), 10)
-			pts = append(pts, point{pos: khMurmur3.position(buf), owner: int32(i)})
-		}
-	}
+	pts := newRingPoints(total * Murmur3PointsPerWeight)
+	forEachShard(shards, Murmur3PointsPerWeight, pts, func(i int, pos []uint64, _ *[]byte) {
+		murmur3Labels(pos, shards[i].Label()+"-", 0)
+	})
 	return pts, nil
 }
 
@@ -86,19 +41,18 @@ func murmur3Points(shards []Shard) ([]point, error) {
 // shard in list order, JedisPointsPerWeight*weight points each, named
 // "SHARD-<i>-NODE-<n>" for unnamed shards, "<name>*<n>" for named ones
 // (legacy: "<name>*<weight><n>"), hashed with the ring's key hash.
-func jedisPoints(shards []Shard, kh keyHash, legacy bool) ([]point, error) {
+func jedisPoints(shards []Shard, kh keyHash, legacy bool) (ringPoints, error) {
 	total, err := totalWeight(shards, JedisPointsPerWeight, MaxPoints)
 	if err != nil {
-		return nil, err
+		return ringPoints{}, err
 	}
-	pts := make([]point, 0, total*JedisPointsPerWeight)
-	var buf []byte
-	for i, s := range shards {
-		for n := range s.Weight * JedisPointsPerWeight {
-			buf = jedisNodeName(buf[:0], i, s, n, legacy)
-			pts = append(pts, point{pos: kh.position(buf), owner: int32(i)})
+	pts := newRingPoints(total * JedisPointsPerWeight)
+	forEachShard(shards, JedisPointsPerWeight, pts, func(i int, pos []uint64, buf *[]byte) {
+		for n := range pos {
+			*buf = jedisNodeName((*buf)[:0], i, shards[i], n, legacy)
+			pos[n] = kh.position(*buf)
 		}
-	}
+	})
 	return pts, nil
 }
 
@@ -182,35 +136,40 @@ func ketamaPointCount(weight, totalWeight, servers int) int {
 // order, each with ketamaPointCount points; for i from 0, the MD5 digest of
 // "<continuum name>-<i>" gives four points, its four little-endian 32-bit
 // words.
-func ketamaPoints(shards []Shard) ([]point, error) {
+func ketamaPoints(shards []Shard) (ringPoints, error) {
 	if len(shards) > MaxPoints/160 {
-		return nil, fmt.Errorf("%w: %d servers exceed %d ketama points", ErrTooManyPoints, len(shards), MaxPoints)
+		return ringPoints{}, fmt.Errorf("%w: %d servers exceed %d ketama points", ErrTooManyPoints, len(shards), MaxPoints)
 	}
 	total, err := totalWeight(shards, 1, ketamaMaxWeight)
 	if err != nil {
-		return nil, err
+		return ringPoints{}, err
 	}
 	order, names, err := twemOrder(shards)
 	if err != nil {
-		return nil, err
+		return ringPoints{}, err
 	}
-	pts := make([]point, 0, len(shards)*160)
+	points := 0 // the ring's points: its slices are allocated once, to size
+	for _, i := range order {
+		points += ketamaPointCount(shards[i].Weight, total, len(shards))
+	}
+	pts := ringPoints{pos: make([]uint64, 0, points), own: make([]int32, 0, points)}
 	var buf []byte
 	for _, i := range order {
 		count := ketamaPointCount(shards[i].Weight, total, len(shards))
 		if count == 0 {
-			return nil, fmt.Errorf("%w: shard %d (%s) has weight %d of %d, too little for a single ketama point",
+			return ringPoints{}, fmt.Errorf("%w: shard %d (%s) has weight %d of %d, too little for a single ketama point",
 				ErrBadWeight, i, shards[i].Label(), shards[i].Weight, total)
 		}
 		if longest := len(names[i]) + 1 + len(strconv.Itoa(count/4-1)); longest > ketamaMaxName {
-			return nil, fmt.Errorf("%w %d: continuum name %q is too long for ketama (twemproxy hashes at most %d bytes of \"name-index\")",
+			return ringPoints{}, fmt.Errorf("%w %d: continuum name %q is too long for ketama (twemproxy hashes at most %d bytes of \"name-index\")",
 				ErrBadShard, i, names[i], ketamaMaxName)
 		}
 		for h := range count / 4 {
 			buf = strconv.AppendInt(append(append(buf[:0], names[i]...), '-'), int64(h), 10)
 			d := md5.Sum(buf)
 			for w := range 4 {
-				pts = append(pts, point{pos: uint64(le32(d[4*w:])), owner: int32(i)})
+				pts.pos = append(pts.pos, uint64(le32(d[4*w:])))
+				pts.own = append(pts.own, int32(i))
 			}
 		}
 	}

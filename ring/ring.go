@@ -38,35 +38,27 @@ func New(cfg Config) (*Ring, error) {
 		return nil, err
 	}
 	r := &Ring{cfg: st.cfg, kh: st.kh, tag: st.tag}
-	var entries []point
+	var pts ringPoints
+	var tie tiePolicy
 	switch st.cfg.Algorithm {
 	case Murmur3:
-		entries, err = murmur3Points(shards)
-		if err == nil {
-			entries = sortPoints(entries, tieSmallestLabel(shards))
-		}
+		r.points, r.owners, err = murmur3Ring(shards)
 	case Jedis, JedisLegacy:
-		entries, err = jedisPoints(shards, st.kh, st.cfg.Algorithm == JedisLegacy)
-		if err == nil {
-			entries = sortPoints(entries, tieLast)
-		}
+		pts, err = jedisPoints(shards, st.kh, st.cfg.Algorithm == JedisLegacy)
+		tie = tieLast
 	case Ketama:
-		entries, err = ketamaPoints(shards)
-		if err == nil {
-			entries = sortPoints(entries, tieFirst)
-		}
+		pts, err = ketamaPoints(shards)
+		tie = tieFirst
 	case Modula:
 		r.slots, err = modulaSlots(shards)
 	}
 	if err != nil {
 		return nil, err
 	}
-	if entries != nil {
-		r.points = make([]uint64, len(entries))
-		r.owners = make([]int32, len(entries))
-		for i, e := range entries {
-			r.points[i], r.owners[i] = e.pos, e.owner
-		}
+	if tie != nil {
+		r.points, r.owners = sortRing(pts.pos, pts.own, tie)
+	}
+	if r.points != nil {
 		lo, span := r.kh.keySpace()
 		r.index = newBucketIndex(r.points, lo, span).withOwners(r.points, r.owners)
 	}

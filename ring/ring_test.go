@@ -177,21 +177,19 @@ func TestSingleShardAlwaysZero(t *testing.T) {
 
 func TestSortPointsTies(t *testing.T) {
 	shards := []Shard{{Addr: "b:1"}, {Addr: "a:1"}, {Addr: "c:1"}}
-	in := func() []point {
-		return []point{{pos: 5, owner: 0}, {pos: 3, owner: 2}, {pos: 5, owner: 1}, {pos: 5, owner: 2}, {pos: 1, owner: 0}}
-	}
 	tests := []struct {
-		name string
-		tie  tiePolicy
-		want []point
+		name    string
+		tie     tiePolicy
+		wantOwn []int32
 	}{
-		{"first", tieFirst, []point{{1, 0, 4}, {3, 2, 1}, {5, 0, 0}}},
-		{"last", tieLast, []point{{1, 0, 4}, {3, 2, 1}, {5, 2, 3}}},
-		{"smallest label", tieSmallestLabel(shards), []point{{1, 0, 4}, {3, 2, 1}, {5, 1, 2}}},
+		{"first", tieFirst, []int32{0, 2, 0}},
+		{"last", tieLast, []int32{0, 2, 2}},
+		{"smallest label", tieSmallestLabel(shards), []int32{0, 2, 1}},
 	}
 	for _, tc := range tests {
-		if got := sortPoints(in(), tc.tie); !slices.Equal(got, tc.want) {
-			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		pos, own := sortRing([]uint64{5, 3, 5, 5, 1}, []int32{0, 2, 1, 2, 0}, tc.tie)
+		if want := []uint64{1, 3, 5}; !slices.Equal(pos, want) || !slices.Equal(own, tc.wantOwn) {
+			t.Errorf("%s: %v %v, want %v %v", tc.name, pos, own, want, tc.wantOwn)
 		}
 	}
 }

@@ -44,11 +44,11 @@ func BenchmarkScaleRing(b *testing.B) {
 		cfg := Config{Algorithm: alg, Shards: shards}
 		b.Run(string(alg)+"/build", func(b *testing.B) {
 			b.ReportAllocs()
-			cpu := processCPU()
+			report := reportCPU(b)
 			for b.Loop() {
 				mustNew(b, cfg)
 			}
-			b.ReportMetric(float64((processCPU()-cpu).Microseconds())/1e3/float64(b.N), "cpu-ms/op")
+			report()
 			b.ReportMetric(float64(retained(b, cfg)), "heap-B")
 		})
 		r := mustNew(b, cfg)
@@ -76,6 +76,15 @@ func retained(tb testing.TB, cfg Config) uint64 {
 		return 0
 	}
 	return after.HeapAlloc - before.HeapAlloc
+}
+
+// reportCPU starts counting the process's CPU time; the function it
+// returns reports it per operation, as cpu-ms/op.
+func reportCPU(b *testing.B) func() {
+	cpu := processCPU()
+	return func() {
+		b.ReportMetric(float64((processCPU()-cpu).Microseconds())/1e3/float64(b.N), "cpu-ms/op")
+	}
 }
 
 // processCPU returns the CPU time (user plus system) this process has

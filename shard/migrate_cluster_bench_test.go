@@ -25,7 +25,7 @@ func BenchmarkDoByMode(b *testing.B) {
 	for i, s := range servers {
 		ring[i] = s.Addr
 	}
-	ringCfg, err := shard.ParseURL("redis-ring://" + strings.Join(ring, ",") + "?health_interval=0")
+	ringCfg, err := shard.ParseURL("redis-ring://" + strings.Join(ring, ",") + "?names=a,b,c&health_interval=0")
 	if err != nil {
 		b.Fatal(err)
 	}

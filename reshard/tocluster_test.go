@@ -286,3 +286,89 @@ func movedCount(c *shard.Client) int64 {
 	}
 	return n
 }
+
+// TestRingClientIntoClusterRollbackWithTheMover turns a live ring
+// client's migration into a cluster around at half way, after the mover
+// armed it: the client keeps routing by the cluster until the reverse
+// fence (cluster -> ring, its marker on the master of its slot), the mover
+// moves everything back, and FinishMigration leaves a ring client with
+// every key, and the increments made in between, on the ring.
+func TestRingClientIntoClusterRollbackWithTheMover(t *testing.T) {
+	ctx := context.Background()
+	servers := redistest.StartNTB(t, 3, redistest.Options{})
+	rc := redistest.StartClusterTB(t, 3, 0, redistest.Options{})
+	from := mustParse(t, ringURL(servers, []string{"s0", "s1", "s2"}, nil))
+	to := mustParse(t, "redis-cluster://"+strings.Join(rc.Seeds(), ",")+"?read_timeout=5s&health_interval=200ms")
+	const n = 3000
+	fill(t, from, "rbc", n)
+	cfg := from
+	cfg.Pool.ClientName = shard.AutoClientName
+	c := newClient(t, cfg)
+	require.NoError(t, c.StartMigration(ctx, to))
+	waitFor(t, 10*time.Second, "the beacons", func() bool { return reshard.CheckClients(ctx, from, to, false) == nil })
+	mctx, cancel := context.WithCancel(ctx)
+	rep, err := reshard.Move(mctx, reshard.Options{From: from, To: to, KeysPerSecond: 2000, Batch: 20,
+		Progress: func(p reshard.Progress) {
+			if p.Moved >= n/2 {
+				cancel()
+			}
+		}})
+	cancel()
+	require.ErrorIs(t, err, context.Canceled)
+	require.Less(t, rep.Moved, int64(n), "stopped part-way")
+	require.Positive(t, rep.Moved)
+	waitFor(t, 10*time.Second, "the client to see the fence armed", func() bool {
+		i, ok := c.Migration()
+		return ok && i.Phase == shard.PhaseArmed
+	})
+
+	require.NoError(t, c.AbortMigration(ctx))
+	info, ok := c.Migration()
+	require.True(t, ok)
+	require.Equal(t, shard.PhaseWaiting, info.Phase, "the rollback waits for its own fence")
+	_, isCluster := c.Router().(*shard.ClusterRouter)
+	require.True(t, isCluster, "until then the client routes by the cluster: %T", c.Router())
+	for i := 0; i < n; i += 2 {
+		_, err := c.Do(ctx, "INCR", fmt.Sprintf("rbc:%d", i))
+		require.NoError(t, err)
+	}
+	waitFor(t, 10*time.Second, "the beacons of the reverse migration", func() bool {
+		return reshard.CheckClients(ctx, to, from, false) == nil
+	})
+	back, err := reshard.Move(ctx, reshard.Options{From: to, To: from})
+	require.NoError(t, err)
+	require.NotNil(t, back.Verify)
+	assert.Zero(t, back.Verify.Misplaced, "misplaced: %v", back.Verify.Samples)
+	waitFor(t, 10*time.Second, "the client to see the reverse fence armed", func() bool {
+		i, ok := c.Migration()
+		return ok && i.Phase == shard.PhaseArmed
+	})
+	_, isRing := c.Router().(*shard.RingRouter)
+	require.True(t, isRing, "the reverse armed, the client routes by the ring: %T", c.Router())
+	require.NoError(t, c.FinishMigration())
+	require.NoError(t, reshard.ClearFence(ctx, to, from))
+	require.NoError(t, reshard.ClearFence(ctx, from, to))
+	for _, m := range rc.Masters() {
+		size, err := strconvAtoi(m.Do("DBSIZE"))
+		require.NoError(t, err)
+		assert.Zero(t, size, "nothing is left on cluster master %s (markers included)", m.Addr)
+	}
+	for _, s := range servers {
+		keys, err := s.Do("KEYS", "shardis:migration:*")
+		require.NoError(t, err)
+		assert.Empty(t, keys, "no marker left on %s", s.Addr)
+	}
+	for i := 0; i < n; i++ {
+		k := fmt.Sprintf("rbc:%d", i)
+		v, err := redis.Int(c.Do(ctx, "GET", k))
+		require.NoError(t, err, k)
+		want := i
+		if i%2 == 0 {
+			want++
+		}
+		require.Equal(t, want, v, "key %s", k)
+	}
+	vr, err := reshard.Verify(ctx, from, reshard.VerifyOptions{})
+	require.NoError(t, err)
+	assert.Zero(t, vr.Misplaced)
+}

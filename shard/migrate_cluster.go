@@ -184,3 +184,46 @@ func (c *Client) publishNext(m *migState) {
 	c.publishCluster(m.next.cl)
 	c.switching.mu.Unlock()
 }
+
+// migrateCalls returns the MIGRATE ... KEYS calls that move a round's
+// keys: one, or, when the old topology is a cluster, one per slot (a
+// cluster node refuses keys of several slots in one MIGRATE: CROSSSLOT).
+// The calls of one node go out as one pipeline.
+func (c *Client) migrateCalls(m *migState, p *movePair) []*call {
+	one := func(keys []string) *call {
+		args, err := c.migrateArgs(m, p.dst, keys)
+		return &call{name: "MIGRATE", args: args, err: err, node: p.srcIdx}
+	}
+	if _, ok := m.from.(*ClusterRouter); !ok || len(p.keys) < 2 {
+		return []*call{one(p.keys)}
+	}
+	bySlot := map[int][]string{}
+	var order []int
+	for _, k := range p.keys {
+		s := cluster.Slot(k)
+		if _, ok := bySlot[s]; !ok {
+			order = append(order, s)
+		}
+		bySlot[s] = append(bySlot[s], k)
+	}
+	calls := make([]*call, len(order))
+	for i, s := range order {
+		calls[i] = one(bySlot[s])
+	}
+	return calls
+}
+
+// firstCallErr returns the first error of calls: a BUSYKEY one first
+// (the caller settles those key by key, which also covers the others).
+func firstCallErr(calls []*call) error {
+	var first error
+	for _, cl := range calls {
+		if isBusyKey(cl.err) {
+			return cl.err
+		}
+		if first == nil {
+			first = cl.err
+		}
+	}
+	return first
+}

@@ -21,8 +21,9 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// liveLoad is 8 goroutines of INCR, SET, GET and cross-node MGET on one
-// client, counting every acknowledged increment and every failure.
+// liveLoad is goroutines of INCR, SET, GET, cross-node MGET and
+// pipelines on one client, counting every acknowledged increment and
+// every failure.
 type liveLoad struct {
 	c        *shard.Client
 	counters int
@@ -65,7 +66,7 @@ func (l *liveLoad) run(w int) {
 		default:
 		}
 		l.ops.Add(1)
-		switch i % 4 {
+		switch i % 5 {
 		case 0:
 			k := rng.IntN(l.counters)
 			if _, err := l.c.Do(ctx, "INCR", fmt.Sprintf("tc:n:%d", k)); err != nil {
@@ -100,6 +101,27 @@ func (l *liveLoad) run(w int) {
 			vals, err := redis.Values(l.c.Do(ctx, "MGET", keys...))
 			if err != nil || len(vals) != len(keys) {
 				l.fail(fmt.Errorf("MGET: %d values, %v", len(vals), err))
+			}
+		case 4: // a pipeline: two INCRs and a GET on keys of any nodes
+			a, b := rng.IntN(l.counters), rng.IntN(l.counters)
+			p := l.c.Pipeline()
+			p.Send("INCR", fmt.Sprintf("tc:n:%d", a))
+			p.Send("INCR", fmt.Sprintf("tc:n:%d", b))
+			p.Send("GET", fmt.Sprintf("tc:n:%d", rng.IntN(l.counters)))
+			res, err := p.Exec(ctx)
+			if err != nil || len(res) != 3 {
+				l.fail(fmt.Errorf("pipeline: %d results, %v", len(res), err))
+				continue
+			}
+			for j, k := range []int{a, b} {
+				if res[j].Err != nil {
+					l.fail(fmt.Errorf("pipeline INCR: %w", res[j].Err))
+				} else {
+					l.acked[k].Add(1)
+				}
+			}
+			if res[2].Err != nil {
+				l.fail(fmt.Errorf("pipeline GET: %w", res[2].Err))
 			}
 		}
 	}
@@ -151,7 +173,7 @@ func migrateSlot(t *testing.T, slot int, from, to *redistest.Server, all []*redi
 
 // TestRingClientMovesIntoAClusterLive takes a live ring client of three
 // shards into a three-master cluster at run time under load (8
-// goroutines of INCR, SET, GET and MGET): StartMigration with the
+// goroutines of INCR, SET, GET, MGET and pipelines): StartMigration with the
 // cluster's config, the mover's fence and move, a clean verification,
 // FinishMigration. No operation fails, every counter equals its
 // acknowledged increments, nothing is left on the ring, and afterwards
@@ -164,8 +186,9 @@ func TestRingClientMovesIntoAClusterLive(t *testing.T) {
 	rc := redistest.StartClusterTB(t, 3, 0, redistest.Options{})
 	from := mustParse(t, ringURL(servers, []string{"s0", "s1", "s2"}, nil))
 	to := mustParse(t, "redis-cluster://"+strings.Join(rc.Seeds(), ",")+"?read_timeout=5s&health_interval=200ms")
-	const counters = 200
+	const counters, cold = 500, 3000
 	fill(t, from, "tc:n", counters) // counter i starts at i
+	fill(t, from, "tc:cold", cold)  // keys only the mover moves
 
 	cfg := from
 	cfg.Pool.ClientName = shard.AutoClientName
@@ -201,7 +224,7 @@ func TestRingClientMovesIntoAClusterLive(t *testing.T) {
 	})
 	_, isCluster := c.Router().(*shard.ClusterRouter)
 	require.True(t, isCluster, "armed, the client routes by the cluster: %T", c.Router())
-	rep, err := reshard.Move(ctx, reshard.Options{From: from, To: to})
+	rep, err := reshard.Move(ctx, reshard.Options{From: from, To: to, KeysPerSecond: 2000, Batch: 50})
 	require.NoError(t, err)
 	require.NotNil(t, rep.Verify)
 	assert.Zero(t, rep.Verify.Misplaced, "misplaced: %v", rep.Verify.Samples)
@@ -214,6 +237,7 @@ func TestRingClientMovesIntoAClusterLive(t *testing.T) {
 	waitFor(t, 10*time.Second, "load after FinishMigration", func() bool { return load.ops.Load() > before+500 })
 	errs := load.halt()
 	require.Zero(t, load.failed.Load(), "failed operations (first ones): %v", errs)
+	t.Logf("%d operations without a failure; the mover moved %d keys", load.ops.Load(), rep.Moved)
 	require.NoError(t, reshard.ClearFence(ctx, from, to))
 
 	// Nothing is left on the ring; every key is on its cluster master.
@@ -232,6 +256,17 @@ func TestRingClientMovesIntoAClusterLive(t *testing.T) {
 		v, err := redis.Int64(plain.Do(ctx, "GET", k))
 		require.NoError(t, err, k)
 		assert.Equal(t, int64(i)+load.acked[i].Load(), v, "counter %s", k)
+	}
+
+	coldKeys := make([]any, cold)
+	for i := range coldKeys {
+		coldKeys[i] = fmt.Sprintf("tc:cold:%d", i)
+	}
+	coldVals, err := redis.Ints(plain.Do(ctx, "MGET", coldKeys...))
+	require.NoError(t, err)
+	require.Len(t, coldVals, cold)
+	for i, v := range coldVals {
+		require.Equal(t, i, v, "tc:cold:%d", i)
 	}
 
 	// The cluster moves the slot of a counter by itself: the same client

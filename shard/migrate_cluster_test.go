@@ -335,3 +335,32 @@ func TestCloseDuringMigrationIntoCluster(t *testing.T) {
 		require.Empty(t, failures, "round %d: failures before Close", round)
 	}
 }
+
+// TestRingClientIntoClusterRefreshesItsTable checks that the periodic
+// refresh of the slot table starts when a ring client's routing switches
+// to a cluster (not before: it is still a ring client while waiting), and
+// stops with Close.
+func TestRingClientIntoClusterRefreshesItsTable(t *testing.T) {
+	ctx := context.Background()
+	servers := redistest.StartNTB(t, 2, redistest.Options{})
+	to := intoCluster(t, ringConfig(servers))
+	to.Cluster.RefreshInterval = 50 * time.Millisecond
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	c, err := shard.New(ctx, ringConfig(servers))
+	require.NoError(t, err)
+	defer c.Close()
+	require.NoError(t, c.StartMigration(ctx, to))
+	time.Sleep(300 * time.Millisecond) // six refresh intervals: nothing may happen in them
+	assert.Zero(t, c.Stats().Refreshes, "waiting, the client is a ring client: no refresh")
+	require.NoError(t, c.ArmMigration())
+	waitFor(t, 10*time.Second, "periodic refreshes", func() bool { return c.Stats().Refreshes >= 4 })
+	require.NoError(t, c.FinishMigration())
+	n := c.Stats().Refreshes
+	waitFor(t, 10*time.Second, "refreshes after FinishMigration", func() bool { return c.Stats().Refreshes > n+2 })
+	// A command over keys of two slots is refused now, as by any cluster
+	// client.
+	_, err = c.Do(ctx, "SUNIONSTORE", "refresh:{a}", "refresh:{b}")
+	var cse *shard.CrossShardError
+	require.ErrorAs(t, err, &cse)
+	require.NoError(t, c.Close())
+}

@@ -190,16 +190,13 @@ func (c *Client) installMigration(ctx context.Context, from Router, fromID, toID
 	for _, n := range from.Nodes() {
 		m.src[n.Addr] = c.nodes.add(n)
 	}
-	var waiting *topology
 	if next != nil {
-		waiting = c.topologyOf(from, fromID) // migrate_cluster.go
+		// Waiting: route as the processes that are not fenced yet do.
+		waiting := c.topologyOf(from, fromID) // migrate_cluster.go
 		m.fromLoc = waiting.loc
+		c.switchTo(waiting)
 	} else {
 		m.fromLoc = c.locatorFor(from)
-	}
-	if waiting != nil {
-		// Waiting: route as the processes that are not fenced yet do.
-		c.switchTo(waiting)
 	}
 	old := c.mig.Swap(m)
 	if armed {

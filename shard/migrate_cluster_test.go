@@ -135,6 +135,18 @@ func TestRingClientIntoClusterAbortAfterArming(t *testing.T) {
 	onRing, inCluster := keysWhere(t, servers, plain, "back", n)
 	require.Equal(t, n/2, inCluster)
 	require.Equal(t, n/2, onRing)
+	// Scan walks the ring's shards and the cluster's masters: every key
+	// once, wherever it is.
+	seen := map[string]int{}
+	sc := c.Scan(shard.ScanOptions{Match: "back:*", Count: 20})
+	for sc.Next(ctx) {
+		seen[sc.Key()]++
+	}
+	require.NoError(t, sc.Err())
+	require.Len(t, seen, n)
+	for k, times := range seen {
+		require.Equal(t, 1, times, k)
+	}
 
 	require.NoError(t, c.AbortMigration(ctx))
 	info, ok := c.Migration()

@@ -118,7 +118,7 @@ func fencePhase(ctx context.Context, pools *pool.Set, info shard.MigrationInfo, 
 		}
 		v, err := redis.String(redis.DoContext(conn, ctx, "GET", key))
 		conn.Close()
-		if err == redis.ErrNil || markerElsewhere(err) { // fence_cluster.go
+		if err == redis.ErrNil || markerElsewhere(err) { // from_cluster.go
 			continue
 		}
 		if err != nil {
@@ -142,7 +142,7 @@ func setFence(ctx context.Context, pools *pool.Set, info shard.MigrationInfo, ke
 		}
 		_, err = redis.DoContext(conn, ctx, "SET", key, v)
 		conn.Close()
-		if err != nil && !markerElsewhere(err) { // fence_cluster.go
+		if err != nil && !markerElsewhere(err) { // from_cluster.go
 			return &shard.NodeError{Node: n, Err: err}
 		}
 		if err == nil {
@@ -179,7 +179,7 @@ func ClearFence(ctx context.Context, from, to shard.Config) error {
 		}
 		_, err = redis.DoContext(conn, ctx, "DEL", key)
 		conn.Close()
-		if err != nil && !markerElsewhere(err) { // fence_cluster.go
+		if err != nil && !markerElsewhere(err) { // from_cluster.go
 			return &shard.NodeError{Node: n, Err: err}
 		}
 	}

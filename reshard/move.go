@@ -173,7 +173,7 @@ func (m *mover) drain(ctx context.Context, n shard.Node) error {
 				continue
 			}
 			stay--
-			g := m.batchOf(owner, k) // fence_cluster.go
+			g := m.batchOf(owner, k) // from_cluster.go
 			byOwner[g] = append(byOwner[g], k)
 			owners[g] = owner
 		}

@@ -30,9 +30,10 @@ func markerElsewhere(err error) bool {
 // batchOf names the batch that key k joins on its way to owner: keys
 // that go to the same node travel in one MIGRATE ... KEYS, but a cluster
 // node (the old topology is a cluster) takes only keys of one slot in it
-// (CROSSSLOT otherwise).
+// (CROSSSLOT otherwise). DUMP/RESTORE moves (Options.Dump) send one
+// command per key and keep whole batches.
 func (m *mover) batchOf(owner shard.Node, k string) string {
-	if _, ok := m.from.(*shard.ClusterRouter); !ok {
+	if _, ok := m.from.(*shard.ClusterRouter); !ok || m.opts.Dump {
 		return owner.Addr
 	}
 	return owner.Addr + "#" + strconv.Itoa(cluster.Slot(k))

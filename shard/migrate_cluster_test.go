@@ -376,3 +376,44 @@ func TestRingClientIntoClusterRefreshesItsTable(t *testing.T) {
 	require.ErrorAs(t, err, &cse)
 	require.NoError(t, c.Close())
 }
+
+// TestUsersRouterClientIntoCluster moves a client built on the user's own
+// Router into a cluster at run time: once armed, keys leave the router's
+// nodes for their slots' masters on first use (an MGET of keys of several
+// slots included), and FinishMigration leaves a cluster client.
+func TestUsersRouterClientIntoCluster(t *testing.T) {
+	ctx := context.Background()
+	servers := redistest.StartNTB(t, 2, redistest.Options{})
+	base := ringConfig(servers)
+	recent := shard.Node{Name: "recent", Addr: servers[0].Addr}
+	archive := shard.Node{Name: "archive", Addr: servers[1].Addr}
+	c := newClient(t, shard.Config{Router: yearRouter{recent: recent, archive: archive}, Pool: base.Pool, Health: base.Health})
+	to := intoCluster(t, base)
+	plain := newClient(t, to)
+	keys := []any{"y2020:u1", "y2020:u2", "y2024:u1", "y2024:u2"}
+	for _, k := range keys {
+		_, err := c.Do(ctx, "SET", k, k)
+		require.NoError(t, err)
+	}
+	require.NoError(t, c.StartMigration(ctx, to))
+	require.NoError(t, c.ArmMigration())
+	vals, err := redis.Strings(c.Do(ctx, "MGET", keys...))
+	require.NoError(t, err)
+	require.Len(t, vals, len(keys))
+	for i, k := range keys {
+		assert.Equal(t, k, vals[i])
+	}
+	require.NoError(t, c.FinishMigration())
+	_, isCluster := c.Router().(*shard.ClusterRouter)
+	assert.True(t, isCluster, "a cluster client now: %T", c.Router())
+	for _, s := range servers {
+		size, err := s.Do("DBSIZE")
+		require.NoError(t, err)
+		assert.Equal(t, "0", size, "every key left %s", s.Addr)
+	}
+	n, err := redis.Int(plain.Do(ctx, "EXISTS", keys...))
+	require.NoError(t, err)
+	assert.Equal(t, len(keys), n, "every key is in the cluster")
+	_, err = c.Do(ctx, "DEL", keys...)
+	require.NoError(t, err)
+}

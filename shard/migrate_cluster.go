@@ -183,6 +183,13 @@ func (c *Client) publishNext(m *migState) {
 	c.switching.mu.Lock()
 	c.publishCluster(m.next.cl)
 	c.switching.mu.Unlock()
+	// Its table was read when the migration started and may have aged
+	// while it waited (a failover or a slot moved in the cluster since):
+	// read it again before any key moves there, so that no MIGRATE goes
+	// to a node that no longer serves the key's slot. On failure the
+	// table stays; MOVED replies and later refreshes correct it.
+	c.refr.count.Add(1)
+	_ = c.observeRefresh(c.life, c.discover)
 }
 
 // migrateCalls returns the MIGRATE ... KEYS calls that move a round's

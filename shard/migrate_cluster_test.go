@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/gomodule/redigo/redis"
+	"github.com/shardis/shardis/cluster"
 	"github.com/shardis/shardis/internal/redistest"
 	"github.com/shardis/shardis/shard"
 	"github.com/stretchr/testify/assert"
@@ -416,4 +417,46 @@ func TestUsersRouterClientIntoCluster(t *testing.T) {
 	assert.Equal(t, len(keys), n, "every key is in the cluster")
 	_, err = c.Do(ctx, "DEL", keys...)
 	require.NoError(t, err)
+}
+
+// TestRingClientIntoClusterReadsTheTableAgainAtTheFence moves a slot
+// inside the cluster while the migration waits for its fence: the first
+// command after arming moves its key to the slot's new master (a MIGRATE
+// to the master the client knew from StartMigration would fail, the
+// target answering MOVED).
+func TestRingClientIntoClusterReadsTheTableAgainAtTheFence(t *testing.T) {
+	ctx := context.Background()
+	servers := redistest.StartNTB(t, 2, redistest.Options{})
+	rc := redistest.StartClusterTB(t, 3, 0, redistest.Options{})
+	to := clusterConfig(rc.Seeds()...)
+	to.Cluster.RefreshInterval = -1 // no periodic refresh: only the fence's
+	c := newClient(t, ringConfig(servers))
+	const key = "aged:counter"
+	_, err := c.Do(ctx, "SET", key, 41)
+	require.NoError(t, err)
+	require.NoError(t, c.StartMigration(ctx, to))
+
+	slot := cluster.Slot(key)
+	src, err := rc.MasterOfSlot(slot)
+	require.NoError(t, err)
+	var dst *redistest.Server
+	for _, m := range rc.Masters() {
+		if m != src {
+			dst = m
+			break
+		}
+	}
+	require.NotNil(t, dst)
+	moveSlot(t, slot, src, dst, rc.Masters())
+
+	require.NoError(t, c.ArmMigration())
+	v, err := redis.Int(c.Do(ctx, "INCR", key))
+	require.NoError(t, err)
+	assert.Equal(t, 42, v)
+	owner, err := c.Router().Route(key)
+	require.NoError(t, err)
+	assert.Equal(t, dst.Addr, owner.Addr)
+	got, err := dst.Do("GET", key)
+	require.NoError(t, err)
+	assert.Equal(t, "42", got, "the key is at the slot's new master")
 }

@@ -224,6 +224,9 @@ func (c *Client) installMigration(ctx context.Context, from Router, fromID, toID
 // moves its subscriptions; reads go to replicas per to.Cluster.ReadFrom
 // once FinishMigration ended the migration. A client that was built as a
 // cluster client needs a new Client built with Config.Migration instead.
+//
+// to.Migration, when set, gives the move's Addrs and Armed; its From must
+// be nil (the old topology is the one the client routes by).
 func (c *Client) StartMigration(ctx context.Context, to Config) error {
 	if c.closed.Load() {
 		return ErrClosed
@@ -240,6 +243,10 @@ func (c *Client) StartMigration(ctx context.Context, to Config) error {
 	if c.health.AutoEject {
 		return fmt.Errorf("%w: auto-eject moves keys by itself; turn it off to migrate", ErrMigration)
 	}
+	opts, to, err := runTimeMigration(to) // migrate_cluster.go
+	if err != nil {
+		return err
+	}
 	if err := to.Validate(); err != nil {
 		return err
 	}
@@ -247,7 +254,6 @@ func (c *Client) StartMigration(ctx context.Context, to Config) error {
 		return fmt.Errorf("%w: %w", ErrMigration, err)
 	}
 	var next *topology
-	var err error
 	if to.Mode == ModeCluster {
 		next, err = c.clusterTopology(ctx, to) // migrate_cluster.go
 	} else {
@@ -260,7 +266,7 @@ func (c *Client) StartMigration(ctx context.Context, to Config) error {
 		return ErrClosed
 	}
 	c.readReplicas.Store(false) // masters alone see the keys that move
-	c.installMigration(ctx, cur.router, cur.id, next.id, nil, next, false, nil)
+	c.installMigration(ctx, cur.router, cur.id, next.id, opts.Addrs, next, opts.Armed, nil)
 	c.subs.topo.notify() // subscriptions follow (subscription_registry.go)
 	return nil
 }

@@ -234,3 +234,17 @@ func firstCallErr(calls []*call) error {
 	}
 	return first
 }
+
+// runTimeMigration takes StartMigration's options out of to.Migration
+// (Addrs, Armed), which names no From: the old topology is the client's.
+func runTimeMigration(to Config) (Migration, Config, error) {
+	if to.Migration == nil {
+		return Migration{}, to, nil
+	}
+	m := *to.Migration
+	if m.From != nil {
+		return Migration{}, to, fmt.Errorf("%w: StartMigration moves away from the topology the client routes by; to.Migration.From must be nil", ErrMigration)
+	}
+	to.Migration = nil
+	return m, to, nil
+}

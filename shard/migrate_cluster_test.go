@@ -460,3 +460,56 @@ func TestRingClientIntoClusterReadsTheTableAgainAtTheFence(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "42", got, "the key is at the slot's new master")
 }
+
+// TestStartMigrationIntoClusterAddrsAndArmed: to.Migration gives a run-time
+// migration its Addrs (where the old nodes reach the new ones: MIGRATE
+// connects from server to server) and Armed (no fence to wait for).
+func TestStartMigrationIntoClusterAddrsAndArmed(t *testing.T) {
+	ctx := context.Background()
+	c, servers := startRing(t, 2)
+	to := intoCluster(t, ringConfig(servers))
+	dead := redistest.StartTB(t, redistest.Options{})
+	deadAddr := dead.Addr
+	require.NoError(t, dead.Stop())
+	// Two keys whose slots have different masters.
+	keys := []string{"addrs:a"}
+	first, err := clusterForTest(t).MasterOfSlot(cluster.Slot(keys[0]))
+	require.NoError(t, err)
+	for i := 0; len(keys) < 2; i++ {
+		k := fmt.Sprintf("addrs:%d", i)
+		m, err := clusterForTest(t).MasterOfSlot(cluster.Slot(k))
+		require.NoError(t, err)
+		if m != first {
+			keys = append(keys, k)
+		}
+	}
+	for _, k := range keys {
+		_, err := c.Do(ctx, "SET", k, 7)
+		require.NoError(t, err)
+	}
+	// The first key's master is "reached" at an address where nothing
+	// listens: its move fails, the other key's succeeds.
+	to.Migration = &shard.Migration{Addrs: map[string]string{first.Addr: deadAddr}, Armed: true}
+	require.NoError(t, c.StartMigration(ctx, to))
+	info, ok := c.Migration()
+	require.True(t, ok)
+	assert.Equal(t, shard.PhaseArmed, info.Phase, "Armed: no fence to wait for")
+	_, err = c.Do(ctx, "INCR", keys[0])
+	var me *shard.MigrateError
+	require.ErrorAs(t, err, &me, "the move to the mapped address fails")
+	require.ErrorIs(t, err, shard.ErrMigration)
+	assert.Equal(t, keys[0], me.Key)
+	v, err := redis.Int(c.Do(ctx, "INCR", keys[1]))
+	require.NoError(t, err)
+	assert.Equal(t, 8, v)
+	require.NoError(t, c.FinishMigration())
+	_, err = c.Do(ctx, "DEL", keys[1])
+	require.NoError(t, err)
+
+	// A From in to.Migration is refused: the old topology is the client's.
+	from := ringConfig(servers)
+	to.Migration = &shard.Migration{From: &from}
+	err = c.StartMigration(ctx, to)
+	require.ErrorIs(t, err, shard.ErrMigration)
+	assert.Contains(t, err.Error(), "From must be nil")
+}

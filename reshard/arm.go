@@ -119,7 +119,7 @@ func fencePhase(ctx context.Context, pools *pool.Set, info shard.MigrationInfo, 
 		}
 		v, err := redis.String(redis.DoContext(conn, ctx, "GET", key))
 		conn.Close()
-		if err == redis.ErrNil {
+		if err == redis.ErrNil || markerElsewhere(err) { // from_cluster.go
 			continue
 		}
 		if err != nil {
@@ -135,6 +135,7 @@ func fencePhase(ctx context.Context, pools *pool.Set, info shard.MigrationInfo, 
 // setFence sets the marker to phase p on every old node.
 func setFence(ctx context.Context, pools *pool.Set, info shard.MigrationInfo, key string, p shard.MigrationPhase) error {
 	v := shard.FenceValue(p, time.Now())
+	took := 0
 	for _, n := range info.From.Nodes() {
 		conn, err := pools.Get(ctx, n.Addr)
 		if err != nil {
@@ -142,9 +143,15 @@ func setFence(ctx context.Context, pools *pool.Set, info shard.MigrationInfo, ke
 		}
 		_, err = redis.DoContext(conn, ctx, "SET", key, v)
 		conn.Close()
-		if err != nil {
+		if err != nil && !markerElsewhere(err) { // from_cluster.go
 			return &shard.NodeError{Node: n, Err: err}
 		}
+		if err == nil {
+			took++
+		}
+	}
+	if took == 0 {
+		return fmt.Errorf("%w: no old node took the fence's marker %q (a cluster whose slot table changed?)", shard.ErrMigration, key)
 	}
 	return nil
 }
@@ -173,7 +180,7 @@ func ClearFence(ctx context.Context, from, to shard.Config) error {
 		}
 		_, err = redis.DoContext(conn, ctx, "DEL", key)
 		conn.Close()
-		if err != nil {
+		if err != nil && !markerElsewhere(err) { // from_cluster.go
 			return &shard.NodeError{Node: n, Err: err}
 		}
 	}

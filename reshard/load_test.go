@@ -42,11 +42,13 @@ func TestMoveUnderLoad(t *testing.T) {
 		from, to  string
 		cluster   bool // to is a fresh 3-master cluster
 		killMover bool // SIGKILL a first `shardis reshard` at a random point, then run it again
+		live      bool // the load's clients start on from alone and call StartMigration under load
 	}{
 		{name: "grow 3 to 4", from: three, to: four},
 		{name: "shrink 4 to 3", from: four, to: three},
 		{name: "reweight", from: three, to: reweighted},
 		{name: "ring to cluster", from: three, cluster: true},
+		{name: "ring to cluster at run time", from: three, cluster: true, live: true},
 		{name: "mover killed and run again", from: three, to: four, killMover: true},
 	}
 	for ci, tc := range cases {
@@ -60,12 +62,12 @@ func TestMoveUnderLoad(t *testing.T) {
 				cl := redistest.StartClusterTB(t, 3, 0, redistest.Options{})
 				to = clusterURL(cl)
 			}
-			runUnderLoad(t, fmt.Sprintf("u%d", ci), tc.from, to, tc.killMover, servers)
+			runUnderLoad(t, fmt.Sprintf("u%d", ci), tc.from, to, tc.killMover, tc.live, servers)
 		})
 	}
 }
 
-func runUnderLoad(t *testing.T, prefix, fromURL, toURL string, killMover bool, servers []*redistest.Server) {
+func runUnderLoad(t *testing.T, prefix, fromURL, toURL string, killMover, live bool, servers []*redistest.Server) {
 	ctx := context.Background()
 	if killMover {
 		shardisCLI(t) // built before the load starts, not competing with it for the CPU
@@ -100,7 +102,7 @@ func runUnderLoad(t *testing.T, prefix, fromURL, toURL string, killMover bool, s
 	for p := range procs {
 		readies[p] = filepath.Join(dir, fmt.Sprintf("ready%d", p))
 		spec, _ := json.Marshal(loadSpec{From: fromURL, To: toURL, Prefix: fmt.Sprintf("%s%d", prefix, p),
-			Goroutines: loadGoroutines, PreKeys: preKeys, Ready: readies[p], Stop: stop})
+			Goroutines: loadGoroutines, PreKeys: preKeys, Ready: readies[p], Stop: stop, Live: live})
 		cmd := exec.Command(os.Args[0], "-test.run=^$")
 		cmd.Env = append(os.Environ(), loadEnv+"="+string(spec))
 		outs[p] = new(bytes.Buffer)

@@ -26,6 +26,9 @@ type loadSpec struct {
 	PreKeys    int    // pre:<prefix>:<g>:<k> counters the test wrote before, each 1000
 	Ready      string // file created once every goroutine has done some work
 	Stop       string // file whose existence stops the load
+	// Live builds the client on From alone and moves it to To at run time
+	// (StartMigration) under its own load, before creating Ready.
+	Live bool
 }
 
 // loadResult is what a load generator acknowledged, for the test to check.
@@ -86,10 +89,15 @@ func runLoad(raw string) int {
 		fmt.Fprintln(os.Stderr, "loadgen:", err)
 		return 2
 	}
-	to.Migration = &shard.Migration{From: &from}
-	to.Pool.ClientName = shard.AutoClientName
+	cfg := to
+	if spec.Live {
+		cfg = from
+	} else {
+		cfg.Migration = &shard.Migration{From: &from}
+	}
+	cfg.Pool.ClientName = shard.AutoClientName
 	ctx := context.Background()
-	c, err := shard.New(ctx, to)
+	c, err := shard.New(ctx, cfg)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "loadgen:", err)
 		return 2
@@ -107,6 +115,12 @@ func runLoad(raw string) int {
 		}()
 	}
 	ready.Wait()
+	if spec.Live {
+		if err := c.StartMigration(ctx, to); err != nil {
+			fmt.Fprintln(os.Stderr, "loadgen: StartMigration:", err)
+			return 2
+		}
+	}
 	if err := os.WriteFile(spec.Ready, nil, 0o600); err != nil {
 		fmt.Fprintln(os.Stderr, "loadgen:", err)
 		return 2

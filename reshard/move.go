@@ -122,6 +122,9 @@ func (m *mover) dbsize(ctx context.Context, n shard.Node) (int64, error) {
 	}
 	// The fence's marker is not a key to move (arm.go).
 	marker, err := redis.Int64(redis.DoContext(conn, ctx, "EXISTS", m.fenceKey))
+	if markerElsewhere(err) { // a cluster node that does not serve the marker's slot (fence_cluster.go)
+		marker, err = 0, nil
+	}
 	if err != nil {
 		return 0, &shard.NodeError{Node: n, Err: err}
 	}
@@ -170,8 +173,9 @@ func (m *mover) drain(ctx context.Context, n shard.Node) error {
 				continue
 			}
 			stay--
-			byOwner[owner.Addr] = append(byOwner[owner.Addr], k)
-			owners[owner.Addr] = owner
+			g := m.batchOf(owner, k) // from_cluster.go
+			byOwner[g] = append(byOwner[g], k)
+			owners[g] = owner
 		}
 		m.scanned.Add(stay)
 		for _, addr := range sortedKeys(byOwner) {

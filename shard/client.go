@@ -24,11 +24,15 @@ type Client struct {
 	readTimeout time.Duration
 	health      HealthOptions
 
-	// Cluster mode only.
-	cl           *ClusterRouter
-	clusterOpts  ClusterOptions
-	readReplicas bool
+	// Cluster mode: set by New, or at run time when a migration into a
+	// cluster is fenced (migrate_cluster.go); clus is nil otherwise. Load
+	// them with cl() and clusterOpts().
+	clus         atomic.Pointer[ClusterRouter]
+	copts        atomic.Pointer[ClusterOptions]
+	readReplicas atomic.Bool
 	refr         refresher
+	refreshing   atomic.Bool // the refresh loop was started
+	switching    clusterSwitch
 	refreshTicks atomic.Int32 // health ticks that should also refresh the topology
 
 	learned learnedCommands // commands learned from the servers (learn.go)
@@ -86,19 +90,19 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 	c.pools = pools
 	switch cfg.Mode {
 	case ModeCluster:
-		c.clusterOpts = cfg.Cluster.withDefaults()
-		c.readReplicas = c.clusterOpts.ReadFrom != ReadMaster
-		c.cl = newClusterRouter(c.nodes)
-		c.router, c.loc = c.cl, clusterLocator{c.cl}
+		opts := cfg.Cluster.withDefaults()
+		c.copts.Store(&opts)
+		c.readReplicas.Store(opts.ReadFrom != ReadMaster)
+		r := newClusterRouter(c.nodes, cfg.Seeds)
+		r.opts = &opts
+		c.clus.Store(r)
+		c.router, c.loc = r, clusterLocator{r}
 		if err := c.discoverSeeds(ctx); err != nil {
 			c.endLife()
 			c.pools.Close()
 			return nil, err
 		}
-		if c.clusterOpts.RefreshInterval > 0 {
-			c.bg.Add(1)
-			go c.refreshLoop()
-		}
+		c.startRefreshLoop()
 	default:
 		if cfg.Router != nil {
 			c.router, c.loc = cfg.Router, newRouterLocator(cfg.Router, c.nodes)
@@ -136,7 +140,7 @@ func (c *Client) discoverSeeds(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("shardis: cluster discovery: %w", err)
 	}
-	c.cl.install(t)
+	c.cl().install(t)
 	c.refr.last = time.Now()
 	return nil
 }

@@ -26,30 +26,30 @@ func TestStaleMovedNeverUndoesARefresh(t *testing.T) {
 	if err := c.Refresh(ctx); err != nil {
 		t.Fatal(err)
 	}
-	stale := c.cl.state.Load()
+	stale := c.cl().state.Load()
 
 	srv.set(after)
 	if err := c.Refresh(ctx); err != nil {
 		t.Fatal(err)
 	}
-	fresh := c.cl.state.Load()
+	fresh := c.cl().state.Load()
 	if fresh == stale {
 		t.Fatal("the refresh installed nothing")
 	}
 	// A MOVED for slot 32, applied to the stale map.
 	derived := stale.table.WithSlotOwner(32, after.addr(after.owner[32], -1))
-	if c.cl.moveSlot(stale, derived, 32) {
+	if c.cl().moveSlot(stale, derived, 32) {
 		t.Error("moveSlot installed a table derived from a replaced state")
 	}
-	if c.cl.installOver(stale, derived) {
+	if c.cl().installOver(stale, derived) {
 		t.Error("installOver installed a table derived from a replaced state")
 	}
-	if c.cl.state.Load() != fresh {
+	if c.cl().state.Load() != fresh {
 		t.Fatal("the refreshed state was replaced")
 	}
 	// applyMoved looks again and finds the refreshed map already right.
 	c.applyMoved(16, after.addr(after.owner[16], -1))
-	tb := c.cl.Table()
+	tb := c.cl().Table()
 	for s := 0; s < cluster.SlotCount; s += 16 {
 		if got, want := tb.Master(s).Addr, after.addr(after.owner[s], -1); got != want {
 			t.Fatalf("slot %d served by %s, want %s", s, got, want)

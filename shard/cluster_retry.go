@@ -106,7 +106,7 @@ func (c *Client) retryCluster(ctx context.Context, calls []*call) (abandoned boo
 		if later {
 			wait := min(backoff, 100*time.Millisecond)
 			backoff *= 2
-			if time.Since(start)+wait > c.clusterOpts.MaxRetryWait {
+			if time.Since(start)+wait > c.clusterOpts().MaxRetryWait {
 				c.giveUp(pending, "waited too long for the cluster")
 				return false
 			}
@@ -149,7 +149,7 @@ func (c *Client) judge(cl *call) (v verdict, refresh bool) {
 				// topology where the slot lives instead.
 				cl.last, cl.reroute = msg, true
 				cl.redirects++
-				if cl.redirects > c.clusterOpts.MaxRedirects {
+				if cl.redirects > c.clusterOpts().MaxRedirects {
 					c.giveUp([]*call{cl}, "too many redirects")
 					return final, false
 				}
@@ -157,7 +157,7 @@ func (c *Client) judge(cl *call) (v verdict, refresh bool) {
 			}
 			cl.redirects++
 			cl.last = msg
-			if cl.redirects > c.clusterOpts.MaxRedirects {
+			if cl.redirects > c.clusterOpts().MaxRedirects {
 				c.giveUp([]*call{cl}, "too many redirects")
 				return final, false
 			}
@@ -239,7 +239,11 @@ func notSent(err error) bool {
 // routeSlot points cl at its slot's master (or replica) in the current
 // table.
 func (c *Client) routeSlot(cl *call) {
-	st := c.cl.state.Load()
+	r := c.cl()
+	if r == nil || cl.group < 0 || cl.group >= cluster.SlotCount {
+		return // routed by a ring: its node stays
+	}
+	st := r.state.Load()
 	cl.node, cl.asking = int(st.master[cl.group]), false
 	if cl.replica {
 		cl.node = c.pickReader(st, cl.group, cl.node)

@@ -15,6 +15,8 @@ type ClusterRouter struct {
 	nodes *nodeTable
 	state atomic.Pointer[clusterState]
 	watch topologyWatchers // told of every new table (subscriptions)
+	seeds []string         // where a refresh looks when no known node answers
+	opts  *ClusterOptions  // a cluster the client routes by (New, StartMigration); nil for a migration's From
 }
 
 // clusterState is one slot table plus the client's node indexes for it.
@@ -27,8 +29,8 @@ type clusterState struct {
 	allNodes []Node
 }
 
-func newClusterRouter(nodes *nodeTable) *ClusterRouter {
-	return &ClusterRouter{nodes: nodes}
+func newClusterRouter(nodes *nodeTable, seeds []string) *ClusterRouter {
+	return &ClusterRouter{nodes: nodes, seeds: seeds}
 }
 
 // install makes t the current table. It reads t without copying its

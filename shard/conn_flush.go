@@ -547,7 +547,7 @@ func (f *flusher) sendPinned() {
 // everyShard runs PING or ECHO on every shard and returns the reply they
 // all gave, or the first failure.
 func (rc *routedConn) everyShard(ctx context.Context, cmd connCmd) Result {
-	nodes := rc.c.router.Nodes()
+	nodes := rc.c.shardNodes() // those ForEachShard visits (a migration can change them)
 	replies := make([]any, len(nodes))
 	idx := make(map[string]int, len(nodes))
 	for i, n := range nodes {

@@ -235,9 +235,9 @@ func (c *Client) observeRefresh(ctx context.Context, discover func(context.Conte
 	if c.obs == nil || c.obs.h.Refresh == nil {
 		return discover(ctx)
 	}
-	before := c.cl.Table()
+	before := c.clusterTable()
 	start := time.Now()
 	err := discover(ctx)
-	c.obs.h.Refresh(ctx, &RefreshEvent{Start: start, Duration: time.Since(start), Err: err, Changed: c.cl.Table() != before})
+	c.obs.h.Refresh(ctx, &RefreshEvent{Start: start, Duration: time.Since(start), Err: err, Changed: c.clusterTable() != before})
 	return err
 }

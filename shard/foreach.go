@@ -34,8 +34,8 @@ func (c *Client) ForEachMaster(ctx context.Context, fn func(ctx context.Context,
 // shard.
 func (c *Client) ForEachNode(ctx context.Context, fn func(ctx context.Context, node Node, conn redis.Conn) error) error {
 	nodes := c.shardNodes()
-	if c.cl != nil && c.mig.Load() == nil {
-		nodes = c.cl.AllNodes()
+	if r := c.cl(); r != nil && c.mig.Load() == nil {
+		nodes = r.AllNodes()
 	}
 	return c.forEach(ctx, nodes, fn)
 }

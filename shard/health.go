@@ -20,7 +20,7 @@ func (c *Client) healthLoop() {
 			return
 		case <-t.C:
 			c.checkAll()
-			if c.cl != nil && c.refreshTicks.Load() > 0 {
+			if c.cl() != nil && c.refreshTicks.Load() > 0 {
 				c.refreshTicks.Add(-1)
 				c.refresh(context.Background(), false)
 			}
@@ -140,7 +140,7 @@ func (c *Client) noteSuccess(i int) {
 }
 
 func (c *Client) nodeDown(i int) {
-	if c.cl != nil {
+	if c.cl() != nil {
 		c.refresh(context.Background(), false)
 	}
 	if c.ring != nil && c.health.AutoEject {
@@ -151,7 +151,7 @@ func (c *Client) nodeDown(i int) {
 }
 
 func (c *Client) nodeUp(i int) {
-	if c.cl != nil {
+	if c.cl() != nil {
 		// A node that comes back (a restarted master rejoining as a
 		// replica, say) takes a moment to show in the topology: look on
 		// the next few health ticks.

@@ -207,7 +207,7 @@ func (c *Client) classify(cl *call) Outcome {
 	}
 	var re redis.Error
 	if errors.As(err, &re) {
-		if c.cl != nil {
+		if c.cl() != nil {
 			switch cluster.ErrorCode(string(re)) {
 			case "MOVED", "ASK", "TRYAGAIN":
 				return OutcomeRedirect
@@ -221,7 +221,7 @@ func (c *Client) classify(cl *call) Outcome {
 		return o
 	}
 	var ne *NodeError
-	if c.cl == nil || !errors.As(err, &ne) {
+	if c.cl() == nil || !errors.As(err, &ne) {
 		return OutcomeFailed
 	}
 	if notSent(ne.Err) || !mayWrite(cl.info) {
@@ -276,9 +276,9 @@ func (c *Client) redirectOf(cl *call, from Node) Redirect {
 	kind := cluster.ErrorCode(msg)
 	rd := Redirect{Kind: kind, Slot: -1, From: from, To: from}
 	if kind == "TRYAGAIN" {
-		if cl.group >= 0 && c.cl != nil {
+		if r := c.cl(); cl.group >= 0 && r != nil {
 			rd.Slot = cl.group
-			if st := c.cl.state.Load(); st != nil {
+			if st := r.state.Load(); st != nil {
 				rd.To = c.nodes.get(int(st.master[cl.group])).node
 			}
 		}

@@ -96,11 +96,13 @@ type migState struct {
 }
 
 // topology is a ring or router client's current placement; StartMigration
-// and AbortMigration replace it.
+// and AbortMigration replace it. A cluster (cl non-nil) makes the client a
+// cluster client while it routes by it (migrate_cluster.go).
 type topology struct {
 	loc    locator
 	router Router
 	id     string
+	cl     *ClusterRouter
 }
 
 // liveLocator is the locator of a ring or router client: it follows the
@@ -119,7 +121,7 @@ func (l liveLocator) groupLabel(group int) string {
 // installs cfg.Migration, if any. New calls it last.
 func (c *Client) initTopology(ctx context.Context, cfg Config) error {
 	c.migMu = new(sync.Mutex)
-	if c.cl == nil {
+	if c.cl() == nil {
 		c.topo.Store(&topology{loc: c.loc, router: c.router, id: TopologyID(cfg)})
 		c.loc = liveLocator{c}
 	}
@@ -131,7 +133,7 @@ func (c *Client) initTopology(ctx context.Context, cfg Config) error {
 		return err
 	}
 	var next *topology
-	if c.cl == nil {
+	if c.cl() == nil {
 		next = c.topo.Load()
 	} else {
 		c.loc = fencedLocator{c: c, inner: c.loc}
@@ -165,7 +167,7 @@ func (c *Client) routerFor(ctx context.Context, cfg Config) (Router, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%w: discovering the cluster %v: %w", ErrMigration, cfg.Seeds, err)
 		}
-		r := newClusterRouter(c.nodes)
+		r := newClusterRouter(c.nodes, cfg.Seeds)
 		r.install(t)
 		return r, nil
 	default:
@@ -188,10 +190,13 @@ func (c *Client) installMigration(ctx context.Context, from Router, fromID, toID
 	for _, n := range from.Nodes() {
 		m.src[n.Addr] = c.nodes.add(n)
 	}
-	m.fromLoc = c.locatorFor(from)
 	if next != nil {
 		// Waiting: route as the processes that are not fenced yet do.
-		c.topo.Store(&topology{loc: m.fromLoc, router: from, id: fromID})
+		waiting := c.topologyOf(from, fromID) // migrate_cluster.go
+		m.fromLoc = waiting.loc
+		c.switchTo(waiting)
+	} else {
+		m.fromLoc = c.locatorFor(from)
 	}
 	old := c.mig.Swap(m)
 	if armed {
@@ -204,12 +209,24 @@ func (c *Client) installMigration(ctx context.Context, from Router, fromID, toID
 }
 
 // StartMigration begins a live migration of a ring or router client to
-// the topology to (a ring or a Router): once the fence is armed (see
-// Migration and reshard.Arm; ArmMigration for a process alone) the client
-// routes by to and moves each key whose owner changes on first use, and
-// the old topology is what keys move away from; until then it routes by
-// the old topology and moves nothing. A cluster client, or a move into a cluster,
-// needs a new Client built with Config.Migration instead.
+// the topology to (a ring, a Router or a Redis Cluster): once the fence is
+// armed (see Migration and reshard.Arm; ArmMigration for a process alone)
+// the client routes by to and moves each key whose owner changes on first
+// use, and the old topology is what keys move away from; until then it
+// routes by the old topology and moves nothing.
+//
+// A cluster (to.Mode ModeCluster) is discovered from to.Seeds before
+// StartMigration returns, through the client's own pool options. From
+// the fence on, the client is a cluster client for the rest of its life
+// (or until it migrates back): it routes by the slot table, follows MOVED
+// and ASK, retries TRYAGAIN and CLUSTERDOWN, refreshes the table every
+// to.Cluster.RefreshInterval, fans multi-key commands out by slot and
+// moves its subscriptions; reads go to replicas per to.Cluster.ReadFrom
+// once FinishMigration ended the migration. A client that was built as a
+// cluster client needs a new Client built with Config.Migration instead.
+//
+// to.Migration, when set, gives the move's Addrs and Armed; its From must
+// be nil (the old topology is the one the client routes by).
 func (c *Client) StartMigration(ctx context.Context, to Config) error {
 	if c.closed.Load() {
 		return ErrClosed
@@ -223,11 +240,12 @@ func (c *Client) StartMigration(ctx context.Context, to Config) error {
 	if c.mig.Load() != nil {
 		return fmt.Errorf("%w: a migration is already on; finish or abort it first", ErrMigration)
 	}
-	if to.Mode == ModeCluster {
-		return fmt.Errorf("%w: a ring client cannot become a cluster client at run time; build a Client with Mode cluster and Config.Migration", ErrMigration)
-	}
 	if c.health.AutoEject {
 		return fmt.Errorf("%w: auto-eject moves keys by itself; turn it off to migrate", ErrMigration)
+	}
+	opts, to, err := runTimeMigration(to) // migrate_cluster.go
+	if err != nil {
+		return err
 	}
 	if err := to.Validate(); err != nil {
 		return err
@@ -235,11 +253,20 @@ func (c *Client) StartMigration(ctx context.Context, to Config) error {
 	if err := sentinelMigrationErr(c.cfg, to); err != nil { // migrate_target.go
 		return fmt.Errorf("%w: %w", ErrMigration, err)
 	}
-	next, err := c.topologyFor(to)
+	var next *topology
+	if to.Mode == ModeCluster {
+		next, err = c.clusterTopology(ctx, to) // migrate_cluster.go
+	} else {
+		next, err = c.topologyFor(to)
+	}
 	if err != nil {
 		return err
 	}
-	c.installMigration(ctx, cur.router, cur.id, next.id, nil, next, false, nil)
+	if c.closed.Load() {
+		return ErrClosed
+	}
+	c.readReplicas.Store(false) // masters alone see the keys that move
+	c.installMigration(ctx, cur.router, cur.id, next.id, opts.Addrs, next, opts.Armed, nil)
 	c.subs.topo.notify() // subscriptions follow (subscription_registry.go)
 	return nil
 }
@@ -273,9 +300,9 @@ func (c *Client) FinishMigration() error {
 	}
 	m.beacon.close()
 	if m.next != nil && m.phase.Load() == int32(PhaseWaiting) {
-		c.topo.Store(m.next) // never fenced: it still routed by the old topology
-		c.subs.topo.notify()
+		c.switchTo(m.next) // never fenced: it still routed by the old topology
 	}
+	c.settleReads() // replica reads, if the cluster's config asks for them
 	return nil
 }
 
@@ -286,7 +313,9 @@ func (c *Client) FinishMigration() error {
 // forward (as the other armed processes do) until the reverse fence is
 // armed, then routes by the old topology and moves keys back on first use.
 // Run the mover in the reverse direction, then FinishMigration. Only ring
-// and router clients can turn around at run time.
+// and router clients (and those that became cluster clients at run time,
+// StartMigration) can turn around at run time: a migration from a ring
+// into a cluster turns into one from the cluster back to the ring.
 func (c *Client) AbortMigration(ctx context.Context) error {
 	c.migMu.Lock()
 	defer c.migMu.Unlock()
@@ -298,17 +327,17 @@ func (c *Client) AbortMigration(ctx context.Context) error {
 	if cur == nil {
 		return fmt.Errorf("%w: a cluster client cannot change its topology at run time; build a Client with the reverse Config.Migration", ErrMigration)
 	}
-	if _, ok := m.from.(*ClusterRouter); ok {
+	if cr, ok := m.from.(*ClusterRouter); ok && cr.opts == nil {
 		return fmt.Errorf("%w: a ring client cannot become a cluster client at run time", ErrMigration)
 	}
-	back := &topology{router: m.from, id: m.fromID, loc: c.locatorFor(m.from)}
+	back := c.topologyOf(m.from, m.fromID) // migrate_cluster.go
 	if m.phase.Load() != int32(PhaseArmed) {
 		// No key has moved yet (moves begin only once armed): route by
 		// the old topology again, like a process that never migrated.
 		c.mig.Store(nil)
 		m.beacon.close()
-		c.topo.Store(back)
-		c.subs.topo.notify()
+		c.switchTo(back)
+		c.settleReads()
 		return nil
 	}
 	// Armed: other processes may still move keys forward, so this one

@@ -261,14 +261,15 @@ func (m *migState) join(p *movePair) (r *moveRound, leader bool) {
 // executor batch (the old owners work in parallel), settles each, wakes
 // its waiters, and hands each lane's next round, if any, to a goroutine.
 func (c *Client) sendRounds(ctx context.Context, m *migState, rounds []*moveRound) {
-	calls := make([]*call, len(rounds))
+	calls := make([][]*call, len(rounds))
+	var all []*call
 	for i, r := range rounds {
-		args, err := c.migrateArgs(m, r.pair.dst, r.pair.keys)
-		calls[i] = &call{name: "MIGRATE", args: args, err: err, node: r.pair.srcIdx}
+		calls[i] = c.migrateCalls(m, &r.pair) // one per slot from a cluster (migrate_cluster.go)
+		all = append(all, calls[i]...)
 	}
-	c.runPooled(ctx, calls)
+	c.runPooled(ctx, all)
 	for i, r := range rounds {
-		err := calls[i].err
+		err := firstCallErr(calls[i])
 		if isBusyKey(err) {
 			err = c.settleBusy(ctx, m, &r.pair)
 		}

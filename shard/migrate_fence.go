@@ -135,10 +135,10 @@ func (c *Client) advance(m *migState, p MigrationPhase) {
 		return
 	}
 	if cur == PhaseWaiting {
+		c.publishNext(m) // a cluster is the client's before the phase says so (migrate_cluster.go)
 		m.phase.Store(int32(PhaseFenced))
 		if m.next != nil {
-			c.topo.Store(m.next)
-			c.subs.topo.notify()
+			c.switchTo(m.next) // a cluster becomes the client's (migrate_cluster.go)
 		}
 		for m.waiting.Load() > 0 {
 			time.Sleep(time.Millisecond)
@@ -214,28 +214,29 @@ func (c *Client) checkStale(cl *call, pos []int, k string) {
 }
 
 // rerouteStale sets the node of a call routed by the old topology to its
-// keys' new owner when they all agree on one; otherwise it fails the call.
+// keys' new owner when they all agree on one (and on one group: a slot,
+// when the new topology is a cluster); otherwise it fails the call.
 func (c *Client) rerouteStale(cl *call, pos []int) {
-	newNode := -1
+	newNode, newGroup := -1, -1
 	for _, p := range pos {
 		k, ok := command.Arg(cl.args[p])
 		if !ok {
 			continue
 		}
-		n, _, err := c.loc.locate(k)
+		n, g, err := c.loc.locate(k)
 		if err != nil {
 			cl.err = err
 			return
 		}
-		if newNode >= 0 && n != newNode {
+		if newNode >= 0 && (n != newNode || g != newGroup) {
 			cl.err = &MigrateError{Key: k, To: c.nodes.get(n).node,
 				Err: errRoutedBeforeFence}
 			return
 		}
-		newNode = n
+		newNode, newGroup = n, g
 	}
 	if newNode >= 0 {
-		cl.node = newNode
+		cl.node, cl.group = newNode, newGroup
 	}
 }
 

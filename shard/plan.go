@@ -268,9 +268,11 @@ func (c *Client) add(b *batch, loc locator, name string, args []any, routeKey an
 // with replica reads a replica for a read-only command.
 func (c *Client) place(cl *call, node, group int) {
 	cl.node, cl.group = node, group
-	if c.readReplicas && cl.info != nil && cl.info.IsReadOnly() {
-		cl.replica = true
-		cl.node = c.pickReader(c.cl.state.Load(), group, node)
+	if c.readReplicas.Load() && cl.info != nil && cl.info.IsReadOnly() {
+		if r := c.cl(); r != nil {
+			cl.replica = true
+			cl.node = c.pickReader(r.state.Load(), group, node)
+		}
 	}
 	if c.sent != nil && c.sent.readers && cl.info != nil && cl.info.IsReadOnly() {
 		c.placeSentinelRead(cl, node)

@@ -29,7 +29,7 @@ func (c *Client) refresh(ctx context.Context, wait bool) {
 	rf := &c.refr
 	rf.mu.Lock()
 	ch := rf.running
-	if ch == nil && time.Since(rf.last) >= c.clusterOpts.MinRefreshInterval {
+	if ch == nil && time.Since(rf.last) >= c.clusterOpts().MinRefreshInterval {
 		ch = make(chan struct{})
 		rf.running = ch
 		rf.last = time.Now()
@@ -62,11 +62,16 @@ func (c *Client) refresh(ctx context.Context, wait bool) {
 // discover asks the known nodes, then the seeds, for the topology and
 // installs the first good answer.
 func (c *Client) discover(ctx context.Context) error {
+	r := c.cl()
+	if r == nil {
+		return nil // a migration took the client back to a ring
+	}
 	var addrs []string
 	var seen map[string]bool
-	if st := c.cl.state.Load(); st != nil {
-		addrs = make([]string, 0, len(st.allNodes)+len(c.cfg.Seeds))
-		seen = make(map[string]bool, len(st.allNodes)+len(c.cfg.Seeds))
+	st := r.state.Load()
+	if st != nil {
+		addrs = make([]string, 0, len(st.allNodes)+len(r.seeds))
+		seen = make(map[string]bool, len(st.allNodes)+len(r.seeds))
 	} else {
 		seen = map[string]bool{}
 	}
@@ -77,14 +82,14 @@ func (c *Client) discover(ctx context.Context) error {
 		}
 	}
 	// Nodes not marked down first: a dead master would only cost time.
-	if st := c.cl.state.Load(); st != nil {
+	if st != nil {
 		for _, n := range st.allNodes {
 			if i, ok := c.nodes.lookup(n.Addr); !ok || !c.nodes.get(i).down.Load() {
 				addAddr(n.Addr)
 			}
 		}
 	}
-	for _, s := range c.cfg.Seeds {
+	for _, s := range r.seeds {
 		addAddr(s)
 	}
 	ctx, cancel := context.WithTimeout(ctx, 2*c.dialTimeout()+c.readTimeout)
@@ -93,8 +98,8 @@ func (c *Client) discover(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("shardis: cluster topology: %w", err)
 	}
-	if old := c.cl.Table(); old == nil || !old.Equal(t) {
-		c.cl.install(t)
+	if old := r.Table(); old == nil || !old.Equal(t) {
+		r.install(t)
 		c.slotMapChanged(old, t)
 	}
 	return nil
@@ -116,17 +121,25 @@ func (c *Client) dialTimeout() time.Duration {
 	return d
 }
 
-// refreshLoop refreshes the topology every RefreshInterval until Close.
+// refreshLoop refreshes the topology every RefreshInterval until Close
+// (startRefreshLoop starts it once, on c.bg). The interval is read each
+// time: a migration into a cluster brings its own options.
 func (c *Client) refreshLoop() {
-	defer c.bg.Done()
-	t := time.NewTicker(c.clusterOpts.RefreshInterval)
-	defer t.Stop()
 	for {
+		d := c.clusterOpts().RefreshInterval
+		idle := d <= 0
+		if idle {
+			d = time.Second
+		}
+		t := time.NewTimer(d)
 		select {
 		case <-c.stop:
+			t.Stop()
 			return
 		case <-t.C:
-			c.refresh(context.Background(), false)
+			if !idle {
+				c.refresh(context.Background(), false)
+			}
 		}
 	}
 }
@@ -134,8 +147,12 @@ func (c *Client) refreshLoop() {
 // applyMoved points slot at addr at once, before the full refresh that a
 // MOVED also asks for.
 func (c *Client) applyMoved(slot int, addr string) int {
+	r := c.cl()
+	if r == nil { // a migration took the client back to a ring meanwhile
+		return c.nodes.add(Node{Name: addr, Addr: addr})
+	}
 	for {
-		st := c.cl.state.Load()
+		st := r.state.Load()
 		if cur := int(st.master[slot]); c.nodes.get(cur).node.Addr == addr {
 			return cur
 		}
@@ -143,8 +160,8 @@ func (c *Client) applyMoved(slot int, addr string) int {
 		// is current, else a refresh that installed a newer table meanwhile
 		// would be undone by this older view; then look again.
 		t := st.table.WithSlotOwner(slot, addr)
-		if c.cl.moveSlot(st, t, slot) || c.cl.installOver(st, t) {
-			c.slotMapChanged(st.table, c.cl.Table())
+		if r.moveSlot(st, t, slot) || r.installOver(st, t) {
+			c.slotMapChanged(st.table, r.Table())
 			i, _ := c.nodes.lookup(addr)
 			return i
 		}
@@ -166,7 +183,7 @@ func (c *Client) Refresh(ctx context.Context) error {
 	if err := checkContext(ctx); err != nil {
 		return err
 	}
-	if c.cl == nil {
+	if c.cl() == nil {
 		return nil
 	}
 	if c.closed.Load() {

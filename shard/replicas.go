@@ -20,7 +20,7 @@ func (c *Client) pickReader(st *clusterState, slot, master int) int {
 		}
 		return int(readers[0])
 	}
-	if c.clusterOpts.ReadFrom == ReadReplicaLatency {
+	if c.clusterOpts().ReadFrom == ReadReplicaLatency {
 		best, bestRTT := master, int64(0)
 		for _, r := range readers {
 			ns := c.nodes.get(int(r))

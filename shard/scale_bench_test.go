@@ -72,13 +72,13 @@ func BenchmarkScaleClusterRefresh(b *testing.B) {
 		b.ReportAllocs()
 		m := startCPU()
 		for b.Loop() {
-			newClusterRouter(newNodeTable()).install(t)
+			newClusterRouter(newNodeTable(), nil).install(t)
 		}
 		m.report(b)
 	})
 	srv.set(topo)
 	c := newScaleClient(b, srv)
-	if n := len(c.cl.Table().Masters()); n != scaleMasters {
+	if n := len(c.cl().Table().Masters()); n != scaleMasters {
 		b.Fatalf("discovered %d masters, want %d", n, scaleMasters)
 	}
 	ctx := context.Background()
@@ -107,7 +107,7 @@ func BenchmarkScaleClusterRefresh(b *testing.B) {
 			}
 		}
 		m.report(b)
-		if got := c.cl.Table().Master(0).Addr; got != [2]string{topo.addr(0, -1), moved.addr(scaleMasters-1, -1)}[i%2] {
+		if got := c.cl().Table().Master(0).Addr; got != [2]string{topo.addr(0, -1), moved.addr(scaleMasters-1, -1)}[i%2] {
 			b.Fatalf("slot 0 served by %s after the last refresh", got)
 		}
 	})
@@ -133,7 +133,7 @@ func movedStorm(tb testing.TB, c *Client, srv *topologyServer, n, workers int) (
 		tb.Fatal(err)
 	}
 	srv.set(after)
-	time.Sleep(c.clusterOpts.MinRefreshInterval) // the rate limit starts afresh
+	time.Sleep(c.clusterOpts().MinRefreshInterval) // the rate limit starts afresh
 	start := c.refr.count.Load()
 	t0 := time.Now()
 	var wg sync.WaitGroup
@@ -142,7 +142,7 @@ func movedStorm(tb testing.TB, c *Client, srv *topologyServer, n, workers int) (
 		wg.Go(func() {
 			for i := w; i < n; i += workers {
 				s := slots[i%len(slots)]
-				from := c.cl.state.Load().master[s]
+				from := c.cl().state.Load().master[s]
 				cl := &call{name: "GET", node: int(from), group: s,
 					err: redis.Error(fmt.Sprintf("MOVED %d %s", s, after.addr(after.owner[s], -1)))}
 				v, refresh := c.judge(cl)
@@ -188,7 +188,7 @@ func BenchmarkScaleMovedStorm(b *testing.B) {
 	}
 	m.report(b)
 	b.ReportMetric(float64(refreshes)/float64(b.N), "refreshes/storm")
-	b.ReportMetric(float64(took/c.clusterOpts.MinRefreshInterval+1)/float64(b.N), "limit/storm")
+	b.ReportMetric(float64(took/c.clusterOpts().MinRefreshInterval+1)/float64(b.N), "limit/storm")
 	b.ReportMetric(float64(took.Milliseconds())/float64(b.N), "storm-ms")
 }
 
@@ -202,12 +202,12 @@ func TestMovedStormRefreshesAtRateLimit(t *testing.T) {
 	srv.set(newBigTopology(scaleMasters, scaleReplicas, srv.addr()))
 	c := newScaleClient(t, srv)
 	refreshes, took := movedStorm(t, c, srv, 10_000, 64)
-	limit := int64(took/c.clusterOpts.MinRefreshInterval) + 1
+	limit := int64(took/c.clusterOpts().MinRefreshInterval) + 1
 	if refreshes < 1 || refreshes > limit {
 		t.Errorf("%d full refreshes during a storm of %v; want 1 to %d", refreshes, took, limit)
 	}
 	after := newBigTopology(scaleMasters, scaleReplicas, srv.addr())
-	tb := c.cl.Table()
+	tb := c.cl().Table()
 	for s := 0; s < cluster.SlotCount; s += 16 {
 		want := after.addr((s*scaleMasters/cluster.SlotCount+1)%scaleMasters, -1)
 		if got := tb.Master(s).Addr; got != want {

@@ -128,8 +128,8 @@ func (c *Client) newSubscription(opts SubscriptionOptions, everywhere bool, setu
 	}
 	kick := func() { s.poke() }
 	switch {
-	case c.cl != nil:
-		s.stopWatch = c.cl.watch.add(kick)
+	case c.topo.Load() == nil: // a cluster client from New
+		s.stopWatch = c.cl().watch.add(kick)
 	case c.ring != nil:
 		// Ejections and restores, and switches to another topology.
 		stopRing, stopTopo := c.ring.watch.add(kick), c.subs.topo.add(kick)
@@ -466,7 +466,7 @@ func (s *Subscription) backoff(addr string, err error) {
 // refreshTopology asks for a cluster topology refresh (coalesced and rate
 // limited by the client); in ring mode it does nothing.
 func (s *Subscription) refreshTopology() {
-	if s.c.cl != nil && !s.c.closed.Load() {
+	if s.c.cl() != nil && !s.c.closed.Load() {
 		s.c.refresh(context.Background(), false)
 	}
 }

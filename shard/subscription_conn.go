@@ -145,7 +145,7 @@ func (sc *subConn) unsubscribe(names []subName, user bool) error {
 		byKind[sn.kind] = append(byKind[sn.kind], sn)
 	}
 	for k, list := range byKind {
-		if k == kindShard && sc.s.c.cl != nil {
+		if k == kindShard && sc.s.c.cl() != nil {
 			// One slot per command, or the server says CROSSSLOT.
 			bySlot := map[int][]subName{}
 			for _, sn := range list {

@@ -70,7 +70,7 @@ func (s *Subscription) reconcile() bool {
 				continue
 			}
 			key := [2]int{int(sn.kind), -1}
-			if sn.kind == kindShard && s.c.cl != nil {
+			if sn.kind == kindShard && s.c.cl() != nil {
 				key[1] = cluster.Slot(sn.name)
 			}
 			groups[key] = append(groups[key], sn)
@@ -109,8 +109,8 @@ func (s *Subscription) place() (map[string]map[subName]bool, bool) {
 	complete := true
 	var st *clusterState
 	home := ""
-	if s.c.cl != nil {
-		if st = s.c.cl.state.Load(); st == nil {
+	if r := s.c.cl(); r != nil {
+		if st = r.state.Load(); st == nil {
 			return plan, len(s.want) == 0
 		}
 		home = s.pickHome(st)
@@ -138,7 +138,7 @@ func (s *Subscription) place() (map[string]map[subName]bool, bool) {
 // master (shard channels), every master (keyspace patterns) or home.
 func (s *Subscription) targets(sn subName, st *clusterState, home string, dst []string) []string {
 	c := s.c
-	if c.cl == nil {
+	if c.cl() == nil {
 		// The router the client routes keys by now (it changes when a
 		// migration starts or ends), so that PUBLISH and SUBSCRIBE meet.
 		r := c.currentRouter()
@@ -171,8 +171,8 @@ func (s *Subscription) targets(sn subName, st *clusterState, home string, dst []
 // confirmed it.
 func (s *Subscription) confirmedEverywhere(sn subName, ws *wantState) bool {
 	var st *clusterState
-	if s.c.cl != nil {
-		st = s.c.cl.state.Load()
+	if r := s.c.cl(); r != nil {
+		st = r.state.Load()
 	}
 	for _, addr := range s.targets(sn, st, s.home, nil) {
 		if !ws.on[addr] {
@@ -211,7 +211,7 @@ func (s *Subscription) pickHome(st *clusterState) string {
 // homed reports whether sn is placed on the home node (cluster mode):
 // such a name moves to another master at once when its node fails.
 func (s *Subscription) homed(sn subName) bool {
-	return s.c.cl != nil && (sn.kind == kindChannel || (sn.kind == kindPattern && !s.everywhere))
+	return s.c.cl() != nil && (sn.kind == kindChannel || (sn.kind == kindPattern && !s.everywhere))
 }
 
 // ready reports whether addr may be tried now.

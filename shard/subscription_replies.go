@@ -91,7 +91,7 @@ func (s *Subscription) onError(sc *subConn, re redis.Error) {
 	s.poke()
 	switch code := cluster.ErrorCode(string(re)); code {
 	case "MOVED":
-		if rd, ok := cluster.ParseRedirect(string(re), sc.addr); ok && s.c.cl != nil {
+		if rd, ok := cluster.ParseRedirect(string(re), sc.addr); ok && s.c.cl() != nil {
 			s.st.moved.Add(int64(len(cmd.names)))
 			s.c.applyMoved(rd.Slot, rd.Addr)
 			s.refreshTopology()

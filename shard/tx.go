@@ -173,7 +173,7 @@ func (c *Client) Tx(ctx context.Context, keys []string, fn func(tx *Tx) error) (
 			return nil, err
 		}
 		reply, err := c.txOnce(ctx, node, asking, group, args, fn)
-		if c.cl == nil || err == nil {
+		if c.cl() == nil || err == nil {
 			return reply, err
 		}
 		ns := c.nodes.get(node)
@@ -214,7 +214,7 @@ func (c *Client) Tx(ctx context.Context, keys []string, fn func(tx *Tx) error) (
 			default:
 				c.refresh(ctx, true) // an endpoint we cannot dial: look again
 			}
-			if hops > c.clusterOpts.MaxRedirects {
+			if hops > c.clusterOpts().MaxRedirects {
 				// A redirect loop, or a slot bouncing between the two
 				// nodes of a migration: back off before the next try.
 				wait, hops = true, 0
@@ -233,14 +233,14 @@ func (c *Client) Tx(ctx context.Context, keys []string, fn func(tx *Tx) error) (
 		last = string(re)
 		ns.retries.Add(1)
 		if !wait {
-			if time.Since(start) > c.clusterOpts.MaxRetryWait {
+			if time.Since(start) > c.clusterOpts().MaxRetryWait {
 				return nil, &RetryError{Command: "MULTI/EXEC", Attempts: attempt + 1, Last: last, Err: err}
 			}
 			continue
 		}
 		d := min(backoff, 100*time.Millisecond)
 		backoff *= 2
-		if time.Since(start)+d > c.clusterOpts.MaxRetryWait {
+		if time.Since(start)+d > c.clusterOpts().MaxRetryWait {
 			return nil, &RetryError{Command: "MULTI/EXEC", Attempts: attempt + 1, Last: last + " (waited too long for the cluster)", Err: err}
 		}
 		t := time.NewTimer(d)

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/shardis/shardis/pool"
 )
 
 // Planning and the fence's switch (docs/resharding.md, "The fence").
@@ -24,12 +26,17 @@ import (
 // new one; it never needs planning again, and no part of it fails for
 // being planned a moment too early.
 //
-// The wait is bounded: the executions still counted after the client's
-// read timeout (a blocking command at its old owner, a caller waiting for a
-// pooled connection with a context that never ends) are cut off — their
-// contexts end, their connections close, and they fail with an error
-// matching ErrFenceSwitched (a cut command that had already been sent may
-// have run: it ran before the mover armed). A transaction holds the count
+// The wait is bounded. An execution that could run without end — a
+// blocking command at its old owner, or a wait for a pooled connection
+// (Pool.Wait) under a context that never ends — is cut off after the
+// client's read timeout: its context ends, its connection closes (the
+// server forgets a blocked command of a closed connection), and it fails
+// with an error matching ErrFenceSwitched (one that had already been sent
+// may have run; it ran before the mover armed). Every other execution is
+// bounded by its own timeouts; the switch waits for them one more dial,
+// write and read timeout, then stops waiting, and from the cut on an
+// execution planned by the old topology that has not begun (a caller held
+// in a hook) fails without sending anything. A transaction holds the count
 // only during each of its round trips; one planned by the old topology that
 // is still open after the switch fails before its next command with an
 // error matching ErrFenceSwitched and ErrTxAborted (Client.Tx runs it again
@@ -71,10 +78,14 @@ func (c *Client) planFence() (fencePlan, locator) {
 	return fencePlan{m: m}, c.loc
 }
 
-// bind gives a counted execution a context that the switch can cut off
-// (fenceCut.cutOff); done releases it. Uncounted plans keep ctx as is.
-func (fp fencePlan) bind(ctx context.Context) (context.Context, func()) {
-	if !fp.counted {
+// bind gives a counted execution that could otherwise outlast the
+// switch's wait without end — a blocking command, or a wait for a pooled
+// connection (Pool.Wait) under a context that never ends — a context that
+// the switch can cut off (fenceCut.cutOff); release ends it. Every other
+// execution is bounded by its own timeouts (dial, write, and read per
+// reply) and keeps ctx as is, at no cost.
+func (c *Client) bind(ctx context.Context, fp fencePlan, calls []*call) (_ context.Context, release func()) {
+	if !fp.counted || !mayOutlast(c, ctx, calls) {
 		return ctx, nil
 	}
 	cut := fp.m.cut.context()
@@ -87,6 +98,20 @@ func (fp fencePlan) bind(ctx context.Context) (context.Context, func()) {
 		stop()
 		cancel(nil)
 	}
+}
+
+// mayOutlast reports whether calls can run without end: a blocking
+// command, or a wait for a pooled connection under a context without end.
+func mayOutlast(c *Client, ctx context.Context, calls []*call) bool {
+	if c.cfg.Pool.Wait && ctx.Done() == nil {
+		return true
+	}
+	for _, cl := range calls {
+		if _, ok := blockFor(cl); ok {
+			return true
+		}
+	}
+	return false
 }
 
 // endPlan stops counting a plan's execution. An abandoned one (its context
@@ -108,7 +133,7 @@ func (c *Client) writeTimeout() time.Duration {
 	if t := c.cfg.Pool.WriteTimeout; t > 0 {
 		return t
 	}
-	return 3 * time.Second
+	return pool.DefaultWriteTimeout
 }
 
 // executePlanned runs calls planned under fp: execute's moves (of the
@@ -121,7 +146,7 @@ func (c *Client) executePlanned(ctx context.Context, calls []*call, fp fencePlan
 		failCut(calls)
 		return false
 	}
-	bctx, release := fp.bind(ctx)
+	bctx, release := c.bind(ctx, fp, calls)
 	// Routed by the old topology: nothing moves, except that a rollback
 	// not fenced yet moves forward (prev).
 	abandoned = c.executeIn(bctx, fp.m.prev, calls)
@@ -176,9 +201,13 @@ func (f *fenceCut) done() bool { return f.context().Err() != nil }
 
 // drainOld waits, once the phase has left PhaseWaiting, until no
 // execution planned by the old topology runs. After the client's read
-// timeout it cuts the remaining ones off (fenceCut) and waits for them
-// to return, which their canceller makes prompt; an abandoned call is
-// waited for one write timeout more (endPlan). Close ends the wait.
+// timeout it cuts off the ones that could run without end (bind): their
+// connections close at once. The others are bounded by their own
+// timeouts: drainOld waits for them up to one more dial, write and read
+// timeout, and then stops waiting; from the cut on, an execution planned
+// by the old topology that has not begun yet (a caller held in a hook)
+// fails without sending anything (executePlanned). An abandoned call is
+// counted for one write timeout more (endPlan). Close ends the wait.
 func (c *Client) drainOld(m *migState) {
 	if m.waiting.Load() == 0 {
 		return
@@ -186,9 +215,16 @@ func (c *Client) drainOld(m *migState) {
 	tick := time.NewTicker(time.Millisecond)
 	defer tick.Stop()
 	cutAt := time.Now().Add(c.readTimeout)
+	dial := c.pools.Options().DialTimeout
+	if dial <= 0 {
+		dial = pool.DefaultDialTimeout
+	}
+	giveUp := cutAt.Add(dial + c.writeTimeout() + c.readTimeout)
 	for m.waiting.Load() > 0 {
-		if !m.cut.done() && time.Now().After(cutAt) {
+		if now := time.Now(); !m.cut.done() && now.After(cutAt) {
 			m.cut.cutOff()
+		} else if now.After(giveUp) {
+			return
 		}
 		select {
 		case <-tick.C:

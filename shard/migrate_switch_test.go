@@ -485,3 +485,41 @@ func TestFenceSwitchUnderLoad(t *testing.T) {
 		c.Close()
 	}
 }
+
+// TestFenceSwitchGivesUpOnACallerHeldBeforeSending: a caller held (here
+// in a hook that ignores its context) between planning by the old
+// topology and sending cannot hold the switch for ever: the switch stops
+// waiting after its bound, and the caller, once it goes on, fails with
+// ErrFenceSwitched without sending anything to the old owner.
+func TestFenceSwitchGivesUpOnACallerHeldBeforeSending(t *testing.T) {
+	ctx := context.Background()
+	s := newSwitchSetup(t, 300*time.Millisecond)
+	var hold atomic.Bool
+	held, release := make(chan struct{}), make(chan struct{})
+	c := s.migrating(t, &shard.Hooks{Start: func(ctx context.Context, op *shard.Op) context.Context {
+		if hold.CompareAndSwap(true, false) {
+			close(held)
+			<-release
+		}
+		return ctx
+	}})
+	k := s.moving(t, "held", 1)[0]
+	hold.Store(true)
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.Do(ctx, "SET", k, "late")
+		done <- err
+	}()
+	<-held
+	s.mark(t, c, shard.PhaseFenced)
+	waitFor(t, 30*time.Second, "the switch to stop waiting for the held caller", func() bool { return s.beaconSays(shard.PhaseFenced) })
+	close(release)
+	select {
+	case err := <-done:
+		require.ErrorIs(t, err, shard.ErrFenceSwitched)
+		assert.True(t, strings.HasPrefix(err.Error(), "shardis: "), err.Error())
+	case <-time.After(30 * time.Second):
+		t.Fatal("the held SET never returned")
+	}
+	assert.Empty(t, holders(t, s.servers, k), "nothing was sent")
+}

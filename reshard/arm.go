@@ -39,7 +39,7 @@ type ArmOptions struct {
 // Arm is idempotent: run on an armed migration it returns nil at once.
 // Move calls it before moving.
 func Arm(ctx context.Context, from, to shard.Config, opts ArmOptions) error {
-	return withMigration(ctx, from, to, func(pools *pool.Set, info shard.MigrationInfo) error {
+	return withMigration(ctx, from, to, func(pools *pool.Set, info shard.MigrationInfo, _ string) error {
 		return arm(ctx, pools, info, opts)
 	})
 }

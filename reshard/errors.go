@@ -56,7 +56,8 @@ func (e *ClientsError) Error() string {
 // ErrClients is matched (errors.Is) by every *ClientsError.
 var ErrClients = errors.New("shardis: clients do not follow the migration protocol")
 
-// Is makes errors.Is(err, ErrClients) true.
+// Is makes errors.Is(err, ErrClients) true, and errors.Is(err,
+// ErrStillMigrating) for the refusals of Finish.
 func (e *ClientsError) Is(target error) bool {
 	return target == ErrClients || e.err != nil && target == e.err
 }

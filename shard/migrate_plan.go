@@ -66,10 +66,14 @@ type fencePlan struct {
 // planFence returns the plan of a command about to be planned and the
 // locator to plan it by. Outside a migration it costs one atomic load.
 func (c *Client) planFence() (fencePlan, locator) {
-	m := c.mig.Load()
-	if m == nil {
-		return fencePlan{}, c.loc
+	if m := c.mig.Load(); m != nil {
+		return c.planMigrating(m)
 	}
+	return fencePlan{}, c.loc
+}
+
+// planMigrating is planFence during migration m.
+func (c *Client) planMigrating(m *migState) (fencePlan, locator) {
 	if m.enterWaiting() {
 		return fencePlan{m: m, counted: true}, m.fromLoc
 	}
@@ -118,9 +122,12 @@ func mayOutlast(c *Client, ctx context.Context, calls []*call) bool {
 // ended while a pipeline still holds a call, which the pipeline's writer
 // may yet send) is counted for one more write timeout.
 func (c *Client) endPlan(fp fencePlan, abandoned bool) {
-	if !fp.counted {
-		return
+	if fp.counted {
+		c.endCounted(fp, abandoned)
 	}
+}
+
+func (c *Client) endCounted(fp fencePlan, abandoned bool) {
 	if abandoned {
 		time.AfterFunc(c.writeTimeout(), func() { fp.m.waiting.Add(-1) })
 		return

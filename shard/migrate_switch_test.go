@@ -523,3 +523,92 @@ func TestFenceSwitchGivesUpOnACallerHeldBeforeSending(t *testing.T) {
 	}
 	assert.Empty(t, holders(t, s.servers, k), "nothing was sent")
 }
+
+// TestFenceSwitchRingToClusterWaitsForAWritePlannedBefore is the same for
+// a cluster client migrating from a ring: while waiting it plans by the
+// ring, and an MSET planned so (its parts on two ring shards) and held
+// across the switch must hold the acknowledgement, run whole at the ring,
+// and be found in the cluster once armed.
+func TestFenceSwitchRingToClusterWaitsForAWritePlannedBefore(t *testing.T) {
+	ctx := context.Background()
+	servers := redistest.StartNTB(t, 2, redistest.Options{})
+	cl := clusterForTest(t)
+	from := ringConfig(servers)
+	from.Pool.ReadTimeout = 20 * time.Second
+	var hold atomic.Bool
+	held, release := make(chan struct{}), make(chan struct{})
+	cfg := shard.Config{Mode: shard.ModeCluster, Seeds: cl.Seeds(), Pool: from.Pool, Health: from.Health,
+		Migration: &shard.Migration{From: &from},
+		Hooks: &shard.Hooks{Start: func(ctx context.Context, op *shard.Op) context.Context {
+			if op.Name == "MSET" && hold.CompareAndSwap(true, false) {
+				close(held)
+				<-release
+			}
+			return ctx
+		}}}
+	c := newClient(t, cfg)
+	info, ok := c.Migration()
+	require.True(t, ok)
+	require.Equal(t, shard.PhaseWaiting, info.Phase)
+	// Keys on both ring shards (and on several cluster slots).
+	var keys []string
+	owners := map[string]bool{}
+	for i := 0; len(keys) < 6 || len(owners) < 2; i++ {
+		k := fmt.Sprintf("fsw-r2c:%d", i)
+		keys = append(keys, k)
+		owners[ringOwner(t, from, k)] = true
+	}
+	args := make([]any, 0, 2*len(keys))
+	for i, k := range keys {
+		args = append(args, k, "v"+strconv.Itoa(i))
+	}
+	t.Cleanup(func() { _, _ = c.Do(context.Background(), "DEL", toAny(keys)...) })
+	mark := func(p shard.MigrationPhase) {
+		for _, s := range servers {
+			_, err := s.Do("SET", shard.FenceKey(info.FromID, info.ToID), shard.FenceValue(p, time.Now()))
+			require.NoError(t, err)
+		}
+	}
+	beacon := func(p shard.MigrationPhase) bool {
+		list, err := servers[0].Do("CLIENT", "LIST")
+		return err == nil && strings.Contains(list, ":"+p.String()+":")
+	}
+	hold.Store(true)
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.Do(ctx, "MSET", args...)
+		done <- err
+	}()
+	<-held
+	mark(shard.PhaseFenced)
+	waitFor(t, 10*time.Second, "the client to switch", func() bool {
+		i, _ := c.Migration()
+		return i.Phase == shard.PhaseFenced
+	})
+	for range 5 {
+		time.Sleep(shard.FencePoll)
+		require.False(t, beacon(shard.PhaseFenced), "acknowledged the fence while an MSET planned by the ring was held")
+	}
+	close(release)
+	select {
+	case err := <-done:
+		require.NoError(t, err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("the MSET never returned")
+	}
+	for _, k := range keys {
+		assert.Len(t, holders(t, servers, k), 1, "%s written at the ring, planned by it", k)
+	}
+	waitFor(t, 10*time.Second, "the acknowledgement", func() bool { return beacon(shard.PhaseFenced) })
+	mark(shard.PhaseArmed)
+	waitFor(t, 10*time.Second, "the client to arm", func() bool {
+		i, _ := c.Migration()
+		return i.Phase == shard.PhaseArmed
+	})
+	for i, k := range keys {
+		v, err := redis.String(c.Do(ctx, "GET", k))
+		require.NoError(t, err)
+		assert.Equal(t, "v"+strconv.Itoa(i), v)
+		assert.Empty(t, holders(t, servers, k), "%s moved into the cluster", k)
+	}
+}

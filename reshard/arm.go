@@ -39,7 +39,7 @@ type ArmOptions struct {
 // Arm is idempotent: run on an armed migration it returns nil at once.
 // Move calls it before moving.
 func Arm(ctx context.Context, from, to shard.Config, opts ArmOptions) error {
-	return withMigration(ctx, from, to, func(pools *pool.Set, info shard.MigrationInfo) error {
+	return withMigration(ctx, from, to, func(pools *pool.Set, info shard.MigrationInfo, _ string) error {
 		return arm(ctx, pools, info, opts)
 	})
 }
@@ -157,9 +157,10 @@ func setFence(ctx context.Context, pools *pool.Set, info shard.MigrationInfo, ke
 }
 
 // ClearFence deletes the fence's marker of the migration from -> to on
-// every old node. Run it once every process runs the final config (phase
-// 3 of docs/resharding.md): a process started on the migrating config
-// after that waits for a fence again.
+// every old node, without any check: the forced form of Finish, which
+// first makes sure that no process still routes by the migration and that
+// every key is at its owner (phase 3 of docs/resharding.md). A process
+// started on the migrating config after that waits for a fence again.
 func ClearFence(ctx context.Context, from, to shard.Config) error {
 	pools, err := pool.NewSet(moverPool(to.Pool))
 	if err != nil {

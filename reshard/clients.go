@@ -22,14 +22,15 @@ const moverName = "shardis-reshard"
 // service may route by the old placement). Replication links and movers
 // are ignored. See the naming convention in shard.ParseClientName.
 func CheckClients(ctx context.Context, from, to shard.Config, allowUnnamed bool) error {
-	return withMigration(ctx, from, to, func(pools *pool.Set, info shard.MigrationInfo) error {
+	return withMigration(ctx, from, to, func(pools *pool.Set, info shard.MigrationInfo, _ string) error {
 		return checkClients(ctx, pools, info, allowUnnamed)
 	})
 }
 
-// withMigration calls fn with the mover's pools and the description of
-// the migration from -> to, and closes both afterwards.
-func withMigration(ctx context.Context, from, to shard.Config, fn func(*pool.Set, shard.MigrationInfo) error) error {
+// withMigration calls fn with the mover's pools, the description of the
+// migration from -> to and the instance name of the mover's routing
+// client (its beacons carry it), and closes both afterwards.
+func withMigration(ctx context.Context, from, to shard.Config, fn func(*pool.Set, shard.MigrationInfo, string) error) error {
 	pools, err := pool.NewSet(moverPool(to.Pool))
 	if err != nil {
 		return fmt.Errorf("%w: %w", shard.ErrBadConfig, err)
@@ -41,7 +42,7 @@ func withMigration(ctx context.Context, from, to shard.Config, fn func(*pool.Set
 	}
 	defer c.Close()
 	info, _ := c.Migration()
-	return fn(pools, info)
+	return fn(pools, info, c.InstanceID())
 }
 
 // clientEntry is one line of CLIENT LIST.

@@ -25,12 +25,20 @@ type ClientConn struct {
 // shardis process named.
 type ClientsError struct {
 	Conns []ClientConn
+	// Headline says what the connections do ("do not follow the
+	// migration protocol" when empty).
+	Headline string
+	err      error // what else it matches (errors.Is), besides ErrClients
 }
 
 // Error implements error.
 func (e *ClientsError) Error() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "shardis: %d connection(s) do not follow the migration protocol", len(e.Conns))
+	head := e.Headline
+	if head == "" {
+		head = "do not follow the migration protocol"
+	}
+	fmt.Fprintf(&b, "shardis: %d connection(s) %s", len(e.Conns), head)
 	for i, c := range e.Conns {
 		if i == 10 {
 			fmt.Fprintf(&b, "; ... (%d in all)", len(e.Conns))
@@ -48,5 +56,8 @@ func (e *ClientsError) Error() string {
 // ErrClients is matched (errors.Is) by every *ClientsError.
 var ErrClients = errors.New("shardis: clients do not follow the migration protocol")
 
-// Is makes errors.Is(err, ErrClients) true.
-func (e *ClientsError) Is(target error) bool { return target == ErrClients }
+// Is makes errors.Is(err, ErrClients) true, and errors.Is(err,
+// ErrStillMigrating) for the refusals of Finish.
+func (e *ClientsError) Is(target error) bool {
+	return target == ErrClients || e.err != nil && target == e.err
+}

@@ -2,6 +2,7 @@ package reshard_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log"
 
@@ -47,5 +48,33 @@ func ExampleVerify() {
 	}
 	for _, m := range rep.Samples {
 		fmt.Println("misplaced:", m)
+	}
+}
+
+// End a migration once every process runs the new ring: Finish deletes
+// the fence's markers, or says which processes still use the migration.
+func ExampleFinish() {
+	ctx := context.Background()
+	from, err := shard.ParseURL("redis-ring://10.0.0.1:6379,10.0.0.2:6379,10.0.0.3:6379?names=a,b,c")
+	if err != nil {
+		log.Fatal(err)
+	}
+	to, err := shard.ParseURL("redis-ring://10.0.0.1:6379,10.0.0.2:6379,10.0.0.3:6379,10.0.0.4:6379?names=a,b,c,d")
+	if err != nil {
+		log.Fatal(err)
+	}
+	rep, err := reshard.Finish(ctx, from, to)
+	var ce *reshard.ClientsError
+	switch {
+	case errors.As(err, &ce) && errors.Is(err, reshard.ErrStillMigrating):
+		for _, c := range ce.Conns {
+			fmt.Printf("still migrating: %s on %s\n", c.Name, c.Node)
+		}
+	case errors.Is(err, reshard.ErrMisplaced):
+		fmt.Println("run the mover again:", err)
+	case err != nil:
+		log.Fatal(err)
+	default:
+		fmt.Printf("finished: %d keys verified\n", rep.Scanned)
 	}
 }

@@ -91,6 +91,11 @@ func Move(ctx context.Context, opts Options) (*Report, error) {
 	if v.Misplaced > 0 {
 		return rep, fmt.Errorf("%w: %d after the move (e.g. %s)", ErrMisplaced, v.Misplaced, v.Samples[0])
 	}
+	if opts.Finish {
+		if err := finishAfterMove(ctx, pools, info, c.InstanceID(), rep); err != nil {
+			return rep, err
+		}
+	}
 	return rep, nil
 }
 

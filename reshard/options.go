@@ -48,6 +48,12 @@ type Options struct {
 	AllowUnnamed    bool
 	// SkipVerify skips the verification pass that ends Move.
 	SkipVerify bool
+	// Finish ends the migration after a clean verification when no
+	// process uses it any more (see Finish): the fence's markers are
+	// deleted and Report.Finished is set. While processes still route by
+	// the migration, the markers stay and Report.Remaining names their
+	// connections; that is not an error.
+	Finish bool
 
 	// Progress, when set, is called about every 200ms and once at the end.
 	Progress func(Progress)
@@ -105,4 +111,9 @@ type Report struct {
 	// Verify is the closing verification pass (nil when skipped or in a
 	// dry run).
 	Verify *VerifyReport
+	// Finished reports that Options.Finish deleted the fence's markers.
+	Finished bool
+	// Remaining names, when Options.Finish was set but the markers had
+	// to stay, the connections of processes that still use the migration.
+	Remaining []ClientConn
 }

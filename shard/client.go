@@ -2,7 +2,6 @@ package shard
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -188,24 +187,18 @@ func (c *Client) do(ctx context.Context, name string, args []any, routeKey any) 
 	b := singleBatches.Get().(*batch)
 	b.reset(1)
 	kept := b.keep(args)
-	c.add(b, c.loc, name, kept, routeKey)
+	// Planned and counted in one step, by the topology the migration's
+	// fence allows (migrate_plan.go).
+	fp, loc := c.planFence()
+	c.add(b, loc, name, kept, routeKey)
 	if b.reqs[0].err != nil && routeKey == nil && c.learnOne(ctx, b, name, kept) {
 		b.reset(1)
-		c.add(b, c.loc, name, b.keep(args), routeKey)
+		c.add(b, loc, name, b.keep(args), routeKey)
 	}
 	ctx, op := c.opStart(ctx, name, b, false)
-	abandoned := c.execute(ctx, b.calls)
+	abandoned := c.executePlanned(ctx, b.calls, fp)
+	c.endPlan(fp, abandoned)
 	reply, err := b.reqs[0].result()
-	if !abandoned && errors.Is(err, errRoutedBeforeFence) && readOnlyCommand(name) {
-		// Planned by the old topology as the migration's fence went up,
-		// with keys that now live on several nodes: a read is planned and
-		// run again by the new topology (migrate_fence.go).
-		b.release()
-		b.reset(1)
-		c.add(b, c.loc, name, b.keep(args), routeKey)
-		abandoned = c.execute(ctx, b.calls)
-		reply, err = b.reqs[0].result()
-	}
 	c.opFinish(ctx, op, b, err)
 	if !abandoned { // else workers cut off by the context may still read it
 		b.release()

@@ -232,11 +232,7 @@ func (f *flusher) inMulti(i int, name string) {
 		return
 	}
 	if tx.conn == nil {
-		node, group, err := f.rc.c.loc.locate(keys[0])
-		if err == nil {
-			err = f.pin(node, group)
-		}
-		if err != nil {
+		if err := f.pinFor(keys[0]); err != nil { // migrate_tx.go
 			f.refuse(err)
 			f.res[i] = Result{Err: err}
 			return
@@ -292,10 +288,7 @@ func (f *flusher) watch(i int) {
 		err = fmt.Errorf("%w: WATCH needs a key", ErrBadCommand)
 	}
 	if err == nil && tx.conn == nil {
-		var node, group int
-		if node, group, err = f.rc.c.loc.locate(keys[0]); err == nil {
-			err = f.pin(node, group)
-		}
+		err = f.pinFor(keys[0]) // migrate_tx.go
 	}
 	if err == nil {
 		err = f.rc.sameGroup(cmd, keys)
@@ -332,7 +325,7 @@ func (f *flusher) checkTx(from int) error {
 			return err
 		}
 		for _, k := range keys {
-			_, g, err := rc.c.loc.locate(k)
+			_, g, err := rc.txLoc().locate(k)
 			if err != nil {
 				return err
 			}
@@ -342,8 +335,8 @@ func (f *flusher) checkTx(from int) error {
 			}
 			if g != group {
 				return &CrossShardError{Command: "MULTI ... EXEC", Keys: []KeyOwner{
-					{Key: first, Owner: rc.c.loc.groupLabel(group)},
-					{Key: keyString(k), Owner: rc.c.loc.groupLabel(g)},
+					{Key: first, Owner: rc.txLoc().groupLabel(group)},
+					{Key: keyString(k), Owner: rc.txLoc().groupLabel(g)},
 				}}
 			}
 		}
@@ -366,14 +359,14 @@ func (f *flusher) txKeys(cmd connCmd) ([]any, error) {
 // sameGroup checks that every key of cmd is in the pinned group.
 func (rc *routedConn) sameGroup(cmd connCmd, keys []any) error {
 	for _, k := range keys {
-		_, g, err := rc.c.loc.locate(k)
+		_, g, err := rc.txLoc().locate(k)
 		if err != nil {
 			return err
 		}
 		if g != rc.tx.group {
 			return &CrossShardError{Command: strings.ToUpper(cmd.name), Keys: []KeyOwner{
-				{Key: keyString(k), Owner: rc.c.loc.groupLabel(g)},
-				{Key: "(transaction)", Owner: rc.c.loc.groupLabel(rc.tx.group)},
+				{Key: keyString(k), Owner: rc.txLoc().groupLabel(g)},
+				{Key: "(transaction)", Owner: rc.txLoc().groupLabel(rc.tx.group)},
 			}}
 		}
 	}
@@ -513,6 +506,11 @@ func (f *flusher) sendPinned() {
 			tx.lost = nerr
 		}
 	}
+	if err := tx.fence.enter(); err != nil { // migrate_plan.go: nothing of the run is sent
+		f.refuseFenced(pinned, err)
+		return
+	}
+	defer tx.fence.leave()
 	var err error
 	for _, cmd := range cmds {
 		if err = tx.conn.Send(cmd.name, cmd.args...); err != nil {
@@ -596,6 +594,8 @@ type connTx struct {
 	// lost: the connection that held WATCH failed; the next MULTI is
 	// refused with it (until UNWATCH, EXEC or DISCARD).
 	lost error
+	// fence: planned by a migration's old topology (migrate_plan.go).
+	fence txPlan
 }
 
 // finish ends the transaction after EXEC, DISCARD or UNWATCH: its

@@ -18,18 +18,18 @@ import (
 // running (the context ended first): those workers may still read the
 // calls, so the caller must not reuse them.
 func (c *Client) execute(ctx context.Context, calls []*call) (abandoned bool) {
-	r := c.cl() // the cluster whose rules apply, if any (migrate_cluster.go)
-	if m := c.mig.Load(); m != nil {
-		if m.enterWaiting() { // routed by the old topology; the fence waits for these (migrate_fence.go)
-			defer m.waiting.Add(-1)
-			r = m.clusterRules()
-			m = m.prev // a rollback moves forward until its own fence; otherwise nothing moves
-		} else {
-			r = c.cl() // past the phase check: a cluster moved to is published
-		}
-		if m != nil {
-			c.moveFirst(ctx, m, calls) // keys whose owner changes go there first (migrate_exec.go)
-		}
+	fp, _ := c.planFence() // calls addressed to nodes: counted as the fence requires (migrate_plan.go)
+	abandoned = c.executePlanned(ctx, calls, fp)
+	c.endPlan(fp, abandoned)
+	return abandoned
+}
+
+// executeIn is execute for calls planned in migration m (nil: none, or
+// planned by the old topology, which moves nothing), under the retry and
+// redirect rules of cluster r (nil: none; migrate_cluster.go).
+func (c *Client) executeIn(ctx context.Context, m *migState, r *ClusterRouter, calls []*call) (abandoned bool) {
+	if m != nil {
+		c.moveFirst(ctx, m, calls) // keys whose owner changes go there first (migrate_exec.go)
 	}
 	abandoned = c.runHooked(ctx, calls)
 	if r != nil && !abandoned {

@@ -87,6 +87,7 @@ type migState struct {
 	phase   atomic.Int32  // a MigrationPhase; only grows
 	armed   chan struct{} // closed at PhaseArmed
 	waiting atomic.Int64  // executions routed by the old topology
+	cut     fenceCut      // ends the old plans that outlast the switch's wait (migrate_plan.go)
 	fromLoc locator       // the old topology's placement
 	next    *topology     // ring or router client: its routing from PhaseFenced on
 	prev    *migState     // a rollback: the armed migration it turns around

@@ -73,18 +73,7 @@ func (c *Client) moveFirst(ctx context.Context, m *migState, calls []*call) {
 				dst = c.nodes.get(cl.node).node
 			}
 			if src.Addr == dst.Addr {
-				if phase == PhaseFenced {
-					c.checkStale(cl, pos, k)
-					if cl.err != nil {
-						break
-					}
-					dst = c.nodes.get(cl.node).node
-					if src.Addr == dst.Addr {
-						continue
-					}
-				} else {
-					continue
-				}
+				continue // planned by the new topology: its owner did not change (migrate_plan.go)
 			}
 			if m.moved.has(k) {
 				continue

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/gomodule/redigo/redis"
-	"github.com/shardis/shardis/shard/command"
 )
 
 // The fence (docs/resharding.md, "The fence"): a migrating client moves no
@@ -110,7 +109,9 @@ func ParseFenceValue(v string) (p MigrationPhase, t time.Time, ok bool) {
 
 // enterWaiting counts an execution that routes by the old topology (the
 // fence waits for them before it says "fenced"); it reports whether it
-// counted one.
+// counted one. The count is taken before the phase is read again, so a
+// switch that stores PhaseFenced and then finds the count at zero knows
+// that no execution counted before the switch is still running.
 func (m *migState) enterWaiting() bool {
 	if m.phase.Load() != int32(PhaseWaiting) {
 		return false
@@ -123,10 +124,11 @@ func (m *migState) enterWaiting() bool {
 	return true
 }
 
-// advance brings the client to phase p (never back): it switches the
-// routing and waits for the commands routed by the old topology (the
-// caller renames the beacons). Only the beacon loop (and
-// installMigration, before the loop starts) call it.
+// advance brings the client to phase p (never back). Leaving PhaseWaiting
+// switches the routing and then waits for the executions planned by the
+// old topology to end (drainOld), so that the beacons the caller renames
+// "fenced" promise that none is left. Only the beacon loop (and
+// installMigration and ArmMigration) call it.
 func (c *Client) advance(m *migState, p MigrationPhase) {
 	m.advMu.Lock()
 	defer m.advMu.Unlock()
@@ -136,19 +138,25 @@ func (c *Client) advance(m *migState, p MigrationPhase) {
 	}
 	if cur == PhaseWaiting {
 		c.publishNext(m) // a cluster is the client's before the phase says so (migrate_cluster.go)
-		m.phase.Store(int32(PhaseFenced))
+		// The new routing first, then the phase: a planner that finds
+		// the phase past PhaseWaiting plans by c.loc, which must show
+		// the new topology by then (planFence).
 		if m.next != nil {
 			c.switchTo(m.next) // a cluster becomes the client's (migrate_cluster.go)
 		}
-		for m.waiting.Load() > 0 {
-			time.Sleep(time.Millisecond)
-		}
+		m.phase.Store(int32(PhaseFenced))
+		c.drainOld(m)
 	}
 	if p == PhaseArmed {
 		m.phase.Store(int32(PhaseArmed))
 		close(m.armed)
 	}
 }
+
+// InstanceID returns the random name that identifies this client in its
+// connection names (ClientName.Instance): the mover uses it to tell its
+// own beacons from those of the processes it waits for.
+func (c *Client) InstanceID() string { return c.instance }
 
 // ArmMigration arms the client's migration at once, without waiting for
 // the fence's marker: it moves keys on touch from now on. Only for a
@@ -202,44 +210,6 @@ func (m *migState) waitArmed(ctx context.Context, limit time.Duration) error {
 	}
 }
 
-// checkStale looks, in PhaseFenced, at a call sent to the old owner of
-// its key k: when k's owner changes, the call was routed by the old
-// topology just before the client left PhaseWaiting, and is routed again.
-func (c *Client) checkStale(cl *call, pos []int, k string) {
-	n, _, err := c.loc.locate(k)
-	if err != nil || c.nodes.get(n).node.Addr == c.nodes.get(cl.node).node.Addr {
-		return
-	}
-	c.rerouteStale(cl, pos)
-}
-
-// rerouteStale sets the node of a call routed by the old topology to its
-// keys' new owner when they all agree on one (and on one group: a slot,
-// when the new topology is a cluster); otherwise it fails the call.
-func (c *Client) rerouteStale(cl *call, pos []int) {
-	newNode, newGroup := -1, -1
-	for _, p := range pos {
-		k, ok := command.Arg(cl.args[p])
-		if !ok {
-			continue
-		}
-		n, g, err := c.loc.locate(k)
-		if err != nil {
-			cl.err = err
-			return
-		}
-		if newNode >= 0 && (n != newNode || g != newGroup) {
-			cl.err = &MigrateError{Key: k, To: c.nodes.get(n).node,
-				Err: errRoutedBeforeFence}
-			return
-		}
-		newNode, newGroup = n, g
-	}
-	if newNode >= 0 {
-		cl.node, cl.group = newNode, newGroup
-	}
-}
-
 // fencedLocator routes a cluster client by the old topology while its
 // migration waits (PhaseWaiting).
 type fencedLocator struct {
@@ -272,16 +242,4 @@ func (c *Client) locatorFor(r Router) locator {
 		return mappedRingLocator{rr: rr, idx: idx}
 	}
 	return newRouterLocator(r, c.nodes)
-}
-
-// errRoutedBeforeFence fails a part of a command that was planned by the
-// old topology just before the fence went up and whose keys now live on
-// several nodes; nothing of that part was sent. Do plans a read-only
-// command again at once; other commands get the error.
-var errRoutedBeforeFence = fmt.Errorf("%w: routed by the old topology before the fence; retry", ErrMigration)
-
-// readOnlyCommand reports whether the table knows name as read-only.
-func readOnlyCommand(name string) bool {
-	info := lookupCommand(name)
-	return info != nil && info.IsReadOnly()
 }

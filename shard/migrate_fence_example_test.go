@@ -1,6 +1,7 @@
 package shard_test
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
@@ -24,4 +25,15 @@ func ExampleFenceKey() {
 	// armed 1700000000000 armed 1700000000000 true
 	// false
 	// clients poll every 100ms
+}
+
+// A command planned by a migration's old topology that the fence's switch
+// cut off, or a transaction it refused (that one also matches
+// ErrTxAborted), is told apart with errors.Is; running it again plans it
+// by the new topology.
+func ExampleErrFenceSwitched() {
+	err := fmt.Errorf("EXEC: %w", shard.ErrFenceSwitched)
+	fmt.Println(errors.Is(err, shard.ErrFenceSwitched), errors.Is(err, shard.ErrMigration))
+	// Output:
+	// true true
 }

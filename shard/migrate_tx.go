@@ -1,6 +1,9 @@
 package shard
 
-import "context"
+import (
+	"context"
+	"errors"
+)
 
 // moveCommandKeys brings the keys of one command of a transaction to node,
 // its owner under the current topology, before the command runs on the
@@ -22,4 +25,70 @@ func (c *Client) moveCommandKeys(ctx context.Context, node int, name string, arg
 // moveKeys is moveCommandKeys for a command of a Conn's transaction.
 func (f *flusher) moveKeys(cmd connCmd) error {
 	return f.rc.c.moveCommandKeys(f.ctx, f.rc.tx.node, cmd.name, cmd.args)
+}
+
+// txLoc is the locator of a Conn's transaction: the one its node was
+// picked by (the old topology when planned before the migration's fence
+// switched), else the client's.
+func (rc *routedConn) txLoc() locator {
+	if l := rc.tx.fence.loc; l != nil {
+		return l
+	}
+	return rc.c.loc
+}
+
+// pinFor picks the node of a Conn's transaction by key, by the topology
+// the migration's fence allows (migrate_plan.go), and pins it there.
+func (f *flusher) pinFor(key any) error {
+	plan := f.rc.c.planTx()
+	node, group, err := plan.loc.locate(key)
+	if err != nil {
+		return err
+	}
+	if err := f.pin(node, group); err != nil {
+		return err
+	}
+	f.rc.tx.fence = plan
+	return nil
+}
+
+// refuseFenced fails a run of a Conn's transaction that was planned by the
+// old topology and would be sent after the fence's switch: nothing of it
+// is sent, its connection goes back as a fresh one, and, inside MULTI,
+// everything up to EXEC fails with err (EXEC too: the transaction did not
+// run); outside, the next MULTI is refused with it, as when a watching
+// connection is lost.
+func (f *flusher) refuseFenced(pinned []int, err error) {
+	tx := &f.rc.tx
+	for _, i := range pinned {
+		if i < 0 {
+			continue
+		}
+		switch lowerName(f.cmds[i].name) {
+		case "discard", "unwatch": // what they ask for is done: nothing stays open
+			f.res[i] = Result{Reply: "OK"}
+		default:
+			f.res[i] = Result{Err: err}
+		}
+	}
+	switch {
+	case tx.closing: // the run ends the transaction (EXEC, DISCARD, UNWATCH)
+		tx.finish()
+	case tx.multi:
+		tx.conn.release()
+		tx.conn = nil
+		tx.refused = err
+	default:
+		tx.finish()
+		tx.lost = err
+	}
+}
+
+// txFenceRetry reports whether Client.Tx should run a transaction again:
+// it was planned by the old topology and refused, before anything of it
+// was sent, because the fence switched (errTxFenced). The next attempt is
+// planned by the new topology. attempt bounds it (a switch happens once
+// per migration; a rollback adds one more).
+func (c *Client) txFenceRetry(err error, attempt int) bool {
+	return err != nil && attempt < 8 && errors.Is(err, errTxFenced)
 }

@@ -75,19 +75,21 @@ func (p *Pipeline) Exec(ctx context.Context) ([]Result, error) {
 	}
 	b := &p.b
 	b.reset(len(p.cmds))
+	fp, loc := c.planFence() // planned and counted in one step (migrate_plan.go)
 	for _, q := range p.cmds {
-		c.add(b, c.loc, q.name, q.args, q.routeKey)
+		c.add(b, loc, q.name, q.args, q.routeKey)
 	}
 	if c.learnUnknown(ctx, b, func(i int) (string, []any, bool) { q := p.cmds[i]; return q.name, q.args, q.routeKey == nil }) {
 		b.reset(len(p.cmds))
 		for _, q := range p.cmds {
-			c.add(b, c.loc, q.name, q.args, q.routeKey)
+			c.add(b, loc, q.name, q.args, q.routeKey)
 		}
 	}
 	clear(p.cmds)
 	p.cmds = p.cmds[:0]
 	ctx, op := c.opStart(ctx, "PIPELINE", b, true)
-	abandoned := c.execute(ctx, b.calls)
+	abandoned := c.executePlanned(ctx, b.calls, fp)
+	c.endPlan(fp, abandoned)
 	out := make([]Result, len(b.reqs))
 	for i := range b.reqs {
 		out[i].Reply, out[i].Err = b.reqs[i].result()

@@ -28,6 +28,7 @@ type Tx struct {
 	asking bool // at a slot's importing node: ASKING before each command
 	queued []queued
 	node   int
+	fence  txPlan // planned by a migration's old topology: each round trip is counted (migrate_plan.go)
 }
 
 // Do runs one command now on the transaction's node. Its keys must be in
@@ -48,6 +49,10 @@ func (tx *Tx) Do(name string, args ...any) (any, error) {
 // do runs a command on the transaction's connection, after ASKING when
 // the transaction runs at an importing node.
 func (tx *Tx) do(name string, args ...any) (any, error) {
+	if err := tx.fence.enter(); err != nil {
+		return nil, err
+	}
+	defer tx.fence.leave()
 	if tx.asking {
 		if err := tx.conn.Send("ASKING"); err != nil {
 			return nil, err
@@ -154,15 +159,16 @@ func (c *Client) Tx(ctx context.Context, keys []string, fn func(tx *Tx) error) (
 			}
 			return nil, fmt.Errorf("shardis: %w", err)
 		}
-		node, group, err := c.loc.locate(keys[0])
+		plan := c.planTx() // the topology the migration's fence allows (migrate_plan.go)
+		node, group, err := plan.loc.locate(keys[0])
 		if err != nil {
 			return nil, err
 		}
 		for _, k := range keys[1:] {
-			if _, g, err := c.loc.locate(k); err != nil {
+			if _, g, err := plan.loc.locate(k); err != nil {
 				return nil, err
 			} else if g != group {
-				return nil, crossShardError(c.loc, "WATCH", args, allPositions(len(args)))
+				return nil, crossShardError(plan.loc, "WATCH", args, allPositions(len(args)))
 			}
 		}
 		asking := false
@@ -172,7 +178,10 @@ func (c *Client) Tx(ctx context.Context, keys []string, fn func(tx *Tx) error) (
 		if err := c.moveKeys(ctx, node, args); err != nil { // a migration's moves first (migrate_exec.go)
 			return nil, err
 		}
-		reply, err := c.txOnce(ctx, node, asking, group, args, fn)
+		reply, err := c.txOnce(ctx, plan, node, asking, group, args, fn)
+		if c.txFenceRetry(err, attempt) { // migrate_tx.go
+			continue
+		}
 		if c.cl() == nil || err == nil {
 			return reply, err
 		}
@@ -265,7 +274,7 @@ func allPositions(n int) []int {
 // ASKING in front: Redis forgets ASKING after each command, except inside
 // MULTI, where it holds until EXEC, so ASKING before WATCH, before each of
 // fn's commands and before MULTI covers the whole transaction.
-func (c *Client) txOnce(ctx context.Context, node int, asking bool, group int, keys []any, fn func(tx *Tx) error) ([]any, error) {
+func (c *Client) txOnce(ctx context.Context, plan txPlan, node int, asking bool, group int, keys []any, fn func(tx *Tx) error) ([]any, error) {
 	ns := c.nodes.get(node)
 	if ns.down.Load() {
 		return nil, &NodeError{Node: ns.node, Err: ns.downErr()}
@@ -277,13 +286,17 @@ func (c *Client) txOnce(ctx context.Context, node int, asking bool, group int, k
 	// Back to the pool as a fresh connection is: DISCARD or UNWATCH when
 	// fn or a send failed, closed when tx.Do changed the connection.
 	defer conn.release()
-	tx := &Tx{ctx: ctx, conn: conn, loc: c.loc, group: group, asking: asking, c: c, node: node}
+	tx := &Tx{ctx: ctx, conn: conn, loc: plan.loc, group: group, asking: asking, c: c, node: node, fence: plan}
 	if _, err := tx.do("WATCH", keys...); err != nil {
 		return nil, err
 	}
 	if err := fn(tx); err != nil {
 		return nil, err
 	}
+	if err := tx.fence.enter(); err != nil { // nothing of MULTI is sent
+		return nil, err
+	}
+	defer tx.fence.leave()
 	if asking {
 		if err := conn.Send("ASKING"); err != nil {
 			return nil, &NodeError{Node: ns.node, Err: err}

@@ -23,6 +23,7 @@ func init() {
 
 const reshardUsage = `Usage: shardis reshard --from OLD --to NEW [--dry-run] [--rate N[/s]|NMB/s] [--yes]
        shardis reshard --from OLD --to NEW --arm
+       shardis reshard --from OLD --to NEW --finish
        shardis reshard --from OLD --to NEW --clear-fence
 
 Moves every key whose owner changes from the topology OLD to the topology NEW
@@ -37,7 +38,13 @@ Processes in migration mode move no key until the fence is armed: they route
 by OLD until a marker on the old nodes says so. Before moving, reshard arms
 it (sets the marker to "fenced", waits until every process acknowledges in
 CLIENT LIST, then sets it to "armed"); --arm does only that, without moving.
---clear-fence deletes the marker once every process runs the NEW config.
+
+Once every process runs the plain NEW config, --finish ends the migration: it
+checks CLIENT LIST on the old nodes (no process may still route by the
+migration; it names each connection that does and deletes nothing), verifies that every key sits at its owner, and deletes the marker.
+A move that verifies clean does the same at its end when no process uses the
+migration any more; otherwise it keeps the marker and names the connections.
+--clear-fence deletes the marker without any check (the forced path).
 
 Flags:
 `
@@ -59,7 +66,8 @@ func runReshard(ctx context.Context, env *cliEnv, args []string) error {
 	allowUnnamed := fs.Bool("allow-unnamed", false, "start even when old nodes have connections no shardis client named")
 	quiet := fs.Bool("quiet", false, "no progress bar")
 	armOnly := fs.Bool("arm", false, "arm the fence (processes start moving keys on touch) and move nothing")
-	clearFence := fs.Bool("clear-fence", false, "delete the fence's marker from the old nodes (after every process runs NEW)")
+	finish := fs.Bool("finish", false, "end the migration: delete the fence's marker once no process uses the migration and every key is at its owner")
+	clearFence := fs.Bool("clear-fence", false, "delete the fence's marker from the old nodes without any check (forced; prefer --finish)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
@@ -81,9 +89,20 @@ func runReshard(ctx context.Context, env *cliEnv, args []string) error {
 	if err != nil {
 		return fmt.Errorf("--to: %w", err)
 	}
+	if n := count(*armOnly, *finish, *clearFence); n > 1 {
+		return fmt.Errorf("%w: --arm, --finish and --clear-fence exclude each other", errUsage)
+	}
 	switch {
-	case *armOnly && *clearFence:
-		return fmt.Errorf("%w: --arm and --clear-fence exclude each other", errUsage)
+	case *finish:
+		v, err := reshard.Finish(ctx, from, to)
+		if v != nil {
+			fmt.Fprintf(env.stdout, "verify: %d keys scanned, %d misplaced\n", v.Scanned, v.Misplaced)
+		}
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(env.stdout, "finished: fence cleared (a process started on the migrating config from now on would wait for a fence again)")
+		return nil
 	case *armOnly:
 		if err := reshard.Arm(ctx, from, to, reshard.ArmOptions{AllowUnnamed: *allowUnnamed}); err != nil {
 			return err
@@ -98,7 +117,7 @@ func runReshard(ctx context.Context, env *cliEnv, args []string) error {
 		return nil
 	}
 	opts := reshard.Options{From: from, To: to, DryRun: *dryRun, KeysPerSecond: keysPS, BytesPerSecond: bytesPS,
-		Batch: *batch, Dump: *dump, AllowUnnamed: *allowUnnamed}
+		Batch: *batch, Dump: *dump, AllowUnnamed: *allowUnnamed, Finish: true}
 	if !*dryRun {
 		if err := reshard.CheckClients(ctx, from, to, *allowUnnamed); err != nil {
 			return err
@@ -118,8 +137,36 @@ func runReshard(ctx context.Context, env *cliEnv, args []string) error {
 	rep, err := reshard.Move(ctx, opts)
 	if rep != nil {
 		printReport(env.stdout, rep, *dryRun)
+		if err == nil && !*dryRun {
+			printFinish(env.stdout, rep)
+		}
 	}
 	return err
+}
+
+// printFinish says whether the move ended the migration (reshard.Options.Finish).
+func printFinish(w io.Writer, rep *reshard.Report) {
+	if rep.Finished {
+		fmt.Fprintln(w, "finished: no process uses the migration any more; fence cleared")
+		return
+	}
+	if len(rep.Remaining) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "fence kept: %d connection(s) still use the migration, e.g. %s on %s (%s)\n",
+		len(rep.Remaining), rep.Remaining[0].Name, rep.Remaining[0].Node, rep.Remaining[0].Reason)
+	fmt.Fprintln(w, "once every process runs the new config: shardis reshard --from OLD --to NEW --finish")
+}
+
+// count returns how many of flags are set.
+func count(flags ...bool) int {
+	n := 0
+	for _, f := range flags {
+		if f {
+			n++
+		}
+	}
+	return n
 }
 
 // loadTopology reads a config file, or a URL when arg has a scheme.

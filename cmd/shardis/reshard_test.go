@@ -44,6 +44,13 @@ func TestReshardAndVerify(t *testing.T) {
 	code, out, errOut = runCLI(t, "", "reshard", "--from", from, "--to", toFile, "--rate", "20000/s")
 	require.Equal(t, 0, code, errOut)
 	assert.Contains(t, out, "verify: 600 keys scanned, 0 misplaced")
+	// No process uses the migration: the run ends it and leaves no marker.
+	assert.Contains(t, out, "finished: no process uses the migration any more; fence cleared")
+	for _, s := range servers[:2] {
+		keys, err := s.Do("KEYS", "shardis:migration:*")
+		require.NoError(t, err)
+		assert.Empty(t, keys, "no marker left on %s", s.Addr)
+	}
 	assert.Contains(t, errOut, "keys/s")
 	assert.Contains(t, errOut, "ETA")
 	size, err = servers[2].Do("DBSIZE")
@@ -128,6 +135,73 @@ func TestReshardArmAndClearFence(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, "0", v)
 	}
-	code, _, _ = runCLI(t, "", "reshard", "--from", from, "--to", to, "--arm", "--clear-fence")
-	assert.Equal(t, 2, code, "the two steps exclude each other")
+	for _, flags := range [][]string{{"--arm", "--clear-fence"}, {"--arm", "--finish"}, {"--finish", "--clear-fence"}} {
+		code, _, errOut = runCLI(t, "", append([]string{"reshard", "--from", from, "--to", to}, flags...)...)
+		assert.Equal(t, 2, code, "%v exclude each other", flags)
+		assert.Contains(t, errOut, "exclude each other")
+	}
+}
+
+// TestReshardFinish: --finish refuses, naming the connection, while a
+// process still routes by the migration, and a move that ends clean keeps
+// the marker then; once the process runs the new config, --finish
+// verifies and deletes the marker.
+func TestReshardFinish(t *testing.T) {
+	ctx := context.Background()
+	servers := redistest.StartNTB(t, 3, redistest.Options{})
+	from := fmt.Sprintf("redis-ring://%s,%s?names=a,b&client_name=auto", servers[0].Addr, servers[1].Addr)
+	to := fmt.Sprintf("redis-ring://%s,%s,%s?names=a,b,c&client_name=auto", servers[0].Addr, servers[1].Addr, servers[2].Addr)
+	fromCfg, err := shard.ParseURL(from)
+	require.NoError(t, err)
+	toCfg, err := shard.ParseURL(to)
+	require.NoError(t, err)
+	proc, err := shard.New(ctx, fromCfg)
+	require.NoError(t, err)
+	defer proc.Close()
+	require.NoError(t, proc.StartMigration(ctx, toCfg))
+	for i := 0; i < 100; i++ {
+		_, err := proc.Do(ctx, "SET", fmt.Sprintf("f:%d", i), i)
+		require.NoError(t, err)
+	}
+	info, _ := proc.Migration()
+	key := shard.FenceKey(info.FromID, info.ToID)
+
+	code, out, errOut := runCLI(t, "", "reshard", "--from", from, "--to", to, "--quiet")
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "verify: 100 keys scanned, 0 misplaced")
+	assert.Contains(t, out, "fence kept: ")
+	assert.Contains(t, out, proc.InstanceID(), "the process's beacon is named")
+	assert.Contains(t, out, "--finish")
+
+	code, _, errOut = runCLI(t, "", "reshard", "--from", from, "--to", to, "--finish")
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errOut, "still use the migration")
+	assert.Contains(t, errOut, proc.InstanceID())
+	assert.Contains(t, errOut, "still routes by the migration (phase ")
+	for _, s := range servers[:2] {
+		v, err := s.Do("EXISTS", key)
+		require.NoError(t, err)
+		assert.Equal(t, "1", v, "marker kept on %s", s.Addr)
+	}
+
+	require.NoError(t, proc.FinishMigration())
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		code, out, errOut = runCLI(t, "", "reshard", "--from", from, "--to", to, "--finish")
+		if code == 0 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(50 * time.Millisecond) // the server drops the closed beacons
+	}
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "verify: 100 keys scanned, 0 misplaced")
+	assert.Contains(t, out, "finished: fence cleared")
+	for _, s := range servers[:2] {
+		v, err := s.Do("EXISTS", key)
+		require.NoError(t, err)
+		assert.Equal(t, "0", v)
+	}
+	v, err := proc.Do(ctx, "GET", "f:42")
+	require.NoError(t, err)
+	assert.Equal(t, "42", fmt.Sprintf("%s", v))
 }

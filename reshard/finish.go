@@ -1,0 +1,140 @@
+package reshard
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/gomodule/redigo/redis"
+	"github.com/shardis/shardis/pool"
+	"github.com/shardis/shardis/shard"
+)
+
+// Finish ends the migration from -> to (step 3 of docs/resharding.md) by
+// deleting the fence's marker from every old node, once that is safe:
+//
+//  1. no process still routes by the migration: CLIENT LIST on every old
+//     node shows no beacon of from -> to, in any phase (each process runs
+//     the plain config of to, or called FinishMigration);
+//  2. every key sits at its owner in to (a verification pass over the
+//     nodes of both topologies, as at the end of Move).
+//
+// Otherwise it deletes nothing and returns a *ClientsError naming each
+// connection that still uses the migration (errors.Is ErrStillMigrating),
+// or an error wrapping ErrMisplaced. A beacon that appears while the
+// markers are being deleted (a process started on the migrating config
+// meanwhile) puts them back as armed, and Finish fails naming it. The
+// returned report is the verification's (nil when it did not run).
+// ClearFence deletes the markers without these checks.
+func Finish(ctx context.Context, from, to shard.Config) (*VerifyReport, error) {
+	var rep *VerifyReport
+	err := withMigration(ctx, from, to, func(pools *pool.Set, info shard.MigrationInfo, self string) error {
+		var err error
+		rep, err = finish(ctx, pools, info, self, true)
+		return err
+	})
+	return rep, err
+}
+
+// ErrStillMigrating is matched (errors.Is) by the *ClientsError of Finish:
+// processes still route by the migration, so its fence must stay.
+var ErrStillMigrating = fmt.Errorf("%w: processes still route by the migration", ErrClients)
+
+// finish is Finish with the mover's pools; verify false skips the
+// verification (Move has just made one).
+func finish(ctx context.Context, pools *pool.Set, info shard.MigrationInfo, self string, verify bool) (*VerifyReport, error) {
+	if err := stillMigrating(ctx, pools, info, self); err != nil {
+		return nil, err
+	}
+	var rep *VerifyReport
+	if verify {
+		olds := info.From.Nodes()
+		v, err := verifyNodes(ctx, pools, info.To, appendNodes(info.To.Nodes(), olds), nil, 0)
+		if err != nil {
+			return nil, err
+		}
+		rep = v
+		if v.Misplaced > 0 {
+			return rep, fmt.Errorf("%w: %d (e.g. %s); run the mover again before finishing", ErrMisplaced, v.Misplaced, v.Samples[0])
+		}
+	}
+	key := shard.FenceKey(info.FromID, info.ToID)
+	if err := delFence(ctx, pools, info, key); err != nil {
+		return rep, err
+	}
+	if err := stillMigrating(ctx, pools, info, self); err != nil {
+		// A process joined the migration while the markers went away:
+		// it must not wait behind a fence that is gone while others
+		// have moved keys. Put them back; it arms on its next poll.
+		if serr := setFence(ctx, pools, info, key, shard.PhaseArmed); serr != nil {
+			return rep, fmt.Errorf("%w (and putting the fence back failed: %w)", err, serr)
+		}
+		return rep, err
+	}
+	return rep, nil
+}
+
+// stillMigrating reports, as a *ClientsError matching ErrStillMigrating,
+// the beacons on the old nodes of processes that still route by the
+// migration; self is the instance of the mover's own routing client.
+// Pooled connections are not judged: a process that migrated at run time
+// (StartMigration, then FinishMigration) keeps the name of the topology
+// it started with on the connections it opened before, and the marker
+// means nothing to a process that is not migrating.
+func stillMigrating(ctx context.Context, pools *pool.Set, info shard.MigrationInfo, self string) error {
+	entries, err := clientList(ctx, pools, info)
+	if err != nil {
+		return err
+	}
+	var bad []ClientConn
+	for _, e := range entries {
+		if e.ignorable() {
+			continue
+		}
+		cn, ok := shard.ParseClientName(e.name)
+		if !ok || cn.Instance == self {
+			continue // cannot be told (the check before the move judged them), or the mover's own
+		}
+		cc := ClientConn{Node: e.node, ID: e.id, Addr: e.addr, Name: e.name}
+		if !cn.Migrating || !beaconMatches(cn, info) {
+			continue
+		}
+		cc.Reason = fmt.Sprintf("still routes by the migration (phase %s): give it the plain config of the new topology, or call FinishMigration", cn.Phase)
+		bad = append(bad, cc)
+	}
+	if len(bad) > 0 {
+		return &ClientsError{Conns: bad, Headline: "still use the migration; its fence stays", err: ErrStillMigrating}
+	}
+	return nil
+}
+
+// delFence deletes the marker on every old node.
+func delFence(ctx context.Context, pools *pool.Set, info shard.MigrationInfo, key string) error {
+	for _, n := range info.From.Nodes() {
+		conn, err := pools.Get(ctx, n.Addr)
+		if err != nil {
+			return &shard.NodeError{Node: n, Err: err}
+		}
+		_, err = redis.DoContext(conn, ctx, "DEL", key)
+		conn.Close()
+		if err != nil {
+			return &shard.NodeError{Node: n, Err: err}
+		}
+	}
+	return nil
+}
+
+// finishAfterMove is Options.Finish: the move has just verified clean.
+func finishAfterMove(ctx context.Context, pools *pool.Set, info shard.MigrationInfo, self string, rep *Report) error {
+	_, err := finish(ctx, pools, info, self, false)
+	var ce *ClientsError
+	switch {
+	case err == nil:
+		rep.Finished = true
+	case errors.Is(err, ErrStillMigrating) && errors.As(err, &ce):
+		rep.Remaining = ce.Conns
+	default:
+		return err
+	}
+	return nil
+}

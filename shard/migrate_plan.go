@@ -1,0 +1,280 @@
+package shard
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/shardis/shardis/pool"
+)
+
+// Planning and the fence's switch (docs/resharding.md, "The fence").
+//
+// A command is planned (its keys located, its calls given nodes) and then
+// executed. While a migration waits behind its fence, commands are planned
+// by the old topology; when the fence goes up, the client switches to the
+// new one, and the beacons may say "fenced" — after which the mover arms
+// and keys move — only once no command planned by the old topology can
+// still reach a server. So "plan by the current topology" and "count as in
+// flight" are one step (planFence): the count is taken first, the phase is
+// read after it, and the locator the command is planned by follows from
+// that one reading. The switch stores the new phase and then waits for the
+// count to drain (drainOld). A command is therefore either counted and
+// planned by the old topology — the switch waits for it — or planned by the
+// new one; it never needs planning again, and no part of it fails for
+// being planned a moment too early.
+//
+// The wait is bounded. An execution that could run without end — a
+// blocking command at its old owner, or a wait for a pooled connection
+// (Pool.Wait) under a context that never ends — is cut off after the
+// client's read timeout: its context ends, its connection closes (the
+// server forgets a blocked command of a closed connection), and it fails
+// with an error matching ErrFenceSwitched (one that had already been sent
+// may have run; it ran before the mover armed). Every other execution is
+// bounded by its own timeouts; the switch waits for them one more dial,
+// write and read timeout, then stops waiting, and from the cut on an
+// execution planned by the old topology that has not begun (a caller held
+// in a hook) fails without sending anything. A transaction holds the count
+// only during each of its round trips; one planned by the old topology that
+// is still open after the switch fails before its next command with an
+// error matching ErrFenceSwitched and ErrTxAborted (Client.Tx runs it again
+// by the new topology by itself).
+
+// ErrFenceSwitched is matched by the error of a command or transaction
+// planned by the old topology of a migration that the fence's switch cut
+// off or refused (see docs/resharding.md, "The fence"). It matches
+// ErrMigration. Nothing of a refused transaction ran; a cut command may
+// have run. Running it again plans it by the new topology.
+var ErrFenceSwitched = fmt.Errorf("%w: the fence switched to the new topology", ErrMigration)
+
+// errTxFenced fails a transaction planned by the old topology whose next
+// round trip would come after the switch: it matches ErrTxAborted, so that
+// the usual "run it again" loops run it again, by the new topology.
+var errTxFenced = fmt.Errorf("%w (the transaction was planned by the old topology; %w)", ErrTxAborted, ErrFenceSwitched)
+
+// fencePlan is how a command was planned with respect to its client's
+// migration: m is the migration at planning time (nil: none), and counted
+// says it was planned by the old topology and is counted in m.waiting
+// until endPlan.
+type fencePlan struct {
+	m       *migState
+	counted bool
+}
+
+// planFence returns the plan of a command about to be planned and the
+// locator to plan it by. Outside a migration it costs one atomic load.
+func (c *Client) planFence() (fencePlan, locator) {
+	if m := c.mig.Load(); m != nil {
+		return c.planMigrating(m)
+	}
+	return fencePlan{}, c.loc
+}
+
+// planMigrating is planFence during migration m.
+func (c *Client) planMigrating(m *migState) (fencePlan, locator) {
+	if m.enterWaiting() {
+		return fencePlan{m: m, counted: true}, m.fromLoc
+	}
+	// Past PhaseWaiting for good: c.loc already routes by the new
+	// topology (advance stores it before the phase).
+	return fencePlan{m: m}, c.loc
+}
+
+// bind gives a counted execution that could otherwise outlast the
+// switch's wait without end — a blocking command, or a wait for a pooled
+// connection (Pool.Wait) under a context that never ends — a context that
+// the switch can cut off (fenceCut.cutOff); release ends it. Every other
+// execution is bounded by its own timeouts (dial, write, and read per
+// reply) and keeps ctx as is, at no cost.
+func (c *Client) bind(ctx context.Context, fp fencePlan, calls []*call) (_ context.Context, release func()) {
+	if !fp.counted || !mayOutlast(c, ctx, calls) {
+		return ctx, nil
+	}
+	cut := fp.m.cut.context()
+	if cut.Err() != nil {
+		return ctx, nil // cut off already; runFenced fails the calls
+	}
+	bctx, cancel := context.WithCancelCause(ctx)
+	stop := context.AfterFunc(cut, func() { cancel(ErrFenceSwitched) })
+	return bctx, func() {
+		stop()
+		cancel(nil)
+	}
+}
+
+// mayOutlast reports whether calls can run without end: a blocking
+// command, or a wait for a pooled connection under a context without end.
+func mayOutlast(c *Client, ctx context.Context, calls []*call) bool {
+	if c.cfg.Pool.Wait && ctx.Done() == nil {
+		return true
+	}
+	for _, cl := range calls {
+		if _, ok := blockFor(cl); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// endPlan stops counting a plan's execution. An abandoned one (its context
+// ended while a pipeline still holds a call, which the pipeline's writer
+// may yet send) is counted for one more write timeout.
+func (c *Client) endPlan(fp fencePlan, abandoned bool) {
+	if fp.counted {
+		c.endCounted(fp, abandoned)
+	}
+}
+
+func (c *Client) endCounted(fp fencePlan, abandoned bool) {
+	if abandoned {
+		time.AfterFunc(c.writeTimeout(), func() { fp.m.waiting.Add(-1) })
+		return
+	}
+	fp.m.waiting.Add(-1)
+}
+
+// writeTimeout is the pools' write timeout.
+func (c *Client) writeTimeout() time.Duration {
+	if t := c.cfg.Pool.WriteTimeout; t > 0 {
+		return t
+	}
+	return pool.DefaultWriteTimeout
+}
+
+// executePlanned runs calls planned under fp: execute's moves (of the
+// migration the calls were planned in) and then the calls themselves.
+func (c *Client) executePlanned(ctx context.Context, calls []*call, fp fencePlan) (abandoned bool) {
+	if !fp.counted {
+		return c.executeIn(ctx, fp.m, c.cl(), calls) // past the phase check: a cluster moved to is published
+	}
+	if fp.m.cut.done() {
+		failCut(calls)
+		return false
+	}
+	bctx, release := c.bind(ctx, fp, calls)
+	// Routed by the old topology: nothing moves, except that a rollback
+	// not fenced yet moves forward (prev).
+	abandoned = c.executeIn(bctx, fp.m.prev, fp.m.clusterRules(), calls)
+	if release != nil {
+		if ctx.Err() == nil && errors.Is(context.Cause(bctx), ErrFenceSwitched) {
+			markCut(calls)
+		}
+		release()
+	}
+	return abandoned
+}
+
+// failCut fails calls that were planned by the old topology and not sent
+// before the switch cut the old plans off.
+func failCut(calls []*call) {
+	for _, cl := range calls {
+		if cl.err == nil && cl.node >= 0 {
+			cl.err = fmt.Errorf("%w: planned by the old topology and not sent before the switch; run it again", ErrFenceSwitched)
+		}
+	}
+}
+
+// markCut gives the calls that the cut ended the error that says so.
+func markCut(calls []*call) {
+	for _, cl := range calls {
+		if cl.err != nil && errors.Is(cl.err, context.Canceled) {
+			cl.err = fmt.Errorf("%w: cut off by the switch while running at the old owner (it may have run): %v", ErrFenceSwitched, cl.err)
+		}
+	}
+}
+
+// fenceCut is the switch's way to end the executions planned by the old
+// topology that outlast its wait. The zero value is ready.
+type fenceCut struct {
+	once   sync.Once
+	ctx    context.Context
+	cancel context.CancelFunc
+}
+
+func (f *fenceCut) context() context.Context {
+	f.once.Do(func() { f.ctx, f.cancel = context.WithCancel(context.Background()) })
+	return f.ctx
+}
+
+// cutOff ends every context bound to the old plans.
+func (f *fenceCut) cutOff() {
+	f.context()
+	f.cancel()
+}
+
+func (f *fenceCut) done() bool { return f.context().Err() != nil }
+
+// drainOld waits, once the phase has left PhaseWaiting, until no
+// execution planned by the old topology runs. After the client's read
+// timeout it cuts off the ones that could run without end (bind): their
+// connections close at once. The others are bounded by their own
+// timeouts: drainOld waits for them up to one more dial, write and read
+// timeout, and then stops waiting; from the cut on, an execution planned
+// by the old topology that has not begun yet (a caller held in a hook)
+// fails without sending anything (executePlanned). An abandoned call is
+// counted for one write timeout more (endPlan). Close ends the wait.
+func (c *Client) drainOld(m *migState) {
+	if m.waiting.Load() == 0 {
+		return
+	}
+	tick := time.NewTicker(time.Millisecond)
+	defer tick.Stop()
+	cutAt := time.Now().Add(c.readTimeout)
+	dial := c.pools.Options().DialTimeout
+	if dial <= 0 {
+		dial = pool.DefaultDialTimeout
+	}
+	giveUp := cutAt.Add(dial + c.writeTimeout() + c.readTimeout)
+	for m.waiting.Load() > 0 {
+		if now := time.Now(); !m.cut.done() && now.After(cutAt) {
+			m.cut.cutOff()
+		} else if now.After(giveUp) {
+			return
+		}
+		select {
+		case <-tick.C:
+		case <-c.stop:
+			return
+		}
+	}
+}
+
+// txPlan is the fence plan of a transaction (Client.Tx, or a Conn's
+// WATCH/MULTI): planned by the old topology, it is counted only during
+// each of its round trips, each of which must begin before the switch.
+type txPlan struct {
+	m   *migState // set only when planned by the old topology
+	loc locator
+}
+
+// planTx returns the plan and the locator of a transaction about to pick
+// its node.
+func (c *Client) planTx() txPlan {
+	fp, loc := c.planFence()
+	if !fp.counted {
+		return txPlan{loc: loc}
+	}
+	fp.m.waiting.Add(-1) // held per round trip (enter)
+	return txPlan{m: fp.m, loc: loc}
+}
+
+// enter counts one round trip of the transaction; it fails with an error
+// matching ErrFenceSwitched and ErrTxAborted, before anything is sent,
+// when the switch came first. Call leave after the round trip.
+func (p txPlan) enter() error {
+	if p.m == nil {
+		return nil
+	}
+	if !p.m.enterWaiting() {
+		return errTxFenced
+	}
+	return nil
+}
+
+func (p txPlan) leave() {
+	if p.m != nil {
+		p.m.waiting.Add(-1)
+	}
+}

@@ -56,3 +56,18 @@ func ExampleClient_StartMigration() {
 		log.Fatal(err)
 	}
 }
+
+// Every connection of a process carries its instance ID in its name, so
+// that the mover can tell whose beacons it sees in CLIENT LIST.
+func ExampleClient_InstanceID() {
+	cfg, err := shard.ParseURL("redis-ring://10.0.0.1:6379,10.0.0.2:6379?names=a,b&client_name=auto")
+	if err != nil {
+		log.Fatal(err)
+	}
+	c, err := shard.New(context.Background(), cfg)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer c.Close()
+	log.Printf("this process's connections are named with instance %s", c.InstanceID())
+}

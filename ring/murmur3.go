@@ -21,22 +21,7 @@ func murmur3Sum64(data []byte) uint64 {
 		k1 := binary.LittleEndian.Uint64(data)
 		k2 := binary.LittleEndian.Uint64(data[8:])
 		data = data[16:]
-
-		k1 *= c1
-		k1 = bits.RotateLeft64(k1, 31)
-		k1 *= c2
-		h1 ^= k1
-		h1 = bits.RotateLeft64(h1, 27)
-		h1 += h2
-		h1 = h1*5 + 0x52dce729
-
-		k2 *= c2
-		k2 = bits.RotateLeft64(k2, 33)
-		k2 *= c1
-		h2 ^= k2
-		h2 = bits.RotateLeft64(h2, 31)
-		h2 += h1
-		h2 = h2*5 + 0x38495ab5
+		h1, h2 = murmur3Block(h1, h2, k1, k2) // murmur3label.go
 	}
 	var k1, k2 uint64
 	switch len(data) {

@@ -215,6 +215,12 @@ func Run(ctx context.Context, targets []Target, opts Options) (*Report, error) {
 
 // finish marks an interrupted report and picks the error to return.
 func finish(ctx context.Context, rep *Report, err error) (*Report, error) {
+	if dl, ok := ctx.Deadline(); ok && !time.Now().Before(dl) {
+		// The deadline has passed, so the context's timer fires at once;
+		// on a loaded machine it may not have run yet when a read that the
+		// deadline cut short returns.
+		<-ctx.Done()
+	}
 	if ctx.Err() != nil {
 		rep.Interrupted = true
 		if err == nil || errors.Is(err, ctx.Err()) {

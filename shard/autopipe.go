@@ -246,7 +246,7 @@ func (p *autoPipe) write() {
 			case r := <-p.reqs:
 				batch = append(batch, r)
 			case <-idle.C:
-				conn.finish()
+				conn.done(capped)
 				conn = nil
 				continue
 			case <-conn.drained:
@@ -268,7 +268,7 @@ func (p *autoPipe) write() {
 			batch = p.drain(batch)
 		}
 		if conn != nil && conn.broken.Load() {
-			conn.finish()
+			conn.done(capped)
 			conn = nil
 		}
 		if conn == nil {
@@ -281,7 +281,7 @@ func (p *autoPipe) write() {
 			}
 		}
 		if !conn.send(batch) {
-			conn.finish()
+			conn.done(capped)
 			conn = nil
 		}
 	}
@@ -430,6 +430,19 @@ func (pc *pipeConn) settle() {
 func (pc *pipeConn) release() {
 	pc.finish()
 	<-pc.exited
+}
+
+// done ends the writer's use of the connection: with a capped pool it
+// waits until the connection is back in the pool (release), because the
+// next batch borrows at once and a pool without Wait would refuse it
+// while the reader still holds this one (an idle check on a loaded
+// machine did exactly that); without a cap it does not wait (finish).
+func (pc *pipeConn) done(capped bool) {
+	if capped {
+		pc.release()
+		return
+	}
+	pc.finish()
 }
 
 // finish tells the reader that nothing more will be sent; the reader

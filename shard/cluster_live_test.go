@@ -110,7 +110,9 @@ func runLoad(c *shard.Client, name string, stop <-chan struct{}, onSuccess loadH
 					return
 				default:
 				}
-				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				// Longer than the MaxRetryWait of TestClusterLiveReshardingUnderLoad:
+				// a hung command still fails, the cluster's own pace does not.
+				ctx, cancel := context.WithTimeout(context.Background(), 75*time.Second)
 				// Few tags put many keys in each hot slot, so that a slot
 				// takes many MIGRATE calls to move and commands meet it
 				// half-moved (ASK, TRYAGAIN).
@@ -277,10 +279,19 @@ func TestClusterLiveReshardingUnderLoad(t *testing.T) {
 	// One client with pooled connections only, and one with automatic
 	// pipelining (the default), so that its shared connections meet the
 	// same ASK and MOVED replies.
+	//
+	// A multi-key command whose keys straddle a slot being moved gets
+	// TRYAGAIN until redis-cli has moved the slot's last key, one key per
+	// round trip here; on a loaded 2-core machine that outlasts the default
+	// 5 s MaxRetryWait. The bound is the cluster's pace, not the client's:
+	// both clients get 60 s.
 	pooledCfg := clusterConfig(rc.Seeds()...)
 	pooledCfg.DisableAutoPipeline = true
+	pooledCfg.Cluster.MaxRetryWait = time.Minute
 	c := newClient(t, pooledCfg)
-	ca := newClient(t, clusterConfig(rc.Seeds()...))
+	autoCfg := clusterConfig(rc.Seeds()...)
+	autoCfg.Cluster.MaxRetryWait = time.Minute
+	ca := newClient(t, autoCfg)
 	masters := rc.Masters()
 	from, to := masters[0], masters[1]
 

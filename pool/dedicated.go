@@ -12,7 +12,8 @@ import (
 // handed to another caller, such as pub/sub subscriptions: the caller owns
 // it and must Close it. A node with a resolver (SetResolver) is dialled at
 // the address the resolver gives now. Errors are as for Get; after Close it fails with
-// ErrClosed.
+// ErrClosed. The connection is named (CLIENT SETNAME) with the Set's name
+// at the time and keeps it: SetClientName does not rename it.
 func (s *Set) Dial(ctx context.Context, addr string) (redis.Conn, error) {
 	s.mu.Lock()
 	closed, resolve := s.closed, s.resolvers[addr]
@@ -25,5 +26,7 @@ func (s *Set) Dial(ctx context.Context, addr string) (redis.Conn, error) {
 			return nil, err
 		}
 	}
-	return newDialer(addr, s.opts, false, resolve).dial(ctx)
+	d := newDialer(addr, s.opts, false, resolve)
+	d.names = s.names // the name now; never renamed later
+	return d.dial(ctx)
 }

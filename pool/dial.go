@@ -21,6 +21,10 @@ type dialer struct {
 	// resolve, when set, names the address to dial each time: addr is
 	// then a name (see Set.SetResolver), not an address.
 	resolve func() (string, error)
+	// names gives the connection name to dial with (names.go); pooled
+	// makes the connection follow its later changes.
+	names  *names
+	pooled bool
 }
 
 func newDialer(addr string, opts Options, readOnly bool, resolve func() (string, error)) *dialer {
@@ -59,9 +63,16 @@ func (d *dialer) dial(ctx context.Context) (redis.Conn, error) {
 	}
 	cc := &coarseConn{Conn: nc}
 	lc := newLiveConn(cc, d.opts.ReadTimeout)
+	name := &clientName{name: d.opts.ClientName}
+	if d.names != nil {
+		name = d.names.cur.Load()
+	}
+	if d.pooled {
+		lc.names, lc.named = d.names, name.gen
+	}
 	// The setup commands run under ctx; then the connection arms its own
 	// deadlines (see coarseConn).
-	if err := d.setup(ctx, lc, addr); err != nil {
+	if err := d.setup(ctx, lc, addr, name.name); err != nil {
 		lc.Close()
 		return nil, err
 	}
@@ -69,9 +80,10 @@ func (d *dialer) dial(ctx context.Context) (redis.Conn, error) {
 	return lc, nil
 }
 
-// setup sends AUTH, CLIENT SETNAME, SELECT and READONLY as configured, in
-// that order (AUTH first: the others need an authenticated connection).
-func (d *dialer) setup(ctx context.Context, c redis.Conn, addr string) error {
+// setup sends AUTH, CLIENT SETNAME (with name, when not empty), SELECT
+// and READONLY as configured, in that order (AUTH first: the others need
+// an authenticated connection).
+func (d *dialer) setup(ctx context.Context, c redis.Conn, addr, name string) error {
 	o := d.opts
 	if o.Password != "" {
 		args := []any{o.Password}
@@ -93,7 +105,7 @@ func (d *dialer) setup(ctx context.Context, c redis.Conn, addr string) error {
 		name string
 		args []any
 	}{
-		{o.ClientName != "", "CLIENT", []any{"SETNAME", o.ClientName}},
+		{name != "", "CLIENT", []any{"SETNAME", name}},
 		{o.DB != 0, "SELECT", []any{o.DB}},
 		{d.readOnly, "READONLY", nil},
 	}

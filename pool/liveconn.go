@@ -40,6 +40,12 @@ type liveConn struct {
 	err    error // the first failure; the connection is closed then
 
 	gen int64 // the pool's generation when it was dialed (Set.DropIdle)
+
+	// The Set's connection name (names.go), nil for a connection of no
+	// pool, and the generation of it that this connection carries
+	// (touched only by the goroutine that owns the connection).
+	names *names
+	named int64
 }
 
 const (
@@ -183,7 +189,12 @@ func (c *liveConn) Do(cmd string, args ...any) (any, error) {
 func (c *liveConn) DoWithTimeout(timeout time.Duration, cmd string, args ...any) (any, error) {
 	pending := int(c.pending.Swap(0))
 	if cmd == "" && pending == 0 {
-		return nil, nil // what the pool's Close asks of every connection
+		// What the pool's Close asks of every connection: a connection
+		// given back under an old name is renamed first (names.go).
+		if c.names != nil && c.names.cur.Load().gen != c.named {
+			c.renameOnReturn()
+		}
+		return nil, nil
 	}
 	if c.failed.Load() {
 		return nil, c.Err()

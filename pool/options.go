@@ -75,7 +75,8 @@ type Options struct {
 	DB int
 	// ClientName is set with CLIENT SETNAME while dialing when not empty, so
 	// the connections are easy to find in CLIENT LIST. Redis refuses spaces
-	// and control characters in it.
+	// and control characters in it. Set.SetClientName changes it at run
+	// time.
 	ClientName string
 	// TLSConfig, when not nil, makes every connection use TLS with this
 	// configuration. When its ServerName is empty, the host part of the node
@@ -126,10 +127,8 @@ func (o Options) Validate() error {
 	if strings.ContainsAny(o.Username, " \t\r\n") {
 		return badOptions("Username %q contains white space", o.Username)
 	}
-	for _, r := range o.ClientName {
-		if r <= ' ' || r > '~' {
-			return badOptions("ClientName %q may hold only printable ASCII without spaces", o.ClientName)
-		}
+	if err := checkClientName(o.ClientName); err != nil {
+		return err
 	}
 	if o.ReadOnly && o.DB != 0 {
 		return badOptions("DB is %d with ReadOnly; Redis Cluster nodes have only database 0", o.DB)

@@ -18,6 +18,7 @@ import (
 type Set struct {
 	opts   Options  // validated, defaults applied
 	onDial DialHook // see SetDialHook
+	names  *names   // the connection name now (names.go)
 
 	mu        sync.Mutex
 	closed    bool
@@ -47,11 +48,16 @@ func NewSet(opts Options) (*Set, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
-	return &Set{opts: opts.withDefaults(), nodes: make(map[string]*node)}, nil
+	return &Set{opts: opts.withDefaults(), nodes: make(map[string]*node), names: newNames(opts.ClientName)}, nil
 }
 
-// Options returns the options the Set dials with, defaults filled in.
-func (s *Set) Options() Options { return s.opts }
+// Options returns the options the Set dials with, defaults filled in;
+// ClientName is the name now (SetClientName).
+func (s *Set) Options() Options {
+	o := s.opts
+	o.ClientName = s.ClientName()
+	return o
+}
 
 // Get borrows a connection to addr; Close on the connection returns it to the
 // pool. It waits (with Options.Wait) and dials within ctx: when ctx ends
@@ -230,6 +236,7 @@ func (s *Set) lookup(addr string, readOnly bool) (*counted, error) {
 
 func (s *Set) newPool(addr string, readOnly bool, resolve func() (string, error)) *counted {
 	d := newDialer(addr, s.opts, readOnly, resolve)
+	d.names, d.pooled = s.names, true
 	cp := &counted{}
 	idleTimeout := s.opts.IdleTimeout
 	if idleTimeout == Never {
@@ -257,10 +264,17 @@ func (s *Set) newPool(addr string, readOnly bool, resolve func() (string, error)
 		},
 	}
 	cp.pool.TestOnBorrowContext = func(ctx context.Context, c redis.Conn, lastUsed time.Time) error {
-		if lc, ok := c.(*liveConn); ok && lc.gen < cp.gen.Load() {
+		lc, _ := c.(*liveConn)
+		if lc != nil && lc.gen < cp.gen.Load() {
 			return errDropped
 		}
 		err := d.ping(ctx, c, lastUsed)
+		if err == nil && lc != nil {
+			// A connection given back under an old name (names.go).
+			if cur, stale := lc.stale(); stale {
+				err = lc.rename(ctx, cur)
+			}
+		}
 		if err == nil {
 			noteBorrowed(ctx, c)
 		}

@@ -77,10 +77,10 @@ func finish(ctx context.Context, pools *pool.Set, info shard.MigrationInfo, self
 // stillMigrating reports, as a *ClientsError matching ErrStillMigrating,
 // the beacons on the old nodes of processes that still route by the
 // migration; self is the instance of the mover's own routing client.
-// Pooled connections are not judged: a process that migrated at run time
-// (StartMigration, then FinishMigration) keeps the name of the topology
-// it started with on the connections it opened before, and the marker
-// means nothing to a process that is not migrating.
+// Pooled connections are not judged: the marker means nothing to a
+// process that is not migrating, whichever topology it routes by (its
+// connections are named after it, renamed at run time as it changes:
+// shard.AutoClientName).
 func stillMigrating(ctx context.Context, pools *pool.Set, info shard.MigrationInfo, self string) error {
 	entries, err := clientList(ctx, pools, info)
 	if err != nil {

@@ -267,7 +267,10 @@ func (p *autoPipe) write() {
 			runtime.Gosched()
 			batch = p.drain(batch)
 		}
-		if conn != nil && conn.broken.Load() {
+		// A broken connection, or one borrowed before the client renamed
+		// its connections (migrate_name.go): the pool renames it when it
+		// comes back.
+		if conn != nil && (conn.broken.Load() || conn.named != p.c.connNames.Load()) {
 			conn.done(capped)
 			conn = nil
 		}
@@ -320,6 +323,7 @@ func (p *autoPipe) connect() (*pipeConn, error) {
 	ns := p.c.nodes.get(p.node)
 	ctx, cancel := context.WithTimeout(p.c.life, p.c.readTimeout)
 	defer cancel()
+	named := p.c.connNames.Load() // before the borrow: a rename after it drops the connection
 	conn, abort, err := p.c.pools.GetAbortable(ctx, ns.node.Addr, ns.readOnly)
 	if err != nil {
 		if p.c.closed.Load() {
@@ -328,7 +332,7 @@ func (p *autoPipe) connect() (*pipeConn, error) {
 		p.c.noteFailure(ctx, p.node, err)
 		return nil, &NodeError{Node: ns.node, Err: err}
 	}
-	pc := &pipeConn{p: p, conn: conn, abort: abort, inflight: make(chan *pipeReq, autoQueue), exited: make(chan struct{})}
+	pc := &pipeConn{p: p, conn: conn, abort: abort, named: named, inflight: make(chan *pipeReq, autoQueue), exited: make(chan struct{})}
 	if p.c.pools.Options().MaxActive > 0 {
 		pc.drained = make(chan struct{}, 1)
 	}
@@ -360,6 +364,7 @@ type pipeConn struct {
 	inflight chan *pipeReq // sent, waiting for replies, in order
 	broken   atomic.Bool
 	aborted  atomic.Bool // closed by Close (abortAll)
+	named    int64       // Client.connNames when it was borrowed
 	// With a MaxActive cap: the commands sent whose replies are not in
 	// yet, and a signal to the writer when that drops to zero (nil
 	// without a cap, where neither is kept).

@@ -49,6 +49,14 @@ type Client struct {
 	mig      atomic.Pointer[migState] // nil unless migrating
 	migMu    *sync.Mutex
 	instance string // names the connections (migrate_name.go)
+	// With AutoClientName: the connections' names follow the topology
+	// the client routes by (renameConns). baseID is TopologyID of the
+	// Config of New; connNames counts the renames, for the automatic
+	// pipelines to drop a connection dialed before one.
+	autoName  bool
+	baseID    string
+	nameMu    sync.Mutex
+	connNames atomic.Int64
 
 	closed   atomic.Bool
 	stop     chan struct{}
@@ -74,7 +82,8 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 	c.life, c.endLife = context.WithCancel(context.Background())
 	c.instance = newInstanceID()
 	if cfg.Pool.ClientName == AutoClientName {
-		cfg.Pool.ClientName = ClientName{Instance: c.instance, Topology: TopologyID(cfg)}.String()
+		c.autoName, c.baseID = true, TopologyID(cfg)
+		cfg.Pool.ClientName = ClientName{Instance: c.instance, Topology: initialRoutingID(cfg)}.String()
 	}
 	c.readTimeout = cfg.Pool.ReadTimeout
 	if c.readTimeout == 0 {
@@ -126,6 +135,7 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 		c.Close()
 		return nil, err
 	}
+	c.renameConns() // a migration's marker may already be past the fence
 	if c.health.Interval > 0 {
 		c.bg.Add(1)
 		go c.healthLoop()

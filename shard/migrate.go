@@ -269,6 +269,7 @@ func (c *Client) StartMigration(ctx context.Context, to Config) error {
 	c.readReplicas.Store(false) // masters alone see the keys that move
 	c.installMigration(ctx, cur.router, cur.id, next.id, opts.Addrs, next, opts.Armed, nil)
 	c.subs.topo.notify() // subscriptions follow (subscription_registry.go)
+	c.renameConns()      // routing by the old topology until the fence (migrate_name.go)
 	return nil
 }
 
@@ -304,6 +305,7 @@ func (c *Client) FinishMigration() error {
 		c.switchTo(m.next) // never fenced: it still routed by the old topology
 	}
 	c.settleReads() // replica reads, if the cluster's config asks for them
+	c.renameConns() // named after the new topology (migrate_name.go)
 	return nil
 }
 
@@ -339,6 +341,7 @@ func (c *Client) AbortMigration(ctx context.Context) error {
 		m.beacon.close()
 		c.switchTo(back)
 		c.settleReads()
+		c.renameConns()
 		return nil
 	}
 	// Armed: other processes may still move keys forward, so this one
@@ -346,6 +349,7 @@ func (c *Client) AbortMigration(ctx context.Context) error {
 	// topology) and armed (it moves keys back).
 	c.installMigration(ctx, cur.router, cur.id, m.fromID, m.addrs, back, false, m)
 	c.subs.topo.notify()
+	c.renameConns()
 	return nil
 }
 

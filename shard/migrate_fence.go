@@ -146,6 +146,7 @@ func (c *Client) advance(m *migState, p MigrationPhase) {
 		}
 		m.phase.Store(int32(PhaseFenced))
 		c.drainOld(m)
+		c.renameConns() // the connections' names follow the routing (migrate_name.go)
 	}
 	if p == PhaseArmed {
 		m.phase.Store(int32(PhaseArmed))

@@ -19,9 +19,18 @@ import (
 //	shardis:<instance>:fenced:<from>><to>           ... once past the fence
 //	shardis:<instance>:armed:<from>><to>            ... once moving keys
 //
-// <instance> is random per Client, <topology> is TopologyID. A client
-// names its pooled connections so when Pool.ClientName is AutoClientName
-// ("client_name=auto" in a URL); while a migration is on it also keeps one
+// <instance> is random per Client, <topology> is TopologyID of the
+// topology the client routes by now: its own, or, while a migration waits
+// behind its fence, the old one. A client names its pooled connections so
+// when Pool.ClientName is AutoClientName ("client_name=auto" in a URL),
+// and renames them whenever its routing changes (StartMigration, the
+// fence's switch, FinishMigration, AbortMigration; renameConns): idle
+// connections at once, borrowed ones when they come back, the automatic
+// pipelines' by taking a fresh connection (pool.Set.SetClientName).
+// Subscription connections keep the name they were dialed with: a
+// subscribed connection cannot run CLIENT SETNAME (RESP2 refuses it
+// between its messages); they route no key, and those opened after a
+// change carry the new name. While a migration is on a client also keeps one
 // idle "beacon" connection to every old node, named with both topologies,
 // so that CLIENT LIST on an old node shows that the process routes by the
 // new topology and moves keys. The mover refuses to start while a
@@ -82,6 +91,48 @@ func newInstanceID() string {
 	var b [6]byte
 	_, _ = rand.Read(b[:])
 	return hex.EncodeToString(b[:])
+}
+
+// initialRoutingID is the topology a client built from cfg routes by
+// first: the old one while its migration waits for the fence.
+func initialRoutingID(cfg Config) string {
+	if m := cfg.Migration; m != nil && m.From != nil && !m.Armed {
+		return TopologyID(*m.From)
+	}
+	return TopologyID(cfg)
+}
+
+// routingID is the TopologyID of the topology the client routes by now.
+func (c *Client) routingID() string {
+	if t := c.topo.Load(); t != nil { // a ring or router client, or one that became a cluster client
+		return t.id
+	}
+	if m := c.mig.Load(); m != nil && m.phase.Load() == int32(PhaseWaiting) {
+		return m.fromID // a cluster client still routing by the old topology
+	}
+	return c.baseID
+}
+
+// renameConns names the client's pooled connections after the topology
+// it routes by now, when they are named by the convention
+// (AutoClientName) and it changed. Idle connections that cannot be
+// renamed in time are renamed when next borrowed.
+func (c *Client) renameConns() {
+	if !c.autoName {
+		return
+	}
+	c.nameMu.Lock()
+	defer c.nameMu.Unlock()
+	// Computed under the lock: of two renames racing, the later sees the
+	// later routing.
+	name := ClientName{Instance: c.instance, Topology: c.routingID()}.String()
+	if c.pools.ClientName() == name {
+		return
+	}
+	ctx, cancel := context.WithTimeout(c.life, c.dialTimeout()+c.readTimeout)
+	defer cancel()
+	_ = c.pools.SetClientName(ctx, name) // the name is valid; a ctx end leaves the rest to the borrow check
+	c.connNames.Add(1)
 }
 
 // beacons are the named idle connections a migrating client keeps to the

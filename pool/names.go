@@ -1,0 +1,200 @@
+package pool
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/gomodule/redigo/redis"
+)
+
+// The connection name (CLIENT SETNAME) of a Set can change at run time
+// (SetClientName): a client that changes the topology it routes by says
+// so in its connections' names. Every pooled connection remembers which
+// generation of the name it carries (liveConn.named) and is brought up to
+// date by the goroutine that owns it at the time:
+//
+//   - SetClientName borrows every idle connection (the borrow check
+//     renames it) and gives it back;
+//   - a connection borrowed at the time is renamed when it comes back
+//     (the pool's Close sends Do(""), which checks the generation: one
+//     atomic load per return), and again, if need be, when it is next
+//     borrowed (the pool's borrow check);
+//   - new connections are dialed with the current name.
+//
+// A rename that fails closes the connection instead. Connections that
+// belong to no pool (Dial) are dialed with the current name and keep it.
+
+// clientName is one generation of a Set's connection name.
+type clientName struct {
+	name string
+	gen  int64
+}
+
+// names holds a Set's current connection name.
+type names struct {
+	mu  sync.Mutex // serialises SetClientName
+	cur atomic.Pointer[clientName]
+}
+
+func newNames(name string) *names {
+	n := &names{}
+	n.cur.Store(&clientName{name: name})
+	return n
+}
+
+// checkClientName accepts what CLIENT SETNAME accepts: printable ASCII
+// without spaces (or nothing).
+func checkClientName(name string) error {
+	for _, r := range name {
+		if r <= ' ' || r > '~' {
+			return badOptions("ClientName %q may hold only printable ASCII without spaces", name)
+		}
+	}
+	return nil
+}
+
+// ClientName returns the name (CLIENT SETNAME) the Set's connections are
+// dialed with now: Options.ClientName, or what SetClientName set last.
+func (s *Set) ClientName() string { return s.names.cur.Load().name }
+
+// SetClientName changes the name (CLIENT SETNAME) of the Set's pooled
+// connections: new connections are dialed with it, every idle one is
+// renamed (or closed, when the rename fails) before SetClientName
+// returns, and one borrowed now is renamed when it is given back (Close),
+// or at the latest before it is handed out again. A connection given back
+// while SetClientName runs may sit idle under the old name until it is
+// next borrowed, where it is renamed before use. An empty name clears the
+// names. Connections made by Dial keep the name they were dialed with.
+//
+// A name with spaces or characters other than printable ASCII gives an
+// error wrapping ErrBadOptions and changes nothing; after Close the error
+// is ErrClosed. When ctx ends first the name is changed but some idle
+// connections may not have been renamed yet (the error wraps ctx.Err()):
+// they are renamed when next borrowed.
+func (s *Set) SetClientName(ctx context.Context, name string) error {
+	if err := checkClientName(name); err != nil {
+		return err
+	}
+	s.names.mu.Lock()
+	defer s.names.mu.Unlock()
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return ErrClosed
+	}
+	cur := s.names.cur.Load()
+	if cur.name == name {
+		s.mu.Unlock()
+		return nil
+	}
+	s.names.cur.Store(&clientName{name: name, gen: cur.gen + 1})
+	var pools []*counted
+	for _, n := range s.nodes {
+		for _, cp := range []*counted{n.rw, n.ro} {
+			if cp != nil {
+				pools = append(pools, cp)
+			}
+		}
+	}
+	s.mu.Unlock()
+	// Each node's idle connections are renamed by a goroutine of its
+	// own: a rename is one round trip per connection.
+	var wg sync.WaitGroup
+	errs := make([]error, len(pools))
+	for i, cp := range pools {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = cp.renameIdle(ctx)
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return fmt.Errorf("shardis: renaming idle connections: %w", err)
+		}
+	}
+	return nil
+}
+
+// renameIdle borrows every idle connection of the pool once (the borrow
+// check renames a connection that carries an old name, or drops it) and
+// gives them all back. Only ctx's end is an error: a connection that
+// cannot be borrowed is not idle any more.
+func (cp *counted) renameIdle(ctx context.Context) error {
+	var held []redis.Conn
+	defer func() {
+		for _, c := range held {
+			c.Close()
+		}
+	}()
+	for n := cp.pool.IdleCount(); n > 0 && cp.pool.IdleCount() > 0; n-- {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		c, err := cp.pool.GetContext(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return nil
+		}
+		held = append(held, c)
+	}
+	return nil
+}
+
+// stale reports whether lc carries an older name than the Set's.
+func (lc *liveConn) stale() (*clientName, bool) {
+	if lc.names == nil {
+		return nil, false
+	}
+	cur := lc.names.cur.Load()
+	return cur, cur.gen != lc.named
+}
+
+// rename sends CLIENT SETNAME with the current name, bounded by timeout;
+// on failure the connection is closed (Err reports it), so that the pool
+// drops it instead of keeping it under the old name.
+func (lc *liveConn) rename(ctx context.Context, cur *clientName) error {
+	ctx, cancel := context.WithTimeout(ctx, lc.renameTimeout())
+	defer cancel()
+	// Anything but OK (QUEUED inside a MULTI, a refusal in subscribed
+	// mode) leaves the connection in no state to be pooled.
+	reply, err := lc.DoContext(ctx, "CLIENT", "SETNAME", cur.name)
+	if err == nil && reply != okReply {
+		err = fmt.Errorf("unexpected reply %v", reply)
+	}
+	if err != nil {
+		lc.fail(fmt.Errorf("shardis: CLIENT SETNAME: %w", err))
+		return lc.Err()
+	}
+	lc.named = cur.gen
+	return nil
+}
+
+// renameTimeout bounds one rename: the read timeout, or a second when
+// reads wait forever.
+func (lc *liveConn) renameTimeout() time.Duration {
+	if lc.readTimeout > 0 {
+		return lc.readTimeout
+	}
+	return time.Second
+}
+
+// renameOnReturn brings a connection that is being given back to the
+// pool up to date; it loops because the name may change again meanwhile.
+func (lc *liveConn) renameOnReturn() {
+	for range 3 {
+		cur, stale := lc.stale()
+		if !stale || lc.failed.Load() {
+			return
+		}
+		if lc.rename(context.Background(), cur) != nil {
+			return
+		}
+	}
+}

@@ -240,13 +240,14 @@ func BenchmarkReshardMover(b *testing.B) {
 }
 
 // BenchmarkMigrationClient measures, in one run on a 3 -> 4 ring of
-// 400,000 keys, what migration mode costs the application:
+// 600,000 keys, what migration mode costs the application:
 //
-//   - before/during: 8 goroutines reading keys that move and 8 reading
-//     keys that stay, at the same time, first with a client on the old
-//     ring, then with a migrating client while the mover runs (paced at
-//     5,000 keys/s); every read of a moving key is its first, so each pays
-//     a MIGRATE (the worst case);
+//   - before/during: 8 goroutines using keys that move and 8 reading keys
+//     that stay, at the same time, first with a client on the old ring,
+//     then with a migrating client while the mover runs (paced at 5,000
+//     keys/s). Each use of a moving key is its first. Twice: once reading
+//     the moving keys (GET: answered at the old owner, no MIGRATE), once
+//     writing them (SET: each pays a MIGRATE first, the worst case);
 //   - idle cost: 16 goroutines reading keys that stay, with a client on the
 //     new ring and with a migrating client (no mover), alternated.
 //
@@ -266,7 +267,7 @@ func BenchmarkMigrationClient(b *testing.B) {
 	from, to := shard.Config{Shards: shards(3)}, shard.Config{Shards: shards(4)}
 	rf, _ := ring.New(from.RingConfig())
 	rt, _ := ring.New(to.RingConfig())
-	const n = 400_000
+	const n = 600_000
 	const phase = 2 * time.Second
 	const pace = 5000 // keys/s the mover moves during the measurement
 	for i := 0; i < b.N; i++ {
@@ -292,7 +293,9 @@ func BenchmarkMigrationClient(b *testing.B) {
 				staying = append(staying, k)
 			}
 		}
-		beforeMove, beforeStay := readBoth(ctx, b, old, moving[:len(moving)/2], staying, phase, true)
+		third := len(moving) / 3
+		beforeRead, beforeStay := readBoth(ctx, b, old, "GET", moving[:third], staying, phase, true)
+		beforeWrite, beforeStayW := readBoth(ctx, b, old, "SET", moving[:third], staying, phase, true)
 		old.Close()
 
 		mcfg := to
@@ -308,7 +311,8 @@ func BenchmarkMigrationClient(b *testing.B) {
 				KeysPerSecond: pace})
 			moverDone <- err
 		}()
-		duringMove, duringStay := readBoth(ctx, b, mig, moving[len(moving)/2:], staying, phase, false)
+		duringRead, duringStay := readBoth(ctx, b, mig, "GET", moving[third:2*third], staying, phase, false)
+		duringWrite, duringStayW := readBoth(ctx, b, mig, "SET", moving[2*third:], staying, phase, false)
 		moverStart := time.Now()
 		if err := <-moverDone; err != nil {
 			b.Fatal(err)
@@ -331,22 +335,27 @@ func BenchmarkMigrationClient(b *testing.B) {
 		}
 		plain.Close()
 		mig.Close()
-		b.ReportMetric(beforeMove, "before-moving-ops/s")
-		b.ReportMetric(duringMove, "during-moving-ops/s")
-		b.ReportMetric(duringMove/beforeMove, "moving-ratio")
+		b.ReportMetric(beforeRead, "before-moving-read-ops/s")
+		b.ReportMetric(duringRead, "during-moving-read-ops/s")
+		b.ReportMetric(duringRead/beforeRead, "moving-read-ratio")
+		b.ReportMetric(beforeWrite, "before-moving-write-ops/s")
+		b.ReportMetric(duringWrite, "during-moving-write-ops/s")
+		b.ReportMetric(duringWrite/beforeWrite, "moving-write-ratio")
 		b.ReportMetric(beforeStay, "before-staying-ops/s")
 		b.ReportMetric(duringStay, "during-staying-ops/s")
 		b.ReportMetric(duringStay/beforeStay, "staying-ratio")
+		b.ReportMetric(duringStayW/beforeStayW, "staying-ratio-with-writes")
 		b.ReportMetric(migOps/plainOps, "idle-mode-ratio")
 		b.Logf("moving keys %d, staying %d", len(moving), len(staying))
 		b.StartTimer()
 	}
 }
 
-// readBoth runs 8 goroutines reading moving keys (each key once, in
-// order; from the start again when wrap and they run out) and 8 reading
-// staying keys (at random) for d, and returns the ops/s of each group.
-func readBoth(ctx context.Context, b *testing.B, c *shard.Client, moving, staying []string, d time.Duration, wrap bool) (float64, float64) {
+// readBoth runs 8 goroutines using moving keys with cmd, GET or SET (each
+// key once, in order; from the start again when wrap and they run out)
+// and 8 reading staying keys (at random) for d, and returns the ops/s of
+// each group.
+func readBoth(ctx context.Context, b *testing.B, c *shard.Client, cmd string, moving, staying []string, d time.Duration, wrap bool) (float64, float64) {
 	var mOps, sOps atomic.Int64
 	var failed atomic.Int64
 	var wg sync.WaitGroup
@@ -363,7 +372,13 @@ func readBoth(ctx context.Context, b *testing.B, c *shard.Client, moving, stayin
 					}
 					i = g
 				}
-				if _, err := c.Do(ctx, "GET", moving[i]); err != nil {
+				var err error
+				if cmd == "SET" {
+					_, err = c.Do(ctx, "SET", moving[i], value)
+				} else {
+					_, err = c.Do(ctx, "GET", moving[i])
+				}
+				if err != nil {
 					failed.Add(1)
 				}
 				mOps.Add(1)

@@ -25,6 +25,7 @@ type call struct {
 	replica   bool // a read-only command served by a replica
 	reroute   bool // route again by slot before the next attempt
 	done      bool // the result is final
+	served    bool // answered at the key's old owner during a migration (migrate_read.go)
 	redirects int  // MOVED/ASK hops so far
 	attempts  int  // sends after the first
 

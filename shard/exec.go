@@ -29,7 +29,11 @@ func (c *Client) execute(ctx context.Context, calls []*call) (abandoned bool) {
 // redirect rules of cluster r (nil: none; migrate_cluster.go).
 func (c *Client) executeIn(ctx context.Context, m *migState, r *ClusterRouter, calls []*call) (abandoned bool) {
 	if m != nil {
-		c.moveFirst(ctx, m, calls) // keys whose owner changes go there first (migrate_exec.go)
+		// Keys whose owner changes go there first, or a read is answered
+		// where its keys still are (migrate_exec.go, migrate_read.go).
+		if calls = c.moveFirst(ctx, m, calls, true); len(calls) == 0 {
+			return false
+		}
 	}
 	abandoned = c.runHooked(ctx, calls)
 	if r != nil && !abandoned {

@@ -43,7 +43,7 @@ func BenchmarkMoveFirstStayingKey(b *testing.B) {
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
-		c.moveFirst(ctx, m, calls)
+		c.moveFirst(ctx, m, calls, true)
 	}
 	if cl.err != nil {
 		b.Fatal(cl.err)

@@ -226,6 +226,8 @@ func TestRingClientIntoClusterReadsReplicasAfterFinish(t *testing.T) {
 		}
 		return n
 	}
+	_, err = c.Do(ctx, "GETEX", "rr:a") // a write that changes nothing: moves the key
+	require.NoError(t, err)
 	for range 20 {
 		v, err := redis.String(c.Do(ctx, "GET", "rr:a"))
 		require.NoError(t, err)
@@ -403,6 +405,10 @@ func TestUsersRouterClientIntoCluster(t *testing.T) {
 	require.Len(t, vals, len(keys))
 	for i, k := range keys {
 		assert.Equal(t, k, vals[i])
+	}
+	for _, k := range keys { // read where they are; writes move them
+		_, err := c.Do(ctx, "GETEX", k)
+		require.NoError(t, err)
 	}
 	require.NoError(t, c.FinishMigration())
 	_, isCluster := c.Router().(*shard.ClusterRouter)

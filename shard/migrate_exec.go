@@ -38,15 +38,24 @@ import (
 // between the old topology and the call's node sits at that node, before
 // the calls run. A call whose key could not be moved fails with a
 // *MigrateError and is not sent.
-func (c *Client) moveFirst(ctx context.Context, m *migState, calls []*call) {
+//
+// With readOld, a read-only call whose keys all still sit at one old owner
+// is answered there instead, without moving anything (migrate_read.go).
+// moveFirst returns the calls that remain to be sent: calls itself when
+// none was answered that way.
+func (c *Client) moveFirst(ctx context.Context, m *migState, calls []*call, readOld bool) []*call {
 	phase := MigrationPhase(m.phase.Load())
 	if phase == PhaseWaiting {
 		if m.prev == nil {
-			return // routed by the old topology: nothing moves yet
+			return calls // routed by the old topology: nothing moves yet
 		}
 		m, phase = m.prev, PhaseArmed // a rollback not fenced yet moves forward
 	}
-	var mv *moves
+	var (
+		mv   *moves
+		rd   *oldReads
+		pbuf [8]pendingMove
+	)
 	bp := keyPosBufs.Get().(*[]int)
 	defer keyPosBufs.Put(bp)
 	for _, cl := range calls {
@@ -59,11 +68,13 @@ func (c *Client) moveFirst(ctx context.Context, m *migState, calls []*call) {
 			continue // the server will answer the command with its own error
 		}
 		var dst Node
+		pend, keys := pbuf[:0], 0
 		for _, p := range pos {
 			k, ok := command.Arg(cl.args[p])
 			if !ok {
 				continue
 			}
+			keys++
 			src, err := m.from.Route(k)
 			if err != nil {
 				cl.err, cl.done = &MigrateError{Key: k, To: dst, Err: err}, true
@@ -85,15 +96,42 @@ func (c *Client) moveFirst(ctx context.Context, m *migState, calls []*call) {
 				}
 				phase = PhaseArmed
 			}
-			if mv == nil {
-				mv = new(moves)
-			}
-			mv.add(c, m, src, dst, k, cl)
+			pend = append(pend, pendingMove{key: k, src: src})
 		}
+		if len(pend) == 0 || cl.err != nil {
+			continue
+		}
+		if readOld && len(pend) == keys && readableAtOld(m, cl, pend) {
+			if rd == nil {
+				rd = new(oldReads)
+			}
+			rd.add(c, m, cl, pend, dst)
+			continue
+		}
+		if mv == nil {
+			mv = new(moves)
+		}
+		for _, pm := range pend {
+			mv.add(c, m, pm.src, dst, pm.key, cl)
+		}
+	}
+	if rd != nil {
+		mv = c.runOldReads(ctx, m, rd, mv) // the reads it could not answer move first
 	}
 	if mv != nil {
 		c.runMoves(ctx, m, mv)
 	}
+	if rd == nil || rd.served == 0 {
+		return calls
+	}
+	return unserved(calls)
+}
+
+// pendingMove is a key of one call that has to move before the call runs
+// at its new owner, and the key's old owner.
+type pendingMove struct {
+	key string
+	src Node
 }
 
 // keyPosBufs recycles the key-position buffers of moveFirst.
@@ -128,11 +166,7 @@ func (mv *moves) add(c *Client, m *migState, src, dst Node, key string, cl *call
 		}
 	}
 	if p == nil {
-		idx, ok := m.src[src.Addr]
-		if !ok {
-			idx = c.nodes.add(src)
-		}
-		mv.pairs = append(mv.pairs, movePair{src: src, dst: dst, srcIdx: idx})
+		mv.pairs = append(mv.pairs, movePair{src: src, dst: dst, srcIdx: c.srcIndex(m, src)})
 		p = &mv.pairs[len(mv.pairs)-1]
 	}
 	p.waiters = append(p.waiters, moveWaiter{cl: cl, key: key})
@@ -408,7 +442,7 @@ func (c *Client) moveKeys(ctx context.Context, node int, keys []any) error {
 		return nil
 	}
 	cl := &call{name: "EXISTS", args: keys, info: lookupCommand("EXISTS"), node: node}
-	c.moveFirst(ctx, m, []*call{cl})
+	c.moveFirst(ctx, m, []*call{cl}, false) // WATCH needs the keys where the transaction runs
 	if cl.err != nil {
 		return cl.err
 	}

@@ -173,7 +173,7 @@ func TestFenceSwitchWaitsForAWritePlannedBefore(t *testing.T) {
 				return i.Phase == shard.PhaseArmed
 			})
 			for i, k := range keys {
-				v, err := c.Do(ctx, "GET", k)
+				v, err := c.Do(ctx, "GETEX", k) // a write that changes nothing: moves the key
 				require.NoError(t, err)
 				if name == "DEL" {
 					assert.Nil(t, v, "%s deleted", k)
@@ -465,7 +465,7 @@ func TestFenceSwitchUnderLoad(t *testing.T) {
 			total += st.ops
 			assert.Empty(t, st.errs, "round %d worker %d: failed operations", round, w)
 			for k, want := range st.vals {
-				v, err := c.Do(ctx, "GET", k)
+				v, err := c.Do(ctx, "GETEX", k) // a write that changes nothing: moves the key
 				require.NoError(t, err)
 				if want == "" {
 					assert.Nil(t, v, "round %d: %s was deleted last", round, k)
@@ -606,7 +606,7 @@ func TestFenceSwitchRingToClusterWaitsForAWritePlannedBefore(t *testing.T) {
 		return i.Phase == shard.PhaseArmed
 	})
 	for i, k := range keys {
-		v, err := redis.String(c.Do(ctx, "GET", k))
+		v, err := redis.String(c.Do(ctx, "GETEX", k)) // a write that changes nothing: moves the key
 		require.NoError(t, err)
 		assert.Equal(t, "v"+strconv.Itoa(i), v)
 		assert.Empty(t, holders(t, servers, k), "%s moved into the cluster", k)

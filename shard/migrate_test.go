@@ -99,7 +99,9 @@ func TestMigrationMovesEachKeyBeforeItsCommand(t *testing.T) {
 				if ringOwner(t, tc.from, k+":n") != ringOwner(t, tc.to, k+":n") {
 					moving++
 				}
-				v, err := redis.String(c.Do(ctx, "GET", k+":s"))
+				// GETEX without options: a write that changes nothing, so the key
+				// moves (a read is answered at the old owner, without moving).
+				v, err := redis.String(c.Do(ctx, "GETEX", k+":s"))
 				require.NoError(t, err)
 				assert.Equal(t, "v"+strconv.Itoa(i), v)
 				got, err := redis.Int(c.Do(ctx, "INCR", k+":n"))
@@ -111,9 +113,15 @@ func TestMigrationMovesEachKeyBeforeItsCommand(t *testing.T) {
 				got, err = redis.Int(c.Do(ctx, "LPUSH", k+":l", "b"))
 				require.NoError(t, err)
 				assert.Equal(t, 2, got)
-				pttl, err := redis.Int64(c.Do(ctx, "PTTL", k+":t"))
+				pttl, err := redis.Int64(c.Do(ctx, "PTTL", k+":t")) // read where it is
 				require.NoError(t, err)
 				left := 100*time.Second - time.Since(setAt[i])
+				assert.InDelta(t, left.Milliseconds(), pttl, 1000, "the TTL of %s before its move", k)
+				_, err = c.Do(ctx, "GETEX", k+":t")
+				require.NoError(t, err)
+				pttl, err = redis.Int64(c.Do(ctx, "PTTL", k+":t"))
+				require.NoError(t, err)
+				left = 100*time.Second - time.Since(setAt[i])
 				assert.InDelta(t, left.Milliseconds(), pttl, 1000, "the TTL of %s moved with it", k)
 			}
 			require.Greater(t, moving, n/10, "the change moves some keys")
@@ -298,7 +306,7 @@ func TestAbortMigrationMovesKeysBack(t *testing.T) {
 		if i%2 == 0 {
 			want++
 		}
-		v, err := redis.Int(c.Do(ctx, "GET", k))
+		v, err := redis.Int(c.Do(ctx, "GETEX", k)) // a write: moves it back
 		require.NoError(t, err)
 		assert.Equal(t, want, v, "key %s", k)
 		assert.Equal(t, []string{ringOwner(t, from, k)}, holders(t, servers, k))
@@ -392,7 +400,7 @@ func TestMigrationToAUsersRouter(t *testing.T) {
 	assert.Equal(t, []string{servers[0].Addr}, holders(t, servers, "y2020:a"))
 	require.NoError(t, c.StartMigration(ctx, to))
 	require.NoError(t, c.ArmMigration())
-	v, err := redis.String(c.Do(ctx, "GET", "y2020:a"))
+	v, err := redis.String(c.Do(ctx, "GETEX", "y2020:a")) // a write: moves it
 	require.NoError(t, err)
 	assert.Equal(t, "y2020:a", v)
 	assert.Equal(t, []string{servers[1].Addr}, holders(t, servers, "y2020:a"))
@@ -421,6 +429,20 @@ func TestMigrationRingToCluster(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, vals, n)
 	for i, v := range vals {
+		assert.Equal(t, i, v)
+	}
+	// Read at the ring, where the keys are; writes move them.
+	p := c.Pipeline()
+	for _, k := range keys {
+		p.Send("GETEX", k)
+	}
+	res, err := p.Exec(ctx)
+	require.NoError(t, err)
+	require.Len(t, res, n)
+	for i, r := range res {
+		require.NoError(t, r.Err)
+		v, err := redis.Int(r.Reply, nil)
+		require.NoError(t, err)
 		assert.Equal(t, i, v)
 	}
 	for _, s := range servers {

@@ -294,8 +294,8 @@ func BenchmarkMigrationClient(b *testing.B) {
 			}
 		}
 		third := len(moving) / 3
-		beforeRead, beforeStay := readBoth(ctx, b, old, "GET", moving[:third], staying, phase, true)
-		beforeWrite, beforeStayW := readBoth(ctx, b, old, "SET", moving[:third], staying, phase, true)
+		br := readBoth(ctx, b, old, "GET", moving[:third], staying, phase, true)
+		bw := readBoth(ctx, b, old, "SET", moving[:third], staying, phase, true)
 		old.Close()
 
 		mcfg := to
@@ -311,8 +311,8 @@ func BenchmarkMigrationClient(b *testing.B) {
 				KeysPerSecond: pace})
 			moverDone <- err
 		}()
-		duringRead, duringStay := readBoth(ctx, b, mig, "GET", moving[third:2*third], staying, phase, false)
-		duringWrite, duringStayW := readBoth(ctx, b, mig, "SET", moving[2*third:], staying, phase, false)
+		dr := readBoth(ctx, b, mig, "GET", moving[third:2*third], staying, phase, false)
+		dw := readBoth(ctx, b, mig, "SET", moving[2*third:], staying, phase, false)
 		moverStart := time.Now()
 		if err := <-moverDone; err != nil {
 			b.Fatal(err)
@@ -335,16 +335,23 @@ func BenchmarkMigrationClient(b *testing.B) {
 		}
 		plain.Close()
 		mig.Close()
-		b.ReportMetric(beforeRead, "before-moving-read-ops/s")
-		b.ReportMetric(duringRead, "during-moving-read-ops/s")
-		b.ReportMetric(duringRead/beforeRead, "moving-read-ratio")
-		b.ReportMetric(beforeWrite, "before-moving-write-ops/s")
-		b.ReportMetric(duringWrite, "during-moving-write-ops/s")
-		b.ReportMetric(duringWrite/beforeWrite, "moving-write-ratio")
-		b.ReportMetric(beforeStay, "before-staying-ops/s")
-		b.ReportMetric(duringStay, "during-staying-ops/s")
-		b.ReportMetric(duringStay/beforeStay, "staying-ratio")
-		b.ReportMetric(duringStayW/beforeStayW, "staying-ratio-with-writes")
+		b.ReportMetric(br.move, "before-moving-read-ops/s")
+		b.ReportMetric(dr.move, "during-moving-read-ops/s")
+		b.ReportMetric(dr.move/br.move, "moving-read-ratio")
+		b.ReportMetric(bw.move, "before-moving-write-ops/s")
+		b.ReportMetric(dw.move, "during-moving-write-ops/s")
+		b.ReportMetric(dw.move/bw.move, "moving-write-ratio")
+		b.ReportMetric(br.stay, "before-staying-ops/s")
+		b.ReportMetric(dr.stay, "during-staying-ops/s")
+		b.ReportMetric(dr.stay/br.stay, "staying-ratio")
+		b.ReportMetric(dw.stay/bw.stay, "staying-ratio-with-writes")
+		for _, p := range []struct {
+			name string
+			r    phaseResult
+		}{{"before-read", br}, {"during-read", dr}, {"before-write", bw}, {"during-write", dw}} {
+			b.ReportMetric(p.r.cliUs, p.name+"-client-cpu-µs/op")
+			b.ReportMetric(p.r.srvUs, p.name+"-server-cpu-µs/op")
+		}
 		b.ReportMetric(migOps/plainOps, "idle-mode-ratio")
 		b.Logf("moving keys %d, staying %d", len(moving), len(staying))
 		b.StartTimer()
@@ -355,8 +362,9 @@ func BenchmarkMigrationClient(b *testing.B) {
 // key once, in order; from the start again when wrap and they run out)
 // and 8 reading staying keys (at random) for d, and returns the ops/s of
 // each group.
-func readBoth(ctx context.Context, b *testing.B, c *shard.Client, cmd string, moving, staying []string, d time.Duration, wrap bool) (float64, float64) {
+func readBoth(ctx context.Context, b *testing.B, c *shard.Client, cmd string, moving, staying []string, d time.Duration, wrap bool) phaseResult {
 	var mOps, sOps atomic.Int64
+	cli0, srv0 := ProcessCPU(), ChildrenCPU("redis-server")
 	var failed atomic.Int64
 	var wg sync.WaitGroup
 	deadline := time.Now().Add(d)
@@ -399,7 +407,21 @@ func readBoth(ctx context.Context, b *testing.B, c *shard.Client, cmd string, mo
 	if f := failed.Load(); f > 0 {
 		b.Fatalf("%d reads failed", f)
 	}
-	return float64(mOps.Load()) / d.Seconds(), float64(sOps.Load()) / d.Seconds()
+	ops := float64(mOps.Load() + sOps.Load())
+	return phaseResult{
+		move:  float64(mOps.Load()) / d.Seconds(),
+		stay:  float64(sOps.Load()) / d.Seconds(),
+		cliUs: float64((ProcessCPU() - cli0).Microseconds()) / ops,
+		srvUs: float64((ChildrenCPU("redis-server") - srv0).Microseconds()) / ops,
+	}
+}
+
+// phaseResult is one phase of BenchmarkMigrationClient: the ops/s of the
+// two groups, and the CPU time per op (both groups) of this process (the
+// client, and the mover when it runs) and of the redis-servers.
+type phaseResult struct {
+	move, stay   float64
+	cliUs, srvUs float64
 }
 
 // readOnly runs g goroutines reading keys at random for d; ops/s.

@@ -15,8 +15,6 @@ import (
 //
 //	MULTI; EXISTS k...; <the command>; EXEC
 //
-// and, at the same time, EXISTS on the same keys at the new owner.
-//
 // Why that is correct (docs/resharding.md, "Reads are answered where the
 // key is"): under the protocol, a key is written at its new owner only
 // after a MIGRATE answered OK or NOKEY (the key had left its old owner) or
@@ -28,16 +26,19 @@ import (
 // the one EXISTS saw. The transaction is the point at which the read takes
 // effect, inside the caller's call, so the read is linearizable.
 //
-//   - EXISTS counts every key at the old owner and none at the new one:
-//     the command is answered at the old owner.
+//   - EXISTS counts every key: the command is answered at the old owner.
 //   - EXISTS counts none at the old owner: no key is there, and none will
 //     be again; they are noted as moved and the command runs at the new
 //     owner.
-//   - Some are there, some not, a key is at both owners (a timed-out
-//     MIGRATE, or a writer outside the protocol), or a reply is missing:
-//     the keys are moved first (MIGRATE), as for a write, which settles a
-//     key found at both owners in favour of the new one. A read-only
-//     command has no effect, so running it again elsewhere is always safe.
+//   - Some are there, some not, or the transaction failed: the keys are
+//     moved first (MIGRATE), as for a write. A read-only command has no
+//     effect, so running it again elsewhere is always safe.
+//
+// The new owner is not asked: a copy there while the old one exists is
+// one a timed-out MIGRATE restored, identical to the old one (the next
+// write settles it, BUSYKEY). Asking cost a second node per read, which
+// halved the throughput of reads of moving keys on a 2-core machine
+// (docs/benchmarks.md, "A client during a migration").
 //
 // Writes still move first: a write at the old owner would be lost to a
 // process that has already moved the key.
@@ -56,7 +57,6 @@ type oldRead struct {
 	src, dst Node
 	srcIdx   int
 	multi    [4]*call // MULTI, EXISTS, the command, EXEC: at the old owner
-	atNew    *call    // EXISTS at the new owner
 }
 
 // readableAtOld reports whether cl may be answered at the old owner of
@@ -140,9 +140,7 @@ func (c *Client) runOldReads(ctx context.Context, m *migState, rd *oldReads, mv 
 			{name: r.cl.name, args: r.cl.args, node: r.srcIdx},
 			{name: "EXEC", node: r.srcIdx},
 		}
-		r.atNew = &call{name: "EXISTS", args: exists, node: r.cl.node}
 		all = append(all, r.multi[:]...)
-		all = append(all, r.atNew)
 	}
 	c.runPooled(ctx, all)
 	for i := range rd.reads {
@@ -150,10 +148,8 @@ func (c *Client) runOldReads(ctx context.Context, m *migState, rd *oldReads, mv 
 		if r.multi[3] == nil {
 			continue // moves with the batch's other commands on its keys
 		}
-		n, reply, err := execReply(r.multi[3])
-		atNew, newErr := redis.Int(r.atNew.reply, r.atNew.err)
-		switch {
-		case n == len(r.keys) && newErr == nil && atNew == 0:
+		switch n, reply, err := execReply(r.multi[3]); {
+		case n == len(r.keys):
 			r.cl.reply, r.cl.err = reply, err
 			r.cl.served, r.cl.done = true, true
 			rd.served++
@@ -161,7 +157,7 @@ func (c *Client) runOldReads(ctx context.Context, m *migState, rd *oldReads, mv 
 			for _, k := range r.keys {
 				m.moved.add(k)
 			}
-		default: // some keys there, some not; a copy at both; or no answer
+		default: // some keys there, some not; or no answer
 			if mv == nil {
 				mv = new(moves)
 			}

@@ -61,7 +61,8 @@ type oldRead struct {
 
 // readableAtOld reports whether cl may be answered at the old owner of
 // its keys (pend: every key of cl, none of them moved yet): a read-only
-// command that neither blocks nor refuses MULTI, with every key at one old
+// command that neither blocks nor refuses MULTI nor returns a cursor into
+// the key (HSCAN, SSCAN, ZSCAN), with every key at one old
 // node (and in one hash slot when that node belongs to a cluster, whose
 // transactions take keys of one slot only).
 func readableAtOld(m *migState, cl *call, pend []pendingMove) bool {
@@ -76,6 +77,14 @@ func readableAtOld(m *migState, cl *call, pend []pendingMove) bool {
 		}
 	}
 	if !info.IsReadOnly() || info.Flags&(command.Blocking|command.NoMulti|command.PubSub) != 0 {
+		return false
+	}
+	switch info.Name {
+	case "hscan", "sscan", "zscan":
+		// A cursor is a position in one server's hash table, which
+		// depends on that server's hash seed: an iteration begun at the
+		// old owner could not go on at the new one. The key moves first,
+		// and the whole iteration runs where it will stay.
 		return false
 	}
 	src := pend[0].src.Addr

@@ -166,6 +166,19 @@ func TestMigrationReadsWhereTheKeyIs(t *testing.T) {
 		assert.Equal(t, []string{o}, holders(t, servers, keys[0]))
 	})
 
+	t.Run("HSCAN moves the key first: its cursor belongs to one server", func(t *testing.T) {
+		c := start(t)
+		keys, o, nw := pair(t, "h:", 1)
+		set(t, o, "HSET", keys[0], "f1", "a", "f2", "b")
+		v, err := redis.Values(c.Do(ctx, "HSCAN", keys[0], 0))
+		require.NoError(t, err)
+		require.Len(t, v, 2)
+		fields, err := redis.StringMap(v[1], nil)
+		require.NoError(t, err)
+		assert.Equal(t, map[string]string{"f1": "a", "f2": "b"}, fields)
+		assert.Equal(t, []string{nw}, holders(t, servers, keys[0]))
+	})
+
 	t.Run("a pipeline of reads and writes on moving and staying keys", func(t *testing.T) {
 		c := start(t)
 		keys, o, nw := pair(t, "q:", 2)

@@ -4,7 +4,7 @@
 
 GO ?= go
 
-.PHONY: demo test deps vet lint fuzz bench
+.PHONY: demo test deps vet lint fuzz bench stress
 
 demo:
 	$(GO) run ./cmd/shardis demo $(ARGS)
@@ -58,3 +58,8 @@ fuzz:
 
 bench:
 	$(GO) test -run=^$$ -bench=. -benchmem ./bench/...
+
+# stress runs make test STRESS_RUNS times (5) in a row under stress-ng --cpu 1,
+# printing each run's time (.ci/stress): the suite must pass on a loaded machine.
+stress:
+	@bash .ci/stress

@@ -44,7 +44,12 @@ const autoQueue = 4096
 
 // pipeReq is one command waiting in an automatic pipeline.
 type pipeReq struct {
-	cl    *call // read by the writer only: the caller may give up on it
+	cl *call // read by the writer only: the caller may give up on it
+	// pre are commands written right before cl on the same connection,
+	// with no other command between them: a transaction's MULTI and
+	// queued commands, cl its EXEC (autopipe_tx.go). Their replies are
+	// read and dropped; cl's is the answer.
+	pre   []*call
 	reply any
 	err   error
 	done  chan struct{} // receives once reply and err are set
@@ -134,31 +139,31 @@ func (c *Client) autoDo(ctx context.Context, calls []*call) (abandoned bool) {
 	if p.users.Add(1) == 1 && !c.alwaysPipe {
 		return c.runPooled(ctx, calls)
 	}
-	return c.autoRoundTrip(ctx, p, cl)
+	return c.autoRoundTrip(ctx, p, cl, nil)
 }
 
 // autoRoundTrip sends one call through its node's automatic pipeline p
 // and waits for the result. It reports whether the context ended first, in
 // which case the pipeline still owns the call.
-func (c *Client) autoRoundTrip(ctx context.Context, p *autoPipe, cl *call) (abandoned bool) {
+func (c *Client) autoRoundTrip(ctx context.Context, p *autoPipe, cl *call, pre []*call) (abandoned bool) {
 	ns := c.nodes.get(cl.node)
-	ns.commands.Add(1)
+	ns.commands.Add(int64(1 + len(pre)))
 	if ns.down.Load() {
 		ns.errors.Add(1)
 		cl.err = &NodeError{Node: ns.node, Err: ns.downErr()}
 		return false
 	}
 	r := pipeReqs.Get().(*pipeReq)
-	r.cl = cl
+	r.cl, r.pre = cl, pre
 	select {
 	case p.reqs <- r:
 	case <-p.dead:
-		r.cl = nil
+		r.cl, r.pre = nil, nil
 		pipeReqs.Put(r)
 		cl.err = ErrClosed
 		return false
 	case <-ctx.Done():
-		r.cl = nil
+		r.cl, r.pre = nil, nil
 		pipeReqs.Put(r)
 		cl.err = fmt.Errorf("shardis: %w", ctx.Err())
 		return false
@@ -179,7 +184,7 @@ func (c *Client) autoRoundTrip(ctx context.Context, p *autoPipe, cl *call) (aban
 		cl.reply, cl.err = nil, fmt.Errorf("shardis: %w", ctx.Err())
 		return true
 	}
-	r.cl, r.reply, r.err = nil, nil, nil
+	r.cl, r.pre, r.reply, r.err = nil, nil, nil, nil
 	pipeReqs.Put(r)
 	return false
 }
@@ -381,6 +386,14 @@ func (pc *pipeConn) send(batch []*pipeReq) bool {
 	now := time.Now()
 	i := 0
 	for ; i < len(batch); i++ {
+		for _, cl := range batch[i].pre {
+			if err = pc.conn.Send(cl.name, cl.args...); err != nil {
+				break
+			}
+		}
+		if err != nil {
+			break
+		}
 		cl := batch[i].cl
 		if err = pc.conn.Send(cl.name, cl.args...); err != nil {
 			break
@@ -480,7 +493,11 @@ func (pc *pipeConn) read() {
 		// however long the replies before it took. One already received
 		// is still taken when that time has passed (and costs no clock
 		// read).
-		reply, err := pool.ReceiveBy(pc.conn, r.sent.Add(pc.p.c.readTimeout))
+		due := r.sent.Add(pc.p.c.readTimeout)
+		reply, err := skipReplies(pc.conn, len(r.pre), due)
+		if err == nil {
+			reply, err = pool.ReceiveBy(pc.conn, due)
+		}
 		var re redis.Error
 		switch {
 		case err == nil:

@@ -151,7 +151,14 @@ func (c *Client) runOldReads(ctx context.Context, m *migState, rd *oldReads, mv 
 		}
 		all = append(all, r.multi[:]...)
 	}
-	c.runPooled(ctx, all)
+	switch {
+	case len(all) == 4 && c.autoPipe:
+		// A single read, as a caller's Do sends it: concurrent callers'
+		// transactions on the old owner share its automatic pipeline.
+		c.autoDoTx(ctx, all)
+	case len(all) > 0:
+		c.runPooled(ctx, all)
+	}
 	for i := range rd.reads {
 		r := &rd.reads[i]
 		if r.multi[3] == nil {

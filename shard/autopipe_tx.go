@@ -1,0 +1,53 @@
+package shard
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/gomodule/redigo/redis"
+
+	"github.com/shardis/shardis/pool"
+)
+
+// autoDoTx sends a transaction to one node: calls are MULTI, the queued
+// commands and EXEC, all routed to the same node. When other callers are
+// sending to the node at the same moment it goes through the node's
+// automatic pipeline, so that the transactions of many callers share one
+// write and one read; a caller alone with the node uses a pooled
+// connection, as autoDo does.
+//
+// On the pipeline the writer puts the whole transaction into one batch,
+// command after command, so no other caller's command can fall between
+// MULTI and EXEC, and the connection is back in the state a fresh one
+// has when EXEC has run. Only EXEC's call gets a result there: the
+// replies before it (OK, QUEUED) are read and dropped, and a command
+// that could not be queued makes EXEC itself fail (EXECABORT).
+func (c *Client) autoDoTx(ctx context.Context, calls []*call) (abandoned bool) {
+	exec := calls[len(calls)-1]
+	p := c.pipe(exec.node)
+	if p == nil {
+		exec.err = ErrClosed
+		return false
+	}
+	defer p.users.Add(-1)
+	if p.users.Add(1) == 1 && !c.alwaysPipe {
+		return c.runPooled(ctx, calls)
+	}
+	return c.autoRoundTrip(ctx, p, exec, calls[:len(calls)-1])
+}
+
+// skipReplies reads and drops n replies from conn, due by deadline. A
+// server error reply is dropped like any other; a connection failure is
+// returned.
+func skipReplies(conn redis.Conn, n int, deadline time.Time) (any, error) {
+	for range n {
+		if _, err := pool.ReceiveBy(conn, deadline); err != nil {
+			var re redis.Error
+			if !errors.As(err, &re) {
+				return nil, err
+			}
+		}
+	}
+	return nil, nil
+}

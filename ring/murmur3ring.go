@@ -35,8 +35,12 @@ func murmur3Ring(shards []Shard) ([]uint64, []int32, error) {
 	shift1, shift2 := uint(64-sortBits1), uint(64-k)
 	mask2 := uint64(1)<<(k-sortBits1) - 1
 
-	// Goroutine w's region for digit d is spos[base[w]+d*size[w]:][:size[w]],
-	// and the same range of sown.
+	// Goroutine w's region for digit d is spos[base[w]+d*size[w]:][:size[w]].
+	// The goroutine writes its shards one after the other, so a region
+	// holds a run of points per shard: shard i's points of digit d start
+	// at starts[i][d] in its goroutine's region (and end where the next
+	// shard's start, or at the region's fill), which spares storing an
+	// owner per point.
 	base, size := make([]int, len(runs)), make([]int, len(runs))
 	sum := 0
 	for w, r := range runs {
@@ -44,13 +48,15 @@ func murmur3Ring(shards []Shard) ([]uint64, []int32, error) {
 		base[w], size[w] = sum, max(int(mean+murmur3Margin*math.Sqrt(mean)+64), 0)
 		sum += digits * size[w]
 	}
-	spos, sown := make([]uint64, sum), make([]int32, sum)
-	fill := make([][digits]int, len(runs))
+	spos := make([]uint64, sum)
+	fill := make([][digits]int32, len(runs))
+	starts := make([][digits]int32, len(shards))
 	overflow := make([]bool, len(runs))
 	parallel(len(runs), func(w int) {
 		var chunk [1024]uint64
-		b, c, f := base[w], size[w], &fill[w]
+		b, c, f := base[w], int32(size[w]), &fill[w]
 		for i := runs[w].from; i < runs[w].to; i++ {
+			starts[i] = *f
 			prefix := shards[i].Label() + "-"
 			count := shards[i].Weight * Murmur3PointsPerWeight
 			for first := 0; first < count; first += len(chunk) {
@@ -63,8 +69,7 @@ func murmur3Ring(shards []Shard) ([]uint64, []int32, error) {
 						overflow[w] = true
 						return
 					}
-					at := b + int(d)*c + j
-					spos[at], sown[at] = p, int32(i)
+					spos[b+int(d)*int(c)+int(j)] = p
 					f[d] = j + 1
 				}
 			}
@@ -81,19 +86,27 @@ func murmur3Ring(shards []Shard) ([]uint64, []int32, error) {
 	for d := range digits {
 		start[d+1] = start[d]
 		for w := range runs {
-			start[d+1] += fill[w][d]
+			start[d+1] += int(fill[w][d])
 		}
 	}
 	pos, own := make([]uint64, n), make([]int32, n)
 	parallel(len(runs), func(w int) {
 		count := make([]uint32, mask2+2)
-		segPos, segOwn := make([][]uint64, len(runs)), make([][]int32, len(runs))
+		segs := make([]segment, len(runs))
+		for v, r := range runs {
+			segs[v] = segment{first: int32(r.from), ends: make([]int32, r.to-r.from)}
+		}
 		for d := digits * w / len(runs); d < digits*(w+1)/len(runs); d++ {
-			for v := range runs {
-				at := base[v] + d*size[v]
-				segPos[v], segOwn[v] = spos[at:at+fill[v][d]], sown[at:at+fill[v][d]]
+			for v, r := range runs {
+				at, end := base[v]+d*size[v], fill[v][d]
+				seg := &segs[v]
+				seg.pos = spos[at : at+int(end)]
+				for i := r.from + 1; i < r.to; i++ {
+					seg.ends[i-1-r.from] = starts[i][d]
+				}
+				seg.ends[len(seg.ends)-1] = end
 			}
-			sortRun(pos[start[d]:start[d+1]], own[start[d]:start[d+1]], segPos, segOwn, count, shift2, mask2)
+			sortRun(pos[start[d]:start[d+1]], own[start[d]:start[d+1]], segs, count, shift2, mask2)
 		}
 	})
 	pos, own = collapseTies(pos, own, tieSmallestLabel(shards))

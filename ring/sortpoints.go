@@ -108,21 +108,34 @@ func sortRing(pos []uint64, own []int32, tie tiePolicy) ([]uint64, []int32) {
 	})
 	parallel(workers, func(w int) {
 		count2 := make([]uint32, 1<<k2+1)
+		segs := make([]segment, 1)
 		for d := (1 << k1) * w / workers; d < (1<<k1)*(w+1)/workers; d++ {
 			lo, hi := runs[d], runs[d+1]
-			sortRun(pos[lo:hi], own[lo:hi], [][]uint64{spos[lo:hi]}, [][]int32{sown[lo:hi]}, count2, shift2, mask2)
+			segs[0] = segment{pos: spos[lo:hi], own: sown[lo:hi]}
+			sortRun(pos[lo:hi], own[lo:hi], segs, count2, shift2, mask2)
 		}
 	})
 	return collapseTies(pos, own, tie)
 }
 
-// sortRun sorts the points of the segments spos, owned by sown, taken one
-// after the other, into pos and own: by the digit (p >> shift) & mask,
-// counted in count (one more entry than digits), then by insertion sort.
-func sortRun(pos []uint64, own []int32, spos [][]uint64, sown [][]int32, count []uint32, shift uint, mask uint64) {
+// segment is a stretch of points for sortRun and their owners: own, one
+// per point, or, when own is nil, runs of points by owner: the points
+// before ends[0] belong to first, those before ends[1] to first+1, and so
+// on (ends is non-decreasing and its last entry is len(pos)).
+type segment struct {
+	pos   []uint64
+	own   []int32
+	first int32
+	ends  []int32
+}
+
+// sortRun sorts the points of segs, taken one after the other, into pos
+// and own: by the digit (p >> shift) & mask, counted in count (one more
+// entry than digits), then by insertion sort.
+func sortRun(pos []uint64, own []int32, segs []segment, count []uint32, shift uint, mask uint64) {
 	clear(count)
-	for _, seg := range spos {
-		for _, p := range seg {
+	for _, seg := range segs {
+		for _, p := range seg.pos {
 			count[(p>>shift)&mask+1]++
 		}
 	}
@@ -131,11 +144,23 @@ func sortRun(pos []uint64, own []int32, spos [][]uint64, sown [][]int32, count [
 		longest = max(longest, count[d])
 		count[d] += count[d-1]
 	}
-	for s, seg := range spos {
-		segOwn := sown[s][:len(seg)]
-		for i, p := range seg {
+	for _, seg := range segs {
+		if seg.own != nil {
+			segOwn := seg.own[:len(seg.pos)]
+			for i, p := range seg.pos {
+				d := (p >> shift) & mask
+				pos[count[d]], own[count[d]] = p, segOwn[i]
+				count[d]++
+			}
+			continue
+		}
+		o, k := seg.first, 0
+		for i, p := range seg.pos {
+			for int32(i) >= seg.ends[k] {
+				k++
+			}
 			d := (p >> shift) & mask
-			pos[count[d]], own[count[d]] = p, segOwn[i]
+			pos[count[d]], own[count[d]] = p, o+int32(k)
 			count[d]++
 		}
 	}

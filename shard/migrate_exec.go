@@ -25,8 +25,9 @@ import (
 //     the moved value, never a fresh one.
 //   - MIGRATE without REPLACE never overwrites the new owner's copy: it
 //     fails with BUSYKEY instead. Under the protocol the only writes to a
-//     moving key happen at its new owner after a move, so the new owner's
-//     copy is the newer one (or the same one, when an earlier MIGRATE timed
+//     moving key happen at its new owner, after a move or as a blind
+//     overwrite (migrate_overwrite.go), so the new owner's copy is the
+//     newer one (or the same one, when an earlier MIGRATE timed
 //     out after RESTORE but before DEL): the old owner's copy is deleted.
 //   - MIGRATE carries the remaining TTL; a key that expires meanwhile is
 //     simply not there (NOKEY).

@@ -17,12 +17,15 @@ import (
 //
 // Why that is correct (docs/resharding.md, "Reads are answered where the
 // key is"): under the protocol, a key is written at its new owner only
-// after a MIGRATE answered OK or NOKEY (the key had left its old owner) or
-// after the old copy was deleted (BUSYKEY, settleBusy). Nothing puts it
-// back. So while the key exists at its old owner, no write has happened at
-// the new one, and the old copy holds the latest value: a copy at the new
-// owner can only be one that a timed-out MIGRATE restored, identical to
-// it. EXISTS and the command run in one transaction, so the value read is
+// after a MIGRATE answered OK or NOKEY (the key had left its old owner),
+// after the old copy was deleted (BUSYKEY, settleBusy), or by a blind
+// overwrite that returns only once it has deleted the old copy
+// (migrate_overwrite.go). Nothing puts it back. So while the key exists at
+// its old owner, no write has completed at the new one, and the old copy
+// holds the latest value (an overwrite in flight has not returned: the
+// read is ordered before it): a copy at the new owner can only be one that
+// a timed-out MIGRATE restored, identical to it, or one an overwrite in
+// flight, or one whose delete failed, wrote. EXISTS and the command run in one transaction, so the value read is
 // the one EXISTS saw. The transaction is the point at which the read takes
 // effect, inside the caller's call, so the read is linearizable.
 //

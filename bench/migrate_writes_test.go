@@ -1,0 +1,151 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/shardis/shardis/internal/redistest"
+	"github.com/shardis/shardis/ring"
+	"github.com/shardis/shardis/shard"
+)
+
+// BenchmarkMigrationFirstWrites measures first writes of moving keys
+// alone: 8 goroutines each SET a different key that moves in a 3 -> 4
+// ring, once, with a client on the new ring ("plain": no migration, the
+// floor) and with a migrating client ("migrating": each SET is a blind
+// overwrite, written at the new owner and the old copy deleted) and the
+// same with SET ... NX ("migrating-nx": a conditional write, so each key
+// moves with a MIGRATE first). No mover, no readers. It reports writes/s,
+// the client's and the servers' CPU per write, and the MIGRATE calls the
+// old owners ran with their mean time in the server (INFO commandstats).
+//
+//	go test ./bench -run '^$' -bench BenchmarkMigrationFirstWrites -benchtime 80000x
+func BenchmarkMigrationFirstWrites(b *testing.B) {
+	for _, mode := range []string{"plain", "migrating", "migrating-nx"} {
+		b.Run(mode, func(b *testing.B) { firstWrites(b, mode) })
+	}
+}
+
+func firstWrites(b *testing.B, mode string) {
+	servers := redistest.StartNTB(b, 4, redistest.Options{})
+	ctx := context.Background()
+	shards := func(n int) []ring.Shard {
+		var out []ring.Shard
+		for i, s := range servers[:n] {
+			out = append(out, ring.Shard{Name: fmt.Sprint("s", i), Addr: s.Addr, Weight: 1})
+		}
+		return out
+	}
+	from, to := shard.Config{Shards: shards(3)}, shard.Config{Shards: shards(4)}
+	rf, err := ring.New(from.RingConfig())
+	if err != nil {
+		b.Fatal(err)
+	}
+	rt, err := ring.New(to.RingConfig())
+	if err != nil {
+		b.Fatal(err)
+	}
+	// About a quarter of the keys move: five times b.N keys hold enough.
+	keys := Keys("fw", 5*b.N+1000)
+	var moving []string
+	for _, k := range keys {
+		if rf.Shards()[rf.Locate(k)].Addr != rt.Shards()[rt.Locate(k)].Addr {
+			moving = append(moving, k)
+		}
+	}
+	if len(moving) < b.N {
+		b.Fatalf("%d moving keys for %d writes", len(moving), b.N)
+	}
+	moving = moving[:b.N]
+	old, err := shard.New(ctx, from)
+	if err != nil {
+		b.Fatal(err)
+	}
+	err = Pipelined(ctx, old, moving, value, 1000)
+	old.Close()
+	if err != nil {
+		b.Fatal(err)
+	}
+	cfg := to
+	if mode != "plain" {
+		f := from
+		cfg.Migration = &shard.Migration{From: &f, Armed: true}
+	}
+	c, err := shard.New(ctx, cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	args := []any{value}
+	if mode == "migrating-nx" {
+		args = []any{value, "NX"}
+	}
+
+	b.ResetTimer()
+	cli0, srv0, start := ProcessCPU(), ChildrenCPU("redis-server"), time.Now()
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for g := 0; g < 8; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := g; i < len(moving); i += 8 {
+				if _, err := c.Do(ctx, "SET", append([]any{moving[i]}, args...)...); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	took, cli, srv := time.Since(start), ProcessCPU()-cli0, ChildrenCPU("redis-server")-srv0
+	b.StopTimer()
+	close(errs)
+	for err := range errs {
+		b.Fatal(err)
+	}
+	n := float64(len(moving))
+	b.ReportMetric(n/took.Seconds(), "writes/s")
+	b.ReportMetric(float64(cli.Microseconds())/n, "client-cpu-µs/write")
+	b.ReportMetric(float64(srv.Microseconds())/n, "server-cpu-µs/write")
+	var calls, usec float64
+	for _, s := range servers[:3] {
+		stats, err := s.Do("INFO", "commandstats")
+		if err != nil {
+			b.Fatal(err)
+		}
+		c, u := migrateStat(stats)
+		calls, usec = calls+c, usec+u
+	}
+	b.ReportMetric(calls, "migrate-calls")
+	if calls > 0 {
+		b.ReportMetric(usec/calls, "µs/migrate-call")
+	}
+}
+
+// migrateStat returns the calls and usec fields of cmdstat_migrate in an
+// INFO commandstats reply (zeros when MIGRATE never ran).
+func migrateStat(info string) (calls, usec float64) {
+	for _, line := range strings.Split(info, "\n") {
+		rest, ok := strings.CutPrefix(strings.TrimSpace(line), "cmdstat_migrate:")
+		if !ok {
+			continue
+		}
+		for _, f := range strings.Split(rest, ",") {
+			k, v, _ := strings.Cut(f, "=")
+			x, _ := strconv.ParseFloat(v, 64)
+			switch k {
+			case "calls":
+				calls = x
+			case "usec":
+				usec = x
+			}
+		}
+	}
+	return calls, usec
+}

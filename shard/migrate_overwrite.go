@@ -116,7 +116,11 @@ func (c *Client) dropOld(ctx context.Context, m *migState, ow overwrite, cl *cal
 		return // not written, or not known to be: the old copy stays
 	}
 	del := &call{name: "DEL", args: []any{ow.key}, node: ow.srcIdx}
-	if c.run(ctx, []*call{del}) || del.err != nil { // on the old owner's automatic pipeline when others use it
+	run := c.runPooled
+	if c.autoPipe {
+		run = c.autoDo // shared with other callers of the old owner, when there are
+	}
+	if run(ctx, []*call{del}) || del.err != nil {
 		cl.reply = nil
 		cl.err = &MigrateError{Key: ow.key, From: ow.src, To: ow.dst,
 			Err: fmt.Errorf("written at the new owner, but the old copy could not be deleted: %w", del.err)}

@@ -50,8 +50,11 @@ func (c *Client) executeIn(ctx context.Context, m *migState, r *ClusterRouter, c
 	if c.sent != nil && !abandoned {
 		abandoned = c.retrySentinel(ctx, calls)
 	}
-	if blindOw && !abandoned {
-		c.dropOld(ctx, m, ow, calls[0])
+	if blindOw {
+		if !abandoned {
+			c.dropOld(ctx, m, ow, calls[0])
+		}
+		c.endOverwrite(m, abandoned)
 	}
 	return abandoned
 }

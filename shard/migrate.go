@@ -82,6 +82,11 @@ type migState struct {
 	beacon *beacons
 	busy   atomic.Int64 // old copies deleted because the new owner had the key
 
+	// overwrites counts the blind overwrites of this migration in flight
+	// (migrate_overwrite.go): the fence of a rollback that turns it around
+	// waits for them (drainOld).
+	overwrites atomic.Int64
+
 	// The fence (migrate_fence.go).
 	advMu   sync.Mutex    // serialises advance
 	phase   atomic.Int32  // a MigrationPhase; only grows

@@ -2,8 +2,12 @@ package shard
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"math"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/shardis/shardis/shard/command"
 )
@@ -31,8 +35,16 @@ import (
 //     the caller gets a *MigrateError: the write may have happened (both
 //     copies exist until the next move of the key deletes the old one, as
 //     after a MIGRATE that timed out), like any write whose reply was lost.
-//   - Both steps run inside one execution, counted by the fence, so a
-//     switch of topology (a rollback) never falls between them.
+//   - An expiry the overwrite sets may pass before the delete; if another
+//     process moved the old copy meanwhile, its MIGRATE met no copy at the
+//     new owner and brought the old value back. The delete then finds
+//     nothing and the expiry has passed since the write was sent: the call
+//     fails (a write that did not happen is consistent with what remains).
+//     EXAT and PXAT are not sent this way: their moment is on the server's
+//     clock.
+//   - A rollback's fence waits for the overwrites in flight of the
+//     migration it turns around (migState.overwrites, drainOld), so the
+//     reverse moves never fall between an overwrite's two steps.
 
 // overwrite is a blind overwrite of a moving key, sent without moving it.
 type overwrite struct {
@@ -40,21 +52,29 @@ type overwrite struct {
 	src    Node // the old owner
 	srcIdx int
 	dst    Node
+	ttl    time.Duration // the expiry the overwrite sets; 0: none
+	start  time.Time     // before the write was sent (with a ttl)
 }
 
 // blindOverwrite reports whether calls is a single blind overwrite of a
 // key that has to move, to be sent without moving it. It declines
 // whenever the move is still the simpler path: a batch of several calls
 // (another call of the batch may read or change the key, in order), a
-// phase other than armed, a rollback not fenced yet, an old topology
-// that is a cluster (a delete there can be redirected), or an old owner
-// known to be down (the move fails at once, and the write is not sent).
+// phase other than armed, the moves of a rollback (m.prev set), an old
+// topology that is a cluster (a delete there can be redirected), or an old
+// owner known to be down (the move fails at once, and the write is not
+// sent). When it accepts, the overwrite is counted in m.overwrites until
+// endOverwrite.
 func (c *Client) blindOverwrite(m *migState, calls []*call) (overwrite, bool) {
 	if len(calls) != 1 || m.prev != nil || MigrationPhase(m.phase.Load()) != PhaseArmed {
 		return overwrite{}, false
 	}
 	cl := calls[0]
-	if cl.err != nil || cl.node < 0 || !isBlindOverwrite(cl.name, cl.args) {
+	if cl.err != nil || cl.node < 0 {
+		return overwrite{}, false
+	}
+	ttl, ok := blindOverwriteTTL(cl.name, cl.args)
+	if !ok {
 		return overwrite{}, false
 	}
 	if _, ok := m.from.(*ClusterRouter); ok {
@@ -76,36 +96,84 @@ func (c *Client) blindOverwrite(m *migState, calls []*call) (overwrite, bool) {
 	if c.nodes.get(idx).down.Load() {
 		return overwrite{}, false
 	}
-	return overwrite{key: k, src: src, srcIdx: idx, dst: dst}, true
+	ow := overwrite{key: k, src: src, srcIdx: idx, dst: dst, ttl: ttl}
+	if ttl > 0 {
+		ow.start = time.Now()
+	}
+	m.overwrites.Add(1) // until endOverwrite
+	return ow, true
 }
 
-// isBlindOverwrite reports whether a command replaces its key's value and
-// expiry whatever the key held: SET key value with at most one of EX, PX,
-// EXAT and PXAT (not NX, XX, GET or KEEPTTL, whose effect depends on the
-// old copy), SETEX and PSETEX.
-func isBlindOverwrite(name string, args []any) bool {
-	switch {
-	case strings.EqualFold(name, "SETEX"), strings.EqualFold(name, "PSETEX"):
-		return len(args) == 3
-	case !strings.EqualFold(name, "SET"):
-		return false
+// endOverwrite stops counting an overwrite of m. An abandoned one (its
+// write may still be sent by the pipeline that holds it) is counted for
+// one more write timeout, as endPlan does.
+func (c *Client) endOverwrite(m *migState, abandoned bool) {
+	if abandoned {
+		time.AfterFunc(c.writeTimeout(), func() { m.overwrites.Add(-1) })
+		return
 	}
-	switch len(args) {
-	case 2:
-		return true
-	case 4:
-		opt, ok := command.Arg(args[2])
-		if !ok {
-			return false
-		}
-		for _, o := range [...]string{"EX", "PX", "EXAT", "PXAT"} {
-			if strings.EqualFold(opt, o) {
-				return true
-			}
-		}
-	}
-	return false
+	m.overwrites.Add(-1)
 }
+
+// blindOverwriteTTL reports whether a command replaces its key's value and
+// expiry whatever the key held, and the expiry it sets (0: none): SET key
+// value with no option or with EX or PX (not NX, XX, GET or KEEPTTL, whose
+// effect depends on the old copy, nor EXAT or PXAT, whose moment is read
+// on the server's clock), SETEX and PSETEX. An expiry that is not a
+// positive integer is left to the server's own error, on the move path.
+func blindOverwriteTTL(name string, args []any) (time.Duration, bool) {
+	var unit time.Duration
+	var n any
+	switch {
+	case strings.EqualFold(name, "SETEX") && len(args) == 3:
+		unit, n = time.Second, args[1]
+	case strings.EqualFold(name, "PSETEX") && len(args) == 3:
+		unit, n = time.Millisecond, args[1]
+	case !strings.EqualFold(name, "SET"):
+		return 0, false
+	case len(args) == 2:
+		return 0, true
+	case len(args) == 4:
+		opt, ok := command.Arg(args[2])
+		switch {
+		case !ok:
+			return 0, false
+		case strings.EqualFold(opt, "EX"):
+			unit, n = time.Second, args[3]
+		case strings.EqualFold(opt, "PX"):
+			unit, n = time.Millisecond, args[3]
+		default:
+			return 0, false
+		}
+	default:
+		return 0, false
+	}
+	var v int64
+	switch x := n.(type) {
+	case int:
+		v = int64(x)
+	case int64:
+		v = x
+	default:
+		s, ok := command.Arg(n)
+		if !ok {
+			return 0, false
+		}
+		var err error
+		if v, err = strconv.ParseInt(s, 10, 64); err != nil {
+			return 0, false
+		}
+	}
+	if v <= 0 || v > int64(math.MaxInt64/unit) {
+		return 0, false
+	}
+	return time.Duration(v) * unit, true
+}
+
+// errExpiredInFlight is the cause of a blind overwrite's *MigrateError
+// when its expiry passed while it was in flight and the old copy had left
+// meanwhile.
+var errExpiredInFlight = errors.New("the overwrite's expiry passed before its old copy was deleted, and the old copy had moved: whether the write took effect is unknown")
 
 // dropOld deletes the old copy of an overwritten key once the write has
 // succeeded at the new owner (cl holds its result), and remembers the key
@@ -124,6 +192,15 @@ func (c *Client) dropOld(ctx context.Context, m *migState, ow overwrite, cl *cal
 		cl.reply = nil
 		cl.err = &MigrateError{Key: ow.key, From: ow.src, To: ow.dst,
 			Err: fmt.Errorf("written at the new owner, but the old copy could not be deleted: %w", del.err)}
+		return
+	}
+	if n, _ := del.reply.(int64); n == 0 && ow.ttl > 0 && time.Since(ow.start) >= ow.ttl {
+		// The old copy had left, and the overwrite may have expired at the
+		// new owner before it did: a move after the expiry brings the old
+		// value back. Reported as a write whose outcome is unknown, which
+		// it is consistent with.
+		cl.reply = nil
+		cl.err = &MigrateError{Key: ow.key, From: ow.src, To: ow.dst, Err: errExpiredInFlight}
 		return
 	}
 	m.moved.add(ow.key)

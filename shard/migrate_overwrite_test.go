@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -49,7 +50,7 @@ func TestMigrationOverwritesNeedNoMove(t *testing.T) {
 	f := from
 	cfg.Migration = &shard.Migration{From: &f, Armed: true}
 	c := newClient(t, cfg)
-	keys := movingKeys(t, from, to, "ow:", 16)
+	keys := movingKeys(t, from, to, "ow:", 17)
 
 	ttl := func(t *testing.T, k string) int {
 		t.Helper()
@@ -70,7 +71,8 @@ func TestMigrationOverwritesNeedNoMove(t *testing.T) {
 	}{
 		{"SET", []any{"new"}, "OK", "new", -1, -1, false},
 		{"SET EX", []any{"new", "EX", "50"}, "OK", "new", 40000, 50000, false},
-		{"SET PXAT far away", []any{"new", "PXAT", "99999999999999"}, "OK", "new", 1, 1 << 62, false},
+		{"SET PX", []any{"new", "PX", "50000"}, "OK", "new", 40000, 50000, false},
+		{"SET PXAT moves first (the server's clock)", []any{"new", "PXAT", "99999999999999"}, "OK", "new", 1, 1 << 62, true},
 		{"SETEX", nil, "OK", "new", 40000, 50000, false},
 		{"PSETEX", nil, "OK", "new", 40000, 50000, false},
 		{"SET NX", []any{"new", "NX"}, nil, "old", 90000, 100000, true},
@@ -328,4 +330,135 @@ func TestMigrationOverwritesAreLinearizable(t *testing.T) {
 		}
 		t.Logf("INCR first %d, SET first %d", incrFirst, setFirst)
 	})
+}
+
+// TestMigrationOverwriteExpiredInFlight: a blind overwrite with an expiry
+// that passes while it is in flight, during which another process moves
+// the old copy (its MIGRATE meets no copy at the new owner, which has
+// expired, and brings the old value back), must not report success: the
+// value before the write is what remains.
+func TestMigrationOverwriteExpiredInFlight(t *testing.T) {
+	ctx := context.Background()
+	servers := redistest.StartNTB(t, 4, redistest.Options{})
+	from, to := ringConfig(servers[:3]), ringConfig(servers)
+	byAddr := map[string]*redistest.Server{}
+	for _, s := range servers {
+		byAddr[s.Addr] = s
+	}
+	var moveOld atomic.Value // the key another process moves after the SET
+	var hookErr atomic.Value
+	cfg := to
+	f := from
+	cfg.Migration = &shard.Migration{From: &f, Armed: true}
+	cfg.Hooks = &shard.Hooks{Command: func(_ context.Context, ev *shard.CommandEvent) {
+		k, _ := moveOld.Load().(string)
+		if ev.Name != "SET" || k == "" {
+			return
+		}
+		time.Sleep(20 * time.Millisecond) // past the overwrite's 5 ms expiry: the condition under test
+		host, port, _ := strings.Cut(ringOwner(t, to, k), ":")
+		if _, err := byAddr[ringOwner(t, from, k)].Do("MIGRATE", host, port, "", "0", "5000", "KEYS", k); err != nil {
+			hookErr.Store(err)
+		}
+	}}
+	c := newClient(t, cfg)
+	keys := movingKeys(t, from, to, "exp:", 2)
+
+	t.Run("expired and moved back meanwhile: not a success", func(t *testing.T) {
+		k := keys[0]
+		_, err := byAddr[ringOwner(t, from, k)].Do("SET", k, "old")
+		require.NoError(t, err)
+		moveOld.Store(k)
+		defer moveOld.Store("")
+		_, err = c.Do(ctx, "SET", k, "new", "PX", "5")
+		if e := hookErr.Load(); e != nil {
+			t.Fatal(e)
+		}
+		require.Error(t, err)
+		assert.True(t, errors.Is(err, shard.ErrMigration), "%v", err)
+		v, err := byAddr[ringOwner(t, to, k)].Do("GET", k)
+		require.NoError(t, err)
+		assert.Equal(t, "old", v, "the other process's move brought the old value back")
+	})
+
+	t.Run("a long expiry: the move meets the overwrite", func(t *testing.T) {
+		k := keys[1]
+		_, err := byAddr[ringOwner(t, from, k)].Do("SET", k, "old")
+		require.NoError(t, err)
+		moveOld.Store(k)
+		defer moveOld.Store("")
+		_, err = c.Do(ctx, "SET", k, "new", "PX", "60000")
+		require.NoError(t, err)
+		e, _ := hookErr.Load().(error)
+		require.Error(t, e, "the other process's MIGRATE meets the overwrite")
+		assert.Contains(t, e.Error(), "BUSYKEY")
+		v, err := redis.String(c.Do(ctx, "GET", k))
+		require.NoError(t, err)
+		assert.Equal(t, "new", v)
+		assert.Equal(t, []string{ringOwner(t, to, k)}, holders(t, servers, k))
+	})
+}
+
+// TestRollbackFenceWaitsForAnOverwrite holds a blind overwrite between its
+// write at the new owner and the delete of the old copy while the client
+// turns around (AbortMigration once armed) and the reverse fence goes up:
+// the reverse must not be acknowledged while the overwrite is held (its
+// moves would fall between the two steps), and once it is armed the key
+// moves back with the overwritten value.
+func TestRollbackFenceWaitsForAnOverwrite(t *testing.T) {
+	ctx := context.Background()
+	s := newSwitchSetup(t, 20*time.Second)
+	var hold atomic.Bool
+	held, release := make(chan struct{}), make(chan struct{})
+	c := s.migrating(t, &shard.Hooks{Command: func(_ context.Context, ev *shard.CommandEvent) {
+		if ev.Name == "SET" && hold.CompareAndSwap(true, false) {
+			close(held)
+			<-release
+		}
+	}})
+	s.fenceAndArm(t, c)
+	k := s.moving(t, "rb", 1)[0]
+	oldOwner := ringOwner(t, s.from, k)
+	for _, srv := range s.servers {
+		if srv.Addr == oldOwner {
+			_, err := srv.Do("SET", k, "old")
+			require.NoError(t, err)
+		}
+	}
+	hold.Store(true)
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.Do(ctx, "SET", k, "new")
+		done <- err
+	}()
+	<-held
+	require.NoError(t, c.AbortMigration(ctx))
+	s.mark(t, c, shard.PhaseFenced)
+	waitFor(t, 10*time.Second, "the client to switch", func() bool {
+		i, _ := c.Migration()
+		return i.Phase == shard.PhaseFenced
+	})
+	// The reverse fence waits for the held overwrite: no acknowledgement
+	// over several polls of the marker.
+	for range 5 {
+		time.Sleep(shard.FencePoll)
+		require.False(t, s.beaconSays(shard.PhaseFenced), "acknowledged the reverse fence while an overwrite was between its two steps")
+	}
+	close(release)
+	select {
+	case err := <-done:
+		require.NoError(t, err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("the overwrite never returned")
+	}
+	waitFor(t, 10*time.Second, "the acknowledgement", func() bool { return s.beaconSays(shard.PhaseFenced) })
+	s.mark(t, c, shard.PhaseArmed)
+	waitFor(t, 10*time.Second, "the client to arm", func() bool {
+		i, _ := c.Migration()
+		return i.Phase == shard.PhaseArmed
+	})
+	v, err := redis.String(c.Do(ctx, "GETEX", k)) // a write that changes nothing: moves the key back
+	require.NoError(t, err)
+	assert.Equal(t, "new", v)
+	assert.Equal(t, []string{oldOwner}, holders(t, s.servers, k), "back at its owner in the old topology, only there")
 }

@@ -215,8 +215,17 @@ func (f *fenceCut) done() bool { return f.context().Err() != nil }
 // by the old topology that has not begun yet (a caller held in a hook)
 // fails without sending anything (executePlanned). An abandoned call is
 // counted for one write timeout more (endPlan). Close ends the wait.
+//
+// For a rollback (m.prev set) it also waits for the blind overwrites of
+// the migration it turns around that are still in flight, some begun
+// before the client turned around and so not counted in m.waiting: each
+// writes the key at its new owner and then deletes the old copy, and the
+// reverse moves must not fall between the two (migrate_overwrite.go).
 func (c *Client) drainOld(m *migState) {
-	if m.waiting.Load() == 0 {
+	busy := func() bool {
+		return m.waiting.Load() > 0 || (m.prev != nil && m.prev.overwrites.Load() > 0)
+	}
+	if !busy() {
 		return
 	}
 	tick := time.NewTicker(time.Millisecond)
@@ -227,7 +236,7 @@ func (c *Client) drainOld(m *migState) {
 		dial = pool.DefaultDialTimeout
 	}
 	giveUp := cutAt.Add(dial + c.writeTimeout() + c.readTimeout)
-	for m.waiting.Load() > 0 {
+	for busy() {
 		if now := time.Now(); !m.cut.done() && now.After(cutAt) {
 			m.cut.cutOff()
 		} else if now.After(giveUp) {

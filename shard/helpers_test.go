@@ -28,6 +28,23 @@ func ringConfig(servers []*redistest.Server) shard.Config {
 	return cfg
 }
 
+// serversByAddr indexes servers by address.
+func serversByAddr(servers []*redistest.Server) map[string]*redistest.Server {
+	m := make(map[string]*redistest.Server, len(servers))
+	for _, s := range servers {
+		m[s.Addr] = s
+	}
+	return m
+}
+
+// armedConfig returns to migrating from from, armed: keys move at once, as
+// after the fence.
+func armedConfig(from, to shard.Config) shard.Config {
+	f := from
+	to.Migration = &shard.Migration{From: &f, Armed: true}
+	return to
+}
+
 // newClient creates a client closed at the end of the test.
 func newClient(t *testing.T, cfg shard.Config) *shard.Client {
 	t.Helper()

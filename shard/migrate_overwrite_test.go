@@ -42,14 +42,8 @@ func TestMigrationOverwritesNeedNoMove(t *testing.T) {
 	ctx := context.Background()
 	servers := redistest.StartNTB(t, 4, redistest.Options{})
 	from, to := ringConfig(servers[:3]), ringConfig(servers)
-	byAddr := map[string]*redistest.Server{}
-	for _, s := range servers {
-		byAddr[s.Addr] = s
-	}
-	cfg := to
-	f := from
-	cfg.Migration = &shard.Migration{From: &f, Armed: true}
-	c := newClient(t, cfg)
+	byAddr := serversByAddr(servers)
+	c := newClient(t, armedConfig(from, to))
 	keys := movingKeys(t, from, to, "ow:", 17)
 
 	ttl := func(t *testing.T, k string) int {
@@ -167,10 +161,7 @@ func TestMigrationOverwriteOldOwnerDown(t *testing.T) {
 	ctx := context.Background()
 	servers := redistest.StartNTB(t, 4, redistest.Options{})
 	from, to := ringConfig(servers[:3]), ringConfig(servers)
-	cfg := to
-	f := from
-	cfg.Migration = &shard.Migration{From: &f, Armed: true}
-	c := newClient(t, cfg)
+	c := newClient(t, armedConfig(from, to))
 	keys := movingKeys(t, from, to, "down:", 64)
 	dead := ringOwner(t, from, keys[0])
 	for _, s := range servers {
@@ -209,16 +200,8 @@ func TestMigrationOverwritesAreLinearizable(t *testing.T) {
 	ctx := context.Background()
 	servers := redistest.StartNTB(t, 4, redistest.Options{})
 	from, to := ringConfig(servers[:3]), ringConfig(servers)
-	byAddr := map[string]*redistest.Server{}
-	for _, s := range servers {
-		byAddr[s.Addr] = s
-	}
-	migrating := func() *shard.Client {
-		cfg := to
-		f := from
-		cfg.Migration = &shard.Migration{From: &f, Armed: true}
-		return newClient(t, cfg)
-	}
+	byAddr := serversByAddr(servers)
+	migrating := func() *shard.Client { return newClient(t, armedConfig(from, to)) }
 	writer, reader, incr := migrating(), migrating(), migrating()
 
 	t.Run("reads", func(t *testing.T) {
@@ -341,15 +324,10 @@ func TestMigrationOverwriteExpiredInFlight(t *testing.T) {
 	ctx := context.Background()
 	servers := redistest.StartNTB(t, 4, redistest.Options{})
 	from, to := ringConfig(servers[:3]), ringConfig(servers)
-	byAddr := map[string]*redistest.Server{}
-	for _, s := range servers {
-		byAddr[s.Addr] = s
-	}
+	byAddr := serversByAddr(servers)
 	var moveOld atomic.Value // the key another process moves after the SET
 	var hookErr atomic.Value
-	cfg := to
-	f := from
-	cfg.Migration = &shard.Migration{From: &f, Armed: true}
+	cfg := armedConfig(from, to)
 	cfg.Hooks = &shard.Hooks{Command: func(_ context.Context, ev *shard.CommandEvent) {
 		k, _ := moveOld.Load().(string)
 		if ev.Name != "SET" || k == "" {

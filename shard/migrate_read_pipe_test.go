@@ -26,10 +26,7 @@ func TestMigrationReadsShareTheOldOwnersPipeline(t *testing.T) {
 	ctx := context.Background()
 	servers := redistest.StartNTB(t, 4, redistest.Options{})
 	from, to := ringConfig(servers[:3]), ringConfig(servers)
-	byAddr := map[string]*redistest.Server{}
-	for _, s := range servers {
-		byAddr[s.Addr] = s
-	}
+	byAddr := serversByAddr(servers)
 
 	// Keys that move from one old owner to one new owner, and keys that
 	// stay on that old owner.
@@ -64,10 +61,7 @@ func TestMigrationReadsShareTheOldOwnersPipeline(t *testing.T) {
 	migratesBefore := migrateCalls(t, servers)
 	connsBefore := connectionsReceived(t, byAddr[oldAddr])
 
-	cfg := to
-	f := from
-	cfg.Migration = &shard.Migration{From: &f, Armed: true}
-	c := newClient(t, cfg)
+	c := newClient(t, armedConfig(from, to))
 	shard.AlwaysPipeline(c)
 
 	const readers, incrementers, rounds = 8, 8, 50

@@ -28,19 +28,15 @@ func (c *Client) execute(ctx context.Context, calls []*call) (abandoned bool) {
 // planned by the old topology, which moves nothing), under the retry and
 // redirect rules of cluster r (nil: none; migrate_cluster.go).
 func (c *Client) executeIn(ctx context.Context, m *migState, r *ClusterRouter, calls []*call) (abandoned bool) {
-	var (
-		ow      overwrite
-		blindOw bool
-	)
+	var ow overwrite
+	ow.srcIdx = -1
 	if m != nil {
 		// Keys whose owner changes go there first, or a read is answered
 		// where its keys still are, or an overwrite replaces the key at its
 		// new owner and then deletes the old copy (migrate_exec.go,
 		// migrate_read.go, migrate_overwrite.go).
-		if ow, blindOw = c.blindOverwrite(m, calls); !blindOw {
-			if calls = c.moveFirst(ctx, m, calls, true); len(calls) == 0 {
-				return false
-			}
+		if calls = c.moveFirst(ctx, m, calls, true, &ow); len(calls) == 0 {
+			return false
 		}
 	}
 	abandoned = c.runHooked(ctx, calls)
@@ -50,7 +46,7 @@ func (c *Client) executeIn(ctx context.Context, m *migState, r *ClusterRouter, c
 	if c.sent != nil && !abandoned {
 		abandoned = c.retrySentinel(ctx, calls)
 	}
-	if blindOw {
+	if ow.srcIdx >= 0 {
 		if !abandoned {
 			c.dropOld(ctx, m, ow, calls[0])
 		}

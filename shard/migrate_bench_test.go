@@ -41,9 +41,10 @@ func BenchmarkMoveFirstStayingKey(b *testing.B) {
 	cl := &call{name: "GET", args: []any{key}, info: lookupCommand("GET"), node: node}
 	calls := []*call{cl}
 	ctx := context.Background()
+	var ow overwrite
 	b.ReportAllocs()
 	for b.Loop() {
-		c.moveFirst(ctx, m, calls, true)
+		c.moveFirst(ctx, m, calls, true, &ow) // as executeIn calls it
 	}
 	if cl.err != nil {
 		b.Fatal(cl.err)

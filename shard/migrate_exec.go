@@ -42,9 +42,19 @@ import (
 //
 // With readOld, a read-only call whose keys all still sit at one old owner
 // is answered there instead, without moving anything (migrate_read.go).
+// With ow, a single call that overwrites its key blindly is sent without
+// moving the key, and ow describes it (ow.srcIdx >= 0; migrate_overwrite.go);
+// otherwise ow.srcIdx is set to -1.
+//
 // moveFirst returns the calls that remain to be sent: calls itself when
 // none was answered that way.
-func (c *Client) moveFirst(ctx context.Context, m *migState, calls []*call, readOld bool) []*call {
+func (c *Client) moveFirst(ctx context.Context, m *migState, calls []*call, readOld bool, ow *overwrite) []*call {
+	if ow != nil {
+		ow.srcIdx = -1
+		if len(calls) != 1 || m.prev != nil {
+			ow = nil // a batch, or a rollback's own moves: the key moves
+		}
+	}
 	phase := MigrationPhase(m.phase.Load())
 	if phase == PhaseWaiting {
 		if m.prev == nil {
@@ -100,6 +110,9 @@ func (c *Client) moveFirst(ctx context.Context, m *migState, calls []*call, read
 			pend = append(pend, pendingMove{key: k, src: src})
 		}
 		if len(pend) == 0 || cl.err != nil {
+			continue
+		}
+		if ow != nil && keys == 1 && c.asOverwrite(m, phase, cl, pend[0], dst, ow) {
 			continue
 		}
 		if readOld && len(pend) == keys && readableAtOld(m, cl, pend) {
@@ -443,7 +456,7 @@ func (c *Client) moveKeys(ctx context.Context, node int, keys []any) error {
 		return nil
 	}
 	cl := &call{name: "EXISTS", args: keys, info: lookupCommand("EXISTS"), node: node}
-	c.moveFirst(ctx, m, []*call{cl}, false) // WATCH needs the keys where the transaction runs
+	c.moveFirst(ctx, m, []*call{cl}, false, nil) // WATCH needs the keys where the transaction runs
 	if cl.err != nil {
 		return cl.err
 	}

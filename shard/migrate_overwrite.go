@@ -56,52 +56,37 @@ type overwrite struct {
 	start  time.Time     // before the write was sent (with a ttl)
 }
 
-// blindOverwrite reports whether calls is a single blind overwrite of a
-// key that has to move, to be sent without moving it. It declines
-// whenever the move is still the simpler path: a batch of several calls
-// (another call of the batch may read or change the key, in order), a
-// phase other than armed, the moves of a rollback (m.prev set), an old
+// asOverwrite reports whether cl, the only call of its batch, is a blind
+// overwrite of key pm.key, which has to move from pm.src to dst, and fills
+// ow to send it without moving the key. moveFirst asks, with the route it
+// already found, once the key is known to move and not known to be moved.
+// It declines whenever the move is still the simpler path: a phase other
+// than armed, the moves of a rollback (the caller passes no ow), an old
 // topology that is a cluster (a delete there can be redirected), or an old
 // owner known to be down (the move fails at once, and the write is not
 // sent). When it accepts, the overwrite is counted in m.overwrites until
 // endOverwrite.
-func (c *Client) blindOverwrite(m *migState, calls []*call) (overwrite, bool) {
-	if len(calls) != 1 || m.prev != nil || MigrationPhase(m.phase.Load()) != PhaseArmed {
-		return overwrite{}, false
-	}
-	cl := calls[0]
-	if cl.err != nil || cl.node < 0 {
-		return overwrite{}, false
+func (c *Client) asOverwrite(m *migState, phase MigrationPhase, cl *call, pm pendingMove, dst Node, ow *overwrite) bool {
+	if phase != PhaseArmed {
+		return false
 	}
 	ttl, ok := blindOverwriteTTL(cl.name, cl.args)
 	if !ok {
-		return overwrite{}, false
+		return false
 	}
 	if _, ok := m.from.(*ClusterRouter); ok {
-		return overwrite{}, false
+		return false
 	}
-	k, ok := command.Arg(cl.args[0])
-	if !ok || m.moved.has(k) {
-		return overwrite{}, false
-	}
-	src, err := m.from.Route(k)
-	if err != nil {
-		return overwrite{}, false
-	}
-	dst := c.nodes.get(cl.node).node
-	if src.Addr == dst.Addr {
-		return overwrite{}, false
-	}
-	idx := c.srcIndex(m, src)
+	idx := c.srcIndex(m, pm.src)
 	if c.nodes.get(idx).down.Load() {
-		return overwrite{}, false
+		return false
 	}
-	ow := overwrite{key: k, src: src, srcIdx: idx, dst: dst, ttl: ttl}
+	*ow = overwrite{key: pm.key, src: pm.src, srcIdx: idx, dst: dst, ttl: ttl}
 	if ttl > 0 {
 		ow.start = time.Now()
 	}
 	m.overwrites.Add(1) // until endOverwrite
-	return ow, true
+	return true
 }
 
 // endOverwrite stops counting an overwrite of m. An abandoned one (its

@@ -2,15 +2,12 @@ package bench
 
 import (
 	"context"
-	"fmt"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/shardis/shardis/internal/redistest"
-	"github.com/shardis/shardis/ring"
 	"github.com/shardis/shardis/shard"
 )
 
@@ -32,29 +29,14 @@ func BenchmarkMigrationFirstWrites(b *testing.B) {
 }
 
 func firstWrites(b *testing.B, mode string) {
-	servers := redistest.StartNTB(b, 4, redistest.Options{})
+	g := newRingGrowth(b)
+	servers, from, to := g.servers, g.from, g.to
 	ctx := context.Background()
-	shards := func(n int) []ring.Shard {
-		var out []ring.Shard
-		for i, s := range servers[:n] {
-			out = append(out, ring.Shard{Name: fmt.Sprint("s", i), Addr: s.Addr, Weight: 1})
-		}
-		return out
-	}
-	from, to := shard.Config{Shards: shards(3)}, shard.Config{Shards: shards(4)}
-	rf, err := ring.New(from.RingConfig())
-	if err != nil {
-		b.Fatal(err)
-	}
-	rt, err := ring.New(to.RingConfig())
-	if err != nil {
-		b.Fatal(err)
-	}
 	// About a quarter of the keys move: five times b.N keys hold enough.
 	keys := Keys("fw", 5*b.N+1000)
 	var moving []string
 	for _, k := range keys {
-		if rf.Shards()[rf.Locate(k)].Addr != rt.Shards()[rt.Locate(k)].Addr {
+		if g.moves(k) {
 			moving = append(moving, k)
 		}
 	}

@@ -255,18 +255,9 @@ func BenchmarkReshardMover(b *testing.B) {
 //
 //	go test ./bench -run '^$' -bench BenchmarkMigrationClient -benchtime 1x
 func BenchmarkMigrationClient(b *testing.B) {
-	servers := redistest.StartNTB(b, 4, redistest.Options{})
+	g := newRingGrowth(b)
+	servers, from, to := g.servers, g.from, g.to
 	ctx := context.Background()
-	shards := func(n int) []ring.Shard {
-		var out []ring.Shard
-		for i, s := range servers[:n] {
-			out = append(out, ring.Shard{Name: fmt.Sprint("s", i), Addr: s.Addr, Weight: 1})
-		}
-		return out
-	}
-	from, to := shard.Config{Shards: shards(3)}, shard.Config{Shards: shards(4)}
-	rf, _ := ring.New(from.RingConfig())
-	rt, _ := ring.New(to.RingConfig())
 	const n = 900_000
 	const phase = 2 * time.Second
 	const pace = 5000 // keys/s the mover moves during the measurement
@@ -287,7 +278,7 @@ func BenchmarkMigrationClient(b *testing.B) {
 		}
 		var moving, staying []string
 		for _, k := range keys {
-			if rf.Shards()[rf.Locate(k)].Addr != rt.Shards()[rt.Locate(k)].Addr {
+			if g.moves(k) {
 				moving = append(moving, k)
 			} else {
 				staying = append(staying, k)

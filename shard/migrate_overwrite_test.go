@@ -411,30 +411,8 @@ func TestRollbackFenceWaitsForAnOverwrite(t *testing.T) {
 	}()
 	<-held
 	require.NoError(t, c.AbortMigration(ctx))
-	s.mark(t, c, shard.PhaseFenced)
-	waitFor(t, 10*time.Second, "the client to switch", func() bool {
-		i, _ := c.Migration()
-		return i.Phase == shard.PhaseFenced
-	})
-	// The reverse fence waits for the held overwrite: no acknowledgement
-	// over several polls of the marker.
-	for range 5 {
-		time.Sleep(shard.FencePoll)
-		require.False(t, s.beaconSays(shard.PhaseFenced), "acknowledged the reverse fence while an overwrite was between its two steps")
-	}
-	close(release)
-	select {
-	case err := <-done:
-		require.NoError(t, err)
-	case <-time.After(30 * time.Second):
-		t.Fatal("the overwrite never returned")
-	}
-	waitFor(t, 10*time.Second, "the acknowledgement", func() bool { return s.beaconSays(shard.PhaseFenced) })
-	s.mark(t, c, shard.PhaseArmed)
-	waitFor(t, 10*time.Second, "the client to arm", func() bool {
-		i, _ := c.Migration()
-		return i.Phase == shard.PhaseArmed
-	})
+	// The reverse fence waits for the held overwrite.
+	s.fenceOverHeld(t, c, release, done, "an overwrite was between its two steps")
 	v, err := redis.String(c.Do(ctx, "GETEX", k)) // a write that changes nothing: moves the key back
 	require.NoError(t, err)
 	assert.Equal(t, "new", v)

@@ -92,6 +92,39 @@ func (s *switchSetup) fenceAndArm(t *testing.T, c *shard.Client) {
 	})
 }
 
+// fenceOverHeld raises the fence (phase to) while a command is held
+// between two of its steps, and checks that the beacons do not
+// acknowledge it until release lets the command go (what stands in
+// stalled names it in the failure); done carries the command's error,
+// which must be nil. It then arms the client.
+func (s *switchSetup) fenceOverHeld(t *testing.T, c *shard.Client, release chan struct{}, done <-chan error, stalled string) {
+	t.Helper()
+	s.mark(t, c, shard.PhaseFenced)
+	waitFor(t, 10*time.Second, "the client to switch", func() bool {
+		i, _ := c.Migration()
+		return i.Phase == shard.PhaseFenced
+	})
+	// The switch waits for the held command: no acknowledgement over
+	// several polls of the marker.
+	for range 5 {
+		time.Sleep(shard.FencePoll)
+		require.False(t, s.beaconSays(shard.PhaseFenced), "acknowledged the fence while %s", stalled)
+	}
+	close(release)
+	select {
+	case err := <-done:
+		require.NoError(t, err, "the held command")
+	case <-time.After(30 * time.Second):
+		t.Fatal("the held command never returned")
+	}
+	waitFor(t, 10*time.Second, "the acknowledgement", func() bool { return s.beaconSays(shard.PhaseFenced) })
+	s.mark(t, c, shard.PhaseArmed)
+	waitFor(t, 10*time.Second, "the client to arm", func() bool {
+		i, _ := c.Migration()
+		return i.Phase == shard.PhaseArmed
+	})
+}
+
 // TestFenceSwitchWaitsForAWritePlannedBefore holds an MSET between its
 // planning (by the old topology, its parts on the old owners) and its
 // execution while the fence goes up: the switch must wait for it (the
@@ -148,30 +181,7 @@ func TestFenceSwitchWaitsForAWritePlannedBefore(t *testing.T) {
 				done <- err
 			}()
 			<-held
-			s.mark(t, c, shard.PhaseFenced)
-			waitFor(t, 10*time.Second, "the client to switch", func() bool {
-				i, _ := c.Migration()
-				return i.Phase == shard.PhaseFenced
-			})
-			// The switch waits for the held command: no acknowledgement
-			// over several polls of the marker.
-			for range 5 {
-				time.Sleep(shard.FencePoll)
-				require.False(t, s.beaconSays(shard.PhaseFenced), "acknowledged the fence while a write planned by the old topology was held")
-			}
-			close(release)
-			select {
-			case err := <-done:
-				require.NoError(t, err, "a %s planned before the switch", name)
-			case <-time.After(30 * time.Second):
-				t.Fatalf("the %s never returned", name)
-			}
-			waitFor(t, 10*time.Second, "the acknowledgement", func() bool { return s.beaconSays(shard.PhaseFenced) })
-			s.mark(t, c, shard.PhaseArmed)
-			waitFor(t, 10*time.Second, "the client to arm", func() bool {
-				i, _ := c.Migration()
-				return i.Phase == shard.PhaseArmed
-			})
+			s.fenceOverHeld(t, c, release, done, "a "+name+" planned by the old topology was held")
 			for i, k := range keys {
 				v, err := c.Do(ctx, "GETEX", k) // a write that changes nothing: moves the key
 				require.NoError(t, err)

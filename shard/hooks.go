@@ -32,11 +32,14 @@ type Hooks struct {
 	// Command is called for each attempt of a command on a node when the
 	// command went to that node alone: a redirected command reports the
 	// node that redirected it (OutcomeRedirect) and then the one that
-	// answered.
+	// answered. During a migration it also reports what the client sends
+	// on the way to the caller's command (a MIGRATE, the DEL after a
+	// blind overwrite) with the node it went to.
 	Command func(ctx context.Context, ev *CommandEvent)
 	// Pipeline is called for each node's part of a batch when the node
 	// received more than one command at once (a pipeline, or the parts of
-	// a split multi-key command), once per attempt.
+	// a split multi-key command, a read's MULTI/EXISTS/command/EXEC at
+	// its old owner during a migration), once per attempt.
 	Pipeline func(ctx context.Context, ev *PipelineEvent)
 	// Dial is called after every attempt to open a connection.
 	Dial func(ctx context.Context, ev *DialEvent)

@@ -101,9 +101,25 @@ func now() time.Time {
 // ops recycles the operations given to the Start and Finish hooks.
 var ops = sync.Pool{New: func() any { return new(Op) }}
 
+// runSide runs calls the client sends for its own purposes on the way to
+// a caller's command (a migration's MIGRATE, DEL, or a read's transaction
+// at the old owner) with send (runPooled, autoDo, autoDoTx), reporting each
+// node's part to the Command and Pipeline hooks as runHooked does, so that
+// what a migration costs each node shows in traces and metrics.
+func (c *Client) runSide(ctx context.Context, calls []*call, send func(context.Context, []*call) bool) (abandoned bool) {
+	if c.obs == nil || !c.obs.exec {
+		return send(ctx, calls)
+	}
+	return c.runObservedWith(ctx, calls, send)
+}
+
 func (c *Client) runObserved(ctx context.Context, calls []*call) (abandoned bool) {
+	return c.runObservedWith(ctx, calls, c.run)
+}
+
+func (c *Client) runObservedWith(ctx context.Context, calls []*call, send func(context.Context, []*call) bool) (abandoned bool) {
 	if len(calls) == 0 {
-		return c.run(ctx, calls)
+		return send(ctx, calls)
 	}
 	op := calls[0].op
 	first := op != nil && !op.passed // the operation's first batch
@@ -127,7 +143,7 @@ func (c *Client) runObserved(ctx context.Context, calls []*call) (abandoned bool
 	} else {
 		start = now()
 	}
-	abandoned = c.run(ctx, calls)
+	abandoned = send(ctx, calls)
 	took := time.Since(start)
 	if op != nil {
 		op.passed, op.end = true, start.Add(took)

@@ -304,7 +304,7 @@ func (c *Client) sendRounds(ctx context.Context, m *migState, rounds []*moveRoun
 		calls[i] = c.migrateCalls(m, &r.pair) // one per slot from a cluster (migrate_cluster.go)
 		all = append(all, calls[i]...)
 	}
-	c.runPooled(ctx, all)
+	c.runSide(ctx, all, c.runPooled)
 	for i, r := range rounds {
 		err := firstCallErr(calls[i])
 		if isBusyKey(err) {
@@ -358,10 +358,10 @@ func (c *Client) settleBusy(ctx context.Context, m *migState, p *movePair) error
 			return err
 		}
 		cl := &call{name: "MIGRATE", args: args, node: p.srcIdx}
-		c.runPooled(ctx, []*call{cl})
+		c.runSide(ctx, []*call{cl}, c.runPooled)
 		if isBusyKey(cl.err) {
 			cl = &call{name: "DEL", args: []any{k}, node: p.srcIdx}
-			c.runPooled(ctx, []*call{cl})
+			c.runSide(ctx, []*call{cl}, c.runPooled)
 			m.busy.Add(1)
 		}
 		if cl.err != nil {

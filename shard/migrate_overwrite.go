@@ -173,7 +173,7 @@ func (c *Client) dropOld(ctx context.Context, m *migState, ow overwrite, cl *cal
 	if c.autoPipe {
 		run = c.autoDo // shared with other callers of the old owner, when there are
 	}
-	if run(ctx, []*call{del}) || del.err != nil {
+	if c.runSide(ctx, []*call{del}, run) || del.err != nil {
 		cl.reply = nil
 		cl.err = &MigrateError{Key: ow.key, From: ow.src, To: ow.dst,
 			Err: fmt.Errorf("written at the new owner, but the old copy could not be deleted: %w", del.err)}

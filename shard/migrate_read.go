@@ -158,9 +158,9 @@ func (c *Client) runOldReads(ctx context.Context, m *migState, rd *oldReads, mv 
 	case len(all) == 4 && c.autoPipe:
 		// A single read, as a caller's Do sends it: concurrent callers'
 		// transactions on the old owner share its automatic pipeline.
-		c.autoDoTx(ctx, all)
+		c.runSide(ctx, all, c.autoDoTx)
 	case len(all) > 0:
-		c.runPooled(ctx, all)
+		c.runSide(ctx, all, c.runPooled)
 	}
 	for i := range rd.reads {
 		r := &rd.reads[i]

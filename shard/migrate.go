@@ -87,6 +87,9 @@ type migState struct {
 	// waits for them (drainOld).
 	overwrites atomic.Int64
 
+	// What the client did for the migration (MigrationInfo).
+	moves, overwrote, oldReads, failures atomic.Int64
+
 	// The fence (migrate_fence.go).
 	advMu   sync.Mutex    // serialises advance
 	phase   atomic.Int32  // a MigrationPhase; only grows
@@ -365,6 +368,20 @@ type MigrationInfo struct {
 	// BusyKeys counts keys found at both owners by this client's moves:
 	// the old owner's copy was deleted (see docs/resharding.md).
 	BusyKeys int64
+	// Moves counts the client's MIGRATE calls that moved keys (answered
+	// OK); one call carries the keys of concurrent callers and of a
+	// pipeline together.
+	Moves int64
+	// Overwrites counts blind overwrites done: the key written at its new
+	// owner and the old copy deleted, with no MIGRATE (docs/resharding.md,
+	// "Overwrites need no move").
+	Overwrites int64
+	// OldReads counts reads answered at the key's old owner, where it
+	// still was, without moving it.
+	OldReads int64
+	// Failures counts moves and deletes of old copies that failed; each
+	// failed its callers' commands with a *MigrateError.
+	Failures int64
 	// Phase is where the client is in the migration's fence.
 	Phase MigrationPhase
 }
@@ -381,6 +398,7 @@ func (c *Client) Migration() (info MigrationInfo, ok bool) {
 		to = m.next.router
 	}
 	return MigrationInfo{From: m.from, To: to, FromID: m.fromID, ToID: m.toID, BusyKeys: m.busy.Load(),
+		Moves: m.moves.Load(), Overwrites: m.overwrote.Load(), OldReads: m.oldReads.Load(), Failures: m.failures.Load(),
 		Phase: MigrationPhase(m.phase.Load())}, true
 }
 

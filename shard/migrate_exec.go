@@ -305,6 +305,7 @@ func (c *Client) sendRounds(ctx context.Context, m *migState, rounds []*moveRoun
 		all = append(all, calls[i]...)
 	}
 	c.runSide(ctx, all, c.runPooled)
+	countMoves(m, all)
 	for i, r := range rounds {
 		err := firstCallErr(calls[i])
 		if isBusyKey(err) {
@@ -314,10 +315,22 @@ func (c *Client) sendRounds(ctx context.Context, m *migState, rounds []*moveRoun
 			for _, k := range r.pair.keys {
 				m.moved.add(k)
 			}
+		} else {
+			m.failures.Add(1)
 		}
 		r.err = err
 		close(r.done)
 		c.nextRound(m, [2]string{r.pair.src.Addr, r.pair.dst.Addr})
+	}
+}
+
+// countMoves counts the MIGRATE calls that moved keys (MigrationInfo.Moves):
+// those that answered OK, not NOKEY.
+func countMoves(m *migState, calls []*call) {
+	for _, cl := range calls {
+		if s, ok := cl.reply.(string); ok && cl.err == nil && s == "OK" {
+			m.moves.Add(1)
+		}
 	}
 }
 
@@ -359,6 +372,7 @@ func (c *Client) settleBusy(ctx context.Context, m *migState, p *movePair) error
 		}
 		cl := &call{name: "MIGRATE", args: args, node: p.srcIdx}
 		c.runSide(ctx, []*call{cl}, c.runPooled)
+		countMoves(m, []*call{cl})
 		if isBusyKey(cl.err) {
 			cl = &call{name: "DEL", args: []any{k}, node: p.srcIdx}
 			c.runSide(ctx, []*call{cl}, c.runPooled)

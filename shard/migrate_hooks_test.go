@@ -23,8 +23,8 @@ type sideEvent struct {
 // way to a caller's command (the MIGRATE of a key, the transaction of a
 // read answered at the old owner, the DEL after a blind overwrite) is
 // reported to the Command and Pipeline hooks with the node it went to, in
-// the order it was sent, and a MIGRATE's statement hides the password it
-// carries.
+// the order it was sent, a MIGRATE's statement hides the password it
+// carries, and MigrationInfo counts each step.
 func TestMigrationCommandsReachTheHooks(t *testing.T) {
 	const password = "migrate-hook-secret"
 	ctx := context.Background()
@@ -109,4 +109,10 @@ func TestMigrationCommandsReachTheHooks(t *testing.T) {
 			}
 		})
 	}
+	// The same steps, counted: one MIGRATE, one overwrite, one read
+	// answered at the old owner (the other read found no key there).
+	info, ok := c.Migration()
+	require.True(t, ok)
+	assert.Equal(t, shard.MigrationInfo{From: info.From, To: info.To, FromID: info.FromID, ToID: info.ToID,
+		Moves: 1, Overwrites: 1, OldReads: 1, Phase: shard.PhaseArmed}, info)
 }

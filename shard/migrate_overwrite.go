@@ -177,6 +177,7 @@ func (c *Client) dropOld(ctx context.Context, m *migState, ow overwrite, cl *cal
 		cl.reply = nil
 		cl.err = &MigrateError{Key: ow.key, From: ow.src, To: ow.dst,
 			Err: fmt.Errorf("written at the new owner, but the old copy could not be deleted: %w", del.err)}
+		m.failures.Add(1)
 		return
 	}
 	if n, _ := del.reply.(int64); n == 0 && ow.ttl > 0 && time.Since(ow.start) >= ow.ttl {
@@ -186,7 +187,9 @@ func (c *Client) dropOld(ctx context.Context, m *migState, ow overwrite, cl *cal
 		// it is consistent with.
 		cl.reply = nil
 		cl.err = &MigrateError{Key: ow.key, From: ow.src, To: ow.dst, Err: errExpiredInFlight}
+		m.failures.Add(1)
 		return
 	}
 	m.moved.add(ow.key)
+	m.overwrote.Add(1)
 }

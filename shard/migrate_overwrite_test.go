@@ -186,6 +186,10 @@ func TestMigrationOverwriteOldOwnerDown(t *testing.T) {
 	}
 	assert.Positive(t, failed)
 	assert.Positive(t, ok)
+	info, _ := c.Migration()
+	assert.Equal(t, int64(ok), info.Overwrites, "overwrites done")
+	assert.Equal(t, int64(failed), info.Failures, "each failed overwrite or move counted once")
+	assert.Zero(t, info.Moves+info.OldReads)
 }
 
 // TestMigrationOverwritesAreLinearizable runs blind overwrites of moving

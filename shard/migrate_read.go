@@ -172,6 +172,7 @@ func (c *Client) runOldReads(ctx context.Context, m *migState, rd *oldReads, mv 
 			r.cl.reply, r.cl.err = reply, err
 			r.cl.served, r.cl.done = true, true
 			rd.served++
+			m.oldReads.Add(1)
 		case n == 0:
 			for _, k := range r.keys {
 				m.moved.add(k)

@@ -14,7 +14,9 @@ import (
 
 // Observe registers gauges and counters read from c.Stats() at each
 // collection: connections per pool (idle, used), pool waits, and per node
-// its state, commands, connection errors and health-check round trip.
+// its state, commands, connection errors and health-check round trip;
+// during a migration its phase and steps (MigrationFromKey, MigrationToKey,
+// MigrationStepKey).
 // Unregister the returned registration when c is closed.
 func (in *Instrumentation) Observe(c *shard.Client) (metric.Registration, error) {
 	m := in.meter
@@ -39,6 +41,12 @@ func (in *Instrumentation) Observe(c *shard.Client) (metric.Registration, error)
 	err = errors.Join(err, e)
 	rtt, e := m.Float64ObservableGauge("shardis.client.node.rtt",
 		metric.WithDescription("Smoothed health-check round trip of the node."), metric.WithUnit("s"))
+	err = errors.Join(err, e)
+	migPhase, e := m.Int64ObservableGauge("shardis.client.migration.phase",
+		metric.WithDescription("While the client migrates: 0 routing by the old topology, 1 fenced, 2 armed (moving keys on touch)."), metric.WithUnit("1"))
+	err = errors.Join(err, e)
+	migSteps, e := m.Int64ObservableCounter("shardis.client.migration.steps",
+		metric.WithDescription("While the client migrates, what it did, by step (shardis.migration.step)."), metric.WithUnit("{step}"))
 	err = errors.Join(err, e)
 	if err != nil {
 		return nil, fmt.Errorf("shardis: otel instruments: %w", err)
@@ -71,6 +79,16 @@ func (in *Instrumentation) Observe(c *shard.Client) (metric.Registration, error)
 			o.ObserveInt64(waits, n.Pool.WaitCount, metric.WithAttributes(pool...))
 			o.ObserveFloat64(waitTime, n.Pool.WaitDuration.Seconds(), metric.WithAttributes(pool...))
 		}
+		if mi, ok := c.Migration(); ok {
+			sides := in.withCommon([]attribute.KeyValue{MigrationFromKey.String(mi.FromID), MigrationToKey.String(mi.ToID)})
+			o.ObserveInt64(migPhase, int64(mi.Phase), metric.WithAttributes(sides...))
+			for _, s := range []struct {
+				step string
+				n    int64
+			}{{"move", mi.Moves}, {"overwrite", mi.Overwrites}, {"old_read", mi.OldReads}, {"busy_key", mi.BusyKeys}, {"failure", mi.Failures}} {
+				o.ObserveInt64(migSteps, s.n, metric.WithAttributes(append(sides[:len(sides):len(sides)], MigrationStepKey.String(s.step))...))
+			}
+		}
 		return nil
-	}, conns, waits, waitTime, up, commands, failures, rtt)
+	}, conns, waits, waitTime, up, commands, failures, rtt, migPhase, migSteps)
 }

@@ -55,6 +55,16 @@ const (
 	ResultKey = attribute.Key("shardis.result")
 	// ChangedKey says whether a refresh changed the slot map.
 	ChangedKey = attribute.Key("shardis.changed")
+	// MigrationFromKey and MigrationToKey are the TopologyID of each side
+	// of a migration (shard.MigrationInfo.FromID, ToID).
+	MigrationFromKey = attribute.Key("shardis.migration.from")
+	MigrationToKey   = attribute.Key("shardis.migration.to")
+	// MigrationStepKey is what a migrating client did: "move" (a MIGRATE
+	// that moved keys), "overwrite" (a blind overwrite, no MIGRATE),
+	// "old_read" (a read answered at the old owner), "busy_key" (an old
+	// copy deleted, the new owner had the key), "failure" (a move or
+	// delete that failed).
+	MigrationStepKey = attribute.Key("shardis.migration.step")
 )
 
 // config is what the options set.

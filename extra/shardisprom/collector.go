@@ -13,7 +13,9 @@ const Namespace = "shardis"
 // Collector is a prometheus.Collector over a client's Stats: per node its
 // state, commands, connection errors, redirects, retries and health-check
 // round trip; per pool its connections, waits and dials; and the topology
-// refreshes. Every node metric has the labels node (host:port), name (the
+// refreshes; during a migration its phase and what the client did for
+// it, labelled with the TopologyID of each side (from, to). Every node
+// metric has the labels node (host:port), name (the
 // node's configured name: a ring shard's name, the address in cluster
 // mode) and read_only ("true" for a replica connection serving reads in
 // cluster mode). Values are read when Prometheus scrapes.
@@ -23,6 +25,7 @@ type Collector struct {
 	up, commands, errors, redirects, retries, rtt *prometheus.Desc
 	conns, waits, waitSeconds, dials, dialErrors  *prometheus.Desc
 	refreshes                                     *prometheus.Desc
+	migPhase, migSteps                            *prometheus.Desc
 }
 
 // NewCollector returns a collector over c. constLabels are added to every
@@ -47,13 +50,17 @@ func NewCollector(c *shard.Client, constLabels prometheus.Labels) *Collector {
 		dials:       d("pool_dials_total", "Connections dialed, successfully or not.", pool),
 		dialErrors:  d("pool_dial_errors_total", "Dials that failed, refused AUTH included.", pool),
 		refreshes:   prometheus.NewDesc(prometheus.BuildFQName(Namespace, "", "topology_refreshes_total"), "Cluster topology refreshes.", nil, constLabels),
+		migPhase: d("migration_phase", "While the client migrates: 0 routing by the old topology, 1 fenced, 2 armed (moving keys on touch).",
+			[]string{"from", "to"}),
+		migSteps: d("migration_steps_total", "While the client migrates, by step: move (a MIGRATE that moved keys), overwrite (a blind overwrite, no MIGRATE), old_read (a read answered at the old owner), busy_key (an old copy deleted, the new owner had the key), failure (a move or delete that failed).",
+			[]string{"from", "to", "step"}),
 	}
 }
 
 // Describe implements prometheus.Collector.
 func (col *Collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{col.up, col.commands, col.errors, col.redirects, col.retries, col.rtt,
-		col.conns, col.waits, col.waitSeconds, col.dials, col.dialErrors, col.refreshes} {
+		col.conns, col.waits, col.waitSeconds, col.dials, col.dialErrors, col.refreshes, col.migPhase, col.migSteps} {
 		ch <- d
 	}
 }
@@ -96,4 +103,13 @@ func (col *Collector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(col.dialErrors, prometheus.CounterValue, float64(n.Pool.DialErrors), a)
 	}
 	ch <- prometheus.MustNewConstMetric(col.refreshes, prometheus.CounterValue, float64(st.Refreshes))
+	if m, ok := col.c.Migration(); ok {
+		ch <- prometheus.MustNewConstMetric(col.migPhase, prometheus.GaugeValue, float64(m.Phase), m.FromID, m.ToID)
+		for _, s := range []struct {
+			step string
+			n    int64
+		}{{"move", m.Moves}, {"overwrite", m.Overwrites}, {"old_read", m.OldReads}, {"busy_key", m.BusyKeys}, {"failure", m.Failures}} {
+			ch <- prometheus.MustNewConstMetric(col.migSteps, prometheus.CounterValue, float64(s.n), m.FromID, m.ToID, s.step)
+		}
+	}
 }

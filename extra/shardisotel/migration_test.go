@@ -73,12 +73,8 @@ func TestMigrationMetrics(t *testing.T) {
 
 	var rm metricdata.ResourceMetrics
 	require.NoError(t, reader.Collect(ctx, &rm))
-	m := find(rm, "db.client.operation.duration")
-	require.NotNil(t, m)
-	h, ok := m.Data.(metricdata.Histogram[float64])
-	require.True(t, ok)
 	ops := map[string]uint64{}
-	for _, p := range h.DataPoints {
+	for _, p := range histPoints(t, rm, "db.client.operation.duration") {
 		a := attrs(p.Attributes.ToSlice())
 		ops[a["server.address"]+":"+a["server.port"]+" "+a["db.operation.name"]] += p.Count
 	}

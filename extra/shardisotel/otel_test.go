@@ -330,6 +330,15 @@ func find(rm metricdata.ResourceMetrics, name string) *metricdata.Metrics {
 	return nil
 }
 
+func histPoints(t *testing.T, rm metricdata.ResourceMetrics, name string) []metricdata.HistogramDataPoint[float64] {
+	t.Helper()
+	m := find(rm, name)
+	require.NotNil(t, m, "metric %s", name)
+	h, ok := m.Data.(metricdata.Histogram[float64])
+	require.True(t, ok, "%s: unexpected data %T", name, m.Data)
+	return h.DataPoints
+}
+
 func sumPoints(t *testing.T, rm metricdata.ResourceMetrics, name string) []metricdata.DataPoint[int64] {
 	t.Helper()
 	m := find(rm, name)
@@ -366,12 +375,8 @@ func TestMetricsOneSeriesPerNodeAndNoPassword(t *testing.T) {
 
 	// The duration histogram: one series per node and command, and the
 	// three masters all present.
-	m := find(rm, "db.client.operation.duration")
-	require.NotNil(t, m)
-	h, ok := m.Data.(metricdata.Histogram[float64])
-	require.True(t, ok)
 	series := map[string]uint64{}
-	for _, p := range h.DataPoints {
+	for _, p := range histPoints(t, rm, "db.client.operation.duration") {
 		a := attrs(p.Attributes.ToSlice())
 		k := a["server.address"] + ":" + a["server.port"] + " " + a["db.operation.name"] + " " + a["shardis.outcome"]
 		_, dup := series[k]

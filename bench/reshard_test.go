@@ -249,7 +249,9 @@ func BenchmarkReshardMover(b *testing.B) {
 //     the moving keys (GET: answered at the old owner, no MIGRATE), once
 //     writing them (SET: each pays a MIGRATE first, the worst case);
 //   - idle cost: 16 goroutines reading keys that stay, with a client on the
-//     new ring and with a migrating client (no mover), alternated.
+//     new ring and with a migrating client (no mover), alternated, four
+//     phases each: the ratio of their throughput (idle-mode-ratio) and of
+//     their CPU per read, the client's and the servers' (idle-mode-cpu-ratio).
 //
 // Run it with:
 //
@@ -314,14 +316,17 @@ func BenchmarkMigrationClient(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		var plainOps, migOps float64
-		for round := 0; round < 2; round++ { // plain, migrating, migrating, plain: drift cancels
-			if round == 0 {
-				plainOps += readOnly(ctx, b, plain, staying, 16, phase)
+		// plain, migrating, migrating, plain, twice: drift cancels. CPU
+		// per op (the client's and the servers') is what migration mode
+		// costs; throughput on two saturated cores follows it.
+		var plainIdle, migIdle idleLoad
+		for round := 0; round < 4; round++ {
+			if round%2 == 0 {
+				plainIdle.add(ctx, b, plain, staying, phase)
 			}
-			migOps += readOnly(ctx, b, mig, staying, 16, phase)
-			if round == 1 {
-				plainOps += readOnly(ctx, b, plain, staying, 16, phase)
+			migIdle.add(ctx, b, mig, staying, phase)
+			if round%2 == 1 {
+				plainIdle.add(ctx, b, plain, staying, phase)
 			}
 		}
 		plain.Close()
@@ -343,7 +348,8 @@ func BenchmarkMigrationClient(b *testing.B) {
 			b.ReportMetric(p.r.cliUs, p.name+"-client-cpu-µs/op")
 			b.ReportMetric(p.r.srvUs, p.name+"-server-cpu-µs/op")
 		}
-		b.ReportMetric(migOps/plainOps, "idle-mode-ratio")
+		b.ReportMetric(migIdle.ops/plainIdle.ops, "idle-mode-ratio")
+		b.ReportMetric(migIdle.cpuPerOp()/plainIdle.cpuPerOp(), "idle-mode-cpu-ratio")
 		b.Logf("moving keys %d, staying %d", len(moving), len(staying))
 		b.StartTimer()
 	}
@@ -428,6 +434,21 @@ type phaseResult struct {
 }
 
 // readOnly runs g goroutines reading keys at random for d; ops/s.
+// idleLoad sums the reads of staying keys of the idle-mode phases, and
+// the CPU (this process's and the redis-servers') they took.
+type idleLoad struct {
+	ops float64
+	cpu time.Duration
+}
+
+func (l *idleLoad) add(ctx context.Context, b *testing.B, c *shard.Client, keys []string, d time.Duration) {
+	cli, srv := ProcessCPU(), ChildrenCPU("redis-server")
+	l.ops += readOnly(ctx, b, c, keys, 16, d) * d.Seconds()
+	l.cpu += ProcessCPU() - cli + ChildrenCPU("redis-server") - srv
+}
+
+func (l *idleLoad) cpuPerOp() float64 { return float64(l.cpu) / l.ops }
+
 func readOnly(ctx context.Context, b *testing.B, c *shard.Client, keys []string, g int, d time.Duration) float64 {
 	var ops, failed atomic.Int64
 	var wg sync.WaitGroup

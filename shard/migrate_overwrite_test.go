@@ -345,14 +345,20 @@ func TestMigrationOverwriteExpiredInFlight(t *testing.T) {
 	}}
 	c := newClient(t, cfg)
 	keys := movingKeys(t, from, to, "exp:", 2)
-
-	t.Run("expired and moved back meanwhile: not a success", func(t *testing.T) {
-		k := keys[0]
+	// overwrite puts "old" at k's old owner and overwrites it with "new"
+	// and expiry px (ms) while the hook moves the old copy.
+	overwrite := func(t *testing.T, k, px string) error {
 		_, err := byAddr[ringOwner(t, from, k)].Do("SET", k, "old")
 		require.NoError(t, err)
 		moveOld.Store(k)
 		defer moveOld.Store("")
-		_, err = c.Do(ctx, "SET", k, "new", "PX", "5")
+		_, err = c.Do(ctx, "SET", k, "new", "PX", px)
+		return err
+	}
+
+	t.Run("expired and moved back meanwhile: not a success", func(t *testing.T) {
+		k := keys[0]
+		err := overwrite(t, k, "5")
 		if e := hookErr.Load(); e != nil {
 			t.Fatal(e)
 		}
@@ -365,12 +371,7 @@ func TestMigrationOverwriteExpiredInFlight(t *testing.T) {
 
 	t.Run("a long expiry: the move meets the overwrite", func(t *testing.T) {
 		k := keys[1]
-		_, err := byAddr[ringOwner(t, from, k)].Do("SET", k, "old")
-		require.NoError(t, err)
-		moveOld.Store(k)
-		defer moveOld.Store("")
-		_, err = c.Do(ctx, "SET", k, "new", "PX", "60000")
-		require.NoError(t, err)
+		require.NoError(t, overwrite(t, k, "60000"))
 		e, _ := hookErr.Load().(error)
 		require.Error(t, e, "the other process's MIGRATE meets the overwrite")
 		assert.Contains(t, e.Error(), "BUSYKEY")

@@ -194,11 +194,11 @@ func (m *mover) drain(ctx context.Context, n shard.Node) error {
 						return &shard.NodeError{Node: n, Err: err}
 					}
 				}
-				start := time.Now()
-				if err := m.moveChunk(ctx, conn, n, owners[addr], chunk); err != nil {
+				took, err := m.moveChunk(ctx, conn, n, owners[addr], chunk)
+				if err != nil {
 					return err
 				}
-				batch = m.adapt(batch, len(chunk), time.Since(start))
+				batch = m.adapt(batch, len(chunk), took)
 				m.scanned.Add(int64(len(chunk)))
 			}
 		}
@@ -232,22 +232,27 @@ func scanErr(err error, vals []any) error {
 	return fmt.Errorf("unexpected reply of %d elements", len(vals))
 }
 
-// moveChunk moves keys from old node src (conn) to dst.
-func (m *mover) moveChunk(ctx context.Context, conn redis.Conn, src, dst shard.Node, keys []string) error {
+// moveChunk moves keys from old node src (conn) to dst, once the pace
+// allows, and returns how long the move itself took: the time the old
+// node was held, which adapt sizes the batches by. The pause that the
+// pace imposes is not part of it; counting it would shrink the batches to
+// a few keys at a low rate and multiply the servers' cost per key.
+func (m *mover) moveChunk(ctx context.Context, conn redis.Conn, src, dst shard.Node, keys []string) (time.Duration, error) {
 	var size int64
 	if m.opts.DryRun || m.opts.BytesPerSecond > 0 {
 		var err error
 		if size, err = memoryUsage(ctx, conn, keys); err != nil {
-			return &shard.NodeError{Node: src, Err: err}
+			return 0, &shard.NodeError{Node: src, Err: err}
 		}
 	}
 	if m.opts.DryRun {
 		m.count(src, dst, int64(len(keys)), size)
-		return nil
+		return 0, nil
 	}
 	if err := m.limit.wait(ctx, len(keys), size); err != nil {
-		return err
+		return 0, err
 	}
+	start := time.Now()
 	var err error
 	if m.opts.Dump {
 		err = m.dumpMove(ctx, conn, src, dst, keys)
@@ -255,10 +260,10 @@ func (m *mover) moveChunk(ctx context.Context, conn redis.Conn, src, dst shard.N
 		err = m.migrate(ctx, conn, src, dst, keys)
 	}
 	if err != nil {
-		return err
+		return 0, err
 	}
 	m.count(src, dst, int64(len(keys)), size)
-	return nil
+	return time.Since(start), nil
 }
 
 // migrate moves keys with MIGRATE ... KEYS; a key the new owner has is

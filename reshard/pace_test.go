@@ -1,0 +1,42 @@
+package reshard_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/shardis/shardis/internal/redistest"
+	"github.com/shardis/shardis/reshard"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestMovePaceKeepsTheBatches: a paced mover sleeps between batches, and
+// the sleep is not time the old node was held. Counted as such, it shrank
+// the batches to a few keys (one MIGRATE per handful of keys, several
+// times the servers' CPU per key at the pace meant to spare them).
+func TestMovePaceKeepsTheBatches(t *testing.T) {
+	ctx := context.Background()
+	servers := redistest.StartNTB(t, 2, redistest.Options{})
+	from := mustParse(t, ringURL(servers[:1], []string{"s0"}, nil))
+	to := mustParse(t, ringURL(servers[1:], []string{"s1"}, nil))
+	fill(t, from, "batch", 300)
+	before := migrateCalls(t, servers[0])
+	start := time.Now()
+	// 300 keys at 150 keys/s: about 2 s, in batches of 100. A MIGRATE of
+	// 100 small keys holds its node a few ms, far under MaxBlock.
+	rep, err := reshard.Move(ctx, reshard.Options{From: from, To: to, KeysPerSecond: 150, Batch: 100,
+		ScanCount: 1000, MaxBlock: 250 * time.Millisecond, SkipClientCheck: true, SkipVerify: true})
+	require.NoError(t, err)
+	took := time.Since(start)
+	assert.Equal(t, int64(300), rep.Moved)
+	assert.GreaterOrEqual(t, took, 1500*time.Millisecond, "300 keys at 150/s")
+	calls := migrateCalls(t, servers[0]) - before
+	// Three batches of 100; one more if a MIGRATE was slow on a loaded
+	// machine. Sized by the pauses, they shrank to a third: 7 MIGRATEs.
+	assert.LessOrEqual(t, calls, 4, "MIGRATE calls for 300 keys in batches of 100")
+	assert.GreaterOrEqual(t, calls, 3)
+	n, err := servers[1].Do("DBSIZE")
+	require.NoError(t, err)
+	assert.Equal(t, "300", n)
+}

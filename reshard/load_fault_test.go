@@ -96,6 +96,11 @@ func TestShardKilledUnderLoad(t *testing.T) {
 	for _, f := range load.failed {
 		waitFor(t, 30*time.Second, "the load to meet the dead shard", func() bool { _, err := os.Stat(f); return err == nil })
 	}
+	// The shard stays down at least half a second, so that whole 100 ms
+	// ticks of the load's counts fall inside the outage (on a fast
+	// machine the load meets the dead shard within 200 ms, and the outage
+	// could end before a whole tick after the first 100 ms).
+	time.Sleep(time.Until(time.UnixMilli(killedAt + 500)))
 	restartedAt := time.Now().UnixMilli()
 	require.NoError(t, dead.Restart())
 	upAt := time.Now().UnixMilli()

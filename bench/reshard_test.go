@@ -247,7 +247,16 @@ func BenchmarkReshardMover(b *testing.B) {
 //     then with a migrating client while the mover runs (paced at 5,000
 //     keys/s). Each use of a moving key is its first. Twice: once reading
 //     the moving keys (GET: answered at the old owner, no MIGRATE), once
-//     writing them (SET: each pays a MIGRATE first, the worst case);
+//     writing them (SET: a blind overwrite, written at the new owner and
+//     the old copy deleted, two round trips);
+//   - staying keys alone: 16 goroutines reading keys that stay, with the
+//     client on the old ring before the migration, then with the
+//     migrating client while the mover runs (staying-alone-ratio): what
+//     the migration itself costs the keys that stay, without the extra
+//     work of moving keys beside them; and, alternated with the latter,
+//     the same reads through a client on the new ring, so that the
+//     mover's own cost (staying-mover-only-ratio) and migration mode's
+//     (staying-mode-beside-mover-ratio) show apart;
 //   - idle cost: 16 goroutines reading keys that stay, with a client on the
 //     new ring and with a migrating client (no mover), alternated, four
 //     phases each: the ratio of their throughput (idle-mode-ratio) and of
@@ -289,6 +298,8 @@ func BenchmarkMigrationClient(b *testing.B) {
 		third := len(moving) / 3
 		br := readBoth(ctx, b, old, "GET", moving[:third], staying, phase, true)
 		bw := readBoth(ctx, b, old, "SET", moving[:third], staying, phase, true)
+		var aloneBefore, aloneDuring, moverOnly idleLoad
+		aloneBefore.add(ctx, b, old, staying, phase)
 		old.Close()
 
 		mcfg := to
@@ -306,16 +317,34 @@ func BenchmarkMigrationClient(b *testing.B) {
 		}()
 		dr := readBoth(ctx, b, mig, "GET", moving[third:2*third], staying, phase, false)
 		dw := readBoth(ctx, b, mig, "SET", moving[2*third:], staying, phase, false)
+		// The same reads through a client on the new ring (keys that stay
+		// are where both rings put them), alternated with the migrating
+		// client: what the mover alone costs them, and what migration mode
+		// adds.
+		plain, err := shard.New(ctx, to)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for round := 0; round < 2; round++ {
+			if round == 1 {
+				moverOnly.add(ctx, b, plain, staying, phase)
+			}
+			aloneDuring.add(ctx, b, mig, staying, phase)
+			if round == 0 {
+				moverOnly.add(ctx, b, plain, staying, phase)
+			}
+		}
+		select {
+		case err := <-moverDone:
+			b.Fatalf("the mover ended (%v) before the staying keys' phase did: pace it slower", err)
+		default:
+		}
 		moverStart := time.Now()
 		if err := <-moverDone; err != nil {
 			b.Fatal(err)
 		}
 		b.Logf("the mover ran %v after the reads", time.Since(moverStart).Round(time.Millisecond))
 
-		plain, err := shard.New(ctx, to)
-		if err != nil {
-			b.Fatal(err)
-		}
 		// plain, migrating, migrating, plain, twice: drift cancels. CPU
 		// per op (the client's and the servers') is what migration mode
 		// costs; throughput on two saturated cores follows it.
@@ -341,6 +370,11 @@ func BenchmarkMigrationClient(b *testing.B) {
 		b.ReportMetric(dr.stay, "during-staying-ops/s")
 		b.ReportMetric(dr.stay/br.stay, "staying-ratio")
 		b.ReportMetric(dw.stay/bw.stay, "staying-ratio-with-writes")
+		b.ReportMetric(aloneDuring.rate()/aloneBefore.rate(), "staying-alone-ratio")
+		b.ReportMetric(aloneDuring.cpuPerOp()/aloneBefore.cpuPerOp(), "staying-alone-cpu-ratio")
+		b.ReportMetric(moverOnly.rate()/aloneBefore.rate(), "staying-mover-only-ratio")
+		b.ReportMetric(aloneDuring.rate()/moverOnly.rate(), "staying-mode-beside-mover-ratio")
+		b.ReportMetric(moverOnly.cpuPerOp()/aloneBefore.cpuPerOp(), "staying-mover-only-cpu-ratio")
 		for _, p := range []struct {
 			name string
 			r    phaseResult
@@ -348,7 +382,7 @@ func BenchmarkMigrationClient(b *testing.B) {
 			b.ReportMetric(p.r.cliUs, p.name+"-client-cpu-µs/op")
 			b.ReportMetric(p.r.srvUs, p.name+"-server-cpu-µs/op")
 		}
-		b.ReportMetric(migIdle.ops/plainIdle.ops, "idle-mode-ratio")
+		b.ReportMetric(migIdle.rate()/plainIdle.rate(), "idle-mode-ratio")
 		b.ReportMetric(migIdle.cpuPerOp()/plainIdle.cpuPerOp(), "idle-mode-cpu-ratio")
 		b.Logf("moving keys %d, staying %d", len(moving), len(staying))
 		b.StartTimer()
@@ -433,22 +467,28 @@ type phaseResult struct {
 	cliUs, srvUs float64
 }
 
-// readOnly runs g goroutines reading keys at random for d; ops/s.
-// idleLoad sums the reads of staying keys of the idle-mode phases, and
-// the CPU (this process's and the redis-servers') they took.
+// idleLoad sums the reads of staying keys of one kind of phase (16
+// goroutines each), and the CPU (this process's and the redis-servers')
+// they took.
 type idleLoad struct {
-	ops float64
-	cpu time.Duration
+	ops  float64
+	secs float64
+	cpu  time.Duration
 }
 
 func (l *idleLoad) add(ctx context.Context, b *testing.B, c *shard.Client, keys []string, d time.Duration) {
 	cli, srv := ProcessCPU(), ChildrenCPU("redis-server")
 	l.ops += readOnly(ctx, b, c, keys, 16, d) * d.Seconds()
+	l.secs += d.Seconds()
 	l.cpu += ProcessCPU() - cli + ChildrenCPU("redis-server") - srv
 }
 
 func (l *idleLoad) cpuPerOp() float64 { return float64(l.cpu) / l.ops }
 
+// rate is the phases' reads per second.
+func (l *idleLoad) rate() float64 { return l.ops / l.secs }
+
+// readOnly runs g goroutines reading keys at random for d; ops/s.
 func readOnly(ctx context.Context, b *testing.B, c *shard.Client, keys []string, g int, d time.Duration) float64 {
 	var ops, failed atomic.Int64
 	var wg sync.WaitGroup

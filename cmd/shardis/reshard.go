@@ -21,7 +21,7 @@ func init() {
 	register(command{name: "reshard", summary: "move keys live from one topology to another (ring or cluster)", run: runReshard})
 }
 
-const reshardUsage = `Usage: shardis reshard --from OLD --to NEW [--dry-run] [--rate N[/s]|NMB/s] [--yes]
+const reshardUsage = `Usage: shardis reshard --from OLD --to NEW [--dry-run] [--rate N[/s]|NMB/s] [--max-block D] [--yes]
        shardis reshard --from OLD --to NEW --arm
        shardis reshard --from OLD --to NEW --finish
        shardis reshard --from OLD --to NEW --clear-fence
@@ -62,6 +62,7 @@ func runReshard(ctx context.Context, env *cliEnv, args []string) error {
 	rate := fs.String("rate", "", "pace: keys per second (5000, 5000/s) or bytes per second (20MB/s, 512KB/s)")
 	yes := fs.Bool("yes", false, "do not ask for confirmation")
 	batch := fs.Int("batch", 0, "keys per MIGRATE (default 512; lower it for large values: the old node waits for each)")
+	maxBlock := fs.Duration("max-block", 0, "how long one MIGRATE may hold an old node, which serves nothing else meanwhile (default 10ms); the batch shrinks to fit")
 	dump := fs.Bool("dump", false, "move with DUMP/RESTORE through this process instead of MIGRATE")
 	allowUnnamed := fs.Bool("allow-unnamed", false, "start even when old nodes have connections no shardis client named")
 	quiet := fs.Bool("quiet", false, "no progress bar")
@@ -80,6 +81,12 @@ func runReshard(ctx context.Context, env *cliEnv, args []string) error {
 	keysPS, bytesPS, err := parseRate(*rate)
 	if err != nil {
 		return fmt.Errorf("%w: %w", errUsage, err)
+	}
+	if *batch < 0 {
+		return fmt.Errorf("%w: --batch %d: want a positive number of keys", errUsage, *batch)
+	}
+	if *maxBlock < 0 {
+		return fmt.Errorf("%w: --max-block %v: want a positive duration such as 5ms", errUsage, *maxBlock)
 	}
 	from, err := loadTopology(*fromArg)
 	if err != nil {
@@ -117,7 +124,7 @@ func runReshard(ctx context.Context, env *cliEnv, args []string) error {
 		return nil
 	}
 	opts := reshard.Options{From: from, To: to, DryRun: *dryRun, KeysPerSecond: keysPS, BytesPerSecond: bytesPS,
-		Batch: *batch, Dump: *dump, AllowUnnamed: *allowUnnamed, Finish: true}
+		Batch: *batch, MaxBlock: *maxBlock, Dump: *dump, AllowUnnamed: *allowUnnamed, Finish: true}
 	if !*dryRun {
 		if err := reshard.CheckClients(ctx, from, to, *allowUnnamed); err != nil {
 			return err

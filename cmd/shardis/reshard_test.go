@@ -41,7 +41,7 @@ func TestReshardAndVerify(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "0", size)
 
-	code, out, errOut = runCLI(t, "", "reshard", "--from", from, "--to", toFile, "--rate", "20000/s")
+	code, out, errOut = runCLI(t, "", "reshard", "--from", from, "--to", toFile, "--rate", "20000/s", "--max-block", "5ms")
 	require.Equal(t, 0, code, errOut)
 	assert.Contains(t, out, "verify: 600 keys scanned, 0 misplaced")
 	// No process uses the migration: the run ends it and leaves no marker.
@@ -71,6 +71,9 @@ func TestReshardFlags(t *testing.T) {
 		{[]string{"reshard"}, 2, "--from and --to are required"},
 		{[]string{"reshard", "--from", "redis-ring://127.0.0.1:1", "--to", "redis-ring://127.0.0.1:2", "--rate", "fast"}, 2, "--rate"},
 		{[]string{"reshard", "--from", "redis-ring://127.0.0.1:1", "--to", "redis-ring://127.0.0.1:2", "--rate", "-5MB/s"}, 2, "--rate"},
+		{[]string{"reshard", "--from", "redis-ring://127.0.0.1:1", "--to", "redis-ring://127.0.0.1:2", "--batch", "-1"}, 2, "--batch -1"},
+		{[]string{"reshard", "--from", "redis-ring://127.0.0.1:1", "--to", "redis-ring://127.0.0.1:2", "--max-block", "-5ms"}, 2, "--max-block -5ms"},
+		{[]string{"reshard", "--from", "redis-ring://127.0.0.1:1", "--to", "redis-ring://127.0.0.1:2", "--max-block", "soon"}, 2, "--max-block"},
 		{[]string{"reshard", "--from", "nosuchfile.yaml", "--to", "redis-ring://127.0.0.1:2"}, 1, "--from"},
 		{[]string{"verify"}, 2, "--config is required"},
 	}

@@ -51,11 +51,17 @@ type Migration struct {
 var ErrMigration = errors.New("shardis: migration")
 
 // MigrateError reports a key that could not be brought to its new owner
-// before its command ran; the command was not sent.
+// before its command ran; the command was not sent, unless Sent says so.
 type MigrateError struct {
 	Key  string
 	From Node // the old owner
 	To   Node // the new owner
+	// Sent reports that the command itself was sent and may have taken
+	// effect: a blind overwrite (SET without a condition, SETEX, PSETEX)
+	// is written at the new owner without moving its key, and fails with
+	// Sent set when the old copy could not be deleted afterwards or its
+	// expiry passed in flight. When false, the command was not sent.
+	Sent bool
 	Err  error
 }
 

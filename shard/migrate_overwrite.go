@@ -175,7 +175,7 @@ func (c *Client) dropOld(ctx context.Context, m *migState, ow overwrite, cl *cal
 	}
 	if c.runSide(ctx, []*call{del}, run) || del.err != nil {
 		cl.reply = nil
-		cl.err = &MigrateError{Key: ow.key, From: ow.src, To: ow.dst,
+		cl.err = &MigrateError{Key: ow.key, From: ow.src, To: ow.dst, Sent: true,
 			Err: fmt.Errorf("written at the new owner, but the old copy could not be deleted: %w", del.err)}
 		m.failures.Add(1)
 		return
@@ -186,7 +186,7 @@ func (c *Client) dropOld(ctx context.Context, m *migState, ow overwrite, cl *cal
 		// value back. Reported as a write whose outcome is unknown, which
 		// it is consistent with.
 		cl.reply = nil
-		cl.err = &MigrateError{Key: ow.key, From: ow.src, To: ow.dst, Err: errExpiredInFlight}
+		cl.err = &MigrateError{Key: ow.key, From: ow.src, To: ow.dst, Sent: true, Err: errExpiredInFlight}
 		m.failures.Add(1)
 		return
 	}

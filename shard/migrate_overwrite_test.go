@@ -169,7 +169,7 @@ func TestMigrationOverwriteOldOwnerDown(t *testing.T) {
 			require.NoError(t, s.Kill())
 		}
 	}
-	var failed, ok int
+	var failed, ok, sent int
 	for _, k := range keys {
 		_, err := c.Do(ctx, "SET", k, "v")
 		if ringOwner(t, from, k) == dead {
@@ -179,6 +179,20 @@ func TestMigrationOverwriteOldOwnerDown(t *testing.T) {
 			require.True(t, errors.As(err, &me), "%v", err)
 			assert.Equal(t, dead, me.From.Addr)
 			failed++
+			// Sent says whether the write reached the new owner: before
+			// the client knows the old owner is down, the overwrite is
+			// written there and only its delete fails; after, it is not
+			// sent (the move it needs fails first).
+			dst, found := serversByAddr(servers)[me.To.Addr]
+			require.True(t, found, "new owner %s", me.To.Addr)
+			got, err := dst.Do("GET", k)
+			require.NoError(t, err)
+			if me.Sent {
+				sent++
+				assert.Equal(t, "v", got, "%s: a write reported sent is at the new owner", k)
+			} else {
+				assert.Equal(t, "", got, "%s: a write reported not sent is not at the new owner", k)
+			}
 		} else {
 			require.NoError(t, err, k)
 			ok++
@@ -186,6 +200,7 @@ func TestMigrationOverwriteOldOwnerDown(t *testing.T) {
 	}
 	assert.Positive(t, failed)
 	assert.Positive(t, ok)
+	assert.Positive(t, sent, "the first overwrite on the dead owner is written before the client knows")
 	info, _ := c.Migration()
 	assert.Equal(t, int64(ok), info.Overwrites, "overwrites done")
 	assert.Equal(t, int64(failed), info.Failures, "each failed overwrite or move counted once")
@@ -364,6 +379,9 @@ func TestMigrationOverwriteExpiredInFlight(t *testing.T) {
 		}
 		require.Error(t, err)
 		assert.True(t, errors.Is(err, shard.ErrMigration), "%v", err)
+		var me *shard.MigrateError
+		require.ErrorAs(t, err, &me)
+		assert.True(t, me.Sent, "the overwrite was sent: its outcome is unknown")
 		v, err := byAddr[ringOwner(t, to, k)].Do("GET", k)
 		require.NoError(t, err)
 		assert.Equal(t, "old", v, "the other process's move brought the old value back")

@@ -406,7 +406,7 @@ func checkFaultEndState(t *testing.T, cfg shard.Config, prefix string, res *faul
 			got, err = absent, nil
 		}
 		require.NoError(t, err, k)
-		assert.Contains(t, ts.Vals, got, "value of %s", k)
+		assert.Contains(t, ts.Vals, got, "value of %s; its last writes: %q", k, ts.Log)
 		if got == absent {
 			continue
 		}

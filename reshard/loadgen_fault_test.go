@@ -60,6 +60,17 @@ const absent = "\x00absent"
 type ttlState struct {
 	Vals   []string
 	Lo, Hi int64 // unix ms: the oldest and newest possible SET
+	// Log holds the key's last writes (value, time, outcome), printed
+	// when its end value is not one of Vals.
+	Log []string
+}
+
+// logWrite appends one write of v to the key's log, keeping the last 8.
+func (ts *ttlState) logWrite(v int, outcome string) {
+	ts.Log = append(ts.Log, fmt.Sprintf("%d at %d: %s", v, time.Now().UnixMilli(), outcome))
+	if len(ts.Log) > 8 {
+		ts.Log = ts.Log[len(ts.Log)-8:]
+	}
 }
 
 // failure is one failed operation as the test checks it.
@@ -292,8 +303,10 @@ func classify(err error) (kind string, nodes []string, notApplied bool) {
 	}
 	switch {
 	case errors.As(err, &me):
-		// The command was not sent: its key could not be moved.
-		return "migrate", append(nodes, me.From.Addr, me.To.Addr), true
+		// The command was not sent (its key could not be moved), unless
+		// it was a blind overwrite written at the new owner whose old
+		// copy could not be deleted (Sent): then it may have taken effect.
+		return "migrate", append(nodes, me.From.Addr, me.To.Addr), !me.Sent
 	case ne != nil:
 		return "node", nodes, errors.Is(err, shard.ErrNodeDown) || errors.As(err, &de)
 	}
@@ -466,7 +479,8 @@ func (w *faultWorker) run(ctx context.Context, spec faultSpec, ready func()) {
 		}
 		if _, err := c.Do(ctx, "SET", tkey, i, "EX", 60); err == nil {
 			now := time.Now().UnixMilli()
-			ts = ttlState{Vals: []string{strconv.Itoa(i)}, Lo: now, Hi: now}
+			ts = ttlState{Vals: []string{strconv.Itoa(i)}, Lo: now, Hi: now, Log: ts.Log}
+			ts.logWrite(i, "ok")
 			w.ok()
 		} else if w.failed("SET EX", []string{tkey}, err) {
 			ts.Vals = append(ts.Vals, strconv.Itoa(i))
@@ -474,6 +488,9 @@ func (w *faultWorker) run(ctx context.Context, spec faultSpec, ready func()) {
 				ts.Lo = sent
 			}
 			ts.Hi = time.Now().UnixMilli()
+			ts.logWrite(i, "unknown: "+err.Error())
+		} else {
+			ts.logWrite(i, "not applied: "+err.Error())
 		}
 		r.TTLs[tkey] = ts
 

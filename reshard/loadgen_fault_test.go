@@ -88,7 +88,8 @@ type faultResult struct {
 	Ops      int64
 	Failures int64
 	// NotApplied counts failures whose command was certainly not sent
-	// (a *shard.MigrateError, a node marked down, a refused dial);
+	// (a *shard.MigrateError without Sent, a node marked down, a refused
+	// dial);
 	// Unknown the others, whose effect is kept as a range.
 	NotApplied, Unknown int64
 	// Bad counts failures on keys the dead shard owns in neither

@@ -44,15 +44,7 @@ func firstWrites(b *testing.B, mode string) {
 		b.Fatalf("%d moving keys for %d writes", len(moving), b.N)
 	}
 	moving = moving[:b.N]
-	old, err := shard.New(ctx, from)
-	if err != nil {
-		b.Fatal(err)
-	}
-	err = Pipelined(ctx, old, moving, value, 1000)
-	old.Close()
-	if err != nil {
-		b.Fatal(err)
-	}
+	g.fill(b, moving)
 	cfg := to
 	if mode != "plain" {
 		f := from

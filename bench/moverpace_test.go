@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/shardis/shardis/reshard"
-	"github.com/shardis/shardis/shard"
 )
 
 // BenchmarkMoverPace measures what a paced move costs per key against an
@@ -34,15 +33,7 @@ func BenchmarkMoverPace(b *testing.B) {
 						b.Fatal(err)
 					}
 				}
-				old, err := shard.New(ctx, g.from)
-				if err != nil {
-					b.Fatal(err)
-				}
-				err = Pipelined(ctx, old, keys, value, 1000)
-				old.Close()
-				if err != nil {
-					b.Fatal(err)
-				}
+				g.fill(b, keys)
 				b.StartTimer()
 				cli0, srv0 := ProcessCPU(), ChildrenCPU("redis-server")
 				rep, err := reshard.Move(ctx, reshard.Options{From: g.from, To: g.to, SkipClientCheck: true,

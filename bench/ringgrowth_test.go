@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"context"
 	"fmt"
 	"testing"
 
@@ -44,4 +45,19 @@ func newRingGrowth(b *testing.B) ringGrowth {
 // moves reports whether key k has another owner in the grown ring.
 func (g ringGrowth) moves(k string) bool {
 	return g.rf.Shards()[g.rf.Locate(k)].Addr != g.rt.Shards()[g.rt.Locate(k)].Addr
+}
+
+// fill writes keys (the package's value) through a client on the old
+// ring, pipelined.
+func (g ringGrowth) fill(b *testing.B, keys []string) {
+	b.Helper()
+	old, err := shard.New(context.Background(), g.from)
+	if err != nil {
+		b.Fatal(err)
+	}
+	err = Pipelined(context.Background(), old, keys, value, 1000)
+	old.Close()
+	if err != nil {
+		b.Fatal(err)
+	}
 }

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/gomodule/redigo/redis"
-	"github.com/shardis/shardis/internal/redistest"
 	"github.com/shardis/shardis/reshard"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -20,9 +19,7 @@ import (
 // times the servers' CPU per key at the pace meant to spare them).
 func TestMovePaceKeepsTheBatches(t *testing.T) {
 	ctx := context.Background()
-	servers := redistest.StartNTB(t, 2, redistest.Options{})
-	from := mustParse(t, ringURL(servers[:1], []string{"s0"}, nil))
-	to := mustParse(t, ringURL(servers[1:], []string{"s1"}, nil))
+	servers, from, to := moveAll(t)
 	fill(t, from, "batch", 300)
 	before := migrateCalls(t, servers[0])
 	start := time.Now()
@@ -50,9 +47,7 @@ func TestMovePaceKeepsTheBatches(t *testing.T) {
 // MIGRATE here would carry a whole SCAN page (about 10 keys, 5 MB).
 func TestMoveBatchShrinksForLargeValues(t *testing.T) {
 	ctx := context.Background()
-	servers := redistest.StartNTB(t, 2, redistest.Options{})
-	from := mustParse(t, ringURL(servers[:1], []string{"s0"}, nil))
-	to := mustParse(t, ringURL(servers[1:], []string{"s1"}, nil))
+	servers, from, to := moveAll(t)
 	const n = 100
 	big := strings.Repeat("v", 512<<10)
 	conn, err := redis.Dial("tcp", servers[0].Addr)

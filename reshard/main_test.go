@@ -54,6 +54,16 @@ func ringURL(servers []*redistest.Server, names []string, weights []int) string 
 	return u
 }
 
+// moveAll starts two servers (stopped when t ends) and returns them with a
+// one-shard ring on the first and one on the second: every key moves.
+func moveAll(t *testing.T) (servers []*redistest.Server, from, to shard.Config) {
+	t.Helper()
+	servers = redistest.StartNTB(t, 2, redistest.Options{})
+	from = mustParse(t, ringURL(servers[:1], []string{"s0"}, nil))
+	to = mustParse(t, ringURL(servers[1:], []string{"s1"}, nil))
+	return servers, from, to
+}
+
 func clusterURL(c *redistest.Cluster) string {
 	return "redis-cluster://" + strings.Join(c.Seeds(), ",") + "?read_timeout=5s"
 }

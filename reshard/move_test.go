@@ -128,9 +128,7 @@ func TestMoveKeepsEveryTypeAndTTL(t *testing.T) {
 	for _, dump := range []bool{false, true} {
 		t.Run(fmt.Sprintf("dump=%t", dump), func(t *testing.T) {
 			ctx := context.Background()
-			servers := redistest.StartNTB(t, 2, redistest.Options{})
-			from := mustParse(t, ringURL(servers[:1], []string{"s0"}, nil))
-			to := mustParse(t, ringURL(servers[1:], []string{"s1"}, nil)) // every key moves
+			servers, from, to := moveAll(t) // every key moves
 			src := servers[0]
 			cmds := [][]any{
 				{"SET", "str", "hello"},
@@ -204,9 +202,7 @@ func TestMoveKeepsEveryTypeAndTTL(t *testing.T) {
 
 func TestMoveNeverOverwritesTheNewOwner(t *testing.T) {
 	ctx := context.Background()
-	servers := redistest.StartNTB(t, 2, redistest.Options{})
-	from := mustParse(t, ringURL(servers[:1], []string{"s0"}, nil))
-	to := mustParse(t, ringURL(servers[1:], []string{"s1"}, nil))
+	servers, from, to := moveAll(t)
 	for _, dump := range []bool{false, true} {
 		for i, s := range servers {
 			_, err := s.Do("FLUSHALL")
@@ -232,9 +228,7 @@ func TestMoveNeverOverwritesTheNewOwner(t *testing.T) {
 
 func TestMoveIsPacedAndReportsProgress(t *testing.T) {
 	ctx := context.Background()
-	servers := redistest.StartNTB(t, 2, redistest.Options{})
-	from := mustParse(t, ringURL(servers[:1], []string{"s0"}, nil))
-	to := mustParse(t, ringURL(servers[1:], []string{"s1"}, nil))
+	_, from, to := moveAll(t)
 	fill(t, from, "pace", 600)
 	var (
 		mu   sync.Mutex

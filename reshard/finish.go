@@ -108,7 +108,8 @@ func stillMigrating(ctx context.Context, pools *pool.Set, info shard.MigrationIn
 	return nil
 }
 
-// delFence deletes the marker on every old node.
+// delFence deletes the marker on every old node. On a cluster only the
+// master of its slot holds it; the others answer MOVED (from_cluster.go).
 func delFence(ctx context.Context, pools *pool.Set, info shard.MigrationInfo, key string) error {
 	for _, n := range info.From.Nodes() {
 		conn, err := pools.Get(ctx, n.Addr)
@@ -117,7 +118,7 @@ func delFence(ctx context.Context, pools *pool.Set, info shard.MigrationInfo, ke
 		}
 		_, err = redis.DoContext(conn, ctx, "DEL", key)
 		conn.Close()
-		if err != nil {
+		if err != nil && !markerElsewhere(err) {
 			return &shard.NodeError{Node: n, Err: err}
 		}
 	}

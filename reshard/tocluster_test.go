@@ -407,3 +407,31 @@ func TestRingClientIntoClusterRollbackWithTheMover(t *testing.T) {
 	require.NoError(t, err)
 	assert.Zero(t, vr.Misplaced)
 }
+
+// TestFinishOutOfACluster finishes a migration whose old topology is a
+// cluster (the way back of a ring moved into one): the fence's marker
+// sits on the master of its slot alone, and the other masters answer
+// MOVED to its DEL, which is no failure.
+func TestFinishOutOfACluster(t *testing.T) {
+	ctx := context.Background()
+	servers := redistest.StartNTB(t, 2, redistest.Options{})
+	rc := redistest.StartClusterTB(t, 3, 0, redistest.Options{})
+	ring := mustParse(t, ringURL(servers, []string{"s0", "s1"}, nil))
+	cl := mustParse(t, "redis-cluster://"+strings.Join(rc.Seeds(), ",")+"?read_timeout=5s")
+	const n = 100
+	fill(t, cl, "foc", n)
+	rep, err := reshard.Move(ctx, reshard.Options{From: cl, To: ring, Finish: true})
+	require.NoError(t, err)
+	assert.True(t, rep.Finished, "the fence is cleared")
+	assert.Equal(t, int64(n), rep.Moved)
+	for _, m := range rc.Masters() {
+		size, err := strconvAtoi(m.Do("DBSIZE"))
+		require.NoError(t, err)
+		assert.Zero(t, size, "nothing is left on cluster master %s (the marker included)", m.Addr)
+	}
+	for _, s := range servers {
+		keys, err := s.Do("KEYS", "shardis:migration:*")
+		require.NoError(t, err)
+		assert.Empty(t, keys, "no marker on %s", s.Addr)
+	}
+}

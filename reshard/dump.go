@@ -3,6 +3,7 @@ package reshard
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/gomodule/redigo/redis"
 	"github.com/shardis/shardis/shard"
@@ -15,9 +16,43 @@ var delIfSame = redis.NewScript(1, `if redis.call('DUMP', KEYS[1]) == ARGV[1] th
 // dumpMove moves keys through the mover: DUMP and PTTL on the old node,
 // RESTORE (without REPLACE: a key the new owner has is kept, it is the
 // newer one) on the new node, then a delete on the old node of each copy
-// that has not changed since it was dumped. A key moved by a client in
-// between is simply gone from the old node, and its RESTORE meets BUSYKEY.
+// that has not changed since it was dumped.
+//
+// Writes on the old node are paused (CLIENT PAUSE WRITE) from before the
+// DUMPs until every RESTORE has answered, as a MIGRATE holds the old node
+// until its target answered. Without it a client could move a key after
+// its DUMP (its MIGRATE finds no copy at the new owner yet), then delete
+// it or let it expire there, and the RESTORE would bring the dumped value
+// back: an acknowledged INCR and DEL undone. With it, a client's MIGRATE,
+// DEL or blind overwrite of a key in the batch waits, and then meets the
+// restored copy (BUSYKEY: the old one is deleted) or no copy at all. Reads
+// at the old owner go on. The pause ends with CLIENT UNPAUSE, or by
+// itself Timeout+1s after it began if the mover dies; the batch fails
+// rather than wait for a reply past that moment.
 func (m *mover) dumpMove(ctx context.Context, conn redis.Conn, src, dst shard.Node, keys []string) error {
+	hold := m.opts.Timeout + time.Second
+	deadline := time.Now().Add(hold) // the pause began after this moment, so it lasts at least until deadline
+	if _, err := redis.DoContext(conn, ctx, "CLIENT", "PAUSE", hold.Milliseconds(), "WRITE"); err != nil {
+		return &shard.NodeError{Node: src, Err: fmt.Errorf("CLIENT PAUSE WRITE (the DUMP/RESTORE path needs Redis 6.2 or later and the CLIENT command): %w", err)}
+	}
+	paused := true
+	unpause := func() error {
+		if !paused {
+			return nil
+		}
+		paused = false
+		// Even when ctx ended: the pause must not outlast the batch.
+		_, err := redis.DoContext(conn, context.WithoutCancel(ctx), "CLIENT", "UNPAUSE")
+		return err
+	}
+	defer unpause()
+	receive := func(c redis.Conn) (any, error) {
+		left := time.Until(deadline)
+		if left <= 0 {
+			return nil, fmt.Errorf("%w: the batch took longer than the pause of %v (raise Timeout or lower Batch)", ErrPauseOver, hold)
+		}
+		return redis.ReceiveWithTimeout(c, min(left, m.opts.Timeout))
+	}
 	for _, k := range keys {
 		conn.Send("DUMP", k)
 		conn.Send("PTTL", k)
@@ -32,8 +67,8 @@ func (m *mover) dumpMove(ctx context.Context, conn redis.Conn, src, dst shard.No
 	}
 	var items []dumped
 	for _, k := range keys {
-		payload, err1 := redis.Bytes(redis.ReceiveWithTimeout(conn, m.opts.Timeout))
-		ttl, err2 := redis.Int64(redis.ReceiveWithTimeout(conn, m.opts.Timeout))
+		payload, err1 := redis.Bytes(receive(conn))
+		ttl, err2 := redis.Int64(receive(conn))
 		if err1 == redis.ErrNil || ttl == -2 {
 			continue // gone meanwhile
 		}
@@ -63,7 +98,7 @@ func (m *mover) dumpMove(ctx context.Context, conn redis.Conn, src, dst shard.No
 		return &shard.NodeError{Node: dst, Err: err}
 	}
 	for _, it := range items {
-		_, err := redis.ReceiveWithTimeout(dconn, m.opts.Timeout)
+		_, err := receive(dconn)
 		if isReplyError(err, "BUSYKEY") {
 			m.busy.Add(1)
 			continue
@@ -71,6 +106,9 @@ func (m *mover) dumpMove(ctx context.Context, conn redis.Conn, src, dst shard.No
 		if err != nil {
 			return &shard.NodeError{Node: dst, Err: fmt.Errorf("RESTORE %q: %w", it.key, err)}
 		}
+	}
+	if err := unpause(); err != nil {
+		return &shard.NodeError{Node: src, Err: fmt.Errorf("CLIENT UNPAUSE: %w", err)}
 	}
 	for _, it := range items {
 		if err := delIfSame.SendHash(conn, it.key, it.payload); err != nil {

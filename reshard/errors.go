@@ -11,6 +11,13 @@ import (
 // does not own it.
 var ErrMisplaced = errors.New("shardis: keys on a node that does not own them")
 
+// ErrPauseOver is returned (wrapped) when a batch moved through the mover
+// (DUMP/RESTORE) would wait for a reply past the moment the old node's
+// writes resume by themselves (Options.Timeout plus a second): its keys
+// are left where they are, at the old owner or, for those restored, at
+// both (the next move of each settles it, the new owner's copy kept).
+var ErrPauseOver = errors.New("shardis: a DUMP/RESTORE batch outlasted the pause of its old node's writes")
+
 // ClientConn is one connection that CheckClients found on an old node.
 type ClientConn struct {
 	Node   string // the old node's address

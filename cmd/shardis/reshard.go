@@ -63,7 +63,7 @@ func runReshard(ctx context.Context, env *cliEnv, args []string) error {
 	yes := fs.Bool("yes", false, "do not ask for confirmation")
 	batch := fs.Int("batch", 0, "keys per MIGRATE (default 512; lower it for large values: the old node waits for each)")
 	maxBlock := fs.Duration("max-block", 0, "how long one MIGRATE may hold an old node, which serves nothing else meanwhile (default 10ms); the batch shrinks to fit")
-	dump := fs.Bool("dump", false, "move with DUMP/RESTORE through this process instead of MIGRATE")
+	dump := fs.Bool("dump", false, "move with DUMP/RESTORE through this process instead of MIGRATE (pauses the old node's writes for each batch: CLIENT PAUSE WRITE, Redis 6.2+)")
 	allowUnnamed := fs.Bool("allow-unnamed", false, "start even when old nodes have connections no shardis client named")
 	quiet := fs.Bool("quiet", false, "no progress bar")
 	armOnly := fs.Bool("arm", false, "arm the fence (processes start moving keys on touch) and move nothing")

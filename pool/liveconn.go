@@ -272,5 +272,17 @@ func (c *liveConn) within(ctx context.Context) time.Duration {
 // sent bytes nobody asked for), without blocking and without consuming
 // anything.
 func (c *liveConn) closedByPeer() bool {
-	return c.rd.buffered() || c.peek.closed()
+	if c.rd.buffered() {
+		return true
+	}
+	// The last reply's read deadline stays armed after it (deadline.go)
+	// and passes while the connection is idle; a peek under a passed
+	// deadline fails without looking at the socket, which would drop
+	// every connection idle for longer than ReadTimeout. Lift it first.
+	if r := c.nc.read; !r.IsZero() && !time.Now().Before(r) {
+		if err := c.nc.armRead(time.Time{}, time.Time{}); err != nil {
+			return true
+		}
+	}
+	return c.peek.closed()
 }

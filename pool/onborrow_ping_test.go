@@ -79,3 +79,46 @@ func TestOnBorrowPingReplacesRefusedConns(t *testing.T) {
 		})
 	}
 }
+
+// TestIdlePastReadTimeout: a connection idle for longer than ReadTimeout
+// (its last reply's read deadline long passed) is still a good connection
+// and the next Get hands it out instead of dialing, unless the server
+// closed it meanwhile.
+func TestIdlePastReadTimeout(t *testing.T) {
+	tests := []struct {
+		name      string
+		kill      bool // the server closes the idle connection
+		wantDials int64
+	}{
+		{"kept by the server", false, 1},
+		{"closed by the server", true, 3},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := plainServer(t)
+			admin := adminConn(t, srv)
+			const readTimeout = 50 * time.Millisecond
+			set := newTestSet(t, Options{ReadTimeout: readTimeout, TestOnBorrow: Never})
+			ctx := context.Background()
+			for i := 0; i < 3; i++ {
+				c, err := set.Get(ctx, srv.Addr)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, err := c.Do("PING"); err != nil {
+					t.Fatalf("use %d: %v", i, err)
+				}
+				c.Close()
+				time.Sleep(2 * readTimeout) // idle past the deadline of the PING's reply
+				if tt.kill {
+					if _, err := admin.Do("CLIENT", "KILL", "TYPE", "normal"); err != nil { // all but admin
+						t.Fatal(err)
+					}
+				}
+			}
+			if st := set.Stats()[srv.Addr]; st.Dials != tt.wantDials {
+				t.Fatalf("%d dials for three uses, want %d", st.Dials, tt.wantDials)
+			}
+		})
+	}
+}

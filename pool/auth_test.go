@@ -29,24 +29,36 @@ func TestRequirePass(t *testing.T) {
 	tests := []struct {
 		name     string
 		password string
+		opts     Options // besides the password
 		wantErr  bool
 	}{
-		{"right password", "only-pass", false},
-		{"wrong password", "guess-1234", true},
-		{"no password", "", true},
+		{"right password", "only-pass", Options{}, false},
+		{"right password, name and DB", "only-pass", Options{ClientName: "app", DB: 1}, false},
+		{"wrong password", "guess-1234", Options{}, true},
+		{"no password", "", Options{}, true},
+		// The dial's own CLIENT SETNAME or SELECT meets the NOAUTH.
+		{"no password, a name", "", Options{ClientName: "app"}, true},
+		{"no password, a DB", "", Options{DB: 1}, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			set := newTestSet(t, Options{Password: tt.password})
+			o := tt.opts
+			o.Password = tt.password
+			set := newTestSet(t, o)
 			c, err := set.Get(context.Background(), srv.Addr)
+			dialErr := err
 			if err == nil {
 				// Without a password the dial sends nothing; the first
-				// command meets NOAUTH.
+				// command meets NOAUTH (the pool hands the reply as it
+				// is; shard makes it an *AuthError).
 				_, err = c.Do("PING")
 				c.Close()
 			}
 			if (err != nil) != tt.wantErr {
 				t.Fatalf("err = %v, want error %t", err, tt.wantErr)
+			}
+			if dialErr != nil && !errors.Is(dialErr, ErrAuth) {
+				t.Fatalf("err = %v, want one matching ErrAuth (a node that refuses credentials is not down)", err)
 			}
 			if tt.wantErr && tt.password != "" {
 				var ae *AuthError

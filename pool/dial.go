@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/gomodule/redigo/redis"
@@ -114,6 +115,13 @@ func (d *dialer) setup(ctx context.Context, c redis.Conn, addr, name string) err
 			continue
 		}
 		if _, err := redis.DoContext(c, ctx, s.name, s.args...); err != nil {
+			// A server that wants credentials the options lack refuses
+			// the first command after the dial with NOAUTH: that is a
+			// refusal of the credentials, whichever step met it.
+			var reply redis.Error
+			if errors.As(err, &reply) && strings.HasPrefix(string(reply), "NOAUTH ") {
+				return newAuthError(addr, o.Username, o.Password, reply)
+			}
 			return &DialError{Addr: addr, Err: fmt.Errorf("%s: %w", s.name, err)}
 		}
 	}

@@ -95,33 +95,38 @@ func TestWrongCredentialsStayAuthErrors(t *testing.T) {
 			return err == nil
 		})
 	})
-	t.Run("password required, none configured", func(t *testing.T) {
-		server := redistest.StartTB(t, redistest.Options{})
-		cfg := ringConfig([]*redistest.Server{server})
-		c := newClient(t, cfg)
-		_, err := c.Do(context.Background(), "SET", "auth:k", "1")
-		require.NoError(t, err)
+	// With a connection name, the dial's own CLIENT SETNAME meets the
+	// NOAUTH before any command does.
+	for _, name := range []string{"", "app"} {
+		t.Run("password required, none configured, name "+name, func(t *testing.T) {
+			server := redistest.StartTB(t, redistest.Options{})
+			cfg := ringConfig([]*redistest.Server{server})
+			cfg.Pool.ClientName = name
+			c := newClient(t, cfg)
+			_, err := c.Do(context.Background(), "SET", "auth:k", "1")
+			require.NoError(t, err)
 
-		// An operator turns on requirepass and drops the connections;
-		// this connection stays logged in to undo it.
-		admin, err := redis.Dial("tcp", server.Addr)
-		require.NoError(t, err)
-		defer admin.Close()
-		_, err = admin.Do("CONFIG", "SET", "requirepass", "new-pass-3")
-		require.NoError(t, err)
-		_, err = admin.Do("CLIENT", "KILL", "TYPE", "normal")
-		require.NoError(t, err)
-		// Connections dial without AUTH and every command is refused
-		// with NOAUTH: that is an authentication failure too.
-		down := authCalls(t, c, 300, 10*cfg.Health.Interval, "new-pass-3")
-		assert.Positive(t, down, "health checks marked the node down (and kept the cause)")
-		_, err = admin.Do("CONFIG", "SET", "requirepass", "")
-		require.NoError(t, err)
-		waitFor(t, 5*time.Second, "the node to serve again", func() bool {
-			_, err := c.Do(context.Background(), "GET", "auth:k")
-			return err == nil
+			// An operator turns on requirepass and drops the connections;
+			// this connection stays logged in to undo it.
+			admin, err := redis.Dial("tcp", server.Addr)
+			require.NoError(t, err)
+			defer admin.Close()
+			_, err = admin.Do("CONFIG", "SET", "requirepass", "new-pass-3")
+			require.NoError(t, err)
+			_, err = admin.Do("CLIENT", "KILL", "TYPE", "normal")
+			require.NoError(t, err)
+			// Connections dial without AUTH and every command is refused
+			// with NOAUTH: that is an authentication failure too.
+			down := authCalls(t, c, 300, 10*cfg.Health.Interval, "new-pass-3")
+			assert.Positive(t, down, "health checks marked the node down (and kept the cause)")
+			_, err = admin.Do("CONFIG", "SET", "requirepass", "")
+			require.NoError(t, err)
+			waitFor(t, 5*time.Second, "the node to serve again", func() bool {
+				_, err := c.Do(context.Background(), "GET", "auth:k")
+				return err == nil
+			})
 		})
-	})
+	}
 	t.Run("cluster node with a rotated password", func(t *testing.T) {
 		cluster := redistest.StartClusterTB(t, 3, 0, redistest.Options{Users: []redistest.User{
 			{Name: "admin", Password: "admin-pass-0"},

@@ -77,6 +77,7 @@ func (d *dialer) dial(ctx context.Context) (redis.Conn, error) {
 		lc.Close()
 		return nil, err
 	}
+	lc.changed.Store(false) // what the setup set (name, database, READONLY) is the fresh state
 	cc.writeTimeout = d.opts.WriteTimeout
 	return lc, nil
 }
@@ -132,12 +133,18 @@ func (d *dialer) setup(ctx context.Context, c redis.Conn, addr, name string) err
 var errPeerClosed = errors.New("shardis: connection closed by the server")
 
 // ping is the pool's TestOnBorrowContext. Every connection is first checked,
-// without a round trip, for having been closed by the server; one idle for
+// without a round trip, for having been closed by the server or left in a
+// changed state by its last user (connstate.go); one idle for
 // longer than the TestOnBorrow option must also answer PING before it is
 // handed out.
 func (d *dialer) ping(ctx context.Context, c redis.Conn, lastUsed time.Time) error {
-	if lc, ok := c.(*liveConn); ok && lc.closedByPeer() {
-		return errPeerClosed
+	if lc, ok := c.(*liveConn); ok {
+		if lc.closedByPeer() {
+			return errPeerClosed
+		}
+		if lc.changed.Load() {
+			return errStateChanged
+		}
 	}
 	if d.opts.TestOnBorrow == Never || time.Since(lastUsed) < d.opts.TestOnBorrow {
 		return nil

@@ -20,6 +20,12 @@
 // their own and no lock per command; a reply stream that is not valid RESP
 // fails the connection with an error matching ErrProtocol.
 //
+// A borrowed connection is always in the state a fresh one has. Besides
+// what redigo's pool undoes (an open transaction, SUBSCRIBE, PSUBSCRIBE,
+// MONITOR), a connection whose caller changed it (SELECT, SSUBSCRIBE,
+// AUTH, HELLO 3, RESET, READONLY, CLIENT TRACKING, SETNAME, REPLY OFF,
+// NO-EVICT, ...) is closed when it is next borrowed, and a new one dialled.
+//
 // Redis Cluster replicas serve reads only after a READONLY command on the
 // connection; GetReadOnly borrows from a second pool per address whose
 // connections sent it while dialing.

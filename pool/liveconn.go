@@ -41,6 +41,10 @@ type liveConn struct {
 
 	gen int64 // the pool's generation when it was dialed (Set.DropIdle)
 
+	// changed: a command sent on it changed the connection's state in a
+	// way the pool does not undo; the next borrow closes it (connstate.go).
+	changed atomic.Bool
+
 	// The Set's connection name (names.go), nil for a connection of no
 	// pool, and the generation of it that this connection carries
 	// (touched only by the goroutine that owns the connection).
@@ -108,6 +112,9 @@ func (c *liveConn) Send(cmd string, args ...any) error {
 		return c.Err()
 	}
 	c.pending.Add(1)
+	if leavesState(cmd, args) {
+		c.changed.Store(true)
+	}
 	if c.wbuf == nil {
 		c.takeWriteBuffer()
 	}
@@ -200,6 +207,9 @@ func (c *liveConn) DoWithTimeout(timeout time.Duration, cmd string, args ...any)
 		return nil, c.Err()
 	}
 	if cmd != "" {
+		if leavesState(cmd, args) {
+			c.changed.Store(true)
+		}
 		if c.wbuf == nil {
 			c.takeWriteBuffer()
 		}

@@ -164,7 +164,9 @@ func (lc *liveConn) rename(ctx context.Context, cur *clientName) error {
 	defer cancel()
 	// Anything but OK (QUEUED inside a MULTI, a refusal in subscribed
 	// mode) leaves the connection in no state to be pooled.
+	changed := lc.changed.Load() // the Set's own name is no change of state
 	reply, err := lc.DoContext(ctx, "CLIENT", "SETNAME", cur.name)
+	lc.changed.Store(changed)
 	if err == nil && reply != okReply {
 		err = fmt.Errorf("unexpected reply %v", reply)
 	}

@@ -1,0 +1,46 @@
+package pool
+
+import (
+	"errors"
+	"strings"
+
+	"github.com/shardis/shardis/shard/command"
+)
+
+// A connection goes back to its pool after any command, and the next Get
+// hands it to another caller. redigo's pool undoes what WATCH, MULTI,
+// SUBSCRIBE and PSUBSCRIBE leave behind and closes a connection that ran
+// MONITOR; every other command that changes the connection itself
+// (command.EffectOf) marks it, and the borrow check (dialer.ping) closes
+// a marked connection instead of handing it out: a fresh one is dialled.
+
+// errStateChanged rejects, when it is borrowed again, a connection whose
+// state a caller changed beyond what the pool restores.
+var errStateChanged = errors.New("shardis: connection state changed by its last user (SELECT, SSUBSCRIBE, CLIENT TRACKING, ...)")
+
+// leavesState reports whether the command cmd with args leaves its
+// connection in a state that a fresh one does not have and that redigo's
+// pool does not undo: what command.EffectOf classes as setting state,
+// changing the database or protocol or silencing replies, and SSUBSCRIBE,
+// except ASKING (it lasts one command, and is always sent with it) and
+// QUIT (the connection ends). It costs a length comparison for most
+// commands: it runs for every command sent.
+func leavesState(cmd string, args []any) bool {
+	switch len(cmd) {
+	case 4:
+		return strings.EqualFold(cmd, "auth")
+	case 5:
+		return strings.EqualFold(cmd, "reset") ||
+			strings.EqualFold(cmd, "hello") && command.EffectOf(nil, cmd, args) != command.Stateless
+	case 6:
+		return strings.EqualFold(cmd, "select") ||
+			strings.EqualFold(cmd, "client") && command.EffectOf(nil, cmd, args) != command.Stateless
+	case 8:
+		return strings.EqualFold(cmd, "readonly")
+	case 9:
+		return strings.EqualFold(cmd, "readwrite")
+	case 10:
+		return strings.EqualFold(cmd, "ssubscribe")
+	}
+	return false
+}

@@ -127,7 +127,9 @@ func (c *Client) nodeDo(ctx context.Context, n Node, name string, args ...any) (
 	if !ok {
 		return nil, fmt.Errorf("%w: unknown node %s", ErrNoNodes, n)
 	}
-	cl := &call{name: name, args: args, node: i}
+	// group -1: the call is addressed to n, not routed by a slot, so a
+	// retry must not send it to slot 0's master (routeSlot).
+	cl := &call{name: name, args: args, node: i, group: -1}
 	c.execute(ctx, []*call{cl})
 	return cl.reply, cl.err
 }

@@ -180,6 +180,12 @@ func (c *Client) judge(cl *call) (v verdict, refresh bool) {
 			return retryLater, false
 		case "CLUSTERDOWN", "LOADING", "MASTERDOWN":
 			cl.last, cl.reroute, cl.redirects = msg, true, 0
+			if ns.readOnly && cl.replica && cluster.ErrorCode(msg) != "CLUSTERDOWN" {
+				// A replica still loading its data, or cut off from its
+				// master: nothing ran, and the master can serve the read.
+				cl.replica = false
+				return retryNow, true
+			}
 			return retryLater, true
 		case "READONLY":
 			// The node we took for the master was demoted: nothing ran.

@@ -5,6 +5,7 @@ import (
 	"crypto/x509"
 	"fmt"
 	"os"
+	"reflect"
 	"time"
 
 	"github.com/shardis/shardis/ring"
@@ -168,6 +169,9 @@ func ParseConfig(data []byte) (Config, error) {
 		p.Password = fp.Password
 	}
 	if fp.PasswordEnv != "" {
+		if fp.Password != "" {
+			return Config{}, badConfigf("pool: give password or password_env, not both")
+		}
 		pw, ok := os.LookupEnv(fp.PasswordEnv)
 		if !ok {
 			return Config{}, badConfigf("pool.password_env names %s, which is not set", fp.PasswordEnv)
@@ -190,6 +194,9 @@ func ParseConfig(data []byte) (Config, error) {
 	setInt(&h.FailureLimit, fh.FailureLimit)
 	h.AutoEject = h.AutoEject || fh.AutoEject
 	if err := fc.Migration.apply(&cfg); err != nil {
+		return Config{}, err
+	}
+	if err := checkModeFields(cfg, &fc); err != nil {
 		return Config{}, err
 	}
 	return cfg, cfg.Validate()
@@ -231,4 +238,30 @@ func loadTLS(caFile, certFile, keyFile, serverName string) (*tls.Config, error) 
 		tc.Certificates = []tls.Certificate{cert}
 	}
 	return tc, nil
+}
+
+// checkModeFields refuses the fields of a file that the config's mode
+// would ignore, as ParseURL refuses such options.
+func checkModeFields(cfg Config, fc *fileConfig) error {
+	if cfg.Mode == ModeCluster {
+		switch {
+		case fc.Hash != "" || fc.KeyHash != "" || fc.Tag != "":
+			return badConfigf("hash, key_hash and tag are for ring mode only")
+		case fc.Health.AutoEject:
+			return badConfigf("health.auto_eject is for ring mode only")
+		}
+	} else {
+		// A ring-mode file may keep a cluster section (a template for
+		// both modes), but not a misspelt read policy in it.
+		switch ReadPolicy(fc.Cluster.ReadFrom) {
+		case "", ReadMaster, ReadReplicaRandom, ReadReplicaLatency:
+		default:
+			return badConfigf("cluster.read_from %q is not a read policy (want %q, %q or %q)",
+				fc.Cluster.ReadFrom, ReadMaster, ReadReplicaRandom, ReadReplicaLatency)
+		}
+	}
+	if len(cfg.Sentinel.Shards) == 0 && !reflect.ValueOf(fc.Sentinel).IsZero() {
+		return badConfigf("the sentinel section needs Sentinel shards (a shard with a name, no addr and a sentinel section)")
+	}
+	return nil
 }

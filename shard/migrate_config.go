@@ -33,7 +33,7 @@ func (fm *fileMigration) apply(cfg *Config) error {
 		return fmt.Errorf("%w: migration: from or from_file names the old topology", ErrBadConfig)
 	}
 	if err != nil {
-		return fmt.Errorf("migration: %w", err)
+		return badConfigf("migration: %w", err)
 	}
 	cfg.Migration = &Migration{From: &from, Addrs: fm.Addrs}
 	return nil
@@ -43,7 +43,7 @@ func (fm *fileMigration) apply(cfg *Config) error {
 func applyMigrationURL(cfg *Config, raw string) error {
 	from, err := ParseURL(raw)
 	if err != nil {
-		return fmt.Errorf("URL option from: %w", err)
+		return badConfigf("URL option from: %w", err)
 	}
 	cfg.Migration = &Migration{From: &from}
 	return nil

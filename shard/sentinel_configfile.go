@@ -41,6 +41,9 @@ type fileSentinelShard struct {
 func (a fileSentinelAuth) apply(where string, user, password *string, tlsOn *bool) (err error) {
 	*user, *password = a.Username, a.Password
 	if a.PasswordEnv != "" {
+		if a.Password != "" {
+			return fmt.Errorf("%w: %s: give password or password_env, not both", ErrBadConfig, where)
+		}
 		pw, ok := os.LookupEnv(a.PasswordEnv)
 		if !ok {
 			return fmt.Errorf("%w: %s.password_env names %s, which is not set", ErrBadConfig, where, a.PasswordEnv)

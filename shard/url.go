@@ -80,6 +80,11 @@ func ParseURL(raw string) (Config, error) {
 	hosts := strings.Split(rest, ",")
 	for _, h := range hosts {
 		if err := checkHostPort(h); err != nil {
+			if !strings.Contains(raw[:len(raw)-len(query)], "@") && strings.Contains(query, "@") {
+				// The query holds an '@': an unencoded '?' in the
+				// password cut the user info, and h holds part of it.
+				return cfg, fmt.Errorf("%w: URL address is not host:port (a '?' in a user name or password must be percent-encoded as %%3F)", ErrBadConfig)
+			}
 			return cfg, err
 		}
 	}

@@ -298,7 +298,10 @@ func (in *Instrumentation) finish(ctx context.Context, op *shard.Op) {
 		if code := statusCode(op.Err); code != "" {
 			span.SetAttributes(semconv.DBResponseStatusCode(code))
 		}
-		span.SetStatus(codes.Error, op.Err.Error())
+		// The error's text may quote keys or arguments (a server's
+		// "unknown command ... with args beginning with:", a
+		// CrossShardError's keys): the status says only its class.
+		span.SetStatus(codes.Error, errorType(op.Outcome, op.Err))
 	}
 	span.End()
 }

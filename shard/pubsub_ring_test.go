@@ -290,3 +290,35 @@ func TestSubscribeRingFollowsAutoEject(t *testing.T) {
 		return numSub(t, servers[0], "NUMSUB", channel)+numSub(t, servers[2], "NUMSUB", channel) == 0
 	})
 }
+
+// TestPUnsubscribeRingConfirmsOncePerName: a ring pattern is subscribed
+// on every shard, yet PSubscribe and PUnsubscribe each deliver one
+// redis.Subscription for it, as for a channel on one shard.
+func TestPUnsubscribeRingConfirmsOncePerName(t *testing.T) {
+	c, _ := startRing(t, 3)
+	ctx := context.Background()
+	sub, err := c.PSubscribe(ctx, "pu1:*")
+	require.NoError(t, err)
+	defer sub.Close()
+	var subs, unsubs []redis.Subscription
+	subs = append(subs, receiveWithin(t, sub, 5*time.Second).(redis.Subscription))
+	require.NoError(t, sub.PUnsubscribe(ctx, "pu1:*"))
+	// Extra confirmations from the other shards come within a second.
+	rctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	for {
+		v, err := sub.Receive(rctx)
+		if err != nil {
+			break
+		}
+		if s, ok := v.(redis.Subscription); ok {
+			if s.Kind == "psubscribe" {
+				subs = append(subs, s)
+			} else {
+				unsubs = append(unsubs, s)
+			}
+		}
+	}
+	assert.Len(t, subs, 1)
+	assert.Len(t, unsubs, 1, "one punsubscribe per name")
+}

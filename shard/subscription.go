@@ -299,15 +299,26 @@ func (s *Subscription) remove(ctx context.Context, k subKind, names []string) er
 		}
 	}
 	var errs []error
+	// A name carried by several connections (a ring pattern, keyspace
+	// patterns) delivers one confirmation: the first connection's.
+	confirming := map[subName]bool{}
 	for _, sc := range s.conns {
-		var mine []subName
+		var mine, others []subName
 		for sn := range drop {
 			if sc.sent[sn] {
-				mine = append(mine, sn)
+				if confirming[sn] {
+					others = append(others, sn)
+				} else {
+					confirming[sn] = true
+					mine = append(mine, sn)
+				}
 				delete(sc.sent, sn)
 			}
 		}
 		if err := sc.unsubscribe(mine, true); err != nil {
+			errs = append(errs, err)
+		}
+		if err := sc.unsubscribe(others, false); err != nil {
 			errs = append(errs, err)
 		}
 	}

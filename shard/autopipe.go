@@ -275,7 +275,9 @@ func (p *autoPipe) write() {
 		// A broken connection, or one borrowed before the client renamed
 		// its connections (migrate_name.go): the pool renames it when it
 		// comes back.
-		if conn != nil && (conn.broken.Load() || conn.named != p.c.connNames.Load()) {
+		// So is one borrowed before its node's address moved (a Sentinel
+		// shard's failover): it still talks to the old master.
+		if conn != nil && (conn.broken.Load() || conn.named != p.c.connNames.Load() || conn.epoch != p.c.nodes.get(p.node).epoch.Load()) {
 			conn.done(capped)
 			conn = nil
 		}
@@ -329,6 +331,7 @@ func (p *autoPipe) connect() (*pipeConn, error) {
 	ctx, cancel := context.WithTimeout(p.c.life, p.c.readTimeout)
 	defer cancel()
 	named := p.c.connNames.Load() // before the borrow: a rename after it drops the connection
+	epoch := ns.epoch.Load()      // likewise a failover
 	conn, abort, err := p.c.pools.GetAbortable(ctx, ns.node.Addr, ns.readOnly)
 	if err != nil {
 		if p.c.closed.Load() {
@@ -337,7 +340,7 @@ func (p *autoPipe) connect() (*pipeConn, error) {
 		p.c.noteFailure(ctx, p.node, err)
 		return nil, &NodeError{Node: ns.node, Err: err}
 	}
-	pc := &pipeConn{p: p, conn: conn, abort: abort, named: named, inflight: make(chan *pipeReq, autoQueue), exited: make(chan struct{})}
+	pc := &pipeConn{p: p, conn: conn, abort: abort, named: named, epoch: epoch, inflight: make(chan *pipeReq, autoQueue), exited: make(chan struct{})}
 	if p.c.pools.Options().MaxActive > 0 {
 		pc.drained = make(chan struct{}, 1)
 	}
@@ -370,6 +373,7 @@ type pipeConn struct {
 	broken   atomic.Bool
 	aborted  atomic.Bool // closed by Close (abortAll)
 	named    int64       // Client.connNames when it was borrowed
+	epoch    int64       // its node's epoch when it was borrowed
 	// With a MaxActive cap: the commands sent whose replies are not in
 	// yet, and a signal to the writer when that drops to zero (nil
 	// without a cap, where neither is kept).

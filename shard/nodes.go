@@ -18,6 +18,11 @@ type nodeState struct {
 	down  atomic.Bool
 	cause atomic.Pointer[nodeDownError] // the last failure, for downErr
 
+	// epoch changes when the node's address moves (a Sentinel shard's
+	// new master): connections borrowed before are not used for new
+	// commands.
+	epoch atomic.Int64
+
 	commands atomic.Int64
 	errors   atomic.Int64
 	moved    atomic.Int64

@@ -387,24 +387,54 @@ func TestSentinelTLS(t *testing.T) {
 // there; without, it fails with the READONLY reply and the next write
 // succeeds.
 func TestSentinelFollowsReadOnlyMaster(t *testing.T) {
-	for _, wait := range []time.Duration{5 * time.Second, 0} {
-		t.Run(fmt.Sprintf("FailoverWait=%v", wait), func(t *testing.T) {
+	tests := []struct {
+		wait time.Duration
+		// busy: the shard's automatic pipeline is kept busy by reads of
+		// another key, so that its connection to the old master never
+		// idles; it must be dropped all the same once the new master is
+		// known.
+		busy bool
+	}{
+		{5 * time.Second, false},
+		{0, false},
+		{5 * time.Second, true},
+	}
+	for _, tt := range tests {
+		wait := tt.wait
+		t.Run(fmt.Sprintf("FailoverWait=%v,busy=%t", wait, tt.busy), func(t *testing.T) {
 			set := startSentinelSet(t)
 			cfg := sentinelConfig(set)
 			cfg.Sentinel.FailoverWait = wait
 			cfg.Sentinel.RefreshInterval = -1 // only the READONLY reply triggers the query
-			cfg.DisableAutoPipeline = true
+			cfg.DisableAutoPipeline = !tt.busy
 			c := newClient(t, cfg)
 			ctx := context.Background()
-			key := ""
-			for i := 0; key == ""; i++ {
+			var keys []string
+			for i := 0; len(keys) < 2; i++ {
 				k := fmt.Sprintf("ro:%d", i)
 				if n, _ := c.Router().Route(k); n.Name == "shard-0" {
-					key = k
+					keys = append(keys, k)
 				}
 			}
+			key := keys[0]
 			_, err := c.Do(ctx, "SET", key, "1")
 			require.NoError(t, err)
+			if tt.busy {
+				shard.AlwaysPipeline(c)
+				stop := make(chan struct{})
+				var wg sync.WaitGroup
+				wg.Go(func() {
+					for {
+						select {
+						case <-stop:
+							return
+						case <-time.After(2 * time.Millisecond):
+							c.Do(ctx, "GET", keys[1]) // its result does not matter
+						}
+					}
+				})
+				defer func() { close(stop); wg.Wait() }()
+			}
 			for _, s := range set.Sentinels {
 				require.NoError(t, s.Kill())
 			}

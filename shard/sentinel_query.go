@@ -91,6 +91,7 @@ func (c *Client) install(sh *sentShard, addr string) {
 	if old == nil || *old == addr {
 		return
 	}
+	c.nodes.get(sh.node).epoch.Add(1) // before Remove: a borrow after it sees the new epoch
 	_ = c.pools.Remove(sh.key)
 	c.noteSuccess(sh.node)
 	sh.failovers.Add(1)

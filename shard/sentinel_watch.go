@@ -73,7 +73,9 @@ func watchKey(s SentinelShard) string {
 // shard's state. A few messages come per failover, one per Sentinel.
 func (c *Client) switched(sh *sentShard, ev sentinel.SwitchMaster) {
 	sh.switches.Add(1)
-	ctx, cancel := context.WithTimeout(context.Background(), c.dialTimeout()+c.readTimeout)
+	// c.life: Close cuts the check short (the Watcher's Close waits for
+	// this goroutine).
+	ctx, cancel := context.WithTimeout(c.life, c.dialTimeout()+c.readTimeout)
 	defer cancel()
 	if c.checkMaster(ctx, ev.NewAddr) == nil {
 		c.install(sh, ev.NewAddr)

@@ -55,6 +55,38 @@ func (h *hookConn) DoContext(ctx context.Context, cmd string, args ...any) (any,
 	return h.Conn.(redis.ConnWithContext).DoContext(ctx, cmd, args...)
 }
 
+// dumpRig is two servers, a ring on each (a, the old topology, and b, the
+// new), and a mover between them moving through DUMP/RESTORE, holding a
+// connection to the old server.
+type dumpRig struct {
+	servers  []*redistest.Server
+	from, to shard.Config
+	m        *mover
+	src, dst shard.Node
+	conn     redis.Conn
+}
+
+// newDumpRig starts a dumpRig whose mover has timeout (0: the default).
+func newDumpRig(t *testing.T, timeout time.Duration) *dumpRig {
+	t.Helper()
+	r := &dumpRig{servers: redistest.StartNTB(t, 2, redistest.Options{})}
+	var err error
+	r.from, err = shard.ParseURL("redis-ring://" + r.servers[0].Addr + "?names=a")
+	require.NoError(t, err)
+	r.to, err = shard.ParseURL("redis-ring://" + r.servers[1].Addr + "?names=b")
+	require.NoError(t, err)
+	pools, err := pool.NewSet(moverPool(r.to.Pool))
+	require.NoError(t, err)
+	t.Cleanup(func() { pools.Close() })
+	r.m = &mover{opts: Options{From: r.from, To: r.to, Dump: true, Timeout: timeout}.withDefaults(), pools: pools, flows: map[[2]string]*Flow{}}
+	r.src = shard.Node{Name: "a", Addr: r.servers[0].Addr}
+	r.dst = shard.Node{Name: "b", Addr: r.servers[1].Addr}
+	r.conn, err = pools.Get(context.Background(), r.src.Addr)
+	require.NoError(t, err)
+	t.Cleanup(func() { r.conn.Close() })
+	return r
+}
+
 // TestDumpMoveKeepsAKeyMovedAndDeletedMeanwhile: between the mover's DUMP
 // of a key and its RESTORE, a migrating client increments the key (its
 // MIGRATE moves it, the INCR runs at the new owner) and deletes it. The
@@ -63,33 +95,18 @@ func (h *hookConn) DoContext(ctx context.Context, cmd string, args ...any) (any,
 // so the client's MIGRATE waits for the RESTORE and meets its copy.
 func TestDumpMoveKeepsAKeyMovedAndDeletedMeanwhile(t *testing.T) {
 	ctx := context.Background()
-	servers := redistest.StartNTB(t, 2, redistest.Options{})
-	from, err := shard.ParseURL("redis-ring://" + servers[0].Addr + "?names=a")
+	r := newDumpRig(t, 0)
+	_, err := r.servers[0].Do("SET", "k", "10")
 	require.NoError(t, err)
-	to, err := shard.ParseURL("redis-ring://" + servers[1].Addr + "?names=b")
-	require.NoError(t, err)
-	_, err = servers[0].Do("SET", "k", "10")
-	require.NoError(t, err)
-
-	cfg := to
-	cfg.Migration = &shard.Migration{From: &from, Armed: true}
+	cfg := r.to
+	cfg.Migration = &shard.Migration{From: &r.from, Armed: true}
 	c, err := shard.New(ctx, cfg)
 	require.NoError(t, err)
 	defer c.Close()
 
-	pools, err := pool.NewSet(moverPool(to.Pool))
-	require.NoError(t, err)
-	defer pools.Close()
-	m := &mover{opts: Options{From: from, To: to, Dump: true}.withDefaults(), pools: pools, flows: map[[2]string]*Flow{}}
-	src := shard.Node{Name: "a", Addr: servers[0].Addr}
-	dst := shard.Node{Name: "b", Addr: servers[1].Addr}
-	conn, err := pools.Get(ctx, src.Addr)
-	require.NoError(t, err)
-	defer conn.Close()
-
 	done := make(chan error, 1)
 	var incr int
-	hc := &hookConn{Conn: conn, at: 2, hook: func() { // after the replies to DUMP k and PTTL k
+	hc := &hookConn{Conn: r.conn, at: 2, hook: func() { // after the replies to DUMP k and PTTL k
 		go func() {
 			var err error
 			incr, err = redis.Int(c.Do(ctx, "INCR", "k"))
@@ -106,10 +123,10 @@ func TestDumpMoveKeepsAKeyMovedAndDeletedMeanwhile(t *testing.T) {
 		case <-time.After(300 * time.Millisecond):
 		}
 	}}
-	require.NoError(t, m.dumpMove(ctx, hc, src, dst, []string{"k"}))
+	require.NoError(t, r.m.dumpMove(ctx, hc, r.src, r.dst, []string{"k"}))
 	require.NoError(t, <-done)
 	require.Equal(t, 11, incr, "the INCR saw the moved value")
-	for _, s := range servers {
+	for _, s := range r.servers {
 		n, err := s.Do("EXISTS", "k")
 		require.NoError(t, err)
 		require.Equal(t, "0", n, "the key was deleted after its INCR, yet %s has it", s.Addr)
@@ -121,30 +138,16 @@ func TestDumpMoveKeepsAKeyMovedAndDeletedMeanwhile(t *testing.T) {
 // ErrPauseOver and moves nothing.
 func TestDumpMoveFailsRatherThanOutlastItsPause(t *testing.T) {
 	ctx := context.Background()
-	servers := redistest.StartNTB(t, 2, redistest.Options{})
-	from, err := shard.ParseURL("redis-ring://" + servers[0].Addr + "?names=a")
-	require.NoError(t, err)
-	to, err := shard.ParseURL("redis-ring://" + servers[1].Addr + "?names=b")
-	require.NoError(t, err)
+	r := newDumpRig(t, time.Second) // the pause lasts Timeout plus a second: 2s
 	for i := 0; i < 3; i++ {
-		_, err = servers[0].Do("SET", fmt.Sprintf("k%d", i), "v")
+		_, err := r.servers[0].Do("SET", fmt.Sprintf("k%d", i), "v")
 		require.NoError(t, err)
 	}
-	pools, err := pool.NewSet(moverPool(to.Pool))
-	require.NoError(t, err)
-	defer pools.Close()
-	// The pause lasts Timeout plus a second: 2s.
-	m := &mover{opts: Options{From: from, To: to, Dump: true, Timeout: time.Second}.withDefaults(), pools: pools, flows: map[[2]string]*Flow{}}
-	src := shard.Node{Name: "a", Addr: servers[0].Addr}
-	dst := shard.Node{Name: "b", Addr: servers[1].Addr}
-	conn, err := pools.Get(ctx, src.Addr)
-	require.NoError(t, err)
-	defer conn.Close()
-	hc := &hookConn{Conn: conn, at: 2, hook: func() { time.Sleep(2100 * time.Millisecond) }} // after k0's DUMP and PTTL
-	err = m.dumpMove(ctx, hc, src, dst, []string{"k0", "k1", "k2"})
+	hc := &hookConn{Conn: r.conn, at: 2, hook: func() { time.Sleep(2100 * time.Millisecond) }} // after k0's DUMP and PTTL
+	err := r.m.dumpMove(ctx, hc, r.src, r.dst, []string{"k0", "k1", "k2"})
 	require.ErrorIs(t, err, ErrPauseOver)
 	for i := 0; i < 3; i++ {
-		n, err := servers[0].Do("EXISTS", fmt.Sprintf("k%d", i))
+		n, err := r.servers[0].Do("EXISTS", fmt.Sprintf("k%d", i))
 		require.NoError(t, err)
 		require.Equal(t, "1", n, "k%d stays at the old node", i)
 	}

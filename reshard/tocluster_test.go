@@ -383,16 +383,7 @@ func TestRingClientIntoClusterRollbackWithTheMover(t *testing.T) {
 	require.NoError(t, c.FinishMigration())
 	require.NoError(t, reshard.ClearFence(ctx, to, from))
 	require.NoError(t, reshard.ClearFence(ctx, from, to))
-	for _, m := range rc.Masters() {
-		size, err := strconvAtoi(m.Do("DBSIZE"))
-		require.NoError(t, err)
-		assert.Zero(t, size, "nothing is left on cluster master %s (markers included)", m.Addr)
-	}
-	for _, s := range servers {
-		keys, err := s.Do("KEYS", "shardis:migration:*")
-		require.NoError(t, err)
-		assert.Empty(t, keys, "no marker left on %s", s.Addr)
-	}
+	assertBackOnTheRing(t, rc, servers)
 	for i := 0; i < n; i++ {
 		k := fmt.Sprintf("rbc:%d", i)
 		v, err := redis.Int(c.Do(ctx, "GET", k))
@@ -424,14 +415,22 @@ func TestFinishOutOfACluster(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, rep.Finished, "the fence is cleared")
 	assert.Equal(t, int64(n), rep.Moved)
+	assertBackOnTheRing(t, rc, servers)
+}
+
+// assertBackOnTheRing checks that nothing is left on the cluster's
+// masters (markers included) and that no marker is left on the ring's
+// servers, once every key moved from the cluster to the ring.
+func assertBackOnTheRing(t *testing.T, rc *redistest.Cluster, servers []*redistest.Server) {
+	t.Helper()
 	for _, m := range rc.Masters() {
 		size, err := strconvAtoi(m.Do("DBSIZE"))
 		require.NoError(t, err)
-		assert.Zero(t, size, "nothing is left on cluster master %s (the marker included)", m.Addr)
+		assert.Zero(t, size, "nothing is left on cluster master %s (markers included)", m.Addr)
 	}
 	for _, s := range servers {
 		keys, err := s.Do("KEYS", "shardis:migration:*")
 		require.NoError(t, err)
-		assert.Empty(t, keys, "no marker on %s", s.Addr)
+		assert.Empty(t, keys, "no marker left on %s", s.Addr)
 	}
 }

@@ -190,10 +190,9 @@ func (rc *routedConn) DoContext(ctx context.Context, name string, args ...any) (
 				firstErr = r.Err
 			}
 		}
-		if firstErr != nil {
-			return nil, firstErr
-		}
-		return out, nil
+		// The routing or node failures are in out too: the other
+		// replies are not lost.
+		return out, firstErr
 	}
 	var firstErr error
 	for _, r := range replies {

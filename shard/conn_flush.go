@@ -524,8 +524,21 @@ func (f *flusher) sendPinned() {
 		fail(0, err)
 		return
 	}
+	// A blocking command (BLPOP on a watched key, ...) is waited for as
+	// long as it asked the server to block, plus the read timeout.
+	calls := make([]*call, len(cmds))
+	for k, cmd := range cmds {
+		calls[k] = &call{name: cmd.name, args: cmd.args, info: command.Lookup(cmd.name)}
+	}
+	timeout, err := f.rc.c.replyTimeout(f.ctx, calls)
+	if err != nil {
+		fail(0, err)
+		return
+	}
+	stop := context.AfterFunc(f.ctx, tx.conn.abort)
+	defer stop()
 	for k := range cmds {
-		reply, err := redis.ReceiveContext(tx.conn, f.ctx)
+		reply, err := tx.conn.ReceiveWithTimeout(timeout)
 		var re redis.Error
 		switch {
 		case err == nil:

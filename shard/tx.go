@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/gomodule/redigo/redis"
 	"github.com/shardis/shardis/cluster"
+	"github.com/shardis/shardis/shard/command"
 )
 
 // ErrTxAborted means EXEC did not run the transaction because a watched
@@ -22,7 +24,7 @@ var ErrTxAborted = errors.New("shardis: transaction aborted: a watched key chang
 type Tx struct {
 	c      *Client
 	ctx    context.Context
-	conn   redis.Conn
+	conn   *trackedConn
 	loc    locator
 	group  int
 	asking bool // at a slot's importing node: ASKING before each command
@@ -58,6 +60,21 @@ func (tx *Tx) do(name string, args ...any) (any, error) {
 			return nil, err
 		}
 	}
+	if cl := (&call{name: name, args: args, info: command.Lookup(name)}); isBlocking(cl) {
+		// BLPOP and the like: wait as long as the command asked the
+		// server to block, plus the read timeout (see replyTimeout).
+		t, err := tx.c.replyTimeout(tx.ctx, []*call{cl})
+		if err != nil {
+			return nil, err
+		}
+		stop := context.AfterFunc(tx.ctx, tx.conn.abort)
+		defer stop()
+		reply, err := tx.conn.DoWithTimeout(t, name, args...)
+		if err != nil && !isRedisError(err) {
+			err = contextCause(tx.ctx, err)
+		}
+		return reply, err
+	}
 	return redis.DoContext(tx.conn, tx.ctx, name, args...)
 }
 
@@ -70,7 +87,8 @@ func (tx *Tx) Queue(name string, args ...any) error {
 	if err := tx.c.moveCommandKeys(tx.ctx, tx.node, name, args); err != nil { // migrate_tx.go
 		return err
 	}
-	tx.queued = append(tx.queued, queued{name: name, args: args})
+	// A copy: the caller may reuse its slice (as with redigo's Send).
+	tx.queued = append(tx.queued, queued{name: name, args: slices.Clone(args)})
 	return nil
 }
 

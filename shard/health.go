@@ -54,7 +54,7 @@ func (c *Client) probe(i int) {
 		if c.closed.Load() || errors.Is(err, errPoolBusy) {
 			return // cut short by Close, or no connection free: no verdict
 		}
-		c.noteFailure(context.Background(), i, err)
+		c.noteFailureOf(context.Background(), i, err, true)
 		return
 	}
 	rtt := int64(time.Since(start))
@@ -94,6 +94,11 @@ func (c *Client) ping(ctx context.Context, ns *nodeState) error {
 // in a row mark it down. A failure caused by the caller's own context is
 // not the node's fault and is not counted.
 func (c *Client) noteFailure(ctx context.Context, i int, err error) {
+	c.noteFailureOf(ctx, i, err, false)
+}
+
+// noteFailureOf is noteFailure; probe says a health check failed.
+func (c *Client) noteFailureOf(ctx context.Context, i int, err error, probe bool) {
 	if errors.Is(err, redis.ErrPoolExhausted) {
 		return // MaxActive connections busy: the node is not at fault
 	}
@@ -108,6 +113,12 @@ func (c *Client) noteFailure(ctx context.Context, i int, err error) {
 	ns := c.nodes.get(i)
 	ns.errors.Add(1)
 	ns.noteCause(err)
+	if !probe && isTimeout(err) {
+		// A command that outlived its read timeout may only be slow (a
+		// server holding writes, a slow script): its timeouts, however
+		// many run at once, are no verdict; the health check's PING is.
+		return
+	}
 	if ns.fails.Load() == 0 {
 		// The first failure in a row: the idle connections to this node
 		// are likely dead too (a restarted or killed server). Drop them so
@@ -118,9 +129,13 @@ func (c *Client) noteFailure(ctx context.Context, i int, err error) {
 	}
 	// Without background probes nothing would bring a node back, so
 	// nodes are marked down only when health checks run.
-	if int(ns.fails.Add(1)) >= c.health.FailureLimit && c.health.Interval > 0 && !ns.down.Swap(true) {
-		c.nodeEvent(NodeDown, i, err)
-		c.nodeDown(i)
+	if int(ns.fails.Add(1)) >= c.health.FailureLimit && c.health.Interval > 0 && !ns.down.Load() {
+		ns.trans.Lock()
+		defer ns.trans.Unlock()
+		if ns.fails.Load() > 0 && !ns.down.Swap(true) { // no success came in between
+			c.nodeEvent(NodeDown, i, err)
+			c.nodeDown(i)
+		}
 	}
 }
 
@@ -133,9 +148,13 @@ func (c *Client) noteSuccess(i int) {
 	if ns.cause.Load() != nil {
 		ns.cause.Store(nil) // a later failure starts afresh
 	}
-	if ns.down.Load() && ns.down.Swap(false) {
-		c.nodeEvent(NodeUp, i, nil)
-		c.nodeUp(i)
+	if ns.down.Load() {
+		ns.trans.Lock()
+		defer ns.trans.Unlock()
+		if ns.down.Swap(false) {
+			c.nodeEvent(NodeUp, i, nil)
+			c.nodeUp(i)
+		}
 	}
 }
 

@@ -16,6 +16,9 @@ type nodeState struct {
 
 	fails atomic.Int32 // consecutive failures
 	down  atomic.Bool
+	// trans serialises marking the node down or up with what follows
+	// (the event, ejection or restore), so that they happen in order.
+	trans sync.Mutex
 	cause atomic.Pointer[nodeDownError] // the last failure, for downErr
 
 	// epoch changes when the node's address moves (a Sentinel shard's

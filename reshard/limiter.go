@@ -3,6 +3,7 @@ package reshard
 import (
 	"context"
 	"fmt"
+	"math"
 	"sync"
 	"time"
 )
@@ -30,14 +31,16 @@ func (l *limiter) wait(ctx context.Context, n int, b int64) error {
 	l.mu.Lock()
 	l.nKeys += float64(n)
 	l.nByte += float64(b)
-	var due time.Duration
+	var due float64 // nanoseconds after start
 	if l.keys > 0 {
-		due = max(due, time.Duration(l.nKeys/l.keys*float64(time.Second)))
+		due = max(due, l.nKeys/l.keys*float64(time.Second))
 	}
 	if l.bytes > 0 {
-		due = max(due, time.Duration(l.nByte/l.bytes*float64(time.Second)))
+		due = max(due, l.nByte/l.bytes*float64(time.Second))
 	}
-	sleep := time.Until(l.start.Add(due))
+	// A tiny rate puts due past what a Duration holds; converting it
+	// would wrap to a negative Duration and lift the limit.
+	sleep := time.Until(l.start.Add(time.Duration(min(due, float64(math.MaxInt64/2)))))
 	l.mu.Unlock()
 	if sleep <= 0 {
 		return nil

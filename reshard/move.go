@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -31,6 +32,11 @@ import (
 // there (strays, for example left by auto-eject) are left alone and
 // counted; Verify reports them.
 func Move(ctx context.Context, opts Options) (*Report, error) {
+	for _, r := range []float64{opts.KeysPerSecond, opts.BytesPerSecond} {
+		if !(r >= 0) || math.IsInf(r, 0) { // NaN, negative or infinite: the limiter would not limit
+			return nil, fmt.Errorf("%w: a pace of %v per second (want a positive number, or 0 for no limit)", shard.ErrBadConfig, r)
+		}
+	}
 	opts = opts.withDefaults()
 	start := time.Now()
 	c, err := routingClient(ctx, opts.From, opts.To, opts.Addrs)

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -75,6 +76,9 @@ func runReshard(ctx context.Context, env *cliEnv, args []string) error {
 		}
 		return fmt.Errorf("%w: %w", errUsage, err)
 	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("%w: unexpected argument %q (flags go before it)", errUsage, fs.Arg(0))
+	}
 	if *fromArg == "" || *toArg == "" {
 		return fmt.Errorf("%w: --from and --to are required", errUsage)
 	}
@@ -98,6 +102,8 @@ func runReshard(ctx context.Context, env *cliEnv, args []string) error {
 	}
 	if n := count(*armOnly, *finish, *clearFence); n > 1 {
 		return fmt.Errorf("%w: --arm, --finish and --clear-fence exclude each other", errUsage)
+	} else if n == 1 && *dryRun {
+		return fmt.Errorf("%w: --dry-run changes nothing; --arm, --finish and --clear-fence change the fence", errUsage)
 	}
 	switch {
 	case *finish:
@@ -207,14 +213,14 @@ func parseRate(s string) (keys, bytes float64, err error) {
 	for _, suf := range []string{"GB", "MB", "KB", "B"} {
 		if num, ok := strings.CutSuffix(strings.ToUpper(s), suf); ok {
 			v, err := strconv.ParseFloat(num, 64)
-			if err != nil || v <= 0 {
+			if err != nil || !(v > 0) || math.IsInf(v, 0) {
 				return 0, 0, fmt.Errorf("--rate %q: want a positive number such as 20MB/s", s)
 			}
 			return 0, v * mult[suf], nil
 		}
 	}
 	v, err := strconv.ParseFloat(s, 64)
-	if err != nil || v <= 0 {
+	if err != nil || !(v > 0) || math.IsInf(v, 0) {
 		return 0, 0, fmt.Errorf("--rate %q: want keys per second (5000) or bytes per second (20MB/s)", s)
 	}
 	return v, 0, nil

@@ -76,6 +76,20 @@ func TestReshardFlags(t *testing.T) {
 		{[]string{"reshard", "--from", "redis-ring://127.0.0.1:1", "--to", "redis-ring://127.0.0.1:2", "--max-block", "soon"}, 2, "--max-block"},
 		{[]string{"reshard", "--from", "nosuchfile.yaml", "--to", "redis-ring://127.0.0.1:2"}, 1, "--from"},
 		{[]string{"verify"}, 2, "--config is required"},
+		// Go's flag package stops at the first word that is no flag: what
+		// follows (here --dry-run) would be dropped without a word.
+		{[]string{"reshard", "--from", "redis-ring://127.0.0.1:1", "--to", "redis-ring://127.0.0.1:2", "--quiet", "now", "--dry-run"}, 2, `unexpected argument "now"`},
+		{[]string{"verify", "--config", "redis-ring://127.0.0.1:1", "now"}, 2, `unexpected argument "now"`},
+		{[]string{"reshard", "--from", "redis-ring://127.0.0.1:1", "--to", "redis-ring://127.0.0.1:2", "--dry-run", "--arm"}, 2, "--dry-run changes nothing"},
+		{[]string{"reshard", "--from", "redis-ring://127.0.0.1:1", "--to", "redis-ring://127.0.0.1:2", "--dry-run", "--finish"}, 2, "--dry-run changes nothing"},
+		{[]string{"reshard", "--from", "redis-ring://127.0.0.1:1", "--to", "redis-ring://127.0.0.1:2", "--dry-run", "--clear-fence"}, 2, "--dry-run changes nothing"},
+	}
+	for _, rate := range []string{"NaN", "nan/s", "Inf", "+Inf/s", "NaNMB/s", "InfKB/s"} {
+		cases = append(cases, struct {
+			args []string
+			code int
+			msg  string
+		}{[]string{"reshard", "--from", "redis-ring://127.0.0.1:1", "--to", "redis-ring://127.0.0.1:2", "--rate", rate}, 2, "--rate"})
 	}
 	for _, tc := range cases {
 		code, _, errOut := runCLI(t, "", tc.args...)

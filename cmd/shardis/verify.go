@@ -39,6 +39,9 @@ func runVerify(ctx context.Context, env *cliEnv, args []string) error {
 		}
 		return fmt.Errorf("%w: %w", errUsage, err)
 	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("%w: unexpected argument %q (flags go before it)", errUsage, fs.Arg(0))
+	}
 	if *cfgArg == "" {
 		return fmt.Errorf("%w: --config is required", errUsage)
 	}

@@ -51,6 +51,9 @@ func arm(ctx context.Context, pools *pool.Set, info shard.MigrationInfo, opts Ar
 	if opts.Timeout <= 0 {
 		opts.Timeout = 30 * time.Second
 	}
+	if err := noOppositeMover(ctx, pools, info); err != nil { // opposite.go
+		return err
+	}
 	key := shard.FenceKey(info.FromID, info.ToID)
 	phase, err := fencePhase(ctx, pools, info, key)
 	if err != nil {

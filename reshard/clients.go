@@ -113,8 +113,13 @@ func (f freshConns) inHandshake(e clientEntry) bool {
 
 // clientList reads CLIENT LIST on every old node.
 func clientList(ctx context.Context, pools *pool.Set, info shard.MigrationInfo) ([]clientEntry, error) {
+	return clientListOn(ctx, pools, info.From.Nodes())
+}
+
+// clientListOn reads CLIENT LIST on nodes.
+func clientListOn(ctx context.Context, pools *pool.Set, nodes []shard.Node) ([]clientEntry, error) {
 	var entries []clientEntry
-	for _, n := range info.From.Nodes() {
+	for _, n := range nodes {
 		conn, err := pools.Get(ctx, n.Addr)
 		if err != nil {
 			return nil, &shard.NodeError{Node: n, Err: err}
@@ -224,6 +229,16 @@ func parseClientList(node, text string) []clientEntry {
 // moverPool returns the pool options of the mover's own connections.
 func moverPool(o pool.Options) pool.Options {
 	o.ClientName = moverName
+	return o
+}
+
+// moverPoolFor is moverPool for the connections of a Move, whose name
+// also says which migration it runs ("shardis-reshard:FROM>TO"), so that
+// the arm of the opposite migration can tell that it is still running
+// (opposite.go).
+func moverPoolFor(o pool.Options, info shard.MigrationInfo) pool.Options {
+	o = moverPool(o)
+	o.ClientName += ":" + info.FromID + ">" + info.ToID
 	return o
 }
 

@@ -18,6 +18,11 @@ var ErrMisplaced = errors.New("shardis: keys on a node that does not own them")
 // both (the next move of each settles it, the new owner's copy kept).
 var ErrPauseOver = errors.New("shardis: a DUMP/RESTORE batch outlasted the pause of its old node's writes")
 
+// ErrMoverRunning is matched (errors.Is) by the *ClientsError with which
+// Arm and Move refuse to start while a Move of the opposite migration
+// (the one a rollback turns around) still has connections open.
+var ErrMoverRunning = errors.New("shardis: a mover of the opposite migration is still running")
+
 // ClientConn is one connection that CheckClients found on an old node.
 type ClientConn struct {
 	Node   string // the old node's address

@@ -45,7 +45,7 @@ func Move(ctx context.Context, opts Options) (*Report, error) {
 	}
 	defer c.Close()
 	info, _ := c.Migration()
-	pools, err := pool.NewSet(moverPool(opts.To.Pool))
+	pools, err := pool.NewSet(moverPoolFor(opts.To.Pool, info))
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", shard.ErrBadConfig, err)
 	}

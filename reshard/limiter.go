@@ -29,15 +29,15 @@ func (l *limiter) wait(ctx context.Context, n int, b int64) error {
 		return nil
 	}
 	l.mu.Lock()
+	// Time the pace did not use (a long stretch of keys that stay, a
+	// slow old node) is credit for a burst; at most maxCredit of it is
+	// kept, so that the pace holds over any second, not only on average.
+	if idle := float64(time.Since(l.start)) - l.due(); idle > float64(maxCredit) {
+		l.start = l.start.Add(time.Duration(idle - float64(maxCredit)))
+	}
 	l.nKeys += float64(n)
 	l.nByte += float64(b)
-	var due float64 // nanoseconds after start
-	if l.keys > 0 {
-		due = max(due, l.nKeys/l.keys*float64(time.Second))
-	}
-	if l.bytes > 0 {
-		due = max(due, l.nByte/l.bytes*float64(time.Second))
-	}
+	due := l.due()
 	// A tiny rate puts due past what a Duration holds; converting it
 	// would wrap to a negative Duration and lift the limit.
 	sleep := time.Until(l.start.Add(time.Duration(min(due, float64(math.MaxInt64/2)))))
@@ -53,4 +53,20 @@ func (l *limiter) wait(ctx context.Context, n int, b int64) error {
 	case <-ctx.Done():
 		return fmt.Errorf("shardis: %w", ctx.Err())
 	}
+}
+
+// maxCredit is how much unused time the limiter keeps for a burst.
+const maxCredit = time.Second
+
+// due returns when, in nanoseconds after start, the keys and bytes booked
+// so far are due at the pace.
+func (l *limiter) due() float64 {
+	var due float64
+	if l.keys > 0 {
+		due = max(due, l.nKeys/l.keys*float64(time.Second))
+	}
+	if l.bytes > 0 {
+		due = max(due, l.nByte/l.bytes*float64(time.Second))
+	}
+	return due
 }

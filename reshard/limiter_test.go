@@ -46,6 +46,18 @@ func TestLimiterPaces(t *testing.T) {
 	}
 }
 
+// TestLimiterKeepsAtMostASecondOfCredit: after ten idle seconds, 5,000
+// keys at 1,000 keys/s still wait about four seconds, not none.
+func TestLimiterKeepsAtMostASecondOfCredit(t *testing.T) {
+	l := newLimiter(1000, 0)
+	l.start = l.start.Add(-10 * time.Second) // as if created ten seconds ago, nothing booked
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	if err := l.wait(ctx, 5000, 0); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("wait = %v, want it to wait (about 4 s) past the context", err)
+	}
+}
+
 // TestMoveRefusesAPaceThatDoesNotLimit: a negative, NaN or infinite pace
 // is a configuration error, not "no limit".
 func TestMoveRefusesAPaceThatDoesNotLimit(t *testing.T) {

@@ -56,14 +56,8 @@ func runBenchE2E(ctx context.Context, env *cliEnv, args []string) error {
 	multi := fs.String("multi", "100,1k", "keys per MSET and MGET (\"\" for none)")
 	reportDir := fs.String("report", "", "write report.md and SVG charts into this directory")
 	asJSON := fs.Bool("json", false, "print one JSON document instead of the table")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
-		}
-		return fmt.Errorf("%w: %w", errUsage, err)
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
+	if err := parseFlags(fs, args, true); err != nil {
+		return err
 	}
 	if *duration <= 0 || *duration > 10*time.Minute {
 		return fmt.Errorf("%w: --duration must be between 0 and 10m", errUsage)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -74,14 +73,8 @@ func runBenchPlacement(ctx context.Context, env *cliEnv, args []string) error {
 	lookupTime := fs.Duration("lookup-time", placement.DefaultLookupTime, "time spent timing lookups per strategy and layout")
 	reportDir := fs.String("report", "", "write report.md and SVG charts into this directory")
 	asJSON := fs.Bool("json", false, "print one JSON document instead of the table")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
-		}
-		return fmt.Errorf("%w: %w", errUsage, err)
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
+	if err := parseFlags(fs, args, true); err != nil {
+		return err
 	}
 	if *keysFile != "" && *generate != 0 {
 		return fmt.Errorf("%w: give --keys or --generate, not both", errUsage)

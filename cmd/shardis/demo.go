@@ -24,8 +24,8 @@ func runDemo(ctx context.Context, env *cliEnv, args []string) error {
 	configFile := fs.String("config", "", "YAML or JSON client config; without it the demo starts three embedded servers")
 	keys := fs.Int("keys", 100000, "how many keys to write")
 	batch := fs.Int("batch", 1000, "commands per pipeline")
-	if err := fs.Parse(args); err != nil {
-		return fmt.Errorf("%w: %w", errUsage, err)
+	if err := parseFlags(fs, args, true); err != nil {
+		return err
 	}
 	if *keys <= 0 || *batch <= 0 {
 		return fmt.Errorf("%w: --keys and --batch must be positive", errUsage)

@@ -65,6 +65,9 @@ func run(ctx context.Context, env *cliEnv, args []string) int {
 		return 2
 	}
 	if err := c.run(ctx, env, args[1:]); err != nil {
+		if errors.Is(err, errHelp) {
+			return 0 // the usage is printed (parseFlags)
+		}
 		fmt.Fprintf(env.stderr, "shardis %s: %v\n", c.name, err)
 		if errors.Is(err, errUsage) {
 			return 2

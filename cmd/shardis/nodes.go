@@ -35,8 +35,8 @@ func runNodes(ctx context.Context, env *cliEnv, args []string) error {
 	fs := flag.NewFlagSet("nodes", flag.ContinueOnError)
 	fs.SetOutput(env.stderr)
 	configFile := fs.String("config", "", "YAML or JSON client config")
-	if err := fs.Parse(args); err != nil {
-		return fmt.Errorf("%w: %w", errUsage, err)
+	if err := parseFlags(fs, args, true); err != nil {
+		return err
 	}
 	c, err := loadClient(ctx, *configFile)
 	if err != nil {

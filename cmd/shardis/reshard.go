@@ -70,14 +70,8 @@ func runReshard(ctx context.Context, env *cliEnv, args []string) error {
 	armOnly := fs.Bool("arm", false, "arm the fence (processes start moving keys on touch) and move nothing")
 	finish := fs.Bool("finish", false, "end the migration: delete the fence's marker once no process uses the migration and every key is at its owner")
 	clearFence := fs.Bool("clear-fence", false, "delete the fence's marker from the old nodes without any check (forced; prefer --finish)")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
-		}
-		return fmt.Errorf("%w: %w", errUsage, err)
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("%w: unexpected argument %q (flags go before it)", errUsage, fs.Arg(0))
+	if err := parseFlags(fs, args, true); err != nil {
+		return err
 	}
 	if *fromArg == "" || *toArg == "" {
 		return fmt.Errorf("%w: --from and --to are required", errUsage)

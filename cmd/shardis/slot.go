@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"strconv"
@@ -38,11 +37,8 @@ func runSlot(ctx context.Context, env *cliEnv, args []string) error {
 	}
 	hexKeys := fs.Bool("hex", false, "each key is its bytes in hex (\"666f6f\" is foo); printed back as given.\n"+
 		"On standard input a \"\\r\" before the \"\\n\" is then ignored too")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
-		}
-		return fmt.Errorf("%w: %w", errUsage, err)
+	if err := parseFlags(fs, args, false); err != nil {
+		return err
 	}
 	return answerKeys(ctx, env, "slot", fs.Args(), *hexKeys, writeSlot)
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"text/tabwriter"
@@ -44,11 +43,8 @@ func runStats(ctx context.Context, env *cliEnv, args []string) error {
 	noProbe := fs.Bool("no-probe", false, "write nothing: skip the probe workload")
 	var wo watchOptions
 	wo.flags(fs)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
-		}
-		return fmt.Errorf("%w: %w", errUsage, err)
+	if err := parseFlags(fs, args, true); err != nil {
+		return err
 	}
 	if *ops < 0 {
 		return fmt.Errorf("%w: --ops must be >= 0", errUsage)

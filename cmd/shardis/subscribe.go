@@ -32,8 +32,8 @@ func runSubscribe(ctx context.Context, env *cliEnv, args []string) error {
 		fmt.Fprintln(env.stderr, "newlines and backslashes inside names and payloads are written as \\t, \\n, \\r, \\\\.")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		return fmt.Errorf("%w: %w", errUsage, err)
+	if err := parseFlags(fs, args, false); err != nil {
+		return err
 	}
 	names := fs.Args()
 	switch {

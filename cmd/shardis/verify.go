@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"strings"
@@ -33,14 +32,8 @@ func runVerify(ctx context.Context, env *cliEnv, args []string) error {
 	cfgArg := fs.String("config", "", "the topology: config file or URL (required)")
 	nodes := fs.String("nodes", "", "more node addresses to scan, comma-separated (e.g. a shard that left)")
 	samples := fs.Int("samples", 20, "misplaced keys to list")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
-		}
-		return fmt.Errorf("%w: %w", errUsage, err)
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("%w: unexpected argument %q (flags go before it)", errUsage, fs.Arg(0))
+	if err := parseFlags(fs, args, true); err != nil {
+		return err
 	}
 	if *cfgArg == "" {
 		return fmt.Errorf("%w: --config is required", errUsage)

@@ -29,11 +29,11 @@ var delIfSame = redis.NewScript(1, `if redis.call('DUMP', KEYS[1]) == ARGV[1] th
 // at the old owner go on. The pause ends with CLIENT UNPAUSE, or by
 // itself Timeout+1s after it began if the mover dies; the batch fails
 // rather than wait for a reply past that moment.
-func (m *mover) dumpMove(ctx context.Context, conn redis.Conn, src, dst shard.Node, keys []string) error {
+func (m *mover) dumpMove(ctx context.Context, conn redis.Conn, src, dst shard.Node, keys []string) (int, error) {
 	hold := m.opts.Timeout + time.Second
 	deadline := time.Now().Add(hold) // the pause began after this moment, so it lasts at least until deadline
 	if _, err := redis.DoContext(conn, ctx, "CLIENT", "PAUSE", hold.Milliseconds(), "WRITE"); err != nil {
-		return &shard.NodeError{Node: src, Err: fmt.Errorf("CLIENT PAUSE WRITE (the DUMP/RESTORE path needs Redis 6.2 or later and the CLIENT command): %w", err)}
+		return 0, &shard.NodeError{Node: src, Err: fmt.Errorf("CLIENT PAUSE WRITE (the DUMP/RESTORE path needs Redis 6.2 or later and the CLIENT command): %w", err)}
 	}
 	paused := true
 	unpause := func() error {
@@ -58,7 +58,7 @@ func (m *mover) dumpMove(ctx context.Context, conn redis.Conn, src, dst shard.No
 		conn.Send("PTTL", k)
 	}
 	if err := conn.Flush(); err != nil {
-		return &shard.NodeError{Node: src, Err: err}
+		return 0, &shard.NodeError{Node: src, Err: err}
 	}
 	type dumped struct {
 		key     string
@@ -73,10 +73,10 @@ func (m *mover) dumpMove(ctx context.Context, conn redis.Conn, src, dst shard.No
 			continue // gone meanwhile
 		}
 		if err1 != nil {
-			return &shard.NodeError{Node: src, Err: fmt.Errorf("DUMP %q: %w", k, err1)}
+			return 0, &shard.NodeError{Node: src, Err: fmt.Errorf("DUMP %q: %w", k, err1)}
 		}
 		if err2 != nil {
-			return &shard.NodeError{Node: src, Err: fmt.Errorf("PTTL %q: %w", k, err2)}
+			return 0, &shard.NodeError{Node: src, Err: fmt.Errorf("PTTL %q: %w", k, err2)}
 		}
 		if ttl < 0 {
 			ttl = 0
@@ -84,19 +84,20 @@ func (m *mover) dumpMove(ctx context.Context, conn redis.Conn, src, dst shard.No
 		items = append(items, dumped{key: k, payload: payload, ttl: ttl})
 	}
 	if len(items) == 0 {
-		return nil
+		return 0, nil
 	}
 	dconn, err := m.pools.Get(ctx, dst.Addr)
 	if err != nil {
-		return &shard.NodeError{Node: dst, Err: err}
+		return 0, &shard.NodeError{Node: dst, Err: err}
 	}
 	defer dconn.Close()
 	for _, it := range items {
 		dconn.Send("RESTORE", it.key, it.ttl, it.payload)
 	}
 	if err := dconn.Flush(); err != nil {
-		return &shard.NodeError{Node: dst, Err: err}
+		return 0, &shard.NodeError{Node: dst, Err: err}
 	}
+	moved := 0
 	for _, it := range items {
 		_, err := receive(dconn)
 		if isReplyError(err, "BUSYKEY") {
@@ -104,19 +105,20 @@ func (m *mover) dumpMove(ctx context.Context, conn redis.Conn, src, dst shard.No
 			continue
 		}
 		if err != nil {
-			return &shard.NodeError{Node: dst, Err: fmt.Errorf("RESTORE %q: %w", it.key, err)}
+			return 0, &shard.NodeError{Node: dst, Err: fmt.Errorf("RESTORE %q: %w", it.key, err)}
 		}
+		moved++
 	}
 	if err := unpause(); err != nil {
-		return &shard.NodeError{Node: src, Err: fmt.Errorf("CLIENT UNPAUSE: %w", err)}
+		return 0, &shard.NodeError{Node: src, Err: fmt.Errorf("CLIENT UNPAUSE: %w", err)}
 	}
 	for _, it := range items {
 		if err := delIfSame.SendHash(conn, it.key, it.payload); err != nil {
-			return &shard.NodeError{Node: src, Err: err}
+			return 0, &shard.NodeError{Node: src, Err: err}
 		}
 	}
 	if err := conn.Flush(); err != nil {
-		return &shard.NodeError{Node: src, Err: err}
+		return 0, &shard.NodeError{Node: src, Err: err}
 	}
 	var firstErr error
 	for range items {
@@ -128,13 +130,13 @@ func (m *mover) dumpMove(ctx context.Context, conn redis.Conn, src, dst shard.No
 		// The script was not loaded yet: load it and delete again.
 		for _, it := range items {
 			if _, err := delIfSame.DoContext(ctx, conn, it.key, it.payload); err != nil {
-				return &shard.NodeError{Node: src, Err: err}
+				return 0, &shard.NodeError{Node: src, Err: err}
 			}
 		}
-		return nil
+		return moved, nil
 	}
 	if firstErr != nil {
-		return &shard.NodeError{Node: src, Err: firstErr}
+		return 0, &shard.NodeError{Node: src, Err: firstErr}
 	}
-	return nil
+	return moved, nil
 }

@@ -123,7 +123,9 @@ func TestDumpMoveKeepsAKeyMovedAndDeletedMeanwhile(t *testing.T) {
 		case <-time.After(300 * time.Millisecond):
 		}
 	}}
-	require.NoError(t, r.m.dumpMove(ctx, hc, r.src, r.dst, []string{"k"}))
+	moved, err := r.m.dumpMove(ctx, hc, r.src, r.dst, []string{"k"})
+	require.NoError(t, err)
+	require.Equal(t, 1, moved, "the RESTORE of k ran before the client's MIGRATE")
 	require.NoError(t, <-done)
 	require.Equal(t, 11, incr, "the INCR saw the moved value")
 	for _, s := range r.servers {
@@ -144,7 +146,7 @@ func TestDumpMoveFailsRatherThanOutlastItsPause(t *testing.T) {
 		require.NoError(t, err)
 	}
 	hc := &hookConn{Conn: r.conn, at: 2, hook: func() { time.Sleep(2100 * time.Millisecond) }} // after k0's DUMP and PTTL
-	err := r.m.dumpMove(ctx, hc, r.src, r.dst, []string{"k0", "k1", "k2"})
+	_, err := r.m.dumpMove(ctx, hc, r.src, r.dst, []string{"k0", "k1", "k2"})
 	require.ErrorIs(t, err, ErrPauseOver)
 	for i := 0; i < 3; i++ {
 		n, err := r.servers[0].Do("EXISTS", fmt.Sprintf("k%d", i))

@@ -259,47 +259,72 @@ func (m *mover) moveChunk(ctx context.Context, conn redis.Conn, src, dst shard.N
 		return 0, err
 	}
 	start := time.Now()
+	var moved int
 	var err error
 	if m.opts.Dump {
-		err = m.dumpMove(ctx, conn, src, dst, keys)
+		moved, err = m.dumpMove(ctx, conn, src, dst, keys)
 	} else {
-		err = m.migrate(ctx, conn, src, dst, keys)
+		moved, err = m.migrate(ctx, conn, src, dst, keys)
 	}
 	if err != nil {
 		return 0, err
 	}
-	m.count(src, dst, int64(len(keys)), size)
+	if moved < len(keys) && moved > 0 {
+		size = size * int64(moved) / int64(len(keys))
+	} else if moved == 0 {
+		size = 0
+	}
+	m.count(src, dst, int64(moved), size)
 	return time.Since(start), nil
 }
 
-// migrate moves keys with MIGRATE ... KEYS; a key the new owner has is
-// settled one by one (the new owner's copy wins); an I/O error between
-// the servers falls back to DUMP/RESTORE through the mover.
-func (m *mover) migrate(ctx context.Context, conn redis.Conn, src, dst shard.Node, keys []string) error {
+// migrate moves keys with MIGRATE ... KEYS and returns how many it
+// moved; a key the new owner has is settled one by one (the new owner's
+// copy wins, and the key is counted as busy, not moved); an I/O error
+// between the servers falls back to DUMP/RESTORE through the mover.
+//
+// MIGRATE ... KEYS skips keys that are gone (deleted, expired or moved by
+// a client since the scan) and answers NOKEY when none was left: such a
+// batch moved nothing. When only some are gone, the reply does not say
+// how many; they count as moved.
+func (m *mover) migrate(ctx context.Context, conn redis.Conn, src, dst shard.Node, keys []string) (int, error) {
 	// The reply can take as long as MIGRATE's own timeout (a large value),
 	// longer than the pool's read timeout.
 	wait := m.opts.Timeout + time.Second
-	_, err := redis.DoWithTimeout(conn, wait, "MIGRATE", m.migrateArgs(dst, keys)...)
+	reply, err := redis.DoWithTimeout(conn, wait, "MIGRATE", m.migrateArgs(dst, keys)...)
 	switch {
 	case err == nil:
-		return nil
+		if isNoKey(reply) {
+			return 0, nil
+		}
+		return len(keys), nil
 	case isReplyError(err, "BUSYKEY"):
+		// The batch moved the keys the new owner took; each key is now
+		// moved again on its own: NOKEY for those.
+		busy := 0
 		for _, k := range keys {
 			_, err := redis.DoWithTimeout(conn, wait, "MIGRATE", m.migrateArgs(dst, []string{k})...)
 			if isReplyError(err, "BUSYKEY") {
 				_, err = redis.DoContext(conn, ctx, "DEL", k)
 				m.busy.Add(1)
+				busy++
 			}
 			if err != nil {
-				return &shard.NodeError{Node: src, Err: fmt.Errorf("moving %q to %s: %w", k, dst, err)}
+				return 0, &shard.NodeError{Node: src, Err: fmt.Errorf("moving %q to %s: %w", k, dst, err)}
 			}
 		}
-		return nil
+		return len(keys) - busy, nil
 	case isReplyError(err, "IOERR"):
 		return m.dumpMove(ctx, conn, src, dst, keys)
 	default:
-		return &shard.NodeError{Node: src, Err: fmt.Errorf("MIGRATE to %s: %w", dst, err)}
+		return 0, &shard.NodeError{Node: src, Err: fmt.Errorf("MIGRATE to %s: %w", dst, err)}
 	}
+}
+
+// isNoKey reports MIGRATE's answer when none of its keys was there.
+func isNoKey(reply any) bool {
+	s, ok := reply.(string)
+	return ok && s == "NOKEY"
 }
 
 func (m *mover) migrateArgs(dst shard.Node, keys []string) []any {

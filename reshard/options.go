@@ -98,7 +98,12 @@ type Flow struct {
 // Report is the outcome of Move.
 type Report struct {
 	Scanned int64 // keys looked at on the old nodes
-	Moved   int64 // keys moved (would move, in a dry run)
+	// Moved counts the keys the mover moved (would move, in a dry run).
+	// A key the new owner already had is not among them, nor a batch
+	// whose keys were all gone when it moved (deleted, expired, or moved
+	// by a client); a key gone from a batch whose other keys moved still
+	// counts, as MIGRATE does not say which were there.
+	Moved int64
 	// Busy counts keys that the new owner already had: the new owner's
 	// copy was kept and the old one deleted.
 	Busy  int64

@@ -58,3 +58,37 @@ func TestNestedConfigErrorsSayBadConfigOnce(t *testing.T) {
 		}
 	}
 }
+
+// TestConfigFileExplicitValueOverridesURL: a file's url gives the base
+// and its fields refine it; a field the file sets to zero or false is a
+// setting too (db 0, wait false), not "unset", so it must override the
+// url's value rather than leave it.
+func TestConfigFileExplicitValueOverridesURL(t *testing.T) {
+	const ring = "url: 'redis-ring://127.0.0.1:6379?db=3&wait=true&auto_eject=true&max_idle=7&failure_limit=4&health_interval=2s'\n"
+	for _, tc := range []struct {
+		file  string
+		check func(shard.Config) bool
+	}{
+		{ring + "pool: {db: 0}\n", func(c shard.Config) bool { return c.Pool.DB == 0 }},
+		{ring + "pool: {wait: false}\n", func(c shard.Config) bool { return !c.Pool.Wait }},
+		{ring + "pool: {max_idle: 0}\n", func(c shard.Config) bool { return c.Pool.MaxIdle == 0 }},
+		{ring + "health: {auto_eject: false}\n", func(c shard.Config) bool { return !c.Health.AutoEject }},
+		{ring + "health: {failure_limit: 1}\n", func(c shard.Config) bool { return c.Health.FailureLimit == 1 }},
+		{ring + "health: {interval: 0s}\n", func(c shard.Config) bool { return c.Health.Interval == 0 }},
+		{"url: 'redis-cluster://127.0.0.1:7000?max_redirects=5'\ncluster: {max_redirects: 0}\n", func(c shard.Config) bool { return c.Cluster.MaxRedirects == 0 }},
+		{"url: 'redis-ring+sentinel://127.0.0.1:26379?shards=a&failover_wait=3s'\nsentinel: {failover_wait: 0s}\n", func(c shard.Config) bool { return c.Sentinel.FailoverWait == 0 }},
+		// What the file leaves out keeps the url's value.
+		{ring + "pool: {max_active: 9}\n", func(c shard.Config) bool {
+			return c.Pool.DB == 3 && c.Pool.Wait && c.Pool.MaxIdle == 7 && c.Pool.MaxActive == 9 && c.Health.AutoEject && c.Health.FailureLimit == 4
+		}},
+	} {
+		cfg, err := shard.ParseConfig([]byte(tc.file))
+		if err != nil {
+			t.Errorf("%s: %v", tc.file, err)
+			continue
+		}
+		if !tc.check(cfg) {
+			t.Errorf("the file's value did not win:\n%s", tc.file)
+		}
+	}
+}

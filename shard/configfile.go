@@ -29,27 +29,27 @@ type fileConfig struct {
 	Seeds        []string     `yaml:"seeds"`
 	AutoPipeline *bool        `yaml:"auto_pipeline"`
 	Cluster      struct {
-		RefreshInterval    duration `yaml:"refresh_interval"`
-		MinRefreshInterval duration `yaml:"min_refresh_interval"`
-		MaxRedirects       int      `yaml:"max_redirects"`
-		MaxRetryWait       duration `yaml:"max_retry_wait"`
-		ReadFrom           string   `yaml:"read_from"`
+		RefreshInterval    *duration `yaml:"refresh_interval"`
+		MinRefreshInterval *duration `yaml:"min_refresh_interval"`
+		MaxRedirects       *int      `yaml:"max_redirects"`
+		MaxRetryWait       *duration `yaml:"max_retry_wait"`
+		ReadFrom           string    `yaml:"read_from"`
 	} `yaml:"cluster"`
 	Pool struct {
-		MaxIdle         int      `yaml:"max_idle"`
-		MaxActive       int      `yaml:"max_active"`
-		IdleTimeout     duration `yaml:"idle_timeout"`
-		MaxConnLifetime duration `yaml:"max_conn_lifetime"`
-		Wait            bool     `yaml:"wait"`
-		TestOnBorrow    duration `yaml:"test_on_borrow"`
-		DialTimeout     duration `yaml:"dial_timeout"`
-		ReadTimeout     duration `yaml:"read_timeout"`
-		WriteTimeout    duration `yaml:"write_timeout"`
-		Username        string   `yaml:"username"`
-		Password        string   `yaml:"password"`
-		PasswordEnv     string   `yaml:"password_env"`
-		DB              int      `yaml:"db"`
-		ClientName      string   `yaml:"client_name"`
+		MaxIdle         *int      `yaml:"max_idle"`
+		MaxActive       *int      `yaml:"max_active"`
+		IdleTimeout     *duration `yaml:"idle_timeout"`
+		MaxConnLifetime *duration `yaml:"max_conn_lifetime"`
+		Wait            *bool     `yaml:"wait"`
+		TestOnBorrow    *duration `yaml:"test_on_borrow"`
+		DialTimeout     *duration `yaml:"dial_timeout"`
+		ReadTimeout     *duration `yaml:"read_timeout"`
+		WriteTimeout    *duration `yaml:"write_timeout"`
+		Username        string    `yaml:"username"`
+		Password        string    `yaml:"password"`
+		PasswordEnv     string    `yaml:"password_env"`
+		DB              *int      `yaml:"db"`
+		ClientName      string    `yaml:"client_name"`
 		TLS             *struct {
 			CAFile     string `yaml:"ca_file"`
 			CertFile   string `yaml:"cert_file"`
@@ -59,10 +59,10 @@ type fileConfig struct {
 	} `yaml:"pool"`
 	Migration *fileMigration `yaml:"migration"`
 	Health    struct {
-		Interval     duration `yaml:"interval"`
-		FailureLimit int      `yaml:"failure_limit"`
-		Timeout      duration `yaml:"timeout"`
-		AutoEject    bool     `yaml:"auto_eject"`
+		Interval     *duration `yaml:"interval"`
+		FailureLimit *int      `yaml:"failure_limit"`
+		Timeout      *duration `yaml:"timeout"`
+		AutoEject    *bool     `yaml:"auto_eject"`
 	} `yaml:"health"`
 }
 
@@ -161,7 +161,7 @@ func ParseConfig(data []byte) (Config, error) {
 	setDur(&p.DialTimeout, fp.DialTimeout)
 	setDur(&p.ReadTimeout, fp.ReadTimeout)
 	setDur(&p.WriteTimeout, fp.WriteTimeout)
-	p.Wait = p.Wait || fp.Wait
+	setVal(&p.Wait, fp.Wait)
 	if fp.Username != "" {
 		p.Username = fp.Username
 	}
@@ -192,7 +192,7 @@ func ParseConfig(data []byte) (Config, error) {
 	setDur(&h.Interval, fh.Interval)
 	setDur(&h.Timeout, fh.Timeout)
 	setInt(&h.FailureLimit, fh.FailureLimit)
-	h.AutoEject = h.AutoEject || fh.AutoEject
+	setVal(&h.AutoEject, fh.AutoEject)
 	if err := fc.Migration.apply(&cfg); err != nil {
 		return Config{}, err
 	}
@@ -202,15 +202,19 @@ func ParseConfig(data []byte) (Config, error) {
 	return cfg, cfg.Validate()
 }
 
-func setInt(dst *int, v int) {
-	if v != 0 {
-		*dst = v
+// setVal, setInt and setDur set a field that the file gives, even to
+// zero or false: an explicit value in the file overrides the url's.
+func setVal[T any](dst *T, v *T) {
+	if v != nil {
+		*dst = *v
 	}
 }
 
-func setDur(dst *time.Duration, v duration) {
-	if v != 0 {
-		*dst = time.Duration(v)
+func setInt(dst *int, v *int) { setVal(dst, v) }
+
+func setDur(dst *time.Duration, v *duration) {
+	if v != nil {
+		*dst = time.Duration(*v)
 	}
 }
 
@@ -247,7 +251,7 @@ func checkModeFields(cfg Config, fc *fileConfig) error {
 		switch {
 		case fc.Hash != "" || fc.KeyHash != "" || fc.Tag != "":
 			return badConfigf("hash, key_hash and tag are for ring mode only")
-		case fc.Health.AutoEject:
+		case fc.Health.AutoEject != nil && *fc.Health.AutoEject:
 			return badConfigf("health.auto_eject is for ring mode only")
 		}
 	} else {

@@ -22,11 +22,11 @@ type fileSentinelAuth struct {
 type fileSentinel struct {
 	Addrs              []string `yaml:"addrs"`
 	fileSentinelAuth   `yaml:",inline"`
-	ReadFrom           string   `yaml:"read_from"`
-	RefreshInterval    duration `yaml:"refresh_interval"`
-	MinRefreshInterval duration `yaml:"min_refresh_interval"`
-	Timeout            duration `yaml:"timeout"`
-	FailoverWait       duration `yaml:"failover_wait"`
+	ReadFrom           string    `yaml:"read_from"`
+	RefreshInterval    *duration `yaml:"refresh_interval"`
+	MinRefreshInterval *duration `yaml:"min_refresh_interval"`
+	Timeout            *duration `yaml:"timeout"`
+	FailoverWait       *duration `yaml:"failover_wait"`
 }
 
 // fileSentinelShard is a shard entry's sentinel: section.

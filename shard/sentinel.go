@@ -52,6 +52,17 @@ type sentShard struct {
 	urgent chan struct{}
 	mu     sync.Mutex
 	round  chan struct{} // closed when the next query ends
+
+	// instMu orders the two ways a master is installed: a query, and a
+	// +switch-master message (switched). switches counts the latter's
+	// installs, so that a query that began before one does not install
+	// the master it found then, which may be the one just failed over
+	// from.
+	instMu        sync.Mutex
+	switchInstall uint64
+	// queryHook, in tests only, runs after a query has verified a master
+	// and before it installs it.
+	queryHook atomic.Pointer[func(addr string)]
 }
 
 // failoverEvent is the internal notice of a master change, for stats and

@@ -15,6 +15,9 @@ import (
 // replica, its own master is checked and taken instead.
 func (c *Client) query(ctx context.Context, sh *sentShard) error {
 	sh.queries.Add(1)
+	sh.instMu.Lock()
+	gen := sh.switchInstall
+	sh.instMu.Unlock()
 	addr, _, err := sh.cli.VerifiedMasterAddr(ctx, c.checkMaster)
 	if err != nil {
 		// No Sentinel named a confirmed master: keep serving the last
@@ -28,15 +31,36 @@ func (c *Client) query(ctx context.Context, sh *sentShard) error {
 			return fmt.Errorf("shardis: Sentinel shard %s: %w", sh.cfg.Name, err)
 		}
 		if next, rerr := c.followRole(ctx, *cur); rerr == nil && next != *cur {
-			c.install(sh, next)
+			c.installFound(sh, next, gen)
 		}
 		return fmt.Errorf("shardis: Sentinel shard %s: %w", sh.cfg.Name, err)
 	}
 	sh.stale.Store(false)
 	sh.lastErr.Store(nil)
-	c.install(sh, addr)
+	if !c.installFound(sh, addr, gen) {
+		return nil // a +switch-master installed a newer master meanwhile
+	}
 	c.loadReplicas(ctx, sh, addr)
 	return nil
+}
+
+// installFound installs the master a query found, unless a +switch-master
+// installed one since the query began (gen): what the query found may
+// then be the master just failed over from, and installing it would send
+// writes back to it. The query that the message asked for follows.
+func (c *Client) installFound(sh *sentShard, addr string, gen uint64) bool {
+	if h := sh.queryHook.Load(); h != nil {
+		(*h)(addr)
+	}
+	sh.instMu.Lock()
+	if sh.switchInstall != gen {
+		sh.instMu.Unlock()
+		return false
+	}
+	old := sh.master.Swap(&addr)
+	sh.instMu.Unlock()
+	c.installed(sh, old, addr)
+	return true
 }
 
 // checkMaster verifies with ROLE that addr is a master.
@@ -83,11 +107,12 @@ func (c *Client) roleOf(ctx context.Context, addr string) (sentinel.Role, error)
 	return sentinel.CheckRole(ctx, conn)
 }
 
-// install makes addr the shard's master. On a change the pools of the
-// shard start over (connections to the old master close as they come
-// back), the node counts as up again, and the failover is counted.
-func (c *Client) install(sh *sentShard, addr string) {
-	old := sh.master.Swap(&addr)
+// installed follows a change of the shard's master from old to addr
+// (installFound or switched swapped it in): the pools of the shard start
+// over (connections to the old master close as they come back), the node
+// counts as up again, and the failover is counted. It runs outside
+// instMu, as it calls the user's hooks.
+func (c *Client) installed(sh *sentShard, old *string, addr string) {
 	if old == nil || *old == addr {
 		return
 	}

@@ -78,7 +78,12 @@ func (c *Client) switched(sh *sentShard, ev sentinel.SwitchMaster) {
 	ctx, cancel := context.WithTimeout(c.life, c.dialTimeout()+c.readTimeout)
 	defer cancel()
 	if c.checkMaster(ctx, ev.NewAddr) == nil {
-		c.install(sh, ev.NewAddr)
+		addr := ev.NewAddr
+		sh.instMu.Lock()
+		old := sh.master.Swap(&addr)
+		sh.switchInstall++
+		sh.instMu.Unlock()
+		c.installed(sh, old, addr)
 	}
 	select {
 	case sh.urgent <- struct{}{}:

@@ -1,0 +1,104 @@
+package shard_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/shardis/shardis/internal/redistest"
+	"github.com/shardis/shardis/shard"
+	"github.com/stretchr/testify/require"
+)
+
+// TestSentinelQueryDoesNotUndoASwitch: a periodic query verifies the old
+// master; before it installs it, a failover happens and the client
+// installs the new master from the Sentinels' +switch-master. The query
+// must not then install the master it found, which is the one just failed
+// over from: writes would go back to it (lost if it is cut off and still
+// answers as a master; refused with READONLY once it is a replica).
+func TestSentinelQueryDoesNotUndoASwitch(t *testing.T) {
+	set := redistest.StartSentinelsTB(t, redistest.SentinelOptions{
+		Data:             redistest.Options{Users: []redistest.User{{Name: sentDataUser, Password: sentDataPW}}},
+		SentinelPassword: sentPW,
+		DownAfter:        time.Second,
+		FailoverTimeout:  2 * time.Second,
+		Shards:           1,
+	})
+	cfg := sentinelConfig(set)
+	cfg.Sentinel.RefreshInterval = 50 * time.Millisecond
+	cfg.Sentinel.MinRefreshInterval = 10 * time.Millisecond
+	c := newClient(t, cfg)
+	old, err := set.Master(0)
+	require.NoError(t, err)
+	next, err := set.Replica(0)
+	require.NoError(t, err)
+
+	var mu sync.Mutex
+	var events []string // "from -> to", as the client installed them
+	shard.OnFailover(c, func(_, from, to string) {
+		mu.Lock()
+		events = append(events, from+" -> "+to)
+		mu.Unlock()
+	})
+	held := make(chan struct{})
+	release := make(chan struct{})
+	// after gets the changes installed so far when the query after the
+	// held one has found its master (before that query installs it).
+	after := make(chan []string, 1)
+	var once sync.Once
+	shard.OnSentinelQueryFound(c, 0, func(addr string) {
+		first := false
+		if addr == old.Addr {
+			once.Do(func() { first = true })
+		}
+		if first {
+			close(held)
+			<-release
+			return
+		}
+		select {
+		case <-held:
+		default:
+			return
+		}
+		select {
+		case <-release:
+		default:
+			return // a query of the switch's, while the held one waits
+		}
+		mu.Lock()
+		got := append([]string(nil), events...)
+		mu.Unlock()
+		select {
+		case after <- got:
+		default:
+		}
+	})
+	select {
+	case <-held:
+	case <-time.After(30 * time.Second):
+		t.Fatal("no query found the old master")
+	}
+
+	_, err = set.Sentinels[0].Do("SENTINEL", "FAILOVER", set.Shards[0].Name)
+	require.NoError(t, err)
+	switched := old.Addr + " -> " + next.Addr
+	waitFor(t, 60*time.Second, "the client to install the new master from +switch-master", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(events) == 1 && events[0] == switched
+	})
+	close(release)
+	// The held query ends, then the one the switch asked for runs.
+	var got []string
+	select {
+	case got = <-after:
+	case <-time.After(30 * time.Second):
+		t.Fatal("no query ran after the held one")
+	}
+	require.Equal(t, []string{switched}, got, "master changes the client installed")
+	require.Equal(t, next.Addr, c.Stats().Sentinel[0].Master)
+	_, err = c.Do(context.Background(), "SET", "after-switch", "1")
+	require.NoError(t, err, "a write after the switch")
+}

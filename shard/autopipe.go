@@ -49,7 +49,13 @@ type pipeReq struct {
 	// with no other command between them: a transaction's MULTI and
 	// queued commands, cl its EXEC (autopipe_tx.go). Their replies are
 	// read and dropped; cl's is the answer.
-	pre   []*call
+	pre []*call
+	// ctx is the caller's: a command whose caller's context has ended by
+	// the time the writer writes its batch is not written (take).
+	ctx context.Context
+	// state settles, with one compare-and-swap, the race between the
+	// writer taking the command and its caller giving up on it.
+	state atomic.Int32
 	reply any
 	err   error
 	done  chan struct{} // receives once reply and err are set
@@ -62,7 +68,27 @@ type pipeReq struct {
 	sent time.Time
 }
 
+// The states of a pipeReq. A queued command is taken by the writer to be
+// written (reqTaken: it may run from then on), or dropped by the writer
+// unsent and finished with the reason (reqDropped), or given up by its
+// caller first (reqGaveUp): then only the writer still holds it, never
+// writes it, and recycles it when it comes to it. So a caller whose
+// context ends knows whether its command can still run.
+const (
+	reqQueued int32 = iota
+	reqTaken
+	reqDropped
+	reqGaveUp
+)
+
 var pipeReqs = sync.Pool{New: func() any { return &pipeReq{done: make(chan struct{}, 1)} }}
+
+// recycle puts back a pipeReq that nobody else holds and whose done
+// channel is empty.
+func (r *pipeReq) recycle() {
+	r.cl, r.pre, r.ctx, r.reply, r.err = nil, nil, nil, nil, nil
+	pipeReqs.Put(r)
+}
 
 // autoPipe multiplexes the single commands for one node.
 type autoPipe struct {
@@ -146,8 +172,13 @@ func (c *Client) autoDo(ctx context.Context, calls []*call) (abandoned bool) {
 }
 
 // autoRoundTrip sends one call through its node's automatic pipeline p
-// and waits for the result. It reports whether the context ended first, in
-// which case the pipeline still owns the call.
+// and waits for the result. It reports whether the pipeline still holds
+// the call: the context ended after the writer took it (the command may
+// run), or the pipeline stopped with it still in the queue.
+//
+// A call whose context ends before the writer takes it is never written:
+// it fails with the context's error alone. One whose context ends after
+// that fails with an error that also says the command may have run.
 func (c *Client) autoRoundTrip(ctx context.Context, p *autoPipe, cl *call, pre []*call) (abandoned bool) {
 	ns := c.nodes.get(cl.node)
 	ns.commands.Add(int64(1 + len(pre)))
@@ -157,38 +188,50 @@ func (c *Client) autoRoundTrip(ctx context.Context, p *autoPipe, cl *call, pre [
 		return false
 	}
 	r := pipeReqs.Get().(*pipeReq)
-	r.cl, r.pre = cl, pre
+	r.cl, r.pre, r.ctx = cl, pre, ctx
+	r.state.Store(reqQueued)
 	select {
 	case p.reqs <- r:
 	case <-p.dead:
-		r.cl, r.pre = nil, nil
-		pipeReqs.Put(r)
+		r.recycle()
 		cl.err = ErrClosed
 		return false
 	case <-ctx.Done():
-		r.cl, r.pre = nil, nil
-		pipeReqs.Put(r)
+		r.recycle()
 		cl.err = fmt.Errorf("shardis: %w", ctx.Err())
 		return false
 	}
 	select {
 	case <-r.done:
-		cl.reply, cl.err = r.reply, r.err
 	case <-p.dead:
 		select {
 		case <-r.done: // it was answered before the pipeline stopped
-			cl.reply, cl.err = r.reply, r.err
 		default:
 			cl.err = ErrClosed // still queued: never sent
 			return true        // the channel may still hold r
 		}
 	case <-ctx.Done():
-		// The reply will come and be dropped; r stays with the pipeline.
-		cl.reply, cl.err = nil, fmt.Errorf("shardis: %w", ctx.Err())
-		return true
+		if r.state.CompareAndSwap(reqQueued, reqGaveUp) {
+			// Not written, and now it never will be; the writer
+			// recycles r when it comes to it.
+			cl.reply, cl.err = nil, fmt.Errorf("shardis: %w", ctx.Err())
+			return false
+		}
+		if r.state.Load() == reqDropped {
+			<-r.done // dropped unsent: its result is being set
+			break
+		}
+		select {
+		case <-r.done: // its reply came meanwhile
+		default:
+			// Taken by the writer: the reply will come and be
+			// dropped; r stays with the pipeline.
+			cl.reply, cl.err = nil, fmt.Errorf("shardis: %w before the reply came (the command may have run)", ctx.Err())
+			return true
+		}
 	}
-	r.cl, r.pre, r.reply, r.err = nil, nil, nil, nil
-	pipeReqs.Put(r)
+	cl.reply, cl.err = r.reply, r.err
+	r.recycle()
 	return false
 }
 
@@ -196,6 +239,32 @@ func (c *Client) autoRoundTrip(ctx context.Context, p *autoPipe, cl *call, pre [
 func (r *pipeReq) finish(reply any, err error) {
 	r.reply, r.err = reply, err
 	r.done <- struct{}{}
+}
+
+// take is the writer's decision, right before it writes r, whether r goes
+// out: not when its caller's context has ended (r is finished with the
+// context's error) or its caller has given up on it (r is recycled).
+func (r *pipeReq) take() bool {
+	if err := r.ctx.Err(); err == nil {
+		if r.state.CompareAndSwap(reqQueued, reqTaken) {
+			return true
+		}
+	} else if r.state.CompareAndSwap(reqQueued, reqDropped) {
+		r.finish(nil, fmt.Errorf("shardis: %w", err))
+		return false
+	}
+	r.recycle() // given up: nobody else holds it
+	return false
+}
+
+// drop fails r, which the writer has not taken, with err; or recycles it
+// when its caller has given up on it.
+func (r *pipeReq) drop(err error) {
+	if r.state.CompareAndSwap(reqQueued, reqDropped) {
+		r.finish(nil, err)
+		return
+	}
+	r.recycle()
 }
 
 // write is the node's writer: it takes the queued commands, writes them on
@@ -288,7 +357,7 @@ func (p *autoPipe) write() {
 			var err error
 			if conn, err = p.connect(); err != nil {
 				for _, r := range batch {
-					r.finish(nil, err)
+					r.drop(err)
 				}
 				continue
 			}
@@ -319,7 +388,7 @@ func (p *autoPipe) failQueued() {
 	for {
 		select {
 		case r := <-p.reqs:
-			r.finish(nil, ErrClosed)
+			r.drop(ErrClosed)
 		default:
 			return
 		}
@@ -385,10 +454,19 @@ type pipeConn struct {
 	exited      chan struct{} // closed once the reader has returned conn
 }
 
-// send writes a batch and flushes it. It reports false when the
-// connection failed: the commands written so far get the error from the
-// reader, the others get it here.
+// send writes a batch and flushes it, leaving out the commands whose
+// callers have given up (take). It reports false when the connection
+// failed: the commands written so far get the error from the reader, the
+// others get it here.
 func (pc *pipeConn) send(batch []*pipeReq) bool {
+	n := 0
+	for _, r := range batch {
+		if r.take() {
+			batch[n] = r
+			n++
+		}
+	}
+	batch = batch[:n]
 	var err error
 	now := time.Now()
 	i := 0

@@ -225,32 +225,19 @@ func (s *Subscription) add(ctx context.Context, k subKind, names []string) error
 	if len(names) == 0 {
 		return fmt.Errorf("%w: %s needs at least one name", ErrBadCommand, k.subCommand())
 	}
-	w := &waiter{done: make(chan struct{})}
 	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
-		return ErrSubscriptionClosed
-	}
-	for _, n := range names {
-		sn := subName{k, n}
-		ws := s.want[sn]
-		if ws == nil {
-			ws = &wantState{on: map[string]bool{}}
-			s.want[sn] = ws
-		}
-		if ws.announced {
-			continue // already confirmed
-		}
-		w.left++
-		ws.waiters = append(ws.waiters, w)
-	}
-	s.dirty = true
-	done := w.left == 0
+	w, err := s.addLocked(k, names)
+	done := err == nil && w.left == 0
 	s.mu.Unlock()
-	if done {
-		return nil
+	if err != nil || done {
+		return err
 	}
 	s.poke()
+	return s.await(ctx, w)
+}
+
+// await waits for w's names to be confirmed.
+func (s *Subscription) await(ctx context.Context, w *waiter) error {
 	select {
 	case <-w.done:
 	case <-ctx.Done():
@@ -267,6 +254,31 @@ func (s *Subscription) add(ctx context.Context, k subKind, names []string) error
 	return nil
 }
 
+// addLocked adds names to what the subscription wants and returns the
+// waiter for their confirmations (none left when all were confirmed
+// before). Caller holds s.mu.
+func (s *Subscription) addLocked(k subKind, names []string) (*waiter, error) {
+	if s.closed {
+		return nil, ErrSubscriptionClosed
+	}
+	w := &waiter{done: make(chan struct{})}
+	for _, n := range names {
+		sn := subName{k, n}
+		ws := s.want[sn]
+		if ws == nil {
+			ws = &wantState{on: map[string]bool{}}
+			s.want[sn] = ws
+		}
+		if ws.announced {
+			continue // already confirmed
+		}
+		w.left++
+		ws.waiters = append(ws.waiters, w)
+	}
+	s.dirty = true
+	return w, nil
+}
+
 func (s *Subscription) remove(ctx context.Context, k subKind, names []string) error {
 	if err := checkContext(ctx); err != nil {
 		return err
@@ -276,6 +288,12 @@ func (s *Subscription) remove(ctx context.Context, k subKind, names []string) er
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return s.removeLocked(k, names)
+}
+
+// removeLocked drops names (every name of kind k when none) and sends
+// their unsubscribes. Caller holds s.mu.
+func (s *Subscription) removeLocked(k subKind, names []string) error {
 	if s.closed {
 		return ErrSubscriptionClosed
 	}

@@ -103,9 +103,10 @@ type subConn struct {
 type pendingCmd struct {
 	push  string // the kind of its replies: "subscribe", ..., "pong"
 	cmd   string
-	names []subName
+	names []subName // of a fenced command: the names not confirmed yet
 	left  int
 	user  bool // asked for by the application: it sees the replies
+	fence bool // a PING follows it, whose pong ends it (sendFenced); never delivered
 }
 
 func newSubConn(s *Subscription, addr string, conn redis.Conn) *subConn {
@@ -153,7 +154,7 @@ func (sc *subConn) unsubscribe(names []subName, user bool) error {
 				bySlot[slot] = append(bySlot[slot], sn)
 			}
 			for _, group := range bySlot {
-				if err := sc.send(k.unsubCommand(), k.unsubPush(), group, user); err != nil {
+				if err := sc.sendFenced(k.unsubCommand(), k.unsubPush(), group, user); err != nil {
 					return err
 				}
 			}
@@ -193,8 +194,34 @@ func (sc *subConn) send(cmd, push string, names []subName, user bool) error {
 	return nil
 }
 
+// sendFenced queues an SUNSUBSCRIBE of one slot in cluster mode followed
+// by a PING, the fence that ends its replies.
+//
+// A node that loses a slot (Redis 7) sends an sunsubscribe push of its own
+// for each channel of the slot, and answers an SUNSUBSCRIBE of that slot
+// processed afterwards with a single -MOVED error instead of
+// confirmations. The push cannot be told from the confirmation of an
+// SUNSUBSCRIBE of the same channel sent before it was read: counted as
+// the confirmation, it would leave the MOVED to be taken for the reply to
+// the next command. With the fence, whatever comes before the pong
+// answers the SUNSUBSCRIBE: pushes for its names, then maybe the MOVED.
+func (sc *subConn) sendFenced(cmd, push string, names []subName, user bool) error {
+	if err := sc.send(cmd, push, names, user); err != nil {
+		return err
+	}
+	// No payload: the SUNSUBSCRIBE may leave the connection out of
+	// subscribe mode, where PING's payload comes back as a bare string;
+	// without one, the answer is a pong in either mode.
+	if err := sc.conn.Send("PING"); err != nil {
+		return err
+	}
+	sc.pending[len(sc.pending)-1].fence = true
+	return nil
+}
+
 // match counts a confirmation or pong against the oldest pending command
-// when it is of that kind (and names sn); it returns that command.
+// when it is of that kind (and names sn); it returns that command. A
+// fenced command stays pending until its fence's pong (endFence).
 func (sc *subConn) match(push string, sn subName) (pendingCmd, bool) {
 	if len(sc.pending) == 0 {
 		return pendingCmd{}, false
@@ -204,15 +231,22 @@ func (sc *subConn) match(push string, sn subName) (pendingCmd, bool) {
 		return pendingCmd{}, false
 	}
 	if push != "pong" {
-		found := false
-		for _, n := range head.names {
+		at := -1
+		for i, n := range head.names {
 			if n == sn {
-				found = true
+				at = i
 				break
 			}
 		}
-		if !found {
+		if at < 0 {
 			return pendingCmd{}, false
+		}
+		if head.fence {
+			// A copy: head.names shares its array with the caller's groups.
+			rest := make([]subName, 0, len(head.names)-1)
+			head.names = append(append(rest, head.names[:at]...), head.names[at+1:]...)
+			head.left--
+			return *head, true
 		}
 	}
 	head.left--

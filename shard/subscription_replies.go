@@ -9,6 +9,10 @@ import (
 func (s *Subscription) onControl(sc *subConn, v any) {
 	switch m := v.(type) {
 	case redis.Pong:
+		if len(sc.pending) > 0 && sc.pending[0].fence {
+			s.endFence(sc)
+			return
+		}
 		if cmd, ok := sc.match("pong", subName{}); ok && cmd.user {
 			s.q.push(m)
 		}
@@ -69,6 +73,10 @@ func (s *Subscription) onError(sc *subConn, re redis.Error) {
 		s.q.push(&SubscribeError{Node: s.node(sc.addr), Err: re})
 		return
 	}
+	if sc.pending[0].fence {
+		s.fencedError(sc, re)
+		return
+	}
 	cmd := sc.pending[0]
 	sc.pending = sc.pending[1:]
 	names := make([]string, len(cmd.names))
@@ -78,7 +86,8 @@ func (s *Subscription) onError(sc *subConn, re redis.Error) {
 	serr := &SubscribeError{Node: s.node(sc.addr), Command: cmd.cmd, Names: names, Err: re}
 	if cmd.push == "pong" || !isSubscribePush(cmd.push) {
 		// An unsubscribe of ours that the node answers with an error
-		// (MOVED: the slot is gone, and so is the channel) needs nothing.
+		// needs nothing: the name is gone. (A cluster SUNSUBSCRIBE, which
+		// a node answers with MOVED, is fenced: see fencedError.)
 		if cmd.user || cmd.push == "pong" {
 			s.q.push(serr)
 		}
@@ -125,4 +134,57 @@ func (s *Subscription) onError(sc *subConn, re redis.Error) {
 func isSubscribePush(push string) bool {
 	_, subscribe := kindOfPush(push)
 	return subscribe
+}
+
+// fencedError handles the error reply to a fenced SUNSUBSCRIBE (see
+// sendFenced), which stays pending until its fence's pong. Caller holds
+// s.mu.
+//
+// MOVED is what a node answers when the slot left it (Redis 7): the
+// channels went with it, which is what the unsubscribe asked for, so the
+// names the node had not confirmed yet count as confirmed. The slot table
+// learns where the slot went, for the channels still wanted in it.
+func (s *Subscription) fencedError(sc *subConn, re redis.Error) {
+	head := &sc.pending[0]
+	names := head.names
+	head.names, head.left = nil, 0
+	if rd, ok := cluster.ParseRedirect(string(re), sc.addr); ok && cluster.ErrorCode(string(re)) == "MOVED" {
+		if head.user {
+			for _, sn := range names {
+				s.q.push(redis.Subscription{Kind: head.push, Channel: sn.name, Count: len(s.want)})
+			}
+		}
+		if s.c.cl() != nil {
+			s.c.applyMoved(rd.Slot, rd.Addr)
+			s.refreshTopology()
+		}
+		s.dirty = true
+		s.poke()
+		return
+	}
+	if head.user {
+		list := make([]string, len(names))
+		for i, sn := range names {
+			list[i] = sn.name
+		}
+		s.q.push(&SubscribeError{Node: s.node(sc.addr), Command: head.cmd, Names: list, Err: re})
+	}
+}
+
+// endFence handles the pong of a fenced command's PING: the command has
+// all its replies. Caller holds s.mu.
+func (s *Subscription) endFence(sc *subConn) {
+	head := sc.pending[0]
+	sc.pending = sc.pending[1:]
+	if head.user {
+		// Names the node neither confirmed nor refused before the pong
+		// (no Redis does that): their unsubscribe is done all the same.
+		for _, sn := range head.names {
+			s.q.push(redis.Subscription{Kind: head.push, Channel: sn.name, Count: len(s.want)})
+		}
+	}
+	if sc.idle() && s.conns[sc.addr] == sc {
+		s.dirty = true
+		s.poke()
+	}
 }

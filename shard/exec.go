@@ -519,7 +519,7 @@ func (c *Client) receive(ctx context.Context, node int, conn redis.Conn, calls [
 			if _, err := redis.ReceiveWithTimeout(conn, timeout); err != nil {
 				var re redis.Error
 				if !errors.As(err, &re) {
-					err = contextCause(ctx, err)
+					err = sentCause(ctx, err)
 					c.noteFailure(ctx, node, err)
 					c.failFrom(node, calls, out, i, err)
 					return
@@ -534,7 +534,7 @@ func (c *Client) receive(ctx context.Context, node int, conn redis.Conn, calls [
 				setResult(calls, out, i, nil, rerr)
 				continue
 			}
-			err = contextCause(ctx, err)
+			err = sentCause(ctx, err)
 			c.noteFailure(ctx, node, err)
 			c.failFrom(node, calls, out, i, err)
 			return
@@ -588,6 +588,20 @@ func (c *Client) replyTimeout(ctx context.Context, calls []*call) (time.Duration
 		}
 	}
 	return t, nil
+}
+
+// sentCause is contextCause for a command already sent: when the
+// caller's context cut the wait for its reply short, the error says that
+// the command may have run (as the automatic pipeline's does).
+func sentCause(ctx context.Context, err error) error {
+	cerr := ctx.Err()
+	if cerr == nil {
+		if dl, ok := ctx.Deadline(); !ok || time.Now().Before(dl) {
+			return err
+		}
+		cerr = context.DeadlineExceeded
+	}
+	return fmt.Errorf("%w before the reply came (the command may have run): %v", cerr, err)
 }
 
 // contextCause marks an I/O error that the caller's context caused (its

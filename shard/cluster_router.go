@@ -17,6 +17,9 @@ type ClusterRouter struct {
 	watch topologyWatchers // told of every new table (subscriptions)
 	seeds []string         // where a refresh looks when no known node answers
 	opts  *ClusterOptions  // a cluster the client routes by (New, StartMigration); nil for a migration's From
+	// failed are the nodes the cluster still lists that the table leaves
+	// out (failed, not forgotten: cluster_failed.go); sorted, nil for none.
+	failed atomic.Pointer[[]string]
 }
 
 // clusterState is one slot table plus the client's node indexes for it.

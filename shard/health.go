@@ -9,7 +9,8 @@ import (
 	"github.com/shardis/shardis/pool"
 )
 
-// healthLoop PINGs every node each interval until Close.
+// healthLoop PINGs every node of the current topology each interval
+// until Close.
 func (c *Client) healthLoop() {
 	defer c.bg.Done()
 	t := time.NewTicker(c.health.Interval)
@@ -19,6 +20,7 @@ func (c *Client) healthLoop() {
 		case <-c.stop:
 			return
 		case <-t.C:
+			c.settleNodes() // a topology change no install told of (nodes.go)
 			c.checkAll()
 			if c.cl() != nil && c.refreshTicks.Load() > 0 {
 				c.refreshTicks.Add(-1)
@@ -28,17 +30,23 @@ func (c *Client) healthLoop() {
 	}
 }
 
-// checkAll PINGs every node in parallel and waits for the answers.
+// checkAll PINGs every node that is not retired (one that left the
+// topology: nodes.go) in parallel and waits for the answers.
 func (c *Client) checkAll() {
 	nodes := c.nodes.all()
 	done := make(chan struct{}, len(nodes))
-	for i := range nodes {
+	n := 0
+	for i, ns := range nodes {
+		if ns.retired.Load() {
+			continue
+		}
+		n++
 		go func(i int) {
 			c.probe(i)
 			done <- struct{}{}
 		}(i)
 	}
-	for range nodes {
+	for range n {
 		<-done
 	}
 }

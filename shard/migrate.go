@@ -221,6 +221,7 @@ func (c *Client) installMigration(ctx context.Context, from Router, fromID, toID
 	if old != nil {
 		old.beacon.close()
 	}
+	c.settleNodes() // both sides are in use: a node of either that had left is back (nodes.go)
 }
 
 // StartMigration begins a live migration of a ring or router client to
@@ -319,6 +320,7 @@ func (c *Client) FinishMigration() error {
 		c.switchTo(m.next) // never fenced: it still routed by the old topology
 	}
 	c.settleReads() // replica reads, if the cluster's config asks for them
+	c.settleNodes() // the old topology's nodes that the new one lacks retire (nodes.go)
 	c.renameConns() // named after the new topology (migrate_name.go)
 	return nil
 }
@@ -355,6 +357,7 @@ func (c *Client) AbortMigration(ctx context.Context) error {
 		m.beacon.close()
 		c.switchTo(back)
 		c.settleReads()
+		c.settleNodes()
 		c.renameConns()
 		return nil
 	}

@@ -7,7 +7,8 @@ import (
 
 // nodeState is everything the client keeps about one node: its identity,
 // health and counters. It is created once and never removed, so indexes
-// into the node table stay valid for the client's life.
+// into the node table stay valid for the client's life; a node that left
+// the topology is marked retired instead (settleNodes).
 type nodeState struct {
 	node     Node
 	readOnly bool // a replica connection that sends READONLY (cluster reads)
@@ -26,6 +27,12 @@ type nodeState struct {
 	// commands.
 	epoch atomic.Int64
 
+	// retired is set while no topology the client uses lists the node
+	// (settleNodes): a cluster node that left the slot map, the old
+	// ring's shards once a migration ended, a Sentinel replica no longer
+	// listed. A retired node is not health-checked and not in Stats.
+	retired atomic.Bool
+
 	commands atomic.Int64
 	errors   atomic.Int64
 	moved    atomic.Int64
@@ -41,6 +48,8 @@ type nodeTable struct {
 	byAddr map[string]int
 	byRO   map[string]int // read-only replica entries, by address
 	list   atomic.Pointer[[]*nodeState]
+
+	settle sync.Mutex // serialises settleNodes
 }
 
 func newNodeTable() *nodeTable {
@@ -112,3 +121,89 @@ func (t *nodeTable) get(i int) *nodeState { return (*t.list.Load())[i] }
 
 // all returns every registered node.
 func (t *nodeTable) all() []*nodeState { return *t.list.Load() }
+
+// settleNodes marks retired every node whose address no topology the
+// client uses lists now (liveAddrs), and un-retires those listed again (a
+// node that came back at the same address). The idle connections of a
+// node that retires are closed now (its pools are removed; a command still
+// routed there by a stale map makes new ones on demand, and a borrowed
+// connection closes when it is given back). It runs after the client
+// installs a topology (a cluster slot map, a migration's start or end, a
+// Sentinel shard's replicas) and on every health tick, which catches any
+// other change (a Router whose Nodes changed). Nothing on the command path
+// reads the mark.
+//
+// A node registered concurrently, after its topology was read but before
+// it was installed, may be marked retired for a moment: the install's own
+// settleNodes, which runs after it under the same lock, clears the mark.
+func (c *Client) settleNodes() {
+	t := c.nodes
+	t.settle.Lock()
+	defer t.settle.Unlock()
+	all := t.all() // first: a node registered after live was read is left as it is
+	live := c.liveAddrs()
+	var gone []string
+	for _, ns := range all {
+		retire := !live[ns.node.Addr]
+		if ns.retired.Load() == retire {
+			continue
+		}
+		ns.retired.Store(retire)
+		if retire {
+			gone = append(gone, ns.node.Addr)
+		}
+	}
+	for _, addr := range gone {
+		// Every entry of addr (a replica's read-only one too) retired
+		// together, as the mark follows the address.
+		_ = c.pools.Remove(addr) // ErrClosed only: Close closed them
+	}
+}
+
+// liveAddrs returns the addresses of the nodes of every topology the
+// client uses now: the one it routes by, the cluster it follows, both
+// sides of a migration (and of the armed migration a rollback turns
+// around), and the replicas of its Sentinel shards that serve reads.
+func (c *Client) liveAddrs() map[string]bool {
+	live := map[string]bool{}
+	add := func(r Router) {
+		switch r := r.(type) {
+		case nil:
+		case *ClusterRouter:
+			if st := r.state.Load(); st != nil {
+				for _, n := range st.allNodes { // masters and replicas
+					live[n.Addr] = true
+				}
+			}
+			if p := r.failed.Load(); p != nil {
+				for _, a := range *p { // failed, not forgotten (cluster_failed.go)
+					live[a] = true
+				}
+			}
+		default:
+			for _, n := range r.Nodes() {
+				live[n.Addr] = true
+			}
+		}
+	}
+	add(c.currentRouter())
+	if r := c.cl(); r != nil {
+		add(r)
+	}
+	for m := c.mig.Load(); m != nil; m = m.prev {
+		add(m.from)
+		if m.next != nil {
+			add(m.next.router)
+		}
+	}
+	if c.sent != nil {
+		for _, sh := range c.sent.shards {
+			if p := sh.replicas.Load(); p != nil {
+				for _, i := range *p {
+					live[c.nodes.get(int(i)).node.Addr] = true
+				}
+			}
+		}
+	}
+	return live
+}

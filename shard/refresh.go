@@ -92,17 +92,48 @@ func (c *Client) discover(ctx context.Context) error {
 	for _, s := range r.seeds {
 		addAddr(s)
 	}
+	parent := ctx
 	ctx, cancel := context.WithTimeout(ctx, 2*c.dialTimeout()+c.readTimeout)
 	defer cancel()
 	t, err := c.discoverFunc()(ctx, addrs, c.topologyDialer)
 	if err != nil {
 		return fmt.Errorf("shardis: cluster topology: %w", err)
 	}
-	if old := r.Table(); old == nil || !old.Equal(t) {
+	old := r.Table()
+	// Equal ignores masters without slots and replicas unfit for reads:
+	// a table that gained or lost one routes alike, but its nodes are the
+	// ones the client checks and reports (settleNodes).
+	changed := old == nil || !old.Equal(t) || !sameNodeAddrs(old, t)
+	if changed {
 		r.install(t)
 		c.slotMapChanged(old, t)
+	} else {
+		t = old
+	}
+	// Nodes that left retire, those back return (nodes.go); failed ones
+	// stay until the cluster forgets them (cluster_failed.go).
+	if kept := c.keepFailed(parent, r, old, t); changed || kept { // its own time bound
+		c.settleNodes()
 	}
 	return nil
+}
+
+// sameNodeAddrs reports whether a and b list the same node addresses.
+func sameNodeAddrs(a, b *cluster.Table) bool {
+	an, bn := a.Nodes(), b.Nodes()
+	if len(an) != len(bn) {
+		return false
+	}
+	in := make(map[string]bool, len(an))
+	for _, n := range an {
+		in[n.Addr] = true
+	}
+	for _, n := range bn {
+		if !in[n.Addr] {
+			return false
+		}
+	}
+	return true
 }
 
 // topologyDialer gives cluster.Discover pooled connections with a short
@@ -160,8 +191,12 @@ func (c *Client) applyMoved(slot int, addr string) int {
 		// is current, else a refresh that installed a newer table meanwhile
 		// would be undone by this older view; then look again.
 		t := st.table.WithSlotOwner(slot, addr)
-		if r.moveSlot(st, t, slot) || r.installOver(st, t) {
+		same := r.moveSlot(st, t, slot) // the same nodes: none joins or leaves
+		if same || r.installOver(st, t) {
 			c.slotMapChanged(st.table, r.Table())
+			if !same {
+				c.settleNodes() // addr may be a node that left and is back
+			}
 			i, _ := c.nodes.lookup(addr)
 			return i
 		}

@@ -3,6 +3,7 @@ package shard
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/shardis/shardis/sentinel"
@@ -144,6 +145,9 @@ func (c *Client) loadReplicas(ctx context.Context, sh *sentShard, master string)
 			idx = append(idx, int32(i))
 		}
 	}
-	sh.replicas.Store(&idx)
+	prev := sh.replicas.Swap(&idx)
 	sh.repAddrs.Store(&addrs)
+	if prev == nil || !slices.Equal(*prev, idx) {
+		c.settleNodes() // a replica no longer listed retires (nodes.go)
+	}
 }

@@ -19,6 +19,16 @@ type NodeStats struct {
 
 // Stats are the client's counters.
 type Stats struct {
+	// Nodes are the nodes of the topologies the client uses now: the one
+	// it routes by, both sides of a migration, a cluster's masters and
+	// replicas, the replicas of Sentinel shards that serve reads. A node
+	// that left (a master the cluster forgot after a scale-in, the old
+	// ring's shards once FinishMigration ended a migration, a replica the
+	// Sentinels no longer list) is left out from the moment the client
+	// installs the topology without it, or at the next health check, and
+	// is no longer health-checked; its counters reappear, with its pool's
+	// starting from zero, if the same address joins again. A cluster node
+	// that failed but that the cluster still lists stays, with Down set.
 	Nodes     []NodeStats
 	Refreshes int64 // cluster topology refreshes run since New
 	Failovers int64 // master changes followed on Sentinel shards
@@ -26,11 +36,15 @@ type Stats struct {
 	Sentinel []SentinelStats
 }
 
-// Stats returns the counters of every node the client has used or knows.
+// Stats returns the counters of the client and of every node of its
+// current topology (see Stats.Nodes).
 func (c *Client) Stats() Stats {
 	ps := c.pools.Stats()
 	out := Stats{Refreshes: c.refr.count.Load()}
 	for _, ns := range c.nodes.all() {
+		if ns.retired.Load() {
+			continue
+		}
 		out.Nodes = append(out.Nodes, NodeStats{
 			Node:     ns.node,
 			Down:     ns.down.Load(),

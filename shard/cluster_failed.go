@@ -1,0 +1,138 @@
+package shard
+
+import (
+	"context"
+	"net"
+	"slices"
+	"strings"
+
+	"github.com/gomodule/redigo/redis"
+	"github.com/shardis/shardis/cluster"
+)
+
+// A node that fails leaves the slot table (cluster.Discover leaves out
+// nodes flagged fail: a master once its replica took over, a failed
+// replica), but it is still part of the cluster until the cluster forgets
+// it (CLUSTER FORGET, redis-cli --cluster del-node). Until then the
+// client keeps it (settleNodes does not retire it): it is health-checked,
+// so that a restarted one is seen at once and the topology refreshed to
+// list it again, and Stats reports it, down. Once the cluster no longer
+// lists it, it retires like any node that left (nodes.go).
+//
+// failedNodes are read by discover, from CLUSTER NODES of a master of the
+// new table, only while there is something to tell: nodes of the last
+// table that the new one lacks, or nodes kept so far (so that a later
+// CLUSTER FORGET is noticed at the next refresh).
+
+// keepFailed updates r's list of nodes the cluster still lists but t
+// leaves out, after old was replaced by t (or kept: old may equal t). It
+// reports whether the list changed.
+func (c *Client) keepFailed(ctx context.Context, r *ClusterRouter, old, t *cluster.Table) bool {
+	in := map[string]bool{}
+	for _, n := range t.Nodes() {
+		in[n.Addr] = true
+	}
+	var left []string // not in t: kept so far, or in old
+	var prev []string
+	if p := r.failed.Load(); p != nil {
+		prev = *p
+	}
+	for _, a := range prev {
+		if !in[a] {
+			left = append(left, a)
+		}
+	}
+	if old != nil && old != t {
+		for _, n := range old.Nodes() {
+			if !in[n.Addr] && !slices.Contains(left, n.Addr) {
+				left = append(left, n.Addr)
+			}
+		}
+	}
+	var keep []string
+	if len(left) > 0 {
+		// When no master answers (or CLUSTER NODES is not allowed), the
+		// nodes that left the table retire.
+		listed := c.clusterNodeAddrs(ctx, t)
+		for _, a := range left {
+			if listed[a] {
+				keep = append(keep, a)
+			}
+		}
+	}
+	slices.Sort(keep)
+	if slices.Equal(keep, prev) {
+		return false
+	}
+	if len(keep) == 0 {
+		r.failed.Store(nil)
+	} else {
+		r.failed.Store(&keep)
+	}
+	return true
+}
+
+// clusterNodeAddrs returns the addresses that CLUSTER NODES of the first
+// master of t that answers lists (failed nodes included, nodes in
+// handshake or without an address left out), or nil.
+func (c *Client) clusterNodeAddrs(ctx context.Context, t *cluster.Table) map[string]bool {
+	for k, m := range t.Masters() {
+		if k == 3 {
+			break
+		}
+		if i, ok := c.nodes.lookup(m.Addr); ok && c.nodes.get(i).down.Load() {
+			continue
+		}
+		if addrs, ok := c.askClusterNodes(ctx, m.Addr); ok {
+			return addrs
+		}
+	}
+	return nil
+}
+
+func (c *Client) askClusterNodes(ctx context.Context, addr string) (map[string]bool, bool) {
+	ctx, cancel := context.WithTimeout(ctx, c.dialTimeout()+c.readTimeout)
+	defer cancel()
+	conn, err := c.topologyDialer(ctx, addr)
+	if err != nil {
+		return nil, false
+	}
+	defer conn.Close()
+	text, err := redis.String(redis.DoContext(conn, ctx, "CLUSTER", "NODES"))
+	if err != nil {
+		return nil, false
+	}
+	return clusterNodesAddrs(text, addr), true
+}
+
+// clusterNodesAddrs reads the node addresses of a CLUSTER NODES reply
+// (<id> <ip>:<port>@<cport>[,<hostname>] <flags> ...) as cluster.ParseNodes
+// writes them; asked is the node that replied (for an empty ip).
+func clusterNodesAddrs(text, asked string) map[string]bool {
+	askedHost, _, err := net.SplitHostPort(asked)
+	if err != nil {
+		askedHost = ""
+	}
+	out := map[string]bool{}
+	for line := range strings.Lines(text) {
+		f := strings.Fields(line)
+		if len(f) < 3 || strings.Contains(f[2], "handshake") || strings.Contains(f[2], "noaddr") {
+			continue
+		}
+		a, _, _ := strings.Cut(f[1], ",")
+		a, _, _ = strings.Cut(a, "@")
+		colon := strings.LastIndexByte(a, ':')
+		if colon < 0 {
+			continue
+		}
+		host := strings.TrimSuffix(strings.TrimPrefix(a[:colon], "["), "]")
+		if host == "" {
+			host = askedHost
+		}
+		if host == "" || a[colon+1:] == "0" {
+			continue
+		}
+		out[net.JoinHostPort(host, a[colon+1:])] = true
+	}
+	return out
+}

@@ -116,6 +116,21 @@ func assertNoProbes(t *testing.T, p *probeCounter, live, gone string) {
 // lists it, its idle connections close, and after its server stopped
 // nothing dials it or reports it down. Migrating back to three shards
 // lists it again, and it is checked (and up) again.
+// assertLeftThenStopped checks a node that has left the client's topology:
+// the client's connections to it close; once it is stopped nothing probes
+// it (while live is probed) and nothing reports it; Stats lists nodes
+// nodes.
+func assertLeftThenStopped(t *testing.T, c *shard.Client, p *probeCounter, gone *redistest.Server, live string, nodes int) {
+	t.Helper()
+	waitFor(t, 10*time.Second, "the client's connections to the node that left to close", func() bool {
+		return clientsOf(t, gone) == 1 // the one asking
+	})
+	require.NoError(t, gone.Kill())
+	assertNoProbes(t, p, live, gone.Addr)
+	assert.Empty(t, nodeStats(c, gone.Addr), "nothing reports the stopped node")
+	assert.Len(t, c.Stats().Nodes, nodes)
+}
+
 func TestRetiredRingShardAfterMigration(t *testing.T) {
 	ctx := context.Background()
 	servers := redistest.StartNTB(t, 3, redistest.Options{})
@@ -148,13 +163,7 @@ func TestRetiredRingShardAfterMigration(t *testing.T) {
 	require.NoError(t, c.FinishMigration())
 
 	assert.Empty(t, nodeStats(c, gone.Addr), "the shard that left is not in Stats")
-	waitFor(t, 10*time.Second, "the client's connections to the shard that left to close", func() bool {
-		return clientsOf(t, gone) == 1 // the one asking
-	})
-	require.NoError(t, gone.Kill())
-	assertNoProbes(t, p, live.Addr, gone.Addr)
-	assert.Empty(t, nodeStats(c, gone.Addr), "nothing reports the stopped shard")
-	assert.Len(t, c.Stats().Nodes, 2)
+	assertLeftThenStopped(t, c, p, gone, live.Addr, 2)
 
 	// The same address joins again.
 	require.NoError(t, gone.Restart())
@@ -273,13 +282,7 @@ func TestRetiredClusterMaster(t *testing.T) {
 	waitFor(t, 20*time.Second, "the master that left to leave Stats", func() bool {
 		return len(nodeStats(c, extra.Addr)) == 0
 	})
-	waitFor(t, 10*time.Second, "the client's connections to the master that left to close", func() bool {
-		return clientsOf(t, extra) == 1 // the one asking
-	})
-	require.NoError(t, extra.Kill())
-	assertNoProbes(t, p, owner.Addr, extra.Addr)
-	assert.Empty(t, nodeStats(c, extra.Addr), "nothing reports the stopped master")
-	assert.Len(t, c.Stats().Nodes, 3)
+	assertLeftThenStopped(t, c, p, extra, owner.Addr, 3)
 
 	// A new node at the same address joins and takes the slot again.
 	require.NoError(t, extra.Restart())

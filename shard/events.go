@@ -27,12 +27,19 @@ const (
 	// ReplicaPromoted: a node that the last slot map showed as a replica
 	// is now a master (a failover); Previous is the master it replaced.
 	ReplicaPromoted
+	// NodeRetired: the node left every topology the client uses (a
+	// master the cluster forgot, the old ring's shards after a
+	// migration ended, a Sentinel replica no longer listed). It is no
+	// longer health-checked nor in Stats, and a NodeDown before it gets
+	// no NodeUp. A node that joins again at the same address is
+	// checked and listed again.
+	NodeRetired
 )
 
-var nodeEventNames = [...]string{"", "down", "up", "ejected", "restored", "replica_promoted"}
+var nodeEventNames = [...]string{"", "down", "up", "ejected", "restored", "replica_promoted", "retired"}
 
-// String returns "down", "up", "ejected", "restored" or
-// "replica_promoted".
+// String returns "down", "up", "ejected", "restored", "replica_promoted"
+// or "retired".
 func (k NodeEventKind) String() string {
 	if int(k) < len(nodeEventNames) && k != 0 {
 		return nodeEventNames[k]

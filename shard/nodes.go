@@ -1,6 +1,7 @@
 package shard
 
 import (
+	"slices"
 	"sync"
 	"sync/atomic"
 )
@@ -137,20 +138,32 @@ func (t *nodeTable) all() []*nodeState { return *t.list.Load() }
 // it was installed, may be marked retired for a moment: the install's own
 // settleNodes, which runs after it under the same lock, clears the mark.
 func (c *Client) settleNodes() {
+	// The events go out once the lock is released: a NodeState hook may
+	// use the client, and so install a topology itself.
+	for _, i := range c.settleNodesLocked() {
+		c.nodeEvent(NodeRetired, i, nil)
+	}
+}
+
+// settleNodesLocked is settleNodes under its lock; it returns the nodes
+// that retired, one entry per address.
+func (c *Client) settleNodesLocked() []int {
 	t := c.nodes
 	t.settle.Lock()
 	defer t.settle.Unlock()
 	all := t.all() // first: a node registered after live was read is left as it is
 	live := c.liveAddrs()
 	var gone []string
-	for _, ns := range all {
+	var retired []int
+	for i, ns := range all {
 		retire := !live[ns.node.Addr]
 		if ns.retired.Load() == retire {
 			continue
 		}
 		ns.retired.Store(retire)
-		if retire {
+		if retire && !slices.Contains(gone, ns.node.Addr) {
 			gone = append(gone, ns.node.Addr)
+			retired = append(retired, i)
 		}
 	}
 	for _, addr := range gone {
@@ -158,6 +171,7 @@ func (c *Client) settleNodes() {
 		// together, as the mark follows the address.
 		_ = c.pools.Remove(addr) // ErrClosed only: Close closed them
 	}
+	return retired
 }
 
 // liveAddrs returns the addresses of the nodes of every topology the

@@ -22,13 +22,25 @@ import (
 // (Hooks.Dial), successful or not: a probe of a dead node is a failed
 // dial.
 type probeCounter struct {
-	mu     sync.Mutex
-	checks map[string]int
-	dials  map[string]int
+	mu      sync.Mutex
+	checks  map[string]int
+	dials   map[string]int
+	retired map[string]int // NodeRetired events
 }
 
 func newProbeCounter() *probeCounter {
-	return &probeCounter{checks: map[string]int{}, dials: map[string]int{}}
+	return &probeCounter{checks: map[string]int{}, dials: map[string]int{}, retired: map[string]int{}}
+}
+
+// hooks counts the dials and the NodeRetired events.
+func (p *probeCounter) hooks() *shard.Hooks {
+	return &shard.Hooks{Dial: p.dial, NodeState: func(ev shard.NodeEvent) {
+		if ev.Kind == shard.NodeRetired {
+			p.mu.Lock()
+			p.retired[ev.Node.Addr]++
+			p.mu.Unlock()
+		}
+	}}
 }
 
 func (p *probeCounter) check(ctx context.Context, conn redis.Conn, n shard.Node) error {
@@ -125,6 +137,7 @@ func assertLeftThenStopped(t *testing.T, c *shard.Client, p *probeCounter, gone 
 	waitFor(t, 10*time.Second, "the client's connections to the node that left to close", func() bool {
 		return clientsOf(t, gone) == 1 // the one asking
 	})
+	require.Equal(t, 1, p.count(p.retired, gone.Addr), "NodeRetired events of the node that left")
 	require.NoError(t, gone.Kill())
 	assertNoProbes(t, p, live, gone.Addr)
 	assert.Empty(t, nodeStats(c, gone.Addr), "nothing reports the stopped node")
@@ -137,7 +150,7 @@ func TestRetiredRingShardAfterMigration(t *testing.T) {
 	p := newProbeCounter()
 	cfg := ringConfig(servers)
 	cfg.Health.Check = p.check
-	cfg.Hooks = &shard.Hooks{Dial: p.dial}
+	cfg.Hooks = p.hooks()
 	c := newClient(t, cfg)
 	live, gone := servers[0], servers[2]
 	for i := range 30 {
@@ -260,7 +273,7 @@ func TestRetiredClusterMaster(t *testing.T) {
 	cfg := clusterConfig(rc.Seeds()...)
 	cfg.Health = shard.HealthOptions{Interval: 50 * time.Millisecond, FailureLimit: 3, Timeout: time.Second, Check: p.check}
 	cfg.Cluster.RefreshInterval = 200 * time.Millisecond
-	cfg.Hooks = &shard.Hooks{Dial: p.dial}
+	cfg.Hooks = p.hooks()
 	c := newClient(t, cfg)
 	served := func() {
 		t.Helper()

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"strings"
 	"sync"
 	"time"
 
@@ -46,6 +47,9 @@ func (c *Client) executeIn(ctx context.Context, m *migState, r *ClusterRouter, c
 	if c.sent != nil && !abandoned {
 		abandoned = c.retrySentinel(ctx, calls)
 	}
+	if r == nil && c.sent == nil && !abandoned {
+		markUnknownOutcomes(calls)
+	}
 	if ow.srcIdx >= 0 {
 		if !abandoned {
 			c.dropOld(ctx, m, ow, calls[0])
@@ -53,6 +57,30 @@ func (c *Client) executeIn(ctx context.Context, m *migState, r *ClusterRouter, c
 		c.endOverwrite(m, abandoned)
 	}
 	return abandoned
+}
+
+// markUnknownOutcomes gives a write whose connection failed after it was
+// sent the *UnknownOutcomeError that cluster and Sentinel mode give it
+// (their retry rules do it there): a ring shard's I/O error or timeout
+// then reads the same in every mode. A failure before sending (a refused
+// dial or login, a node marked down) and one the caller's context caused
+// stay as they are.
+func markUnknownOutcomes(calls []*call) {
+	for _, cl := range calls {
+		if cl.err == nil || !mayWrite(cl.info) {
+			continue
+		}
+		var ne *NodeError
+		if !errors.As(cl.err, &ne) || notSent(ne.Err) || errors.Is(ne.Err, redis.ErrPoolExhausted) ||
+			errors.Is(cl.err, context.Canceled) || errors.Is(cl.err, context.DeadlineExceeded) {
+			continue
+		}
+		var uo *UnknownOutcomeError
+		if errors.As(cl.err, &uo) {
+			continue
+		}
+		cl.err = &UnknownOutcomeError{Command: strings.ToUpper(cl.name), Node: ne.Node, Err: ne}
+	}
 }
 
 // run sends every routed call (node >= 0, err == nil) to its node and

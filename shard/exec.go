@@ -76,10 +76,11 @@ func markUnknownOutcomes(calls []*call) {
 			continue
 		}
 		var uo *UnknownOutcomeError
-		if errors.As(cl.err, &uo) {
+		var me *MigrateError // says itself whether the command was sent
+		if errors.As(cl.err, &uo) || errors.As(cl.err, &me) {
 			continue
 		}
-		cl.err = &UnknownOutcomeError{Command: strings.ToUpper(cl.name), Node: ne.Node, Err: ne}
+		cl.err = &UnknownOutcomeError{Command: strings.ToUpper(cl.name), Node: ne.Node, Err: cl.err}
 	}
 }
 

@@ -60,6 +60,10 @@ type sentShard struct {
 	// from.
 	instMu        sync.Mutex
 	switchInstall uint64
+	// switchedFrom is the master the last +switch-master replaced, at
+	// switchedAt (see switchBackGuard).
+	switchedFrom string
+	switchedAt   time.Time
 	// queryHook, in tests only, runs after a query has verified a master
 	// and before it installs it.
 	queryHook atomic.Pointer[func(addr string)]

@@ -32,26 +32,42 @@ func (c *Client) query(ctx context.Context, sh *sentShard) error {
 			return fmt.Errorf("shardis: Sentinel shard %s: %w", sh.cfg.Name, err)
 		}
 		if next, rerr := c.followRole(ctx, *cur); rerr == nil && next != *cur {
-			c.installFound(sh, next, gen)
+			c.installFound(ctx, sh, next, gen)
 		}
 		return fmt.Errorf("shardis: Sentinel shard %s: %w", sh.cfg.Name, err)
 	}
 	sh.stale.Store(false)
 	sh.lastErr.Store(nil)
-	if !c.installFound(sh, addr, gen) {
+	if !c.installFound(ctx, sh, addr, gen) {
 		return nil // a +switch-master installed a newer master meanwhile
 	}
 	c.loadReplicas(ctx, sh, addr)
 	return nil
 }
 
+// switchBackGuard is how long after a +switch-master a query may not
+// bring back the master it replaced while the announced one still says it
+// is the master: a Sentinel that has not heard of the failover yet names
+// the old master, which says it is a master too until the Sentinels make
+// it a replica, and writes sent to it then would be lost with its
+// demotion.
+const switchBackGuard = 10 * time.Second
+
 // installFound installs the master a query found, unless a +switch-master
 // installed one since the query began (gen): what the query found may
 // then be the master just failed over from, and installing it would send
-// writes back to it. The query that the message asked for follows.
-func (c *Client) installFound(sh *sentShard, addr string, gen uint64) bool {
+// writes back to it. The query that the message asked for follows. Nor
+// does it bring back, within switchBackGuard, the master a +switch-master
+// replaced while the announced one still says it is the master.
+func (c *Client) installFound(ctx context.Context, sh *sentShard, addr string, gen uint64) bool {
 	if h := sh.queryHook.Load(); h != nil {
 		(*h)(addr)
+	}
+	sh.instMu.Lock()
+	back := addr == sh.switchedFrom && time.Since(sh.switchedAt) < switchBackGuard
+	sh.instMu.Unlock()
+	if cur := sh.master.Load(); back && cur != nil && *cur != addr && c.checkMaster(ctx, *cur) == nil {
+		return false
 	}
 	sh.instMu.Lock()
 	if sh.switchInstall != gen {

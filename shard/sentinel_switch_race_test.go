@@ -2,6 +2,7 @@ package shard_test
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -101,4 +102,71 @@ func TestSentinelQueryDoesNotUndoASwitch(t *testing.T) {
 	require.Equal(t, next.Addr, c.Stats().Sentinel[0].Master)
 	_, err = c.Do(context.Background(), "SET", "after-switch", "1")
 	require.NoError(t, err, "a write after the switch")
+}
+
+// TestSentinelQueryDoesNotBringBackTheReplacedMaster: right after a
+// failover, a Sentinel that has not heard of it yet names the old master,
+// and the old master still says it is a master (it is cut off, or has not
+// been made a replica yet). A query must not install it over the master
+// that +switch-master announced while that one says it is the master:
+// writes sent to the old one would be lost when it is made a replica.
+// Here the one Sentinel the client asks is made to name the old master
+// (REMOVE, then MONITOR it again), and the old master is made a master
+// again, after the failover.
+func TestSentinelQueryDoesNotBringBackTheReplacedMaster(t *testing.T) {
+	set := redistest.StartSentinelsTB(t, redistest.SentinelOptions{
+		Data:             redistest.Options{Users: []redistest.User{{Name: sentDataUser, Password: sentDataPW}}},
+		SentinelPassword: sentPW,
+		DownAfter:        time.Second,
+		FailoverTimeout:  2 * time.Second,
+		Shards:           1,
+	})
+	s0 := set.Sentinels[0]
+	for _, s := range set.Sentinels[1:] {
+		require.NoError(t, s.Kill()) // nobody else makes the old master a replica
+	}
+	cfg := sentinelConfig(set)
+	cfg.Sentinel.Addrs = []string{s0.Addr}
+	cfg.Sentinel.RefreshInterval = 50 * time.Millisecond
+	cfg.Sentinel.MinRefreshInterval = 10 * time.Millisecond
+	c := newClient(t, cfg)
+	old, err := set.Master(0)
+	require.NoError(t, err)
+	next, err := set.Replica(0)
+	require.NoError(t, err)
+	var mu sync.Mutex
+	var events []string
+	shard.OnFailover(c, func(_, from, to string) {
+		mu.Lock()
+		events = append(events, from+" -> "+to)
+		mu.Unlock()
+	})
+
+	name := set.Shards[0].Name
+	_, err = s0.Do("SENTINEL", "FAILOVER", name)
+	require.NoError(t, err)
+	waitFor(t, 60*time.Second, "the client to follow the failover and see +switch-master", func() bool {
+		st := c.Stats().Sentinel[0]
+		return st.Master == next.Addr && st.SwitchMessages > 0
+	})
+	// The Sentinel forgets the failover and names the old master, which
+	// says it is a master.
+	_, err = s0.Do("SENTINEL", "REMOVE", name)
+	require.NoError(t, err)
+	_, err = old.Do("REPLICAOF", "NO", "ONE")
+	require.NoError(t, err)
+	_, err = s0.Do("SENTINEL", "MONITOR", name, "127.0.0.1", fmt.Sprint(old.Port), "1")
+	require.NoError(t, err)
+	got, err := s0.Do("SENTINEL", "GET-MASTER-ADDR-BY-NAME", name)
+	require.NoError(t, err)
+	require.Contains(t, got, fmt.Sprint(old.Port), "the Sentinel names the old master")
+
+	before := c.Stats().Sentinel[0].Queries
+	waitFor(t, 5*time.Second, "three more queries", func() bool {
+		return c.Stats().Sentinel[0].Queries >= before+3
+	})
+	mu.Lock()
+	defer mu.Unlock()
+	require.Equal(t, []string{old.Addr + " -> " + next.Addr}, events, "master changes the client installed")
+	require.Equal(t, next.Addr, c.Stats().Sentinel[0].Master)
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/shardis/shardis/sentinel"
 )
@@ -82,6 +83,10 @@ func (c *Client) switched(sh *sentShard, ev sentinel.SwitchMaster) {
 		sh.instMu.Lock()
 		old := sh.master.Swap(&addr)
 		sh.switchInstall++
+		if ev.OldAddr != "" && ev.OldAddr != addr {
+			// Even when a query installed the new master first.
+			sh.switchedFrom, sh.switchedAt = ev.OldAddr, time.Now()
+		}
 		sh.instMu.Unlock()
 		c.installed(sh, old, addr)
 	}

@@ -30,12 +30,19 @@ const (
 // with authentication on both sides.
 func startSentinelSet(t *testing.T) *redistest.SentinelSet {
 	t.Helper()
-	return redistest.StartSentinelsTB(t, redistest.SentinelOptions{
+	return redistest.StartSentinelsTB(t, sentinelSetOptions(3))
+}
+
+// sentinelSetOptions are startSentinelSet's options with the given number
+// of shards.
+func sentinelSetOptions(shards int) redistest.SentinelOptions {
+	return redistest.SentinelOptions{
 		Data:             redistest.Options{Users: []redistest.User{{Name: sentDataUser, Password: sentDataPW}}},
 		SentinelPassword: sentPW,
 		DownAfter:        time.Second,
 		FailoverTimeout:  2 * time.Second,
-	})
+		Shards:           shards,
+	}
 }
 
 // sentinelConfig is a ring of the set's shards named shard-0.. by Sentinel.

@@ -12,6 +12,23 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// failoverLog records the master changes c installs, as "from -> to",
+// and returns a function that lists them so far.
+func failoverLog(c *shard.Client) func() []string {
+	var mu sync.Mutex
+	var events []string
+	shard.OnFailover(c, func(_, from, to string) {
+		mu.Lock()
+		events = append(events, from+" -> "+to)
+		mu.Unlock()
+	})
+	return func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]string(nil), events...)
+	}
+}
+
 // TestSentinelQueryDoesNotUndoASwitch: a periodic query verifies the old
 // master; before it installs it, a failover happens and the client
 // installs the new master from the Sentinels' +switch-master. The query
@@ -19,13 +36,7 @@ import (
 // over from: writes would go back to it (lost if it is cut off and still
 // answers as a master; refused with READONLY once it is a replica).
 func TestSentinelQueryDoesNotUndoASwitch(t *testing.T) {
-	set := redistest.StartSentinelsTB(t, redistest.SentinelOptions{
-		Data:             redistest.Options{Users: []redistest.User{{Name: sentDataUser, Password: sentDataPW}}},
-		SentinelPassword: sentPW,
-		DownAfter:        time.Second,
-		FailoverTimeout:  2 * time.Second,
-		Shards:           1,
-	})
+	set := redistest.StartSentinelsTB(t, sentinelSetOptions(1))
 	cfg := sentinelConfig(set)
 	cfg.Sentinel.RefreshInterval = 50 * time.Millisecond
 	cfg.Sentinel.MinRefreshInterval = 10 * time.Millisecond
@@ -35,13 +46,7 @@ func TestSentinelQueryDoesNotUndoASwitch(t *testing.T) {
 	next, err := set.Replica(0)
 	require.NoError(t, err)
 
-	var mu sync.Mutex
-	var events []string // "from -> to", as the client installed them
-	shard.OnFailover(c, func(_, from, to string) {
-		mu.Lock()
-		events = append(events, from+" -> "+to)
-		mu.Unlock()
-	})
+	events := failoverLog(c)
 	held := make(chan struct{})
 	release := make(chan struct{})
 	// after gets the changes installed so far when the query after the
@@ -68,11 +73,8 @@ func TestSentinelQueryDoesNotUndoASwitch(t *testing.T) {
 		default:
 			return // a query of the switch's, while the held one waits
 		}
-		mu.Lock()
-		got := append([]string(nil), events...)
-		mu.Unlock()
 		select {
-		case after <- got:
+		case after <- events():
 		default:
 		}
 	})
@@ -86,9 +88,8 @@ func TestSentinelQueryDoesNotUndoASwitch(t *testing.T) {
 	require.NoError(t, err)
 	switched := old.Addr + " -> " + next.Addr
 	waitFor(t, 60*time.Second, "the client to install the new master from +switch-master", func() bool {
-		mu.Lock()
-		defer mu.Unlock()
-		return len(events) == 1 && events[0] == switched
+		ev := events()
+		return len(ev) == 1 && ev[0] == switched
 	})
 	close(release)
 	// The held query ends, then the one the switch asked for runs.
@@ -114,13 +115,7 @@ func TestSentinelQueryDoesNotUndoASwitch(t *testing.T) {
 // (REMOVE, then MONITOR it again), and the old master is made a master
 // again, after the failover.
 func TestSentinelQueryDoesNotBringBackTheReplacedMaster(t *testing.T) {
-	set := redistest.StartSentinelsTB(t, redistest.SentinelOptions{
-		Data:             redistest.Options{Users: []redistest.User{{Name: sentDataUser, Password: sentDataPW}}},
-		SentinelPassword: sentPW,
-		DownAfter:        time.Second,
-		FailoverTimeout:  2 * time.Second,
-		Shards:           1,
-	})
+	set := redistest.StartSentinelsTB(t, sentinelSetOptions(1))
 	s0 := set.Sentinels[0]
 	for _, s := range set.Sentinels[1:] {
 		require.NoError(t, s.Kill()) // nobody else makes the old master a replica
@@ -134,13 +129,7 @@ func TestSentinelQueryDoesNotBringBackTheReplacedMaster(t *testing.T) {
 	require.NoError(t, err)
 	next, err := set.Replica(0)
 	require.NoError(t, err)
-	var mu sync.Mutex
-	var events []string
-	shard.OnFailover(c, func(_, from, to string) {
-		mu.Lock()
-		events = append(events, from+" -> "+to)
-		mu.Unlock()
-	})
+	events := failoverLog(c)
 
 	name := set.Shards[0].Name
 	_, err = s0.Do("SENTINEL", "FAILOVER", name)
@@ -165,8 +154,6 @@ func TestSentinelQueryDoesNotBringBackTheReplacedMaster(t *testing.T) {
 	waitFor(t, 5*time.Second, "three more queries", func() bool {
 		return c.Stats().Sentinel[0].Queries >= before+3
 	})
-	mu.Lock()
-	defer mu.Unlock()
-	require.Equal(t, []string{old.Addr + " -> " + next.Addr}, events, "master changes the client installed")
+	require.Equal(t, []string{old.Addr + " -> " + next.Addr}, events(), "master changes the client installed")
 	require.Equal(t, next.Addr, c.Stats().Sentinel[0].Master)
 }

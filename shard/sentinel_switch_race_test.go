@@ -29,6 +29,23 @@ func failoverLog(c *shard.Client) func() []string {
 	}
 }
 
+// queryingSentinelClient is a client of the one-shard set that asks the
+// Sentinels at addrs every 50 ms; old and next are the shard's master and
+// replica.
+func queryingSentinelClient(t *testing.T, set *redistest.SentinelSet, addrs []string) (c *shard.Client, old, next *redistest.Server) {
+	t.Helper()
+	cfg := sentinelConfig(set)
+	cfg.Sentinel.Addrs = addrs
+	cfg.Sentinel.RefreshInterval = 50 * time.Millisecond
+	cfg.Sentinel.MinRefreshInterval = 10 * time.Millisecond
+	c = newClient(t, cfg)
+	old, err := set.Master(0)
+	require.NoError(t, err)
+	next, err = set.Replica(0)
+	require.NoError(t, err)
+	return c, old, next
+}
+
 // TestSentinelQueryDoesNotUndoASwitch: a periodic query verifies the old
 // master; before it installs it, a failover happens and the client
 // installs the new master from the Sentinels' +switch-master. The query
@@ -37,15 +54,7 @@ func failoverLog(c *shard.Client) func() []string {
 // answers as a master; refused with READONLY once it is a replica).
 func TestSentinelQueryDoesNotUndoASwitch(t *testing.T) {
 	set := redistest.StartSentinelsTB(t, sentinelSetOptions(1))
-	cfg := sentinelConfig(set)
-	cfg.Sentinel.RefreshInterval = 50 * time.Millisecond
-	cfg.Sentinel.MinRefreshInterval = 10 * time.Millisecond
-	c := newClient(t, cfg)
-	old, err := set.Master(0)
-	require.NoError(t, err)
-	next, err := set.Replica(0)
-	require.NoError(t, err)
-
+	c, old, next := queryingSentinelClient(t, set, set.Addrs())
 	events := failoverLog(c)
 	held := make(chan struct{})
 	release := make(chan struct{})
@@ -84,7 +93,7 @@ func TestSentinelQueryDoesNotUndoASwitch(t *testing.T) {
 		t.Fatal("no query found the old master")
 	}
 
-	_, err = set.Sentinels[0].Do("SENTINEL", "FAILOVER", set.Shards[0].Name)
+	_, err := set.Sentinels[0].Do("SENTINEL", "FAILOVER", set.Shards[0].Name)
 	require.NoError(t, err)
 	switched := old.Addr + " -> " + next.Addr
 	waitFor(t, 60*time.Second, "the client to install the new master from +switch-master", func() bool {
@@ -120,19 +129,11 @@ func TestSentinelQueryDoesNotBringBackTheReplacedMaster(t *testing.T) {
 	for _, s := range set.Sentinels[1:] {
 		require.NoError(t, s.Kill()) // nobody else makes the old master a replica
 	}
-	cfg := sentinelConfig(set)
-	cfg.Sentinel.Addrs = []string{s0.Addr}
-	cfg.Sentinel.RefreshInterval = 50 * time.Millisecond
-	cfg.Sentinel.MinRefreshInterval = 10 * time.Millisecond
-	c := newClient(t, cfg)
-	old, err := set.Master(0)
-	require.NoError(t, err)
-	next, err := set.Replica(0)
-	require.NoError(t, err)
+	c, old, next := queryingSentinelClient(t, set, []string{s0.Addr})
 	events := failoverLog(c)
 
 	name := set.Shards[0].Name
-	_, err = s0.Do("SENTINEL", "FAILOVER", name)
+	_, err := s0.Do("SENTINEL", "FAILOVER", name)
 	require.NoError(t, err)
 	waitFor(t, 60*time.Second, "the client to follow the failover and see +switch-master", func() bool {
 		st := c.Stats().Sentinel[0]

@@ -94,10 +94,11 @@ func (d *dialer) setup(ctx context.Context, c redis.Conn, addr, name string) err
 		}
 		if _, err := redis.DoContext(c, ctx, "AUTH", args...); err != nil {
 			var reply redis.Error
-			if errors.As(err, &reply) {
+			if errors.As(err, &reply) && !refusedConnection(reply) {
 				return newAuthError(addr, o.Username, o.Password, reply)
 			}
-			// A network or context failure: the reply never came, so
+			// A network or context failure (the reply never came), or
+			// a full server's refusal, sent before the AUTH was read:
 			// nothing in err can hold the password.
 			return &DialError{Addr: addr, Err: fmt.Errorf("AUTH: %w", err)}
 		}
@@ -127,6 +128,15 @@ func (d *dialer) setup(ctx context.Context, c redis.Conn, addr, name string) err
 		}
 	}
 	return nil
+}
+
+// refusedConnection reports whether reply is the error a server sends to
+// every new connection it has no room for (maxclients), before it reads
+// anything, and then closes the connection. The dial's first command reads
+// it, but it says nothing about that command: sent by AUTH it is no
+// refusal of the credentials, and the node is only full, not down.
+func refusedConnection(reply redis.Error) bool {
+	return strings.HasPrefix(string(reply), "ERR max number of clients")
 }
 
 // errPeerClosed rejects a pooled connection that the server has closed.

@@ -27,8 +27,9 @@ var (
 
 // DialError reports that a new connection to Addr could not be made ready:
 // the TCP connect, the TLS handshake or one of the setup commands sent while
-// dialing (CLIENT SETNAME, SELECT, READONLY) failed. A refused AUTH is an
-// *AuthError instead.
+// dialing (CLIENT SETNAME, SELECT, READONLY) failed, or the server had no
+// room for another connection (maxclients), whichever command met it. A
+// refused AUTH is an *AuthError instead.
 type DialError struct {
 	// Addr is the node address that was dialed.
 	Addr string

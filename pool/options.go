@@ -184,6 +184,10 @@ func (o Options) String() string {
 		o.Username, password, o.DB, o.ClientName, tlsText, o.ReadOnly)
 }
 
+// GoString is String wrapped as "pool.Options{...}", so that %#v, which
+// would print every field as it is, hides the password too.
+func (o Options) GoString() string { return "pool.Options{" + o.String() + "}" }
+
 func durationText(d time.Duration) string {
 	if d == Never {
 		return "never"

@@ -201,6 +201,19 @@ func (s *Set) Close() error {
 	return nil
 }
 
+// String describes the Set by its options (Options.String), the
+// password masked. Without it fmt would print the Set's fields, the
+// password among them, for any verb.
+func (s *Set) String() string {
+	if s == nil {
+		return "pool.Set(nil)"
+	}
+	return fmt.Sprintf("pool.Set{%s Addrs=%q}", s.Options(), s.Addrs())
+}
+
+// GoString is String, for %#v.
+func (s *Set) GoString() string { return s.String() }
+
 func (s *Set) isClosed() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()

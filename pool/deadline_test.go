@@ -95,11 +95,13 @@ func TestPeekerOnALiveAndAClosedConnection(t *testing.T) {
 	nc, server := tcpPair(t)
 	p := newPeeker(nc)
 	require.NotNil(t, p)
-	assert.False(t, p.closed())
+	closed, tlsBytes := p.closed()
+	assert.False(t, closed)
+	assert.False(t, tlsBytes)
 	assert.Zero(t, testing.AllocsPerRun(100, func() { p.closed() }))
 
 	server.Close()
-	require.Eventually(t, p.closed, time.Second, 5*time.Millisecond)
+	require.Eventually(t, func() bool { closed, _ := p.closed(); return closed }, time.Second, 5*time.Millisecond)
 }
 
 // tcpPair returns both ends of a loopback TCP connection.

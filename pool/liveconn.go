@@ -2,6 +2,8 @@ package pool
 
 import (
 	"context"
+	"errors"
+	"net"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -294,5 +296,34 @@ func (c *liveConn) closedByPeer() bool {
 			return true
 		}
 	}
-	return c.peek.closed()
+	closed, tlsBytes := c.peek.closed()
+	if tlsBytes {
+		return c.tlsClosed()
+	}
+	return closed
+}
+
+// tlsPeek bounds the read that tells what waits on an idle TLS connection.
+const tlsPeek = 2 * time.Millisecond
+
+// tlsClosed reads what waits on an idle TLS connection through TLS, for
+// at most tlsPeek: a session ticket is consumed and the read times out
+// (the connection is fine; a timed-out read leaves a TLS connection
+// usable); the server's close_notify ends the stream (it closed the
+// connection: a killed client, a timeout, a restart); application data
+// nobody asked for means the protocol is out of step.
+func (c *liveConn) tlsClosed() bool {
+	if err := c.nc.armRead(time.Now().Add(tlsPeek), time.Time{}); err != nil {
+		return true
+	}
+	var b [1]byte
+	n, err := c.nc.Conn.Read(b[:])
+	if n > 0 {
+		return true
+	}
+	var ne net.Error
+	if !errors.As(err, &ne) || !ne.Timeout() {
+		return true
+	}
+	return c.nc.armRead(time.Time{}, time.Time{}) != nil
 }

@@ -10,4 +10,4 @@ type peeker struct{}
 
 func newPeeker(net.Conn) *peeker { return nil }
 
-func (p *peeker) closed() bool { return false }
+func (p *peeker) closed() (closed, tlsBytes bool) { return false, false }

@@ -45,23 +45,27 @@ func (p *peeker) peek(fd uintptr) bool {
 
 // closed reports whether the server has gone: end of stream or a reset.
 // Unsolicited bytes on a plain connection mean the protocol is out of
-// step, which is as bad; on TLS they may be a post-handshake record, so
-// they are allowed there.
-func (p *peeker) closed() bool {
+// step, which is as bad. On TLS they may be a post-handshake record (a
+// session ticket) or the server's close_notify before it closed: closed
+// then reports false and tlsBytes true, and the caller reads them through
+// TLS to tell (liveConn.tlsClosed).
+func (p *peeker) closed() (closed, tlsBytes bool) {
 	if p == nil {
-		return false
+		return false, false
 	}
 	if err := p.rc.Read(p.fn); err != nil {
-		return true
+		return true, false
 	}
 	switch {
 	case errors.Is(p.rerr, syscall.EAGAIN), errors.Is(p.rerr, syscall.EWOULDBLOCK), errors.Is(p.rerr, syscall.EINTR):
-		return false
+		return false, false
 	case p.rerr != nil:
-		return true
+		return true, false
 	case p.n == 0:
-		return true
+		return true, false
+	case p.tls:
+		return false, true
 	default:
-		return !p.tls
+		return true, false
 	}
 }

@@ -44,9 +44,20 @@ func (c *Client) scanPlan() (nodes []Node, global bool) {
 // scanOwns reports whether a key found on node n is reported: n serves it
 // under the current routing, or, during a migration, n is its old owner
 // (it has not moved yet).
+//
+// Outside a migration a cluster master's keys are all reported: a master
+// holds only the keys of its slots and of a slot it is importing, and the
+// client's slot map may lag behind the cluster's (a resharding it has not
+// met a MOVED for). Filtered by that map, the keys of a slot being moved
+// that already sit on the importing master, and every key of a slot moved
+// to another known master, were silently left out. A key that moves to a
+// master not yet walked may then be reported twice, as SCAN may repeat.
 func (c *Client) scanOwns(n Node, key string) bool {
 	if c.mig.Load() != nil && IsFenceKey(key) {
 		return false // the fence's marker (migrate_fence.go)
+	}
+	if _, isCluster := c.currentRouter().(*ClusterRouter); isCluster && c.mig.Load() == nil {
+		return true
 	}
 	if owner, err := c.currentRouter().Route(key); err == nil && owner.Addr == n.Addr {
 		return true
@@ -57,4 +68,26 @@ func (c *Client) scanOwns(n Node, key string) bool {
 	}
 	owner, err := m.from.Route(key)
 	return err == nil && owner.Addr == n.Addr
+}
+
+// scanSkips reports whether a Scan passes over node n without sending it
+// SCAN: a ring shard that auto-eject took out of the ring serves no key
+// (they rehashed to the other shards), and it is out because it does not
+// answer, so a SCAN sent there would fail the whole Scan for keys it would
+// have filtered away anyway. During a migration nothing is skipped (the
+// node may still hold keys that have not moved).
+func (c *Client) scanSkips(n Node) bool {
+	if c.mig.Load() != nil {
+		return false
+	}
+	rr, ok := c.currentRouter().(*RingRouter)
+	if !ok {
+		return false
+	}
+	for i, m := range rr.nodes {
+		if m.Addr == n.Addr {
+			return rr.Ejected(i)
+		}
+	}
+	return false
 }

@@ -17,7 +17,9 @@ type ScanOptions struct {
 // Scanner walks the keys of every node with SCAN, one node after the
 // other. Each key is reported once: SCAN's own repeats are dropped, and in
 // ring mode a key found on a node that does not own it (a stale copy left
-// by auto-eject) is skipped. Keys added or removed during the scan may or
+// by auto-eject) is skipped. A shard that auto-eject took out of the ring
+// is not walked (it serves no key); any other node that fails ends the
+// Scan with its error. Keys added or removed during the scan may or
 // may not be seen, as with SCAN itself. A Scanner is not safe for
 // concurrent use.
 type Scanner struct {
@@ -71,6 +73,13 @@ func (s *Scanner) Err() error { return s.err }
 
 func (s *Scanner) scanOnce(ctx context.Context) {
 	n := s.nodes[s.ni]
+	if s.cur == "0" && s.c.scanSkips(n) {
+		// Decided as the node comes up, not when the Scan began: a
+		// shard restored meanwhile is walked, one ejected meanwhile is
+		// not (its keys are on the shards that serve them now).
+		s.ni++
+		return
+	}
 	args := []any{s.cur}
 	if s.opts.Match != "" {
 		args = append(args, "MATCH", s.opts.Match)

@@ -20,8 +20,11 @@ type ScanOptions struct {
 // by auto-eject) is skipped. A shard that auto-eject took out of the ring
 // is not walked (it serves no key); any other node that fails ends the
 // Scan with its error. Keys added or removed during the scan may or
-// may not be seen, as with SCAN itself. A Scanner is not safe for
-// concurrent use.
+// may not be seen, as with SCAN itself. In cluster mode every key a master
+// holds is reported, also one the client's slot map does not give it (a
+// slot being resharded, a map not refreshed yet), so a key whose slot
+// moves during the Scan to a master not walked yet may be reported twice,
+// as SCAN may. A Scanner is not safe for concurrent use.
 type Scanner struct {
 	c     *Client
 	opts  ScanOptions

@@ -113,10 +113,13 @@ func (s *Scanner) scanOnce(ctx context.Context) {
 		if _, dup := s.seen[k]; dup {
 			continue
 		}
-		s.seen[k] = struct{}{}
+		// A copy the node does not own is skipped without counting as
+		// seen: during a migration (seen kept across nodes) a stray copy
+		// walked first would hide the owner's.
 		if !s.c.owns(n, k) {
 			continue
 		}
+		s.seen[k] = struct{}{}
 		s.buf = append(s.buf, k)
 	}
 	if cur == "0" {

@@ -289,6 +289,9 @@ func (sc *subConn) read() {
 		}
 		sc.lastRead.Store(time.Now().UnixNano())
 		v, err := parsePush(reply)
+		if err != nil && s.barePong(sc, reply) {
+			continue
+		}
 		if err != nil {
 			// The stream cannot be trusted any more: start afresh.
 			s.q.push(&SubscribeError{Node: s.node(sc.addr), Err: err})
@@ -306,4 +309,23 @@ func (sc *subConn) read() {
 		s.onControl(sc, v)
 		s.mu.Unlock()
 	}
+}
+
+// barePong handles a bulk string that answers a PING sent when the server
+// had left subscribe mode (the last name of the connection unsubscribed,
+// or none subscribed yet): outside subscribe mode a server answers
+// PING data with data alone. It reports false, leaving the reply to be
+// taken for a broken stream, unless the oldest pending command is a PING.
+func (s *Subscription) barePong(sc *subConn, reply any) bool {
+	data, ok := reply.([]byte)
+	if !ok {
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(sc.pending) == 0 || sc.pending[0].push != "pong" || sc.pending[0].fence {
+		return false
+	}
+	s.onControl(sc, redis.Pong{Data: string(data)})
+	return true
 }

@@ -315,6 +315,12 @@ func (c *Client) txOnce(ctx context.Context, plan txPlan, node int, asking bool,
 		return nil, err
 	}
 	defer tx.fence.leave()
+	if err := ctx.Err(); err != nil {
+		// The context ended while fn ran: nothing of MULTI ... EXEC is
+		// written (the connection would be closed only once the write
+		// was on its way, and the transaction would run unreported).
+		return nil, fmt.Errorf("shardis: %w before MULTI was sent (the transaction did not run)", err)
+	}
 	if asking {
 		if err := conn.Send("ASKING"); err != nil {
 			return nil, &NodeError{Node: ns.node, Err: err}

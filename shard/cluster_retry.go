@@ -206,6 +206,12 @@ func (c *Client) judge(cl *call) (v verdict, refresh bool) {
 		// should learn so at once, not after MaxRetryWait.
 		return final, false
 	}
+	if errors.Is(ne.Err, redis.ErrPoolExhausted) {
+		// MaxActive connections borrowed and no Wait: nothing was sent
+		// (no unknown outcome), the node is not at fault (no refresh),
+		// and the pool says such a Get fails at once.
+		return final, false
+	}
 	cl.last, cl.reroute = ne.Error(), true
 	if notSent(ne.Err) {
 		return retryLater, true

@@ -42,4 +42,3 @@ func TestReview2TxContextEndedInFnSendsNoExec(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []any{int64(1)}, reply)
 }
-

@@ -340,7 +340,7 @@ func (c *Client) txOnce(ctx context.Context, plan txPlan, node int, asking bool,
 		if errors.As(err, &re) {
 			return nil, re
 		}
-		return nil, &NodeError{Node: ns.node, Err: err}
+		return nil, execFailed(ctx, ns.node, tx.queued, err)
 	}
 	if reply == nil {
 		return nil, ErrTxAborted
@@ -350,4 +350,23 @@ func (c *Client) txOnce(ctx context.Context, plan txPlan, node int, asking bool,
 		return nil, fmt.Errorf("shardis: EXEC: %w", err)
 	}
 	return vals, nil
+}
+
+// execFailed is the error of a transaction whose connection failed once
+// MULTI ... EXEC was written: it may have run. When the caller's context
+// ended the wait, the error wraps the context's error and says so; else,
+// when a queued command may write, it is an *UnknownOutcomeError for EXEC
+// (as for any write whose connection failed after sending), which is
+// never sent again.
+func execFailed(ctx context.Context, node Node, queued []queued, err error) error {
+	ne := &NodeError{Node: node, Err: sentCause(ctx, err)}
+	if errors.Is(ne.Err, context.Canceled) || errors.Is(ne.Err, context.DeadlineExceeded) {
+		return ne
+	}
+	for _, q := range queued {
+		if mayWrite(command.Lookup(q.name)) {
+			return &UnknownOutcomeError{Command: "EXEC", Node: node, Err: ne}
+		}
+	}
+	return ne
 }

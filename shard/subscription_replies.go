@@ -25,6 +25,11 @@ func (s *Subscription) onControl(sc *subConn, v any) {
 			if ws == nil || !sc.sent[sn] {
 				return // unsubscribed since; the UNSUBSCRIBE is on its way
 			}
+			if matched && sc.unsubscribing(sn) {
+				// Unsubscribed and subscribed again since this SUBSCRIBE
+				// was sent: the node will end it, then confirm the new one.
+				return
+			}
 			if ws.announced && !ws.on[sc.addr] {
 				s.st.resubscribed.Add(1)
 			}
@@ -187,4 +192,21 @@ func (s *Subscription) endFence(sc *subConn) {
 		s.dirty = true
 		s.poke()
 	}
+}
+
+// unsubscribing reports whether an unsubscribe of sn is pending on sc: a
+// confirmation of sn's subscribe read now answers a command the
+// unsubscribe ends, not the latest subscribe. Caller holds s.mu.
+func (sc *subConn) unsubscribing(sn subName) bool {
+	for _, p := range sc.pending {
+		if p.push == "pong" || isSubscribePush(p.push) {
+			continue
+		}
+		for _, n := range p.names {
+			if n == sn {
+				return true
+			}
+		}
+	}
+	return false
 }

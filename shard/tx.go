@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/gomodule/redigo/redis"
@@ -17,10 +18,17 @@ import (
 // key changed. Run the transaction again if that is what you want.
 var ErrTxAborted = errors.New("shardis: transaction aborted: a watched key changed")
 
+// ErrTxDone is the error of a Tx's Do and Queue once the function passed
+// to Client.Tx has returned: the transaction was sent (or abandoned), and
+// a command given to it then would never run.
+var ErrTxDone = errors.New("shardis: transaction used after its function returned")
+
 // Tx is one attempt of a transaction: commands sent with Do run at once on
 // the transaction's connection (reads under WATCH); commands queued with
 // Queue run atomically between MULTI and EXEC. A Tx is valid only inside
-// the function passed to Client.Tx.
+// the function passed to Client.Tx: afterwards Do and Queue fail with
+// ErrTxDone. Queue may be called from several goroutines at once; Do, like
+// a redigo connection, is for one goroutine at a time.
 type Tx struct {
 	c      *Client
 	ctx    context.Context
@@ -28,9 +36,27 @@ type Tx struct {
 	loc    locator
 	group  int
 	asking bool // at a slot's importing node: ASKING before each command
-	queued []queued
 	node   int
 	fence  txPlan // planned by a migration's old topology: each round trip is counted (migrate_plan.go)
+
+	mu     sync.Mutex
+	queued []queued
+	done   bool // fn returned: Do and Queue fail with ErrTxDone
+}
+
+// isDone reports whether fn has returned.
+func (tx *Tx) isDone() bool {
+	tx.mu.Lock()
+	defer tx.mu.Unlock()
+	return tx.done
+}
+
+// end marks the Tx done and returns the commands queued.
+func (tx *Tx) end() []queued {
+	tx.mu.Lock()
+	defer tx.mu.Unlock()
+	tx.done = true
+	return tx.queued
 }
 
 // Do runs one command now on the transaction's node. Its keys must be in
@@ -39,6 +65,9 @@ type Tx struct {
 // changes the connection's state (CLIENT SETNAME, SELECT, ...) gets the
 // connection closed when the transaction ends instead of pooled.
 func (tx *Tx) Do(name string, args ...any) (any, error) {
+	if tx.isDone() {
+		return nil, ErrTxDone
+	}
 	if err := tx.check(name, args); err != nil {
 		return nil, err
 	}
@@ -81,6 +110,9 @@ func (tx *Tx) do(name string, args ...any) (any, error) {
 // Queue adds a command to run between MULTI and EXEC. Its keys must be in
 // the transaction's slot or shard.
 func (tx *Tx) Queue(name string, args ...any) error {
+	if tx.isDone() {
+		return ErrTxDone
+	}
 	if err := tx.check(name, args); err != nil {
 		return err
 	}
@@ -88,7 +120,13 @@ func (tx *Tx) Queue(name string, args ...any) error {
 		return err
 	}
 	// A copy: the caller may reuse its slice (as with redigo's Send).
-	tx.queued = append(tx.queued, queued{name: name, args: slices.Clone(args)})
+	q := queued{name: name, args: slices.Clone(args)}
+	tx.mu.Lock()
+	defer tx.mu.Unlock()
+	if tx.done {
+		return ErrTxDone
+	}
+	tx.queued = append(tx.queued, q)
 	return nil
 }
 
@@ -306,9 +344,12 @@ func (c *Client) txOnce(ctx context.Context, plan txPlan, node int, asking bool,
 	defer conn.release()
 	tx := &Tx{ctx: ctx, conn: conn, loc: plan.loc, group: group, asking: asking, c: c, node: node, fence: plan}
 	if _, err := tx.do("WATCH", keys...); err != nil {
+		tx.end()
 		return nil, err
 	}
-	if err := fn(tx); err != nil {
+	err = fn(tx)
+	queue := tx.end() // from now on Do and Queue fail with ErrTxDone
+	if err != nil {
 		return nil, err
 	}
 	if err := tx.fence.enter(); err != nil { // nothing of MULTI is sent
@@ -329,7 +370,7 @@ func (c *Client) txOnce(ctx context.Context, plan txPlan, node int, asking bool,
 	if err := conn.Send("MULTI"); err != nil {
 		return nil, &NodeError{Node: ns.node, Err: err}
 	}
-	for _, q := range tx.queued {
+	for _, q := range queue {
 		if err := conn.Send(q.name, q.args...); err != nil {
 			return nil, &NodeError{Node: ns.node, Err: err}
 		}
@@ -340,7 +381,7 @@ func (c *Client) txOnce(ctx context.Context, plan txPlan, node int, asking bool,
 		if errors.As(err, &re) {
 			return nil, re
 		}
-		return nil, execFailed(ctx, ns.node, tx.queued, err)
+		return nil, execFailed(ctx, ns.node, queue, err)
 	}
 	if reply == nil {
 		return nil, ErrTxAborted

@@ -105,7 +105,12 @@ func (c *Client) retryCluster(ctx context.Context, calls []*call) (abandoned boo
 		}
 		if later {
 			wait := min(backoff, 100*time.Millisecond)
-			backoff *= 2
+			if backoff < 100*time.Millisecond {
+				// Doubled only up to the cap: doubling on would overflow
+				// after some 40 waits, to a zero or negative wait, and the
+				// rest of MaxRetryWait would be a busy loop.
+				backoff *= 2
+			}
 			if time.Since(start)+wait > c.clusterOpts().MaxRetryWait {
 				c.giveUp(pending, "waited too long for the cluster")
 				return false

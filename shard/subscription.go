@@ -181,7 +181,9 @@ func (c *Client) subscribeNew(ctx context.Context, k subKind, names []string) (*
 // has confirmed them, or until an attempt to reach one failed, or ctx
 // ends. Each new name delivers one redis.Subscription (Count is the number
 // of names in the whole subscription). Names whose node could not be
-// reached, and names still waiting when ctx ends, stay in the
+// reached or answered that it cannot serve for now (BUSY, LOADING,
+// CLUSTERDOWN...: a *NodeError), and names still waiting when ctx ends,
+// stay in the
 // subscription and are subscribed as soon as their node answers; names a
 // server refused (an ACL, say) are dropped. The error lists them.
 func (s *Subscription) Subscribe(ctx context.Context, channels ...string) error {

@@ -1,6 +1,8 @@
 package shard
 
 import (
+	"fmt"
+
 	"github.com/gomodule/redigo/redis"
 	"github.com/shardis/shardis/cluster"
 )
@@ -112,12 +114,15 @@ func (s *Subscription) onError(sc *subConn, re redis.Error) {
 			return
 		}
 	case "CLUSTERDOWN", "TRYAGAIN", "LOADING", "MASTERDOWN", "BUSY":
-		// The node cannot serve now: try it again later.
-		s.backoff(sc.addr, serr)
+		// The node cannot serve now: try it again later. The names stay,
+		// so the error is the node's, not a SubscribeError (which says
+		// the names left).
+		nerr := &NodeError{Node: s.node(sc.addr), Err: fmt.Errorf("%s: %w", cmd.cmd, re)}
+		s.backoff(sc.addr, nerr)
 		for _, sn := range cmd.names {
 			if ws := s.want[sn]; ws != nil {
 				for _, w := range ws.waiters {
-					w.settle(serr)
+					w.settle(nerr)
 				}
 				ws.waiters = nil
 			}

@@ -506,6 +506,13 @@ func (f *flusher) sendPinned() {
 			tx.lost = nerr
 		}
 	}
+	if f.ctx.Err() != nil {
+		// The context has ended: nothing of the run is written (the
+		// connection would be closed only once it was on its way, and an
+		// EXEC would run while its caller is told it was cancelled).
+		fail(0, errNothingSent) // wrapped with the context's error
+		return
+	}
 	if err := tx.fence.enter(); err != nil { // migrate_plan.go: nothing of the run is sent
 		f.refuseFenced(pinned, err)
 		return
@@ -554,6 +561,10 @@ func (f *flusher) sendPinned() {
 		tx.finish()
 	}
 }
+
+// errNothingSent is the cause of a transaction run that was not written
+// because its context had ended.
+var errNothingSent = errors.New("nothing was sent")
 
 // everyShard runs PING or ECHO on every shard and returns the reply they
 // all gave, or the first failure.

@@ -45,4 +45,3 @@ func TestReview2ConnEndedContextSendsNoExec(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []any{int64(1)}, reply)
 }
-

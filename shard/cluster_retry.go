@@ -126,6 +126,13 @@ func (c *Client) retryCluster(ctx context.Context, calls []*call) (abandoned boo
 				return false
 			}
 		}
+		if c.closed.Load() {
+			// Close came while these waited: nothing more is sent.
+			for _, cl := range pending {
+				cl.err, cl.done = fmt.Errorf("%w (while retrying: %w)", ErrClosed, cl.err), true
+			}
+			return false
+		}
 		for _, cl := range pending {
 			if cl.reroute {
 				c.routeSlot(cl)
@@ -209,6 +216,12 @@ func (c *Client) judge(cl *call) (v verdict, refresh bool) {
 	if isAuthFailure(ne.Err) {
 		// Wrong credentials: no retry can fix them, and the caller
 		// should learn so at once, not after MaxRetryWait.
+		return final, false
+	}
+	if c.closed.Load() && (notSent(ne.Err) || errors.Is(ne.Err, pool.ErrClosed)) {
+		// The client was closed: nothing was sent (the pools are
+		// closed), and no retry would send it.
+		cl.err = fmt.Errorf("%w (%w)", ErrClosed, cl.err)
 		return final, false
 	}
 	if errors.Is(ne.Err, redis.ErrPoolExhausted) {

@@ -157,7 +157,7 @@ func (m *mover) drain(ctx context.Context, n shard.Node) error {
 		}
 		vals, err := redis.Values(redis.DoContext(conn, ctx, "SCAN", cursor, "COUNT", m.opts.ScanCount))
 		if err != nil || len(vals) != 2 {
-			return &shard.NodeError{Node: n, Err: fmt.Errorf("SCAN: %v", scanErr(err, vals))}
+			return &shard.NodeError{Node: n, Err: fmt.Errorf("SCAN: %w", scanErr(err, vals))}
 		}
 		cursor, _ = redis.String(vals[0], nil)
 		keys, err := redis.Strings(vals[1], nil)

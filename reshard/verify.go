@@ -151,7 +151,7 @@ func scanNode(ctx context.Context, pools *pool.Set, n shard.Node, fn func([]stri
 	for {
 		vals, err := redis.Values(redis.DoContext(conn, ctx, "SCAN", cursor, "COUNT", 1000))
 		if err != nil || len(vals) != 2 {
-			return &shard.NodeError{Node: n, Err: fmt.Errorf("SCAN: %v", scanErr(err, vals))}
+			return &shard.NodeError{Node: n, Err: fmt.Errorf("SCAN: %w", scanErr(err, vals))}
 		}
 		cursor, _ = redis.String(vals[0], nil)
 		keys, err := redis.Strings(vals[1], nil)

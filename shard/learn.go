@@ -131,7 +131,7 @@ func (c *Client) learnFrom(ctx context.Context, node Node, name string, args []a
 	reply, err := redis.Values(redis.DoContext(conn, ctx, "COMMAND", "INFO", name))
 	if err != nil {
 		if _, ok := err.(redis.Error); ok {
-			return nil, fmt.Errorf("%w %q: COMMAND INFO: %v", ErrUnknownCommand, name, err)
+			return nil, fmt.Errorf("%w %q: COMMAND INFO: %w", ErrUnknownCommand, name, err)
 		}
 		return nil, &NodeError{Node: node, Err: err}
 	}
@@ -170,7 +170,7 @@ func checkKeys(ctx context.Context, conn redis.Conn, node Node, info *command.In
 		if posErr != nil {
 			return nil // both refuse these arguments; the server will say why
 		}
-		return fmt.Errorf("%w %q: its key specs find keys at %v, COMMAND GETKEYS says: %v", ErrUnknownCommand, name, pos, err)
+		return fmt.Errorf("%w %q: its key specs find keys at %v, COMMAND GETKEYS says: %w", ErrUnknownCommand, name, pos, err)
 	}
 	mine := make([]string, 0, len(pos))
 	for _, p := range pos {

@@ -106,8 +106,10 @@ func (c *Client) askClusterNodes(ctx context.Context, addr string) (map[string]b
 }
 
 // clusterNodesAddrs reads the node addresses of a CLUSTER NODES reply
-// (<id> <ip>:<port>@<cport>[,<hostname>] <flags> ...) as cluster.ParseNodes
-// writes them; asked is the node that replied (for an empty ip).
+// (<id> <ip>:<port>@<cport>[,<hostname>] <flags> ...): each node's IP
+// address and, when it announces a hostname, its hostname address, as the
+// slot table may name it either way; asked is the node that replied (for
+// an empty ip).
 func clusterNodesAddrs(text, asked string) map[string]bool {
 	askedHost, _, err := net.SplitHostPort(asked)
 	if err != nil {
@@ -119,20 +121,29 @@ func clusterNodesAddrs(text, asked string) map[string]bool {
 		if len(f) < 3 || strings.Contains(f[2], "handshake") || strings.Contains(f[2], "noaddr") {
 			continue
 		}
-		a, _, _ := strings.Cut(f[1], ",")
+		a, aux, _ := strings.Cut(f[1], ",")
 		a, _, _ = strings.Cut(a, "@")
 		colon := strings.LastIndexByte(a, ':')
 		if colon < 0 {
+			continue
+		}
+		port := a[colon+1:]
+		if port == "0" {
 			continue
 		}
 		host := strings.TrimSuffix(strings.TrimPrefix(a[:colon], "["), "]")
 		if host == "" {
 			host = askedHost
 		}
-		if host == "" || a[colon+1:] == "0" {
-			continue
+		if host != "" {
+			out[net.JoinHostPort(host, port)] = true
 		}
-		out[net.JoinHostPort(host, a[colon+1:])] = true
+		// The hostname the node announces, which the table uses with
+		// cluster-preferred-endpoint-type hostname (later servers add
+		// name=value fields after it).
+		if name, _, _ := strings.Cut(aux, ","); name != "" && !strings.Contains(name, "=") {
+			out[net.JoinHostPort(name, port)] = true
+		}
 	}
 	return out
 }

@@ -3,6 +3,8 @@ package shard
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -150,10 +152,16 @@ func (tc *trackedConn) Do(name string, args ...any) (any, error) {
 	return tc.conn.Do(name, args...)
 }
 
-// DoContext is Do bounded by ctx (redis.ConnWithContext).
+// DoContext is Do bounded by ctx (redis.ConnWithContext). With a context
+// that has already ended nothing is written: the command fails with the
+// context's error (written, it would run, its reply lost with the
+// connection that the context's end closes).
 func (tc *trackedConn) DoContext(ctx context.Context, name string, args ...any) (any, error) {
 	if err := tc.usable(); err != nil {
 		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("shardis: %w (%s not sent)", err, strings.ToUpper(name))
 	}
 	tc.note(name, args)
 	return redis.DoContext(tc.conn, ctx, name, args...)

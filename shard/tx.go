@@ -80,6 +80,11 @@ func (tx *Tx) Do(name string, args ...any) (any, error) {
 // do runs a command on the transaction's connection, after ASKING when
 // the transaction runs at an importing node.
 func (tx *Tx) do(name string, args ...any) (any, error) {
+	if err := tx.ctx.Err(); err != nil {
+		// Nothing is written under an ended context: a write (LPOP,
+		// BLPOP, ...) would run and its reply be lost with the connection.
+		return nil, fmt.Errorf("shardis: %w (%s not sent)", err, strings.ToUpper(name))
+	}
 	if err := tx.fence.enter(); err != nil {
 		return nil, err
 	}

@@ -260,10 +260,12 @@ func timedOut(err error) bool {
 }
 
 // notSent reports whether a node error happened before the command could
-// reach the server: a refused or failed dial, or a node marked down.
+// reach the server: a refused or failed dial, an address no dial can use,
+// or a node marked down.
 func notSent(err error) bool {
 	var de *pool.DialError
-	return errors.As(err, &de) || errors.Is(err, ErrNodeDown) || errors.Is(err, pool.ErrAuth)
+	return errors.As(err, &de) || errors.Is(err, ErrNodeDown) || errors.Is(err, pool.ErrAuth) ||
+		errors.Is(err, pool.ErrBadAddr)
 }
 
 // routeSlot points cl at its slot's master (or replica) in the current

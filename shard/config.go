@@ -70,6 +70,10 @@ type Config struct {
 
 	// Router, when set, places keys instead of Shards or Seeds: the
 	// user's own rule (a year of data per shard, ...). Mode stays ring.
+	// Validate requires its Nodes to be at least one host:port; a node
+	// without an address that Route returns fails the command with
+	// ErrBadConfig, one with an address no dial can use with
+	// pool.ErrBadAddr (nothing is sent in either case).
 	Router Router
 	// Migration, when set, moves keys from another topology to this one
 	// while the client serves them (see Migration, docs/resharding.md).
@@ -174,6 +178,9 @@ func (c Config) Validate() error {
 		if c.Router != nil {
 			if len(c.Shards) > 0 || len(c.Seeds) > 0 {
 				return fmt.Errorf("%w: a Router places keys by itself; give no shards or seeds", ErrBadConfig)
+			}
+			if err := checkRouterNodes(c.Router.Nodes()); err != nil {
+				return err
 			}
 			break
 		}

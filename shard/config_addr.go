@@ -32,6 +32,20 @@ func checkShards(shards []ring.Shard) error {
 	return nil
 }
 
+// checkRouterNodes reports a user's Router that lists no node, or a node
+// whose address no dial could use.
+func checkRouterNodes(nodes []Node) error {
+	if len(nodes) == 0 {
+		return badConfigf("the Router lists no node")
+	}
+	for i, n := range nodes {
+		if err := checkHostPort(n.Addr); err != nil {
+			return badConfigf("Router node %d (%s): %w", i, n.String(), err)
+		}
+	}
+	return nil
+}
+
 // serverKeys returns the canonical forms of a host:port address: one for
 // an IP address or host name, two for localhost (its IPv4 and IPv6
 // loopback addresses). Unparsable addresses give none; the ring reports

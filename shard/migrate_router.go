@@ -41,6 +41,9 @@ func (l *routerLocator) locate(key any) (int, int, error) {
 	if i, ok := (*l.index.Load())[n.Addr]; ok {
 		return i, i, nil
 	}
+	if n.Addr == "" {
+		return -1, -1, fmt.Errorf("%w: the Router returned node %q without an address", ErrBadConfig, n.Name)
+	}
 	i := l.nodes.add(n)
 	old := *l.index.Load()
 	idx := make(map[string]int, len(old)+1)

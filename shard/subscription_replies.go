@@ -18,6 +18,12 @@ func (s *Subscription) onControl(sc *subConn, v any) {
 		if cmd, ok := sc.match("pong", subName{}); ok && cmd.user {
 			s.q.push(m)
 		}
+		// The last reply a connection that carries nothing waited for:
+		// close it (see reconcile).
+		if sc.idle() && s.conns[sc.addr] == sc {
+			s.dirty = true
+			s.poke()
+		}
 	case redis.Subscription:
 		k, subscribe := kindOfPush(m.Kind)
 		sn := subName{k, m.Channel}

@@ -348,7 +348,9 @@ func (s *Subscription) removeLocked(k subKind, names []string) error {
 }
 
 // Ping sends PING with data on every connection of the subscription; each
-// answers with a redis.Pong.
+// answers with a redis.Pong. With no connection open (no names, or every
+// node they need is down) nothing would answer: it returns an error
+// wrapping ErrNoNodes.
 func (s *Subscription) Ping(ctx context.Context, data string) error {
 	if err := checkContext(ctx); err != nil {
 		return err
@@ -360,6 +362,9 @@ func (s *Subscription) Ping(ctx context.Context, data string) error {
 	defer s.mu.Unlock()
 	if s.closed {
 		return ErrSubscriptionClosed
+	}
+	if len(s.conns) == 0 {
+		return fmt.Errorf("shardis: ping: %w: the subscription has no connection open", ErrNoNodes)
 	}
 	var errs []error
 	for _, sc := range s.conns {

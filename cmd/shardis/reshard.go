@@ -138,7 +138,7 @@ func runReshard(ctx context.Context, env *cliEnv, args []string) error {
 		}
 	}
 	if !*quiet {
-		bar := &reshardBar{w: env.stderr}
+		bar := &reshardBar{w: env.stderr, tty: isTerminal(env.stderr)}
 		opts.Progress = bar.draw
 	}
 	rep, err := reshard.Move(ctx, opts)
@@ -220,8 +220,9 @@ func parseRate(s string) (keys, bytes float64, err error) {
 	return v, 0, nil
 }
 
-// isTerminal reports whether r is a terminal (a prompt can be answered).
-func isTerminal(r io.Reader) bool {
+// isTerminal reports whether r (a reader or a writer) is a terminal: a
+// prompt can be answered, a progress bar redrawn in place.
+func isTerminal(r any) bool {
 	f, ok := r.(*os.File)
 	if !ok {
 		return false
@@ -230,13 +231,27 @@ func isTerminal(r io.Reader) bool {
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
-// reshardBar draws the mover's progress on one line: a bar, the keys
-// scanned of the total, the rate and the time left.
+// logEvery is how often the progress is written when it goes to a file
+// or a pipe rather than a terminal.
+const logEvery = 10 * time.Second
+
+// reshardBar draws the mover's progress: the keys scanned of the total,
+// the rate and the time left. On a terminal it is a bar redrawn in place
+// on one line; otherwise (a log file, a pipe, a journal) it is one plain
+// line every logEvery and one at the end, so that a long run does not
+// write one line of megabytes of carriage returns.
 type reshardBar struct {
-	w io.Writer
+	w    io.Writer
+	tty  bool
+	now  func() time.Time // time.Now when nil
+	last time.Time        // when a line was last written (tty false)
 }
 
 func (b *reshardBar) draw(p reshard.Progress) {
+	if !b.tty {
+		b.log(p)
+		return
+	}
 	const width = 30
 	filled := 0
 	if p.Total > 0 {
@@ -253,6 +268,31 @@ func (b *reshardBar) draw(p reshard.Progress) {
 	if p.Done {
 		fmt.Fprintf(b.w, "in %v\n", p.Elapsed.Round(time.Millisecond))
 	}
+}
+
+// log writes p as one line when logEvery has passed since the last one,
+// and always for the first and the last report.
+func (b *reshardBar) log(p reshard.Progress) {
+	now := time.Now
+	if b.now != nil {
+		now = b.now
+	}
+	t := now()
+	if !p.Done && !b.last.IsZero() && t.Sub(b.last) < logEvery {
+		return
+	}
+	b.last = t
+	eta := "-"
+	if p.ETA > 0 {
+		eta = p.ETA.Round(time.Second).String()
+	}
+	mb := float64(p.Bytes) / (1 << 20) / max(p.Elapsed.Seconds(), 1e-9)
+	state := "ETA " + eta
+	if p.Done {
+		state = "done in " + p.Elapsed.Round(time.Millisecond).String()
+	}
+	fmt.Fprintf(b.w, "reshard: %d%% %d/%d keys, %d moved, %.0f keys/s, %.1f MB/s, %s\n",
+		percent(int(min(p.Scanned, p.Total)), int(p.Total)), p.Scanned, p.Total, p.Moved, p.KeysPerSecond, mb, state)
 }
 
 func printReport(w io.Writer, rep *reshard.Report, dry bool) {

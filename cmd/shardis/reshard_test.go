@@ -52,7 +52,7 @@ func TestReshardAndVerify(t *testing.T) {
 		assert.Empty(t, keys, "no marker left on %s", s.Addr)
 	}
 	assert.Contains(t, errOut, "keys/s")
-	assert.Contains(t, errOut, "ETA")
+	assert.Contains(t, errOut, "done in")
 	size, err = servers[2].Do("DBSIZE")
 	require.NoError(t, err)
 	assert.NotEqual(t, "0", size)

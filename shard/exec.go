@@ -67,21 +67,30 @@ func (c *Client) executeIn(ctx context.Context, m *migState, r *ClusterRouter, c
 // stay as they are.
 func markUnknownOutcomes(calls []*call) {
 	for _, cl := range calls {
-		if cl.err == nil || !mayWrite(cl.info) {
-			continue
+		if ne, ok := failedAfterSend(cl); ok {
+			cl.err = &UnknownOutcomeError{Command: strings.ToUpper(cl.name), Node: ne.Node, Err: cl.err}
 		}
-		var ne *NodeError
-		if !errors.As(cl.err, &ne) || notSent(ne.Err) || errors.Is(ne.Err, redis.ErrPoolExhausted) ||
-			errors.Is(cl.err, context.Canceled) || errors.Is(cl.err, context.DeadlineExceeded) {
-			continue
-		}
-		var uo *UnknownOutcomeError
-		var me *MigrateError // says itself whether the command was sent
-		if errors.As(cl.err, &uo) || errors.As(cl.err, &me) {
-			continue
-		}
-		cl.err = &UnknownOutcomeError{Command: strings.ToUpper(cl.name), Node: ne.Node, Err: cl.err}
 	}
+}
+
+// failedAfterSend reports whether cl is a write whose node's connection
+// failed after it was sent (in ring mode; see markUnknownOutcomes), and
+// the node's error.
+func failedAfterSend(cl *call) (*NodeError, bool) {
+	if cl.err == nil || !mayWrite(cl.info) {
+		return nil, false
+	}
+	var ne *NodeError
+	if !errors.As(cl.err, &ne) || notSent(ne.Err) || errors.Is(ne.Err, redis.ErrPoolExhausted) ||
+		errors.Is(cl.err, context.Canceled) || errors.Is(cl.err, context.DeadlineExceeded) {
+		return nil, false
+	}
+	var uo *UnknownOutcomeError
+	var me *MigrateError // says itself whether the command was sent
+	if errors.As(cl.err, &uo) || errors.As(cl.err, &me) {
+		return nil, false
+	}
+	return ne, true
 }
 
 // run sends every routed call (node >= 0, err == nil) to its node and

@@ -83,8 +83,8 @@ const (
 	OutcomeTimeout
 	// OutcomeCanceled: the caller's context was cancelled.
 	OutcomeCanceled
-	// OutcomeFailed: any other failure that stands: a connection failure
-	// in ring mode, a node marked down, a command refused before sending
+	// OutcomeFailed: any other failure that stands: a read's connection
+	// failure in ring mode, a node marked down, a command refused before sending
 	// (a cross-shard command, an unknown command), a closed client.
 	OutcomeFailed
 

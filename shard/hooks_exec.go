@@ -236,8 +236,14 @@ func (c *Client) classify(cl *call) Outcome {
 	if o, ok := deadlineOutcome(err); ok {
 		return o
 	}
+	if c.cl() == nil {
+		if _, ok := failedAfterSend(cl); ok {
+			return OutcomeUnknown // what markUnknownOutcomes will make it
+		}
+		return OutcomeFailed
+	}
 	var ne *NodeError
-	if c.cl() == nil || !errors.As(err, &ne) {
+	if !errors.As(err, &ne) {
 		return OutcomeFailed
 	}
 	if notSent(ne.Err) || !mayWrite(cl.info) {

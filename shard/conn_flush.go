@@ -26,6 +26,7 @@ type flusher struct {
 	plain    []int // indexes of the routed run
 	pinned   []int // indexes of the transaction run; -1: a reply to drop
 	pinnedAt []connCmd
+	pinnedIn []bool // the command goes between MULTI and EXEC (MULTI and EXEC included)
 
 	multiAt int   // index of a MULTI of this flush not yet sent, or -1
 	held    []int // keyless commands after MULTI, waiting for its first key
@@ -267,6 +268,7 @@ func (f *flusher) pin(node, group int) error {
 	if tx.multi && !tx.multiSent {
 		f.pinned = append(f.pinned, f.multiAt) // -1: MULTI was answered already
 		f.pinnedAt = append(f.pinnedAt, connCmd{name: "MULTI"})
+		f.pinnedIn = append(f.pinnedIn, true)
 		f.multiAt = -1
 		tx.multiSent = true
 		for _, h := range f.held {
@@ -395,7 +397,7 @@ func (f *flusher) refuse(err error) {
 			f.res[idx] = Result{Err: err}
 		}
 	}
-	f.pinned, f.pinnedAt = f.pinned[:0], f.pinnedAt[:0]
+	f.pinned, f.pinnedAt, f.pinnedIn = f.pinned[:0], f.pinnedAt[:0], f.pinnedIn[:0]
 	for _, h := range f.held {
 		f.res[h] = Result{Err: err}
 	}
@@ -446,6 +448,7 @@ func (f *flusher) addPinned(i int) {
 	f.sendPlain()
 	f.pinned = append(f.pinned, i)
 	f.pinnedAt = append(f.pinnedAt, f.cmds[i])
+	f.pinnedIn = append(f.pinnedIn, f.rc.tx.multi)
 }
 
 func (f *flusher) sendRuns() {
@@ -479,18 +482,24 @@ func (f *flusher) sendPinned() {
 		return
 	}
 	tx := &f.rc.tx
-	pinned, cmds := f.pinned, f.pinnedAt
-	f.pinned, f.pinnedAt = nil, nil
+	pinned, cmds, in := f.pinned, f.pinnedAt, f.pinnedIn
+	f.pinned, f.pinnedAt, f.pinnedIn = nil, nil, nil
 	set := func(k int, r Result) {
 		if pinned[k] >= 0 {
 			f.res[pinned[k]] = r
 		}
 	}
 	node := f.rc.c.nodes.get(tx.node).node
-	fail := func(from int, err error) {
+	// fail fails commands from on; sent: they were written (or their
+	// write failed part way), so they may have run.
+	fail := func(from int, err error, sent bool) {
 		nerr := &NodeError{Node: node, Err: contextCause(f.ctx, err)}
 		for k := from; k < len(cmds); k++ {
-			set(k, Result{Err: nerr})
+			if sent {
+				set(k, Result{Err: sentError(f.ctx, node, cmds[k], in[k], err)})
+			} else {
+				set(k, Result{Err: nerr})
+			}
 		}
 		closing := tx.closing
 		tx.conn.release() // failed: closed, never reused
@@ -506,29 +515,11 @@ func (f *flusher) sendPinned() {
 			tx.lost = nerr
 		}
 	}
-	if f.ctx.Err() != nil {
+	if ctxEnded(f.ctx) != nil {
 		// The context has ended: nothing of the run is written (the
 		// connection would be closed only once it was on its way, and an
 		// EXEC would run while its caller is told it was cancelled).
-		fail(0, errNothingSent) // wrapped with the context's error
-		return
-	}
-	if err := tx.fence.enter(); err != nil { // migrate_plan.go: nothing of the run is sent
-		f.refuseFenced(pinned, err)
-		return
-	}
-	defer tx.fence.leave()
-	var err error
-	for _, cmd := range cmds {
-		if err = tx.conn.Send(cmd.name, cmd.args...); err != nil {
-			break
-		}
-	}
-	if err == nil {
-		err = tx.conn.Flush()
-	}
-	if err != nil {
-		fail(0, err)
+		fail(0, errNothingSent, false) // wrapped with the context's error
 		return
 	}
 	// A blocking command (BLPOP on a watched key, ...) is waited for as
@@ -539,7 +530,24 @@ func (f *flusher) sendPinned() {
 	}
 	timeout, err := f.rc.c.replyTimeout(f.ctx, calls)
 	if err != nil {
-		fail(0, err)
+		fail(0, errNothingSent, false)
+		return
+	}
+	if err := tx.fence.enter(); err != nil { // migrate_plan.go: nothing of the run is sent
+		f.refuseFenced(pinned, err)
+		return
+	}
+	defer tx.fence.leave()
+	for _, cmd := range cmds {
+		if err = tx.conn.Send(cmd.name, cmd.args...); err != nil {
+			break
+		}
+	}
+	if err == nil {
+		err = tx.conn.Flush()
+	}
+	if err != nil {
+		fail(0, err, true)
 		return
 	}
 	stop := context.AfterFunc(f.ctx, tx.conn.abort)
@@ -553,13 +561,31 @@ func (f *flusher) sendPinned() {
 		case errors.As(err, &re):
 			set(k, Result{Err: re})
 		default:
-			fail(k, err)
+			fail(k, err, true)
 			return
 		}
 	}
 	if tx.closing && !tx.multi {
 		tx.finish()
 	}
+}
+
+// sentError is the error of a command of a transaction's run whose
+// connection failed after it was written (in is true between MULTI and
+// EXEC): when the caller's context ended the wait, one that says it may
+// have run; else, for EXEC and for a write outside MULTI, an
+// *UnknownOutcomeError, as for a write sent without a transaction.
+func sentError(ctx context.Context, node Node, cmd connCmd, in bool, err error) error {
+	ne := &NodeError{Node: node, Err: sentCause(ctx, err)}
+	if errors.Is(ne.Err, context.Canceled) || errors.Is(ne.Err, context.DeadlineExceeded) {
+		return ne
+	}
+	name := lowerName(cmd.name)
+	info := command.Lookup(cmd.name)
+	if name == "exec" || !in && mayWrite(info) && command.EffectOf(info, cmd.name, cmd.args) != command.Transaction {
+		return &UnknownOutcomeError{Command: strings.ToUpper(cmd.name), Node: node, Err: ne}
+	}
+	return ne
 }
 
 // errNothingSent is the cause of a transaction run that was not written

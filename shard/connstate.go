@@ -3,6 +3,7 @@ package shard
 import (
 	"context"
 	"strings"
+	"time"
 
 	"github.com/shardis/shardis/shard/command"
 )
@@ -85,6 +86,19 @@ func noKeyHint(info *command.Info, name string, args []any) string {
 func checkContext(ctx context.Context) error {
 	if ctx == nil {
 		return ErrNilContext
+	}
+	return nil
+}
+
+// ctxEnded returns the error of a context that has ended, or whose
+// deadline has passed though its timer has not fired yet: nothing is
+// written under it.
+func ctxEnded(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if dl, ok := ctx.Deadline(); ok && !time.Now().Before(dl) {
+		return context.DeadlineExceeded
 	}
 	return nil
 }

@@ -160,7 +160,7 @@ func (tc *trackedConn) DoContext(ctx context.Context, name string, args ...any) 
 	if err := tc.usable(); err != nil {
 		return nil, err
 	}
-	if err := ctx.Err(); err != nil {
+	if err := ctxEnded(ctx); err != nil {
 		return nil, fmt.Errorf("shardis: %w (%s not sent)", err, strings.ToUpper(name))
 	}
 	tc.note(name, args)

@@ -80,7 +80,7 @@ func (tx *Tx) Do(name string, args ...any) (any, error) {
 // do runs a command on the transaction's connection, after ASKING when
 // the transaction runs at an importing node.
 func (tx *Tx) do(name string, args ...any) (any, error) {
-	if err := tx.ctx.Err(); err != nil {
+	if err := ctxEnded(tx.ctx); err != nil {
 		// Nothing is written under an ended context: a write (LPOP,
 		// BLPOP, ...) would run and its reply be lost with the connection.
 		return nil, fmt.Errorf("shardis: %w (%s not sent)", err, strings.ToUpper(name))
@@ -361,7 +361,7 @@ func (c *Client) txOnce(ctx context.Context, plan txPlan, node int, asking bool,
 		return nil, err
 	}
 	defer tx.fence.leave()
-	if err := ctx.Err(); err != nil {
+	if err := ctxEnded(ctx); err != nil {
 		// The context ended while fn ran: nothing of MULTI ... EXEC is
 		// written (the connection would be closed only once the write
 		// was on its way, and the transaction would run unreported).

@@ -87,10 +87,18 @@ func (s *Subscription) reconcile() bool {
 		for sn := range sc.sent {
 			if !plan[addr][sn] {
 				stray = append(stray, sn)
-				delete(sc.sent, sn)
-				if ws := s.want[sn]; ws != nil {
-					delete(ws.on, addr)
-				}
+			}
+		}
+		if len(stray) > 0 && !s.ready(addr, now) {
+			// They wait for the node's backoff (it refused an
+			// unsubscribe: see unsubscribeRefused).
+			complete = false
+			continue
+		}
+		for _, sn := range stray {
+			delete(sc.sent, sn)
+			if ws := s.want[sn]; ws != nil {
+				delete(ws.on, addr)
 			}
 		}
 		_ = sc.unsubscribe(stray, false)

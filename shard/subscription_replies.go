@@ -98,9 +98,12 @@ func (s *Subscription) onError(sc *subConn, re redis.Error) {
 	}
 	serr := &SubscribeError{Node: s.node(sc.addr), Command: cmd.cmd, Names: names, Err: re}
 	if cmd.push == "pong" || !isSubscribePush(cmd.push) {
-		// An unsubscribe of ours that the node answers with an error
-		// needs nothing: the name is gone. (A cluster SUNSUBSCRIBE, which
-		// a node answers with MOVED, is fenced: see fencedError.)
+		// A refused unsubscribe (BUSY, say) left the names subscribed on
+		// the node: it is sent again later. (A cluster SUNSUBSCRIBE,
+		// which a node answers with MOVED, is fenced: see fencedError.)
+		if cmd.push != "pong" {
+			s.unsubscribeRefused(sc, cmd.names, re)
+		}
 		if cmd.user || cmd.push == "pong" {
 			s.q.push(serr)
 		}
@@ -178,6 +181,7 @@ func (s *Subscription) fencedError(sc *subConn, re redis.Error) {
 		s.poke()
 		return
 	}
+	s.unsubscribeRefused(sc, names, re)
 	if head.user {
 		list := make([]string, len(names))
 		for i, sn := range names {
@@ -220,4 +224,24 @@ func (sc *subConn) unsubscribing(sn subName) bool {
 		}
 	}
 	return false
+}
+
+// unsubscribeRefused handles an unsubscribe the node answered with an
+// error: the names it carried are still subscribed there. Those the
+// subscription no longer wants are marked as carried by sc again, so that
+// reconcile unsubscribes them once the node's backoff has passed. Caller
+// holds s.mu.
+func (s *Subscription) unsubscribeRefused(sc *subConn, names []subName, re redis.Error) {
+	again := false
+	for _, sn := range names {
+		if s.want[sn] == nil && !sc.sent[sn] {
+			sc.sent[sn] = true
+			again = true
+		}
+	}
+	if again {
+		s.backoff(sc.addr, &NodeError{Node: s.node(sc.addr), Err: re})
+		s.dirty = true
+		s.poke()
+	}
 }

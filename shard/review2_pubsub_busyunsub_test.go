@@ -1,0 +1,105 @@
+package shard_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gomodule/redigo/redis"
+	"github.com/shardis/shardis/internal/redistest"
+	"github.com/shardis/shardis/shard"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// review2Busy runs an endless script on s (busy-reply-threshold 20 ms)
+// until the returned function kills it.
+func review2Busy(t *testing.T, s *redistest.Server) (end func()) {
+	t.Helper()
+	_, err := s.Do("CONFIG", "SET", "busy-reply-threshold", "20")
+	require.NoError(t, err)
+	script, err := redis.Dial("tcp", s.Addr)
+	require.NoError(t, err)
+	ran := make(chan error, 1)
+	go func() {
+		_, err := script.Do("EVAL", "while true do end", 0)
+		ran <- err
+	}()
+	probe, err := redis.Dial("tcp", s.Addr)
+	require.NoError(t, err)
+	waitFor(t, 10*time.Second, "the script to make the server busy", func() bool {
+		_, err := probe.Do("GET", "x")
+		var re redis.Error
+		return errors.As(err, &re) && strings.HasPrefix(string(re), "BUSY")
+	})
+	ended := false
+	end = func() {
+		if ended {
+			return
+		}
+		ended = true
+		defer script.Close()
+		defer probe.Close()
+		_, err := probe.Do("SCRIPT", "KILL")
+		require.NoError(t, err)
+		select {
+		case <-ran:
+		case <-time.After(10 * time.Second):
+			t.Fatal("the script was not killed")
+		}
+	}
+	t.Cleanup(end)
+	return end
+}
+
+// An UNSUBSCRIBE that a busy node refuses (BUSY) left the channel
+// subscribed on the node for good, delivering messages the application
+// had unsubscribed from: it is sent again once the node can serve.
+func TestReview2PubSubUnsubscribeRefusedByBusyNode(t *testing.T) {
+	c, servers := startRing(t, 1)
+	ctx := context.Background()
+	sub, err := c.NewSubscription(shard.SubscriptionOptions{PingInterval: time.Minute, PingTimeout: time.Minute})
+	require.NoError(t, err)
+	defer sub.Close()
+	require.NoError(t, sub.Subscribe(ctx, "r2bu:gone", "r2bu:keep"))
+	require.NoError(t, sub.PSubscribe(ctx, "r2bu:p:*"))
+	for range 3 {
+		receiveWithin(t, sub, 5*time.Second)
+	}
+	end := review2Busy(t, servers[0])
+	require.NoError(t, sub.Unsubscribe(ctx, "r2bu:gone"))
+	require.NoError(t, sub.PUnsubscribe(ctx, "r2bu:p:*"))
+	// Both are answered BUSY.
+	waitFor(t, 10*time.Second, "the refusals", func() bool { return sub.Stats().ServerErrors >= 2 })
+	end()
+
+	waitFor(t, 10*time.Second, "the channel unsubscribed on the node", func() bool {
+		return numSub(t, servers[0], "NUMSUB", "r2bu:gone") == 0
+	})
+	waitFor(t, 10*time.Second, "the pattern unsubscribed on the node", func() bool {
+		out, err := servers[0].Do("PUBSUB", "NUMPAT")
+		return err == nil && out == "0"
+	})
+	n, err := redis.Int(c.Do(ctx, "PUBLISH", "r2bu:keep", "k"))
+	require.NoError(t, err)
+	assert.Equal(t, 1, n)
+	// The refusals were delivered as errors; then the message.
+	rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	for {
+		v, err := sub.Receive(rctx)
+		var se *shard.SubscribeError
+		if errors.As(err, &se) {
+			assert.Contains(t, []string{"UNSUBSCRIBE", "PUNSUBSCRIBE"}, se.Command)
+			continue
+		}
+		require.NoError(t, err)
+		if m, ok := v.(redis.Message); ok {
+			assert.Equal(t, redis.Message{Channel: "r2bu:keep", Data: []byte("k")}, m)
+			break
+		}
+	}
+	assert.Equal(t, 1, sub.Stats().Connections)
+}

@@ -90,6 +90,28 @@ func checkContext(ctx context.Context) error {
 	return nil
 }
 
+// txStateRefusal refuses, in Tx.Do and Tx.Queue, the commands after which
+// the transaction's connection no longer answers as the transaction needs:
+// subscribe mode, MONITOR, CLIENT REPLY OFF|SKIP and HELLO 3 (the replies
+// that follow are not the commands'), and RESET and QUIT (they drop the
+// WATCH and the MULTI: the queued commands would run one by one, or not at
+// all). Other state changes (SELECT, CLIENT SETNAME, ...) run, and the
+// connection is closed when the transaction ends.
+func txStateRefusal(name string, args []any) error {
+	info := command.Lookup(name)
+	eff := command.EffectOf(info, name, args)
+	switch eff {
+	case command.Subscribe, command.Exclusive, command.Protocol:
+		return stateRefusal(eff, name, args)
+	case command.SetsState:
+		if info.Name == "reset" || info.Name == "quit" {
+			return &ConnStateError{Command: commandLabel(name, args, eff), Effect: eff,
+				Hint: "it would end the transaction (WATCH and MULTI) on its connection: Tx ends it when fn returns (return an error to abandon it)"}
+		}
+	}
+	return nil
+}
+
 // ctxEnded returns the error of a context that has ended, or whose
 // deadline has passed though its timer has not fired yet: nothing is
 // written under it.

@@ -61,9 +61,13 @@ func (tx *Tx) end() []queued {
 
 // Do runs one command now on the transaction's node. Its keys must be in
 // the transaction's slot (cluster mode) or on its shard (ring mode).
-// MULTI, EXEC and DISCARD are refused (Tx sends them); a command that
-// changes the connection's state (CLIENT SETNAME, SELECT, ...) gets the
-// connection closed when the transaction ends instead of pooled.
+// MULTI, EXEC and DISCARD are refused (Tx sends them), and so are, with a
+// *ConnStateError, the commands after which the connection no longer
+// answers as the transaction needs (SUBSCRIBE and the like, MONITOR,
+// CLIENT REPLY OFF|SKIP, HELLO 3, RESET, QUIT), in Do as in Queue; another
+// command that changes the connection's state (CLIENT SETNAME, SELECT,
+// ...) gets the connection closed when the transaction ends instead of
+// pooled.
 func (tx *Tx) Do(name string, args ...any) (any, error) {
 	if tx.isDone() {
 		return nil, ErrTxDone
@@ -137,6 +141,9 @@ func (tx *Tx) Queue(name string, args ...any) error {
 
 func (tx *Tx) check(name string, args []any) error {
 	if err := txOwnCommand(name); err != nil {
+		return err
+	}
+	if err := txStateRefusal(name, args); err != nil {
 		return err
 	}
 	keys, err := tx.c.commandKeys(tx.ctx, name, args)

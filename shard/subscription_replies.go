@@ -104,7 +104,9 @@ func (s *Subscription) onError(sc *subConn, re redis.Error) {
 		if cmd.push != "pong" {
 			s.unsubscribeRefused(sc, cmd.names, re)
 		}
-		if cmd.user || cmd.push == "pong" {
+		// The health PINGs' refusals, like their pongs, are not the
+		// application's (ServerErrors counts them).
+		if cmd.user {
 			s.q.push(serr)
 		}
 		return

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/gomodule/redigo/redis"
@@ -128,20 +129,20 @@ func clusterNodesAddrs(text, asked string) map[string]bool {
 			continue
 		}
 		port := a[colon+1:]
-		if port == "0" {
-			continue
+		if p, err := strconv.Atoi(port); err != nil || p < 1 || p > 65535 || port[0] == '+' {
+			continue // no port (0: a node without an address), or not one
 		}
 		host := strings.TrimSuffix(strings.TrimPrefix(a[:colon], "["), "]")
 		if host == "" {
 			host = askedHost
 		}
-		if host != "" {
+		if host != "" && !strings.ContainsAny(host, "[]") {
 			out[net.JoinHostPort(host, port)] = true
 		}
 		// The hostname the node announces, which the table uses with
 		// cluster-preferred-endpoint-type hostname (later servers add
 		// name=value fields after it).
-		if name, _, _ := strings.Cut(aux, ","); name != "" && !strings.Contains(name, "=") {
+		if name, _, _ := strings.Cut(aux, ","); name != "" && !strings.ContainsAny(name, "=[]") {
 			out[net.JoinHostPort(name, port)] = true
 		}
 	}

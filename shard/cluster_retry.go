@@ -234,6 +234,12 @@ func (c *Client) judge(cl *call) (v verdict, refresh bool) {
 	if notSent(ne.Err) {
 		return retryLater, true
 	}
+	if timedOut(ne.Err) && ns.readOnly && cl.replica && !mayWrite(cl.info) {
+		// A hung replica: the read is safe to send again, and the
+		// slot's master, another node, can serve it now.
+		cl.replica = false
+		return retryNow, true
+	}
 	if timedOut(ne.Err) {
 		// The node was sent the command and did not answer within the
 		// whole read timeout: a hung node. Sending again would wait as

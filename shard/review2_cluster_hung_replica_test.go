@@ -1,0 +1,69 @@
+package shard_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/gomodule/redigo/redis"
+	"github.com/shardis/shardis/internal/redistest"
+	"github.com/shardis/shardis/shard"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// A replica read whose replica does not answer within the read timeout
+// (a hung replica, not yet marked down) is sent to the slot's master,
+// which serves it: the command is read-only, so sending it again is safe,
+// and it goes to another node, so it does not wait as long once more. It
+// used to fail with the replica's timeout although the master was fine.
+func TestReview2ClusterReadFromAHungReplicaGoesToTheMaster(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts its own cluster")
+	}
+	ctx := context.Background()
+	rc := redistest.StartClusterTB(t, 3, 1, redistest.Options{})
+	m := rc.Masters()[0]
+	rep, err := rc.ReplicaOf(m)
+	require.NoError(t, err)
+	key, _ := keyOnMaster(t, rc, m, "review2hung")
+	_, err = direct(t, m.Addr).Do("SET", key, "v")
+	require.NoError(t, err)
+
+	for _, auto := range []bool{false, true} {
+		name := "pooled"
+		if auto {
+			name = "auto-pipelined"
+		}
+		t.Run(name, func(t *testing.T) {
+			cfg := clusterConfig(rc.Seeds()...)
+			cfg.Cluster.ReadFrom = shard.ReadReplicaRandom
+			cfg.Pool.ReadTimeout = 500 * time.Millisecond
+			cfg.Health.Interval = -1 // the replica is never marked down: every read goes to it
+			cfg.DisableAutoPipeline = !auto
+			c := newClient(t, cfg)
+			// The replica serves the key first.
+			waitFor(t, 10*time.Second, "the replica to serve the key", func() bool {
+				v, err := redis.String(c.Do(ctx, "GET", key))
+				return err == nil && v == "v"
+			})
+			var before int64
+			for _, n := range c.Stats().Nodes {
+				if n.ReadOnly && n.Node.Addr == rep.Addr {
+					before = n.Commands
+				}
+			}
+			require.Positive(t, before, "reads went to the replica")
+
+			require.NoError(t, rep.Pause())
+			t.Cleanup(func() { _ = rep.Resume() })
+			start := time.Now()
+			v, err := redis.String(c.Do(ctx, "GET", key))
+			took := time.Since(start)
+			require.NoError(t, rep.Resume())
+			require.NoError(t, err, "the master serves the read")
+			assert.Equal(t, "v", v)
+			assert.Less(t, took, 5*time.Second)
+		})
+	}
+}

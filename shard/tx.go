@@ -93,27 +93,38 @@ func (tx *Tx) do(name string, args ...any) (any, error) {
 		return nil, err
 	}
 	defer tx.fence.leave()
+	node := tx.c.nodes.get(tx.node).node
 	if tx.asking {
 		if err := tx.conn.Send("ASKING"); err != nil {
-			return nil, err
+			return nil, &NodeError{Node: node, Err: err}
 		}
 	}
+	var (
+		reply any
+		err   error
+	)
 	if cl := (&call{name: name, args: args, info: command.Lookup(name)}); isBlocking(cl) {
 		// BLPOP and the like: wait as long as the command asked the
 		// server to block, plus the read timeout (see replyTimeout).
-		t, err := tx.c.replyTimeout(tx.ctx, []*call{cl})
-		if err != nil {
-			return nil, err
+		t, terr := tx.c.replyTimeout(tx.ctx, []*call{cl})
+		if terr != nil {
+			return nil, terr
 		}
 		stop := context.AfterFunc(tx.ctx, tx.conn.abort)
 		defer stop()
-		reply, err := tx.conn.DoWithTimeout(t, name, args...)
-		if err != nil && !isRedisError(err) {
-			err = contextCause(tx.ctx, err)
+		reply, err = tx.conn.DoWithTimeout(t, name, args...)
+		if err == nil || isRedisError(err) {
+			return reply, err
 		}
-		return reply, err
+	} else {
+		reply, err = redis.DoContext(tx.conn, tx.ctx, name, args...)
+		if err == nil || isRedisError(err) {
+			return reply, err
+		}
 	}
-	return redis.DoContext(tx.conn, tx.ctx, name, args...)
+	// The connection failed with the command written: a *NodeError, an
+	// *UnknownOutcomeError for a write (see sentError).
+	return nil, sentError(tx.ctx, node, connCmd{name: name, args: args}, false, err)
 }
 
 // Queue adds a command to run between MULTI and EXEC. Its keys must be in

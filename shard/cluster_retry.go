@@ -231,14 +231,15 @@ func (c *Client) judge(cl *call) (v verdict, refresh bool) {
 		return final, false
 	}
 	cl.last, cl.reroute = ne.Error(), true
-	if notSent(ne.Err) {
-		return retryLater, true
-	}
-	if timedOut(ne.Err) && ns.readOnly && cl.replica && !mayWrite(cl.info) {
-		// A hung replica: the read is safe to send again, and the
-		// slot's master, another node, can serve it now.
+	if ns.readOnly && cl.replica && !mayWrite(cl.info) {
+		// A replica that is dead (refused, reset), hung (timed out) or
+		// marked down: the read is safe to send again, and the slot's
+		// master, another node, can serve it now.
 		cl.replica = false
 		return retryNow, true
+	}
+	if notSent(ne.Err) {
+		return retryLater, true
 	}
 	if timedOut(ne.Err) {
 		// The node was sent the command and did not answer within the

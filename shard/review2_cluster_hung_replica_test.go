@@ -67,3 +67,38 @@ func TestReview2ClusterReadFromAHungReplicaGoesToTheMaster(t *testing.T) {
 		})
 	}
 }
+
+// A replica read whose replica is dead (refused dials, or a connection
+// reset) goes to the master too, also when no health check marks the
+// replica down: it used to go back to the same replica until MaxRetryWait
+// ran out, and fail with a *RetryError although the master was fine.
+func TestReview2ClusterReadFromADeadReplicaGoesToTheMaster(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts its own cluster")
+	}
+	ctx := context.Background()
+	rc := redistest.StartClusterTB(t, 3, 1, redistest.Options{})
+	m := rc.Masters()[0]
+	rep, err := rc.ReplicaOf(m)
+	require.NoError(t, err)
+	key, _ := keyOnMaster(t, rc, m, "review2dead")
+	_, err = direct(t, m.Addr).Do("SET", key, "v")
+	require.NoError(t, err)
+	cfg := clusterConfig(rc.Seeds()...)
+	cfg.Cluster.ReadFrom = shard.ReadReplicaRandom
+	cfg.Cluster.MaxRetryWait = 3 * time.Second
+	cfg.Health.Interval = -1 // the replica is never marked down: every read goes to it
+	c := newClient(t, cfg)
+	waitFor(t, 10*time.Second, "the replica to serve the key", func() bool {
+		v, err := redis.String(c.Do(ctx, "GET", key))
+		return err == nil && v == "v"
+	})
+	require.NoError(t, rep.Kill())
+	for i := range 3 {
+		start := time.Now()
+		v, err := redis.String(c.Do(ctx, "GET", key))
+		require.NoError(t, err, "read %d: the master serves it", i)
+		assert.Equal(t, "v", v)
+		assert.Less(t, time.Since(start), 2*time.Second, "read %d", i)
+	}
+}

@@ -3,6 +3,7 @@ package pool
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -252,8 +253,17 @@ func (c *liveConn) DoWithTimeout(timeout time.Duration, cmd string, args ...any)
 }
 
 // DoContext is DoWithTimeout bounded by ctx: its deadline cuts the wait
-// short, and its cancellation closes the connection.
+// short, and its cancellation closes the connection. With a context that
+// has already ended (or whose deadline has passed) nothing is written: it
+// fails with the context's error and the connection stays as it was
+// (written, the command would run and its reply be lost).
 func (c *liveConn) DoContext(ctx context.Context, cmd string, args ...any) (any, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("shardis: %w (nothing sent)", err)
+	}
+	if dl, ok := ctx.Deadline(); ok && !time.Now().Before(dl) {
+		return nil, fmt.Errorf("shardis: %w (nothing sent)", context.DeadlineExceeded)
+	}
 	defer c.watch(ctx)()
 	return c.DoWithTimeout(c.within(ctx), cmd, args...)
 }

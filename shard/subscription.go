@@ -410,6 +410,14 @@ func (s *Subscription) Receive(ctx context.Context) (any, error) {
 func (s *Subscription) Channel() <-chan redis.Message {
 	s.pumping.Do(func() {
 		s.out = make(chan redis.Message)
+		// Under s.mu: Close, once it has set closed, waits for the
+		// goroutines, and no new one may join them then.
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if s.closed {
+			close(s.out)
+			return
+		}
 		s.wg.Add(1)
 		go s.pump()
 	})

@@ -122,10 +122,6 @@ func (c *Client) newSubscription(opts SubscriptionOptions, everywhere bool, setu
 	}
 	s.q.init(s.opts.BufferSize)
 	s.ctx, s.cancel = context.WithCancel(context.Background())
-	if !c.subs.register(s) {
-		s.cancel()
-		return nil, ErrClosed
-	}
 	kick := func() { s.poke() }
 	switch {
 	case c.topo.Load() == nil: // a cluster client from New
@@ -139,6 +135,12 @@ func (c *Client) newSubscription(opts SubscriptionOptions, everywhere bool, setu
 	}
 	s.wg.Add(1)
 	go s.loop()
+	// Registered last: from here on the client's Close may close s at
+	// any moment, and Close needs the watcher and the loop in place.
+	if !c.subs.register(s) {
+		s.Close()
+		return nil, ErrClosed
+	}
 	return s, nil
 }
 

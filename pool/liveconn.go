@@ -41,6 +41,10 @@ type liveConn struct {
 	failed atomic.Bool
 	mu     sync.Mutex
 	err    error // the first failure; the connection is closed then
+	// lends counts the borrows of the connection (under mu): a context's
+	// callback or an abort that belongs to an earlier borrow, and runs
+	// late, must not close the socket of the caller who has it now.
+	lends uint64
 
 	gen int64 // the pool's generation when it was dialed (Set.DropIdle)
 
@@ -85,6 +89,44 @@ func (c *liveConn) fail(err error) error {
 		c.nc.Conn.Close()
 	}
 	return c.err
+}
+
+// lent counts a new borrow of c and returns its number.
+func (c *liveConn) lent() uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.lends++
+	return c.lends
+}
+
+// lend returns the number of c's current borrow.
+func (c *liveConn) lend() uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.lends
+}
+
+// failLend is fail, unless c has been borrowed again since borrow n: a
+// callback of a context that ended as the caller gave c back does not
+// touch the next caller's connection.
+func (c *liveConn) failLend(n uint64, err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.lends == n && c.err == nil {
+		c.err = err
+		c.failed.Store(true)
+		c.nc.Conn.Close()
+	}
+}
+
+// closeLend closes c's socket, unless c has been borrowed again since
+// borrow n (see failLend).
+func (c *liveConn) closeLend(n uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.lends == n {
+		c.nc.Conn.Close()
+	}
 }
 
 // Err returns the connection's failure, or nil while it is usable.
@@ -274,7 +316,8 @@ func (c *liveConn) watch(ctx context.Context) func() {
 	if ctx.Done() == nil {
 		return func() {}
 	}
-	stop := context.AfterFunc(ctx, func() { c.fail(context.Cause(ctx)) })
+	n := c.lend()
+	stop := context.AfterFunc(ctx, func() { c.failLend(n, context.Cause(ctx)) })
 	return func() { stop() }
 }
 

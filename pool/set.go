@@ -314,16 +314,23 @@ func failingPool(err error) *redis.Pool {
 
 // liveSlot receives the connection a Get hands out, from the dial or the
 // borrow check, so that GetAbortable can reach its socket.
-type liveSlot struct{ lc *liveConn }
+type liveSlot struct {
+	lc   *liveConn
+	lend uint64 // the borrow's number (liveConn.lent)
+}
 
 type liveSlotKey struct{}
 
-// noteBorrowed records c in the slot that ctx carries, if any.
+// noteBorrowed counts a borrow of c and records it in the slot that ctx
+// carries, if any.
 func noteBorrowed(ctx context.Context, c redis.Conn) {
+	lc, ok := c.(*liveConn)
+	if !ok {
+		return
+	}
+	n := lc.lent()
 	if slot, ok := ctx.Value(liveSlotKey{}).(*liveSlot); ok {
-		if lc, ok := c.(*liveConn); ok {
-			slot.lc = lc
-		}
+		slot.lc, slot.lend = lc, n
 	}
 }
 
@@ -331,8 +338,10 @@ func noteBorrowed(ctx context.Context, c redis.Conn) {
 // abort, which closes the borrowed connection's socket at once, from any
 // goroutine: reads and writes in progress on it fail immediately and the
 // pool never hands the connection out again. It is how a caller whose
-// context ends cuts its I/O short without a goroutine of its own. abort
-// must not be called once the connection has been returned (Close).
+// context ends cuts its I/O short without a goroutine of its own. Once
+// the connection has been returned (Close), abort may still be called (a
+// context's callback that runs late) but no longer touches it: the next
+// caller's connection is never closed by an earlier one's abort.
 func (s *Set) GetAbortable(ctx context.Context, addr string, readOnly bool) (c redis.Conn, abort func(), err error) {
 	slot := &liveSlot{}
 	c, err = s.get(context.WithValue(ctx, liveSlotKey{}, slot), addr, readOnly)
@@ -341,7 +350,7 @@ func (s *Set) GetAbortable(ctx context.Context, addr string, readOnly bool) (c r
 	}
 	return c, func() {
 		if slot.lc != nil {
-			slot.lc.nc.Conn.Close()
+			slot.lc.closeLend(slot.lend)
 		}
 	}, nil
 }

@@ -2,10 +2,12 @@ package shard
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"hash/maphash"
 	"net"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -108,6 +110,14 @@ func (c *Client) moveFirst(ctx context.Context, m *migState, calls []*call, read
 				phase = PhaseArmed
 			}
 			pend = append(pend, pendingMove{key: k, src: src})
+		}
+		if cl.err == nil {
+			if dst.Addr == "" {
+				dst = c.nodes.get(cl.node).node
+			}
+			if err := sortPatternsMove(m, cl, dst); err != nil {
+				cl.err, cl.done = err, true
+			}
 		}
 		if len(pend) == 0 || cl.err != nil {
 			continue
@@ -473,6 +483,57 @@ func (c *Client) moveKeys(ctx context.Context, node int, keys []any) error {
 	c.moveFirst(ctx, m, []*call{cl}, false, nil) // WATCH needs the keys where the transaction runs
 	if cl.err != nil {
 		return cl.err
+	}
+	return nil
+}
+
+// errSortPattern is the cause of the *MigrateError of a SORT whose BY or
+// GET pattern names keys that may still sit at their old owner.
+var errSortPattern = errors.New("SORT reads the keys its BY and GET patterns name, which the client cannot move before it runs: refused while they may sit at their old owner")
+
+// sortPatternsMove fails a SORT or SORT_RO whose BY or GET patterns name
+// keys (a pattern with '*', other than GET #) that the old topology places
+// elsewhere than dst, the node the command runs on: those keys cannot be
+// moved first (they depend on the sorted elements), and the command would
+// read nothing where some still are, answering a wrong order or values
+// without an error. The returned error is a *MigrateError (not sent);
+// other commands give nil.
+func sortPatternsMove(m *migState, cl *call, dst Node) error {
+	if cl.info.Name != "sort" && cl.info.Name != "sort_ro" {
+		return nil
+	}
+	for i := 1; i+1 < len(cl.args); i++ {
+		opt, ok := command.Arg(cl.args[i])
+		if !ok {
+			continue
+		}
+		switch {
+		case strings.EqualFold(opt, "LIMIT"):
+			i += 2
+			continue
+		case strings.EqualFold(opt, "STORE"):
+			i++
+			continue
+		case !strings.EqualFold(opt, "BY") && !strings.EqualFold(opt, "GET"):
+			continue
+		}
+		i++
+		pat, ok := command.Arg(cl.args[i])
+		star := strings.IndexByte(pat, '*')
+		if !ok || star < 0 {
+			continue // "#", a constant: no key read
+		}
+		key := pat
+		if f := strings.Index(pat[star+1:], "->"); f >= 0 && star+1+f+2 < len(pat) {
+			key = pat[:star+1+f] // a hash's field: the key is before "->"
+		}
+		src, err := m.from.Route(key)
+		if err != nil {
+			return &MigrateError{Key: key, To: dst, Err: err}
+		}
+		if src.Addr != dst.Addr {
+			return &MigrateError{Key: pat, From: src, To: dst, Err: errSortPattern}
+		}
 	}
 	return nil
 }

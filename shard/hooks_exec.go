@@ -243,8 +243,8 @@ func (c *Client) classify(cl *call) Outcome {
 		return OutcomeFailed
 	}
 	var ne *NodeError
-	if !errors.As(err, &ne) {
-		return OutcomeFailed
+	if !errors.As(err, &ne) || errors.Is(ne.Err, redis.ErrPoolExhausted) {
+		return OutcomeFailed // a full pool is final at once (judge)
 	}
 	if notSent(ne.Err) || !mayWrite(cl.info) {
 		return OutcomeRetry

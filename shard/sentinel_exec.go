@@ -112,8 +112,8 @@ func (c *Client) retrySentinel(ctx context.Context, calls []*call) (abandoned bo
 				c.giveUp(pending, "no new master within the failover wait")
 				return false
 			}
-			t := time.NewTimer(min(backoff, 100*time.Millisecond, left))
-			backoff *= 2
+			t := time.NewTimer(min(backoff, left))
+			backoff = min(backoff*2, 100*time.Millisecond) // doubling on would overflow
 			select {
 			case <-round:
 			case <-t.C:
@@ -165,6 +165,12 @@ func (c *Client) judgeSentinel(ctx context.Context, sh *sentShard, replica bool,
 		return final
 	}
 	if errors.Is(cl.err, context.Canceled) || errors.Is(cl.err, context.DeadlineExceeded) || ctx.Err() != nil {
+		return final
+	}
+	if errors.Is(ne.Err, redis.ErrPoolExhausted) {
+		// MaxActive connections borrowed and no Wait: nothing was sent,
+		// the master is not at fault, and the pool says such a Get fails
+		// at once.
 		return final
 	}
 	cl.last = ne.Error()

@@ -326,8 +326,8 @@ func (c *Client) Tx(ctx context.Context, keys []string, fn func(tx *Tx) error) (
 			}
 			continue
 		}
-		d := min(backoff, 100*time.Millisecond)
-		backoff *= 2
+		d := backoff
+		backoff = min(backoff*2, 100*time.Millisecond) // doubling on would overflow
 		if time.Since(start)+d > c.clusterOpts().MaxRetryWait {
 			return nil, &RetryError{Command: "MULTI/EXEC", Attempts: attempt + 1, Last: last + " (waited too long for the cluster)", Err: err}
 		}

@@ -20,6 +20,11 @@ type refresher struct {
 	last    time.Time     // when the last refresh started
 	count   atomic.Int64  // refreshes that ran
 	lastErr atomic.Pointer[error]
+	// owed: a refresh was asked for within MinRefreshInterval of the
+	// last one and dropped; the health loop runs it once the interval
+	// has passed, so that what the asker saw (a MOVED to a new master,
+	// say) is not left to the next periodic refresh.
+	owed atomic.Bool
 }
 
 // refresh asks for a topology refresh. With wait it returns when the
@@ -29,10 +34,13 @@ func (c *Client) refresh(ctx context.Context, wait bool) {
 	rf := &c.refr
 	rf.mu.Lock()
 	ch := rf.running
-	if ch == nil && time.Since(rf.last) >= c.clusterOpts().MinRefreshInterval {
+	if ch == nil && time.Since(rf.last) < c.clusterOpts().MinRefreshInterval {
+		rf.owed.Store(true)
+	} else if ch == nil {
 		ch = make(chan struct{})
 		rf.running = ch
 		rf.last = time.Now()
+		rf.owed.Store(false)
 		started := c.goTracked(&c.inflight, func() {
 			err := c.observeRefresh(c.life, c.discover) // Close cuts it short
 			rf.count.Add(1)

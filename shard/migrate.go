@@ -92,6 +92,10 @@ type migState struct {
 	// (migrate_overwrite.go): the fence of a rollback that turns it around
 	// waits for them (drainOld).
 	overwrites atomic.Int64
+	// active counts the executions planned by the new topology of a ring
+	// or router client from PhaseFenced on (fencePlan.active): the fence
+	// of a rollback that turns it around waits for them (drainOld).
+	active atomic.Int64
 
 	// What the client did for the migration (MigrationInfo).
 	moves, overwrote, oldReads, failures atomic.Int64

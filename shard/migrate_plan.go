@@ -61,25 +61,48 @@ var errTxFenced = fmt.Errorf("%w (the transaction was planned by the old topolog
 type fencePlan struct {
 	m       *migState
 	counted bool
+	// active says it was planned by the new topology of m, a migration
+	// that can be turned around (AbortMigration), and is counted in
+	// m.active until endPlan: the rollback's switch waits for it.
+	active bool
 }
 
 // planFence returns the plan of a command about to be planned and the
 // locator to plan it by. Outside a migration it costs one atomic load.
 func (c *Client) planFence() (fencePlan, locator) {
-	if m := c.mig.Load(); m != nil {
-		return c.planMigrating(m)
+	for {
+		m := c.mig.Load()
+		if m == nil {
+			return fencePlan{}, c.loc
+		}
+		if fp, loc, ok := c.planMigrating(m); ok {
+			return fp, loc
+		}
 	}
-	return fencePlan{}, c.loc
 }
 
-// planMigrating is planFence during migration m.
-func (c *Client) planMigrating(m *migState) (fencePlan, locator) {
+// planMigrating is planFence during migration m. It reports false when
+// the client left m meanwhile (a rollback turned it around, or it
+// finished): the caller plans again by the migration now on.
+func (c *Client) planMigrating(m *migState) (fencePlan, locator, bool) {
 	if m.enterWaiting() {
-		return fencePlan{m: m, counted: true}, m.fromLoc
+		return fencePlan{m: m, counted: true}, m.fromLoc, true
 	}
 	// Past PhaseWaiting for good: c.loc already routes by the new
 	// topology (advance stores it before the phase).
-	return fencePlan{m: m}, c.loc
+	if m.next == nil {
+		return fencePlan{m: m}, c.loc, true // a cluster client: it cannot turn around
+	}
+	// A ring or router client can turn around (AbortMigration): the
+	// rollback's switch waits for the executions planned by this
+	// topology (drainOld), counted before the migration is read again,
+	// as enterWaiting does.
+	m.active.Add(1)
+	if c.mig.Load() != m {
+		m.active.Add(-1)
+		return fencePlan{}, nil, false
+	}
+	return fencePlan{m: m, active: true}, c.loc, true
 }
 
 // bind gives a counted execution that could otherwise outlast the
@@ -122,8 +145,13 @@ func mayOutlast(c *Client, ctx context.Context, calls []*call) bool {
 // ended while a pipeline still holds a call, which the pipeline's writer
 // may yet send) is counted for one more write timeout.
 func (c *Client) endPlan(fp fencePlan, abandoned bool) {
-	if fp.counted {
+	switch {
+	case fp.counted:
 		c.endCounted(fp, abandoned)
+	case fp.active && abandoned:
+		time.AfterFunc(c.writeTimeout(), func() { fp.m.active.Add(-1) })
+	case fp.active:
+		fp.m.active.Add(-1)
 	}
 }
 
@@ -223,7 +251,8 @@ func (f *fenceCut) done() bool { return f.context().Err() != nil }
 // reverse moves must not fall between the two (migrate_overwrite.go).
 func (c *Client) drainOld(m *migState) {
 	busy := func() bool {
-		return m.waiting.Load() > 0 || (m.prev != nil && m.prev.overwrites.Load() > 0)
+		return m.waiting.Load() > 0 ||
+			(m.prev != nil && (m.prev.overwrites.Load() > 0 || m.prev.active.Load() > 0))
 	}
 	if !busy() {
 		return
@@ -253,27 +282,46 @@ func (c *Client) drainOld(m *migState) {
 // txPlan is the fence plan of a transaction (Client.Tx, or a Conn's
 // WATCH/MULTI): planned by the old topology, it is counted only during
 // each of its round trips, each of which must begin before the switch.
+// Planned by the new topology of a migration that can be turned around
+// (active), each round trip is counted in its m.active and must begin
+// before a rollback's switch.
 type txPlan struct {
-	m   *migState // set only when planned by the old topology
-	loc locator
+	m      *migState // planned by the old topology, or by the new one when active
+	active bool
+	c      *Client // active: the client, whose rollback may switch
+	loc    locator
 }
 
 // planTx returns the plan and the locator of a transaction about to pick
 // its node.
 func (c *Client) planTx() txPlan {
 	fp, loc := c.planFence()
-	if !fp.counted {
-		return txPlan{loc: loc}
+	switch {
+	case fp.counted:
+		fp.m.waiting.Add(-1) // held per round trip (enter)
+		return txPlan{m: fp.m, loc: loc}
+	case fp.active:
+		fp.m.active.Add(-1) // held per round trip (enter)
+		return txPlan{m: fp.m, active: true, c: c, loc: loc}
 	}
-	fp.m.waiting.Add(-1) // held per round trip (enter)
-	return txPlan{m: fp.m, loc: loc}
+	return txPlan{loc: loc}
 }
 
 // enter counts one round trip of the transaction; it fails with an error
 // matching ErrFenceSwitched and ErrTxAborted, before anything is sent,
-// when the switch came first. Call leave after the round trip.
+// when the switch came first (for an active plan: the switch of a
+// rollback that turned its migration around). Call leave after the round
+// trip.
 func (p txPlan) enter() error {
-	if p.m == nil {
+	switch {
+	case p.m == nil:
+		return nil
+	case p.active:
+		p.m.active.Add(1)
+		if r := p.c.mig.Load(); r != nil && r != p.m && r.prev == p.m && r.phase.Load() != int32(PhaseWaiting) {
+			p.m.active.Add(-1)
+			return errTxFenced
+		}
 		return nil
 	}
 	if !p.m.enterWaiting() {
@@ -283,7 +331,11 @@ func (p txPlan) enter() error {
 }
 
 func (p txPlan) leave() {
-	if p.m != nil {
+	switch {
+	case p.m == nil:
+	case p.active:
+		p.m.active.Add(-1)
+	default:
 		p.m.waiting.Add(-1)
 	}
 }

@@ -47,6 +47,7 @@ type Client struct {
 	// Placement that a migration can change (migrate.go).
 	topo     atomic.Pointer[topology] // ring and router clients
 	mig      atomic.Pointer[migState] // nil unless migrating
+	outCut   atomic.Pointer[fenceCut] // cuts blocking commands planned outside a migration (migrate_plan.go)
 	migMu    *sync.Mutex
 	instance string // names the connections (migrate_name.go)
 	// With AutoClientName: the connections' names follow the topology

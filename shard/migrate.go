@@ -95,7 +95,8 @@ type migState struct {
 	// active counts the executions planned by the new topology of a ring
 	// or router client from PhaseFenced on (fencePlan.active): the fence
 	// of a rollback that turns it around waits for them (drainOld).
-	active atomic.Int64
+	active    atomic.Int64
+	activeCut fenceCut // ends the blocking ones that outlast a rollback's wait
 
 	// What the client did for the migration (MigrationInfo).
 	moves, overwrote, oldReads, failures atomic.Int64
@@ -141,6 +142,7 @@ func (l liveLocator) groupLabel(group int) string {
 func (c *Client) initTopology(ctx context.Context, cfg Config) error {
 	c.migMu = new(sync.Mutex)
 	if c.cl() == nil {
+		c.outCut.Store(new(fenceCut))
 		c.topo.Store(&topology{loc: c.loc, router: c.router, id: TopologyID(cfg)})
 		c.loc = liveLocator{c}
 	}
@@ -315,10 +317,11 @@ func (c *Client) topologyFor(cfg Config) (*topology, error) {
 func (c *Client) FinishMigration() error {
 	c.migMu.Lock()
 	defer c.migMu.Unlock()
-	m := c.mig.Swap(nil)
-	if m == nil {
+	if c.mig.Load() == nil {
 		return fmt.Errorf("%w: no migration is on", ErrMigration)
 	}
+	c.newOutsideCut()
+	m := c.mig.Swap(nil)
 	m.beacon.close()
 	if m.next != nil && m.phase.Load() == int32(PhaseWaiting) {
 		c.switchTo(m.next) // never fenced: it still routed by the old topology
@@ -357,6 +360,7 @@ func (c *Client) AbortMigration(ctx context.Context) error {
 	if m.phase.Load() != int32(PhaseArmed) {
 		// No key has moved yet (moves begin only once armed): route by
 		// the old topology again, like a process that never migrated.
+		c.newOutsideCut()
 		c.mig.Store(nil)
 		m.beacon.close()
 		c.switchTo(back)
@@ -372,6 +376,15 @@ func (c *Client) AbortMigration(ctx context.Context) error {
 	c.subs.topo.notify()
 	c.renameConns()
 	return nil
+}
+
+// newOutsideCut gives the blocking commands planned outside a migration
+// from now on a fresh cut (bind), before the migration ends, so that the
+// next StartMigration's switch cuts them alone.
+func (c *Client) newOutsideCut() {
+	if c.outCut.Load() != nil {
+		c.outCut.Store(new(fenceCut))
+	}
 }
 
 // MigrationInfo describes the migration a client is in.

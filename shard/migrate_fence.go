@@ -146,6 +146,13 @@ func (c *Client) advance(m *migState, p MigrationPhase) {
 		}
 		m.phase.Store(int32(PhaseFenced))
 		c.drainOld(m)
+		// Whatever was planned by the old topology and binds only now is
+		// late: it fails without being sent (bind).
+		if m.prev != nil {
+			m.prev.activeCut.cutOff()
+		} else if out := c.outCut.Load(); out != nil {
+			out.cutOff()
+		}
 		c.renameConns() // the connections' names follow the routing (migrate_name.go)
 	}
 	if p == PhaseArmed {

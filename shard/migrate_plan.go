@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/shardis/shardis/pool"
@@ -108,23 +109,57 @@ func (c *Client) planMigrating(m *migState) (fencePlan, locator, bool) {
 // bind gives a counted execution that could otherwise outlast the
 // switch's wait without end — a blocking command, or a wait for a pooled
 // connection (Pool.Wait) under a context that never ends — a context that
-// the switch can cut off (fenceCut.cutOff); release ends it. Every other
-// execution is bounded by its own timeouts (dial, write, and read per
-// reply) and keeps ctx as is, at no cost.
+// the switch can cut off (fenceCut.cutOff); release ends it. A blocking
+// command planned outside a migration (a ring or router client's, which
+// StartMigration may switch away from) or by the new topology of one that
+// a rollback may turn around (fp.active) is bound the same way, to the
+// cut of the switch that would leave it blocked at a node its key leaves
+// (drainOld). Every other execution is bounded by its own timeouts (dial,
+// write, and read per reply) and keeps ctx as is, at no cost.
 func (c *Client) bind(ctx context.Context, fp fencePlan, calls []*call) (_ context.Context, release func()) {
-	if !fp.counted || !mayOutlast(c, ctx, calls) {
+	var f *fenceCut
+	switch {
+	case fp.counted:
+		if !mayOutlast(c, ctx, calls) {
+			return ctx, nil
+		}
+		f = &fp.m.cut
+	case fp.active:
+		f = &fp.m.activeCut
+	case fp.m == nil:
+		f = c.outCut.Load() // nil for a cluster client
+	}
+	if f == nil || (!fp.counted && !hasBlocking(calls)) {
 		return ctx, nil
 	}
-	cut := fp.m.cut.context()
-	if cut.Err() != nil {
-		return ctx, nil // cut off already; runFenced fails the calls
-	}
+	cut := f.context()
 	bctx, cancel := context.WithCancelCause(ctx)
+	if cut.Err() != nil {
+		if fp.counted {
+			cancel(nil)
+			return ctx, nil // cut off already; runFenced fails the calls
+		}
+		// Planned before a switch that has come: nothing is sent.
+		cancel(ErrFenceSwitched)
+		return bctx, func() {}
+	}
+	f.bound.Add(1)
 	stop := context.AfterFunc(cut, func() { cancel(ErrFenceSwitched) })
 	return bctx, func() {
 		stop()
 		cancel(nil)
+		f.bound.Add(-1)
 	}
+}
+
+// hasBlocking reports whether calls include a blocking command.
+func hasBlocking(calls []*call) bool {
+	for _, cl := range calls {
+		if _, ok := blockFor(cl); ok {
+			return true
+		}
+	}
+	return false
 }
 
 // mayOutlast reports whether calls can run without end: a blocking
@@ -175,7 +210,15 @@ func (c *Client) writeTimeout() time.Duration {
 // migration the calls were planned in) and then the calls themselves.
 func (c *Client) executePlanned(ctx context.Context, calls []*call, fp fencePlan) (abandoned bool) {
 	if !fp.counted {
-		return c.executeIn(ctx, fp.m, c.cl(), calls) // past the phase check: a cluster moved to is published
+		bctx, release := c.bind(ctx, fp, calls)            // a blocking command, which a switch may cut off
+		abandoned = c.executeIn(bctx, fp.m, c.cl(), calls) // past the phase check: a cluster moved to is published
+		if release != nil {
+			if ctx.Err() == nil && errors.Is(context.Cause(bctx), ErrFenceSwitched) {
+				markCut(calls)
+			}
+			release()
+		}
+		return abandoned
 	}
 	if fp.m.cut.done() {
 		failCut(calls)
@@ -219,6 +262,7 @@ type fenceCut struct {
 	once   sync.Once
 	ctx    context.Context
 	cancel context.CancelFunc
+	bound  atomic.Int64 // contexts bound to it and not released yet (bind)
 }
 
 func (f *fenceCut) context() context.Context {
@@ -250,8 +294,15 @@ func (f *fenceCut) done() bool { return f.context().Err() != nil }
 // writes the key at its new owner and then deletes the old copy, and the
 // reverse moves must not fall between the two (migrate_overwrite.go).
 func (c *Client) drainOld(m *migState) {
+	// Blocking commands planned before the migration began (at run time,
+	// StartMigration) are planned by the old topology too: they are
+	// waited for and cut off with the others.
+	out := c.outCut.Load()
+	if m.prev != nil {
+		out = nil // planned before the migration that this one turns around
+	}
 	busy := func() bool {
-		return m.waiting.Load() > 0 ||
+		return m.waiting.Load() > 0 || (out != nil && out.bound.Load() > 0) ||
 			(m.prev != nil && (m.prev.overwrites.Load() > 0 || m.prev.active.Load() > 0))
 	}
 	if !busy() {
@@ -268,6 +319,12 @@ func (c *Client) drainOld(m *migState) {
 	for busy() {
 		if now := time.Now(); !m.cut.done() && now.After(cutAt) {
 			m.cut.cutOff()
+			if out != nil {
+				out.cutOff()
+			}
+			if m.prev != nil {
+				m.prev.activeCut.cutOff()
+			}
 		} else if now.After(giveUp) {
 			return
 		}

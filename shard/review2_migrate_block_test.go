@@ -87,7 +87,7 @@ func TestReview2RollbackCutsABlockingCommandPlannedBeforeTheTurn(t *testing.T) {
 		return err == nil && strings.Contains(info, "blocked_clients:1")
 	})
 	require.NoError(t, c.AbortMigration(ctx))
-	s.fenceAndArm(t, c) // the reverse fence
+	s.fenceAndArm(t, c)                    // the reverse fence
 	_, err := c.Do(ctx, "RPUSH", k, "job") // a producer, at the queue's old owner again
 	require.NoError(t, err)
 	select {

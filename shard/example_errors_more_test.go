@@ -138,3 +138,32 @@ func Example_nilContext() {
 	// true shardis: nil Context
 	// true
 }
+
+// A Tx lives only while its function runs: one kept for later (here in a
+// variable outside the function) refuses every call with ErrTxDone, and
+// nothing is sent.
+func Example_txDone() {
+	addrs := redisAddrs(1)
+	ctx := context.Background()
+	client, err := shard.New(ctx, shard.Config{Shards: []ring.Shard{{Addr: addrs[0], Weight: 1}}})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer client.Close()
+
+	var kept *shard.Tx
+	res, err := client.Tx(ctx, []string{"{cart}:items"}, func(tx *shard.Tx) error {
+		kept = tx
+		return tx.Queue("INCR", "{cart}:items")
+	})
+	fmt.Println(len(res), err)
+	err = kept.Queue("INCR", "{cart}:items")
+	fmt.Println(errors.Is(err, shard.ErrTxDone))
+	n, _ := redis.Int(client.Do(ctx, "GET", "{cart}:items"))
+	fmt.Println(n)
+	// Output:
+	// 1 <nil>
+	// true
+	// 1
+}

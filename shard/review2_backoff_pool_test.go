@@ -3,7 +3,6 @@ package shard_test
 import (
 	"context"
 	"errors"
-	"fmt"
 	"testing"
 	"time"
 
@@ -23,24 +22,15 @@ func TestReview2TxBackoffStaysBoundedOverALongWait(t *testing.T) {
 	rc := clusterForTest(t)
 	m := rc.Masters()
 	a, b := m[0], m[1]
-	tag, slot := keyOnMaster(t, rc, a, "review2txbackoff") // "{…}": a hash tag
 	cfg := clusterConfig(rc.Seeds()...)
 	const wait = 7 * time.Second
 	cfg.Cluster.MaxRetryWait = wait
 	c := newClient(t, cfg)
-	_, err := c.Do(ctx, "SET", tag+"1", "x")
-	require.NoError(t, err)
-	setSlot(t, b, fmt.Sprint(slot), "IMPORTING", nodeID(t, a))
-	setSlot(t, a, fmt.Sprint(slot), "MIGRATING", nodeID(t, b))
-	t.Cleanup(func() {
-		setSlot(t, a, fmt.Sprint(slot), "STABLE")
-		setSlot(t, b, fmt.Sprint(slot), "STABLE")
-		direct(t, a.Addr).Do("DEL", tag+"1")
-	})
+	tag := tryAgainSlot(t, rc, a, b, "review2txbackoff")
 	// One key is on the source, one is not: the WATCH of both meets
 	// TRYAGAIN until the budget is spent.
 	start := time.Now()
-	_, err = c.Tx(ctx, []string{tag + "1", tag + "2"}, func(tx *shard.Tx) error {
+	_, err := c.Tx(ctx, []string{tag + "1", tag + "2"}, func(tx *shard.Tx) error {
 		return tx.Queue("GET", tag+"1")
 	})
 	took := time.Since(start)

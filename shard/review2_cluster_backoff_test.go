@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shardis/shardis/internal/redistest"
 	"github.com/shardis/shardis/shard"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -21,24 +22,15 @@ func TestReview2ClusterBackoffStaysBoundedOverALongWait(t *testing.T) {
 	rc := clusterForTest(t)
 	m := rc.Masters()
 	a, b := m[0], m[1]
-	key, slot := keyOnMaster(t, rc, a, "review2backoff")
 	cfg := clusterConfig(rc.Seeds()...)
 	const wait = 7 * time.Second
 	cfg.Cluster.MaxRetryWait = wait
 	c := newClient(t, cfg)
-	_, err := c.Do(ctx, "SET", key+"1", "x")
-	require.NoError(t, err)
-	setSlot(t, b, fmt.Sprint(slot), "IMPORTING", nodeID(t, a))
-	setSlot(t, a, fmt.Sprint(slot), "MIGRATING", nodeID(t, b))
-	t.Cleanup(func() {
-		setSlot(t, a, fmt.Sprint(slot), "STABLE")
-		setSlot(t, b, fmt.Sprint(slot), "STABLE")
-		direct(t, a.Addr).Do("DEL", key+"1")
-	})
+	key := tryAgainSlot(t, rc, a, b, "review2backoff")
 	// One key exists on the source, one does not: TRYAGAIN until the
 	// budget is spent.
 	start := time.Now()
-	_, err = c.Do(ctx, "MGET", key+"1", key+"2")
+	_, err := c.Do(ctx, "MGET", key+"1", key+"2")
 	took := time.Since(start)
 	var re *shard.RetryError
 	require.ErrorAs(t, err, &re)
@@ -48,4 +40,23 @@ func TestReview2ClusterBackoffStaysBoundedOverALongWait(t *testing.T) {
 	// bound; a busy loop makes hundreds of thousands.
 	assert.Less(t, re.Attempts, 150, "attempts in %v", took)
 	assert.Greater(t, took, wait/2, "the budget was spent waiting")
+}
+
+// tryAgainSlot returns a hash tag "{…}" whose slot master a is migrating
+// to master b, with the key tag+"1" on a and tag+"2" on neither: a
+// command on both keys meets TRYAGAIN until the test ends, when the slot
+// is made stable again and the keys deleted.
+func tryAgainSlot(t *testing.T, rc *redistest.Cluster, a, b *redistest.Server, prefix string) string {
+	t.Helper()
+	tag, slot := keyOnMaster(t, rc, a, prefix)
+	_, err := direct(t, a.Addr).Do("SET", tag+"1", "x")
+	require.NoError(t, err)
+	setSlot(t, b, fmt.Sprint(slot), "IMPORTING", nodeID(t, a))
+	setSlot(t, a, fmt.Sprint(slot), "MIGRATING", nodeID(t, b))
+	t.Cleanup(func() {
+		setSlot(t, a, fmt.Sprint(slot), "STABLE")
+		setSlot(t, b, fmt.Sprint(slot), "STABLE")
+		direct(t, a.Addr).Do("DEL", tag+"1", tag+"2")
+	})
+	return tag
 }

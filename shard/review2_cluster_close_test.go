@@ -3,7 +3,6 @@ package shard_test
 import (
 	"context"
 	"errors"
-	"fmt"
 	"testing"
 	"time"
 
@@ -21,17 +20,7 @@ func TestReview2ClusterCloseEndsARetryingCommand(t *testing.T) {
 	rc := clusterForTest(t)
 	m := rc.Masters()
 	a, b := m[0], m[1]
-	key, slot := keyOnMaster(t, rc, a, "review2close")
-	setup := newClient(t, clusterConfig(rc.Seeds()...))
-	_, err := setup.Do(ctx, "SET", key+"1", "x")
-	require.NoError(t, err)
-	setSlot(t, b, fmt.Sprint(slot), "IMPORTING", nodeID(t, a))
-	setSlot(t, a, fmt.Sprint(slot), "MIGRATING", nodeID(t, b))
-	t.Cleanup(func() {
-		setSlot(t, a, fmt.Sprint(slot), "STABLE")
-		setSlot(t, b, fmt.Sprint(slot), "STABLE")
-		direct(t, a.Addr).Do("DEL", key+"1", key+"2")
-	})
+	key := tryAgainSlot(t, rc, a, b, "review2close")
 
 	for _, cmd := range [][]any{
 		{"MGET", key + "1", key + "2"},

@@ -90,9 +90,6 @@ var (
 	_ redis.ConnWithTimeout = (*routedConn)(nil)
 )
 
-// errConnClosed is returned by a routedConn after Close.
-var errConnClosed = errors.New("shardis: connection closed")
-
 // errReceiveNothing is Receive's error when no reply is pending.
 var errReceiveNothing = errors.New("shardis: Receive with no command sent")
 
@@ -116,7 +113,7 @@ func (rc *routedConn) Err() error {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
 	if rc.closed {
-		return errConnClosed
+		return ErrConnClosed
 	}
 	if rc.c.closed.Load() {
 		return ErrClosed
@@ -166,7 +163,7 @@ func (rc *routedConn) DoContext(ctx context.Context, name string, args ...any) (
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
 	if rc.closed {
-		return nil, errConnClosed
+		return nil, ErrConnClosed
 	}
 	if name == "" && len(rc.queue) == 0 && len(rc.replies) == 0 {
 		return nil, nil
@@ -216,7 +213,7 @@ func (rc *routedConn) Send(name string, args ...any) error {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
 	if rc.closed {
-		return errConnClosed
+		return ErrConnClosed
 	}
 	// A copy: redigo encodes at Send, so callers may reuse their slice.
 	rc.queue = append(rc.queue, connCmd{name: name, args: slices.Clone(args)})
@@ -228,7 +225,7 @@ func (rc *routedConn) Flush() error {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
 	if rc.closed {
-		return errConnClosed
+		return ErrConnClosed
 	}
 	rc.flushLocked(context.Background())
 	return nil
@@ -249,7 +246,7 @@ func (rc *routedConn) ReceiveContext(ctx context.Context) (any, error) {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
 	if rc.closed {
-		return nil, errConnClosed
+		return nil, ErrConnClosed
 	}
 	if len(rc.replies) == 0 {
 		rc.flushLocked(ctx)

@@ -67,7 +67,7 @@ func (f *flusher) step(i int) {
 	rc, cmd := f.rc, f.cmds[i]
 	tx := &rc.tx
 	if f.quit {
-		f.res[i] = Result{Err: errConnClosed}
+		f.res[i] = Result{Err: ErrConnClosed}
 		return
 	}
 	name := lowerName(cmd.name)

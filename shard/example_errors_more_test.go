@@ -167,3 +167,26 @@ func Example_txDone() {
 	// true
 	// 1
 }
+
+// A Conn, once closed, fails every call with ErrConnClosed; the Client it
+// came from stays open.
+func Example_connClosed() {
+	addrs := redisAddrs(1)
+	ctx := context.Background()
+	client, err := shard.New(ctx, shard.Config{Shards: []ring.Shard{{Addr: addrs[0], Weight: 1}}})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer client.Close()
+
+	conn := client.Conn()
+	conn.Close()
+	_, err = conn.Do("GET", "greeting")
+	fmt.Println(errors.Is(err, shard.ErrConnClosed), errors.Is(err, shard.ErrClosed))
+	_, err = client.Do(ctx, "SET", "greeting", "hello")
+	fmt.Println(err)
+	// Output:
+	// true false
+	// <nil>
+}

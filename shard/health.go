@@ -25,8 +25,6 @@ func (c *Client) healthLoop() {
 			if c.cl() != nil && c.refreshTicks.Load() > 0 {
 				c.refreshTicks.Add(-1)
 				c.refresh(context.Background(), false)
-			} else if c.cl() != nil && c.refr.owed.Load() {
-				c.refresh(context.Background(), false) // a refresh the rate limit held back
 			}
 		}
 	}

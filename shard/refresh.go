@@ -21,10 +21,12 @@ type refresher struct {
 	count   atomic.Int64  // refreshes that ran
 	lastErr atomic.Pointer[error]
 	// owed: a refresh was asked for within MinRefreshInterval of the
-	// last one and dropped; the health loop runs it once the interval
-	// has passed, so that what the asker saw (a MOVED to a new master,
-	// say) is not left to the next periodic refresh.
-	owed atomic.Bool
+	// last one and held back; a timer (armed: one is pending) runs it
+	// once the interval has passed, so that what the asker saw (a MOVED
+	// to a new master, say) is not left to the next periodic refresh,
+	// with or without health checks.
+	owed  atomic.Bool
+	armed bool // guarded by mu
 }
 
 // refresh asks for a topology refresh. With wait it returns when the
@@ -34,8 +36,11 @@ func (c *Client) refresh(ctx context.Context, wait bool) {
 	rf := &c.refr
 	rf.mu.Lock()
 	ch := rf.running
-	if ch == nil && time.Since(rf.last) < c.clusterOpts().MinRefreshInterval {
+	if since := time.Since(rf.last); ch == nil && since < c.clusterOpts().MinRefreshInterval {
 		rf.owed.Store(true)
+		if !rf.armed {
+			rf.armed = c.goTracked(&c.bg, func() { c.runOwed(c.clusterOpts().MinRefreshInterval - since) })
+		}
 	} else if ch == nil {
 		ch = make(chan struct{})
 		rf.running = ch
@@ -64,6 +69,24 @@ func (c *Client) refresh(ctx context.Context, wait bool) {
 	select {
 	case <-ch:
 	case <-ctx.Done():
+	}
+}
+
+// runOwed waits d (or until Close), then runs the refresh that the rate
+// limit held back, unless one has started since.
+func (c *Client) runOwed(d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-c.stop:
+	case <-t.C:
+	}
+	rf := &c.refr
+	rf.mu.Lock()
+	rf.armed = false
+	rf.mu.Unlock()
+	if rf.owed.Load() && !c.closed.Load() {
+		c.refresh(context.Background(), false)
 	}
 }
 

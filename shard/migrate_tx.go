@@ -11,15 +11,44 @@ import (
 // before WATCH; the other keys its commands (and a Conn's) touch would
 // otherwise be read or written at the new owner while their value still
 // sits at the old one. Nothing happens outside a migration.
+//
+// A SORT or SORT_RO whose BY or GET patterns name keys that may still sit
+// at their old owner is refused with a *MigrateError, as outside a
+// transaction (sortPatternsMove): those keys cannot be moved first.
 func (c *Client) moveCommandKeys(ctx context.Context, node int, name string, args []any) error {
-	if c == nil || c.mig.Load() == nil {
+	if c == nil {
 		return nil
+	}
+	m := c.mig.Load()
+	if m == nil {
+		return nil
+	}
+	if err := c.sortPatternsAt(m, node, name, args); err != nil {
+		return err
 	}
 	keys, err := c.commandKeys(ctx, name, args)
 	if err != nil || len(keys) == 0 {
 		return nil // checked by the caller; a malformed command goes to the server
 	}
 	return c.moveKeys(ctx, node, keys)
+}
+
+// sortPatternsAt is sortPatternsMove for a command of a transaction on
+// node, in migration m: nothing is refused while m routes by the old
+// topology, where the patterns' keys still are; a rollback not fenced yet
+// checks the migration it turns around, whose moves go on (moveFirst).
+func (c *Client) sortPatternsAt(m *migState, node int, name string, args []any) error {
+	info := lookupCommand(name)
+	if info == nil || (info.Name != "sort" && info.Name != "sort_ro") {
+		return nil
+	}
+	if m.phase.Load() == int32(PhaseWaiting) {
+		if m.prev == nil {
+			return nil
+		}
+		m = m.prev
+	}
+	return sortPatternsMove(m, &call{name: name, args: args, info: info}, c.nodes.get(node).node)
 }
 
 // moveKeys is moveCommandKeys for a command of a Conn's transaction.

@@ -75,11 +75,13 @@ const (
 	// whose connection failed. As an operation's outcome: the client gave
 	// up retrying (a *RetryError).
 	OutcomeRetry
-	// OutcomeUnknown: a write whose connection failed after it was sent:
-	// it may or may not have run, so it is not sent again.
+	// OutcomeUnknown: a write whose connection failed after it was sent,
+	// or whose reply did not come within the read timeout: it may or may
+	// not have run, so it is not sent again (the caller gets an
+	// *UnknownOutcomeError).
 	OutcomeUnknown
-	// OutcomeTimeout: a deadline (the context's or the read timeout) ended
-	// the wait.
+	// OutcomeTimeout: a deadline ended the wait: the context's, or the
+	// read timeout of a command that does not write.
 	OutcomeTimeout
 	// OutcomeCanceled: the caller's context was cancelled.
 	OutcomeCanceled

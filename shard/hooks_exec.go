@@ -233,16 +233,26 @@ func (c *Client) classify(cl *call) Outcome {
 		}
 		return OutcomeServerError
 	}
-	if o, ok := deadlineOutcome(err); ok {
-		return o
-	}
 	if c.cl() == nil {
+		// A write cut off after it was sent, by the read timeout or a
+		// reset, is what markUnknownOutcomes will make it; a cancelled or
+		// expired context stays what the caller's error says.
 		if _, ok := failedAfterSend(cl); ok {
-			return OutcomeUnknown // what markUnknownOutcomes will make it
+			return OutcomeUnknown
+		}
+		if o, ok := deadlineOutcome(err); ok {
+			return o
 		}
 		return OutcomeFailed
 	}
 	var ne *NodeError
+	if errors.As(err, &ne) && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) &&
+		timedOut(ne.Err) && mayWrite(cl.info) {
+		return OutcomeUnknown // a write whose reply timed out: judge makes it an *UnknownOutcomeError
+	}
+	if o, ok := deadlineOutcome(err); ok {
+		return o
+	}
 	if !errors.As(err, &ne) || errors.Is(ne.Err, redis.ErrPoolExhausted) {
 		return OutcomeFailed // a full pool is final at once (judge)
 	}

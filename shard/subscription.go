@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -81,9 +82,10 @@ type wantState struct {
 
 // waiter is one Subscribe call waiting for its names.
 type waiter struct {
-	left int
-	errs []error
-	done chan struct{}
+	left  int
+	errs  []error
+	done  chan struct{}
+	names []subName // in whose waiters it is (abandon)
 }
 
 func (w *waiter) settle(err error) {
@@ -245,6 +247,7 @@ func (s *Subscription) await(ctx context.Context, w *waiter) error {
 	select {
 	case <-w.done:
 	case <-ctx.Done():
+		s.abandon(w)
 		return fmt.Errorf("shardis: subscribe: %w (the names stay subscribed and are retried)", ctx.Err())
 	case <-s.done:
 		return ErrSubscriptionClosed
@@ -256,6 +259,19 @@ func (s *Subscription) await(ctx context.Context, w *waiter) error {
 		return fmt.Errorf("shardis: subscribe: %w", err)
 	}
 	return nil
+}
+
+// abandon removes w, whose caller stopped waiting, from the waiters of
+// its names: a caller that retries with short timeouts while a node does
+// not answer would otherwise pile them up for as long as it does not.
+func (s *Subscription) abandon(w *waiter) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, sn := range w.names {
+		if ws := s.want[sn]; ws != nil {
+			ws.waiters = slices.DeleteFunc(ws.waiters, func(o *waiter) bool { return o == w })
+		}
+	}
 }
 
 // addLocked adds names to what the subscription wants and returns the
@@ -277,6 +293,7 @@ func (s *Subscription) addLocked(k subKind, names []string) (*waiter, error) {
 			continue // already confirmed
 		}
 		w.left++
+		w.names = append(w.names, sn)
 		ws.waiters = append(ws.waiters, w)
 	}
 	s.dirty = true

@@ -35,8 +35,9 @@ func (e *SeedError) Unwrap() error { return e.Err }
 // dial (redis.DialContext over TCP when dial is nil), sends CLUSTER
 // SHARDS and parses the reply with ParseShards; when the server refuses
 // CLUSTER SHARDS (a server older than 7.0 answers "ERR unknown
-// subcommand", or an ACL forbids it), it sends CLUSTER SLOTS on the same
-// connection and parses that with ParseSlots. A seed that cannot be
+// subcommand", or an ACL forbids it), or its reply is ambiguous
+// (ErrAmbiguous: a failover under way), it sends CLUSTER SLOTS on the
+// same connection and parses that with ParseSlots. A seed that cannot be
 // dialed, fails, or gives a malformed or incomplete topology is skipped.
 //
 // When every seed fails, the error joins one *SeedError per seed tried
@@ -92,18 +93,27 @@ func discoverOne(ctx context.Context, seed string, dial Dialer, useTLS bool) (*T
 	}
 	defer conn.Close()
 	reply, err := do(ctx, conn, "CLUSTER", "SHARDS")
+	var shardsErr error
 	if err == nil {
+		parse := ParseShards
 		if useTLS {
-			return ParseShardsTLS(reply, seed)
+			parse = ParseShardsTLS
 		}
-		return ParseShards(reply, seed)
-	}
-	var shardsErr redis.Error
-	if !errors.As(err, &shardsErr) {
-		return nil, fmt.Errorf("CLUSTER SHARDS: %w", err)
-	}
-	if notCluster(shardsErr) {
-		return nil, fmt.Errorf("%w: %w", ErrNotCluster, shardsErr)
+		t, err := parse(reply, seed)
+		if !errors.Is(err, ErrAmbiguous) {
+			return t, err
+		}
+		// A failover under way: CLUSTER SLOTS names each slot's owner.
+		shardsErr = err
+	} else {
+		var re redis.Error
+		if !errors.As(err, &re) {
+			return nil, fmt.Errorf("CLUSTER SHARDS: %w", err)
+		}
+		if notCluster(re) {
+			return nil, fmt.Errorf("%w: %w", ErrNotCluster, re)
+		}
+		shardsErr = re
 	}
 	reply, err = do(ctx, conn, "CLUSTER", "SLOTS")
 	if err != nil {

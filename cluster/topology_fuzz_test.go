@@ -173,8 +173,8 @@ func checkFuzzResult(t *testing.T, tab *Table, err error) {
 		if tab != nil {
 			t.Fatalf("a table along with error %v", err)
 		}
-		if !errors.Is(err, ErrMalformed) && !errors.Is(err, ErrIncomplete) {
-			t.Fatalf("error %v wraps neither ErrMalformed nor ErrIncomplete", err)
+		if !errors.Is(err, ErrMalformed) && !errors.Is(err, ErrIncomplete) && !errors.Is(err, ErrAmbiguous) {
+			t.Fatalf("error %v wraps none of ErrMalformed, ErrIncomplete and ErrAmbiguous", err)
 		}
 		if !strings.HasPrefix(err.Error(), "shardis: ") {
 			t.Fatalf("error %q does not start with \"shardis: \"", err)

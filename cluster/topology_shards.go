@@ -25,10 +25,14 @@ import "fmt"
 // reads. A shard without slots whose master failed or is unreachable is
 // left out; a shard that owns slots but has no reachable master is an
 // error. A master whose health is "fail" but still owns its slots (before
-// a failover) is kept, with that Health.
+// a failover) is kept, with that Health. A shard that lists two masters
+// neither of which failed (Redis 7.2 and later, during a failover until
+// the old master is demoted) is an ErrAmbiguous error: the reply does not
+// say which one owns the slots.
 //
 // Errors wrap ErrMalformed (saying where, e.g. "shard 2 node 1: port is
-// not an integer", indexes counting from 0) or ErrIncomplete.
+// not an integer", indexes counting from 0), ErrIncomplete or
+// ErrAmbiguous.
 func ParseShards(reply any, asked string) (*Table, error) {
 	return parseShards(reply, asked, false)
 }
@@ -58,7 +62,11 @@ func parseShards(reply any, asked string, useTLS bool) (*Table, error) {
 	for i, item := range list {
 		s, keep, err := parseShard(item, askedHost, useTLS)
 		if err != nil {
-			return nil, fmt.Errorf("%w: CLUSTER SHARDS shard %d: %s", ErrMalformed, i, err)
+			cause := ErrMalformed
+			if _, ok := err.(twoMasters); ok {
+				cause = ErrAmbiguous
+			}
+			return nil, fmt.Errorf("%w: CLUSTER SHARDS shard %d: %s", cause, i, err)
 		}
 		if keep {
 			shards = append(shards, s)
@@ -137,7 +145,7 @@ func parseShard(item any, askedHost string, useTLS bool) (s Shard, keep bool, er
 	}
 	switch {
 	case len(masters) > 1:
-		return s, false, fmt.Errorf("nodes %d and %d are both masters", masterAt[0], masterAt[1])
+		return s, false, twoMasters{masterAt[0], masterAt[1]}
 	case len(masters) == 0 && len(s.Ranges) > 0:
 		return s, false, fmt.Errorf("owns slots but lists no master")
 	case len(masters) == 0:
@@ -152,6 +160,14 @@ func parseShard(item any, askedHost string, useTLS bool) (s Shard, keep bool, er
 	}
 	s.Master = m.info
 	return s, true, nil
+}
+
+// twoMasters is parseShard's error for a shard that lists two masters
+// neither of which failed (a failover under way): ErrAmbiguous.
+type twoMasters [2]int
+
+func (e twoMasters) Error() string {
+	return fmt.Sprintf("nodes %d and %d are both masters", e[0], e[1])
 }
 
 // parseSlotPairs reads the flat [start, end, start, end, ...] slots array.

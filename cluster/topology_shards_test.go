@@ -222,7 +222,7 @@ func TestParseShards(t *testing.T) {
 			wantErr: ErrMalformed, wantMsg: `shard 0: node 0: master has no usable address (endpoint "?", ip "")`},
 		{name: "two live masters", reply: oneShard(
 			shardNode(idA, 7000, "master", "online"), shardNode(idB, 7001, "master", "online")),
-			wantErr: ErrMalformed, wantMsg: "shard 0: nodes 0 and 1 are both masters"},
+			wantErr: ErrAmbiguous, wantMsg: "shard 0: nodes 0 and 1 are both masters"},
 		{name: "slots without master", reply: oneShard(shardNode(idA, 7000, "replica", "online")),
 			wantErr: ErrMalformed, wantMsg: "shard 0: owns slots but lists no master"},
 

@@ -72,8 +72,11 @@ func (c *Client) moveFirst(ctx context.Context, m *migState, calls []*call, read
 	bp := keyPosBufs.Get().(*[]int)
 	defer keyPosBufs.Put(bp)
 	for _, cl := range calls {
-		if cl.err != nil || cl.node < 0 || cl.info == nil {
+		if cl.err != nil || cl.node < 0 {
 			continue
+		}
+		if cl.info == nil && !c.learnRouted(ctx, cl) {
+			continue // refused: its keys are unknown
 		}
 		pos, err := cl.info.KeyPositions(cl.args, (*bp)[:0])
 		*bp = pos[:0]
@@ -149,6 +152,25 @@ func (c *Client) moveFirst(ctx context.Context, m *migState, calls []*call, read
 		return calls
 	}
 	return unserved(calls)
+}
+
+// learnRouted gives a call that the command table does not know (sent
+// with DoKey or Pipeline.SendKey, routed by a key of the caller's) the
+// command's key positions, learned from the servers (learn.go), so that
+// its keys move first like any command's: run unmoved at the new owner, a
+// read-modify-write would start from nothing there while the value sits
+// at the old owner, and the next move would delete the old value as busy.
+// A command whose keys cannot be learned is refused (false; nothing is
+// sent) with an error matching ErrMigration and ErrUnknownCommand.
+func (c *Client) learnRouted(ctx context.Context, cl *call) bool {
+	info, err := c.commandInfo(ctx, cl.name, cl.args)
+	if err != nil {
+		cl.err = fmt.Errorf("%w: %s, routed by the caller's key, cannot have its keys moved first: %w", ErrMigration, cl.name, err)
+		cl.done = true
+		return false
+	}
+	cl.info = info
+	return true
 }
 
 // pendingMove is a key of one call that has to move before the call runs

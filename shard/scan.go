@@ -24,7 +24,10 @@ type ScanOptions struct {
 // holds is reported, also one the client's slot map does not give it (a
 // slot being resharded, a map not refreshed yet), so a key whose slot
 // moves during the Scan to a master not walked yet may be reported twice,
-// as SCAN may. A Scanner is not safe for concurrent use.
+// as SCAN may. Once the masters it planned are walked, a cluster Scan
+// refreshes the topology and walks the masters added meanwhile (a
+// scale-out the client's map had not met). A Scanner is not safe for
+// concurrent use.
 type Scanner struct {
 	c     *Client
 	opts  ScanOptions
@@ -34,6 +37,7 @@ type Scanner struct {
 	seen  map[string]struct{}
 	// global keeps seen across nodes (a migration's scan, migrate_scan.go).
 	global bool
+	walked map[string]bool // cluster mode: the masters walked or planned (more)
 	buf    []string
 	key    string
 	err    error
@@ -61,11 +65,49 @@ func (s *Scanner) Next(ctx context.Context) bool {
 			return true
 		}
 		if s.ni >= len(s.nodes) {
+			if s.more(ctx) {
+				continue
+			}
 			s.done = true
 			return false
 		}
 		s.scanOnce(ctx)
 	}
+}
+
+// more runs, in cluster mode outside a migration, once the planned
+// masters are walked: it refreshes the topology and plans the masters
+// not walked yet, and reports whether there were any. A master added by
+// a scale-out that the client's map did not know yet (no MOVED met, no
+// refresh since) holds keys that moved to it, from a master walked or
+// not; without this the Scan ended without them. A refresh that fails
+// ends the Scan with its error.
+func (s *Scanner) more(ctx context.Context) bool {
+	if s.global || s.c.mig.Load() != nil {
+		return false
+	}
+	if _, ok := s.c.currentRouter().(*ClusterRouter); !ok {
+		return false
+	}
+	if err := s.c.Refresh(ctx); err != nil {
+		s.err = fmt.Errorf("shardis: SCAN: looking for masters added since the Scan began: %w", err)
+		return false
+	}
+	if s.walked == nil {
+		s.walked = make(map[string]bool, len(s.nodes))
+		for _, n := range s.nodes {
+			s.walked[n.Addr] = true
+		}
+	}
+	added := false
+	for _, n := range s.c.currentRouter().Nodes() {
+		if !s.walked[n.Addr] {
+			s.walked[n.Addr] = true
+			s.nodes = append(s.nodes, n)
+			added = true
+		}
+	}
+	return added
 }
 
 // Key returns the current key.

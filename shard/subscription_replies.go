@@ -230,20 +230,31 @@ func (sc *subConn) unsubscribing(sn subName) bool {
 
 // unsubscribeRefused handles an unsubscribe the node answered with an
 // error: the names it carried are still subscribed there. Those the
-// subscription no longer wants are marked as carried by sc again, so that
-// reconcile unsubscribes them once the node's backoff has passed. Caller
-// holds s.mu.
+// subscription no longer wants there (unsubscribed, or placed on another
+// node since: a cluster home that moved away from a busy master) are
+// marked as carried by sc again, so that reconcile unsubscribes them once
+// the node's backoff has passed; left unmarked, one still wanted
+// elsewhere stayed subscribed on the node for good, which delivered its
+// messages twice. Caller holds s.mu.
 func (s *Subscription) unsubscribeRefused(sc *subConn, names []subName, re redis.Error) {
-	again := false
+	var still []subName
 	for _, sn := range names {
-		if s.want[sn] == nil && !sc.sent[sn] {
-			sc.sent[sn] = true
-			again = true
+		if !sc.sent[sn] { // not subscribed there again since
+			still = append(still, sn)
 		}
 	}
-	if again {
-		s.backoff(sc.addr, &NodeError{Node: s.node(sc.addr), Err: re})
-		s.dirty = true
-		s.poke()
+	if len(still) == 0 {
+		return
 	}
+	// First the backoff, which may move the cluster home: the names are
+	// then placed where reconcile will put them.
+	s.backoff(sc.addr, &NodeError{Node: s.node(sc.addr), Err: re})
+	plan, _ := s.place()
+	for _, sn := range still {
+		if s.want[sn] == nil || !plan[sc.addr][sn] {
+			sc.sent[sn] = true
+		}
+	}
+	s.dirty = true
+	s.poke()
 }

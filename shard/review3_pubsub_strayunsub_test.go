@@ -1,0 +1,101 @@
+package shard_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gomodule/redigo/redis"
+	"github.com/shardis/shardis/internal/redistest"
+	"github.com/shardis/shardis/shard"
+	"github.com/stretchr/testify/require"
+)
+
+// In cluster mode a channel lives on one master, the subscription's home,
+// and PUBLISH is broadcast to every node. A home that answers BUSY is
+// left for another master; the UNSUBSCRIBE that takes the channel off the
+// old home, refused BUSY too, was dropped because the channel was still
+// wanted (elsewhere): the old home kept it subscribed for good, and every
+// message published afterwards was delivered twice. It is sent again
+// until the node takes it.
+func TestReview3PubSubStrayUnsubscribeRefusedIsRetried(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts its own cluster")
+	}
+	rc := redistest.StartClusterTB(t, 3, 0, redistest.Options{NodeTimeout: 20 * time.Second})
+	c := newClient(t, clusterConfig(rc.Seeds()...))
+	ctx := context.Background()
+	masters := rc.Masters()
+	require.Len(t, masters, 3)
+	sub, err := c.NewSubscription(shard.SubscriptionOptions{PingInterval: time.Minute, PingTimeout: time.Minute})
+	require.NoError(t, err)
+	defer sub.Close()
+	require.NoError(t, sub.Subscribe(ctx, "r3mv:x"))
+	old := homeOf(t, masters, "r3mv:x")
+
+	end := review3Busy(t, old)
+	err = sub.Subscribe(ctx, "r3mv:y")
+	var ne *shard.NodeError
+	require.True(t, errors.As(err, &ne), "%v", err)
+	require.Equal(t, old.Addr, ne.Node.Addr)
+	// The SUBSCRIBE, then the UNSUBSCRIBE of the channel the home carried
+	// (sent once the node's backoff passed), were refused.
+	waitFor(t, 10*time.Second, "the unsubscribe refused", func() bool { return sub.Stats().ServerErrors >= 2 })
+	end()
+
+	on := func(ch string) int {
+		n := 0
+		for _, m := range masters {
+			n += numSub(t, m, "NUMSUB", ch)
+		}
+		return n
+	}
+	waitFor(t, 10*time.Second, "the old home to drop the channel", func() bool {
+		return numSub(t, old, "NUMSUB", "r3mv:x") == 0
+	})
+	waitFor(t, 10*time.Second, "each channel on exactly one master", func() bool {
+		return on("r3mv:x") == 1 && on("r3mv:y") == 1
+	})
+}
+
+// review3Busy is review2Busy for a cluster node, probed with PING (a GET
+// may be answered MOVED before the node looks at its script).
+func review3Busy(t *testing.T, s *redistest.Server) (end func()) {
+	t.Helper()
+	_, err := s.Do("CONFIG", "SET", "busy-reply-threshold", "20")
+	require.NoError(t, err)
+	script, err := redis.Dial("tcp", s.Addr)
+	require.NoError(t, err)
+	ran := make(chan error, 1)
+	go func() {
+		_, err := script.Do("EVAL", "while true do end", 0)
+		ran <- err
+	}()
+	probe, err := redis.Dial("tcp", s.Addr)
+	require.NoError(t, err)
+	waitFor(t, 10*time.Second, "the script to make the server busy", func() bool {
+		_, err := probe.Do("PING")
+		var re redis.Error
+		return errors.As(err, &re) && strings.HasPrefix(string(re), "BUSY")
+	})
+	ended := false
+	end = func() {
+		if ended {
+			return
+		}
+		ended = true
+		defer script.Close()
+		defer probe.Close()
+		_, err := probe.Do("SCRIPT", "KILL")
+		require.NoError(t, err)
+		select {
+		case <-ran:
+		case <-time.After(10 * time.Second):
+			t.Fatal("the script was not killed")
+		}
+	}
+	t.Cleanup(end)
+	return end
+}

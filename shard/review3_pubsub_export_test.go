@@ -11,3 +11,23 @@ func Review3Waiters(s *Subscription) int {
 	}
 	return n
 }
+
+// Review3ConnsFailed reports whether every connection of the subscription
+// has failed: its reader saw the failure (and, h holding the lock, waits
+// to handle it).
+func (h *HeldSubscription) Review3ConnsFailed() bool {
+	for _, sc := range h.s.conns {
+		if sc.conn.Err() == nil {
+			return false
+		}
+	}
+	return len(h.s.conns) > 0
+}
+
+// Review3Ping is Subscription.Ping, the lock being held by h.
+func (h *HeldSubscription) Review3Ping(data string) error { return h.s.pingLocked(data) }
+
+// Review3Unsubscribe is Subscription.Unsubscribe, the lock being held by h.
+func (h *HeldSubscription) Review3Unsubscribe(channels ...string) error {
+	return h.s.removeLocked(kindChannel, channels)
+}

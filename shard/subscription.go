@@ -206,7 +206,9 @@ func (s *Subscription) SSubscribe(ctx context.Context, channels ...string) error
 
 // Unsubscribe removes channels, or every channel when none is named. Each
 // name delivers a redis.Subscription of kind "unsubscribe" once its node
-// confirms. Messages already received stay in the buffer.
+// confirms. Messages already received stay in the buffer. A connection
+// found broken gives a *NodeError: the names are removed all the same (the
+// server dropped them with the connection), with no confirmation.
 func (s *Subscription) Unsubscribe(ctx context.Context, channels ...string) error {
 	return s.remove(ctx, kindChannel, channels)
 }
@@ -354,11 +356,13 @@ func (s *Subscription) removeLocked(k subKind, names []string) error {
 				delete(sc.sent, sn)
 			}
 		}
+		// A connection that broke (the reader handles it) took the
+		// names with it on the server.
 		if err := sc.unsubscribe(mine, true); err != nil {
-			errs = append(errs, err)
+			errs = append(errs, &NodeError{Node: s.node(sc.addr), Err: err})
 		}
 		if err := sc.unsubscribe(others, false); err != nil {
-			errs = append(errs, err)
+			errs = append(errs, &NodeError{Node: s.node(sc.addr), Err: err})
 		}
 	}
 	s.dirty = true
@@ -369,7 +373,8 @@ func (s *Subscription) removeLocked(k subKind, names []string) error {
 // Ping sends PING with data on every connection of the subscription; each
 // answers with a redis.Pong. With no connection open (no names, or every
 // node they need is down) nothing would answer: it returns an error
-// wrapping ErrNoNodes.
+// wrapping ErrNoNodes; a connection found broken gives a *NodeError (it
+// is dialled again, and sends no pong).
 func (s *Subscription) Ping(ctx context.Context, data string) error {
 	if err := checkContext(ctx); err != nil {
 		return err
@@ -379,6 +384,11 @@ func (s *Subscription) Ping(ctx context.Context, data string) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return s.pingLocked(data)
+}
+
+// pingLocked is Ping; caller holds s.mu.
+func (s *Subscription) pingLocked(data string) error {
 	if s.closed {
 		return ErrSubscriptionClosed
 	}
@@ -388,7 +398,7 @@ func (s *Subscription) Ping(ctx context.Context, data string) error {
 	var errs []error
 	for _, sc := range s.conns {
 		if err := sc.ping(data, true); err != nil {
-			errs = append(errs, err)
+			errs = append(errs, &NodeError{Node: s.node(sc.addr), Err: err})
 		}
 	}
 	return errors.Join(errs...)

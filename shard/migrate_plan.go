@@ -66,6 +66,12 @@ type fencePlan struct {
 	// that can be turned around (AbortMigration), and is counted in
 	// m.active until endPlan: the rollback's switch waits for it.
 	active bool
+	// out is, for a plan made outside a migration (m nil) by a ring or
+	// router client, the cut of the next StartMigration's switch: an
+	// execution planned before StartMigration is planned by the old
+	// topology too, and once that switch has come it fails without being
+	// sent (executePlanned).
+	out *fenceCut
 }
 
 // planFence returns the plan of a command about to be planned and the
@@ -74,7 +80,7 @@ func (c *Client) planFence() (fencePlan, locator) {
 	for {
 		m := c.mig.Load()
 		if m == nil {
-			return fencePlan{}, c.loc
+			return fencePlan{out: c.outCut.Load()}, c.loc
 		}
 		if fp, loc, ok := c.planMigrating(m); ok {
 			return fp, loc
@@ -127,7 +133,7 @@ func (c *Client) bind(ctx context.Context, fp fencePlan, calls []*call) (_ conte
 	case fp.active:
 		f = &fp.m.activeCut
 	case fp.m == nil:
-		f = c.outCut.Load() // nil for a cluster client
+		f = fp.out // nil for a cluster client
 	}
 	if f == nil || (!fp.counted && !hasBlocking(calls)) {
 		return ctx, nil
@@ -210,6 +216,13 @@ func (c *Client) writeTimeout() time.Duration {
 // migration the calls were planned in) and then the calls themselves.
 func (c *Client) executePlanned(ctx context.Context, calls []*call, fp fencePlan) (abandoned bool) {
 	if !fp.counted {
+		if fp.out != nil && fp.out.over.Load() {
+			// Planned before StartMigration, by the old topology, and
+			// not begun before the switch (a caller held in a hook):
+			// the key may have moved since.
+			failCut(calls)
+			return false
+		}
 		bctx, release := c.bind(ctx, fp, calls)            // a blocking command, which a switch may cut off
 		abandoned = c.executeIn(bctx, fp.m, c.cl(), calls) // past the phase check: a cluster moved to is published
 		if release != nil {
@@ -263,6 +276,7 @@ type fenceCut struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	bound  atomic.Int64 // contexts bound to it and not released yet (bind)
+	over   atomic.Bool  // cutOff was called: the cheap test of executePlanned
 }
 
 func (f *fenceCut) context() context.Context {
@@ -273,6 +287,7 @@ func (f *fenceCut) context() context.Context {
 // cutOff ends every context bound to the old plans.
 func (f *fenceCut) cutOff() {
 	f.context()
+	f.over.Store(true)
 	f.cancel()
 }
 

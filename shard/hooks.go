@@ -154,9 +154,10 @@ type Op struct {
 	// redirects or retries).
 	Attempts int
 
-	name  string
-	args  []any
-	calls []*call
+	name      string
+	operation string // Operation's answer, decided at the start
+	args      []any
+	calls     []*call
 	// The first batch of the operation takes its start time from Start,
 	// and the operation its end from that batch when there was no other:
 	// the clock is read twice per operation, not four times.

@@ -12,6 +12,7 @@ import (
 	"github.com/gomodule/redigo/redis"
 	"github.com/shardis/shardis/cluster"
 	"github.com/shardis/shardis/pool"
+	"github.com/shardis/shardis/shard/command"
 )
 
 // observer holds a client's hooks; a client without hooks has none, so
@@ -369,6 +370,11 @@ func (c *Client) startOp(ctx context.Context, name string, b *batch, pipeline bo
 	*op = Op{Name: name, Commands: len(b.reqs), Start: now(), Pipeline: pipeline, name: name, calls: b.calls, scratch: scratch}
 	if !pipeline {
 		op.args = b.args // the command's arguments, as Do copied them
+		var info *command.Info
+		if len(b.calls) > 0 {
+			info = b.calls[0].info // planned: a learned command has its info
+		}
+		op.operation = operationName(name, info)
 	}
 	if len(b.calls) > 0 {
 		b.calls[0].op = op

@@ -13,7 +13,6 @@ import (
 	"github.com/gomodule/redigo/redis"
 	"github.com/shardis/shardis/pool"
 	"github.com/shardis/shardis/shard"
-	"github.com/shardis/shardis/shard/command"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -32,11 +31,13 @@ const ScopeName = "github.com/shardis/shardis/extra/shardisotel"
 const DefaultStatementLimit = 2048
 
 // OtherOperation is the db.operation.name, and the span name, of a
-// command whose name the command table does not know (command.Lookup
-// returns nil: a typo, a name built from data, a module's command). The
-// name a caller passes to Do is not trusted as an attribute value, so that
-// the metric series and span names stay bounded whatever the callers send.
-const OtherOperation = "OTHER"
+// command the client cannot vouch for (shard.OtherOperation: a name that
+// is neither in the command table, nor learned from the servers, nor
+// shaped like a module's command such as FT.SEARCH, or a module-shaped
+// name past shard.MaxModuleOperations). The name a caller passes to Do is
+// not trusted as an attribute value, so that the metric series and span
+// names stay bounded whatever the callers send.
+const OtherOperation = shard.OtherOperation
 
 // Attribute keys of this package (the others are OpenTelemetry's
 // semantic conventions).
@@ -145,7 +146,7 @@ type nodeAttrs struct {
 }
 
 type opKey struct {
-	addr, name string // name: the operation name (operationName)
+	addr, name string // name: the operation name (shard.CommandEvent.Operation)
 	outcome    shard.Outcome
 }
 
@@ -253,10 +254,7 @@ func (in *Instrumentation) node(addr string) *nodeAttrs {
 }
 
 func (in *Instrumentation) start(ctx context.Context, op *shard.Op) context.Context {
-	name := "PIPELINE"
-	if !op.Pipeline {
-		name = operationName(op.Name)
-	}
+	name := op.Operation()
 	if !op.Pipeline && in.cfg.statements == 0 {
 		// The common case: the span's attributes depend on the command's
 		// name only, and are given at the start (cheaper than adding them).
@@ -328,7 +326,7 @@ func (in *Instrumentation) command(ctx context.Context, ev *shard.CommandEvent) 
 	if ev.Outcome == shard.OutcomeRetry {
 		retries = 1
 	}
-	in.measure(ctx, ev.Node, operationName(ev.Name), ev.Outcome, ev.Duration.Seconds(), ev.Err, retries, &ev.Redirect)
+	in.measure(ctx, ev.Node, ev.Operation(), ev.Outcome, ev.Duration.Seconds(), ev.Err, retries, &ev.Redirect)
 }
 
 func (in *Instrumentation) pipeline(ctx context.Context, ev *shard.PipelineEvent) {
@@ -375,8 +373,9 @@ func (in *Instrumentation) attemptEvent(span trace.Span, node shard.Node, o shar
 	span.AddEvent("attempt failed", trace.WithAttributes(attrs...))
 }
 
-// measure records an attempt's duration under the operation name (see
-// operationName) and counts its redirect or retries.
+// measure records an attempt's duration under the operation name
+// (shard.CommandEvent.Operation, or PIPELINE) and counts its redirect or
+// retries.
 func (in *Instrumentation) measure(ctx context.Context, node shard.Node, name string, o shard.Outcome, seconds float64, err error, retries int, rd *shard.Redirect) {
 	if in.opDuration.Enabled(ctx) {
 		in.opDuration.Record(ctx, seconds, in.opOption(node.Addr, name, o, err))
@@ -443,32 +442,6 @@ func (in *Instrumentation) refresh(ctx context.Context, ev *shard.RefreshEvent) 
 func (in *Instrumentation) nodeState(ev shard.NodeEvent) {
 	attrs := append(in.node(ev.Node.Addr).kv[:2:2], NodeEventKey.String(ev.Kind.String()))
 	in.nodeEvents.Add(context.Background(), 1, metric.WithAttributes(in.withCommon(attrs)...))
-}
-
-// upperNames holds the upper-case name of each command looked up under
-// a name with lower-case letters: at most one entry per command of the
-// table.
-var upperNames sync.Map // *command.Info -> string
-
-// operationName is the name of the command the caller named in upper
-// case, as Redis documents it, when the command table knows it;
-// OtherOperation otherwise. It does not allocate once a command's name was
-// seen.
-func operationName(name string) string {
-	info := command.Lookup(name)
-	if info == nil {
-		return OtherOperation
-	}
-	for i := 0; i < len(name); i++ {
-		if c := name[i]; c >= 'a' && c <= 'z' {
-			if v, ok := upperNames.Load(info); ok {
-				return v.(string)
-			}
-			v, _ := upperNames.LoadOrStore(info, strings.ToUpper(info.Name))
-			return v.(string)
-		}
-	}
-	return name
 }
 
 // errorType is the error.type of a failed attempt or operation: the

@@ -2,6 +2,7 @@ package shard
 
 import (
 	"context"
+	"errors"
 	"net"
 	"slices"
 	"strconv"
@@ -20,8 +21,9 @@ import (
 // list it again, and Stats reports it, down. Once the cluster no longer
 // lists it, it retires like any node that left (nodes.go).
 //
-// failedNodes are read by discover, from CLUSTER NODES of a master of the
-// new table, only while there is something to tell: nodes of the last
+// failedNodes are read by discover, from CLUSTER NODES (or CLUSTER
+// SHARDS, when an ACL refuses CLUSTER NODES) of a master of the new
+// table, only while there is something to tell: nodes of the last
 // table that the new one lacks, or nodes kept so far (so that a later
 // CLUSTER FORGET is noticed at the next refresh).
 
@@ -52,13 +54,16 @@ func (c *Client) keepFailed(ctx context.Context, r *ClusterRouter, old, t *clust
 	}
 	var keep []string
 	if len(left) > 0 {
-		// When no master answers (or CLUSTER NODES is not allowed), the
-		// nodes that left the table retire.
-		listed := c.clusterNodeAddrs(ctx, t)
-		for _, a := range left {
-			if listed[a] {
-				keep = append(keep, a)
+		switch listed, how := c.clusterNodeAddrs(ctx, t); how {
+		case listKnown:
+			for _, a := range left {
+				if listed[a] {
+					keep = append(keep, a)
+				}
 			}
+		default:
+			// No master answered, or neither CLUSTER NODES nor CLUSTER
+			// SHARDS is allowed: the nodes that left the table retire.
 		}
 	}
 	slices.Sort(keep)
@@ -73,10 +78,21 @@ func (c *Client) keepFailed(ctx context.Context, r *ClusterRouter, old, t *clust
 	return true
 }
 
-// clusterNodeAddrs returns the addresses that CLUSTER NODES of the first
-// master of t that answers lists (failed nodes included, nodes in
-// handshake or without an address left out), or nil.
-func (c *Client) clusterNodeAddrs(ctx context.Context, t *cluster.Table) map[string]bool {
+// listHow says what clusterNodeAddrs learned.
+type listHow uint8
+
+const (
+	listKnown   listHow = iota // the cluster's node list
+	listUnknown                // no master answered
+	listRefused                // the masters refused both commands (an ACL)
+)
+
+// clusterNodeAddrs returns the addresses that CLUSTER NODES (or, when
+// that is refused, CLUSTER SHARDS) of the first master of t that answers
+// lists, failed nodes included, nodes in handshake or without an address
+// left out.
+func (c *Client) clusterNodeAddrs(ctx context.Context, t *cluster.Table) (map[string]bool, listHow) {
+	how := listUnknown
 	for k, m := range t.Masters() {
 		if k == 3 {
 			break
@@ -84,26 +100,101 @@ func (c *Client) clusterNodeAddrs(ctx context.Context, t *cluster.Table) map[str
 		if i, ok := c.nodes.lookup(m.Addr); ok && c.nodes.get(i).down.Load() {
 			continue
 		}
-		if addrs, ok := c.askClusterNodes(ctx, m.Addr); ok {
-			return addrs
+		switch addrs, h := c.askClusterNodes(ctx, m.Addr); h {
+		case listKnown:
+			return addrs, h
+		case listRefused:
+			how = h
 		}
 	}
-	return nil
+	return nil, how
 }
 
-func (c *Client) askClusterNodes(ctx context.Context, addr string) (map[string]bool, bool) {
+func (c *Client) askClusterNodes(ctx context.Context, addr string) (map[string]bool, listHow) {
 	ctx, cancel := context.WithTimeout(ctx, c.dialTimeout()+c.readTimeout)
 	defer cancel()
 	conn, err := c.topologyDialer(ctx, addr)
 	if err != nil {
-		return nil, false
+		return nil, listUnknown
 	}
 	defer conn.Close()
 	text, err := redis.String(redis.DoContext(conn, ctx, "CLUSTER", "NODES"))
+	if err == nil {
+		return clusterNodesAddrs(text, addr), listKnown
+	}
+	var re redis.Error
+	if !errors.As(err, &re) {
+		return nil, listUnknown
+	}
+	// Refused (an ACL without CLUSTER NODES): CLUSTER SHARDS lists the
+	// failed nodes too.
+	reply, err := redis.DoContext(conn, ctx, "CLUSTER", "SHARDS")
+	if err == nil {
+		if addrs, ok := clusterShardsAddrs(reply, addr); ok {
+			return addrs, listKnown
+		}
+		return nil, listUnknown
+	}
+	if errors.As(err, &re) {
+		return nil, listRefused
+	}
+	return nil, listUnknown
+}
+
+// clusterShardsAddrs reads the node addresses of a CLUSTER SHARDS reply,
+// failed nodes included: each node's endpoint, ip and hostname, each with
+// its port and its tls-port, as the slot table may name it any of these
+// ways; asked is the node that replied (for an empty endpoint). ok is
+// false for a reply of another shape.
+func clusterShardsAddrs(reply any, asked string) (map[string]bool, bool) {
+	askedHost, _, err := net.SplitHostPort(asked)
 	if err != nil {
+		askedHost = ""
+	}
+	shards, ok := reply.([]any)
+	if !ok {
 		return nil, false
 	}
-	return clusterNodesAddrs(text, addr), true
+	out := map[string]bool{}
+	for _, sh := range shards {
+		nodes, _ := mapField(sh, "nodes").([]any)
+		for _, n := range nodes {
+			var hosts, ports []string
+			for _, k := range []string{"endpoint", "ip", "hostname"} {
+				v := mapField(n, k)
+				h, _ := redis.String(v, nil)
+				if k == "endpoint" && (v == nil || h == "") {
+					h = askedHost
+				}
+				if h != "" && h != "?" && !strings.ContainsAny(h, "[]") {
+					hosts = append(hosts, h)
+				}
+			}
+			for _, k := range []string{"port", "tls-port"} {
+				if p, err := redis.Int64(mapField(n, k), nil); err == nil && p >= 1 && p <= 65535 {
+					ports = append(ports, strconv.FormatInt(p, 10))
+				}
+			}
+			for _, h := range hosts {
+				for _, p := range ports {
+					out[net.JoinHostPort(h, p)] = true
+				}
+			}
+		}
+	}
+	return out, true
+}
+
+// mapField returns the value of key in a flat RESP2 map ([k, v, k, v,
+// ...]), or nil.
+func mapField(m any, key string) any {
+	fields, _ := m.([]any)
+	for k := 0; k+1 < len(fields); k += 2 {
+		if name, err := redis.String(fields[k], nil); err == nil && name == key {
+			return fields[k+1]
+		}
+	}
+	return nil
 }
 
 // clusterNodesAddrs reads the node addresses of a CLUSTER NODES reply

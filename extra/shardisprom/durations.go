@@ -22,9 +22,11 @@ import (
 // like a module's command (FT.SEARCH, JSON.SET; the first
 // shard.MaxModuleOperations such names), and OtherOperation for anything
 // else (a typo, a name built from data), so the series stay bounded
-// whatever the callers send. The series of a master
-// that left the cluster (shard.SlotMapEvent.Removed) are deleted when the
-// client installs the slot map without it.
+// whatever the callers send. The series of a node that left are deleted:
+// a master that left the cluster (shard.SlotMapEvent.Removed) when the
+// client installs the slot map without it, and any node that left every
+// topology the client uses (shard.NodeRetired: the old ring's shards once
+// a migration finished, a Sentinel replica no longer listed).
 type Durations struct {
 	h *prometheus.HistogramVec
 }
@@ -52,7 +54,7 @@ func NewDurations(constLabels prometheus.Labels, buckets []float64) *Durations {
 }
 
 // Hooks returns the hooks that feed the histogram and drop the series of
-// the masters that leave the cluster.
+// the nodes that leave (SlotMap, NodeState).
 func (d *Durations) Hooks() *shard.Hooks {
 	return &shard.Hooks{
 		Command: func(_ context.Context, ev *shard.CommandEvent) {
@@ -64,6 +66,14 @@ func (d *Durations) Hooks() *shard.Hooks {
 		SlotMap: func(ev shard.SlotMapEvent) {
 			for _, n := range ev.Removed {
 				d.h.DeletePartialMatch(prometheus.Labels{"node": n.Addr})
+			}
+		},
+		// A node that left every topology the client uses (the old
+		// ring's shards after a migration, a Sentinel replica no longer
+		// listed, a master the cluster forgot) has no series either.
+		NodeState: func(ev shard.NodeEvent) {
+			if ev.Kind == shard.NodeRetired {
+				d.h.DeletePartialMatch(prometheus.Labels{"node": ev.Node.Addr})
 			}
 		},
 	}

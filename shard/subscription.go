@@ -187,9 +187,10 @@ func (c *Client) subscribeNew(ctx context.Context, k subKind, names []string) (*
 // of names in the whole subscription). Names whose node could not be
 // reached or answered that it cannot serve for now (BUSY, LOADING,
 // CLUSTERDOWN...: a *NodeError), and names still waiting when ctx ends,
-// stay in the
-// subscription and are subscribed as soon as their node answers; names a
-// server refused (an ACL, say) are dropped. The error lists them.
+// stay in the subscription and are subscribed as soon as their node
+// answers; so do names no node can carry now (every ring shard ejected,
+// no cluster master to turn to: an error wrapping ErrNoNodes, at once).
+// Names a server refused (an ACL, say) are dropped. The error lists them.
 func (s *Subscription) Subscribe(ctx context.Context, channels ...string) error {
 	return s.add(ctx, kindChannel, channels)
 }

@@ -48,6 +48,9 @@ func (s *Subscription) reconcile() bool {
 	}
 	s.dirty = false
 	plan, complete := s.place()
+	if !complete {
+		s.failHomeless(plan)
+	}
 	now := time.Now()
 	for addr, names := range plan {
 		sc := s.conns[addr]
@@ -290,6 +293,37 @@ func (s *Subscription) failWaitersAt(addr string, err error) {
 		ws := s.want[sn]
 		if ws == nil || len(ws.waiters) == 0 || s.homed(sn) {
 			continue
+		}
+		for _, w := range ws.waiters {
+			w.settle(err)
+		}
+		ws.waiters = nil
+	}
+}
+
+// failHomeless tells the Subscribe calls waiting for names that no node
+// can carry now (every ring shard ejected, no cluster master to turn to)
+// that none can: no attempt to reach a node would ever answer them. The
+// names stay and are subscribed once a node can carry them. Caller holds
+// s.mu.
+func (s *Subscription) failHomeless(plan map[string]map[subName]bool) {
+	var err error
+	for sn, ws := range s.want {
+		if len(ws.waiters) == 0 {
+			continue
+		}
+		placed := false
+		for _, names := range plan {
+			if names[sn] {
+				placed = true
+				break
+			}
+		}
+		if placed {
+			continue
+		}
+		if err == nil {
+			err = fmt.Errorf("%w: no node can carry the names now; they stay and are subscribed once one can", ErrNoNodes)
 		}
 		for _, w := range ws.waiters {
 			w.settle(err)

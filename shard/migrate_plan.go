@@ -362,6 +362,10 @@ type txPlan struct {
 	active bool
 	c      *Client // active: the client, whose rollback may switch
 	loc    locator
+	// out: planned outside a migration by a ring or router client (m
+	// nil), by the topology that the next StartMigration's switch leaves:
+	// each round trip must begin before that switch (fencePlan.out).
+	out *fenceCut
 }
 
 // planTx returns the plan and the locator of a transaction about to pick
@@ -376,17 +380,27 @@ func (c *Client) planTx() txPlan {
 		fp.m.active.Add(-1) // held per round trip (enter)
 		return txPlan{m: fp.m, active: true, c: c, loc: loc}
 	}
+	if t := c.topo.Load(); fp.m == nil && t != nil {
+		// The topology now, not the live locator: the transaction's
+		// node and the checks of its keys must agree after a
+		// StartMigration switched the client's routing.
+		return txPlan{loc: t.loc, out: fp.out}
+	}
 	return txPlan{loc: loc}
 }
 
 // enter counts one round trip of the transaction; it fails with an error
 // matching ErrFenceSwitched and ErrTxAborted, before anything is sent,
 // when the switch came first (for an active plan: the switch of a
-// rollback that turned its migration around). Call leave after the round
-// trip.
+// rollback that turned its migration around; for one planned outside a
+// migration: the switch of a StartMigration since). Call leave after the
+// round trip.
 func (p txPlan) enter() error {
 	switch {
 	case p.m == nil:
+		if p.out != nil && p.out.over.Load() {
+			return errTxFenced
+		}
 		return nil
 	case p.active:
 		p.m.active.Add(1)

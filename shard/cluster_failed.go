@@ -61,9 +61,14 @@ func (c *Client) keepFailed(ctx context.Context, r *ClusterRouter, old, t *clust
 					keep = append(keep, a)
 				}
 			}
-		default:
-			// No master answered, or neither CLUSTER NODES nor CLUSTER
-			// SHARDS is allowed: the nodes that left the table retire.
+		case listUnknown:
+			// No master answered: a moment's trouble says nothing about
+			// the nodes, so they stay until a refresh can tell.
+			keep = left
+		case listRefused:
+			// Neither CLUSTER NODES nor CLUSTER SHARDS is allowed: the
+			// client can never tell, and a node the cluster forgot must
+			// not be checked for good, so the nodes that left retire.
 		}
 	}
 	slices.Sort(keep)

@@ -1,0 +1,71 @@
+package shard_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/shardis/shardis/internal/redistest"
+	"github.com/stretchr/testify/require"
+)
+
+// TestFailedNodeStaysWhileNoMasterAnswers: a failed replica that the
+// cluster still lists is kept by the client. A refresh that comes while
+// no master answers CLUSTER NODES (every master stalled and marked down;
+// the replicas give the topology) learns nothing about it, so the replica
+// must stay: it retired for good, as if the cluster had forgotten it.
+func TestFailedNodeStaysWhileNoMasterAnswers(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts its own cluster and waits for a node to be flagged fail")
+	}
+	ctx := context.Background()
+	rc := redistest.StartClusterTB(t, 3, 1, redistest.Options{})
+	cfg := clusterConfig(rc.Seeds()...)
+	cfg.Cluster.RefreshInterval = -1
+	cfg.Health.Timeout = 200 * time.Millisecond
+	c := newClient(t, cfg)
+
+	reps := rc.Replicas()
+	require.Len(t, reps, 3)
+	masters := rc.Masters()
+	require.Len(t, masters, 3)
+	victim := reps[0]
+	id := nodeID(t, victim)
+	present := func(addr string) (listed, down bool) {
+		for _, ns := range c.Stats().Nodes {
+			if ns.Node.Addr == addr {
+				return true, ns.Down
+			}
+		}
+		return false, false
+	}
+	require.NoError(t, victim.Kill())
+	waitFor(t, 30*time.Second, "the cluster to flag the replica fail", func() bool {
+		nodes, err := masters[0].Do("CLUSTER", "NODES")
+		return err == nil && flagged(nodes, id, "fail")
+	})
+	require.NoError(t, c.Refresh(ctx))
+	listed, _ := present(victim.Addr)
+	require.True(t, listed, "the failed replica, still listed by the cluster, is kept")
+
+	// Every master stalls (well within the cluster's node timeout, so
+	// nothing fails over) until the client marks it down.
+	for _, m := range masters {
+		require.NoError(t, m.Pause())
+		t.Cleanup(func() { _ = m.Resume() })
+	}
+	waitFor(t, 20*time.Second, "every master marked down", func() bool {
+		for _, m := range masters {
+			if _, down := present(m.Addr); !down {
+				return false
+			}
+		}
+		return true
+	})
+	require.NoError(t, c.Refresh(ctx)) // the replicas answer
+	listed, _ = present(victim.Addr)
+	for _, m := range masters {
+		require.NoError(t, m.Resume())
+	}
+	require.True(t, listed, "a refresh that could not ask a master keeps the failed replica")
+}

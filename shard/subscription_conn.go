@@ -60,12 +60,18 @@ type subName struct {
 
 // SubscribeError reports names that a server refused to subscribe to (an
 // ACL that does not allow the channel, say), or any other error reply in
-// subscribe mode. The names are no longer part of the subscription.
+// subscribe mode. Names refused a subscribe for good are no longer part
+// of the subscription; an unsubscribe a server refused is sent again
+// later. It also reports a reply a connection cannot have sent (Err wraps
+// ErrPubSubReply): the connection is then dialled again and its names
+// stay in the subscription.
 type SubscribeError struct {
-	Node    Node
-	Command string   // SUBSCRIBE, PSUBSCRIBE, SSUBSCRIBE, UNSUBSCRIBE... or PING
+	Node Node
+	// Command is SUBSCRIBE, PSUBSCRIBE, SSUBSCRIBE, UNSUBSCRIBE... or PING;
+	// with ErrPubSubReply, the command whose reply was awaited, if any.
+	Command string
 	Names   []string // the names the command carried
-	Err     error    // the server's reply, a redis.Error
+	Err     error    // the server's reply, a redis.Error, or an error wrapping ErrPubSubReply
 }
 
 // Error implements error.
@@ -294,7 +300,7 @@ func (sc *subConn) read() {
 		}
 		if err != nil {
 			// The stream cannot be trusted any more: start afresh.
-			s.q.push(&SubscribeError{Node: s.node(sc.addr), Err: err})
+			s.q.push(s.badReply(sc, err))
 			s.lost(sc, err)
 			return
 		}
@@ -309,6 +315,23 @@ func (sc *subConn) read() {
 		s.onControl(sc, v)
 		s.mu.Unlock()
 	}
+}
+
+// badReply returns the error Receive delivers for a reply sc cannot have
+// sent: it names the command whose reply was awaited, if any, and its
+// names, which stay in the subscription.
+func (s *Subscription) badReply(sc *subConn, err error) *SubscribeError {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	serr := &SubscribeError{Node: s.node(sc.addr), Err: err}
+	if len(sc.pending) > 0 {
+		head := sc.pending[0]
+		serr.Command = head.cmd
+		for _, sn := range head.names {
+			serr.Names = append(serr.Names, sn.name)
+		}
+	}
+	return serr
 }
 
 // barePong handles a bulk string that answers a PING sent when the server

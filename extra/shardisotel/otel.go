@@ -227,10 +227,11 @@ func (in *Instrumentation) Hooks() *shard.Hooks {
 		h.Start, h.Finish = in.start, in.finish
 	}
 	if !in.noTraces || !in.noMetrics {
-		h.Command, h.Pipeline = in.command, in.pipeline
+		// NodeState also forgets the nodes the client retires.
+		h.Command, h.Pipeline, h.NodeState = in.command, in.pipeline, in.nodeState
 	}
 	if !in.noMetrics {
-		h.Dial, h.Refresh, h.NodeState = in.dial, in.refresh, in.nodeState
+		h.Dial, h.Refresh = in.dial, in.refresh
 	}
 	if in.noTraces && in.noMetrics {
 		return nil
@@ -407,10 +408,27 @@ func (in *Instrumentation) opOption(addr, name string, o shard.Outcome, err erro
 		attrs = append(attrs, semconv.ErrorTypeKey.String(o.String()))
 	}
 	opt := metric.WithAttributeSet(attribute.NewSet(in.withCommon(attrs)...))
-	if in.opAttrCount.Add(1) <= maxOpAttrSets {
-		in.opAttrs.Store(k, opt)
+	if in.opAttrCount.Load() < maxOpAttrSets {
+		if _, loaded := in.opAttrs.LoadOrStore(k, opt); !loaded {
+			in.opAttrCount.Add(1)
+		}
 	}
 	return opt
+}
+
+// forget drops what is cached for the node at addr, which the client
+// retired (shard.NodeRetired): the caches hold the nodes in use, not
+// every node ever seen.
+func (in *Instrumentation) forget(addr string) {
+	in.nodes.Delete(addr)
+	in.opAttrs.Range(func(k, _ any) bool {
+		if k.(opKey).addr == addr {
+			if _, deleted := in.opAttrs.LoadAndDelete(k); deleted {
+				in.opAttrCount.Add(-1)
+			}
+		}
+		return true
+	})
 }
 
 func (in *Instrumentation) withCommon(attrs []attribute.KeyValue) []attribute.KeyValue {
@@ -440,8 +458,13 @@ func (in *Instrumentation) refresh(ctx context.Context, ev *shard.RefreshEvent) 
 }
 
 func (in *Instrumentation) nodeState(ev shard.NodeEvent) {
-	attrs := append(in.node(ev.Node.Addr).kv[:2:2], NodeEventKey.String(ev.Kind.String()))
-	in.nodeEvents.Add(context.Background(), 1, metric.WithAttributes(in.withCommon(attrs)...))
+	if !in.noMetrics {
+		attrs := append(in.node(ev.Node.Addr).kv[:2:2], NodeEventKey.String(ev.Kind.String()))
+		in.nodeEvents.Add(context.Background(), 1, metric.WithAttributes(in.withCommon(attrs)...))
+	}
+	if ev.Kind == shard.NodeRetired {
+		in.forget(ev.Node.Addr)
+	}
 }
 
 // errorType is the error.type of a failed attempt or operation: the

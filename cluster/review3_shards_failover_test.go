@@ -120,3 +120,16 @@ func TestDiscoverTwoLiveMastersReadsSlots(t *testing.T) {
 		t.Fatalf("commands sent: %s", got)
 	}
 }
+
+// TestParseShardsTwoFailedMastersIsAmbiguous checks that a shard that
+// owns slots and lists two masters, both failed (the old master and the
+// one that replaced it, before a third takes over), is ErrAmbiguous, so
+// that Discover asks CLUSTER SLOTS for the slots' owner, rather than a
+// malformed reply that fails the whole refresh.
+func TestParseShardsTwoFailedMastersIsAmbiguous(t *testing.T) {
+	raw := strings.ReplaceAll(string(twoLiveMastersShards(7000, 7001)), "$6\r\nonline\r\n", "$4\r\nfail\r\n")
+	tab, err := ParseShards(readRESP(t, []byte(raw)), "127.0.0.1:7000")
+	if tab != nil || !errors.Is(err, ErrAmbiguous) || errors.Is(err, ErrMalformed) {
+		t.Fatalf("got %v, %v; want ErrAmbiguous only", tab, err)
+	}
+}

@@ -18,10 +18,10 @@ var (
 	ErrIncomplete = errors.New("shardis: incomplete slot table")
 
 	// ErrAmbiguous means a CLUSTER SHARDS reply lists two masters in one
-	// shard, neither of them failed, as Redis 7.2 and later do during a
-	// failover until the old master is demoted: the reply does not say
-	// which of them owns the shard's slots. Discover then reads CLUSTER
-	// SLOTS, which names each slot's owner.
+	// shard, neither of them failed (as Redis 7.2 and later do during a
+	// failover until the old master is demoted) or all of them failed:
+	// the reply does not say which of them owns the shard's slots.
+	// Discover then reads CLUSTER SLOTS, which names each slot's owner.
 	ErrAmbiguous = errors.New("shardis: ambiguous cluster topology")
 
 	// ErrNotCluster means the server runs without cluster support

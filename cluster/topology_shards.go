@@ -27,8 +27,9 @@ import "fmt"
 // error. A master whose health is "fail" but still owns its slots (before
 // a failover) is kept, with that Health. A shard that lists two masters
 // neither of which failed (Redis 7.2 and later, during a failover until
-// the old master is demoted) is an ErrAmbiguous error: the reply does not
-// say which one owns the slots.
+// the old master is demoted), or that owns slots and lists only failed
+// masters, two or more, is an ErrAmbiguous error: the reply does not say
+// which one owns the slots.
 //
 // Errors wrap ErrMalformed (saying where, e.g. "shard 2 node 1: port is
 // not an integer", indexes counting from 0), ErrIncomplete or
@@ -132,7 +133,8 @@ func parseShard(item any, askedHost string, useTLS bool) (s Shard, keep bool, er
 		}
 	}
 	// A shard can list a failed old master beside the new one after a
-	// failover; the one that is not failed serves the shard.
+	// failover; the one that is not failed serves the shard. When all of
+	// them failed, the reply does not say which one owns the slots.
 	if len(masters) > 1 {
 		var alive []shardsNodeEntry
 		var aliveAt []int
@@ -140,6 +142,9 @@ func parseShard(item any, askedHost string, useTLS bool) (s Shard, keep bool, er
 			if m.info.Health != HealthFail {
 				alive, aliveAt = append(alive, m), append(aliveAt, masterAt[k])
 			}
+		}
+		if len(alive) == 0 && len(s.Ranges) > 0 {
+			return s, false, twoMasters{masterAt[0], masterAt[1]}
 		}
 		masters, masterAt = alive, aliveAt
 	}

@@ -216,10 +216,11 @@ func (c *Client) writeTimeout() time.Duration {
 // migration the calls were planned in) and then the calls themselves.
 func (c *Client) executePlanned(ctx context.Context, calls []*call, fp fencePlan) (abandoned bool) {
 	if !fp.counted {
-		if fp.out != nil && fp.out.over.Load() {
-			// Planned before StartMigration, by the old topology, and
-			// not begun before the switch (a caller held in a hook):
-			// the key may have moved since.
+		if (fp.out != nil && fp.out.over.Load()) || (fp.active && fp.m.activeCut.over.Load()) {
+			// Planned before StartMigration, by the old topology (or
+			// before AbortMigration, by the topology a rollback leaves),
+			// and not begun before that switch cut it off (a caller
+			// held in a hook): the key may have moved since.
 			failCut(calls)
 			return false
 		}

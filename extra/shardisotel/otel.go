@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -489,9 +490,15 @@ func statusCode(err error) string {
 	return code
 }
 
+// dialErrorType is the error.type of a failed dial: "timeout" for a
+// deadline (the context's, the dial timeout, or a setup command's reply
+// that did not come in time), "canceled", "auth" for refused
+// credentials, "dial" for anything else.
 func dialErrorType(err error) string {
+	var ne net.Error
 	switch {
-	case errors.Is(err, context.DeadlineExceeded):
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, os.ErrDeadlineExceeded),
+		errors.As(err, &ne) && ne.Timeout():
 		return "timeout"
 	case errors.Is(err, context.Canceled):
 		return "canceled"

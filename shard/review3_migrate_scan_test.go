@@ -63,3 +63,45 @@ func TestReview3RollbackScanReportsTheKeysNotMovedForward(t *testing.T) {
 	}))
 	assert.Len(t, visited, 4, "ForEachShard reaches the nodes of both topologies")
 }
+
+// TestReview3ScanBegunBeforeTheFenceMeetsKeysMovedDuringIt: a Scan begun
+// while the migration waits behind its fence (routing by the old
+// topology) must still report the keys that move to a node of the new
+// topology alone once the fence arms during the Scan.
+func TestReview3ScanBegunBeforeTheFenceMeetsKeysMovedDuringIt(t *testing.T) {
+	ctx := context.Background()
+	servers := redistest.StartNTB(t, 4, redistest.Options{})
+	from, to := ringConfig(servers[:3]), ringConfig(servers) // grow: servers[3] is in B alone
+	old := newClient(t, from)
+	const n = 200
+	keys := make([]string, n)
+	for i := range keys {
+		keys[i] = fmt.Sprintf("r3sw:%d", i)
+		_, err := old.Do(ctx, "SET", keys[i], i)
+		require.NoError(t, err)
+	}
+	cfg := to
+	f := from
+	cfg.Migration = &shard.Migration{From: &f}
+	c := newClient(t, cfg)
+	info, ok := c.Migration()
+	require.True(t, ok)
+	require.Equal(t, shard.PhaseWaiting, info.Phase)
+	seen := map[string]int{}
+	s := c.Scan(shard.ScanOptions{Count: 10})
+	require.True(t, s.Next(ctx), "%v", s.Err())
+	seen[s.Key()]++
+	require.NoError(t, c.ArmMigration())
+	for _, k := range keys { // every key moves to its new owner
+		_, err := c.Do(ctx, "INCR", k)
+		require.NoError(t, err)
+	}
+	for s.Next(ctx) {
+		seen[s.Key()]++
+	}
+	require.NoError(t, s.Err())
+	assert.Len(t, seen, n, "every key, moved during the Scan or not")
+	for k, times := range seen {
+		assert.Equal(t, 1, times, "key %s", k)
+	}
+}

@@ -26,8 +26,10 @@ type ScanOptions struct {
 // moves during the Scan to a master not walked yet may be reported twice,
 // as SCAN may. Once the masters it planned are walked, a cluster Scan
 // refreshes the topology and walks the masters added meanwhile (a
-// scale-out the client's map had not met). A Scanner is not safe for
-// concurrent use.
+// scale-out the client's map had not met). A master that fails and whose
+// replica takes over within MaxRetryWait is walked on that replica, from
+// its start, the keys already reported not reported again. A Scanner is
+// not safe for concurrent use.
 type Scanner struct {
 	c     *Client
 	opts  ScanOptions
@@ -38,6 +40,10 @@ type Scanner struct {
 	// global keeps seen across nodes (a migration's scan, migrate_scan.go).
 	global bool
 	walked map[string]bool // cluster mode: the masters walked or planned (more)
+	// slotOf is, in cluster mode, a slot that each planned master served
+	// when it was planned: after a failover its current master is the
+	// one that took over (replacement).
+	slotOf map[string]int
 	buf    []string
 	key    string
 	err    error
@@ -47,7 +53,66 @@ type Scanner struct {
 // Scan returns a Scanner over every node's keys.
 func (c *Client) Scan(opts ScanOptions) *Scanner {
 	nodes, global := c.scanPlan()
-	return &Scanner{c: c, opts: opts, nodes: nodes, global: global, cur: "0", seen: map[string]struct{}{}}
+	s := &Scanner{c: c, opts: opts, nodes: nodes, global: global, cur: "0", seen: map[string]struct{}{}}
+	s.noteSlots()
+	return s
+}
+
+// noteSlots records a slot of each master of the current cluster table
+// that slotOf does not have yet (cluster mode outside a migration).
+func (s *Scanner) noteSlots() {
+	r := s.c.cl()
+	if s.global || r == nil || s.c.mig.Load() != nil {
+		return
+	}
+	if s.slotOf == nil {
+		s.slotOf = map[string]int{}
+	}
+	for _, sh := range r.Table().Shards() {
+		if _, ok := s.slotOf[sh.Master.Addr]; !ok && len(sh.Ranges) > 0 {
+			s.slotOf[sh.Master.Addr] = sh.Ranges[0].Start
+		}
+	}
+}
+
+// replacement returns, when n is no longer a master of the current
+// cluster table (a replica took over after it failed), the master that
+// serves the slot n served when the Scan planned it.
+func (s *Scanner) replacement(n Node) (Node, bool) {
+	slot, ok := s.slotOf[n.Addr]
+	r := s.c.cl()
+	if !ok || r == nil || s.c.mig.Load() != nil {
+		return Node{}, false
+	}
+	st := r.state.Load()
+	if st == nil {
+		return Node{}, false
+	}
+	for _, m := range st.masters {
+		if m.Addr == n.Addr {
+			return Node{}, false
+		}
+	}
+	return s.c.nodes.get(int(st.master[slot])).node, true
+}
+
+// switchTo walks to, the master that replaced the current node, from
+// cursor 0 (a cursor means nothing to another server), keeping the keys
+// seen so far so that those already reported are not reported again; or,
+// when to is planned already, goes on to the next node.
+func (s *Scanner) switchTo(to Node) {
+	s.cur = "0"
+	for _, n := range s.nodes {
+		if n.Addr == to.Addr {
+			s.ni++
+			clear(s.seen)
+			return
+		}
+	}
+	s.nodes[s.ni] = to
+	if s.walked != nil {
+		s.walked[to.Addr] = true
+	}
 }
 
 // Next advances to the next key, calling SCAN as needed. It returns false
@@ -93,6 +158,7 @@ func (s *Scanner) more(ctx context.Context) bool {
 		s.err = fmt.Errorf("shardis: SCAN: looking for masters added since the Scan began: %w", err)
 		return false
 	}
+	s.noteSlots()
 	if s.walked == nil {
 		s.walked = make(map[string]bool, len(s.nodes))
 		for _, n := range s.nodes {
@@ -135,8 +201,16 @@ func (s *Scanner) scanOnce(ctx context.Context) {
 	if s.opts.Type != "" {
 		args = append(args, "TYPE", s.opts.Type)
 	}
-	reply, err := s.c.nodeDo(ctx, n, "SCAN", args...)
+	if to, ok := s.replacement(n); ok {
+		s.switchTo(to)
+		return
+	}
+	reply, err := s.scanNode(ctx, n, args)
 	if err != nil {
+		if to, ok := s.replacement(n); ok && ctx.Err() == nil && !s.c.closed.Load() {
+			s.switchTo(to)
+			return
+		}
 		s.err = err
 		return
 	}
@@ -173,6 +247,25 @@ func (s *Scanner) scanOnce(ctx context.Context) {
 		return
 	}
 	s.cur = cur
+}
+
+// scanNode sends SCAN to n. In cluster mode the call is cut short as
+// soon as a new table no longer lists n as a master (a replica took over
+// after it failed), instead of trying the dead master until MaxRetryWait.
+func (s *Scanner) scanNode(ctx context.Context, n Node, args []any) (any, error) {
+	r := s.c.cl()
+	if _, ok := s.slotOf[n.Addr]; !ok || r == nil {
+		return s.c.nodeDo(ctx, n, "SCAN", args...)
+	}
+	sctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	remove := r.watch.add(func() {
+		if _, replaced := s.replacement(n); replaced {
+			cancel()
+		}
+	})
+	defer remove()
+	return s.c.nodeDo(sctx, n, "SCAN", args...)
 }
 
 // nodeDo sends one command to a named node.

@@ -31,3 +31,15 @@ func (h *HeldSubscription) Review3Ping(data string) error { return h.s.pingLocke
 func (h *HeldSubscription) Review3Unsubscribe(channels ...string) error {
 	return h.s.removeLocked(kindChannel, channels)
 }
+
+// Review3Pending returns how many commands on s's connection to addr
+// wait for replies (-1: no connection).
+func Review3Pending(s *Subscription, addr string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sc := s.conns[addr]
+	if sc == nil {
+		return -1
+	}
+	return len(sc.pending)
+}

@@ -206,10 +206,12 @@ func (s *Subscription) SSubscribe(ctx context.Context, channels ...string) error
 }
 
 // Unsubscribe removes channels, or every channel when none is named. Each
-// name delivers a redis.Subscription of kind "unsubscribe" once its node
-// confirms. Messages already received stay in the buffer. A connection
-// found broken gives a *NodeError: the names are removed all the same (the
-// server dropped them with the connection), with no confirmation.
+// name delivers a redis.Subscription of kind "unsubscribe" once every node
+// that carried it confirms (or its connection is lost): no message of the
+// name follows it. Messages already received stay in the buffer. A
+// connection found broken gives a *NodeError: the names are removed all
+// the same (the server dropped them with the connection), and their
+// confirmation may not come.
 func (s *Subscription) Unsubscribe(ctx context.Context, channels ...string) error {
 	return s.remove(ctx, kindChannel, channels)
 }
@@ -342,27 +344,19 @@ func (s *Subscription) removeLocked(k subKind, names []string) error {
 	}
 	var errs []error
 	// A name carried by several connections (a ring pattern, keyspace
-	// patterns) delivers one confirmation: the first connection's.
-	confirming := map[subName]bool{}
+	// patterns) delivers one confirmation: the last connection's.
+	tally := unsubTally{}
 	for _, sc := range s.conns {
-		var mine, others []subName
+		var mine []subName
 		for sn := range drop {
 			if sc.sent[sn] {
-				if confirming[sn] {
-					others = append(others, sn)
-				} else {
-					confirming[sn] = true
-					mine = append(mine, sn)
-				}
+				mine = append(mine, sn)
 				delete(sc.sent, sn)
 			}
 		}
 		// A connection that broke (the reader handles it) took the
 		// names with it on the server.
-		if err := sc.unsubscribe(mine, true); err != nil {
-			errs = append(errs, &NodeError{Node: s.node(sc.addr), Err: err})
-		}
-		if err := sc.unsubscribe(others, false); err != nil {
+		if err := sc.unsubscribe(mine, tally); err != nil {
 			errs = append(errs, &NodeError{Node: s.node(sc.addr), Err: err})
 		}
 	}

@@ -109,10 +109,33 @@ type subConn struct {
 type pendingCmd struct {
 	push  string // the kind of its replies: "subscribe", ..., "pong"
 	cmd   string
-	names []subName // of a fenced command: the names not confirmed yet
+	names []subName // of a fenced or tallied command: the names not confirmed yet
 	left  int
-	user  bool // asked for by the application: it sees the replies
-	fence bool // a PING follows it, whose pong ends it (sendFenced); never delivered
+	user  bool       // asked for by the application: it sees the replies
+	tally unsubTally // of the application's unsubscribe: its confirmations still awaited
+	fence bool       // a PING follows it, whose pong ends it (sendFenced); never delivered
+}
+
+// unsubTally counts, for each name of one Unsubscribe call, the
+// connections whose answer is still awaited: a name carried by several
+// (a ring pattern) is confirmed to the application once, when the last of
+// them has answered, so that no message of the name comes after its
+// confirmation.
+type unsubTally map[subName]int
+
+// done counts one connection's answer for sn, and reports whether it was
+// the last one awaited.
+func (t unsubTally) done(sn subName) bool {
+	n, ok := t[sn]
+	if !ok {
+		return false
+	}
+	if n > 1 {
+		t[sn] = n - 1
+		return false
+	}
+	delete(t, sn)
+	return true
 }
 
 func newSubConn(s *Subscription, addr string, conn redis.Conn) *subConn {
@@ -130,7 +153,7 @@ const maxNamesPerCommand = 1024
 func (sc *subConn) subscribe(names []subName) error {
 	for len(names) > 0 {
 		n := min(len(names), maxNamesPerCommand)
-		if err := sc.send(names[0].kind.subCommand(), names[0].kind.subPush(), names[:n], false); err != nil {
+		if err := sc.send(names[0].kind.subCommand(), names[0].kind.subPush(), names[:n], nil); err != nil {
 			return err
 		}
 		for _, sn := range names[:n] {
@@ -142,8 +165,8 @@ func (sc *subConn) subscribe(names []subName) error {
 }
 
 // unsubscribe sends the (P|S)UNSUBSCRIBE commands for names of any kinds;
-// user says whether the application sees the confirmations.
-func (sc *subConn) unsubscribe(names []subName, user bool) error {
+// with a tally the application sees the confirmations (see unsubTally).
+func (sc *subConn) unsubscribe(names []subName, tally unsubTally) error {
 	if len(names) == 0 {
 		return nil
 	}
@@ -160,7 +183,7 @@ func (sc *subConn) unsubscribe(names []subName, user bool) error {
 				bySlot[slot] = append(bySlot[slot], sn)
 			}
 			for _, group := range bySlot {
-				if err := sc.sendFenced(k.unsubCommand(), k.unsubPush(), group, user); err != nil {
+				if err := sc.sendFenced(k.unsubCommand(), k.unsubPush(), group, tally); err != nil {
 					return err
 				}
 			}
@@ -168,7 +191,7 @@ func (sc *subConn) unsubscribe(names []subName, user bool) error {
 		}
 		for len(list) > 0 {
 			n := min(len(list), maxNamesPerCommand)
-			if err := sc.send(k.unsubCommand(), k.unsubPush(), list[:n], user); err != nil {
+			if err := sc.send(k.unsubCommand(), k.unsubPush(), list[:n], tally); err != nil {
 				return err
 			}
 			list = list[n:]
@@ -187,8 +210,9 @@ func (sc *subConn) ping(data string, user bool) error {
 	return sc.conn.Flush()
 }
 
-// send queues one command for names and records what it waits for.
-func (sc *subConn) send(cmd, push string, names []subName, user bool) error {
+// send queues one command for names and records what it waits for; a
+// tally (an application's unsubscribe) counts it for each name.
+func (sc *subConn) send(cmd, push string, names []subName, tally unsubTally) error {
 	args := make([]any, len(names))
 	for i, sn := range names {
 		args[i] = sn.name
@@ -196,7 +220,12 @@ func (sc *subConn) send(cmd, push string, names []subName, user bool) error {
 	if err := sc.conn.Send(cmd, args...); err != nil {
 		return err
 	}
-	sc.pending = append(sc.pending, pendingCmd{push: push, cmd: cmd, names: names, left: len(names), user: user})
+	for _, sn := range names {
+		if tally != nil {
+			tally[sn]++
+		}
+	}
+	sc.pending = append(sc.pending, pendingCmd{push: push, cmd: cmd, names: names, left: len(names), user: tally != nil, tally: tally})
 	return nil
 }
 
@@ -211,8 +240,8 @@ func (sc *subConn) send(cmd, push string, names []subName, user bool) error {
 // the confirmation, it would leave the MOVED to be taken for the reply to
 // the next command. With the fence, whatever comes before the pong
 // answers the SUNSUBSCRIBE: pushes for its names, then maybe the MOVED.
-func (sc *subConn) sendFenced(cmd, push string, names []subName, user bool) error {
-	if err := sc.send(cmd, push, names, user); err != nil {
+func (sc *subConn) sendFenced(cmd, push string, names []subName, tally unsubTally) error {
+	if err := sc.send(cmd, push, names, tally); err != nil {
 		return err
 	}
 	// No payload: the SUNSUBSCRIBE may leave the connection out of
@@ -247,10 +276,12 @@ func (sc *subConn) match(push string, sn subName) (pendingCmd, bool) {
 		if at < 0 {
 			return pendingCmd{}, false
 		}
-		if head.fence {
+		if head.fence || head.tally != nil {
 			// A copy: head.names shares its array with the caller's groups.
 			rest := make([]subName, 0, len(head.names)-1)
 			head.names = append(append(rest, head.names[:at]...), head.names[at+1:]...)
+		}
+		if head.fence {
 			head.left--
 			return *head, true
 		}

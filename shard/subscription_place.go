@@ -104,7 +104,7 @@ func (s *Subscription) reconcile() bool {
 				delete(ws.on, addr)
 			}
 		}
-		_ = sc.unsubscribe(stray, false)
+		_ = sc.unsubscribe(stray, nil)
 		if len(plan[addr]) == 0 && sc.idle() {
 			sc.close()
 			delete(s.conns, addr)
@@ -352,6 +352,16 @@ func (s *Subscription) lost(sc *subConn, err error) {
 		delete(s.conns, sc.addr)
 	}
 	s.st.lost.Add(1)
+	// The application's unsubscribes it had not answered: the server
+	// dropped their names with the connection.
+	for _, p := range sc.pending {
+		for _, sn := range p.names {
+			if p.tally != nil && p.tally.done(sn) {
+				s.q.push(redis.Subscription{Kind: p.push, Channel: sn.name, Count: len(s.want)})
+			}
+		}
+	}
+	sc.pending = nil
 	nerr := &NodeError{Node: s.node(sc.addr), Err: err}
 	for sn := range sc.sent {
 		ws := s.want[sn]

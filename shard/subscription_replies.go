@@ -57,7 +57,7 @@ func (s *Subscription) onControl(sc *subConn, v any) {
 			return
 		}
 		if matched {
-			if cmd.user {
+			if cmd.user && cmd.tally.done(sn) {
 				s.q.push(redis.Subscription{Kind: m.Kind, Channel: m.Channel, Count: len(s.want)})
 			}
 		} else if sc.sent[sn] {
@@ -103,6 +103,9 @@ func (s *Subscription) onError(sc *subConn, re redis.Error) {
 		// which a node answers with MOVED, is fenced: see fencedError.)
 		if cmd.push != "pong" {
 			s.unsubscribeRefused(sc, cmd.names, re)
+			for _, sn := range cmd.names {
+				cmd.tally.done(sn) // answered: with the error, not a confirmation
+			}
 		}
 		// The health PINGs' refusals, like their pongs, are not the
 		// application's (ServerErrors counts them).
@@ -172,7 +175,9 @@ func (s *Subscription) fencedError(sc *subConn, re redis.Error) {
 	if rd, ok := cluster.ParseRedirect(string(re), sc.addr); ok && cluster.ErrorCode(string(re)) == "MOVED" {
 		if head.user {
 			for _, sn := range names {
-				s.q.push(redis.Subscription{Kind: head.push, Channel: sn.name, Count: len(s.want)})
+				if head.tally.done(sn) {
+					s.q.push(redis.Subscription{Kind: head.push, Channel: sn.name, Count: len(s.want)})
+				}
 			}
 		}
 		if s.c.cl() != nil {
@@ -188,6 +193,7 @@ func (s *Subscription) fencedError(sc *subConn, re redis.Error) {
 		list := make([]string, len(names))
 		for i, sn := range names {
 			list[i] = sn.name
+			head.tally.done(sn) // answered: with the error, not a confirmation
 		}
 		s.q.push(&SubscribeError{Node: s.node(sc.addr), Command: head.cmd, Names: list, Err: re})
 	}
@@ -202,7 +208,9 @@ func (s *Subscription) endFence(sc *subConn) {
 		// Names the node neither confirmed nor refused before the pong
 		// (no Redis does that): their unsubscribe is done all the same.
 		for _, sn := range head.names {
-			s.q.push(redis.Subscription{Kind: head.push, Channel: sn.name, Count: len(s.want)})
+			if head.tally.done(sn) {
+				s.q.push(redis.Subscription{Kind: head.push, Channel: sn.name, Count: len(s.want)})
+			}
 		}
 	}
 	if sc.idle() && s.conns[sc.addr] == sc {

@@ -9,6 +9,7 @@ import (
 	"github.com/gomodule/redigo/redis"
 	"github.com/shardis/shardis/internal/redistest"
 	"github.com/shardis/shardis/shard"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -68,4 +69,26 @@ func review3PatternRound(t *testing.T, sub *shard.Subscription, stopped, other *
 	// The message, then the confirmation.
 	require.Equal(t, redis.Message{Pattern: pattern, Channel: channel, Data: []byte("late")}, receiveWithin(t, sub, 5*time.Second), "round %d", round)
 	require.Equal(t, redis.Subscription{Kind: "punsubscribe", Channel: pattern, Count: 0}, receiveWithin(t, sub, 5*time.Second), "round %d", round)
+}
+
+// The connection that carried an unsubscribed name is lost before the
+// node confirms: the server dropped the name with it, and the
+// confirmation is delivered all the same instead of never.
+func TestReview3PubSubUnsubscribeConfirmedWhenConnLost(t *testing.T) {
+	c, servers := startRing(t, 1)
+	srv := servers[0]
+	ctx := context.Background()
+	sub, err := c.NewSubscription(shard.SubscriptionOptions{PingInterval: time.Minute, PingTimeout: time.Minute})
+	require.NoError(t, err)
+	defer sub.Close()
+	require.NoError(t, sub.Subscribe(ctx, "r3ul:a", "r3ul:b"))
+	for range 2 {
+		receiveWithin(t, sub, 5*time.Second)
+	}
+	require.NoError(t, srv.Pause())
+	require.NoError(t, sub.Unsubscribe(ctx, "r3ul:a"))
+	require.Equal(t, 1, shard.Review3Pending(sub, srv.Addr), "the UNSUBSCRIBE waits for its answer")
+	require.NoError(t, srv.Kill())
+	assert.Equal(t, redis.Subscription{Kind: "unsubscribe", Channel: "r3ul:a", Count: 1}, receiveWithin(t, sub, 5*time.Second))
+	assert.Equal(t, 1, sub.Stats().Channels)
 }

@@ -69,11 +69,12 @@ const (
 	// OutcomeRedirect: a MOVED, ASK or TRYAGAIN reply, which the client
 	// follows (CommandEvent.Redirect says where to).
 	OutcomeRedirect
-	// OutcomeRetry: a failure the client tries again after a pause: a
-	// refused connection or a node marked down (nothing was sent), a
-	// cluster that is down or loading, a master that was demoted, a read
-	// whose connection failed. As an operation's outcome: the client gave
-	// up retrying (a *RetryError).
+	// OutcomeRetry: a failure the client tries again after a pause (in
+	// cluster mode, and on Sentinel shards while it waits for a new
+	// master): a refused connection or a node marked down (nothing was
+	// sent), a cluster that is down or loading, a master that was
+	// demoted, a read whose connection failed. As an operation's outcome:
+	// the client gave up retrying (a *RetryError).
 	OutcomeRetry
 	// OutcomeUnknown: a write whose connection failed after it was sent,
 	// or whose reply did not come within the read timeout: it may or may

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -234,6 +235,11 @@ func (c *Client) classify(cl *call) Outcome {
 		}
 		return OutcomeServerError
 	}
+	if c.sent != nil {
+		if sh, replica := c.sent.shardOf(cl.node); sh != nil {
+			return c.classifySentinel(cl, replica)
+		}
+	}
 	if c.cl() == nil {
 		// A write cut off after it was sent, by the read timeout or a
 		// reset, is what markUnknownOutcomes will make it; a cancelled or
@@ -261,6 +267,49 @@ func (c *Client) classify(cl *call) Outcome {
 		return OutcomeRetry
 	}
 	return OutcomeUnknown
+}
+
+// classifySentinel is classify for a call on a Sentinel shard (on one of
+// its replicas when replica is set); it follows judgeSentinel: what
+// retrySentinel sends again is OutcomeRetry.
+func (c *Client) classifySentinel(cl *call, replica bool) Outcome {
+	err := cl.err
+	open := !c.closed.Load() // a closed client retries nothing
+	replica = replica && open
+	wait := open && c.sent.opts.FailoverWait > 0 // retryLater is retried
+	var re redis.Error
+	if errors.As(err, &re) {
+		code, _, _ := strings.Cut(string(re), " ")
+		switch code {
+		case "READONLY", "MASTERDOWN", "LOADING":
+			if replica || wait {
+				return OutcomeRetry
+			}
+		}
+		return OutcomeServerError
+	}
+	var ne *NodeError
+	if !errors.As(err, &ne) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		if o, ok := deadlineOutcome(err); ok {
+			return o
+		}
+		return OutcomeFailed
+	}
+	switch {
+	case errors.Is(ne.Err, redis.ErrPoolExhausted):
+		return OutcomeFailed // final at once (judgeSentinel)
+	case replica:
+		return OutcomeRetry // sent to the master at once
+	case notSent(ne.Err) || !mayWrite(cl.info):
+		if wait {
+			return OutcomeRetry
+		}
+		if o, ok := deadlineOutcome(err); ok {
+			return o
+		}
+		return OutcomeFailed
+	}
+	return OutcomeUnknown // an *UnknownOutcomeError
 }
 
 // deadlineOutcome classifies errors caused by a deadline or a cancelled

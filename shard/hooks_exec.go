@@ -254,8 +254,13 @@ func (c *Client) classify(cl *call) Outcome {
 	}
 	var ne *NodeError
 	if errors.As(err, &ne) && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) &&
-		timedOut(ne.Err) && mayWrite(cl.info) {
-		return OutcomeUnknown // a write whose reply timed out: judge makes it an *UnknownOutcomeError
+		!errors.Is(ne.Err, redis.ErrPoolExhausted) && !isAuthFailure(ne.Err) && !c.closed.Load() {
+		switch {
+		case cl.replica && !mayWrite(cl.info) && cl.node >= 0 && c.nodes.get(cl.node).readOnly:
+			return OutcomeRetry // judge sends a replica's failed read to the master at once, timed out or not
+		case timedOut(ne.Err) && mayWrite(cl.info):
+			return OutcomeUnknown // a write whose reply timed out: judge makes it an *UnknownOutcomeError
+		}
 	}
 	if o, ok := deadlineOutcome(err); ok {
 		return o

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"time"
 
 	"github.com/gomodule/redigo/redis"
@@ -52,6 +53,7 @@ func (s *Subscription) reconcile() bool {
 		s.failHomeless(plan)
 	}
 	now := time.Now()
+	var carried map[subName][]string // built on first need: see carriedBy
 	for addr, names := range plan {
 		sc := s.conns[addr]
 		if sc == nil {
@@ -71,6 +73,20 @@ func (s *Subscription) reconcile() bool {
 		for sn := range names {
 			if sc.sent[sn] {
 				continue
+			}
+			if s.homed(sn) {
+				// PUBLISH reaches every node: subscribed at the new home
+				// while the old one still has it, the name would deliver
+				// each message twice. It waits for the old one to let
+				// it go (its unsubscribe is below, or waits for its
+				// backoff).
+				if carried == nil {
+					carried = s.carriedBy()
+				}
+				if slices.ContainsFunc(carried[sn], func(a string) bool { return a != addr }) {
+					complete = false
+					continue
+				}
 			}
 			key := [2]int{int(sn.kind), -1}
 			if sn.kind == kindShard && s.c.cl() != nil {
@@ -111,6 +127,31 @@ func (s *Subscription) reconcile() bool {
 		}
 	}
 	return complete
+}
+
+// carriedBy returns the connections (by address) that have each homed
+// name (see homed) subscribed on their node, or may have: sent, or with
+// an unsubscribe not answered yet. Caller holds s.mu.
+func (s *Subscription) carriedBy() map[subName][]string {
+	out := map[subName][]string{}
+	for addr, sc := range s.conns {
+		for sn := range sc.sent {
+			if s.homed(sn) {
+				out[sn] = append(out[sn], addr)
+			}
+		}
+		for _, p := range sc.pending {
+			if p.push == "pong" || isSubscribePush(p.push) {
+				continue
+			}
+			for _, sn := range p.names {
+				if s.homed(sn) && !slices.Contains(out[sn], addr) {
+					out[sn] = append(out[sn], addr)
+				}
+			}
+		}
+	}
+	return out
 }
 
 // place returns, for every node, the names that belong there now; false

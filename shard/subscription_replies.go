@@ -60,6 +60,12 @@ func (s *Subscription) onControl(sc *subConn, v any) {
 			if cmd.user && cmd.tally.done(sn) {
 				s.q.push(redis.Subscription{Kind: m.Kind, Channel: m.Channel, Count: len(s.want)})
 			}
+			if s.want[sn] != nil {
+				// Still wanted: another node may be waiting for this
+				// one to let it go (see reconcile).
+				s.dirty = true
+				s.poke()
+			}
 		} else if sc.sent[sn] {
 			// The server dropped it: its slot moved to another node.
 			delete(sc.sent, sn)

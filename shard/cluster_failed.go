@@ -66,9 +66,10 @@ func (c *Client) keepFailed(ctx context.Context, r *ClusterRouter, old, t *clust
 			// the nodes, so they stay until a refresh can tell.
 			keep = left
 		case listRefused:
-			// Neither CLUSTER NODES nor CLUSTER SHARDS is allowed: the
-			// client can never tell, and a node the cluster forgot must
-			// not be checked for good, so the nodes that left retire.
+			// Neither CLUSTER NODES nor CLUSTER SHARDS is allowed (NOPERM)
+			// or known: the client can never tell, and a node the cluster
+			// forgot must not be checked for good, so the nodes that left
+			// retire.
 		}
 	}
 	slices.Sort(keep)
@@ -88,8 +89,8 @@ type listHow uint8
 
 const (
 	listKnown   listHow = iota // the cluster's node list
-	listUnknown                // no master answered
-	listRefused                // the masters refused both commands (an ACL)
+	listUnknown                // no master answered (or each was busy, loading...)
+	listRefused                // the masters refused both commands for good (an ACL)
 )
 
 // clusterNodeAddrs returns the addresses that CLUSTER NODES (or, when
@@ -127,12 +128,12 @@ func (c *Client) askClusterNodes(ctx context.Context, addr string) (map[string]b
 	if err == nil {
 		return clusterNodesAddrs(text, addr), listKnown
 	}
-	var re redis.Error
-	if !errors.As(err, &re) {
+	var nodesErr redis.Error
+	if !errors.As(err, &nodesErr) {
 		return nil, listUnknown
 	}
-	// Refused (an ACL without CLUSTER NODES): CLUSTER SHARDS lists the
-	// failed nodes too.
+	// Refused (an ACL without CLUSTER NODES), or a node busy for now:
+	// CLUSTER SHARDS lists the failed nodes too.
 	reply, err := redis.DoContext(conn, ctx, "CLUSTER", "SHARDS")
 	if err == nil {
 		if addrs, ok := clusterShardsAddrs(reply, addr); ok {
@@ -140,10 +141,19 @@ func (c *Client) askClusterNodes(ctx context.Context, addr string) (map[string]b
 		}
 		return nil, listUnknown
 	}
-	if errors.As(err, &re) {
+	var shardsErr redis.Error
+	if errors.As(err, &shardsErr) && refusedForGood(nodesErr) && refusedForGood(shardsErr) {
 		return nil, listRefused
 	}
-	return nil, listUnknown
+	return nil, listUnknown // BUSY, LOADING and the like: for now only
+}
+
+// refusedForGood reports whether a server's error reply refuses a
+// command for as long as the client's ACL or the server's version stay:
+// NOPERM, or an unknown command or subcommand.
+func refusedForGood(re redis.Error) bool {
+	s := string(re)
+	return strings.HasPrefix(s, "NOPERM") || strings.HasPrefix(s, "ERR unknown")
 }
 
 // clusterShardsAddrs reads the node addresses of a CLUSTER SHARDS reply,

@@ -3,6 +3,7 @@ package shard
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -276,14 +277,22 @@ func (sc *subConn) match(push string, sn subName) (pendingCmd, bool) {
 		if at < 0 {
 			return pendingCmd{}, false
 		}
-		if head.fence || head.tally != nil {
+		if head.fence {
 			// A copy: head.names shares its array with the caller's groups.
 			rest := make([]subName, 0, len(head.names)-1)
 			head.names = append(append(rest, head.names[:at]...), head.names[at+1:]...)
-		}
-		if head.fence {
 			head.left--
 			return *head, true
+		}
+		if head.tally != nil {
+			// In place, without allocating: only this command's part of
+			// the array is written. Confirmed in the order sent, the
+			// names go from the front.
+			if at == 0 {
+				head.names = head.names[1:]
+			} else {
+				head.names = slices.Delete(head.names, at, at+1)
+			}
 		}
 	}
 	head.left--

@@ -131,7 +131,7 @@ func (c *Client) retrySentinel(ctx context.Context, calls []*call) (abandoned bo
 			cl.attempts++
 			c.nodes.get(cl.node).retries.Add(1)
 		}
-		if c.run(ctx, pending) {
+		if c.runHooked(ctx, pending) {
 			return true
 		}
 	}

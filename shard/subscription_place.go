@@ -404,13 +404,19 @@ func (s *Subscription) lost(sc *subConn, err error) {
 	}
 	sc.pending = nil
 	nerr := &NodeError{Node: s.node(sc.addr), Err: err}
+	var st *clusterState
+	if r := s.c.cl(); r != nil {
+		st = r.state.Load()
+	}
 	for sn := range sc.sent {
 		ws := s.want[sn]
 		if ws == nil {
 			continue
 		}
 		delete(ws.on, sc.addr)
-		if len(ws.waiters) > 0 && !s.homed(sn) {
+		// Not a name the connection still had to unsubscribe (it belongs
+		// elsewhere now): its waiters wait for another node.
+		if len(ws.waiters) > 0 && !s.homed(sn) && slices.Contains(s.targets(sn, st, s.home, nil), sc.addr) {
 			for _, w := range ws.waiters {
 				w.settle(nerr)
 			}

@@ -252,8 +252,10 @@ func (s *Subscription) await(ctx context.Context, w *waiter) error {
 	select {
 	case <-w.done:
 	case <-ctx.Done():
-		s.abandon(w)
-		return fmt.Errorf("shardis: subscribe: %w (the names stay subscribed and are retried)", ctx.Err())
+		if !s.abandon(w) {
+			return fmt.Errorf("shardis: subscribe: %w (the names stay subscribed and are retried)", ctx.Err())
+		}
+		// Every name was answered by then: that answer, not ctx's end.
 	case <-s.done:
 		return ErrSubscriptionClosed
 	}
@@ -268,15 +270,20 @@ func (s *Subscription) await(ctx context.Context, w *waiter) error {
 
 // abandon removes w, whose caller stopped waiting, from the waiters of
 // its names: a caller that retries with short timeouts while a node does
-// not answer would otherwise pile them up for as long as it does not.
-func (s *Subscription) abandon(w *waiter) {
+// not answer would otherwise pile them up for as long as it does not. It
+// reports true, doing nothing, when every name of w was answered already.
+func (s *Subscription) abandon(w *waiter) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if w.left == 0 {
+		return true
+	}
 	for _, sn := range w.names {
 		if ws := s.want[sn]; ws != nil {
 			ws.waiters = slices.DeleteFunc(ws.waiters, func(o *waiter) bool { return o == w })
 		}
 	}
+	return false
 }
 
 // addLocked adds names to what the subscription wants and returns the

@@ -53,6 +53,9 @@ type pipeReq struct {
 	// ctx is the caller's: a command whose caller's context has ended by
 	// the time the writer writes its batch is not written (take).
 	ctx context.Context
+	// cut is cl.cut, kept here for take, which must not read cl: its
+	// caller may have given up on it and reused it.
+	cut *atomic.Bool
 	// state settles, with one compare-and-swap, the race between the
 	// writer taking the command and its caller giving up on it.
 	state atomic.Int32
@@ -86,7 +89,7 @@ var pipeReqs = sync.Pool{New: func() any { return &pipeReq{done: make(chan struc
 // recycle puts back a pipeReq that nobody else holds and whose done
 // channel is empty.
 func (r *pipeReq) recycle() {
-	r.cl, r.pre, r.ctx, r.reply, r.err = nil, nil, nil, nil, nil
+	r.cl, r.pre, r.ctx, r.cut, r.reply, r.err = nil, nil, nil, nil, nil, nil
 	pipeReqs.Put(r)
 }
 
@@ -188,7 +191,7 @@ func (c *Client) autoRoundTrip(ctx context.Context, p *autoPipe, cl *call, pre [
 		return false
 	}
 	r := pipeReqs.Get().(*pipeReq)
-	r.cl, r.pre, r.ctx = cl, pre, ctx
+	r.cl, r.pre, r.ctx, r.cut = cl, pre, ctx, cl.cut
 	r.state.Store(reqQueued)
 	select {
 	case p.reqs <- r:
@@ -242,9 +245,16 @@ func (r *pipeReq) finish(reply any, err error) {
 }
 
 // take is the writer's decision, right before it writes r, whether r goes
-// out: not when its caller's context has ended (r is finished with the
+// out: not when a migration's switch cut it off (r is finished with
+// ErrFenceSwitched), its caller's context has ended (r is finished with the
 // context's error) or its caller has given up on it (r is recycled).
 func (r *pipeReq) take() bool {
+	if r.cut != nil && r.cut.Load() {
+		// A migration's switch came while it was queued: its key may
+		// have moved (migrate_plan.go).
+		r.drop(errCutBeforeWrite)
+		return false
+	}
 	if err := r.ctx.Err(); err == nil {
 		if r.state.CompareAndSwap(reqQueued, reqTaken) {
 			return true

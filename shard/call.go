@@ -2,6 +2,7 @@ package shard
 
 import (
 	"fmt"
+	"sync/atomic"
 
 	"github.com/shardis/shardis/shard/command"
 )
@@ -34,6 +35,13 @@ type call struct {
 	last  string // the last redirect or retryable error, for RetryError
 
 	op *Op // the operation of the batch's first call, when hooks observe operations (hooks_exec.go)
+
+	// cut, for a call planned by a topology a migration's switch may
+	// leave (before StartMigration, or by the new topology before
+	// AbortMigration), is that switch's flag (fenceCut.over): once set,
+	// the call is not written, even if it already waited for a
+	// connection (migrate_plan.go).
+	cut *atomic.Bool
 }
 
 // Result is the outcome of one command of a pipeline: its reply, or its

@@ -519,6 +519,17 @@ func (c *Client) send(ctx context.Context, node int, calls []*call, out []Result
 		return nil
 	}
 	for _, cl := range calls {
+		if cl.cut != nil && cl.cut.Load() {
+			// A migration's switch came while the calls waited for the
+			// connection: their keys may have moved (migrate_plan.go).
+			conn.Close()
+			for i := range calls {
+				setResult(calls, out, i, nil, errCutBeforeWrite)
+			}
+			return nil
+		}
+	}
+	for _, cl := range calls {
 		if cl.asking {
 			err = conn.Send("ASKING")
 		}

@@ -224,6 +224,14 @@ func (c *Client) executePlanned(ctx context.Context, calls []*call, fp fencePlan
 			failCut(calls)
 			return false
 		}
+		// The switch may also come while a call waits for a connection
+		// (MaxActive reached) or dials: it is checked again right before
+		// writing (cutBeforeWrite).
+		if cut := fp.cutFlag(); cut != nil {
+			for _, cl := range calls {
+				cl.cut = cut
+			}
+		}
 		bctx, release := c.bind(ctx, fp, calls)            // a blocking command, which a switch may cut off
 		abandoned = c.executeIn(bctx, fp.m, c.cl(), calls) // past the phase check: a cluster moved to is published
 		if release != nil {
@@ -250,6 +258,31 @@ func (c *Client) executePlanned(ctx context.Context, calls []*call, fp fencePlan
 	}
 	return abandoned
 }
+
+// cutFlag is the flag of the switch that cuts off an execution of fp that
+// no switch waits for: planned before StartMigration (out), or by the new
+// topology before AbortMigration (active); nil otherwise.
+func (fp fencePlan) cutFlag() *atomic.Bool {
+	switch {
+	case fp.out != nil:
+		return &fp.out.over
+	case fp.active:
+		return &fp.m.activeCut.over
+	}
+	return nil
+}
+
+// cutBeforeWrite reports whether a switch cut cl off (see call.cut) and,
+// if so, fails it: a connection is at hand, nothing written yet.
+func cutBeforeWrite(cl *call) bool {
+	if cl.cut == nil || !cl.cut.Load() {
+		return false
+	}
+	cl.err = errCutBeforeWrite
+	return true
+}
+
+var errCutBeforeWrite = fmt.Errorf("%w: planned by the old topology and not sent before the switch; run it again", ErrFenceSwitched)
 
 // failCut fails calls that were planned by the old topology and not sent
 // before the switch cut the old plans off.

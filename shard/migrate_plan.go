@@ -272,16 +272,8 @@ func (fp fencePlan) cutFlag() *atomic.Bool {
 	return nil
 }
 
-// cutBeforeWrite reports whether a switch cut cl off (see call.cut) and,
-// if so, fails it: a connection is at hand, nothing written yet.
-func cutBeforeWrite(cl *call) bool {
-	if cl.cut == nil || !cl.cut.Load() {
-		return false
-	}
-	cl.err = errCutBeforeWrite
-	return true
-}
-
+// errCutBeforeWrite fails a call that a switch cut off (see call.cut)
+// once its connection was at hand, before anything was written.
 var errCutBeforeWrite = fmt.Errorf("%w: planned by the old topology and not sent before the switch; run it again", ErrFenceSwitched)
 
 // failCut fails calls that were planned by the old topology and not sent

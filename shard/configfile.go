@@ -90,12 +90,16 @@ func (d *duration) UnmarshalYAML(n *yaml.Node) error {
 // names an environment variable holding the password, so the file need not
 // hold the secret. pool.tls: {ca_file, cert_file, key_file, server_name}
 // turns TLS on.
-func LoadConfig(path string) (Config, error) {
+func LoadConfig(path string) (Config, error) { return loadConfig(path, nil) }
+
+// loadConfig is LoadConfig; reading lists the files whose migration
+// from_file led here, so that a loop back to one of them is an error.
+func loadConfig(path string, reading []string) (Config, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return Config{}, badConfigf("%w", err)
 	}
-	cfg, err := ParseConfig(data)
+	cfg, err := parseConfig(data, append(reading[:len(reading):len(reading)], path))
 	if err != nil {
 		return Config{}, badConfigf("%s: %w", path, err)
 	}
@@ -105,7 +109,11 @@ func LoadConfig(path string) (Config, error) {
 // ParseConfig reads a Config from YAML or JSON bytes, as LoadConfig.
 // Unknown fields are errors that name the field by its path and list the
 // names accepted there; an empty document is an error.
-func ParseConfig(data []byte) (Config, error) {
+func ParseConfig(data []byte) (Config, error) { return parseConfig(data, nil) }
+
+// parseConfig is ParseConfig for a document read from the files reading
+// (the last one holds data; none for bytes).
+func parseConfig(data []byte, reading []string) (Config, error) {
 	fc, err := decodeFile(data)
 	if err != nil {
 		return Config{}, err
@@ -193,7 +201,7 @@ func ParseConfig(data []byte) (Config, error) {
 	setDur(&h.Timeout, fh.Timeout)
 	setInt(&h.FailureLimit, fh.FailureLimit)
 	setVal(&h.AutoEject, fh.AutoEject)
-	if err := fc.Migration.apply(&cfg); err != nil {
+	if err := fc.Migration.apply(&cfg, reading); err != nil {
 		return Config{}, err
 	}
 	if err := checkModeFields(cfg, &fc); err != nil {

@@ -1,6 +1,9 @@
 package shard
 
-import "fmt"
+import (
+	"fmt"
+	"os"
+)
 
 // fileMigration is the migration block of a config file:
 //
@@ -14,7 +17,9 @@ type fileMigration struct {
 }
 
 // apply sets cfg.Migration from the block (nothing when it is absent).
-func (fm *fileMigration) apply(cfg *Config) error {
+// reading lists the files being read, the block's own last: a from_file
+// that is one of them (under any name) would be read forever.
+func (fm *fileMigration) apply(cfg *Config, reading []string) error {
 	if fm == nil {
 		return nil
 	}
@@ -28,7 +33,10 @@ func (fm *fileMigration) apply(cfg *Config) error {
 	case fm.From != "":
 		from, err = ParseURL(fm.From)
 	case fm.FromFile != "":
-		from, err = LoadConfig(fm.FromFile)
+		if loopsBack(fm.FromFile, reading) {
+			return fmt.Errorf("%w: migration.from_file %s leads back to a file being read (a topology cannot migrate from itself)", ErrBadConfig, fm.FromFile)
+		}
+		from, err = loadConfig(fm.FromFile, reading)
 	default:
 		return fmt.Errorf("%w: migration: from or from_file names the old topology", ErrBadConfig)
 	}
@@ -47,4 +55,20 @@ func applyMigrationURL(cfg *Config, raw string) error {
 	}
 	cfg.Migration = &Migration{From: &from}
 	return nil
+}
+
+// loopsBack reports whether path is one of the files reading, under any
+// name (os.SameFile). A path that cannot be read is left for its reader
+// to report.
+func loopsBack(path string, reading []string) bool {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return false
+	}
+	for _, r := range reading {
+		if ri, err := os.Stat(r); err == nil && os.SameFile(fi, ri) {
+			return true
+		}
+	}
+	return false
 }

@@ -247,3 +247,7 @@ func (c Config) RingConfig() ring.Config {
 // (timeouts, limits, the ring's algorithm, key hash and tag), and never a
 // password (shown as ***).
 func (c Config) String() string { return configString(c) }
+
+// GoString is String, so that %#v, which would print every field as it
+// is (the Sentinel passwords among them), hides the passwords too.
+func (c Config) GoString() string { return configString(c) }

@@ -129,12 +129,24 @@ func (o SentinelOptions) String() string {
 		if i > 0 {
 			b.WriteString(" ")
 		}
-		fmt.Fprintf(&b, "{Name: %q, MasterName: %q, Addrs: %v, Username: %q, Password: %s, TLS: %t}",
-			s.Name, s.master(), s.Addrs, s.Username, redacted(s.Password), s.TLSConfig != nil)
+		b.WriteString(s.String())
 	}
 	b.WriteString("]}")
 	return b.String()
 }
+
+// GoString is String prefixed with the type, so that %#v, which would
+// print every field as it is, hides the passwords too.
+func (o SentinelOptions) GoString() string { return "shard.SentinelOptions" + o.String() }
+
+// String describes s without its password (shown as ***).
+func (s SentinelShard) String() string {
+	return fmt.Sprintf("{Name: %q, MasterName: %q, Addrs: %v, Username: %q, Password: %s, TLS: %t}",
+		s.Name, s.master(), s.Addrs, s.Username, redacted(s.Password), s.TLSConfig != nil)
+}
+
+// GoString is String prefixed with the type, for %#v.
+func (s SentinelShard) GoString() string { return "shard.SentinelShard" + s.String() }
 
 func redacted(secret string) string {
 	if secret == "" {

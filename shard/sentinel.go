@@ -37,6 +37,11 @@ type sentShard struct {
 	master   atomic.Pointer[string]  // the verified master's address
 	replicas atomic.Pointer[[]int32] // node indexes of healthy replicas
 	repAddrs atomic.Pointer[[]string]
+	// repMu orders dropReplica and loadReplicas' install of a new list;
+	// repDrops counts the drops, so that a query that began before one
+	// does not bring back the replica just dropped.
+	repMu    sync.Mutex
+	repDrops uint64
 
 	failovers atomic.Int64
 	queries   atomic.Int64

@@ -152,6 +152,9 @@ func (c *Client) judgeSentinel(ctx context.Context, sh *sentShard, replica bool,
 			// Nothing ran. A master that answers READONLY was demoted.
 			cl.last = msg
 			if replica {
+				// A replica that is loading, or has lost its master, is
+				// not fit for reads until a query checks it again.
+				sh.dropReplica(cl.node)
 				cl.node, cl.replica = sh.node, false
 				return retryNow
 			}
@@ -175,7 +178,10 @@ func (c *Client) judgeSentinel(ctx context.Context, sh *sentShard, replica bool,
 	}
 	cl.last = ne.Error()
 	if replica {
-		// Only read-only commands go to replicas: sending one again is safe.
+		// Only read-only commands go to replicas: sending one again is
+		// safe. The replica serves no more reads until a query finds it
+		// synced: one that died may come back empty.
+		sh.dropReplica(cl.node)
 		cl.node, cl.replica = sh.node, false
 		return retryNow
 	}

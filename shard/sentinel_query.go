@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/shardis/shardis/sentinel"
@@ -142,28 +143,92 @@ func (c *Client) installed(sh *sentShard, old *string, addr string) {
 }
 
 // loadReplicas lists the shard's healthy replicas of master (for Stats)
-// and, when replicas serve reads, registers them as nodes.
+// and, when replicas serve reads, registers them as nodes. When replicas
+// serve reads, only those that say (ROLE) they are replicas with their
+// link to the master up are kept: a replica that restarted answers reads
+// from an empty data set until it has synced, while the Sentinels, which
+// read a replica's INFO every few seconds, still list it as healthy.
 func (c *Client) loadReplicas(ctx context.Context, sh *sentShard, master string) {
+	sh.repMu.Lock()
+	drops := sh.repDrops
+	sh.repMu.Unlock()
 	reps, err := sh.cli.Replicas(ctx)
 	if err != nil {
 		return // keep the last list
 	}
-	var idx []int32
-	var addrs []string
+	var listed []string
 	for _, r := range reps {
 		if !r.Healthy() || r.Addr == master || (r.MasterAddr != "" && r.MasterAddr != master) {
 			continue
 		}
-		addrs = append(addrs, r.Addr)
+		listed = append(listed, r.Addr)
+	}
+	if c.sent.readers {
+		listed = c.syncedReplicas(ctx, listed)
+	}
+	var idx []int32
+	var addrs []string
+	for _, a := range listed {
+		addrs = append(addrs, a)
 		if c.sent.readers {
-			i := c.nodes.add(Node{Name: sh.cfg.Name + " replica " + r.Addr, Addr: r.Addr})
+			i := c.nodes.add(Node{Name: sh.cfg.Name + " replica " + a, Addr: a})
 			c.sent.owners.Store(i, sh)
 			idx = append(idx, int32(i))
 		}
 	}
+	sh.repMu.Lock()
+	if sh.repDrops != drops {
+		// A read dropped a replica while the Sentinels were asked: what
+		// they said may be older than that, and the drop asked for the
+		// query that follows.
+		sh.repMu.Unlock()
+		return
+	}
 	prev := sh.replicas.Swap(&idx)
 	sh.repAddrs.Store(&addrs)
+	sh.repMu.Unlock()
 	if prev == nil || !slices.Equal(*prev, idx) {
 		c.settleNodes() // a replica no longer listed retires (nodes.go)
 	}
+}
+
+// syncedReplicas returns those of addrs (in order) that say, with ROLE,
+// that they are replicas whose link to their master is up, asked in
+// parallel.
+func (c *Client) syncedReplicas(ctx context.Context, addrs []string) []string {
+	ok := make([]bool, len(addrs))
+	var wg sync.WaitGroup
+	for i, a := range addrs {
+		wg.Go(func() {
+			role, err := c.roleOf(ctx, a)
+			ok[i] = err == nil && role.Kind == sentinel.RoleReplica && role.State == replicaLinkUp
+		})
+	}
+	wg.Wait()
+	var out []string
+	for i, a := range addrs {
+		if ok[i] {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// replicaLinkUp is the state ROLE reports for a replica once its link to
+// the master is up and the initial sync has been loaded.
+const replicaLinkUp = "connected"
+
+// dropReplica stops reads going to the replica at node index node until
+// a query lists it again (loadReplicas checks it then), and asks for that
+// query: a read failed there, and a replica that restarts comes back
+// empty.
+func (sh *sentShard) dropReplica(node int) {
+	sh.repMu.Lock()
+	sh.repDrops++
+	if p := sh.replicas.Load(); p != nil && slices.Contains(*p, int32(node)) {
+		idx := slices.DeleteFunc(slices.Clone(*p), func(r int32) bool { return int(r) == node })
+		sh.replicas.Store(&idx)
+	}
+	sh.repMu.Unlock()
+	sh.request()
 }

@@ -10,7 +10,9 @@ type SentinelStats struct {
 	// one the Sentinels named and ROLE confirmed.
 	Master string
 	// Replicas are the master's healthy replicas as the Sentinels last
-	// listed them; they serve reads when ReadFrom is a replica policy.
+	// listed them; they serve reads when ReadFrom is a replica policy
+	// (then only those that said with ROLE that their link to the master
+	// is up).
 	Replicas []string
 	// Failovers counts the master changes the client followed.
 	Failovers int64

@@ -224,11 +224,7 @@ func parseRate(s string) (keys, bytes float64, err error) {
 // prompt can be answered, a progress bar redrawn in place.
 func isTerminal(r any) bool {
 	f, ok := r.(*os.File)
-	if !ok {
-		return false
-	}
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
+	return ok && isTTY(f) // terminal_*.go
 }
 
 // logEvery is how often the progress is written when it goes to a file

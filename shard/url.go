@@ -3,6 +3,7 @@ package shard
 import (
 	"crypto/tls"
 	"fmt"
+	"net"
 	"net/url"
 	"strconv"
 	"strings"
@@ -145,13 +146,23 @@ func parseUserInfo(info string, cfg *Config) error {
 	return nil
 }
 
+// checkHostPort accepts the addresses a dial can use (package pool checks
+// the same when dialing): host:port with an IPv6 host in brackets, a host
+// without white space or control characters, and a port of digits in
+// 1..65535.
 func checkHostPort(h string) error {
-	i := strings.LastIndex(h, ":")
-	if i <= 0 || i == len(h)-1 {
+	host, port, err := net.SplitHostPort(h)
+	if err != nil || host == "" || port == "" {
+		if strings.Count(h, ":") > 1 {
+			return fmt.Errorf("%w: address %q: want host:port (an IPv6 host in brackets, as [::1]:6379)", ErrBadConfig, h)
+		}
 		return fmt.Errorf("%w: address %q: want host:port", ErrBadConfig, h)
 	}
-	port, err := strconv.Atoi(h[i+1:])
-	if err != nil || port <= 0 || port > 65535 {
+	if strings.IndexFunc(host, isBlankOrControl) >= 0 {
+		return fmt.Errorf("%w: address %q: white space or a control character in the host", ErrBadConfig, h)
+	}
+	n, err := strconv.Atoi(port)
+	if err != nil || n <= 0 || n > 65535 || strings.Trim(port, "0123456789") != "" {
 		return fmt.Errorf("%w: address %q: bad port", ErrBadConfig, h)
 	}
 	return nil

@@ -199,6 +199,14 @@ func (c Config) Validate() error {
 		if _, err := ring.New(c.RingConfig()); err != nil {
 			return badConfigf("%w", err)
 		}
+		for i, s := range c.Shards {
+			if s.Addr == "" {
+				continue // a Sentinel shard
+			}
+			if err := checkHostPort(s.Addr); err != nil {
+				return badConfigf("shard %d: %w", i, err)
+			}
+		}
 	case ModeCluster:
 		if len(c.Seeds) == 0 {
 			return fmt.Errorf("%w: cluster mode needs at least one seed address", ErrBadConfig)

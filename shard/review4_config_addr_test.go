@@ -10,6 +10,7 @@ import (
 
 	"github.com/gomodule/redigo/redis"
 	"github.com/shardis/shardis/internal/redistest"
+	"github.com/shardis/shardis/ring"
 	"github.com/shardis/shardis/shard"
 )
 
@@ -66,5 +67,18 @@ func TestReview4BracketedIPv6URLServes(t *testing.T) {
 	}
 	if got, err := redis.String(c.Do(ctx, "GET", "review4:v6")); err != nil || got != "ok" {
 		t.Fatalf("GET = %q, %v", got, err)
+	}
+}
+
+// Ring shards given in Go (not through a URL) get the same address check.
+func TestReview4RingShardAddressesAreDialable(t *testing.T) {
+	for _, addr := range []string{" 127.0.0.1:6379", "127.0.0.1:+6379", "my host:6379"} {
+		cfg := shard.Config{Shards: []ring.Shard{{Addr: "127.0.0.1:6380", Weight: 1}, {Addr: addr, Weight: 1}}}
+		if err := cfg.Validate(); !errors.Is(err, shard.ErrBadConfig) || !strings.Contains(err.Error(), strconv.Quote(addr)) {
+			t.Errorf("Validate of shard %q = %v, want ErrBadConfig naming it", addr, err)
+		}
+		if _, err := shard.ParseConfig([]byte("shards: [{addr: " + strconv.Quote(addr) + "}]\n")); !errors.Is(err, shard.ErrBadConfig) {
+			t.Errorf("ParseConfig with shard %q = %v, want ErrBadConfig", addr, err)
+		}
 	}
 }

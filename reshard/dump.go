@@ -78,8 +78,14 @@ func (m *mover) dumpMove(ctx context.Context, conn redis.Conn, src, dst shard.No
 		if err2 != nil {
 			return 0, &shard.NodeError{Node: src, Err: fmt.Errorf("PTTL %q: %w", k, err2)}
 		}
-		if ttl < 0 {
+		switch {
+		case ttl < 0: // -1: no expiry, which RESTORE's 0 says
 			ttl = 0
+		case ttl == 0:
+			// The key expires in this very millisecond; RESTORE would
+			// read 0 as "no expiry" and make it persistent. MIGRATE
+			// sends 1 in this case too.
+			ttl = 1
 		}
 		items = append(items, dumped{key: k, payload: payload, ttl: ttl})
 	}

@@ -84,5 +84,8 @@
 // MaxPoints points or slots (ErrTooManyPoints); an unknown algorithm
 // (ErrUnknownAlgorithm), key hash (ErrUnknownHash) or tag rule (ErrBadTag);
 // and, for ketama, a continuum name so long that "<name>-<i>" exceeds the 85
-// bytes twemproxy hashes faithfully (ErrBadShard).
+// bytes twemproxy hashes faithfully (ErrBadShard). Ring.Without, which
+// takes shards out of a ring as twemproxy's auto_eject_hosts does, lets a
+// ketama shard that the remaining weights leave without a point own no
+// key instead.
 package ring

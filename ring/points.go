@@ -135,8 +135,10 @@ func ketamaPointCount(weight, totalWeight, servers int) int {
 // ketamaPoints builds twemproxy's ketama continuum: servers in twemproxy
 // order, each with ketamaPointCount points; for i from 0, the MD5 digest of
 // "<continuum name>-<i>" gives four points, its four little-endian 32-bit
-// words.
-func ketamaPoints(shards []Shard) (ringPoints, error) {
+// words. A server whose weight earns no point is refused, unless pointless
+// is set (a ring left after ejections, see Ring.Without): it then owns no
+// point, as in twemproxy.
+func ketamaPoints(shards []Shard, pointless bool) (ringPoints, error) {
 	if len(shards) > MaxPoints/160 {
 		return ringPoints{}, fmt.Errorf("%w: %d servers exceed %d ketama points", ErrTooManyPoints, len(shards), MaxPoints)
 	}
@@ -156,6 +158,9 @@ func ketamaPoints(shards []Shard) (ringPoints, error) {
 	var buf []byte
 	for _, i := range order {
 		count := ketamaPointCount(shards[i].Weight, total, len(shards))
+		if count == 0 && pointless {
+			continue
+		}
 		if count == 0 {
 			return ringPoints{}, fmt.Errorf("%w: shard %d (%s) has weight %d of %d, too little for a single ketama point",
 				ErrBadWeight, i, shards[i].Label(), shards[i].Weight, total)

@@ -28,7 +28,36 @@ type Ring struct {
 // shards with the same name, address or label, a ring of more than
 // MaxPoints points, an unknown algorithm, key hash or tag rule, and the
 // algorithm-specific problems described in the package documentation.
-func New(cfg Config) (*Ring, error) {
+func New(cfg Config) (*Ring, error) { return build(cfg, false) }
+
+// Without returns the ring of the same configuration without the shards
+// at the indexes out (into Config().Shards), the way twemproxy rebuilds
+// its continuum when auto_eject_hosts takes servers out: the remaining
+// shards keep their order and are placed as New places them, except that
+// a ketama shard whose weight, among the remaining ones, earns no point
+// owns no key instead of failing. Locate on the result returns indexes
+// into its own Config().Shards. Without fails with ErrBadShard for an
+// index out of range and ErrNoShards when no shard remains.
+func (r *Ring) Without(out ...int) (*Ring, error) {
+	drop := make([]bool, len(r.cfg.Shards))
+	for _, i := range out {
+		if i < 0 || i >= len(drop) {
+			return nil, fmt.Errorf("%w: no shard with index %d", ErrBadShard, i)
+		}
+		drop[i] = true
+	}
+	cfg := r.cfg
+	cfg.Shards = nil
+	for i, s := range r.cfg.Shards {
+		if !drop[i] {
+			cfg.Shards = append(cfg.Shards, s)
+		}
+	}
+	return build(cfg, true)
+}
+
+// build is New; pointless lets ketama shards own no point (Without).
+func build(cfg Config, pointless bool) (*Ring, error) {
 	st, err := cfg.normalize()
 	if err != nil {
 		return nil, err
@@ -47,7 +76,7 @@ func New(cfg Config) (*Ring, error) {
 		pts, err = jedisPoints(shards, st.kh, st.cfg.Algorithm == JedisLegacy)
 		tie = tieLast
 	case Ketama:
-		pts, err = ketamaPoints(shards)
+		pts, err = ketamaPoints(shards, pointless)
 		tie = tieFirst
 	case Modula:
 		r.slots, err = modulaSlots(shards)

@@ -17,6 +17,7 @@ type RingRouter struct {
 	cfg   ring.Config
 	nodes []Node // in configured order, for the full ring
 
+	full    *ring.Ring // every configured shard
 	mu      sync.Mutex // serialises Eject/Restore
 	ejected []bool
 	state   atomic.Pointer[ringState]
@@ -37,7 +38,7 @@ func NewRingRouter(cfg ring.Config) (*RingRouter, error) {
 		return nil, err
 	}
 	shards := r.Shards()
-	rr := &RingRouter{cfg: r.Config(), ejected: make([]bool, len(shards))}
+	rr := &RingRouter{cfg: r.Config(), full: r, ejected: make([]bool, len(shards))}
 	rr.nodes = make([]Node, len(shards))
 	toCfg := make([]int, len(shards))
 	for i, s := range shards {
@@ -117,20 +118,22 @@ func (rr *RingRouter) setEjected(i int, out bool) error {
 		return nil
 	}
 	rr.ejected[i] = out
-	cfg := rr.cfg
-	cfg.Shards = nil
-	var toCfg []int
-	for j, s := range rr.cfg.Shards {
-		if !rr.ejected[j] {
-			cfg.Shards = append(cfg.Shards, s)
+	var gone, toCfg []int
+	for j, e := range rr.ejected {
+		if e {
+			gone = append(gone, j)
+		} else {
 			toCfg = append(toCfg, j)
 		}
 	}
-	if len(cfg.Shards) == 0 {
+	if len(toCfg) == 0 {
 		rr.state.Store(&ringState{})
 		return nil
 	}
-	r, err := ring.New(cfg)
+	// As twemproxy rebuilds its continuum: a ketama shard that the
+	// remaining weights leave without a point owns no key, instead of
+	// keeping the down shard in the ring.
+	r, err := rr.full.Without(gone...)
 	if err != nil {
 		rr.ejected[i] = !out
 		return err

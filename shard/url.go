@@ -68,6 +68,10 @@ func ParseURL(raw string) (Config, error) {
 		cfg.Pool.TLSConfig = &tls.Config{MinVersion: tls.VersionTLS12}
 	}
 	rest, query, _ := strings.Cut(rest, "?")
+	// With no user info before the first '?' but an '@' after it, a
+	// '?' in the password may have cut the user info short: then an
+	// option holding an '@' is the rest of the password, never quoted.
+	cutPassword := !strings.Contains(rest, "@") && strings.Contains(query, "@")
 	rest = strings.TrimSuffix(rest, "/")
 	if i := strings.LastIndex(rest, "@"); i >= 0 {
 		if err := parseUserInfo(rest[:i], &cfg); err != nil {
@@ -84,7 +88,7 @@ func ParseURL(raw string) (Config, error) {
 			if !strings.Contains(raw[:len(raw)-len(query)], "@") && strings.Contains(query, "@") {
 				// The query holds an '@': an unencoded '?' in the
 				// password cut the user info, and h holds part of it.
-				return cfg, fmt.Errorf("%w: URL address is not host:port (a '?' in a user name or password must be percent-encoded as %%3F)", ErrBadConfig)
+				return cfg, errQuestionMark
 			}
 			return cfg, err
 		}
@@ -103,6 +107,9 @@ func ParseURL(raw string) (Config, error) {
 	}
 	values, err := url.ParseQuery(query)
 	if err != nil {
+		if cutPassword {
+			return cfg, errQuestionMark
+		}
 		return cfg, fmt.Errorf("%w: URL query: %v", ErrBadConfig, err)
 	}
 	if isSentinel {
@@ -117,16 +124,31 @@ func ParseURL(raw string) (Config, error) {
 		if isSentinel {
 			if ok, err := applySentinelURLOption(&cfg, name, vals[0]); ok {
 				if err != nil {
-					return cfg, err
+					return cfg, optionError(err, cutPassword, name, vals[0])
 				}
 				continue
 			}
 		}
 		if err := applyURLOption(&cfg, name, vals[0]); err != nil {
-			return cfg, err
+			return cfg, optionError(err, cutPassword, name, vals[0])
 		}
 	}
 	return cfg, cfg.Validate()
+}
+
+// errQuestionMark reports a URL whose user info an unencoded '?' cut.
+var errQuestionMark = fmt.Errorf("%w: URL address is not host:port (a '?' in a user name or password must be percent-encoded as %%3F)", ErrBadConfig)
+
+// optionError is err, the error of URL option name=value, unless the
+// option holds an '@' in a URL whose user info a '?' may have cut short
+// (cutPassword): then it may hold part of the password, and the error
+// says so without quoting it. The from option holds a URL of its own,
+// whose errors never quote a password.
+func optionError(err error, cutPassword bool, name, value string) error {
+	if cutPassword && name != "from" && strings.Contains(name+value, "@") {
+		return fmt.Errorf("%w: URL option not quoted: it holds an '@', so it may be part of a password (a '?' in a user name or password must be percent-encoded as %%3F)", ErrBadConfig)
+	}
+	return err
 }
 
 func parseUserInfo(info string, cfg *Config) error {

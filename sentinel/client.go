@@ -50,6 +50,10 @@ func (o Options) String() string {
 		o.Username, pw, o.TLSConfig != nil, o.DialTimeout, o.ReadTimeout)
 }
 
+// GoString is String, so that %#v, which would print every field as it
+// is, does not show the password.
+func (o Options) GoString() string { return o.String() }
+
 func (o Options) withDefaults() Options {
 	if o.DialTimeout <= 0 {
 		o.DialTimeout = DefaultDialTimeout
@@ -110,6 +114,16 @@ func CheckAddr(addr string) error {
 	}
 	return nil
 }
+
+// String describes c without the password: the master name, the
+// Sentinels (the one that answered last first) and the options. fmt
+// would otherwise print the unexported fields, password included.
+func (c *Client) String() string {
+	return fmt.Sprintf("sentinel.Client{Master: %q, Addrs: %v, Options: %s}", c.master, c.Addrs(), c.opts)
+}
+
+// GoString is String, for %#v.
+func (c *Client) GoString() string { return c.String() }
 
 // Master returns the master name the Client asks about.
 func (c *Client) Master() string { return c.master }

@@ -196,9 +196,13 @@ func (m *mover) drain(ctx context.Context, n shard.Node) error {
 				ks = ks[len(chunk):]
 				if conn.Err() != nil { // a broken connection: take a fresh one
 					conn.Close()
-					if conn, err = m.pools.Get(ctx, n.Addr); err != nil {
+					// Not into conn on failure: Get returns nil then,
+					// and the deferred Close would panic.
+					fresh, err := m.pools.Get(ctx, n.Addr)
+					if err != nil {
 						return &shard.NodeError{Node: n, Err: err}
 					}
+					conn = fresh
 				}
 				took, err := m.moveChunk(ctx, conn, n, owners[addr], chunk)
 				if err != nil {

@@ -2,6 +2,7 @@ package shard
 
 import (
 	"fmt"
+	"reflect"
 	"time"
 
 	"github.com/shardis/shardis/pool"
@@ -216,6 +217,17 @@ func (c Config) Validate() error {
 		}
 		if c.Pool.DB != 0 {
 			return fmt.Errorf("%w: Redis Cluster has only database 0", ErrBadConfig)
+		}
+		// What cluster mode would ignore is refused, as in URLs and files.
+		switch {
+		case c.Hash != "" || c.KeyHash != "" || c.Tag != "":
+			return fmt.Errorf("%w: Hash, KeyHash and Tag are for ring mode only (a cluster places keys by hash slot)", ErrBadConfig)
+		case c.Health.AutoEject:
+			return fmt.Errorf("%w: Health.AutoEject is for ring mode only", ErrBadConfig)
+		case c.Router != nil:
+			return fmt.Errorf("%w: a Router places keys in ring mode only; cluster mode routes by hash slot", ErrBadConfig)
+		case !reflect.ValueOf(c.Sentinel).IsZero():
+			return fmt.Errorf("%w: Sentinel settings are for ring mode only", ErrBadConfig)
 		}
 		switch c.Cluster.ReadFrom {
 		case "", ReadMaster, ReadReplicaRandom, ReadReplicaLatency:

@@ -3,6 +3,7 @@ package shard
 import (
 	"crypto/tls"
 	"fmt"
+	"reflect"
 	"strings"
 	"time"
 
@@ -191,6 +192,9 @@ func (c Config) validateSentinel() error {
 			if s.Addr == "" {
 				return fmt.Errorf("%w: shard %d (%q) has no address and there are no Sentinel shards", ErrBadConfig, i, s.Name)
 			}
+		}
+		if !reflect.ValueOf(o).IsZero() {
+			return fmt.Errorf("%w: Sentinel settings without Sentinel shards would be ignored (a Sentinel shard is a Sentinel.Shards entry named by a shard without an address)", ErrBadConfig)
 		}
 		return nil
 	}

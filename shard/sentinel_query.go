@@ -2,11 +2,13 @@ package shard
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
 	"time"
 
+	"github.com/gomodule/redigo/redis"
 	"github.com/shardis/shardis/sentinel"
 )
 
@@ -201,7 +203,10 @@ func (c *Client) syncedReplicas(ctx context.Context, addrs []string) []string {
 	for i, a := range addrs {
 		wg.Go(func() {
 			role, err := c.roleOf(ctx, a)
-			ok[i] = err == nil && role.Kind == sentinel.RoleReplica && role.State == replicaLinkUp
+			// A full pool (MaxActive borrowed, no Pool.Wait) means reads
+			// are being served there now: no verdict against it.
+			ok[i] = errors.Is(err, redis.ErrPoolExhausted) ||
+				err == nil && role.Kind == sentinel.RoleReplica && role.State == replicaLinkUp
 		})
 	}
 	wg.Wait()

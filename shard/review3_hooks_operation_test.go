@@ -57,6 +57,9 @@ func (o *operations) take() (starts, commands, finishes []string) {
 // are neither keep OTHER, and module-shaped names built from data stop
 // getting names of their own after MaxModuleOperations.
 func TestReview3HooksOperationNamesModuleCommands(t *testing.T) {
+	// The bound is the process's: give the names back for the tests and
+	// examples that run after this one.
+	t.Cleanup(shard.ResetModuleOperations)
 	servers := redistest.StartNTB(t, 1, redistest.Options{Args: []string{
 		"--rename-command", "SET", "JSON.SET",
 		"--rename-command", "GET", "FETCH",

@@ -2,7 +2,9 @@ package shard
 
 import (
 	"fmt"
+	"maps"
 	"reflect"
+	"slices"
 	"time"
 
 	"github.com/shardis/shardis/pool"
@@ -255,7 +257,21 @@ func (c Config) Validate() error {
 	if err := c.Pool.Validate(); err != nil {
 		return badConfigf("%w", err)
 	}
-	return c.validateMigration()
+	if err := c.validateMigration(); err != nil {
+		return err
+	}
+	if m := c.Migration; m != nil {
+		// MIGRATE connects to these; one that is not host:port would be
+		// sent as a host with the default port.
+		for _, k := range slices.Sorted(maps.Keys(m.Addrs)) {
+			if v := m.Addrs[k]; v != "" {
+				if err := checkHostPort(v); err != nil {
+					return badConfigf("Migration.Addrs[%q]: %w", k, err)
+				}
+			}
+		}
+	}
+	return nil
 }
 
 // RingConfig returns the ring configuration that c describes.

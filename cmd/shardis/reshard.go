@@ -131,7 +131,11 @@ func runReshard(ctx context.Context, env *cliEnv, args []string) error {
 		}
 		if !*yes && isTerminal(env.stdin) {
 			fmt.Fprintf(env.stderr, "Move keys from %s to %s? [y/N] ", describe(from), describe(to))
-			line, _ := bufio.NewReader(env.stdin).ReadString('\n')
+			line, err := readAnswer(ctx, env.stdin)
+			if err != nil {
+				fmt.Fprintln(env.stderr)
+				return fmt.Errorf("not confirmed; nothing moved: %w", err)
+			}
 			if a := strings.ToLower(strings.TrimSpace(line)); a != "y" && a != "yes" {
 				return errors.New("not confirmed; nothing moved")
 			}
@@ -149,6 +153,24 @@ func runReshard(ctx context.Context, env *cliEnv, args []string) error {
 		}
 	}
 	return err
+}
+
+// readAnswer reads one line from r, the terminal, until ctx ends: main
+// catches Ctrl-C and SIGTERM to end a move cleanly, so a prompt that only
+// waited for the line could not be interrupted. The read goes on in the
+// background after an interrupt; the process exits right after.
+func readAnswer(ctx context.Context, r io.Reader) (string, error) {
+	answer := make(chan string, 1)
+	go func() {
+		line, _ := bufio.NewReader(r).ReadString('\n')
+		answer <- line
+	}()
+	select {
+	case line := <-answer:
+		return line, nil
+	case <-ctx.Done():
+		return "", fmt.Errorf("shardis: %w", ctx.Err())
+	}
 }
 
 // printFinish says whether the move ended the migration (reshard.Options.Finish).

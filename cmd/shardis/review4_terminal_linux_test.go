@@ -16,20 +16,7 @@ import (
 // bar redrawn in place): a pseudo-terminal is one; /dev/null, a pipe and
 // a file are not.
 func TestIsTerminal(t *testing.T) {
-	ptmx, err := os.OpenFile("/dev/ptmx", os.O_RDWR, 0)
-	if err != nil {
-		t.Skipf("no pseudo-terminals here: %v", err)
-	}
-	defer ptmx.Close()
-	var unlock int32
-	_, _, errno := syscall.Syscall(syscall.SYS_IOCTL, ptmx.Fd(), syscall.TIOCSPTLCK, uintptr(unsafe.Pointer(&unlock)))
-	require.Zero(t, errno, "unlockpt")
-	var n uint32
-	_, _, errno = syscall.Syscall(syscall.SYS_IOCTL, ptmx.Fd(), syscall.TIOCGPTN, uintptr(unsafe.Pointer(&n)))
-	require.Zero(t, errno, "ptsname")
-	pts, err := os.OpenFile(fmt.Sprintf("/dev/pts/%d", n), os.O_RDWR|syscall.O_NOCTTY, 0)
-	require.NoError(t, err)
-	defer pts.Close()
+	_, pts := openPTY(t)
 	assert.True(t, isTerminal(pts), "a pseudo-terminal")
 
 	null, err := os.Open(os.DevNull)
@@ -46,4 +33,25 @@ func TestIsTerminal(t *testing.T) {
 	defer f.Close()
 	assert.False(t, isTerminal(f), "a file")
 	assert.False(t, isTerminal(os.Stdin.Name()), "not a file at all")
+}
+
+// openPTY opens a pseudo-terminal (closed when t ends), or skips t where
+// there is none.
+func openPTY(t *testing.T) (ptmx, pts *os.File) {
+	t.Helper()
+	ptmx, err := os.OpenFile("/dev/ptmx", os.O_RDWR, 0)
+	if err != nil {
+		t.Skipf("no pseudo-terminals here: %v", err)
+	}
+	t.Cleanup(func() { ptmx.Close() })
+	var unlock int32
+	_, _, errno := syscall.Syscall(syscall.SYS_IOCTL, ptmx.Fd(), syscall.TIOCSPTLCK, uintptr(unsafe.Pointer(&unlock)))
+	require.Zero(t, errno, "unlockpt")
+	var n uint32
+	_, _, errno = syscall.Syscall(syscall.SYS_IOCTL, ptmx.Fd(), syscall.TIOCGPTN, uintptr(unsafe.Pointer(&n)))
+	require.Zero(t, errno, "ptsname")
+	pts, err = os.OpenFile(fmt.Sprintf("/dev/pts/%d", n), os.O_RDWR|syscall.O_NOCTTY, 0)
+	require.NoError(t, err)
+	t.Cleanup(func() { pts.Close() })
+	return ptmx, pts
 }

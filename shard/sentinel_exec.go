@@ -143,6 +143,19 @@ func (c *Client) judgeSentinel(ctx context.Context, sh *sentShard, replica bool,
 	if c.closed.Load() {
 		return final
 	}
+	if replica {
+		// Only read-only commands go to replicas: sending one to the
+		// master is safe. The replica serves no more reads until a query
+		// finds it synced: one that died may come back empty.
+		msg, unfit := replicaUnfit(ctx, cl.err)
+		if !unfit {
+			return final
+		}
+		cl.last = msg
+		sh.dropReplica(cl.node)
+		cl.node, cl.replica = sh.node, false
+		return retryNow
+	}
 	var re redis.Error
 	if errors.As(cl.err, &re) {
 		msg := string(re)
@@ -151,13 +164,6 @@ func (c *Client) judgeSentinel(ctx context.Context, sh *sentShard, replica bool,
 		case "READONLY", "MASTERDOWN", "LOADING":
 			// Nothing ran. A master that answers READONLY was demoted.
 			cl.last = msg
-			if replica {
-				// A replica that is loading, or has lost its master, is
-				// not fit for reads until a query checks it again.
-				sh.dropReplica(cl.node)
-				cl.node, cl.replica = sh.node, false
-				return retryNow
-			}
 			sh.request()
 			return retryLater
 		}
@@ -177,18 +183,41 @@ func (c *Client) judgeSentinel(ctx context.Context, sh *sentShard, replica bool,
 		return final
 	}
 	cl.last = ne.Error()
-	if replica {
-		// Only read-only commands go to replicas: sending one again is
-		// safe. The replica serves no more reads until a query finds it
-		// synced: one that died may come back empty.
-		sh.dropReplica(cl.node)
-		cl.node, cl.replica = sh.node, false
-		return retryNow
-	}
 	sh.request()
 	if notSent(ne.Err) || !mayWrite(cl.info) {
 		return retryLater
 	}
 	cl.err = &UnknownOutcomeError{Command: strings.ToUpper(cl.name), Node: ne.Node, Err: ne}
 	return final
+}
+
+// replicaUnfit reports whether err, the failure of a read on a replica,
+// says that the replica could not serve it (and what it said): its
+// connection or login failed, including a refusal of the client's
+// credentials or connection that carries the server's error reply (the
+// master may well accept them), or it answered LOADING, MASTERDOWN or
+// READONLY. A failure the caller's context caused, a full pool and the
+// command's own error reply are not the replica's unfitness.
+func replicaUnfit(ctx context.Context, err error) (string, bool) {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || ctx.Err() != nil {
+		return "", false
+	}
+	var ne *NodeError
+	if errors.As(err, &ne) {
+		if errors.Is(ne.Err, redis.ErrPoolExhausted) {
+			return "", false
+		}
+		return ne.Error(), true
+	}
+	if isAuthFailure(err) {
+		return err.Error(), true
+	}
+	var re redis.Error
+	if errors.As(err, &re) {
+		switch code, _, _ := strings.Cut(string(re), " "); code {
+		case "READONLY", "MASTERDOWN", "LOADING":
+			return string(re), true
+		}
+	}
+	return "", false
 }

@@ -63,16 +63,22 @@ func Verify(ctx context.Context, cfg shard.Config, opts VerifyOptions) (*VerifyR
 		return nil, fmt.Errorf("%w: %w", shard.ErrBadConfig, err)
 	}
 	defer pools.Close()
-	nodes := c.Router().Nodes()
+	// During a migration the client routes by the old topology until the
+	// fence is up (c.Router() is the old one then); keys are judged by
+	// the new one, which MigrationInfo.To names in every phase.
+	to := c.Router()
 	var from shard.Router
 	if info, ok := c.Migration(); ok {
-		from = info.From
+		from, to = info.From, info.To
+	}
+	nodes := to.Nodes()
+	if from != nil {
 		nodes = appendNodes(nodes, from.Nodes())
 	}
 	for _, a := range opts.Nodes {
 		nodes = appendNodes(nodes, []shard.Node{{Name: a, Addr: a}})
 	}
-	return verifyNodes(ctx, pools, c.Router(), nodes, from, opts.Samples)
+	return verifyNodes(ctx, pools, to, nodes, from, opts.Samples)
 }
 
 // verifyNodes scans nodes in parallel for keys that to does not place

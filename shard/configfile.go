@@ -50,12 +50,7 @@ type fileConfig struct {
 		PasswordEnv     string    `yaml:"password_env"`
 		DB              *int      `yaml:"db"`
 		ClientName      string    `yaml:"client_name"`
-		TLS             *struct {
-			CAFile     string `yaml:"ca_file"`
-			CertFile   string `yaml:"cert_file"`
-			KeyFile    string `yaml:"key_file"`
-			ServerName string `yaml:"server_name"`
-		} `yaml:"tls"`
+		TLS             *fileTLS  `yaml:"tls"`
 	} `yaml:"pool"`
 	Migration *fileMigration `yaml:"migration"`
 	Health    struct {
@@ -64,6 +59,15 @@ type fileConfig struct {
 		Timeout      *duration `yaml:"timeout"`
 		AutoEject    *bool     `yaml:"auto_eject"`
 	} `yaml:"health"`
+}
+
+// fileTLS is a tls: section. Present, even empty (tls: {}, or tls:
+// with nothing after it), it turns TLS on.
+type fileTLS struct {
+	CAFile     string `yaml:"ca_file"`
+	CertFile   string `yaml:"cert_file"`
+	KeyFile    string `yaml:"key_file"`
+	ServerName string `yaml:"server_name"`
 }
 
 // duration reads "500ms", "3s" and the like.

@@ -46,7 +46,47 @@ func decodeFile(data []byte) (fileConfig, error) {
 	if err := dec.Decode(&fc); err != nil && !errors.Is(err, io.EOF) {
 		return fc, badConfigf("%s", yamlErrorText(err, isJSON))
 	}
+	tlsKeysOn(doc.Content[0], &fc)
 	return fc, nil
+}
+
+// tlsKeysOn turns TLS on for every tls key given with no value (YAML
+// null: "tls:" with nothing after it), which the decoder leaves nil:
+// present, even empty, a tls key turns TLS on.
+func tlsKeysOn(root *yaml.Node, fc *fileConfig) {
+	on := func(section *yaml.Node, dst **fileTLS) {
+		if *dst == nil && isNull(mapValue(section, "tls")) {
+			*dst = &fileTLS{}
+		}
+	}
+	on(mapValue(root, "pool"), &fc.Pool.TLS)
+	on(mapValue(root, "sentinel"), &fc.Sentinel.TLS)
+	if shards := mapValue(root, "shards"); shards != nil && shards.Kind == yaml.SequenceNode && len(shards.Content) == len(fc.Shards) {
+		for i, s := range shards.Content {
+			if fc.Shards[i].Sentinel != nil {
+				on(mapValue(s, "sentinel"), &fc.Shards[i].Sentinel.TLS)
+			}
+		}
+	}
+}
+
+// mapValue returns the value of key in mapping n (nil when n is not a
+// mapping or has no such key).
+func mapValue(n *yaml.Node, key string) *yaml.Node {
+	if n == nil || n.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if k := n.Content[i]; k.Kind == yaml.ScalarNode && k.Value == key {
+			return n.Content[i+1]
+		}
+	}
+	return nil
+}
+
+// isNull reports a YAML null value ("", ~ or null).
+func isNull(n *yaml.Node) bool {
+	return n != nil && n.Kind == yaml.ScalarNode && n.Tag == "!!null"
 }
 
 // yamlTypeError matches the YAML library's "cannot unmarshal !!str `x` into int".

@@ -7,15 +7,10 @@ import (
 
 // fileSentinelAuth is the credential part of a file's Sentinel settings.
 type fileSentinelAuth struct {
-	Username    string `yaml:"username"`
-	Password    string `yaml:"password"`
-	PasswordEnv string `yaml:"password_env"`
-	TLS         *struct {
-		CAFile     string `yaml:"ca_file"`
-		CertFile   string `yaml:"cert_file"`
-		KeyFile    string `yaml:"key_file"`
-		ServerName string `yaml:"server_name"`
-	} `yaml:"tls"`
+	Username    string   `yaml:"username"`
+	Password    string   `yaml:"password"`
+	PasswordEnv string   `yaml:"password_env"`
+	TLS         *fileTLS `yaml:"tls"`
 }
 
 // fileSentinel is the top-level sentinel: section of a config file.

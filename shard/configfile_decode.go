@@ -46,6 +46,14 @@ func decodeFile(data []byte) (fileConfig, error) {
 	if err := dec.Decode(&fc); err != nil && !errors.Is(err, io.EOF) {
 		return fc, badConfigf("%s", yamlErrorText(err, isJSON))
 	}
+	// The decoder reads one document: another one after "---" would be
+	// dropped, settings and mistakes alike.
+	var next yaml.Node
+	if err := dec.Decode(&next); err == nil && len(next.Content) > 0 && !isNull(next.Content[0]) {
+		return fc, badConfigf("line %d: a second YAML document (after ---): put every setting in one document", next.Content[0].Line)
+	} else if err != nil && !errors.Is(err, io.EOF) {
+		return fc, badConfigf("%s", yamlErrorText(err, isJSON))
+	}
 	tlsKeysOn(doc.Content[0], &fc)
 	return fc, nil
 }

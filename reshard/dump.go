@@ -18,8 +18,9 @@ var delIfSame = redis.NewScript(1, `if redis.call('DUMP', KEYS[1]) == ARGV[1] th
 // newer one) on the new node, then a delete on the old node of each copy
 // that has not changed since it was dumped.
 //
-// Writes on the old node are paused (CLIENT PAUSE WRITE) from before the
-// DUMPs until every RESTORE has answered, as a MIGRATE holds the old node
+// Writes on the old node are paused (CLIENT PAUSE WRITE), once the
+// connection to the new node is taken, from before the DUMPs until every
+// RESTORE has answered, as a MIGRATE holds the old node
 // until its target answered. Without it a client could move a key after
 // its DUMP (its MIGRATE finds no copy at the new owner yet), then delete
 // it or let it expire there, and the RESTORE would bring the dumped value
@@ -30,6 +31,13 @@ var delIfSame = redis.NewScript(1, `if redis.call('DUMP', KEYS[1]) == ARGV[1] th
 // itself Timeout+1s after it began if the mover dies; the batch fails
 // rather than wait for a reply past that moment.
 func (m *mover) dumpMove(ctx context.Context, conn redis.Conn, src, dst shard.Node, keys []string) (int, error) {
+	// The new node's connection first: a dial (and its handshake) to a
+	// node that does not answer must not hold the old node's writes.
+	dconn, err := m.pools.Get(ctx, dst.Addr)
+	if err != nil {
+		return 0, &shard.NodeError{Node: dst, Err: err}
+	}
+	defer dconn.Close()
 	hold := m.opts.Timeout + time.Second
 	deadline := time.Now().Add(hold) // the pause began after this moment, so it lasts at least until deadline
 	if _, err := redis.DoContext(conn, ctx, "CLIENT", "PAUSE", hold.Milliseconds(), "WRITE"); err != nil {
@@ -92,11 +100,6 @@ func (m *mover) dumpMove(ctx context.Context, conn redis.Conn, src, dst shard.No
 	if len(items) == 0 {
 		return 0, nil
 	}
-	dconn, err := m.pools.Get(ctx, dst.Addr)
-	if err != nil {
-		return 0, &shard.NodeError{Node: dst, Err: err}
-	}
-	defer dconn.Close()
 	for _, it := range items {
 		dconn.Send("RESTORE", it.key, it.ttl, it.payload)
 	}

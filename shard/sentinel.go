@@ -42,6 +42,11 @@ type sentShard struct {
 	// does not bring back the replica just dropped.
 	repMu    sync.Mutex
 	repDrops uint64
+	// repSeen holds, for each replica of replicas that a query checked,
+	// its node's failure count (nodeState.errors) then: a replica that
+	// failed since (a health check, a command) may have restarted empty,
+	// and serves no read until a query checks it again.
+	repSeen atomic.Pointer[map[int32]int64]
 
 	failovers atomic.Int64
 	queries   atomic.Int64

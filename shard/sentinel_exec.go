@@ -29,17 +29,32 @@ func (c *Client) placeSentinelRead(cl *call, node int) {
 	if node < 0 || node >= len(st.byMaster) || st.byMaster[node] == nil {
 		return
 	}
-	p := st.byMaster[node].replicas.Load()
+	sh := st.byMaster[node]
+	p := sh.replicas.Load()
 	if p == nil || len(*p) == 0 {
 		return
 	}
 	readers := *p
+	seen := sh.repSeen.Load()
+	// fit reports whether replica r may serve the read: not down, and
+	// not failed since a query checked it (it may have restarted empty;
+	// then it is dropped until a query checks it again).
+	fit := func(r int32) bool {
+		ns := c.nodes.get(int(r))
+		if seen != nil {
+			if base, ok := (*seen)[r]; ok && ns.errors.Load() > base {
+				sh.dropReplica(int(r))
+				return false
+			}
+		}
+		return !ns.down.Load()
+	}
 	best := -1
 	if st.opts.ReadFrom == ReadReplicaLatency {
 		var bestRTT int64
 		for _, r := range readers {
 			ns := c.nodes.get(int(r))
-			if ns.down.Load() {
+			if !fit(r) {
 				continue
 			}
 			rtt := ns.rtt.Load()
@@ -50,9 +65,9 @@ func (c *Client) placeSentinelRead(cl *call, node int) {
 	} else {
 		start := rand.IntN(len(readers))
 		for k := range readers {
-			r := int(readers[(start+k)%len(readers)])
-			if !c.nodes.get(r).down.Load() {
-				best = r
+			r := readers[(start+k)%len(readers)]
+			if fit(r) {
+				best = int(r)
 				break
 			}
 		}

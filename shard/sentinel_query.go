@@ -165,19 +165,27 @@ func (c *Client) loadReplicas(ctx context.Context, sh *sentShard, master string)
 		}
 		listed = append(listed, r.Addr)
 	}
-	if c.sent.readers {
-		listed = c.syncedReplicas(ctx, listed)
-	}
 	var idx []int32
-	var addrs []string
-	for _, a := range listed {
-		addrs = append(addrs, a)
-		if c.sent.readers {
+	seen := map[int32]int64{}
+	if c.sent.readers {
+		// The failure counts are read before ROLE: a failure after the
+		// check counts against the replica.
+		nodes := make([]int32, len(listed))
+		for k, a := range listed {
 			i := c.nodes.add(Node{Name: sh.cfg.Name + " replica " + a, Addr: a})
 			c.sent.owners.Store(i, sh)
-			idx = append(idx, int32(i))
+			nodes[k] = int32(i)
+			seen[int32(i)] = c.nodes.get(i).errors.Load()
 		}
+		synced := c.syncedReplicas(ctx, listed)
+		for k, a := range listed {
+			if slices.Contains(synced, a) {
+				idx = append(idx, nodes[k])
+			}
+		}
+		listed = synced
 	}
+	addrs := listed
 	sh.repMu.Lock()
 	if sh.repDrops != drops {
 		// A read dropped a replica while the Sentinels were asked: what
@@ -186,6 +194,7 @@ func (c *Client) loadReplicas(ctx context.Context, sh *sentShard, master string)
 		sh.repMu.Unlock()
 		return
 	}
+	sh.repSeen.Store(&seen)
 	prev := sh.replicas.Swap(&idx)
 	sh.repAddrs.Store(&addrs)
 	sh.repMu.Unlock()

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net"
 	"slices"
 	"strings"
 	"sync"
@@ -336,8 +337,12 @@ func (m *mover) migrateArgs(dst shard.Node, keys []string) []any {
 	if a := m.opts.Addrs[addr]; a != "" {
 		addr = a
 	}
-	i := strings.LastIndex(addr, ":")
-	host, port := addr[:max(i, 0)], addr[i+1:]
+	// "[fd00::1]:6379" names host fd00::1: MIGRATE takes it bare.
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		i := strings.LastIndex(addr, ":")
+		host, port = addr[:max(i, 0)], addr[i+1:]
+	}
 	p := m.opts.To.Pool
 	args := []any{host, port, "", p.DB, m.opts.Timeout.Milliseconds()}
 	if p.Password != "" {

@@ -257,6 +257,11 @@ func (c Config) Validate() error {
 	if err := c.Pool.Validate(); err != nil {
 		return badConfigf("%w", err)
 	}
+	if c.Pool.ReadOnly {
+		// Plain servers refuse READONLY; in a cluster the client sends it
+		// itself on the replica connections it reads from.
+		return badConfigf("Pool.ReadOnly is not for a client: it sends READONLY itself where it reads from replicas (Cluster.ReadFrom, Sentinel.ReadFrom)")
+	}
 	if err := c.validateMigration(); err != nil {
 		return err
 	}

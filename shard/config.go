@@ -185,6 +185,14 @@ func (c Config) Validate() error {
 			if err := checkRouterNodes(c.Router.Nodes()); err != nil {
 				return err
 			}
+			switch {
+			case c.Hash != "" || c.KeyHash != "" || c.Tag != "":
+				return fmt.Errorf("%w: Hash, KeyHash and Tag place keys on a ring; a Router places them by itself", ErrBadConfig)
+			case c.Health.AutoEject:
+				return fmt.Errorf("%w: Health.AutoEject takes shards out of a ring; a Router places keys by itself", ErrBadConfig)
+			case !reflect.ValueOf(c.Sentinel).IsZero():
+				return fmt.Errorf("%w: Sentinel settings are for ring shards; a Router places keys by itself", ErrBadConfig)
+			}
 			break
 		}
 		if len(c.Shards) == 0 {

@@ -167,6 +167,7 @@ func (c *Client) loadReplicas(ctx context.Context, sh *sentShard, master string)
 	}
 	var idx []int32
 	seen := map[int32]int64{}
+	unsynced := false // a listed replica registered as a node but not used
 	if c.sent.readers {
 		// The failure counts are read before ROLE: a failure after the
 		// check counts against the replica.
@@ -183,6 +184,7 @@ func (c *Client) loadReplicas(ctx context.Context, sh *sentShard, master string)
 				idx = append(idx, nodes[k])
 			}
 		}
+		unsynced = len(synced) != len(listed)
 		listed = synced
 	}
 	addrs := listed
@@ -198,7 +200,7 @@ func (c *Client) loadReplicas(ctx context.Context, sh *sentShard, master string)
 	prev := sh.replicas.Swap(&idx)
 	sh.repAddrs.Store(&addrs)
 	sh.repMu.Unlock()
-	if prev == nil || !slices.Equal(*prev, idx) {
+	if prev == nil || !slices.Equal(*prev, idx) || unsynced {
 		c.settleNodes() // a replica no longer listed retires (nodes.go)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+	"time"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -44,6 +45,18 @@ func checkFields(n *yaml.Node, t reflect.Type, path string) error {
 			if err := checkFields(v, f.Type, joinPath(path, k.Value)); err != nil {
 				return err
 			}
+		}
+	case yaml.ScalarNode:
+		// A value of the wrong kind, named by its path (the decoder's own
+		// error has only the line, which in JSON is often line 1).
+		switch {
+		case n.Tag == "!!null":
+		case t == reflect.TypeFor[duration]():
+			if _, err := time.ParseDuration(n.Value); err != nil {
+				return fmt.Errorf("line %d: %s: %q is not a duration such as 500ms or 3s", n.Line, path, n.Value)
+			}
+		case t.Kind() == reflect.Int && n.Tag != "!!int" && n.Tag != "!!float":
+			return fmt.Errorf("line %d: %s: %q is not a valid int", n.Line, path, n.Value)
 		}
 	case yaml.SequenceNode:
 		if t.Kind() != reflect.Slice && t.Kind() != reflect.Array {

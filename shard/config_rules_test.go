@@ -102,7 +102,7 @@ func TestConfigErrorTexts(t *testing.T) {
 		{"json syntax", "{\n  \"shards\": [\n    {\"addr\": \"127.0.0.1:1\"}\n  ]]\n}",
 			"shardis: bad config: JSON: line 4: invalid character ']' after object key:value pair"},
 		{"json type", `{"shards": [{"addr": "127.0.0.1:1"}], "pool": {"max_idle": "many"}}`,
-			`shardis: bad config: line 1: "many" is not a valid int`},
+			`shardis: bad config: line 1: pool.max_idle: "many" is not a valid int`},
 		{"ring error", "hash: nope\nshards: [{addr: '127.0.0.1:1'}]\n",
 			`shardis: bad config: unknown ring algorithm "nope" (want murmur3, jedis, jedis-legacy, ketama or modula)`},
 		{"pool error", "shards: [{addr: '127.0.0.1:1'}]\npool: {max_idle: -1}\n",

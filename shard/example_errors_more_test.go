@@ -190,3 +190,27 @@ func Example_connClosed() {
 	// true false
 	// <nil>
 }
+
+// Printing a client shows its configuration, defaults filled in, and
+// never a password, whatever the verb.
+func ExampleClient_String() {
+	addrs := redisAddrs(1)
+	ctx := context.Background()
+	client, err := shard.New(ctx, shard.Config{
+		Shards: []ring.Shard{{Name: "a", Addr: addrs[0], Weight: 1}},
+		Pool:   pool.Options{Password: "s3cret"},
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer client.Close()
+	for _, verb := range []string{"%v", "%+v", "%#v"} {
+		out := fmt.Sprintf(verb, client)
+		fmt.Println(strings.HasPrefix(out, "shard.Client{shard.Config{Mode: ring"), strings.Contains(out, "s3cret"))
+	}
+	// Output:
+	// true false
+	// true false
+	// true false
+}

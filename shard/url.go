@@ -2,6 +2,7 @@ package shard
 
 import (
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"net"
 	"net/url"
@@ -109,6 +110,11 @@ func ParseURL(raw string) (Config, error) {
 	if err != nil {
 		if cutPassword {
 			return cfg, errQuestionMark
+		}
+		var esc url.EscapeError
+		if errors.As(err, &esc) {
+			// The escape may be in a password (sentinel_password): not quoted.
+			return cfg, fmt.Errorf("%w: URL query: a '%%' not followed by two hex digits (write '%%' as %%25)", ErrBadConfig)
 		}
 		return cfg, fmt.Errorf("%w: URL query: %v", ErrBadConfig, err)
 	}

@@ -42,6 +42,11 @@ func register(c command) { commands[c.name] = c }
 // errUsage marks an error caused by wrong arguments; main exits with code 2.
 var errUsage = errors.New("usage")
 
+// errIncomplete marks a check that could not be done (verify: a node that
+// did not answer), which exits with status 3, so that a script tells it
+// from a check that found a problem (status 1).
+var errIncomplete = errors.New("check incomplete")
+
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -71,6 +76,9 @@ func run(ctx context.Context, env *cliEnv, args []string) int {
 		fmt.Fprintf(env.stderr, "shardis %s: %v\n", c.name, err)
 		if errors.Is(err, errUsage) {
 			return 2
+		}
+		if errors.Is(err, errIncomplete) {
+			return 3
 		}
 		return 1
 	}

@@ -17,7 +17,8 @@ const verifyUsage = `Usage: shardis verify --config CFG [--nodes ADDR,...] [--sa
 
 Scans every node of CFG (a config file or a URL; during a migration the old
 topology's nodes too, and --nodes more) and lists keys that sit on a node
-that does not own them. Exits with status 1 when there is any.
+that does not own them. Exits with status 1 when there is any, 3 when the
+scan could not be done (a node that did not answer), 2 on a usage error.
 
 Flags:
 `
@@ -43,12 +44,14 @@ func runVerify(ctx context.Context, env *cliEnv, args []string) error {
 		return err
 	}
 	var extra []string
-	if *nodes != "" {
-		extra = strings.Split(*nodes, ",")
+	for _, n := range strings.Split(*nodes, ",") {
+		if n = strings.TrimSpace(n); n != "" { // "a, b" as a person writes it
+			extra = append(extra, n)
+		}
 	}
 	rep, err := reshard.Verify(ctx, cfg, reshard.VerifyOptions{Nodes: extra, Samples: *samples})
 	if err != nil {
-		return err
+		return fmt.Errorf("%w (%w)", err, errIncomplete)
 	}
 	for _, m := range rep.Samples {
 		fmt.Fprintf(env.stdout, "misplaced %s\n", m)

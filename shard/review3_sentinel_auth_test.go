@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shardis/shardis/internal/redistest"
 	"github.com/shardis/shardis/pool"
 	"github.com/shardis/shardis/shard"
 )
@@ -18,10 +17,7 @@ import (
 // for "a new master" only delays the real cause, and the error must not
 // read as if the master were gone.
 func TestSentinelWrongPasswordFailsAtOnce(t *testing.T) {
-	opts := sentinelSetOptions(1)
-	// The harness logs in as the first user; the client as the second.
-	opts.Data.Users = []redistest.User{{Name: "harness", Password: "harness-secret"}, {Name: sentDataUser, Password: sentDataPW}}
-	set := redistest.StartSentinelsTB(t, opts)
+	set := startSentinelSetApart(t)
 	cfg := sentinelConfig(set)
 	const wait = 20 * time.Second
 	cfg.Sentinel.FailoverWait = wait

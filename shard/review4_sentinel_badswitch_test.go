@@ -24,14 +24,7 @@ func TestSentinelSwitchToAReplicaIsIgnored(t *testing.T) {
 	c := newClient(t, cfg)
 	ctx := context.Background()
 	waitFor(t, 30*time.Second, "subscriptions", func() bool { return c.Stats().Sentinel[0].Subscribed == 4 })
-	master, err := set.Master(0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	replica, err := set.Replica(0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	master, replica := shardServers(t, set, 0)
 	_, mp, _ := net.SplitHostPort(master.Addr)
 	_, rp, _ := net.SplitHostPort(replica.Addr)
 	if _, err := fake.Do("PUBLISH", "+switch-master", fmt.Sprintf("%s 127.0.0.1 %s 127.0.0.1 %s", set.Shards[0].Name, mp, rp)); err != nil {

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/gomodule/redigo/redis"
-	"github.com/shardis/shardis/internal/redistest"
 	"github.com/shardis/shardis/shard"
 )
 
@@ -21,24 +20,13 @@ import (
 // checks only PING it. Reads of a Sentinel shard must not be answered by
 // it: a GET of a key that the master holds must never come back nil.
 func TestSentinelRestartedReplicaServesNoReads(t *testing.T) {
-	opts := sentinelSetOptions(1)
-	// The harness (and the replicas, to sync) log in as the first user; the
-	// client as the second.
-	opts.Data.Users = []redistest.User{{Name: "harness", Password: "harness-secret"}, {Name: sentDataUser, Password: sentDataPW}}
-	set := redistest.StartSentinelsTB(t, opts)
+	set := startSentinelSetApart(t)
 	cfg := sentinelConfig(set)
 	cfg.Sentinel.ReadFrom = shard.ReadReplicaRandom
 	c := newClient(t, cfg)
 	ctx := context.Background()
 
-	master, err := set.Master(0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	replica, err := set.Replica(0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	master, replica := shardServers(t, set, 0)
 	if _, err := c.Do(ctx, "SET", "k", "v"); err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/gomodule/redigo/redis"
-	"github.com/shardis/shardis/internal/redistest"
 	"github.com/shardis/shardis/shard"
 )
 
@@ -17,23 +16,14 @@ import (
 // Once it answers PING again it is still empty (it cannot sync), and a
 // read must not be answered by it before a query has checked it again.
 func TestSentinelReplicaThatFailedHealthChecksServesNoReads(t *testing.T) {
-	opts := sentinelSetOptions(1)
-	opts.Data.Users = []redistest.User{{Name: "harness", Password: "harness-secret"}, {Name: sentDataUser, Password: sentDataPW}}
-	set := redistest.StartSentinelsTB(t, opts)
+	set := startSentinelSetApart(t)
 	cfg := sentinelConfig(set)
 	cfg.Sentinel.ReadFrom = shard.ReadReplicaRandom
 	cfg.Sentinel.RefreshInterval = -1 // no periodic query checks the replica meanwhile
 	c := newClient(t, cfg)
 	ctx := context.Background()
 
-	master, err := set.Master(0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	replica, err := set.Replica(0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	master, replica := shardServers(t, set, 0)
 	if _, err := c.Do(ctx, "SET", "k", "v"); err != nil {
 		t.Fatal(err)
 	}

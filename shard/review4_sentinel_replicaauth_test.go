@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/gomodule/redigo/redis"
-	"github.com/shardis/shardis/internal/redistest"
 	"github.com/shardis/shardis/shard"
 )
 
@@ -19,9 +18,7 @@ import (
 // the server's error reply, was taken for the command's own error reply
 // and returned.
 func TestSentinelReplicaRefusingLoginSendsReadsToMaster(t *testing.T) {
-	opts := sentinelSetOptions(1)
-	opts.Data.Users = []redistest.User{{Name: "harness", Password: "harness-secret"}, {Name: sentDataUser, Password: sentDataPW}}
-	set := redistest.StartSentinelsTB(t, opts)
+	set := startSentinelSetApart(t)
 	cfg := sentinelConfig(set)
 	cfg.Sentinel.ReadFrom = shard.ReadReplicaRandom
 	cfg.Health.Interval = 0 // nothing marks the replica down: each read meets the refusal

@@ -25,10 +25,7 @@ func TestReview2MigrationSortPatternsSeeTheLatestValues(t *testing.T) {
 	servers := redistest.StartNTB(t, 4, redistest.Options{})
 	from, to := ringConfig(servers[:3]), ringConfig(servers)
 	old := newClient(t, from)
-	cfg := to
-	f := from
-	cfg.Migration = &shard.Migration{From: &f, Armed: true}
-	c := newClient(t, cfg)
+	c := newClient(t, armedConfig(from, to))
 	var moving, staying string
 	for i := 0; i < 10000 && (moving == "" || staying == ""); i++ {
 		tg := fmt.Sprintf("{s%d}", i)

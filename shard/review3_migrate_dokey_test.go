@@ -25,10 +25,7 @@ func TestReview3MigrationDoKeyUnknownCommandMovesItsKey(t *testing.T) {
 	servers := redistest.StartNTB(t, 4, redistest.Options{Args: []string{"--rename-command", "APPEND", "MODAPPEND"}})
 	from, to := ringConfig(servers[:3]), ringConfig(servers)
 	old := newClient(t, from)
-	cfg := to
-	f := from
-	cfg.Migration = &shard.Migration{From: &f, Armed: true}
-	c := newClient(t, cfg)
+	c := newClient(t, armedConfig(from, to))
 	var keys []string
 	for i := 0; i < 10000 && len(keys) < 2; i++ {
 		k := fmt.Sprintf("r3dk:%d", i)

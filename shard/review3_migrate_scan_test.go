@@ -31,10 +31,7 @@ func TestReview3RollbackScanReportsTheKeysNotMovedForward(t *testing.T) {
 		_, err := old.Do(ctx, "SET", fmt.Sprintf("r3sc:%d", i), i)
 		require.NoError(t, err)
 	}
-	cfg := to
-	f := from
-	cfg.Migration = &shard.Migration{From: &f, Armed: true}
-	c := newClient(t, cfg)
+	c := newClient(t, armedConfig(from, to))
 	for i := 0; i < n; i += 2 { // half of the keys move forward
 		_, err := c.Do(ctx, "INCR", fmt.Sprintf("r3sc:%d", i))
 		require.NoError(t, err)

@@ -26,10 +26,7 @@ func TestReview3MigrationSortPatternsInTransactions(t *testing.T) {
 	servers := redistest.StartNTB(t, 4, redistest.Options{})
 	from, to := ringConfig(servers[:3]), ringConfig(servers)
 	old := newClient(t, from)
-	cfg := to
-	f := from
-	cfg.Migration = &shard.Migration{From: &f, Armed: true}
-	c := newClient(t, cfg)
+	c := newClient(t, armedConfig(from, to))
 	var tags []string
 	for i := 0; i < 10000 && len(tags) < 4; i++ {
 		tg := fmt.Sprintf("{r3s%d}", i)

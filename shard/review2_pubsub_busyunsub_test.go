@@ -3,56 +3,14 @@ package shard_test
 import (
 	"context"
 	"errors"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/gomodule/redigo/redis"
-	"github.com/shardis/shardis/internal/redistest"
 	"github.com/shardis/shardis/shard"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
-
-// review2Busy runs an endless script on s (busy-reply-threshold 20 ms)
-// until the returned function kills it.
-func review2Busy(t *testing.T, s *redistest.Server) (end func()) {
-	t.Helper()
-	_, err := s.Do("CONFIG", "SET", "busy-reply-threshold", "20")
-	require.NoError(t, err)
-	script, err := redis.Dial("tcp", s.Addr)
-	require.NoError(t, err)
-	ran := make(chan error, 1)
-	go func() {
-		_, err := script.Do("EVAL", "while true do end", 0)
-		ran <- err
-	}()
-	probe, err := redis.Dial("tcp", s.Addr)
-	require.NoError(t, err)
-	waitFor(t, 10*time.Second, "the script to make the server busy", func() bool {
-		_, err := probe.Do("GET", "x")
-		var re redis.Error
-		return errors.As(err, &re) && strings.HasPrefix(string(re), "BUSY")
-	})
-	ended := false
-	end = func() {
-		if ended {
-			return
-		}
-		ended = true
-		defer script.Close()
-		defer probe.Close()
-		_, err := probe.Do("SCRIPT", "KILL")
-		require.NoError(t, err)
-		select {
-		case <-ran:
-		case <-time.After(10 * time.Second):
-			t.Fatal("the script was not killed")
-		}
-	}
-	t.Cleanup(end)
-	return end
-}
 
 // An UNSUBSCRIBE that a busy node refuses (BUSY) left the channel
 // subscribed on the node for good, delivering messages the application
@@ -68,7 +26,7 @@ func TestReview2PubSubUnsubscribeRefusedByBusyNode(t *testing.T) {
 	for range 3 {
 		receiveWithin(t, sub, 5*time.Second)
 	}
-	end := review2Busy(t, servers[0])
+	end := busyServer(t, servers[0])
 	require.NoError(t, sub.Unsubscribe(ctx, "r2bu:gone"))
 	require.NoError(t, sub.PUnsubscribe(ctx, "r2bu:p:*"))
 	// Both are answered BUSY.

@@ -22,7 +22,7 @@ func TestReview2PubSubHealthPingRefusalIsNotDelivered(t *testing.T) {
 	defer sub.Close()
 	require.NoError(t, sub.Subscribe(ctx, "r2hb:a"))
 	receiveWithin(t, sub, 5*time.Second)
-	end := review2Busy(t, servers[0])
+	end := busyServer(t, servers[0])
 	waitFor(t, 10*time.Second, "health PINGs refused", func() bool { return sub.Stats().ServerErrors >= 2 })
 	end()
 	n, err := redis.Int(c.Do(ctx, "PUBLISH", "r2hb:a", "x"))

@@ -35,7 +35,7 @@ func TestReview3PubSubHomeMoveNeverSubscribedTwice(t *testing.T) {
 	require.NoError(t, sub.Subscribe(ctx, "r3hm:x"))
 	old := homeOf(t, masters, "r3hm:x")
 
-	end := review3Busy(t, old)
+	end := busyServer(t, old)
 	err = sub.Subscribe(ctx, "r3hm:y")
 	var ne *shard.NodeError
 	require.True(t, errors.As(err, &ne), "%v", err)

@@ -4,12 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"testing"
 	"time"
 
-	"github.com/gomodule/redigo/redis"
-	"github.com/shardis/shardis/internal/redistest"
 	"github.com/shardis/shardis/ring"
 	"github.com/shardis/shardis/shard"
 	"github.com/stretchr/testify/assert"
@@ -43,7 +40,7 @@ func TestReview3PubSubLostConnFailsOnlyItsOwnNames(t *testing.T) {
 	require.NoError(t, sub.Subscribe(ctx, x))
 	receiveWithin(t, sub, 5*time.Second)
 
-	review3BusyUntilKilled(t, a)
+	busyServer(t, a)
 	// a refuses both: the SUBSCRIBE of y, the UNSUBSCRIBE of x.
 	require.Error(t, sub.Subscribe(ctx, y))
 	require.NoError(t, sub.Unsubscribe(ctx, x))
@@ -86,36 +83,4 @@ func TestReview3PubSubLostConnFailsOnlyItsOwnNames(t *testing.T) {
 	case <-time.After(15 * time.Second):
 		t.Fatal("Subscribe did not return once b answered")
 	}
-}
-
-// review3BusyUntilKilled runs an endless script on s (busy-reply-threshold
-// 20 ms) until s is killed or the test ends.
-func review3BusyUntilKilled(t *testing.T, s *redistest.Server) {
-	t.Helper()
-	_, err := s.Do("CONFIG", "SET", "busy-reply-threshold", "20")
-	require.NoError(t, err)
-	script, err := redis.Dial("tcp", s.Addr)
-	require.NoError(t, err)
-	ran := make(chan error, 1)
-	go func() {
-		_, err := script.Do("EVAL", "while true do end", 0)
-		ran <- err
-	}()
-	probe, err := redis.Dial("tcp", s.Addr)
-	require.NoError(t, err)
-	t.Cleanup(func() {
-		defer script.Close()
-		defer probe.Close()
-		_, _ = probe.Do("SCRIPT", "KILL") // fails once s was killed
-		select {
-		case <-ran:
-		case <-time.After(10 * time.Second):
-			t.Error("the script did not end")
-		}
-	})
-	waitFor(t, 10*time.Second, "the script to make the server busy", func() bool {
-		_, err := probe.Do("GET", "x")
-		var re redis.Error
-		return errors.As(err, &re) && strings.HasPrefix(string(re), "BUSY")
-	})
 }

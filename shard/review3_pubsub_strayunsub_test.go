@@ -3,11 +3,9 @@ package shard_test
 import (
 	"context"
 	"errors"
-	"strings"
 	"testing"
 	"time"
 
-	"github.com/gomodule/redigo/redis"
 	"github.com/shardis/shardis/internal/redistest"
 	"github.com/shardis/shardis/shard"
 	"github.com/stretchr/testify/require"
@@ -35,7 +33,7 @@ func TestReview3PubSubStrayUnsubscribeRefusedIsRetried(t *testing.T) {
 	require.NoError(t, sub.Subscribe(ctx, "r3mv:x"))
 	old := homeOf(t, masters, "r3mv:x")
 
-	end := review3Busy(t, old)
+	end := busyServer(t, old)
 	err = sub.Subscribe(ctx, "r3mv:y")
 	var ne *shard.NodeError
 	require.True(t, errors.As(err, &ne), "%v", err)
@@ -58,44 +56,4 @@ func TestReview3PubSubStrayUnsubscribeRefusedIsRetried(t *testing.T) {
 	waitFor(t, 10*time.Second, "each channel on exactly one master", func() bool {
 		return on("r3mv:x") == 1 && on("r3mv:y") == 1
 	})
-}
-
-// review3Busy is review2Busy for a cluster node, probed with PING (a GET
-// may be answered MOVED before the node looks at its script).
-func review3Busy(t *testing.T, s *redistest.Server) (end func()) {
-	t.Helper()
-	_, err := s.Do("CONFIG", "SET", "busy-reply-threshold", "20")
-	require.NoError(t, err)
-	script, err := redis.Dial("tcp", s.Addr)
-	require.NoError(t, err)
-	ran := make(chan error, 1)
-	go func() {
-		_, err := script.Do("EVAL", "while true do end", 0)
-		ran <- err
-	}()
-	probe, err := redis.Dial("tcp", s.Addr)
-	require.NoError(t, err)
-	waitFor(t, 10*time.Second, "the script to make the server busy", func() bool {
-		_, err := probe.Do("PING")
-		var re redis.Error
-		return errors.As(err, &re) && strings.HasPrefix(string(re), "BUSY")
-	})
-	ended := false
-	end = func() {
-		if ended {
-			return
-		}
-		ended = true
-		defer script.Close()
-		defer probe.Close()
-		_, err := probe.Do("SCRIPT", "KILL")
-		require.NoError(t, err)
-		select {
-		case <-ran:
-		case <-time.After(10 * time.Second):
-			t.Fatal("the script was not killed")
-		}
-	}
-	t.Cleanup(end)
-	return end
 }

@@ -1,6 +1,7 @@
 package shard_test
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/gomodule/redigo/redis"
 	"github.com/shardis/shardis/internal/redistest"
+	"github.com/shardis/shardis/shard"
 	"github.com/stretchr/testify/require"
 )
 
@@ -55,4 +57,35 @@ func busyServer(t *testing.T, s *redistest.Server) (end func()) {
 		return errors.As(err, &re) && strings.HasPrefix(string(re), "BUSY")
 	})
 	return func() { stop(true) }
+}
+
+// busyHome is the set-up of the tests of a cluster home that turns BUSY:
+// a subscription carrying prefix+":x", whose home (old) is then made busy
+// (end lets it go), and a Subscribe of prefix+":y" that the busy home
+// refuses (ne).
+type busyHome struct {
+	masters []*redistest.Server
+	sub     *shard.Subscription
+	old     *redistest.Server
+	end     func()
+	ne      *shard.NodeError
+}
+
+func startBusyHome(t *testing.T, prefix string) busyHome {
+	t.Helper()
+	rc := redistest.StartClusterTB(t, 3, 0, redistest.Options{NodeTimeout: 20 * time.Second})
+	c := newClient(t, clusterConfig(rc.Seeds()...))
+	ctx := context.Background()
+	h := busyHome{masters: rc.Masters()}
+	require.Len(t, h.masters, 3)
+	sub, err := c.NewSubscription(shard.SubscriptionOptions{PingInterval: time.Minute, PingTimeout: time.Minute})
+	require.NoError(t, err)
+	t.Cleanup(func() { sub.Close() })
+	h.sub = sub
+	require.NoError(t, sub.Subscribe(ctx, prefix+":x"))
+	h.old = homeOf(t, h.masters, prefix+":x")
+	h.end = busyServer(t, h.old)
+	err = sub.Subscribe(ctx, prefix+":y")
+	require.True(t, errors.As(err, &h.ne), "%v", err)
+	return h
 }

@@ -1,15 +1,12 @@
 package shard_test
 
 import (
-	"context"
-	"errors"
 	"testing"
 	"time"
 
 	"github.com/shardis/shardis/internal/redistest"
 	"github.com/shardis/shardis/shard"
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 )
 
 // When a cluster home answers BUSY, its channels move to another master;
@@ -24,21 +21,8 @@ func TestReview3PubSubHomeMoveNeverSubscribedTwice(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts its own cluster")
 	}
-	rc := redistest.StartClusterTB(t, 3, 0, redistest.Options{NodeTimeout: 20 * time.Second})
-	c := newClient(t, clusterConfig(rc.Seeds()...))
-	ctx := context.Background()
-	masters := rc.Masters()
-	require.Len(t, masters, 3)
-	sub, err := c.NewSubscription(shard.SubscriptionOptions{PingInterval: time.Minute, PingTimeout: time.Minute})
-	require.NoError(t, err)
-	defer sub.Close()
-	require.NoError(t, sub.Subscribe(ctx, "r3hm:x"))
-	old := homeOf(t, masters, "r3hm:x")
-
-	end := busyServer(t, old)
-	err = sub.Subscribe(ctx, "r3hm:y")
-	var ne *shard.NodeError
-	require.True(t, errors.As(err, &ne), "%v", err)
+	bh := startBusyHome(t, "r3hm")
+	masters, sub, old, end := bh.masters, bh.sub, bh.old, bh.end
 	// y went to the new home; x, in the old code with it (one SUBSCRIBE).
 	var home *redistest.Server
 	waitFor(t, 10*time.Second, "y at a new home", func() bool {

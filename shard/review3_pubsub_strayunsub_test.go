@@ -1,13 +1,9 @@
 package shard_test
 
 import (
-	"context"
-	"errors"
 	"testing"
 	"time"
 
-	"github.com/shardis/shardis/internal/redistest"
-	"github.com/shardis/shardis/shard"
 	"github.com/stretchr/testify/require"
 )
 
@@ -22,21 +18,8 @@ func TestReview3PubSubStrayUnsubscribeRefusedIsRetried(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts its own cluster")
 	}
-	rc := redistest.StartClusterTB(t, 3, 0, redistest.Options{NodeTimeout: 20 * time.Second})
-	c := newClient(t, clusterConfig(rc.Seeds()...))
-	ctx := context.Background()
-	masters := rc.Masters()
-	require.Len(t, masters, 3)
-	sub, err := c.NewSubscription(shard.SubscriptionOptions{PingInterval: time.Minute, PingTimeout: time.Minute})
-	require.NoError(t, err)
-	defer sub.Close()
-	require.NoError(t, sub.Subscribe(ctx, "r3mv:x"))
-	old := homeOf(t, masters, "r3mv:x")
-
-	end := busyServer(t, old)
-	err = sub.Subscribe(ctx, "r3mv:y")
-	var ne *shard.NodeError
-	require.True(t, errors.As(err, &ne), "%v", err)
+	bh := startBusyHome(t, "r3mv")
+	masters, sub, old, end, ne := bh.masters, bh.sub, bh.old, bh.end, bh.ne
 	require.Equal(t, old.Addr, ne.Node.Addr)
 	// The SUBSCRIBE, then the UNSUBSCRIBE of the channel the home carried
 	// (sent once the node's backoff passed), were refused.

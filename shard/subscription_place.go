@@ -2,6 +2,7 @@ package shard
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -345,8 +346,10 @@ func (s *Subscription) failWaitersAt(addr string, err error) {
 // failHomeless tells the Subscribe calls waiting for names that no node
 // can carry now (every ring shard ejected, no cluster master to turn to)
 // that none can: no attempt to reach a node would ever answer them. The
-// names stay and are subscribed once a node can carry them. Caller holds
-// s.mu.
+// names stay and are subscribed once a node can carry them. The error
+// wraps ErrNoNodes and, in ring mode, the router's own error for the
+// name (a user's Router may refuse a name with an error of its own: the
+// cause the caller needs). Caller holds s.mu.
 func (s *Subscription) failHomeless(plan map[string]map[subName]bool) {
 	var err error
 	for sn, ws := range s.want {
@@ -366,11 +369,28 @@ func (s *Subscription) failHomeless(plan map[string]map[subName]bool) {
 		if err == nil {
 			err = fmt.Errorf("%w: no node can carry the names now; they stay and are subscribed once one can", ErrNoNodes)
 		}
+		werr := err
+		if rerr := s.routeErr(sn); rerr != nil {
+			werr = fmt.Errorf("%w: %s %q: %w", ErrNoNodes, sn.kind.subCommand(), sn.name, rerr)
+		}
 		for _, w := range ws.waiters {
-			w.settle(err)
+			w.settle(werr)
 		}
 		ws.waiters = nil
 	}
+}
+
+// routeErr returns the error the router gives for sn's name in ring mode
+// when it is not ErrNoNodes itself (which the caller's error wraps
+// already), or nil.
+func (s *Subscription) routeErr(sn subName) error {
+	if s.c.cl() != nil || sn.kind == kindPattern {
+		return nil
+	}
+	if _, err := s.c.currentRouter().Route(sn.name); err != nil && !errors.Is(err, ErrNoNodes) {
+		return err
+	}
+	return nil
 }
 
 // node returns the Node for addr, with its configured name.

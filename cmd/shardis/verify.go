@@ -2,11 +2,13 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"strings"
 
 	"github.com/shardis/shardis/reshard"
+	"github.com/shardis/shardis/shard"
 )
 
 func init() {
@@ -18,7 +20,8 @@ const verifyUsage = `Usage: shardis verify --config CFG [--nodes ADDR,...] [--sa
 Scans every node of CFG (a config file or a URL; during a migration the old
 topology's nodes too, and --nodes more) and lists keys that sit on a node
 that does not own them. Exits with status 1 when there is any, 3 when the
-scan could not be done (a node that did not answer), 2 on a usage error.
+scan could not be done (a node that did not answer), 2 on a usage error or
+a bad config (one that cannot be read, parsed or used).
 
 Flags:
 `
@@ -41,7 +44,8 @@ func runVerify(ctx context.Context, env *cliEnv, args []string) error {
 	}
 	cfg, err := loadTopology(*cfgArg)
 	if err != nil {
-		return err
+		// Not status 1, which says that keys are misplaced.
+		return fmt.Errorf("%w: %w", errUsage, err)
 	}
 	var extra []string
 	for _, n := range strings.Split(*nodes, ",") {
@@ -50,6 +54,9 @@ func runVerify(ctx context.Context, env *cliEnv, args []string) error {
 		}
 	}
 	rep, err := reshard.Verify(ctx, cfg, reshard.VerifyOptions{Nodes: extra, Samples: *samples})
+	if errors.Is(err, shard.ErrBadConfig) { // a config that loads but cannot be used
+		return fmt.Errorf("%w: %w", errUsage, err)
+	}
 	if err != nil {
 		return fmt.Errorf("%w (%w)", err, errIncomplete)
 	}

@@ -98,6 +98,11 @@ func (m *mover) dumpMove(ctx context.Context, conn redis.Conn, src, dst shard.No
 		items = append(items, dumped{key: k, payload: payload, ttl: ttl})
 	}
 	if len(items) == 0 {
+		// Every key was gone: the pause must still end, or the old
+		// node's writes wait until it runs out.
+		if err := unpause(); err != nil {
+			return 0, &shard.NodeError{Node: src, Err: fmt.Errorf("CLIENT UNPAUSE: %w", err)}
+		}
 		return 0, nil
 	}
 	for _, it := range items {

@@ -71,6 +71,7 @@ func (d *dialer) dial(ctx context.Context) (redis.Conn, error) {
 	if d.pooled {
 		lc.names, lc.named = d.names, name.gen
 	}
+	lc.unverified = addr // checked by the first reply, the setup's or the caller's
 	// The setup commands run under ctx; then the connection arms its own
 	// deadlines (see coarseConn).
 	if err := d.setup(ctx, lc, addr, name.name); err != nil {
@@ -93,6 +94,10 @@ func (d *dialer) setup(ctx context.Context, c redis.Conn, addr, name string) err
 			args = []any{o.Username, o.Password}
 		}
 		if _, err := redis.DoContext(c, ctx, "AUTH", args...); err != nil {
+			var de *DialError
+			if errors.As(err, &de) {
+				return de // a full server's refusal (liveConn.next)
+			}
 			var reply redis.Error
 			if errors.As(err, &reply) && !refusedConnection(reply) {
 				return newAuthError(addr, o.Username, o.Password, reply)
@@ -117,6 +122,10 @@ func (d *dialer) setup(ctx context.Context, c redis.Conn, addr, name string) err
 			continue
 		}
 		if _, err := redis.DoContext(c, ctx, s.name, s.args...); err != nil {
+			var de *DialError
+			if errors.As(err, &de) {
+				return de // a full server's refusal (liveConn.next)
+			}
 			// A server that wants credentials the options lack refuses
 			// the first command after the dial with NOAUTH: that is a
 			// refusal of the credentials, whichever step met it.

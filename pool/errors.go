@@ -28,7 +28,9 @@ var (
 // DialError reports that a new connection to Addr could not be made ready:
 // the TCP connect, the TLS handshake or one of the setup commands sent while
 // dialing (CLIENT SETNAME, SELECT, READONLY) failed, or the server had no
-// room for another connection (maxclients), whichever command met it. A
+// room for another connection (maxclients), whichever command met it: a
+// setup command, or, on a connection whose dial sent none, the caller's
+// first command (which never ran) and every command sent with it. A
 // refused AUTH is an *AuthError instead.
 type DialError struct {
 	// Addr is the node address that was dialed.

@@ -57,6 +57,12 @@ type liveConn struct {
 	// (touched only by the goroutine that owns the connection).
 	names *names
 	named int64
+
+	// unverified is the address dialed while no reply has been read:
+	// the first reply may be a full server's refusal of the connection
+	// (refusedConnection), which answers no command (touched only by
+	// the receiving goroutine once the connection is handed out).
+	unverified string
 }
 
 const (
@@ -203,7 +209,7 @@ func (c *liveConn) ReceiveWithTimeout(timeout time.Duration) (any, error) {
 		return nil, c.Err()
 	}
 	c.nc.startReply(timeout)
-	reply, err := c.rd.reply(0, nil)
+	reply, err := c.next()
 	if err != nil {
 		return nil, c.fail(err)
 	}
@@ -219,6 +225,23 @@ func (c *liveConn) ReceiveWithTimeout(timeout time.Duration) (any, error) {
 		return nil, e
 	}
 	return reply, nil
+}
+
+// next reads the next reply. The first reply of a connection whose dial
+// sent no command (no AUTH, no CLIENT SETNAME, ...) may be the refusal a
+// server at maxclients sends every new connection before it reads
+// anything: that is no reply to the caller's command, which never ran,
+// but a failed dial, and it fails the connection as a *DialError.
+func (c *liveConn) next() (any, error) {
+	r, err := c.rd.reply(0, nil)
+	if err == nil && c.unverified != "" {
+		addr := c.unverified
+		c.unverified = ""
+		if e, ok := r.(redis.Error); ok && refusedConnection(e) {
+			return nil, &DialError{Addr: addr, Err: e}
+		}
+	}
+	return r, err
 }
 
 // ReceiveContext is ReceiveWithTimeout bounded by ctx: its deadline cuts
@@ -267,7 +290,7 @@ func (c *liveConn) DoWithTimeout(timeout time.Duration, cmd string, args ...any)
 	if cmd == "" {
 		replies := make([]any, pending)
 		for i := range replies {
-			r, err := c.rd.reply(0, nil)
+			r, err := c.next()
 			if err != nil {
 				return nil, c.fail(err)
 			}
@@ -281,7 +304,7 @@ func (c *liveConn) DoWithTimeout(timeout time.Duration, cmd string, args ...any)
 		firstErr error
 	)
 	for range pending + 1 {
-		r, err := c.rd.reply(0, nil)
+		r, err := c.next()
 		if err != nil {
 			return nil, c.fail(err)
 		}

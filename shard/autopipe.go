@@ -62,12 +62,10 @@ type pipeReq struct {
 	reply any
 	err   error
 	done  chan struct{} // receives once reply and err are set
-	// sent is when the writer started writing its batch: its reply is
-	// waited for until sent plus the read timeout, however many replies
-	// are read before it on the connection. A command written after a
-	// large value of the same batch therefore has less than the read
-	// timeout left for its reply (a timeout error, never a wrong reply);
-	// one clock read per batch instead of per command.
+	// sent is when the writer finished writing its batch (the flush
+	// returned): its reply is waited for until sent plus the read
+	// timeout, however many replies are read before it on the
+	// connection; one clock read per batch instead of per command.
 	sent time.Time
 }
 
@@ -478,7 +476,6 @@ func (pc *pipeConn) send(batch []*pipeReq) bool {
 	}
 	batch = batch[:n]
 	var err error
-	now := time.Now()
 	i := 0
 	for ; i < len(batch); i++ {
 		for _, cl := range batch[i].pre {
@@ -493,14 +490,23 @@ func (pc *pipeConn) send(batch []*pipeReq) bool {
 		if err = pc.conn.Send(cl.name, cl.args...); err != nil {
 			break
 		}
-		batch[i].sent = now
-		if pc.drained != nil {
-			pc.outstanding.Add(1)
-		}
-		pc.inflight <- batch[i]
 	}
 	if err == nil {
 		err = pc.conn.Flush()
+	}
+	// The replies are due a read timeout after the batch is written, as
+	// on a connection of one's own (where the read timeout starts after
+	// the flush): a write the server was slow to take (a large value, a
+	// stalled server) within the write timeout does not eat the wait for
+	// the reply. The reader gets the commands written only now, so that
+	// it never reads a sent time being set.
+	now := time.Now()
+	for _, r := range batch[:i] {
+		r.sent = now
+		if pc.drained != nil {
+			pc.outstanding.Add(1)
+		}
+		pc.inflight <- r
 	}
 	if err == nil {
 		return true

@@ -135,7 +135,7 @@ func (cp *counted) renameIdle(ctx context.Context) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		c, err := cp.pool.GetContext(ctx)
+		c, err := cp.get(ctx)
 		if err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()

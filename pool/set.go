@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -88,7 +90,7 @@ func (s *Set) get(ctx context.Context, addr string, readOnly bool) (redis.Conn, 
 		if err != nil {
 			return nil, err
 		}
-		c, err := cp.pool.GetContext(ctx)
+		c, err := cp.get(ctx)
 		if err == nil {
 			return c, nil
 		}
@@ -105,6 +107,26 @@ func (s *Set) get(ctx context.Context, addr string, readOnly bool) (redis.Conn, 
 		}
 		return nil, fmt.Errorf("shardis: get connection to %s: %w", addr, err)
 	}
+}
+
+// get borrows a connection from cp's pool. redigo's pool (v1.9.3) panics
+// with "send on closed channel" when a GetContext that waits for a vacancy
+// (Wait with MaxActive) is woken by the pool's Close and finds its
+// context ended when it looks again: it gives the vacancy back to the
+// channel Close just closed. Nothing of the pool has changed by then, so
+// for a pool that was closed that panic is the context's error.
+func (cp *counted) get(ctx context.Context) (c redis.Conn, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			re, ok := r.(runtime.Error)
+			if !ok || !cp.removed.Load() || ctx.Err() == nil ||
+				!strings.Contains(re.Error(), "send on closed channel") {
+				panic(r)
+			}
+			c, err = nil, ctx.Err()
+		}
+	}()
+	return cp.pool.GetContext(ctx)
 }
 
 // Pool returns the redigo pool behind Get for addr, creating it if needed,

@@ -57,8 +57,10 @@ import (
 //     commands fail with ErrNoKey (use DoKey or ForEachShard).
 //   - Receive with nothing sent fails at once instead of waiting.
 //   - A command that fails to route (a *CrossShardError, ErrNoKey, ...) or
-//     whose node failed (a *NodeError) fails alone: Receive and Do return
-//     its error as they would a server's error reply, and Do("") puts it in
+//     whose node failed (a *NodeError) fails alone: Receive returns its
+//     error as it would a server's error reply; Do returns it as its error
+//     when it is Do's own command (whatever the replies before it), and
+//     as the first error otherwise; Do("") puts it in
 //     the returned slice and also returns the first such error (where a
 //     server's error replies only go in the slice). The Conn stays usable
 //     and Err stays nil, where a redigo connection would be broken.
@@ -152,7 +154,8 @@ func timeoutContext(timeout time.Duration) (context.Context, context.CancelFunc)
 // DoContext sends the queued commands plus this one and reads every
 // pending reply, as redigo does: it returns this one's reply (a server
 // error reply as its redis.Error value) and the first error among the
-// replies read. With an empty name it only flushes and returns every
+// replies read; when this one failed to route or its node failed, it
+// returns that failure as the error instead. With an empty name it only flushes and returns every
 // pending reply as a []any, server errors as redis.Error values inside it;
 // the error is then the first one that is not a server's reply (a routing
 // or node failure), if any.
@@ -191,6 +194,12 @@ func (rc *routedConn) DoContext(ctx context.Context, name string, args ...any) (
 		// replies are not lost.
 		return out, firstErr
 	}
+	last := replies[len(replies)-1]
+	if last.Err != nil && !isRedisError(last.Err) {
+		// This command did not run (it failed to route, or its node
+		// failed): its own failure is the error, not an earlier reply's.
+		return nil, last.Err
+	}
 	var firstErr error
 	for _, r := range replies {
 		if r.Err != nil {
@@ -198,12 +207,8 @@ func (rc *routedConn) DoContext(ctx context.Context, name string, args ...any) (
 			break
 		}
 	}
-	last := replies[len(replies)-1]
 	if last.Err != nil {
-		if re, ok := last.Err.(redis.Error); ok {
-			return re, firstErr
-		}
-		return nil, firstErr
+		return last.Err, firstErr // a server's error reply, as in redigo
 	}
 	return last.Reply, firstErr
 }

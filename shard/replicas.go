@@ -20,9 +20,14 @@ func (c *Client) pickReader(st *clusterState, slot, master int) int {
 		}
 		return int(readers[0])
 	}
+	start := rand.IntN(len(readers))
 	if c.clusterOpts().ReadFrom == ReadReplicaLatency {
+		// From a random replica on: with no round trip measured (health
+		// checks off, or not run yet) reads spread as with the random
+		// policy instead of all going to the first replica.
 		best, bestRTT := master, int64(0)
-		for _, r := range readers {
+		for k := range readers {
+			r := readers[(start+k)%len(readers)]
 			ns := c.nodes.get(int(r))
 			if ns.down.Load() {
 				continue
@@ -34,7 +39,6 @@ func (c *Client) pickReader(st *clusterState, slot, master int) int {
 		}
 		return best
 	}
-	start := rand.IntN(len(readers))
 	for k := range readers {
 		r := int(readers[(start+k)%len(readers)])
 		if !c.nodes.get(r).down.Load() {

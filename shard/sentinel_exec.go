@@ -50,9 +50,15 @@ func (c *Client) placeSentinelRead(cl *call, node int) {
 		return !ns.down.Load()
 	}
 	best := -1
+	// The scan starts at a random replica: with no round trip measured
+	// (health checks off, or not run yet) the latency policy spreads
+	// reads as the random one does instead of sending them all to the
+	// first replica listed.
+	start := rand.IntN(len(readers))
 	if st.opts.ReadFrom == ReadReplicaLatency {
 		var bestRTT int64
-		for _, r := range readers {
+		for k := range readers {
+			r := readers[(start+k)%len(readers)]
 			ns := c.nodes.get(int(r))
 			if !fit(r) {
 				continue
@@ -63,7 +69,6 @@ func (c *Client) placeSentinelRead(cl *call, node int) {
 			}
 		}
 	} else {
-		start := rand.IntN(len(readers))
 		for k := range readers {
 			r := readers[(start+k)%len(readers)]
 			if fit(r) {

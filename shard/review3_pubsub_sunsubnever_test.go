@@ -12,7 +12,8 @@ import (
 
 // SUnsubscribe of a shard channel that no connection carries (never
 // subscribed) returns at once, sends nothing to any node, and the shard
-// channels subscribed go on.
+// channels subscribed go on. Each such name is confirmed at once, as a
+// server confirms it (TestReview5PubSubUnsubscribeOfUncarriedNameIsConfirmed).
 func TestReview3PubSubSUnsubscribeNeverSubscribed(t *testing.T) {
 	rc := clusterForTest(t)
 	c := newClient(t, clusterConfig(rc.Seeds()...))
@@ -32,7 +33,9 @@ func TestReview3PubSubSUnsubscribeNeverSubscribed(t *testing.T) {
 	assert.Equal(t, conns, st.Connections, "no connection dialled for it")
 	assert.Zero(t, st.ServerErrors)
 
-	// Nothing was sent, so nothing answers: the next value is the message.
+	// Nothing was sent: the confirmations were delivered at once, then the message.
+	assert.Equal(t, redis.Subscription{Kind: "sunsubscribe", Channel: "r3sn:{never}", Count: 1}, receiveWithin(t, sub, 5*time.Second))
+	assert.Equal(t, redis.Subscription{Kind: "sunsubscribe", Channel: "r3sn:{b}", Count: 1}, receiveWithin(t, sub, 5*time.Second))
 	n, err := redis.Int(c.Do(ctx, "SPUBLISH", "r3sn:{a}", "m"))
 	require.NoError(t, err)
 	require.Equal(t, 1, n)

@@ -208,7 +208,10 @@ func (s *Subscription) SSubscribe(ctx context.Context, channels ...string) error
 // Unsubscribe removes channels, or every channel when none is named. Each
 // name delivers a redis.Subscription of kind "unsubscribe" once every node
 // that carried it confirms (or its connection is lost): no message of the
-// name follows it. Messages already received stay in the buffer. A
+// name follows it. A name no connection carries (its node is down, or it
+// was never subscribed) is confirmed at once; with no name given and none
+// to remove, one confirmation with no name is delivered, as a server
+// does. Messages already received stay in the buffer. A
 // connection found broken gives a *NodeError: the names are removed all
 // the same (the server dropped them with the connection), and their
 // confirmation may not come.
@@ -361,15 +364,58 @@ func (s *Subscription) removeLocked(k subKind, names []string) error {
 				delete(sc.sent, sn)
 			}
 		}
+		// A name whose unsubscribe is still under way there (the node
+		// it left, say) may still deliver messages until that is
+		// answered: its confirmation comes after them.
+		for _, p := range sc.pending {
+			if p.push == "pong" || isSubscribePush(p.push) {
+				continue
+			}
+			for _, sn := range p.names {
+				if drop[sn] && !slices.Contains(mine, sn) {
+					mine = append(mine, sn)
+				}
+			}
+		}
 		// A connection that broke (the reader handles it) took the
 		// names with it on the server.
 		if err := sc.unsubscribe(mine, tally); err != nil {
 			errs = append(errs, &NodeError{Node: s.node(sc.addr), Err: err})
 		}
 	}
+	s.confirmUncarried(k, names, drop, tally)
 	s.dirty = true
 	s.poke()
 	return errors.Join(errs...)
+}
+
+// confirmUncarried delivers at once the confirmation of each dropped
+// name that no connection was asked to unsubscribe (tally has none of
+// it): its node is down, or it was never subscribed. A server confirms
+// every name of an UNSUBSCRIBE, and an application may wait for the
+// confirmations. With no name given and none of kind k to drop, it
+// delivers one with no name, as a server does. Caller holds s.mu.
+func (s *Subscription) confirmUncarried(k subKind, names []string, drop map[subName]bool, tally unsubTally) {
+	if len(drop) == 0 {
+		s.q.push(redis.Subscription{Kind: k.unsubPush(), Count: len(s.want)})
+		return
+	}
+	if len(names) == 0 {
+		for sn := range drop {
+			names = append(names, sn.name)
+		}
+		slices.Sort(names)
+	}
+	for _, n := range names {
+		sn := subName{k, n}
+		if !drop[sn] {
+			continue // named twice: confirmed once
+		}
+		delete(drop, sn)
+		if _, awaited := tally[sn]; !awaited {
+			s.q.push(redis.Subscription{Kind: k.unsubPush(), Channel: n, Count: len(s.want)})
+		}
+	}
 }
 
 // Ping sends PING with data on every connection of the subscription; each

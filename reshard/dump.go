@@ -13,6 +13,21 @@ import (
 // dumped, so that a key changed meanwhile is never deleted.
 var delIfSame = redis.NewScript(1, `if redis.call('DUMP', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`)
 
+// restoreBeforeSrc restores a key on the new node (RESTORE without
+// REPLACE; ARGV[2] the TTL, ARGV[3] the payload) only while the new
+// node's clock is before ARGV[1] (Unix ms), a moment before which the old
+// node's writes are surely still paused; later it restores nothing and
+// answers PAUSEOVER. A RESTORE slow on its way would otherwise land after
+// a client moved the key (its MIGRATE found no copy yet) and deleted it:
+// the deleted value back.
+const restoreBeforeSrc = `local t = redis.call('TIME')
+if tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) >= tonumber(ARGV[1]) then
+  return redis.error_reply('PAUSEOVER the old node may take writes again: nothing restored')
+end
+return redis.pcall('RESTORE', KEYS[1], ARGV[2], ARGV[3])`
+
+var restoreBefore = redis.NewScript(1, restoreBeforeSrc)
+
 // dumpMove moves keys through the mover: DUMP and PTTL on the old node,
 // RESTORE (without REPLACE: a key the new owner has is kept, it is the
 // newer one) on the new node, then a delete on the old node of each copy
@@ -39,13 +54,22 @@ func (m *mover) dumpMove(ctx context.Context, conn redis.Conn, src, dst shard.No
 	}
 	defer dconn.Close()
 	hold := m.opts.Timeout + time.Second
+	// The new node's clock before the pause: a RESTORE it runs before
+	// that plus hold runs while the old node's writes are paused.
+	newDeadline, err := m.restoreDeadline(dconn, hold)
+	if err != nil {
+		return 0, &shard.NodeError{Node: dst, Err: err}
+	}
 	deadline := time.Now().Add(hold) // the pause began after this moment, so it lasts at least until deadline
 	if _, err := redis.DoContext(conn, ctx, "CLIENT", "PAUSE", hold.Milliseconds(), "WRITE"); err != nil {
 		return 0, &shard.NodeError{Node: src, Err: fmt.Errorf("CLIENT PAUSE WRITE (the DUMP/RESTORE path needs Redis 6.2 or later and the CLIENT command): %w", err)}
 	}
 	paused := true
+	restoring := false // RESTOREs sent and not all answered
 	unpause := func() error {
-		if !paused {
+		if !paused || restoring {
+			// A RESTORE not answered may still run: the pause lasts
+			// until it ends by itself, after newDeadline.
 			return nil
 		}
 		paused = false
@@ -105,8 +129,9 @@ func (m *mover) dumpMove(ctx context.Context, conn redis.Conn, src, dst shard.No
 		}
 		return 0, nil
 	}
+	restoring = true
 	for _, it := range items {
-		dconn.Send("RESTORE", it.key, it.ttl, it.payload)
+		restoreBefore.SendHash(dconn, it.key, newDeadline, it.ttl, it.payload)
 	}
 	if err := dconn.Flush(); err != nil {
 		return 0, &shard.NodeError{Node: dst, Err: err}
@@ -118,11 +143,15 @@ func (m *mover) dumpMove(ctx context.Context, conn redis.Conn, src, dst shard.No
 			m.busy.Add(1)
 			continue
 		}
+		if isReplyError(err, "PAUSEOVER") {
+			err = fmt.Errorf("%w: %w", ErrPauseOver, err)
+		}
 		if err != nil {
 			return 0, &shard.NodeError{Node: dst, Err: fmt.Errorf("RESTORE %q: %w", it.key, err)}
 		}
 		moved++
 	}
+	restoring = false
 	if err := unpause(); err != nil {
 		return 0, &shard.NodeError{Node: src, Err: fmt.Errorf("CLIENT UNPAUSE: %w", err)}
 	}
@@ -153,4 +182,25 @@ func (m *mover) dumpMove(ctx context.Context, conn redis.Conn, src, dst shard.No
 		return 0, &shard.NodeError{Node: src, Err: firstErr}
 	}
 	return moved, nil
+}
+
+// restoreDeadline loads restoreBefore on the new node (dconn) and returns
+// its clock (Unix ms) plus hold, in one round trip.
+func (m *mover) restoreDeadline(dconn redis.Conn, hold time.Duration) (int64, error) {
+	dconn.Send("SCRIPT", "LOAD", restoreBeforeSrc)
+	dconn.Send("TIME")
+	if err := dconn.Flush(); err != nil {
+		return 0, err
+	}
+	if _, err := redis.ReceiveWithTimeout(dconn, m.opts.Timeout); err != nil {
+		return 0, fmt.Errorf("SCRIPT LOAD: %w", err)
+	}
+	t, err := redis.Int64s(redis.ReceiveWithTimeout(dconn, m.opts.Timeout))
+	if err == nil && len(t) != 2 {
+		err = fmt.Errorf("unexpected reply of %d elements", len(t))
+	}
+	if err != nil {
+		return 0, fmt.Errorf("TIME: %w", err)
+	}
+	return t[0]*1000 + t[1]/1000 + hold.Milliseconds(), nil
 }

@@ -124,10 +124,10 @@ func (f *flusher) step(i int) {
 		}
 		return
 	case "exec", "discard":
-		tx.lost = nil
+		// Without MULTI (inside it, inMulti has them): the server
+		// refuses them and the WATCH stays armed, as does the Conn's.
 		if tx.conn != nil {
 			f.addPinned(i)
-			tx.closing = true // EXEC and DISCARD end WATCH too
 			return
 		}
 		f.res[i] = Result{Err: fmt.Errorf("%w: %s without MULTI", ErrBadCommand, strings.ToUpper(name))}
@@ -642,7 +642,7 @@ type connTx struct {
 	closing   bool  // EXEC, DISCARD or UNWATCH was sent: release after its run
 	refused   error // the transaction was refused: everything up to EXEC fails with it
 	// lost: the connection that held WATCH failed; the next MULTI is
-	// refused with it (until UNWATCH, EXEC or DISCARD).
+	// refused with it (until UNWATCH, or EXEC or DISCARD of that MULTI).
 	lost error
 	// fence: planned by a migration's old topology (migrate_plan.go).
 	fence txPlan

@@ -42,17 +42,26 @@ type coarseConn struct {
 }
 
 // startReply starts the wait for a reply, bounded by timeout (0: none;
-// keepReplyDeadline: the one startReplyBy set).
+// negative: a deadline already past, as redigo's now+timeout is, so that
+// only a reply already received is read; keepReplyDeadline: the one
+// startReplyBy set).
 func (c *coarseConn) startReply(timeout time.Duration) {
-	if timeout == keepReplyDeadline {
+	switch {
+	case timeout == keepReplyDeadline:
+		return
+	case timeout < 0:
+		c.startReplyBy(pastDeadline)
 		return
 	}
 	c.readTimeout = timeout
 	c.readBy = time.Time{}
 }
 
+// pastDeadline is a read deadline that has always passed.
+var pastDeadline = time.Unix(1, 0)
+
 // keepReplyDeadline is the timeout that keeps startReplyBy's deadline;
-// no caller passes it (a negative timeout otherwise means none).
+// no caller passes it (any other negative timeout has passed already).
 const keepReplyDeadline time.Duration = math.MinInt64
 
 // startReplyBy starts the wait for a reply that must be in by t.

@@ -202,7 +202,8 @@ func (c *liveConn) Receive() (any, error) {
 }
 
 // ReceiveWithTimeout reads the next reply, waiting at most timeout (0:
-// forever) for the whole of it, however slowly its bytes arrive. A server error reply is returned as a redis.Error; a failure
+// forever; negative, as in redigo: not at all, only a reply already
+// received is read) for the whole of it, however slowly its bytes arrive. A server error reply is returned as a redis.Error; a failure
 // to read closes the connection.
 func (c *liveConn) ReceiveWithTimeout(timeout time.Duration) (any, error) {
 	if c.failed.Load() {
@@ -259,8 +260,9 @@ func (c *liveConn) Do(cmd string, args ...any) (any, error) {
 	return c.DoWithTimeout(c.readTimeout, cmd, args...)
 }
 
-// DoWithTimeout is Do with a read timeout of its own (0: forever), which
-// bounds the wait for all the replies it reads, as in redigo.
+// DoWithTimeout is Do with a read timeout of its own (0: forever;
+// negative: already passed), which bounds the wait for all the replies it
+// reads, as in redigo.
 func (c *liveConn) DoWithTimeout(timeout time.Duration, cmd string, args ...any) (any, error) {
 	pending := int(c.pending.Swap(0))
 	if cmd == "" && pending == 0 {

@@ -27,7 +27,9 @@ import (
 // redis.ReceiveContext, redis.NewScript, redis.Args and the reply helpers
 // all work. It holds no connection of its own outside a transaction, so it
 // is cheap to create. Like a redigo connection, it is meant for one
-// goroutine at a time.
+// goroutine at a time. Once the Client is closed, Err returns ErrClosed
+// and every command sent after that fails with it, unsent, a transaction
+// in progress included (its connection is let go).
 //
 // Where it differs from a connection to one server:
 //

@@ -40,6 +40,16 @@ func (rc *routedConn) flushLocked(ctx context.Context) {
 	if len(rc.queue) == 0 {
 		return
 	}
+	if rc.c.closed.Load() {
+		// Nothing is sent once the client is closed, not even on the
+		// transaction's connection, which is let go (closed by its pool).
+		rc.tx.end()
+		for range rc.queue {
+			rc.replies = append(rc.replies, Result{Err: ErrClosed})
+		}
+		rc.queue = nil
+		return
+	}
 	f := &flusher{rc: rc, ctx: ctx, cmds: rc.queue, res: make([]Result, len(rc.queue)), multiAt: -1}
 	rc.queue = nil
 	for i := range f.cmds {

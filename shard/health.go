@@ -71,6 +71,7 @@ func (c *Client) probe(i int) {
 	}
 	ns.rtt.Store(rtt)
 	c.noteSuccess(i)
+	c.checkReplicaRole(i)
 }
 
 // errPoolBusy is ping's error when every connection the pool may open

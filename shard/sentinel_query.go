@@ -230,6 +230,35 @@ func (c *Client) syncedReplicas(ctx context.Context, addrs []string) []string {
 	return out
 }
 
+// checkReplicaRole runs after a successful health check of node i: when
+// it is a replica that serves reads of a Sentinel shard, it must still
+// say with ROLE that its link to the master is up, or it serves no more
+// reads until a query finds it synced (dropReplica). A replica that
+// restarted between two health checks, while no read failed on it, comes
+// back empty and answers the health PING over a new connection (the pool
+// drops those the restart closed without a word); only its ROLE tells.
+func (c *Client) checkReplicaRole(i int) {
+	if c.sent == nil || !c.sent.readers {
+		return
+	}
+	sh, replica := c.sent.shardOf(i)
+	if sh == nil || !replica {
+		return
+	}
+	if p := sh.replicas.Load(); p == nil || !slices.Contains(*p, int32(i)) {
+		return // not serving reads now
+	}
+	ctx, cancel := context.WithTimeout(c.life, c.health.Timeout) // Close cuts it short
+	defer cancel()
+	role, err := c.roleOf(ctx, c.nodes.get(i).node.Addr)
+	if err != nil && (c.closed.Load() || ctx.Err() != nil || errors.Is(err, redis.ErrPoolExhausted)) {
+		return // cut short, or no connection free: no verdict
+	}
+	if err != nil || role.Kind != sentinel.RoleReplica || role.State != replicaLinkUp {
+		sh.dropReplica(i)
+	}
+}
+
 // replicaLinkUp is the state ROLE reports for a replica once its link to
 // the master is up and the initial sync has been loaded.
 const replicaLinkUp = "connected"

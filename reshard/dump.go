@@ -2,6 +2,7 @@ package reshard
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -42,7 +43,8 @@ var restoreBefore = redis.NewScript(1, restoreBeforeSrc)
 // back: an acknowledged INCR and DEL undone. With it, a client's MIGRATE,
 // DEL or blind overwrite of a key in the batch waits, and then meets the
 // restored copy (BUSYKEY: the old one is deleted) or no copy at all. Reads
-// at the old owner go on. The pause ends with CLIENT UNPAUSE, or by
+// at the old owner go on. It begins only once no other client's pause is
+// on (pauseWrites). The pause ends with CLIENT UNPAUSE, or by
 // itself Timeout+1s after it began if the mover dies; the batch fails
 // rather than wait for a reply past that moment.
 func (m *mover) dumpMove(ctx context.Context, conn redis.Conn, src, dst shard.Node, keys []string) (int, error) {
@@ -61,8 +63,8 @@ func (m *mover) dumpMove(ctx context.Context, conn redis.Conn, src, dst shard.No
 		return 0, &shard.NodeError{Node: dst, Err: err}
 	}
 	deadline := time.Now().Add(hold) // the pause began after this moment, so it lasts at least until deadline
-	if _, err := redis.DoContext(conn, ctx, "CLIENT", "PAUSE", hold.Milliseconds(), "WRITE"); err != nil {
-		return 0, &shard.NodeError{Node: src, Err: fmt.Errorf("CLIENT PAUSE WRITE (the DUMP/RESTORE path needs Redis 6.2 or later and the CLIENT command): %w", err)}
+	if err := pauseWrites(conn, hold, time.Until(deadline)); err != nil {
+		return 0, &shard.NodeError{Node: src, Err: err}
 	}
 	paused := true
 	restoring := false // RESTOREs sent and not all answered
@@ -204,3 +206,31 @@ func (m *mover) restoreDeadline(dconn redis.Conn, hold time.Duration) (int64, er
 	}
 	return t[0]*1000 + t[1]/1000 + hold.Milliseconds(), nil
 }
+
+// pauseWrites pauses the old node's writes (conn) for hold, once no other
+// client's pause is on, waiting up to wait for that. Redis keeps one pause
+// for every CLIENT PAUSE and CLIENT UNPAUSE ends it, so pausing on top of
+// someone else's pause (an operator's, before a failover) would lift it at
+// the batch's end, and let through the writes it held back. A PUBLISH
+// (to pauseProbe, no key, no data changed), which a pause of writes holds
+// back, answers only once none is on; the CLIENT PAUSE behind it in the
+// same write runs right after it, before any other client's command.
+func pauseWrites(conn redis.Conn, hold, wait time.Duration) error {
+	conn.Send("PUBLISH", pauseProbe, "")
+	conn.Send("CLIENT", "PAUSE", hold.Milliseconds(), "WRITE")
+	if err := conn.Flush(); err != nil {
+		return err
+	}
+	// Any reply, an error included, says that no pause is on.
+	var re redis.Error
+	if _, err := redis.ReceiveWithTimeout(conn, max(wait, time.Millisecond)); err != nil && !errors.As(err, &re) {
+		return fmt.Errorf("the old node's writes stay paused by another client (CLIENT PAUSE) after %v: the DUMP/RESTORE path would lift that pause; try again once it ends: %w", wait, err)
+	}
+	if _, err := redis.ReceiveWithTimeout(conn, max(wait, time.Millisecond)); err != nil {
+		return fmt.Errorf("CLIENT PAUSE WRITE (the DUMP/RESTORE path needs Redis 6.2 or later and the CLIENT command): %w", err)
+	}
+	return nil
+}
+
+// pauseProbe is the channel of pauseWrites' PUBLISH.
+const pauseProbe = "shardis:reshard:pause-probe"

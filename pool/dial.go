@@ -155,7 +155,10 @@ var errPeerClosed = errors.New("shardis: connection closed by the server")
 // without a round trip, for having been closed by the server or left in a
 // changed state by its last user (connstate.go); one idle for
 // longer than the TestOnBorrow option must also answer PING before it is
-// handed out.
+// handed out. Under a context that has ended there is no PING: it would
+// fail without being sent, and the pool, which tests every idle
+// connection in turn with that context, would close each of them for it
+// (Set.get gives the connection back instead).
 func (d *dialer) ping(ctx context.Context, c redis.Conn, lastUsed time.Time) error {
 	if lc, ok := c.(*liveConn); ok {
 		if lc.closedByPeer() {
@@ -165,11 +168,23 @@ func (d *dialer) ping(ctx context.Context, c redis.Conn, lastUsed time.Time) err
 			return errStateChanged
 		}
 	}
-	if d.opts.TestOnBorrow == Never || time.Since(lastUsed) < d.opts.TestOnBorrow {
+	if d.opts.TestOnBorrow == Never || time.Since(lastUsed) < d.opts.TestOnBorrow || ended(ctx) != nil {
 		return nil
 	}
 	_, err := redis.DoContext(c, ctx, "PING")
 	return err
+}
+
+// ended returns ctx's error, or context.DeadlineExceeded when its
+// deadline has passed before its timer fired; nil while ctx is live.
+func ended(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if dl, ok := ctx.Deadline(); ok && !time.Now().Before(dl) {
+		return context.DeadlineExceeded
+	}
+	return nil
 }
 
 // checkAddr accepts host:port with a non-empty host and a port in 1..65535.

@@ -49,7 +49,9 @@ type Options struct {
 	Wait bool
 	// TestOnBorrow sends PING on an idle connection that has been idle for
 	// longer than this before handing it out, and dials a fresh one when the
-	// PING fails (for example after a server restart or a CLIENT KILL). Zero
+	// PING fails (for example after a server restart or a CLIENT KILL). A
+	// Get whose context has ended sends no PING: it fails with the
+	// context's error and leaves the idle connections as they were. Zero
 	// means DefaultTestOnBorrow (1m); Never turns the check off.
 	TestOnBorrow time.Duration
 	// DialTimeout bounds a whole dial: TCP connect, TLS handshake and the

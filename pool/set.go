@@ -92,6 +92,13 @@ func (s *Set) get(ctx context.Context, addr string, readOnly bool) (redis.Conn, 
 		}
 		c, err := cp.get(ctx)
 		if err == nil {
+			if cerr := ended(ctx); cerr != nil {
+				// The borrow check made no round trip for a context
+				// that had ended (dialer.ping): the connection goes
+				// back untouched, and the caller gets ctx's error.
+				c.Close()
+				return nil, fmt.Errorf("shardis: get connection to %s: %w", addr, cerr)
+			}
 			return c, nil
 		}
 		var de *DialError
@@ -304,7 +311,7 @@ func (s *Set) newPool(addr string, readOnly bool, resolve func() (string, error)
 			return errDropped
 		}
 		err := d.ping(ctx, c, lastUsed)
-		if err == nil && lc != nil {
+		if err == nil && lc != nil && ended(ctx) == nil {
 			// A connection given back under an old name (names.go).
 			if cur, stale := lc.stale(); stale {
 				err = lc.rename(ctx, cur)

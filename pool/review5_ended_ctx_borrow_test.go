@@ -1,0 +1,79 @@
+package pool
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/gomodule/redigo/redis"
+)
+
+// TestReview5EndedContextKeepsIdleConns: the borrow check PINGs every idle
+// connection that has been idle for longer than TestOnBorrow, under the
+// caller's context. When that context's deadline passes during the first
+// PING (a slow server), redigo's pool goes on to test every other idle
+// connection with the same, now ended, context: each PING fails at once
+// without being sent ("nothing sent") and the pool closed a healthy
+// connection for it, then dialed under the ended context too. One Get
+// with a short deadline on a slow server emptied the whole idle pool.
+// Only the connection whose PING was cut short may be lost; the Get fails
+// with the context's error.
+func TestReview5EndedContextKeepsIdleConns(t *testing.T) {
+	const idle = 5
+	srv := plainServer(t)
+	admin := adminConn(t, srv, redis.DialReadTimeout(30*time.Second))
+	set := newTestSet(t, Options{TestOnBorrow: time.Nanosecond, ReadTimeout: 10 * time.Second})
+
+	conns := make([]redis.Conn, 0, idle)
+	for range idle {
+		c, err := set.Get(context.Background(), srv.Addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Do("PING"); err != nil {
+			t.Fatal(err)
+		}
+		conns = append(conns, c)
+	}
+	for _, c := range conns {
+		c.Close()
+	}
+	if st := set.Stats()[srv.Addr]; st.Idle != idle || st.Dials != idle {
+		t.Fatalf("Stats = %+v, want %d idle connections from %d dials", st, idle, idle)
+	}
+
+	// The server answers nothing for 3s; the Get gives up after 200ms.
+	if _, err := admin.Do("CLIENT", "PAUSE", 3000, "ALL"); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	c, err := set.Get(ctx, srv.Addr)
+	cancel()
+	if err == nil {
+		c.Close()
+	}
+	// Wait for the pause to end: the admin connection's PING waits too.
+	if _, err := admin.Do("PING"); err != nil {
+		t.Fatal(err)
+	}
+	if err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("Get = %v, want the context's error", err)
+	}
+	st := set.Stats()[srv.Addr]
+	if st.Idle < idle-1 {
+		t.Errorf("after one Get whose deadline passed during a PING: %d idle connections left of %d (Stats %+v): healthy connections were closed", st.Idle, idle, st)
+	}
+	if st.Dials != idle {
+		t.Errorf("Stats = %+v: %d dials, want %d (no dial under an ended context)", st, st.Dials, idle)
+	}
+	// The connections kept work.
+	c, err = set.Get(context.Background(), srv.Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.Do("PING"); err != nil {
+		t.Errorf("PING on a kept connection: %v", err)
+	}
+}

@@ -54,6 +54,13 @@ type Subscription struct {
 	home    string                 // cluster mode: the master for channels and patterns
 	dirty   bool                   // the placement must be looked at again
 
+	// The open connections again, under a lock of their own: Close closes
+	// them before it takes mu, which a write to a node that does not read
+	// may hold until the write's deadline. closing is set then.
+	netMu   sync.Mutex
+	nets    map[*subConn]struct{}
+	closing atomic.Bool
+
 	kick   chan struct{}
 	done   chan struct{}
 	ctx    context.Context // ends on Close; bounds dials
@@ -119,7 +126,7 @@ func (c *Client) newSubscription(opts SubscriptionOptions, everywhere bool, setu
 	s := &Subscription{
 		c: c, opts: opts.withDefaults(c), everywhere: everywhere, setup: setup,
 		want: map[subName]*wantState{}, conns: map[string]*subConn{},
-		dialing: map[string]bool{}, retry: map[string]*redial{},
+		dialing: map[string]bool{}, retry: map[string]*redial{}, nets: map[*subConn]struct{}{},
 		kick: make(chan struct{}, 1), done: make(chan struct{}),
 	}
 	s.q.init(s.opts.BufferSize)
@@ -527,6 +534,16 @@ func (s *Subscription) pump() {
 // buffered messages. It is idempotent. Close subscriptions before their
 // Client: a subscription whose client is closed can no longer dial.
 func (s *Subscription) Close() error {
+	// First the connections, without mu: a write in progress under mu
+	// (to a node that does not read, its socket buffers full) ends now,
+	// not at its deadline.
+	s.netMu.Lock()
+	s.closing.Store(true)
+	for sc := range s.nets {
+		sc.conn.Close()
+	}
+	s.nets = nil
+	s.netMu.Unlock()
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -554,6 +571,25 @@ func (s *Subscription) Close() error {
 	s.wg.Wait()
 	s.q.clear()
 	return nil
+}
+
+// track records sc as open for Close; it reports false, when Close has
+// begun, and sc must then be closed. Caller holds s.mu.
+func (s *Subscription) track(sc *subConn) bool {
+	s.netMu.Lock()
+	defer s.netMu.Unlock()
+	if s.closing.Load() {
+		return false
+	}
+	s.nets[sc] = struct{}{}
+	return true
+}
+
+// untrack forgets sc, closed. Caller holds s.mu.
+func (s *Subscription) untrack(sc *subConn) {
+	s.netMu.Lock()
+	delete(s.nets, sc)
+	s.netMu.Unlock()
 }
 
 // poke asks the placement loop to look again; it never blocks.

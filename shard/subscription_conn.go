@@ -308,6 +308,7 @@ func (sc *subConn) close() {
 	if !sc.closed {
 		sc.closed = true
 		sc.conn.Close()
+		sc.s.untrack(sc)
 	}
 }
 

@@ -306,7 +306,7 @@ func (s *Subscription) dial(addr string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.dialing, addr)
-	if s.closed {
+	if s.closed || s.closing.Load() {
 		if err == nil {
 			conn.Close()
 		}
@@ -319,6 +319,10 @@ func (s *Subscription) dial(addr string) {
 		return
 	}
 	sc := newSubConn(s, addr, conn)
+	if !s.track(sc) { // Close has begun
+		conn.Close()
+		return
+	}
 	s.conns[addr] = sc
 	s.wg.Add(1)
 	go sc.read()
@@ -405,7 +409,7 @@ func (s *Subscription) node(addr string) Node {
 func (s *Subscription) lost(sc *subConn, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if sc.closed || s.closed {
+	if sc.closed || s.closed || s.closing.Load() {
 		return // closed on purpose
 	}
 	sc.close()

@@ -87,7 +87,9 @@ func arm(ctx context.Context, pools *pool.Set, info shard.MigrationInfo, opts Ar
 			break
 		}
 		if time.Now().After(deadline) {
-			return &ClientsError{Conns: late}
+			return &ClientsError{Conns: late, Headline: fmt.Sprintf("have not acknowledged the fence within %v "+
+				"(each process acknowledges once the commands it planned by the old topology have finished); "+
+				"the fence stays %q, commands on moving keys wait, until Arm runs again and completes", opts.Timeout, shard.PhaseFenced)}
 		}
 		select {
 		case <-ctx.Done():

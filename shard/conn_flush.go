@@ -533,10 +533,14 @@ func (f *flusher) sendPinned() {
 		return
 	}
 	// A blocking command (BLPOP on a watched key, ...) is waited for as
-	// long as it asked the server to block, plus the read timeout.
-	calls := make([]*call, len(cmds))
+	// long as it asked the server to block, plus the read timeout; not
+	// between MULTI and EXEC, where the server answers QUEUED and EXEC
+	// runs it without blocking.
+	calls := make([]*call, 0, len(cmds))
 	for k, cmd := range cmds {
-		calls[k] = &call{name: cmd.name, args: cmd.args, info: command.Lookup(cmd.name)}
+		if !in[k] {
+			calls = append(calls, &call{name: cmd.name, args: cmd.args, info: command.Lookup(cmd.name)})
+		}
 	}
 	timeout, err := f.rc.c.replyTimeout(f.ctx, calls)
 	if err != nil {

@@ -146,8 +146,8 @@ func (c *Client) installed(sh *sentShard, old *string, addr string) {
 
 // loadReplicas lists the shard's healthy replicas of master (for Stats)
 // and, when replicas serve reads, registers them as nodes. When replicas
-// serve reads, only those that say (ROLE) they are replicas with their
-// link to the master up are kept: a replica that restarted answers reads
+// serve reads, only those that say (ROLE) they are replicas of master
+// with their link to it up are kept: a replica that restarted answers reads
 // from an empty data set until it has synced, while the Sentinels, which
 // read a replica's INFO every few seconds, still list it as healthy.
 func (c *Client) loadReplicas(ctx context.Context, sh *sentShard, master string) {
@@ -178,7 +178,7 @@ func (c *Client) loadReplicas(ctx context.Context, sh *sentShard, master string)
 			nodes[k] = int32(i)
 			seen[int32(i)] = c.nodes.get(i).errors.Load()
 		}
-		synced := c.syncedReplicas(ctx, listed)
+		synced := c.syncedReplicas(ctx, listed, master)
 		for k, a := range listed {
 			if slices.Contains(synced, a) {
 				idx = append(idx, nodes[k])
@@ -206,9 +206,9 @@ func (c *Client) loadReplicas(ctx context.Context, sh *sentShard, master string)
 }
 
 // syncedReplicas returns those of addrs (in order) that say, with ROLE,
-// that they are replicas whose link to their master is up, asked in
+// that they are replicas of master whose link to it is up, asked in
 // parallel.
-func (c *Client) syncedReplicas(ctx context.Context, addrs []string) []string {
+func (c *Client) syncedReplicas(ctx context.Context, addrs []string, master string) []string {
 	ok := make([]bool, len(addrs))
 	var wg sync.WaitGroup
 	for i, a := range addrs {
@@ -217,7 +217,7 @@ func (c *Client) syncedReplicas(ctx context.Context, addrs []string) []string {
 			// A full pool (MaxActive borrowed, no Pool.Wait) means reads
 			// are being served there now: no verdict against it.
 			ok[i] = errors.Is(err, redis.ErrPoolExhausted) ||
-				err == nil && role.Kind == sentinel.RoleReplica && role.State == replicaLinkUp
+				err == nil && replicaSynced(role, master)
 		})
 	}
 	wg.Wait()
@@ -232,11 +232,12 @@ func (c *Client) syncedReplicas(ctx context.Context, addrs []string) []string {
 
 // checkReplicaRole runs after a successful health check of node i: when
 // it is a replica that serves reads of a Sentinel shard, it must still
-// say with ROLE that its link to the master is up, or it serves no more
-// reads until a query finds it synced (dropReplica). A replica that
-// restarted between two health checks, while no read failed on it, comes
-// back empty and answers the health PING over a new connection (the pool
-// drops those the restart closed without a word); only its ROLE tells.
+// say with ROLE that it replicates the shard's master with its link up,
+// or it serves no more reads until a query finds it synced (dropReplica).
+// A replica that restarted between two health checks, while no read
+// failed on it, comes back empty and answers the health PING over a new
+// connection (the pool drops those the restart closed without a word);
+// only its ROLE tells.
 func (c *Client) checkReplicaRole(i int) {
 	if c.sent == nil || !c.sent.readers {
 		return
@@ -254,9 +255,34 @@ func (c *Client) checkReplicaRole(i int) {
 	if err != nil && (c.closed.Load() || ctx.Err() != nil || errors.Is(err, redis.ErrPoolExhausted)) {
 		return // cut short, or no connection free: no verdict
 	}
-	if err != nil || role.Kind != sentinel.RoleReplica || role.State != replicaLinkUp {
+	m := sh.master.Load()
+	if err != nil || m == nil || !replicaSynced(role, *m) {
 		sh.dropReplica(i)
 	}
+}
+
+// replicaSynced reports whether role is that of a replica of master whose
+// link to it is up. A replica of another server (made so by hand, or by a
+// stale configuration) holds that server's data, while the Sentinels,
+// which read a replica's INFO every 10s, may still list it under master.
+func replicaSynced(role sentinel.Role, master string) bool {
+	return role.Kind == sentinel.RoleReplica && role.State == replicaLinkUp && sameServer(role.MasterAddr, master)
+}
+
+// sameServer reports whether host:port addresses a and b name the same
+// server, also under two spellings (serverKeys: 127.0.0.1 and
+// ::ffff:127.0.0.1, localhost, the case of a host name).
+func sameServer(a, b string) bool {
+	if a == b {
+		return true
+	}
+	kb := serverKeys(b)
+	for _, k := range serverKeys(a) {
+		if slices.Contains(kb, k) {
+			return true
+		}
+	}
+	return false
 }
 
 // replicaLinkUp is the state ROLE reports for a replica once its link to

@@ -287,17 +287,38 @@ func (p *autoPipe) write() {
 		idle   = time.NewTimer(pipeIdleCheck)
 		capped = p.c.pools.Options().MaxActive > 0
 	)
+	// When Close ends the client's life, replies on their way get
+	// closeGrace to arrive; then the connections are closed, so that a
+	// hung server cannot hold Close up. The grace starts with Close, not
+	// when the writer returns: the writer itself may be stuck on a hung
+	// server, writing a batch (for up to the write timeout) or waiting for
+	// room in its reader's queue (for up to the read timeout), and only
+	// closing its connection frees it.
+	var (
+		graceMu sync.Mutex
+		grace   *time.Timer
+		over    bool
+	)
+	stopWatch := context.AfterFunc(p.c.life, func() {
+		graceMu.Lock()
+		defer graceMu.Unlock()
+		if !over {
+			grace = time.AfterFunc(closeGrace, p.abortAll)
+		}
+	})
 	defer func() {
 		idle.Stop()
 		if conn != nil {
 			conn.finish()
 		}
-		// Replies on their way get closeGrace to arrive; then the
-		// connections are closed, so that a hung server cannot hold
-		// Close up.
-		abort := time.AfterFunc(closeGrace, p.abortAll)
-		p.readers.Wait()
-		abort.Stop()
+		p.readers.Wait() // the writer returns only on Close, which ends the life
+		stopWatch()
+		graceMu.Lock()
+		over = true
+		if grace != nil {
+			grace.Stop()
+		}
+		graceMu.Unlock()
 		close(p.dead)
 	}()
 	for {

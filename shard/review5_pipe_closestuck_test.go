@@ -1,0 +1,119 @@
+package shard_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/shardis/shardis/internal/redistest"
+	"github.com/shardis/shardis/shard"
+	"github.com/stretchr/testify/require"
+)
+
+// Close returns promptly while an automatic pipeline's writer is stuck
+// writing a large value to a hung (stopped) server, with a write timeout
+// of 30 s: the caller gets an error wrapping ErrClosed. Close used to wait
+// for the writer, which the closing of the connections after the 50 ms
+// grace never reached (only replies being read were cut short), so it
+// took the whole write timeout.
+func TestReview5CloseDoesNotWaitForAStuckPipelineWrite(t *testing.T) {
+	server := redistest.StartTB(t, redistest.Options{})
+	cfg := faultConfig(server.Addr, 30*time.Second)
+	cfg.Pool.WriteTimeout = 30 * time.Second
+	c, err := shard.New(context.Background(), cfg)
+	require.NoError(t, err)
+	defer c.Close()
+	shard.AlwaysPipeline(c)
+	ctx := context.Background()
+	_, err = c.Do(ctx, "SET", "review5:warm", "1") // dial while it answers
+	require.NoError(t, err)
+
+	require.NoError(t, server.Pause())
+	defer func() { require.NoError(t, server.Resume()) }()
+	value := strings.Repeat("v", 32<<20)
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.Do(ctx, "SET", "review5:big", value)
+		done <- err
+	}()
+	waitFor(t, 10*time.Second, "the writer to be stuck writing", writerStuckInWrite)
+
+	start := time.Now()
+	closed := make(chan struct{})
+	go func() {
+		c.Close()
+		close(closed)
+	}()
+	select {
+	case <-closed:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Close still waits for the stuck write after 10 s")
+	}
+	t.Logf("Close took %v", time.Since(start))
+	select {
+	case err := <-done:
+		require.Error(t, err)
+		require.True(t, errors.Is(err, shard.ErrClosed), "the caller got %v, want an error wrapping ErrClosed", err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("the caller never returned")
+	}
+}
+
+// writerWaitsForItsReader reports whether an automatic pipeline's writer
+// waits for room in its reader's queue.
+func writerWaitsForItsReader() bool {
+	for _, g := range stacks() {
+		if strings.Contains(g, "[chan send") && strings.Contains(g, "shard.(*pipeConn).send") {
+			return true
+		}
+	}
+	return false
+}
+
+// Close returns promptly while an automatic pipeline's writer waits for
+// room in its reader's queue (4096 commands sent to a hung server await
+// their replies), with a read timeout of 30 s; every caller returns with
+// an error wrapping ErrClosed. Close used to wait until the reader's read
+// timed out.
+func TestReview5CloseDoesNotWaitForAPipelineWaitingForItsReader(t *testing.T) {
+	server := redistest.StartTB(t, redistest.Options{})
+	c, err := shard.New(context.Background(), faultConfig(server.Addr, 30*time.Second))
+	require.NoError(t, err)
+	defer c.Close()
+	shard.AlwaysPipeline(c)
+	ctx := context.Background()
+	_, err = c.Do(ctx, "SET", "review5:warm", "1") // dial while it answers
+	require.NoError(t, err)
+
+	require.NoError(t, server.Pause())
+	defer func() { require.NoError(t, server.Resume()) }()
+	const callers = 4096 + 200
+	done := make(chan error, callers)
+	for range callers {
+		go queuedCall(ctx, c, done, "INCR", "review5:count")
+	}
+	waitFor(t, 30*time.Second, "the writer to wait for its reader", writerWaitsForItsReader)
+
+	closed := make(chan struct{})
+	go func() {
+		c.Close()
+		close(closed)
+	}()
+	select {
+	case <-closed:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Close still waits for the pipeline after 10 s")
+	}
+	for i := range callers {
+		select {
+		case err := <-done:
+			if !errors.Is(err, shard.ErrClosed) {
+				t.Fatalf("caller %d got %v, want an error wrapping ErrClosed", i, err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%d of %d callers never returned", callers-i, callers)
+		}
+	}
+}

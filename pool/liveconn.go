@@ -246,10 +246,13 @@ func (c *liveConn) next() (any, error) {
 }
 
 // ReceiveContext is ReceiveWithTimeout bounded by ctx: its deadline cuts
-// the wait short, and its cancellation closes the connection.
+// the wait short (the error then matches context.DeadlineExceeded), and
+// its cancellation closes the connection.
 func (c *liveConn) ReceiveContext(ctx context.Context) (any, error) {
 	defer c.watch(ctx)()
-	return c.ReceiveWithTimeout(c.within(ctx))
+	timeout, byCtx := c.within(ctx)
+	reply, err := c.ReceiveWithTimeout(timeout)
+	return reply, deadlineCause(ctx, byCtx, err)
 }
 
 // Do sends a command, flushes, and reads the replies of every command
@@ -320,7 +323,8 @@ func (c *liveConn) DoWithTimeout(timeout time.Duration, cmd string, args ...any)
 }
 
 // DoContext is DoWithTimeout bounded by ctx: its deadline cuts the wait
-// short, and its cancellation closes the connection. With a context that
+// short (the error then matches context.DeadlineExceeded), and its
+// cancellation closes the connection. With a context that
 // has already ended (or whose deadline has passed) nothing is written: it
 // fails with the context's error and the connection stays as it was
 // (written, the command would run and its reply be lost).
@@ -332,7 +336,9 @@ func (c *liveConn) DoContext(ctx context.Context, cmd string, args ...any) (any,
 		return nil, fmt.Errorf("shardis: %w (nothing sent)", context.DeadlineExceeded)
 	}
 	defer c.watch(ctx)()
-	return c.DoWithTimeout(c.within(ctx), cmd, args...)
+	timeout, byCtx := c.within(ctx)
+	reply, err := c.DoWithTimeout(timeout, cmd, args...)
+	return reply, deadlineCause(ctx, byCtx, err)
 }
 
 // watch closes the connection if ctx ends before the returned function
@@ -346,16 +352,37 @@ func (c *liveConn) watch(ctx context.Context) func() {
 	return func() { stop() }
 }
 
-// within returns the read timeout cut short by ctx's deadline.
-func (c *liveConn) within(ctx context.Context) time.Duration {
+// within returns the read timeout cut short by ctx's deadline, and
+// whether ctx's deadline is the shorter.
+func (c *liveConn) within(ctx context.Context) (time.Duration, bool) {
 	t := c.readTimeout
 	if dl, ok := ctx.Deadline(); ok {
 		rem := max(time.Until(dl), time.Nanosecond) // a past deadline times out at once
 		if t == 0 || rem < t {
-			t = rem
+			return rem, true
 		}
 	}
-	return t
+	return t, false
+}
+
+// deadlineCause makes a timeout that ctx's deadline caused match
+// context.DeadlineExceeded. The socket's read deadline, armed from ctx's
+// (byCtx), and ctx's own timer (watch) end the wait at the same time:
+// whichever wins, the caller learns that its deadline passed, not a bare
+// "i/o timeout" that reads like a slow node.
+func deadlineCause(ctx context.Context, byCtx bool, err error) error {
+	if !byCtx || err == nil || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	var ne net.Error
+	if !errors.As(err, &ne) || !ne.Timeout() {
+		return err
+	}
+	// A deadline kept by coarseConn fires up to deadlineSlack early.
+	if dl, ok := ctx.Deadline(); !ok || time.Until(dl) >= deadlineSlack {
+		return err // a write timeout, well before ctx's deadline
+	}
+	return fmt.Errorf("shardis: %w (%w)", context.DeadlineExceeded, err)
 }
 
 // closedByPeer reports whether the server has closed the connection (or

@@ -83,11 +83,15 @@ type Config struct {
 	Migration *Migration
 }
 
+// minHealthInterval is the shortest HealthOptions.Interval: shorter ones
+// would run the checks back to back.
+const minHealthInterval = 10 * time.Millisecond
+
 // HealthOptions configures how the client notices dead nodes.
 type HealthOptions struct {
-	// Interval between PINGs to each node. 0 means 1s; a negative value
-	// turns background checks off (nodes are then marked down only by
-	// failed commands).
+	// Interval between PINGs to each node. 0 means 1s; below 10ms is a
+	// configuration error; a negative value turns background checks off
+	// (nodes are then never marked down: nothing would bring them back).
 	Interval time.Duration
 	// FailureLimit is how many consecutive failures mark a node down.
 	// 0 means 3.
@@ -261,6 +265,10 @@ func (c Config) Validate() error {
 	}
 	if c.Health.Timeout < 0 {
 		return fmt.Errorf("%w: health timeout %v < 0", ErrBadConfig, c.Health.Timeout)
+	}
+	if c.Health.Interval > 0 && c.Health.Interval < minHealthInterval {
+		return fmt.Errorf("%w: health interval %v is below %v: the checks would run back to back (a negative interval turns them off)",
+			ErrBadConfig, c.Health.Interval, minHealthInterval)
 	}
 	if err := c.Pool.Validate(); err != nil {
 		return badConfigf("%w", err)

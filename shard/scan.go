@@ -3,8 +3,10 @@ package shard
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/gomodule/redigo/redis"
+	"github.com/shardis/shardis/cluster"
 )
 
 // ScanOptions filters a Scan.
@@ -24,9 +26,18 @@ type ScanOptions struct {
 // holds is reported, also one the client's slot map does not give it (a
 // slot being resharded, a map not refreshed yet), so a key whose slot
 // moves during the Scan to a master not walked yet may be reported twice,
-// as SCAN may. Once the masters it planned are walked, a cluster Scan
-// refreshes the topology and walks the masters added meanwhile (a
-// scale-out the client's map had not met). A master that fails and whose
+// as SCAN may. A cluster Scan refreshes the topology as it begins. Once
+// the masters it planned are walked, it refreshes it again and walks the
+// masters added meanwhile (a scale-out the client's map had not met), and,
+// on each master walked whose slots grew since its walk began (a slot
+// moved to it from a master walked later), the keys of those slots once
+// more: a key present for the whole Scan whose slot moved so is reported
+// (twice when the client's map learned of the move only after the
+// master's walk began), as long as the move is done when the Scan ends. A
+// key of a slot still being migrated then (IMPORTING/MIGRATING) that left
+// a master not walked yet for one walked already is not reported: such a
+// Scan gives SCAN's promise only for the slots that do not move during
+// it. A master that fails and whose
 // replica takes over within MaxRetryWait is walked on that replica, from
 // its start, the keys already reported not reported again. A Scanner is
 // not safe for concurrent use.
@@ -44,10 +55,19 @@ type Scanner struct {
 	// when it was planned: after a failover its current master is the
 	// one that took over (replacement).
 	slotOf map[string]int
-	buf    []string
-	key    string
-	err    error
-	done   bool
+	// asOf is, in cluster mode, for each master walked, the slot table
+	// as of which its keys are covered: the client's when its walk began,
+	// or the one a later pass over the slots it gained was planned from.
+	asOf map[string]*cluster.Table
+	// only holds, for a pass over some slots of a master walked already
+	// (index into nodes), the slots whose keys it reports.
+	only map[int]map[int]bool
+	// fresh: the topology was refreshed as the walk began (cluster mode).
+	fresh bool
+	buf   []string
+	key   string
+	err   error
+	done  bool
 }
 
 // Scan returns a Scanner over every node's keys.
@@ -129,6 +149,15 @@ func (s *Scanner) Next(ctx context.Context) bool {
 			s.key, s.buf = s.buf[0], s.buf[1:]
 			return true
 		}
+		if !s.fresh && s.slotOf != nil {
+			// The slots each master is taken to serve as its walk begins
+			// (asOf) are the cluster's, not those of a map that missed a
+			// move: a pass over a slot the map only caught up with later
+			// would report its keys again. A failure here ends nothing:
+			// the refresh at the end (more) reports its own.
+			s.fresh = true
+			_ = s.c.Refresh(ctx)
+		}
 		if s.ni >= len(s.nodes) {
 			if s.more(ctx) {
 				continue
@@ -173,7 +202,50 @@ func (s *Scanner) more(ctx context.Context) bool {
 			added = true
 		}
 	}
-	return added
+	return s.again() || added
+}
+
+// again plans, for each master walked whose slots grew since (a slot moved
+// to it from a master walked later, or while it was walked: a reshard
+// under way), one more pass over its keys in those slots only, and
+// reports whether there was any. Without it the keys of such a slot were
+// reported by neither master: they had left the one walked later and
+// arrived after the other's walk.
+func (s *Scanner) again() bool {
+	r := s.c.cl()
+	if r == nil || len(s.asOf) == 0 {
+		return false
+	}
+	t := r.Table()
+	if t == nil {
+		return false
+	}
+	gained := map[string]map[int]bool{}
+	for slot := 0; slot < cluster.SlotCount; slot++ {
+		addr := t.Master(slot).Addr
+		from, walked := s.asOf[addr]
+		if !walked || from.Master(slot).Addr == addr {
+			continue
+		}
+		if gained[addr] == nil {
+			gained[addr] = map[int]bool{}
+		}
+		gained[addr][slot] = true
+	}
+	addrs := make([]string, 0, len(gained))
+	for a := range gained {
+		addrs = append(addrs, a)
+	}
+	slices.Sort(addrs)
+	for _, a := range addrs {
+		s.asOf[a] = t
+		if s.only == nil {
+			s.only = map[int]map[int]bool{}
+		}
+		s.only[len(s.nodes)] = gained[a]
+		s.nodes = append(s.nodes, Node{Name: a, Addr: a})
+	}
+	return len(addrs) > 0
 }
 
 // Key returns the current key.
@@ -205,6 +277,16 @@ func (s *Scanner) scanOnce(ctx context.Context) {
 		s.switchTo(to)
 		return
 	}
+	if s.cur == "0" && s.slotOf != nil && s.only[s.ni] == nil {
+		// A whole walk begins: the keys of the slots n serves in the
+		// current table are covered.
+		if s.asOf == nil {
+			s.asOf = map[string]*cluster.Table{}
+		}
+		if r := s.c.cl(); r != nil && r.Table() != nil {
+			s.asOf[n.Addr] = r.Table()
+		}
+	}
 	reply, err := s.scanNode(ctx, n, args)
 	if err != nil {
 		if to, ok := s.replacement(n); ok && ctx.Err() == nil && !s.c.closed.Load() {
@@ -225,9 +307,13 @@ func (s *Scanner) scanOnce(ctx context.Context) {
 		s.err = fmt.Errorf("shardis: SCAN on %s: unexpected reply %v", n, reply)
 		return
 	}
+	only := s.only[s.ni]
 	for _, k := range keys {
 		if _, dup := s.seen[k]; dup {
 			continue
+		}
+		if only != nil && !only[cluster.Slot(k)] {
+			continue // a pass over some slots only (again)
 		}
 		// A copy the node does not own is skipped without counting as
 		// seen: during a migration (seen kept across nodes) a stray copy

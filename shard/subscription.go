@@ -393,6 +393,9 @@ func (s *Subscription) removeLocked(k subKind, names []string) error {
 	s.confirmUncarried(k, names, drop, tally)
 	s.dirty = true
 	s.poke()
+	if len(errs) > 0 && s.closing.Load() {
+		return ErrSubscriptionClosed // Close closed the connections under the write
+	}
 	return errors.Join(errs...)
 }
 
@@ -455,6 +458,9 @@ func (s *Subscription) pingLocked(data string) error {
 		if err := sc.ping(data, true); err != nil {
 			errs = append(errs, &NodeError{Node: s.node(sc.addr), Err: err})
 		}
+	}
+	if len(errs) > 0 && s.closing.Load() {
+		return ErrSubscriptionClosed // Close closed the connections under the write
 	}
 	return errors.Join(errs...)
 }

@@ -73,8 +73,14 @@ func (l *learnedCommands) store(name string, e learnedCommand) {
 // ErrUnknownCommand, and reports whether it learned any, in which case the
 // caller plans the batch again. call(i) returns request i's command name
 // and arguments, and false when the request named its own route (DoKey).
+//
+// A command that could not be learned is asked about once per batch: its
+// other requests get the same error. A failure to reach the servers is not
+// cached for later calls (commandInfo), so without this a pipeline of many
+// such commands would wait for a hung server once per command.
 func (c *Client) learnUnknown(ctx context.Context, b *batch, call func(i int) (string, []any, bool)) bool {
 	learned := false
+	var failed map[string]error // lower-case name -> why it stays unknown
 	for i := range b.reqs {
 		if b.reqs[i].err == nil || !errors.Is(b.reqs[i].err, ErrUnknownCommand) {
 			continue
@@ -83,8 +89,23 @@ func (c *Client) learnUnknown(ctx context.Context, b *batch, call func(i int) (s
 		if !ok {
 			continue
 		}
+		lower := strings.ToLower(name)
+		if err, ok := failed[lower]; ok {
+			b.reqs[i].err = err
+			continue
+		}
 		if _, err := c.commandInfo(ctx, name, args); err != nil {
 			b.reqs[i].err = err
+			var ne *NodeError
+			if errors.As(err, &ne) || ctx.Err() != nil {
+				// The servers could not be asked; a refusal instead
+				// (the server's own verdict on these arguments) is
+				// cached by commandInfo or checked per call.
+				if failed == nil {
+					failed = make(map[string]error)
+				}
+				failed[lower] = err
+			}
 			continue
 		}
 		learned = true

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/gomodule/redigo/redis"
+	"github.com/shardis/shardis/cluster"
 	"github.com/shardis/shardis/shard/command"
 )
 
@@ -574,6 +575,7 @@ func (f *flusher) sendPinned() {
 			set(k, Result{Reply: reply})
 		case errors.As(err, &re):
 			set(k, Result{Err: re})
+			f.noteMoved(re)
 		default:
 			fail(k, err, true)
 			return
@@ -582,6 +584,24 @@ func (f *flusher) sendPinned() {
 	if tx.closing && !tx.multi {
 		tx.finish()
 	}
+}
+
+// noteMoved points the slot of a MOVED that a command of the
+// transaction's run met at its new owner (in cluster mode): the Conn does
+// not follow redirects inside a transaction, but the caller's next
+// attempt goes to the new owner instead of meeting MOVED again until the
+// next topology refresh.
+func (f *flusher) noteMoved(re redis.Error) {
+	c := f.rc.c
+	if c.cl() == nil || cluster.ErrorCode(string(re)) != "MOVED" {
+		return
+	}
+	ns := c.nodes.get(f.rc.tx.node)
+	if rd, ok := cluster.ParseRedirect(string(re), ns.node.Addr); ok && rd.Kind == cluster.Moved {
+		ns.moved.Add(1)
+		c.applyMoved(rd.Slot, rd.Addr)
+	}
+	c.refresh(f.ctx, false)
 }
 
 // sentError is the error of a command of a transaction's run whose

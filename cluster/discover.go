@@ -32,7 +32,9 @@ func (e *SeedError) Unwrap() error { return e.Err }
 
 // Discover reads the slot table of a cluster from the first seed that
 // gives a usable one. It tries the seeds in order: it dials the seed with
-// dial (redis.DialContext over TCP when dial is nil), sends CLUSTER
+// dial (redis.DialContext over TCP when dial is nil, bounding the connect
+// by 5s and each reply by 3s, so that a seed that hangs is skipped; a dial
+// of your own sets its own bounds), sends CLUSTER
 // SHARDS and parses the reply with ParseShards; when the server refuses
 // CLUSTER SHARDS (a server older than 7.0 answers "ERR unknown
 // subcommand", or an ACL forbids it), or its reply is ambiguous
@@ -81,8 +83,18 @@ func discover(ctx context.Context, seeds []string, dial Dialer, useTLS bool) (*T
 		tried, len(seeds), errors.Join(errs...))
 }
 
+// The default dialer's bounds: a seed that accepts connections and never
+// answers (a frozen host, a partition that drops packets) is skipped after
+// them, also when ctx has no deadline, as one that fails is.
+const (
+	seedDialTimeout = 5 * time.Second
+	seedReadTimeout = 3 * time.Second
+)
+
 func dialTCP(ctx context.Context, addr string) (redis.Conn, error) {
-	return redis.DialContext(ctx, "tcp", addr)
+	return redis.DialContext(ctx, "tcp", addr,
+		redis.DialConnectTimeout(seedDialTimeout), redis.DialReadTimeout(seedReadTimeout),
+		redis.DialWriteTimeout(seedReadTimeout))
 }
 
 // discoverOne reads the table from one seed.

@@ -442,12 +442,17 @@ func (c *Client) runParallel(ctx context.Context, calls []*call) (abandoned bool
 	done := make(chan *group, len(order))
 	for _, g := range order {
 		g.results = make([]Result, len(g.calls))
-		c.inflight.Add(1)
-		go func(g *group) {
-			defer c.inflight.Done()
+		// Started under the client's life lock (goTracked): Close waits
+		// for these workers, and must not wait while one is being added.
+		if !c.goTracked(&c.inflight, func() {
 			c.roundTrip(ctx, g.node, g.calls, g.results)
 			done <- g
-		}(g)
+		}) {
+			for i := range g.results { // Close came first: nothing sent
+				g.results[i].Err = ErrClosed
+			}
+			done <- g
+		}
 	}
 	finished := make(map[*group]bool, len(order))
 	for len(finished) < len(order) {

@@ -30,7 +30,7 @@ func (ar *arena) take(n int) []byte {
 	if len(ar.chunk) < n {
 		// Room for the rest of the array if its values are this size,
 		// within bounds.
-		ar.chunk = make([]byte, max(min(n*ar.left, arenaChunkMax), 64, n))
+		ar.chunk = make([]byte, max(min(n*min(ar.left, arenaChunkMax), arenaChunkMax), 64, n))
 	}
 	p := ar.chunk[:n:n]
 	ar.chunk = ar.chunk[n:]

@@ -13,6 +13,7 @@ import (
 const (
 	maxLine       = 1 << 20   // a status, error, integer or length line
 	maxBulk       = 512 << 20 // Redis's own proto-max-bulk-len default
+	maxArrayLen   = 1<<31 - 1 // elements of one array (an int on 32-bit platforms too)
 	maxArrayAlloc = 1 << 16   // elements allocated before they arrive
 	maxDepth      = 64        // nested arrays
 )
@@ -63,7 +64,7 @@ func (rd *replyReader) reply(depth int, ar *arena) (any, error) {
 		}
 		return rd.bulk(ar.take(n))
 	case '*':
-		n, err := parseLen(line[1:], 1<<31)
+		n, err := parseLen(line[1:], maxArrayLen)
 		if n < 0 || err != nil {
 			return nil, err
 		}
@@ -185,17 +186,17 @@ func parseLen(p []byte, limit int) (int, error) {
 	if len(p) == 0 || len(p) > 10 {
 		return -1, protocolError(fmt.Sprintf("bad length %q", p))
 	}
-	n := 0
+	var n int64 // ten digits overflow a 32-bit int
 	for _, b := range p {
 		if b < '0' || b > '9' {
 			return -1, protocolError(fmt.Sprintf("bad length %q", p))
 		}
-		n = n*10 + int(b-'0')
+		n = n*10 + int64(b-'0')
 	}
-	if n > limit {
+	if n > int64(limit) {
 		return -1, protocolError(fmt.Sprintf("length %d over the limit of %d", n, limit))
 	}
-	return n, nil
+	return int(n), nil
 }
 
 // parseInt parses an integer reply: a signed 64-bit decimal.

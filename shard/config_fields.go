@@ -55,6 +55,10 @@ func checkFields(n *yaml.Node, t reflect.Type, path string) error {
 			if _, err := time.ParseDuration(n.Value); err != nil {
 				return fmt.Errorf("line %d: %s: %q is not a duration such as 500ms or 3s", n.Line, path, n.Value)
 			}
+		case t == reflect.TypeFor[neverDuration]():
+			if _, err := time.ParseDuration(n.Value); err != nil && n.Value != neverWord {
+				return fmt.Errorf("line %d: %s: %q is not a duration such as 500ms or 3s, nor never", n.Line, path, n.Value)
+			}
 		case t.Kind() == reflect.Int && n.Tag != "!!int" && n.Tag != "!!float":
 			return fmt.Errorf("line %d: %s: %q is not a valid int", n.Line, path, n.Value)
 		}

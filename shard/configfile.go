@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"time"
 
+	"github.com/shardis/shardis/pool"
 	"github.com/shardis/shardis/ring"
 	"go.yaml.in/yaml/v3"
 )
@@ -36,21 +37,21 @@ type fileConfig struct {
 		ReadFrom           string    `yaml:"read_from"`
 	} `yaml:"cluster"`
 	Pool struct {
-		MaxIdle         *int      `yaml:"max_idle"`
-		MaxActive       *int      `yaml:"max_active"`
-		IdleTimeout     *duration `yaml:"idle_timeout"`
-		MaxConnLifetime *duration `yaml:"max_conn_lifetime"`
-		Wait            *bool     `yaml:"wait"`
-		TestOnBorrow    *duration `yaml:"test_on_borrow"`
-		DialTimeout     *duration `yaml:"dial_timeout"`
-		ReadTimeout     *duration `yaml:"read_timeout"`
-		WriteTimeout    *duration `yaml:"write_timeout"`
-		Username        string    `yaml:"username"`
-		Password        string    `yaml:"password"`
-		PasswordEnv     string    `yaml:"password_env"`
-		DB              *int      `yaml:"db"`
-		ClientName      string    `yaml:"client_name"`
-		TLS             *fileTLS  `yaml:"tls"`
+		MaxIdle         *int           `yaml:"max_idle"`
+		MaxActive       *int           `yaml:"max_active"`
+		IdleTimeout     *neverDuration `yaml:"idle_timeout"`
+		MaxConnLifetime *duration      `yaml:"max_conn_lifetime"`
+		Wait            *bool          `yaml:"wait"`
+		TestOnBorrow    *neverDuration `yaml:"test_on_borrow"`
+		DialTimeout     *duration      `yaml:"dial_timeout"`
+		ReadTimeout     *duration      `yaml:"read_timeout"`
+		WriteTimeout    *duration      `yaml:"write_timeout"`
+		Username        string         `yaml:"username"`
+		Password        string         `yaml:"password"`
+		PasswordEnv     string         `yaml:"password_env"`
+		DB              *int           `yaml:"db"`
+		ClientName      string         `yaml:"client_name"`
+		TLS             *fileTLS       `yaml:"tls"`
 	} `yaml:"pool"`
 	Migration *fileMigration `yaml:"migration"`
 	Health    struct {
@@ -81,6 +82,22 @@ func (d *duration) UnmarshalYAML(n *yaml.Node) error {
 	*d = duration(v)
 	return nil
 }
+
+// neverDuration is a duration that may also be "never" (pool.Never, as
+// fmt prints a Config), for the pool options that take it: idle_timeout
+// and test_on_borrow.
+type neverDuration duration
+
+func (d *neverDuration) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind == yaml.ScalarNode && n.Value == neverWord {
+		*d = neverDuration(pool.Never)
+		return nil
+	}
+	return (*duration)(d).UnmarshalYAML(n)
+}
+
+// neverWord is how files and URLs write pool.Never.
+const neverWord = "never"
 
 // LoadConfig reads a Config from a YAML or JSON file. A shard entry with
 // a sentinel: {master, addrs, username, password, password_env, tls}
@@ -167,9 +184,9 @@ func parseConfig(data []byte, reading []string) (Config, error) {
 	setInt(&p.MaxIdle, fp.MaxIdle)
 	setInt(&p.MaxActive, fp.MaxActive)
 	setInt(&p.DB, fp.DB)
-	setDur(&p.IdleTimeout, fp.IdleTimeout)
+	setDur(&p.IdleTimeout, (*duration)(fp.IdleTimeout))
 	setDur(&p.MaxConnLifetime, fp.MaxConnLifetime)
-	setDur(&p.TestOnBorrow, fp.TestOnBorrow)
+	setDur(&p.TestOnBorrow, (*duration)(fp.TestOnBorrow))
 	setDur(&p.DialTimeout, fp.DialTimeout)
 	setDur(&p.ReadTimeout, fp.ReadTimeout)
 	setDur(&p.WriteTimeout, fp.WriteTimeout)

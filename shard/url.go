@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/shardis/shardis/pool"
 	"github.com/shardis/shardis/ring"
 )
 
@@ -277,10 +278,18 @@ func applyURLOption(cfg *Config, name, v string) error {
 	case "write_timeout":
 		return dur(&p.WriteTimeout)
 	case "idle_timeout":
+		if v == neverWord {
+			p.IdleTimeout = pool.Never
+			return nil
+		}
 		return dur(&p.IdleTimeout)
 	case "max_conn_lifetime":
 		return dur(&p.MaxConnLifetime)
 	case "test_on_borrow":
+		if v == neverWord {
+			p.TestOnBorrow = pool.Never
+			return nil
+		}
 		return dur(&p.TestOnBorrow)
 	case "max_idle":
 		return num(&p.MaxIdle)

@@ -31,7 +31,7 @@ func TestReview5DumpMoveKeepsAnOperatorsPause(t *testing.T) {
 	pools, err := pool.NewSet(moverPool(to.Pool))
 	require.NoError(t, err)
 	defer pools.Close()
-	m := &mover{opts: Options{From: from, To: to, Dump: true, Timeout: 300 * time.Millisecond}.withDefaults(), pools: pools, flows: map[[2]string]*Flow{}}
+	m := &mover{opts: Options{From: from, To: to, Dump: true, Timeout: time.Second}.withDefaults(), pools: pools, flows: map[[2]string]*Flow{}}
 	src := shard.Node{Name: "a", Addr: servers[0].Addr}
 	dst := shard.Node{Name: "b", Addr: servers[1].Addr}
 	_, err = servers[0].Do("SET", "k", "v")

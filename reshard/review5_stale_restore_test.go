@@ -117,7 +117,7 @@ func TestReview5DumpMoveLateRestoreUndoesNoDelete(t *testing.T) {
 	pools, err := pool.NewSet(moverPool(to.Pool))
 	require.NoError(t, err)
 	defer pools.Close()
-	m := &mover{opts: Options{From: from, To: to, Dump: true, Timeout: 300 * time.Millisecond}.withDefaults(), pools: pools, flows: map[[2]string]*Flow{}}
+	m := &mover{opts: Options{From: from, To: to, Dump: true, Timeout: 2 * time.Second}.withDefaults(), pools: pools, flows: map[[2]string]*Flow{}}
 	src := shard.Node{Name: "a", Addr: servers[0].Addr}
 	dst := shard.Node{Name: "b", Addr: proxy.ln.Addr().String()}
 	_, err = servers[0].Do("SET", "k", "10")

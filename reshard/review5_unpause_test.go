@@ -33,7 +33,7 @@ func TestReview5DumpMoveReportsAFailedUnpauseOfAnEmptyBatch(t *testing.T) {
 	pools, err := pool.NewSet(moverPool(to.Pool))
 	require.NoError(t, err)
 	t.Cleanup(func() { pools.Close() })
-	m := &mover{opts: Options{From: from, To: to, Dump: true, Timeout: 200 * time.Millisecond}.withDefaults(), pools: pools, flows: map[[2]string]*Flow{}}
+	m := &mover{opts: Options{From: from, To: to, Dump: true, Timeout: 2 * time.Second}.withDefaults(), pools: pools, flows: map[[2]string]*Flow{}}
 	src := shard.Node{Name: "a", Addr: servers[0].Addr}
 	dst := shard.Node{Name: "b", Addr: servers[1].Addr}
 	conn, err := pools.Get(ctx, src.Addr)

@@ -36,7 +36,8 @@ import (
 //   - Transactions. MULTI ... EXEC (or DISCARD) runs on the node of the
 //     transaction's first key, on a connection the Conn holds until EXEC or
 //     DISCARD; WATCH pins the Conn to its keys' node likewise, until EXEC,
-//     DISCARD or UNWATCH. Every key of the transaction must be on that node
+//     DISCARD or UNWATCH (a WATCH the server refuses, MOVED say, pins
+//     nothing once its flush is done). Every key of the transaction must be on that node
 //     (in cluster mode: in that hash slot), else the whole transaction is
 //     refused with a *CrossShardError before any of it is sent: each
 //     command up to EXEC then fails with that error, EXEC included, and

@@ -448,6 +448,15 @@ func (f *flusher) endOfFlush() {
 	}
 	f.answerMulti()
 	f.sendRuns()
+	if tx := &f.rc.tx; tx.conn != nil && !tx.multi && !tx.watched {
+		// Every WATCH that pinned the Conn was refused (MOVED, NOPERM,
+		// ...): nothing is watched on the server, so nothing holds the
+		// connection, and the next command is routed afresh (to a moved
+		// slot's new owner) instead of to it.
+		lost := tx.lost
+		tx.finish()
+		tx.lost = lost
+	}
 }
 
 func (f *flusher) addPlain(i int) {
@@ -573,6 +582,9 @@ func (f *flusher) sendPinned() {
 		switch {
 		case err == nil:
 			set(k, Result{Reply: reply})
+			if !in[k] && lowerName(cmds[k].name) == "watch" {
+				tx.watched = true
+			}
 		case errors.As(err, &re):
 			set(k, Result{Err: re})
 			f.noteMoved(re)
@@ -673,6 +685,7 @@ type connTx struct {
 	group     int
 	multi     bool  // inside MULTI
 	multiSent bool  // MULTI went to conn
+	watched   bool  // a WATCH on conn was accepted
 	closing   bool  // EXEC, DISCARD or UNWATCH was sent: release after its run
 	refused   error // the transaction was refused: everything up to EXEC fails with it
 	// lost: the connection that held WATCH failed; the next MULTI is

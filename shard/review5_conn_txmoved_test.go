@@ -14,7 +14,9 @@ import (
 // tells the client where the slot went, so the caller's next attempt runs
 // at the new owner. The Conn ignored it: every MULTI ... EXEC on the slot
 // was sent to the old owner again and refused with MOVED until the next
-// periodic refresh (a minute by default).
+// periodic refresh (a minute by default). And a WATCH the old owner
+// refused with MOVED kept the Conn pinned to it, though nothing was
+// watched there: every later WATCH went there too, for good.
 func TestReview5ConnTransactionLearnsAMovedSlot(t *testing.T) {
 	rc := redistest.StartClusterTB(t, 3, 0, redistest.Options{})
 	cfg := clusterConfig(rc.Seeds()...)
@@ -24,7 +26,7 @@ func TestReview5ConnTransactionLearnsAMovedSlot(t *testing.T) {
 	m := rc.Masters()
 	require.Len(t, m, 3)
 
-	for i, watch := range []bool{false} {
+	for i, watch := range []bool{false, true} {
 		name := map[bool]string{false: "MULTI first", true: "WATCH first"}[watch]
 		t.Run(name, func(t *testing.T) {
 			key, slot := keyOnMaster(t, rc, m[i], "r5moved")

@@ -298,7 +298,8 @@ func (s *Subscription) abandon(w *waiter) bool {
 
 // addLocked adds names to what the subscription wants and returns the
 // waiter for their confirmations (none left when all were confirmed
-// before). Caller holds s.mu.
+// before and are carried now: a name whose node is down is waited for
+// again). Caller holds s.mu.
 func (s *Subscription) addLocked(k subKind, names []string) (*waiter, error) {
 	if s.closed {
 		return nil, ErrSubscriptionClosed
@@ -311,8 +312,8 @@ func (s *Subscription) addLocked(k subKind, names []string) (*waiter, error) {
 			ws = &wantState{on: map[string]bool{}}
 			s.want[sn] = ws
 		}
-		if ws.announced {
-			continue // already confirmed
+		if ws.announced && len(ws.on) > 0 && s.confirmedEverywhere(sn, ws) {
+			continue // already confirmed, and carried now
 		}
 		w.left++
 		w.names = append(w.names, sn)

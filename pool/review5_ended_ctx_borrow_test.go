@@ -77,3 +77,57 @@ func TestReview5EndedContextKeepsIdleConns(t *testing.T) {
 		t.Errorf("PING on a kept connection: %v", err)
 	}
 }
+
+// TestReview5EndedContextDoesNotWaitForARename: idle connections that still
+// carry an old name (SetClientName cut short by its context) are renamed
+// when borrowed. A Get whose context has ended cannot rename them; giving
+// one back instead would rename it on the way back, a round trip on a slow
+// server that the caller, whose deadline has passed, would wait for. The
+// Get must return about when its deadline passes.
+func TestReview5EndedContextDoesNotWaitForARename(t *testing.T) {
+	const idle = 3
+	srv := plainServer(t)
+	admin := adminConn(t, srv, redis.DialReadTimeout(30*time.Second))
+	set := newTestSet(t, Options{ClientName: "old", ReadTimeout: 10 * time.Second})
+
+	conns := make([]redis.Conn, 0, idle)
+	for range idle {
+		c, err := set.Get(context.Background(), srv.Addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		conns = append(conns, c)
+	}
+	for _, c := range conns {
+		c.Close()
+	}
+	cancelled, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := set.SetClientName(cancelled, "new"); !errors.Is(err, context.Canceled) {
+		t.Fatalf("SetClientName under a cancelled context = %v, want context.Canceled (idle connections left under the old name)", err)
+	}
+	if st := set.Stats()[srv.Addr]; st.Idle != idle {
+		t.Fatalf("Stats = %+v, want %d idle connections", st, idle)
+	}
+
+	if _, err := admin.Do("CLIENT", "PAUSE", 3000, "ALL"); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	start := time.Now()
+	c, err := set.Get(ctx, srv.Addr)
+	took := time.Since(start)
+	cancel()
+	if err == nil {
+		c.Close()
+	}
+	if _, err := admin.Do("PING"); err != nil { // the pause is over
+		t.Fatal(err)
+	}
+	if err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("Get = %v, want the context's error", err)
+	}
+	if took > 1500*time.Millisecond {
+		t.Errorf("Get with a 200ms deadline took %v: it waited for the paused server", took)
+	}
+}

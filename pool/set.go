@@ -311,10 +311,15 @@ func (s *Set) newPool(addr string, readOnly bool, resolve func() (string, error)
 			return errDropped
 		}
 		err := d.ping(ctx, c, lastUsed)
-		if err == nil && lc != nil && ended(ctx) == nil {
+		if err == nil && lc != nil {
 			// A connection given back under an old name (names.go).
+			// Under an ended context it cannot be renamed now, nor
+			// given back (the rename on return would make the caller
+			// wait): it is dropped, as a failed rename is.
 			if cur, stale := lc.stale(); stale {
-				err = lc.rename(ctx, cur)
+				if err = ended(ctx); err == nil {
+					err = lc.rename(ctx, cur)
+				}
 			}
 		}
 		if err == nil {

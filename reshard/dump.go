@@ -83,7 +83,7 @@ func (m *mover) dumpMove(ctx context.Context, conn redis.Conn, src, dst shard.No
 	receive := func(c redis.Conn) (any, error) {
 		left := time.Until(deadline)
 		if left <= 0 {
-			return nil, fmt.Errorf("%w: the batch took longer than the pause of %v (raise Timeout or lower Batch)", ErrPauseOver, hold)
+			return nil, fmt.Errorf("%w: the batch took longer than the pause of %v (raise Timeout, --timeout of shardis reshard, or lower Batch)", ErrPauseOver, hold)
 		}
 		return redis.ReceiveWithTimeout(c, min(left, m.opts.Timeout))
 	}

@@ -22,7 +22,7 @@ func init() {
 	register(command{name: "reshard", summary: "move keys live from one topology to another (ring or cluster)", run: runReshard})
 }
 
-const reshardUsage = `Usage: shardis reshard --from OLD --to NEW [--dry-run] [--rate N[/s]|NMB/s] [--max-block D] [--yes]
+const reshardUsage = `Usage: shardis reshard --from OLD --to NEW [--dry-run] [--rate N[/s]|NMB/s] [--max-block D] [--timeout D] [--yes]
        shardis reshard --from OLD --to NEW --arm
        shardis reshard --from OLD --to NEW --finish
        shardis reshard --from OLD --to NEW --clear-fence
@@ -64,6 +64,7 @@ func runReshard(ctx context.Context, env *cliEnv, args []string) error {
 	yes := fs.Bool("yes", false, "do not ask for confirmation")
 	batch := fs.Int("batch", 0, "keys per MIGRATE (default 512; lower it for large values: the old node waits for each)")
 	maxBlock := fs.Duration("max-block", 0, "how long one MIGRATE may hold an old node, which serves nothing else meanwhile (default 10ms); the batch shrinks to fit")
+	timeout := fs.Duration("timeout", 0, "how long one MIGRATE's I/O between the servers may take, and the DUMP/RESTORE path's pause of the old node's writes lasts, less a second (default 10s); raise it for values that take longer to travel")
 	dump := fs.Bool("dump", false, "move with DUMP/RESTORE through this process instead of MIGRATE (pauses the old node's writes for each batch: CLIENT PAUSE WRITE, Redis 6.2+)")
 	allowUnnamed := fs.Bool("allow-unnamed", false, "start even when old nodes have connections no shardis client named")
 	quiet := fs.Bool("quiet", false, "no progress bar")
@@ -85,6 +86,9 @@ func runReshard(ctx context.Context, env *cliEnv, args []string) error {
 	}
 	if *maxBlock < 0 {
 		return fmt.Errorf("%w: --max-block %v: want a positive duration such as 5ms", errUsage, *maxBlock)
+	}
+	if *timeout < 0 {
+		return fmt.Errorf("%w: --timeout %v: want a positive duration such as 30s", errUsage, *timeout)
 	}
 	from, err := loadTopology(*fromArg)
 	if err != nil {
@@ -124,7 +128,7 @@ func runReshard(ctx context.Context, env *cliEnv, args []string) error {
 		return nil
 	}
 	opts := reshard.Options{From: from, To: to, DryRun: *dryRun, KeysPerSecond: keysPS, BytesPerSecond: bytesPS,
-		Batch: *batch, MaxBlock: *maxBlock, Dump: *dump, AllowUnnamed: *allowUnnamed, Finish: true}
+		Batch: *batch, MaxBlock: *maxBlock, Timeout: *timeout, Dump: *dump, AllowUnnamed: *allowUnnamed, Finish: true}
 	if !*dryRun {
 		if err := reshard.CheckClients(ctx, from, to, *allowUnnamed); err != nil {
 			return err

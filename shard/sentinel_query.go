@@ -115,11 +115,24 @@ func (c *Client) followRole(ctx context.Context, addr string) (string, error) {
 }
 
 // roleOf asks the data node at addr for its ROLE, with the data nodes'
-// credentials.
+// credentials: on a pooled connection when addr is a node the client
+// uses (a replica serving reads), otherwise on a connection of its own,
+// closed after. A pool made for a master's address (the shard's node
+// dials it under its stable key) or for a retired replica would never be
+// removed (settleNodes removes the pools of nodes as they retire), and
+// would keep an idle connection to the server for the client's life.
 func (c *Client) roleOf(ctx context.Context, addr string) (sentinel.Role, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.dialTimeout()+c.readTimeout)
 	defer cancel()
-	conn, err := c.pools.Get(ctx, addr)
+	var (
+		conn redis.Conn
+		err  error
+	)
+	if i, ok := c.nodes.lookup(addr); ok && !c.nodes.get(i).retired.Load() {
+		conn, err = c.pools.Get(ctx, addr)
+	} else {
+		conn, err = c.pools.Dial(ctx, addr)
+	}
 	if err != nil {
 		return sentinel.Role{}, err
 	}

@@ -225,7 +225,7 @@ func (f *flusher) inMulti(i int, name string) {
 		return
 	}
 	keys, err := f.txKeys(cmd)
-	if err == nil && len(keys) == 0 {
+	if err == nil && len(keys) == 0 && name != "unwatch" { // the server queues UNWATCH like any command
 		if eff := command.EffectOf(nil, cmd.name, cmd.args); stateRefusal(eff, cmd.name, cmd.args) != nil {
 			err = stateRefusal(eff, cmd.name, cmd.args)
 		}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/gomodule/redigo/redis"
 )
@@ -61,6 +62,9 @@ func (rd *replyReader) reply(depth int, ar *arena) (any, error) {
 		n, err := parseLen(line[1:], maxBulk)
 		if n < 0 || err != nil {
 			return nil, err
+		}
+		if n > bulkUpfront {
+			return rd.bigBulk(n)
 		}
 		return rd.bulk(ar.take(n))
 	case '*':
@@ -123,16 +127,60 @@ func (rd *replyReader) bulk(p []byte) ([]byte, error) {
 			return nil, err
 		}
 	}
-	for rd.w-rd.r < 2 {
-		if err := rd.fill(); err != nil {
+	if err := rd.endOfBulk(); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// bulkUpfront is the most that a bulk string's length line makes the
+// reader allocate before the bytes arrive. A longer value's buffer grows
+// as they do, at most doubling each time, so that a garbled or hostile
+// length line (up to maxBulk, 512 MiB) costs no more than this until the
+// bytes are there; values up to it are read as before.
+const bulkUpfront = 1 << 20
+
+// bigBulk reads a bulk string of n bytes, n over bulkUpfront, and its
+// CRLF.
+func (rd *replyReader) bigBulk(n int) ([]byte, error) {
+	p := make([]byte, bulkUpfront)
+	got := 0
+	for got < n {
+		if got == len(p) {
+			grow := min(len(p), n-len(p))
+			p = slices.Grow(p, grow)[:len(p)+grow]
+		}
+		if rd.r < rd.w {
+			k := copy(p[got:], rd.buf[rd.r:rd.w])
+			rd.r += k
+			got += k
+			continue
+		}
+		// The rest goes straight into p, up to its current size.
+		k, err := io.ReadFull(readerFunc(rd.nc.armedRead), p[got:])
+		got += k
+		if err != nil {
 			return nil, err
 		}
 	}
+	if err := rd.endOfBulk(); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// endOfBulk reads the CRLF that ends a bulk string.
+func (rd *replyReader) endOfBulk() error {
+	for rd.w-rd.r < 2 {
+		if err := rd.fill(); err != nil {
+			return err
+		}
+	}
 	if rd.buf[rd.r] != '\r' || rd.buf[rd.r+1] != '\n' {
-		return nil, protocolError("bulk string not ended by CRLF")
+		return protocolError("bulk string not ended by CRLF")
 	}
 	rd.r += 2
-	return p, nil
+	return nil
 }
 
 // fill reads more bytes from the socket after the unread ones, moving

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -549,6 +550,19 @@ func (pc *pipeConn) fail(err error) error {
 	return &NodeError{Node: pc.p.c.nodes.get(pc.p.node).node, Err: err}
 }
 
+// errAfterProtocolError is the error, wrapped in a *NodeError, of a command
+// written on an automatic pipeline's connection after a command that the
+// server refused with a protocol error: the server closed the connection
+// without running it.
+var errAfterProtocolError = errors.New("shardis: not run: the server closed the connection after a protocol error in a command written before it")
+
+// isProtocolError reports a protocol error reply (a value over the
+// server's proto-max-bulk-len, ...), after which the server closes the
+// connection.
+func isProtocolError(re redis.Error) bool {
+	return strings.HasPrefix(string(re), "ERR Protocol error")
+}
+
 // errClosedInFlight is the error of a command whose reply had not come
 // when Close closed its connection: it may or may not have run.
 var errClosedInFlight = fmt.Errorf("%w before the reply came (the command may have run)", ErrClosed)
@@ -624,6 +638,18 @@ func (pc *pipeConn) read() {
 		switch {
 		case err == nil:
 			r.finish(reply, nil)
+		case errors.As(err, &re) && isProtocolError(re):
+			// The server closes the connection after this reply and
+			// runs nothing sent after the command: the writer moves to
+			// a new connection (broken is set before the caller wakes,
+			// so that its next command is not written on this one),
+			// and the commands already written after it fail unrun.
+			// Not the node's failure: the command was at fault.
+			pc.broken.Store(true)
+			failed = &NodeError{Node: pc.p.c.nodes.get(pc.p.node).node, Err: errAfterProtocolError}
+			r.finish(nil, re)
+			pc.settle()
+			continue
 		case errors.As(err, &re):
 			rerr, no := pc.p.c.replyError(pc.p.node, re)
 			refused = refused || no

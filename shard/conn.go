@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/gomodule/redigo/redis"
+	"github.com/shardis/shardis/shard/command"
 )
 
 // Conn returns a redigo-compatible connection that routes each command to
@@ -228,15 +229,44 @@ func (rc *routedConn) Send(name string, args ...any) error {
 	return nil
 }
 
-// Flush sends the queued commands.
+// Flush sends the queued commands, up to the first one that blocks on
+// the server (BLPOP, XREAD BLOCK, WAIT, ... outside MULTI): that one and
+// those after it are sent when a reply is asked for (Receive, Do), so that
+// the context or timeout given there bounds the wait, as it does after a
+// redigo connection's Flush. Flush itself reads the replies of what it
+// sends, and has no context to bound a wait of the blocking command's own.
 func (rc *routedConn) Flush() error {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
 	if rc.closed {
 		return ErrConnClosed
 	}
+	n := rc.unblockedPrefix()
+	rest := slices.Clone(rc.queue[n:])
+	rc.queue = rc.queue[:n]
 	rc.flushLocked(context.Background())
+	rc.queue = rest
 	return nil
+}
+
+// unblockedPrefix returns how many of the queued commands come before the
+// first one that would block on the server (a blocking command between
+// MULTI and EXEC does not).
+func (rc *routedConn) unblockedPrefix() int {
+	multi := rc.tx.multi
+	for i, cmd := range rc.queue {
+		info := command.Lookup(cmd.name)
+		switch lowerName(cmd.name) {
+		case "multi":
+			multi = true
+		case "exec", "discard":
+			multi = false
+		}
+		if !multi && isBlocking(&call{name: cmd.name, args: cmd.args, info: info}) {
+			return i
+		}
+	}
+	return len(rc.queue)
 }
 
 // Receive returns the next reply, flushing queued commands first when

@@ -20,7 +20,10 @@ import (
 //
 // Send queues a command, Flush sends everything queued as one pipeline
 // (one round trip per shard, in parallel) and Receive returns the replies
-// in order. Do sends what is queued plus its own command and, as in
+// in order. A command that blocks on the server (BLPOP, XREAD BLOCK, ...)
+// and those queued after it are sent by the Receive or Do that asks for
+// their replies rather than by Flush, so that its context or timeout
+// bounds the wait. Do sends what is queued plus its own command and, as in
 // redigo, returns its own reply and the first server error among the
 // replies it read; Do("") returns every pending reply as a []any. The
 // returned value implements redis.Conn, redis.ConnWithContext and

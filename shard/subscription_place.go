@@ -356,6 +356,7 @@ func (s *Subscription) failWaitersAt(addr string, err error) {
 // cause the caller needs). Caller holds s.mu.
 func (s *Subscription) failHomeless(plan map[string]map[subName]bool) {
 	var err error
+	mastersDone := false // mastersErr was looked at (cluster mode)
 	for sn, ws := range s.want {
 		if len(ws.waiters) == 0 {
 			continue
@@ -376,12 +377,51 @@ func (s *Subscription) failHomeless(plan map[string]map[subName]bool) {
 		werr := err
 		if rerr := s.routeErr(sn); rerr != nil {
 			werr = fmt.Errorf("%w: %s %q: %w", ErrNoNodes, sn.kind.subCommand(), sn.name, rerr)
+		} else if !mastersDone {
+			mastersDone = true
+			if merr := s.mastersErr(); merr != nil {
+				err = fmt.Errorf("%w: no master can carry the names now; they stay and are subscribed once one can: %w", ErrNoNodes, merr)
+				werr = err
+			}
 		}
 		for _, w := range ws.waiters {
 			w.settle(werr)
 		}
 		ws.waiters = nil
 	}
+}
+
+// mastersErr returns, in cluster mode, why no master can be used now:
+// for each master, the last failure the subscription saw on it (while it
+// backs off), or the cause the client's health checks keep it down for.
+// It returns nil in ring mode or when there is none. Caller holds s.mu.
+func (s *Subscription) mastersErr() error {
+	r := s.c.cl()
+	if r == nil {
+		return nil
+	}
+	st := r.state.Load()
+	if st == nil {
+		return nil
+	}
+	var errs []error
+	now := time.Now()
+	for _, m := range st.masters {
+		if rd := s.retry[m.Addr]; rd != nil && rd.err != nil && now.Before(rd.next) {
+			if ne, ok := rd.err.(*NodeError); ok {
+				errs = append(errs, ne)
+			} else {
+				errs = append(errs, &NodeError{Node: s.node(m.Addr), Err: rd.err})
+			}
+			continue
+		}
+		if i, ok := s.c.nodes.lookup(m.Addr); ok {
+			if ns := s.c.nodes.get(i); ns.down.Load() {
+				errs = append(errs, &NodeError{Node: ns.node, Err: ns.downErr()})
+			}
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // routeErr returns the error the router gives for sn's name in ring mode

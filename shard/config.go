@@ -282,13 +282,21 @@ func (c Config) Validate() error {
 		return err
 	}
 	if m := c.Migration; m != nil {
-		// MIGRATE connects to these; one that is not host:port would be
-		// sent as a host with the default port.
-		for _, k := range slices.Sorted(maps.Keys(m.Addrs)) {
-			if v := m.Addrs[k]; v != "" {
-				if err := checkHostPort(v); err != nil {
-					return badConfigf("Migration.Addrs[%q]: %w", k, err)
-				}
+		if err := checkMigrationAddrs(m.Addrs); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkMigrationAddrs checks Migration.Addrs: MIGRATE connects to these,
+// and one that is not host:port would be sent as a host with the default
+// port.
+func checkMigrationAddrs(addrs map[string]string) error {
+	for _, k := range slices.Sorted(maps.Keys(addrs)) {
+		if v := addrs[k]; v != "" {
+			if err := checkHostPort(v); err != nil {
+				return badConfigf("Migration.Addrs[%q]: %w", k, err)
 			}
 		}
 	}

@@ -245,6 +245,9 @@ func runTimeMigration(to Config) (Migration, Config, error) {
 	if m.From != nil {
 		return Migration{}, to, fmt.Errorf("%w: StartMigration moves away from the topology the client routes by; to.Migration.From must be nil", ErrMigration)
 	}
+	if err := checkMigrationAddrs(m.Addrs); err != nil { // config.go
+		return Migration{}, to, err
+	}
 	to.Migration = nil
 	return m, to, nil
 }

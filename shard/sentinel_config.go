@@ -45,11 +45,12 @@ type SentinelOptions struct {
 	ReadFrom ReadPolicy
 	// RefreshInterval between periodic queries of the Sentinels (master,
 	// its role, replicas). 0 means 5s; negative turns them off
-	// (+switch-master messages and failures still cause queries).
+	// (+switch-master messages and failures still cause queries); a
+	// positive interval below 10ms is refused.
 	RefreshInterval time.Duration
 	// MinRefreshInterval is the least time between two queries for one
 	// shard, so that a burst of failures never becomes a storm. 0 means
-	// 100ms.
+	// 100ms; a positive interval below 1ms is refused.
 	MinRefreshInterval time.Duration
 	// Timeout bounds connecting to one Sentinel and each of its replies.
 	// 0 means 1s.
@@ -242,7 +243,20 @@ func (c Config) validateSentinel() error {
 	if o.MinRefreshInterval < 0 || o.Timeout < 0 || o.FailoverWait < 0 {
 		return fmt.Errorf("%w: negative Sentinel refresh interval, timeout or failover wait", ErrBadConfig)
 	}
+	// A few nanoseconds would query the Sentinels back to back: a storm
+	// of queries and a busy core, as with a tiny health interval.
+	if o.RefreshInterval > 0 && o.RefreshInterval < minHealthInterval {
+		return fmt.Errorf("%w: Sentinel refresh interval %v is below %v (negative turns the periodic queries off)",
+			ErrBadConfig, o.RefreshInterval, minHealthInterval)
+	}
+	if o.MinRefreshInterval > 0 && o.MinRefreshInterval < minSentinelMinRefresh {
+		return fmt.Errorf("%w: Sentinel min refresh interval %v is below %v",
+			ErrBadConfig, o.MinRefreshInterval, minSentinelMinRefresh)
+	}
 	return nil
 }
+
+// minSentinelMinRefresh is the shortest SentinelOptions.MinRefreshInterval.
+const minSentinelMinRefresh = time.Millisecond
 
 func isBlankOrControl(r rune) bool { return r <= ' ' || r == 0x7f }

@@ -582,6 +582,17 @@ func (c *Client) receive(ctx context.Context, node int, conn redis.Conn, calls [
 		}
 		reply, err := redis.ReceiveWithTimeout(conn, timeout)
 		if err != nil {
+			if re, ok := err.(redis.Error); ok && isProtocolError(re) {
+				// The server closes the connection after this reply and
+				// runs nothing sent after the command: the calls after
+				// it fail unrun, which is no failure of the node, and the
+				// connection is read to its end, so that it carries the
+				// error and never goes back to the pool.
+				setResult(calls, out, i, nil, re)
+				c.failFrom(node, calls, out, i+1, errAfterProtocolError)
+				_, _ = redis.ReceiveWithTimeout(conn, timeout)
+				return
+			}
 			if re, ok := err.(redis.Error); ok {
 				rerr, no := c.replyError(node, re)
 				refused = refused || no

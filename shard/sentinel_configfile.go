@@ -34,7 +34,14 @@ type fileSentinelShard struct {
 // apply fills in the credentials of a, with where naming the section for
 // errors.
 func (a fileSentinelAuth) apply(where string, user, password *string, tlsOn *bool) (err error) {
-	*user, *password = a.Username, a.Password
+	// Only what the section gives overrides: a section naming a user
+	// keeps the password a URL gave (sentinel_password).
+	if a.Username != "" {
+		*user = a.Username
+	}
+	if a.Password != "" {
+		*password = a.Password
+	}
 	if a.PasswordEnv != "" {
 		if a.Password != "" {
 			return fmt.Errorf("%w: %s: give password or password_env, not both", ErrBadConfig, where)

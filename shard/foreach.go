@@ -31,7 +31,9 @@ func (c *Client) ForEachMaster(ctx context.Context, fn func(ctx context.Context,
 
 // ForEachNode calls fn for every node: in cluster mode the masters and then
 // their replicas (plain connections, without READONLY); in ring mode every
-// shard.
+// shard. During a migration it visits what ForEachShard visits, the nodes
+// that hold keys in either topology (a ring's shards, a cluster's
+// masters), and not a cluster's replicas until the migration ends.
 func (c *Client) ForEachNode(ctx context.Context, fn func(ctx context.Context, node Node, conn redis.Conn) error) error {
 	nodes := c.shardNodes()
 	if r := c.cl(); r != nil && c.mig.Load() == nil {

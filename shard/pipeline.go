@@ -61,16 +61,20 @@ func (p *Pipeline) Reset() {
 // per command in queue order. Each Result carries its own error (a
 // redis.Error from the server, a *NodeError for a node that failed, a
 // *CrossShardError, ...); the returned error is non-nil only when nothing
-// could be attempted (closed client, context already done).
+// could be attempted (closed client, context already done), and the queue
+// is emptied then too: a later Exec never sends those commands again.
 func (p *Pipeline) Exec(ctx context.Context) ([]Result, error) {
 	c := p.c
 	if err := checkContext(ctx); err != nil {
+		p.Reset() // nothing was sent, and nothing is sent by a later Exec
 		return nil, err
 	}
 	if c.closed.Load() {
+		p.Reset()
 		return nil, ErrClosed
 	}
 	if err := ctx.Err(); err != nil {
+		p.Reset()
 		return nil, fmt.Errorf("shardis: %w", err)
 	}
 	b := &p.b

@@ -51,6 +51,9 @@ func arm(ctx context.Context, pools *pool.Set, info shard.MigrationInfo, opts Ar
 	if opts.Timeout <= 0 {
 		opts.Timeout = 30 * time.Second
 	}
+	if err := checkDistinctServers(ctx, pools, info); err != nil { // servers.go
+		return err
+	}
 	if err := noOppositeMover(ctx, pools, info); err != nil { // opposite.go
 		return err
 	}

@@ -49,7 +49,7 @@ func finish(ctx context.Context, pools *pool.Set, info shard.MigrationInfo, self
 	var rep *VerifyReport
 	if verify {
 		olds := info.From.Nodes()
-		v, err := verifyNodes(ctx, pools, info.To, appendNodes(info.To.Nodes(), olds), nil, 0)
+		v, err := verifyNodes(ctx, pools, info.To, appendNodes(info.To.Nodes(), olds), nil, 0, nil)
 		if err != nil {
 			return nil, err
 		}

@@ -51,7 +51,11 @@ func Move(ctx context.Context, opts Options) (*Report, error) {
 		return nil, fmt.Errorf("%w: %w", shard.ErrBadConfig, err)
 	}
 	defer pools.Close()
-	if !opts.DryRun {
+	if opts.DryRun {
+		if err := checkDistinctServers(ctx, pools, info); err != nil { // servers.go
+			return nil, err
+		}
+	} else {
 		// The clients check, then the fence (arm.go): no key moves before
 		// every process routes by the new topology.
 		if err := arm(ctx, pools, info, ArmOptions{AllowUnnamed: opts.AllowUnnamed, SkipClientCheck: opts.SkipClientCheck}); err != nil {
@@ -89,7 +93,7 @@ func Move(ctx context.Context, opts Options) (*Report, error) {
 	if opts.DryRun || opts.SkipVerify {
 		return rep, nil
 	}
-	v, err := verifyNodes(ctx, pools, info.To, appendNodes(info.To.Nodes(), olds), nil, 0)
+	v, err := verifyNodes(ctx, pools, info.To, appendNodes(info.To.Nodes(), olds), nil, 0, nil)
 	if err != nil {
 		return rep, err
 	}

@@ -3,6 +3,7 @@ package reshard
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/gomodule/redigo/redis"
@@ -78,12 +79,25 @@ func Verify(ctx context.Context, cfg shard.Config, opts VerifyOptions) (*VerifyR
 	for _, a := range opts.Nodes {
 		nodes = appendNodes(nodes, []shard.Node{{Name: a, Addr: a}})
 	}
-	return verifyNodes(ctx, pools, to, nodes, from, opts.Samples)
+	// A server named twice (localhost and 127.0.0.1; a --nodes entry
+	// spelling a topology's node another way) is scanned once, under the
+	// topology's address, and a key routed to either spelling is on its
+	// owner there (servers.go).
+	al := aliases(ctx, pools, nodes)
+	nodes = slices.DeleteFunc(nodes, func(n shard.Node) bool { _, ok := al[n.Addr]; return ok })
+	return verifyNodes(ctx, pools, to, nodes, from, opts.Samples, al)
 }
 
 // verifyNodes scans nodes in parallel for keys that to does not place
-// there (those that from places there count as pending).
-func verifyNodes(ctx context.Context, pools *pool.Set, to shard.Router, nodes []shard.Node, from shard.Router, samples int) (*VerifyReport, error) {
+// there (those that from places there count as pending). al maps other
+// spellings of a scanned node's address to it (nil: none).
+func verifyNodes(ctx context.Context, pools *pool.Set, to shard.Router, nodes []shard.Node, from shard.Router, samples int, al map[string]string) (*VerifyReport, error) {
+	canon := func(a string) string {
+		if c, ok := al[a]; ok {
+			return c
+		}
+		return a
+	}
 	if samples <= 0 {
 		samples = 20
 	}
@@ -109,11 +123,11 @@ func verifyNodes(ctx context.Context, pools *pool.Set, to shard.Router, nodes []
 					if err != nil {
 						return err
 					}
-					if owner.Addr == n.Addr {
+					if canon(owner.Addr) == n.Addr {
 						continue
 					}
 					if from != nil {
-						if old, err := from.Route(k); err == nil && old.Addr == n.Addr {
+						if old, err := from.Route(k); err == nil && canon(old.Addr) == n.Addr {
 							pending++
 							continue
 						}

@@ -27,6 +27,10 @@ The probe WRITES to your servers: --ops keys named PREFIX0, PREFIX1, ...
 then read back with GET. They expire by themselves; --no-probe (or --ops 0)
 writes nothing and shows only what connecting and discovery did.
 
+Exit status: 0 when every probe command succeeded, 1 when one failed (the
+counters are printed all the same) or the client could not start, 2 for a
+usage error.
+
 Flags:
 `
 
@@ -66,6 +70,7 @@ func runStats(ctx context.Context, env *cliEnv, args []string) error {
 	}
 	start := time.Now()
 	failed := 0
+	var firstErr error
 	if *ops > 0 {
 		p := c.Pipeline()
 		for i := 0; i < *ops; i++ {
@@ -79,6 +84,9 @@ func runStats(ctx context.Context, env *cliEnv, args []string) error {
 		}
 		for _, r := range res {
 			if r.Err != nil {
+				if failed == 0 {
+					firstErr = r.Err
+				}
 				failed++
 			}
 		}
@@ -89,6 +97,9 @@ func runStats(ctx context.Context, env *cliEnv, args []string) error {
 		return nil
 	}
 	fmt.Fprintf(env.stdout, "probe: %d commands in %v, %d failed\n", 2**ops, time.Since(start).Round(time.Millisecond), failed)
+	if failed > 0 {
+		return fmt.Errorf("probe: %d of %d commands failed, the first with: %w", failed, 2**ops, firstErr)
+	}
 	return nil
 }
 

@@ -2,7 +2,6 @@ package shard
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -132,7 +131,9 @@ func (tc *trackedConn) Err() error {
 	return tc.conn.Err()
 }
 
-var errTrackedReleased = errors.New("shardis: connection closed: it was lent for the duration of a callback or transaction")
+// errTrackedReleased is the error of every call on a lent connection
+// once it was given back: it matches ErrConnClosed.
+var errTrackedReleased = fmt.Errorf("%w: it was lent for the duration of a callback or transaction", ErrConnClosed)
 
 func (tc *trackedConn) usable() error {
 	tc.mu.Lock()

@@ -1,7 +1,9 @@
 package command
 
 import (
+	"fmt"
 	"math"
+	"reflect"
 	"strconv"
 
 	"github.com/gomodule/redigo/redis"
@@ -10,9 +12,10 @@ import (
 // Arg returns the text redigo sends for the argument a: strings and byte
 // slices as they are, integers in decimal, float64 as
 // strconv.FormatFloat(f, 'g', -1, 64), float32 in its shortest 32-bit form
-// (as fmt prints it), booleans as "1" and "0", nil as "", and a
-// redis.Argument as the text of its RedisArg value. It reports false for
-// any other type.
+// (as fmt prints it), booleans as "1" and "0", nil as "", a redis.Argument
+// as the text of its RedisArg value, and a type of its own over a string,
+// number or boolean (type word string) as fmt prints it, which is what is
+// sent. It reports false for any other type.
 func Arg(a any) (string, bool) {
 	if v, ok := a.(redis.Argument); ok {
 		if _, nested := v.RedisArg().(redis.Argument); nested {
@@ -44,6 +47,15 @@ func plainArg(a any) (string, bool) {
 	var buf [24]byte
 	if b, ok := appendInt(buf[:0], a); ok {
 		return string(b), true
+	}
+	// A type of its own over a string, number or boolean (type word
+	// string) is sent as fmt prints it: its String method's text when it
+	// has one, else its value.
+	switch reflect.ValueOf(a).Kind() {
+	case reflect.String, reflect.Bool, reflect.Float32, reflect.Float64,
+		reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		return fmt.Sprint(a), true
 	}
 	return "", false
 }
@@ -97,8 +109,11 @@ func argIs(a any, word string) bool {
 		return word == "0"
 	}
 	var buf [24]byte
-	b, ok := appendInt(buf[:0], a)
-	return ok && equalFold(b, word)
+	if b, ok := appendInt(buf[:0], a); ok {
+		return equalFold(b, word)
+	}
+	s, ok := plainArg(a) // a type of its own (type word string)
+	return ok && equalFold(s, word)
 }
 
 // argLen returns the length of the argument's text, or -1 when Arg would

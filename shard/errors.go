@@ -14,7 +14,9 @@ var (
 	// ErrClosed is returned by every call on a closed Client.
 	ErrClosed = errors.New("shardis: client closed")
 	// ErrConnClosed is returned by every call on a Conn (Client.Conn)
-	// after its Close, and by its Err; the Client itself stays usable.
+	// after its Close, and by its Err, and by a connection lent to a
+	// ForEachShard or ForEachNode callback once the callback returned;
+	// the Client itself stays usable.
 	ErrConnClosed = errors.New("shardis: connection closed")
 	// ErrNodeDown means the node was marked down by health checks and the
 	// command failed fast without dialing.

@@ -12,6 +12,30 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// pausedPipelineClient returns a client that sends every command through
+// the automatic pipeline, with a read timeout of 30 s (and writeTimeout
+// when not 0), connected to a server that is then stopped (SIGSTOP) until
+// the test ends; the client is closed then too.
+func pausedPipelineClient(t *testing.T, writeTimeout time.Duration) *shard.Client {
+	t.Helper()
+	server := redistest.StartTB(t, redistest.Options{})
+	cfg := faultConfig(server.Addr, 30*time.Second)
+	if writeTimeout != 0 {
+		cfg.Pool.WriteTimeout = writeTimeout
+	}
+	c, err := shard.New(context.Background(), cfg)
+	require.NoError(t, err)
+	shard.AlwaysPipeline(c)
+	_, err = c.Do(context.Background(), "SET", "review5:warm", "1") // dial while it answers
+	require.NoError(t, err)
+	require.NoError(t, server.Pause())
+	t.Cleanup(func() {
+		c.Close()
+		require.NoError(t, server.Resume())
+	})
+	return c
+}
+
 // Close returns promptly while an automatic pipeline's writer is stuck
 // writing a large value to a hung (stopped) server, with a write timeout
 // of 30 s: the caller gets an error wrapping ErrClosed. Close used to wait
@@ -19,19 +43,8 @@ import (
 // grace never reached (only replies being read were cut short), so it
 // took the whole write timeout.
 func TestReview5CloseDoesNotWaitForAStuckPipelineWrite(t *testing.T) {
-	server := redistest.StartTB(t, redistest.Options{})
-	cfg := faultConfig(server.Addr, 30*time.Second)
-	cfg.Pool.WriteTimeout = 30 * time.Second
-	c, err := shard.New(context.Background(), cfg)
-	require.NoError(t, err)
-	defer c.Close()
-	shard.AlwaysPipeline(c)
+	c := pausedPipelineClient(t, 30*time.Second)
 	ctx := context.Background()
-	_, err = c.Do(ctx, "SET", "review5:warm", "1") // dial while it answers
-	require.NoError(t, err)
-
-	require.NoError(t, server.Pause())
-	defer func() { require.NoError(t, server.Resume()) }()
 	value := strings.Repeat("v", 32<<20)
 	done := make(chan error, 1)
 	go func() {
@@ -78,17 +91,8 @@ func writerWaitsForItsReader() bool {
 // an error wrapping ErrClosed. Close used to wait until the reader's read
 // timed out.
 func TestReview5CloseDoesNotWaitForAPipelineWaitingForItsReader(t *testing.T) {
-	server := redistest.StartTB(t, redistest.Options{})
-	c, err := shard.New(context.Background(), faultConfig(server.Addr, 30*time.Second))
-	require.NoError(t, err)
-	defer c.Close()
-	shard.AlwaysPipeline(c)
+	c := pausedPipelineClient(t, 0)
 	ctx := context.Background()
-	_, err = c.Do(ctx, "SET", "review5:warm", "1") // dial while it answers
-	require.NoError(t, err)
-
-	require.NoError(t, server.Pause())
-	defer func() { require.NoError(t, server.Resume()) }()
 	const callers = 4096 + 200
 	done := make(chan error, callers)
 	for range callers {

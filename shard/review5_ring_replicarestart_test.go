@@ -2,7 +2,6 @@ package shard_test
 
 import (
 	"context"
-	"errors"
 	"slices"
 	"sync/atomic"
 	"testing"
@@ -11,6 +10,39 @@ import (
 	"github.com/gomodule/redigo/redis"
 	"github.com/shardis/shardis/shard"
 )
+
+// waitReplicaChecked waits for two more health checks of the replica at
+// addr, or its retirement: the second check that starts from now on
+// starts after the first has ended (a health round waits for all its
+// checks), and a replica that no longer serves reads leaves Stats (and is
+// checked no more).
+func waitReplicaChecked(t *testing.T, c *shard.Client, addr string, checks *atomic.Int64) {
+	t.Helper()
+	inStats := func() bool {
+		for _, n := range c.Stats().Nodes {
+			if n.Node.Addr == addr {
+				return true
+			}
+		}
+		return false
+	}
+	from := checks.Load()
+	waitFor(t, 20*time.Second, "two health checks of the replica "+addr+", or its retirement", func() bool {
+		return checks.Load() >= from+2 || !inStats()
+	})
+}
+
+// readsSeeMaster reads k 50 times and fails the test unless every read
+// returns the master's value v; why says what the replica holds instead.
+func readsSeeMaster(ctx context.Context, t *testing.T, c *shard.Client, why string) {
+	t.Helper()
+	for i := range 50 {
+		v, err := redis.String(c.Do(ctx, "GET", "k"))
+		if err != nil || v != "v" {
+			t.Fatalf("read %d: GET k = %q, %v; want v (%s)", i, v, err, why)
+		}
+	}
+}
 
 // countChecks makes cfg's health checks PING as usual and count the
 // checks of the node at addr.
@@ -67,25 +99,6 @@ func TestSentinelReplicaRestartedBetweenHealthChecksServesNoReads(t *testing.T) 
 	if n, err := replica.Do("DBSIZE"); err != nil || n != "0" {
 		t.Fatalf("restarted replica: DBSIZE = %q, %v; want an empty replica", n, err)
 	}
-	// The second check that starts from now on starts after the first has
-	// ended (a health round waits for all its checks); a replica that no
-	// longer serves reads leaves Stats (and is checked no more).
-	inStats := func() bool {
-		for _, n := range c.Stats().Nodes {
-			if n.Node.Addr == replica.Addr {
-				return true
-			}
-		}
-		return false
-	}
-	from := checks.Load()
-	waitFor(t, 20*time.Second, "two health checks of the restarted replica, or its retirement", func() bool {
-		return checks.Load() >= from+2 || !inStats()
-	})
-	for i := range 50 {
-		v, err := redis.String(c.Do(ctx, "GET", "k"))
-		if errors.Is(err, redis.ErrNil) || err != nil || v != "v" {
-			t.Fatalf("read %d after the restart: GET k = %q, %v; want v (the restarted replica is empty)", i, v, err)
-		}
-	}
+	waitReplicaChecked(t, c, replica.Addr, checks)
+	readsSeeMaster(ctx, t, c, "the restarted replica is empty")
 }

@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gomodule/redigo/redis"
 	"github.com/shardis/shardis/internal/redistest"
 	"github.com/shardis/shardis/shard"
 )
@@ -52,22 +51,6 @@ func TestSentinelReplicaOfAnotherMasterServesNoReads(t *testing.T) {
 	if m, err := set.Master(0); err != nil || m.Addr != master.Addr {
 		t.Fatalf("the shard's master is %v (%v); want %s", m, err, master.Addr)
 	}
-	inStats := func() bool {
-		for _, n := range c.Stats().Nodes {
-			if n.Node.Addr == replica.Addr {
-				return true
-			}
-		}
-		return false
-	}
-	from := checks.Load()
-	waitFor(t, 20*time.Second, "two health checks of the replica, or its retirement", func() bool {
-		return checks.Load() >= from+2 || !inStats()
-	})
-	for i := range 50 {
-		v, err := redis.String(c.Do(ctx, "GET", "k"))
-		if err != nil || v != "v" {
-			t.Fatalf("read %d: GET k = %q, %v; want v (the replica now replicates %s)", i, v, err, other.Addr)
-		}
-	}
+	waitReplicaChecked(t, c, replica.Addr, checks)
+	readsSeeMaster(ctx, t, c, "the replica now replicates "+other.Addr)
 }

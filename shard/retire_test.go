@@ -223,6 +223,25 @@ func leaveCluster(t *testing.T, n *redistest.Server, masters []*redistest.Server
 	}
 }
 
+// failReplica kills the first replica of rc, a cluster of 3 masters with
+// one replica each, and waits until the cluster flags it fail. It returns
+// the killed replica and the masters.
+func failReplica(t *testing.T, rc *redistest.Cluster) (victim *redistest.Server, masters []*redistest.Server) {
+	t.Helper()
+	reps := rc.Replicas()
+	require.Len(t, reps, 3)
+	masters = rc.Masters()
+	require.Len(t, masters, 3)
+	victim = reps[0]
+	id := nodeID(t, victim)
+	require.NoError(t, victim.Kill())
+	waitFor(t, 30*time.Second, "the cluster to flag the replica fail", func() bool {
+		nodes, err := masters[0].Do("CLUSTER", "NODES")
+		return err == nil && flagged(nodes, id, "fail")
+	})
+	return victim, masters
+}
+
 // flagged reports whether the CLUSTER NODES text lists node id with flag.
 func flagged(nodes, id, flag string) bool {
 	for line := range strings.Lines(nodes) {

@@ -31,17 +31,7 @@ func TestReview5ClusterFailedNodesDoNotWaitOnAHungMaster(t *testing.T) {
 	cfg.Pool = pool.Options{DialTimeout: 500 * time.Millisecond, ReadTimeout: 3 * time.Second, WriteTimeout: time.Second}
 	c := newClient(t, cfg)
 
-	reps := rc.Replicas()
-	require.Len(t, reps, 3)
-	masters := rc.Masters()
-	require.Len(t, masters, 3)
-	victim := reps[0]
-	id := nodeID(t, victim)
-	require.NoError(t, victim.Kill())
-	waitFor(t, 30*time.Second, "the cluster to flag the replica fail", func() bool {
-		nodes, err := masters[0].Do("CLUSTER", "NODES")
-		return err == nil && flagged(nodes, id, "fail")
-	})
+	victim, masters := failReplica(t, rc)
 	require.NoError(t, c.Refresh(ctx))
 	listed := false
 	for _, ns := range c.Stats().Nodes {

@@ -35,7 +35,7 @@ func stateRefusal(eff command.ConnEffect, name string, args []any) error {
 	case command.Subscribe:
 		hint = "a subscribed connection takes only pub/sub commands and its messages would never reach you: use Client.Subscribe, PSubscribe or SSubscribe"
 	case command.Exclusive:
-		hint = "the connection would stop answering commands: run it on a connection of your own with ForEachNode (it is closed when the callback returns)"
+		hint = "the connection would stop answering commands: run it on a connection of your own with ForEachNode (it is closed when the callback returns); CLIENT REPLY OFF|SKIP gets no reply there either: Send and Flush it, a Do would wait for its read timeout"
 	case command.Transaction:
 		hint = "a transaction spans several commands on one connection: use Client.Tx, or MULTI ... EXEC on Client.Conn()"
 	case command.Database:

@@ -191,7 +191,8 @@ func (s *Set) Remove(addr string) error {
 
 // DropIdle makes the pools of addr close, instead of handing out again,
 // every connection they hold now: the idle ones when a Get comes across
-// them, the borrowed ones when they come back. The pools themselves stay,
+// them, the borrowed ones when a Get comes across them once they are back
+// (until then they wait among the idle ones). The pools themselves stay,
 // so MaxActive keeps counting every open connection (Remove would start
 // new pools next to connections still borrowed). Use it when a node
 // failed: its idle connections are likely dead too. Unknown addresses and

@@ -184,12 +184,30 @@ func (c *Client) Dial(ctx context.Context, addr string) (redis.Conn, net.Conn, e
 	if err != nil {
 		var re redis.Error
 		if errors.As(err, &re) {
-			// A refused AUTH: the server's reply never holds the password.
-			return nil, nil, &QueryError{Addr: addr, Err: fmt.Errorf("AUTH: %w", re)}
+			// A refused AUTH. A server that does not know AUTH (renamed,
+			// or a proxy) echoes its arguments, password included.
+			return nil, nil, &QueryError{Addr: addr, Err: fmt.Errorf("AUTH: %w", scrubAuthReply(re, o.Password))}
 		}
 		return nil, nil, &QueryError{Addr: addr, Err: err}
 	}
 	return conn, nc, nil
+}
+
+// echoMarker starts the part of Redis' "unknown command" reply that
+// repeats the command's arguments.
+const echoMarker = "with args beginning with:"
+
+// scrubAuthReply is a server's reply to AUTH without the arguments it
+// echoes and with any other copy of password masked as "***".
+func scrubAuthReply(reply redis.Error, password string) redis.Error {
+	text := string(reply)
+	if i := strings.Index(text, echoMarker); i >= 0 {
+		text = text[:i] + echoMarker + " (hidden)"
+	}
+	if password != "" {
+		text = strings.ReplaceAll(text, password, "***")
+	}
+	return redis.Error(text)
 }
 
 // MasterAddr asks the Sentinels in turn for the current master's address

@@ -349,7 +349,11 @@ func (in *Instrumentation) pipeline(ctx context.Context, ev *shard.PipelineEvent
 		}
 		if ev.Outcome != shard.OutcomeOK && ev.Outcome != shard.OutcomeRedirect {
 			in.attemptEvent(span, ev.Node, ev.Outcome, ev.Err, nil)
-			span.SetAttributes(semconv.ErrorTypeKey.String(errorType(ev.Outcome, ev.Err)))
+			et := errorType(ev.Outcome, ev.Err)
+			span.SetAttributes(semconv.ErrorTypeKey.String(et))
+			// As the operation's span: status Error with the class only,
+			// since the error's text may quote arguments.
+			span.SetStatus(codes.Error, et)
 		}
 		span.End(trace.WithTimestamp(ev.Start.Add(ev.Duration)))
 	}

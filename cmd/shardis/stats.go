@@ -28,8 +28,8 @@ then read back with GET. They expire by themselves; --no-probe (or --ops 0)
 writes nothing and shows only what connecting and discovery did.
 
 Exit status: 0 when every probe command succeeded, 1 when one failed (the
-counters are printed all the same) or the client could not start, 2 for a
-usage error.
+counters are printed all the same; with --watch, one in any refresh) or the
+client could not start, 2 for a usage error.
 
 Flags:
 `

@@ -63,6 +63,7 @@ type probeReport struct {
 	Commands int     `json:"commands"`
 	Failed   int     `json:"failed"`
 	Seconds  float64 `json:"seconds"`
+	firstErr error   // the first failed command's error
 }
 
 // runProbe runs the SET+GET workload of the stats command.
@@ -82,6 +83,9 @@ func runProbe(ctx context.Context, c *shard.Client, ops int, prefix string) (pro
 		}
 		for _, x := range res {
 			if x.Err != nil {
+				if r.Failed == 0 {
+					r.firstErr = x.Err
+				}
 				r.Failed++
 			}
 		}
@@ -114,7 +118,10 @@ func buildReport(st shard.Stats, pr probeReport, prev map[string]int64, elapsed 
 }
 
 // watchStats prints the counters once (--json), or every interval
-// (--watch) until ctx ends or --count refreshes were printed.
+// (--watch) until ctx ends or --count refreshes were printed. As the table
+// form does, it returns an error (exit status 1) when a probe command
+// failed, after printing every report: the first failure's, with how many
+// of how many failed in all.
 func watchStats(ctx context.Context, env *cliEnv, c *shard.Client, cfg shard.Config, o watchOptions, ops int, prefix string) error {
 	if o.interval <= 0 {
 		return fmt.Errorf("%w: --interval must be > 0", errUsage)
@@ -127,14 +134,30 @@ func watchStats(ctx context.Context, env *cliEnv, c *shard.Client, cfg shard.Con
 	t := time.NewTicker(o.interval)
 	defer t.Stop()
 	enc := json.NewEncoder(env.stdout)
+	var (
+		commands, failed int
+		firstErr         error
+	)
+	// done is the end of the run: nil when every probe command succeeded.
+	done := func() error {
+		if failed > 0 {
+			return fmt.Errorf("probe: %d of %d commands failed, the first with: %w", failed, commands, firstErr)
+		}
+		return nil
+	}
 	for i := 1; ; i++ {
 		pr, err := runProbe(ctx, c, ops, prefix)
 		if err != nil {
 			if ctx.Err() != nil {
-				return nil // interrupted
+				return done() // interrupted
 			}
 			return err
 		}
+		commands += pr.Commands
+		if pr.Failed > 0 && failed == 0 {
+			firstErr = pr.firstErr
+		}
+		failed += pr.Failed
 		var elapsed time.Duration
 		if !last.IsZero() {
 			elapsed = time.Since(last)
@@ -152,11 +175,11 @@ func watchStats(ctx context.Context, env *cliEnv, c *shard.Client, cfg shard.Con
 				time.Duration(pr.Seconds*float64(time.Second)).Round(time.Millisecond), pr.Failed)
 		}
 		if !o.watch || (o.count > 0 && i >= o.count) {
-			return nil
+			return done()
 		}
 		select {
 		case <-ctx.Done():
-			return nil
+			return done()
 		case <-t.C:
 		}
 	}

@@ -155,14 +155,28 @@ func (c *Client) promote(addr string) {
 func (c *Client) Dial(ctx context.Context, addr string) (redis.Conn, net.Conn, error) {
 	var nc net.Conn
 	o := c.opts
+	netDialer := &net.Dialer{Timeout: o.DialTimeout}
+	connect := netDialer.DialContext
+	if o.TLSConfig != nil {
+		tc := o.TLSConfig.Clone()
+		if tc.ServerName == "" {
+			tc.ServerName, _, _ = net.SplitHostPort(addr)
+		}
+		// The handshake runs here, under ctx, rather than in redigo,
+		// whose own handshake timeout (10 s) ignores DialTimeout and ctx.
+		connect = (&tls.Dialer{NetDialer: netDialer, Config: tc}).DialContext
+	}
 	opts := []redis.DialOption{
 		redis.DialConnectTimeout(o.DialTimeout),
 		redis.DialReadTimeout(o.ReadTimeout),
 		redis.DialWriteTimeout(o.ReadTimeout),
 		redis.DialContextFunc(func(ctx context.Context, network, a string) (net.Conn, error) {
-			conn, err := (&net.Dialer{Timeout: o.DialTimeout}).DialContext(ctx, network, a)
+			conn, err := connect(ctx, network, a)
+			if err != nil {
+				return nil, err
+			}
 			nc = conn
-			return conn, err
+			return conn, nil
 		}),
 	}
 	if o.Password != "" {
@@ -170,13 +184,6 @@ func (c *Client) Dial(ctx context.Context, addr string) (redis.Conn, net.Conn, e
 		if o.Username != "" {
 			opts = append(opts, redis.DialUsername(o.Username))
 		}
-	}
-	if o.TLSConfig != nil {
-		tc := o.TLSConfig.Clone()
-		if tc.ServerName == "" {
-			tc.ServerName, _, _ = net.SplitHostPort(addr)
-		}
-		opts = append(opts, redis.DialUseTLS(true), redis.DialTLSConfig(tc))
 	}
 	ctx, cancel := context.WithTimeout(ctx, o.DialTimeout)
 	defer cancel()

@@ -22,11 +22,13 @@ import (
 // like a module's command (FT.SEARCH, JSON.SET; the first
 // shard.MaxModuleOperations such names), and OtherOperation for anything
 // else (a typo, a name built from data), so the series stay bounded
-// whatever the callers send. The series of a node that left are deleted:
-// a master that left the cluster (shard.SlotMapEvent.Removed) when the
-// client installs the slot map without it, and any node that left every
-// topology the client uses (shard.NodeRetired: the old ring's shards once
-// a migration finished, a Sentinel replica no longer listed).
+// whatever the callers send. The series of a node that left every
+// topology the client uses are deleted when the client retires it
+// (shard.NodeRetired: a master the cluster forgot, the old ring's shards
+// once a migration finished, a Sentinel replica no longer listed). A
+// master that is only no longer a master (shard.SlotMapEvent.Removed: a
+// failover demoted it to a replica, or it failed and the cluster still
+// lists it) keeps them, as it keeps its shardis_node_up.
 type Durations struct {
 	h *prometheus.HistogramVec
 }
@@ -54,7 +56,7 @@ func NewDurations(constLabels prometheus.Labels, buckets []float64) *Durations {
 }
 
 // Hooks returns the hooks that feed the histogram and drop the series of
-// the nodes that leave (SlotMap, NodeState).
+// the nodes that leave (NodeState).
 func (d *Durations) Hooks() *shard.Hooks {
 	return &shard.Hooks{
 		Command: func(_ context.Context, ev *shard.CommandEvent) {
@@ -63,14 +65,11 @@ func (d *Durations) Hooks() *shard.Hooks {
 		Pipeline: func(_ context.Context, ev *shard.PipelineEvent) {
 			d.h.WithLabelValues(ev.Node.Addr, "PIPELINE", ev.Outcome.String()).Observe(ev.Duration.Seconds())
 		},
-		SlotMap: func(ev shard.SlotMapEvent) {
-			for _, n := range ev.Removed {
-				d.h.DeletePartialMatch(prometheus.Labels{"node": n.Addr})
-			}
-		},
 		// A node that left every topology the client uses (the old
 		// ring's shards after a migration, a Sentinel replica no longer
-		// listed, a master the cluster forgot) has no series either.
+		// listed, a master the cluster forgot) has no series. A master
+		// that left the slot map's masters (SlotMapEvent.Removed) may
+		// still be a replica, demoted by a failover: not a reason.
 		NodeState: func(ev shard.NodeEvent) {
 			if ev.Kind == shard.NodeRetired {
 				d.h.DeletePartialMatch(prometheus.Labels{"node": ev.Node.Addr})

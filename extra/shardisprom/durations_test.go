@@ -111,22 +111,25 @@ func TestDurationsUnknownCommandOnServer(t *testing.T) {
 	assert.Len(t, series, 2, "%v", series)
 }
 
-// A master that leaves the cluster takes its series with it; the others
-// keep theirs.
+// A node that leaves (shard.NodeRetired) takes its series with it; the
+// others keep theirs. A master that is only no longer a master
+// (shard.SlotMapEvent.Removed: demoted by a failover, or failed and not
+// yet forgotten) keeps them until it is retired.
 func TestDurationsDropSeriesOfRemovedMasters(t *testing.T) {
 	nodes := []string{"10.0.0.1:7000", "10.0.0.2:7000", "10.0.0.3:7000"}
 	cases := []struct {
 		name    string
 		ev      shard.SlotMapEvent
-		removed []string
+		retired []string
 	}{
 		{"nothing removed", shard.SlotMapEvent{
 			Moves: []shard.SlotMove{{From: shard.Node{Addr: nodes[0]}, To: shard.Node{Addr: nodes[1]}, Slots: 1}},
 			Added: []shard.Node{{Name: "10.0.0.4:7000", Addr: "10.0.0.4:7000"}},
 		}, nil},
-		{"one removed", shard.SlotMapEvent{Removed: []shard.Node{{Name: nodes[1], Addr: nodes[1]}}}, nodes[1:2]},
-		{"two removed", shard.SlotMapEvent{Removed: []shard.Node{{Name: nodes[0], Addr: nodes[0]}, {Name: nodes[2], Addr: nodes[2]}}}, []string{nodes[0], nodes[2]}},
-		{"unknown node removed", shard.SlotMapEvent{Removed: []shard.Node{{Name: "10.0.0.9:7000", Addr: "10.0.0.9:7000"}}}, nil},
+		{"removed from the masters, not retired", shard.SlotMapEvent{Removed: []shard.Node{{Name: nodes[1], Addr: nodes[1]}}}, nil},
+		{"one retired", shard.SlotMapEvent{Removed: []shard.Node{{Name: nodes[1], Addr: nodes[1]}}}, nodes[1:2]},
+		{"two retired", shard.SlotMapEvent{Removed: []shard.Node{{Name: nodes[0], Addr: nodes[0]}, {Name: nodes[2], Addr: nodes[2]}}}, []string{nodes[0], nodes[2]}},
+		{"unknown node retired", shard.SlotMapEvent{}, []string{"10.0.0.9:7000"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -139,11 +142,16 @@ func TestDurationsDropSeriesOfRemovedMasters(t *testing.T) {
 				h.Pipeline(ctx, &shard.PipelineEvent{Node: shard.Node{Name: n, Addr: n}, Commands: 2, Duration: time.Millisecond})
 			}
 			require.Len(t, durationSeries(t, d), 3*len(nodes))
-			h.SlotMap(tc.ev)
+			if h.SlotMap != nil {
+				h.SlotMap(tc.ev)
+			}
+			for _, n := range tc.retired {
+				h.NodeState(shard.NodeEvent{Kind: shard.NodeRetired, Node: shard.Node{Name: n, Addr: n}})
+			}
 
 			want := map[string]uint64{}
 			for _, n := range nodes {
-				if !slices.Contains(tc.removed, n) {
+				if !slices.Contains(tc.retired, n) {
 					want[n+" GET ok"] = 1
 					want[n+" SET redirect"] = 1
 					want[n+" PIPELINE ok"] = 1

@@ -2,11 +2,13 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"text/tabwriter"
 	"time"
 
+	"github.com/gomodule/redigo/redis"
 	"github.com/shardis/shardis/shard"
 )
 
@@ -20,7 +22,9 @@ const probeTTL = 60 * time.Second
 const statsUsage = `Usage: shardis stats --config FILE [--ops N] [--prefix P] [--no-probe]
 
 Connects with the client's YAML or JSON config, runs a short probe workload
-and prints the client's counters for every node.
+and prints the client's counters for every node. A node's STATE is "down"
+when the health checks marked it down or it did not answer a PING sent just
+before printing.
 
 The probe WRITES to your servers: --ops keys named PREFIX0, PREFIX1, ...
 (default "shardis:stats:0" ...), each SET with a TTL of 60 seconds (EX 60),
@@ -91,7 +95,7 @@ func runStats(ctx context.Context, env *cliEnv, args []string) error {
 			}
 		}
 	}
-	printStats(env, c.Stats(), cfg)
+	printStats(env, checkedStats(ctx, c), cfg)
 	if *ops == 0 {
 		fmt.Fprintln(env.stdout, "probe: none (nothing written)")
 		return nil
@@ -101,6 +105,34 @@ func runStats(ctx context.Context, env *cliEnv, args []string) error {
 		return fmt.Errorf("probe: %d of %d commands failed, the first with: %w", failed, 2**ops, firstErr)
 	}
 	return nil
+}
+
+// checkedStats returns the client's counters with Down set as well on
+// every node that did not answer a PING just now. The health checks' mark
+// alone is not enough: a short-lived command ends before they could set
+// it, and a server that refuses connections would be shown up. An
+// interruption marks nothing.
+func checkedStats(ctx context.Context, c *shard.Client) shard.Stats {
+	err := c.ForEachNode(ctx, func(ctx context.Context, _ shard.Node, conn redis.Conn) error {
+		_, err := redis.DoContext(conn, ctx, "PING")
+		return err
+	})
+	failed := map[string]bool{}
+	if j, ok := err.(interface{ Unwrap() []error }); ok && ctx.Err() == nil {
+		for _, e := range j.Unwrap() {
+			var ne *shard.NodeError
+			if errors.As(e, &ne) {
+				failed[ne.Node.Addr] = true
+			}
+		}
+	}
+	st := c.Stats()
+	for i := range st.Nodes {
+		if failed[st.Nodes[i].Node.Addr] {
+			st.Nodes[i].Down = true
+		}
+	}
+	return st
 }
 
 // printStats prints the counters of every node. A replica's read-only

@@ -163,14 +163,15 @@ func watchStats(ctx context.Context, env *cliEnv, c *shard.Client, cfg shard.Con
 			elapsed = time.Since(last)
 		}
 		last = time.Now()
-		rep := buildReport(c.Stats(), pr, prev, elapsed)
+		st := checkedStats(ctx, c)
+		rep := buildReport(st, pr, prev, elapsed)
 		if o.json {
 			if err := enc.Encode(rep); err != nil {
 				return err
 			}
 		} else {
 			fmt.Fprintf(env.stdout, "--- %s\n", rep.Time.Format(time.RFC3339))
-			printStats(env, c.Stats(), cfg)
+			printStats(env, st, cfg)
 			fmt.Fprintf(env.stdout, "probe: %d commands in %v, %d failed\n", pr.Commands,
 				time.Duration(pr.Seconds*float64(time.Second)).Round(time.Millisecond), pr.Failed)
 		}

@@ -3,6 +3,7 @@ package shard
 import (
 	"context"
 	"errors"
+	"strings"
 	"time"
 
 	"github.com/gomodule/redigo/redis"
@@ -96,7 +97,28 @@ func (c *Client) ping(ctx context.Context, ns *nodeState) error {
 	if t <= 0 {
 		return context.DeadlineExceeded
 	}
-	return c.authReply(ns.node.Addr, c.healthCheck(ctx, conn, ns, t))
+	err = c.healthCheck(ctx, conn, ns, t)
+	if c.health.Check == nil && pingRefused(err) {
+		// The server answered, in its normal state: PING is only not
+		// allowed to this user (an ACL without +ping) or renamed away.
+		// Counted as a failure, it marked a node that serves every
+		// command down for good (no PING would ever bring it back).
+		return nil
+	}
+	return c.authReply(ns.node.Addr, err)
+}
+
+// pingRefused reports whether err is a server's refusal of the PING
+// command itself (NOPERM, or an unknown command), as opposed to a refusal
+// of the connection (NOAUTH, WRONGPASS) or a state that keeps the node
+// from serving (LOADING, BUSY, MASTERDOWN, ...).
+func pingRefused(err error) bool {
+	var re redis.Error
+	if !errors.As(err, &re) {
+		return false
+	}
+	s := string(re)
+	return strings.HasPrefix(s, "NOPERM") || strings.HasPrefix(s, "ERR unknown command")
 }
 
 // noteFailure counts a connection-level failure of node i; enough of them

@@ -71,12 +71,9 @@ func runNodes(ctx context.Context, env *cliEnv, args []string) error {
 				if i > 0 {
 					reps += " "
 				}
-				reps += rep.Addr
-				if rep.Health != "" && rep.Health != cluster.HealthOnline {
-					reps += " (" + rep.Health + ")"
-				}
+				reps += withHealth(rep)
 			}
-			fmt.Fprintf(w, "%s\t%d\t%s\t%s\n", ranges, n, s.Master.Addr, reps)
+			fmt.Fprintf(w, "%s\t%d\t%s\t%s\n", ranges, n, withHealth(s.Master), reps)
 		}
 	case *shard.RingRouter:
 		rg := r.Ring()
@@ -94,6 +91,16 @@ func runNodes(ctx context.Context, env *cliEnv, args []string) error {
 		printSentinelShards(w, c.Stats().Sentinel)
 	}
 	return nil
+}
+
+// withHealth is a cluster node's address, followed by its health in
+// parentheses when the cluster does not report it online: a failed master
+// is marked as a failed replica is.
+func withHealth(n cluster.NodeInfo) string {
+	if n.Health != "" && n.Health != cluster.HealthOnline {
+		return n.Addr + " (" + n.Health + ")"
+	}
+	return n.Addr
 }
 
 // ringShares estimates each shard's share of the key space from a fixed

@@ -223,6 +223,12 @@ func (c *Client) classify(cl *call) Outcome {
 	if err == nil {
 		return OutcomeOK
 	}
+	if c.sent != nil {
+		// First: an error reply on a Sentinel shard may be retried too.
+		if sh, replica := c.sent.shardOf(cl.node); sh != nil {
+			return c.classifySentinel(cl, replica)
+		}
+	}
 	var re redis.Error
 	if errors.As(err, &re) {
 		if c.cl() != nil {
@@ -234,11 +240,6 @@ func (c *Client) classify(cl *call) Outcome {
 			}
 		}
 		return OutcomeServerError
-	}
-	if c.sent != nil {
-		if sh, replica := c.sent.shardOf(cl.node); sh != nil {
-			return c.classifySentinel(cl, replica)
-		}
 	}
 	if c.cl() == nil {
 		// A write cut off after it was sent, by the read timeout or a
@@ -282,6 +283,14 @@ func (c *Client) classifySentinel(cl *call, replica bool) Outcome {
 	open := !c.closed.Load() // a closed client retries nothing
 	replica = replica && open
 	wait := open && c.sent.opts.FailoverWait > 0 // retryLater is retried
+	var ne *NodeError
+	if replica && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) &&
+		(errors.As(err, &ne) && !errors.Is(ne.Err, redis.ErrPoolExhausted) || isAuthFailure(err)) {
+		// replicaUnfit: a replica's failed connection or login, a refusal
+		// that carries the server's error reply included, sends the read
+		// to the master at once.
+		return OutcomeRetry
+	}
 	var re redis.Error
 	if errors.As(err, &re) {
 		code, _, _ := strings.Cut(string(re), " ")
@@ -293,7 +302,6 @@ func (c *Client) classifySentinel(cl *call, replica bool) Outcome {
 		}
 		return OutcomeServerError
 	}
-	var ne *NodeError
 	if !errors.As(err, &ne) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		if o, ok := deadlineOutcome(err); ok {
 			return o

@@ -50,8 +50,9 @@ import (
 //	from=URL                       migrate from the topology of that URL
 //	                               (percent-encoded; see Migration)
 //
-// User name and password may be percent-encoded. Errors never include the
-// password.
+// User name and password may be percent-encoded; user info without a ':'
+// is refused (write :password@ for a password alone). Errors never
+// include the password.
 func ParseURL(raw string) (Config, error) {
 	var cfg Config
 	scheme, rest, ok := strings.Cut(raw, "://")
@@ -163,6 +164,11 @@ func parseUserInfo(info string, cfg *Config) error {
 	u, err := url.PathUnescape(user)
 	if err != nil {
 		return fmt.Errorf("%w: URL user name is not valid percent-encoding", ErrBadConfig)
+	}
+	if !hasPass && u != "" {
+		// Some clients read user info without a ':' as the password
+		// alone: it is not quoted.
+		return fmt.Errorf("%w: URL user info has no ':' (write user:password@, or :password@ for a password alone; not quoted, as it may be a password)", ErrBadConfig)
 	}
 	cfg.Pool.Username = u
 	if hasPass {

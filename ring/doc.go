@@ -78,7 +78,9 @@
 //
 // New refuses, with errors wrapping the package's sentinels: an empty shard
 // list (ErrNoShards); a weight <= 0, or a ketama weight too small to earn a
-// single point (ErrBadWeight); an Addr that is not host:port
+// single point (ErrBadWeight); an Addr that is not host:port with a port
+// in 1..65535 written in plain decimal, as ParseShards writes it, since
+// "h:06379" or "h:+6379" would be one server under a second name
 // (ErrBadShard); two shards with the same Name, Addr or Label, or, for
 // ketama and modula, the same continuum name (ErrDuplicateShard); more than
 // MaxPoints points or slots (ErrTooManyPoints); an unknown algorithm

@@ -200,7 +200,10 @@ func parseDecimal(s string, limit int) (int, bool) {
 	return n, true
 }
 
-// validateAddr checks that addr is "host:port" with a port in 1..65535.
+// validateAddr checks that addr is "host:port" with a port in 1..65535
+// written as ParseShards writes it: plain decimal, without a sign or a
+// leading zero. "h:06379" and "h:+6379" dial the same server as "h:6379",
+// so accepting them would let one server pass for two distinct shards.
 func validateAddr(addr string) error {
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
@@ -209,9 +212,8 @@ func validateAddr(addr string) error {
 	if host == "" {
 		return fmt.Errorf("address %q: empty host", addr)
 	}
-	p, err := strconv.Atoi(port)
-	if err != nil || p < 1 || p > 65535 {
-		return fmt.Errorf("address %q: port must be 1..65535", addr)
+	if p, ok := parseDecimal(port, 65535); !ok || p == 0 {
+		return fmt.Errorf("address %q: port must be 1..65535, in decimal without a sign or leading zeros", addr)
 	}
 	return nil
 }

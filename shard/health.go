@@ -159,11 +159,12 @@ func (c *Client) noteFailureOf(ctx context.Context, i int, err error, probe bool
 		c.pools.DropIdle(ns.node.Addr)
 	}
 	// Without background probes nothing would bring a node back, so
-	// nodes are marked down only when health checks run.
-	if int(ns.fails.Add(1)) >= c.health.FailureLimit && c.health.Interval > 0 && !ns.down.Load() {
+	// nodes are marked down only when health checks run, and never while
+	// retired (left every topology: not checked; settleNodes).
+	if int(ns.fails.Add(1)) >= c.health.FailureLimit && c.health.Interval > 0 && !ns.down.Load() && !ns.retired.Load() {
 		ns.trans.Lock()
 		defer ns.trans.Unlock()
-		if ns.fails.Load() > 0 && !ns.down.Swap(true) { // no success came in between
+		if ns.fails.Load() > 0 && !ns.retired.Load() && !ns.down.Swap(true) { // no success came in between
 			c.nodeEvent(NodeDown, i, err)
 			c.nodeDown(i)
 		}
@@ -178,6 +179,9 @@ func (c *Client) noteSuccess(i int) {
 	}
 	if ns.cause.Load() != nil {
 		ns.cause.Store(nil) // a later failure starts afresh
+	}
+	if ns.downRetired.Load() {
+		ns.downRetired.Store(false) // it answered while retired
 	}
 	if ns.down.Load() {
 		ns.trans.Lock()

@@ -33,6 +33,11 @@ type nodeState struct {
 	// ring's shards once a migration ended, a Sentinel replica no longer
 	// listed. A retired node is not health-checked and not in Stats.
 	retired atomic.Bool
+	// downRetired: the node was down when it retired. A retired node is
+	// not health-checked, so it retires up (a command still routed
+	// there dials it); it is down again if it comes back before anything
+	// answered (settleNodes, noteSuccess).
+	downRetired atomic.Bool
 
 	commands atomic.Int64
 	errors   atomic.Int64
@@ -161,6 +166,18 @@ func (c *Client) settleNodesLocked() []int {
 			continue
 		}
 		ns.retired.Store(retire)
+		ns.trans.Lock()
+		if retire && ns.down.Swap(false) {
+			// No health check would bring it up again: a command still
+			// routed to it (a stale map, a Router that does not list it)
+			// would fail fast for good. Its NodeRetired closes the
+			// NodeDown.
+			ns.downRetired.Store(true)
+			ns.fails.Store(0)
+		} else if !retire && ns.downRetired.Swap(false) {
+			ns.down.Store(true) // down until its first health check answers
+		}
+		ns.trans.Unlock()
 		if retire && !slices.Contains(gone, ns.node.Addr) {
 			gone = append(gone, ns.node.Addr)
 			retired = append(retired, i)

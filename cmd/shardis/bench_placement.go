@@ -44,7 +44,7 @@ Generated shards are named shard-1, shard-2, ... at 10.0.0.1:6379, ...
 
 Without --keys, 100000 keys are generated from the pattern; {id} is
 replaced by 0, 1, 2, ... With --keys, one key per line ("-" reads standard
-input).
+input); --pattern and --generate are then usage errors.
 
 Prints a table; --report DIR also writes DIR/report.md with SVG charts
 (balance.svg, movement.svg, lookup.svg); --json prints one JSON document
@@ -78,6 +78,11 @@ func runBenchPlacement(ctx context.Context, env *cliEnv, args []string) error {
 	}
 	if *keysFile != "" && *generate != 0 {
 		return fmt.Errorf("%w: give --keys or --generate, not both", errUsage)
+	}
+	patternSet := false
+	fs.Visit(func(f *flag.Flag) { patternSet = patternSet || f.Name == "pattern" })
+	if *keysFile != "" && patternSet {
+		return fmt.Errorf("%w: --pattern is for generated keys; --keys reads them instead", errUsage)
 	}
 	if *lookupTime <= 0 || *lookupTime > time.Minute {
 		return fmt.Errorf("%w: --lookup-time must be between 0 and 1m", errUsage)

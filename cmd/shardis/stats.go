@@ -20,6 +20,7 @@ func init() {
 const probeTTL = 60 * time.Second
 
 const statsUsage = `Usage: shardis stats --config FILE [--ops N] [--prefix P] [--no-probe]
+       [--json] [--watch [--interval D] [--count N]]
 
 Connects with the client's YAML or JSON config, runs a short probe workload
 and prints the client's counters for every node. A node's STATE is "down"
@@ -29,7 +30,9 @@ before printing.
 The probe WRITES to your servers: --ops keys named PREFIX0, PREFIX1, ...
 (default "shardis:stats:0" ...), each SET with a TTL of 60 seconds (EX 60),
 then read back with GET. They expire by themselves; --no-probe (or --ops 0)
-writes nothing and shows only what connecting and discovery did.
+writes nothing and shows only what connecting and discovery did. A flag
+the others make meaningless (--interval or --count without --watch, --ops
+with --no-probe, --prefix without a probe) is a usage error.
 
 Exit status: 0 when every probe command succeeded, 1 when one failed (the
 counters are printed all the same; with --watch, one in any refresh) or the
@@ -57,8 +60,22 @@ func runStats(ctx context.Context, env *cliEnv, args []string) error {
 	if *ops < 0 {
 		return fmt.Errorf("%w: --ops must be >= 0", errUsage)
 	}
+	// A flag that the others make meaningless is refused, not dropped.
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	for _, name := range []string{"interval", "count"} {
+		if set[name] && !wo.watch {
+			return fmt.Errorf("%w: --%s applies only with --watch", errUsage, name)
+		}
+	}
+	if *noProbe && *ops > 0 && set["ops"] {
+		return fmt.Errorf("%w: --no-probe runs no probe; drop --ops %d", errUsage, *ops)
+	}
 	if *noProbe {
 		*ops = 0
+	}
+	if *ops == 0 && set["prefix"] {
+		return fmt.Errorf("%w: --prefix names the probe's keys, and there is no probe (--no-probe or --ops 0)", errUsage)
 	}
 	cfg, err := loadConfig(*configFile)
 	if err != nil {

@@ -153,30 +153,35 @@ func (c *Client) promote(addr string) {
 // DialTimeout and ctx. It also returns the network connection, which the
 // caller may close from another goroutine to cut a blocked read short.
 func (c *Client) Dial(ctx context.Context, addr string) (redis.Conn, net.Conn, error) {
-	var nc net.Conn
+	var nc net.Conn // the TCP socket, which Close never blocks on
 	o := c.opts
-	netDialer := &net.Dialer{Timeout: o.DialTimeout}
-	connect := netDialer.DialContext
+	var tc *tls.Config
 	if o.TLSConfig != nil {
-		tc := o.TLSConfig.Clone()
+		tc = o.TLSConfig.Clone()
 		if tc.ServerName == "" {
 			tc.ServerName, _, _ = net.SplitHostPort(addr)
 		}
-		// The handshake runs here, under ctx, rather than in redigo,
-		// whose own handshake timeout (10 s) ignores DialTimeout and ctx.
-		connect = (&tls.Dialer{NetDialer: netDialer, Config: tc}).DialContext
 	}
 	opts := []redis.DialOption{
 		redis.DialConnectTimeout(o.DialTimeout),
 		redis.DialReadTimeout(o.ReadTimeout),
 		redis.DialWriteTimeout(o.ReadTimeout),
 		redis.DialContextFunc(func(ctx context.Context, network, a string) (net.Conn, error) {
-			conn, err := connect(ctx, network, a)
-			if err != nil {
+			conn, err := (&net.Dialer{Timeout: o.DialTimeout}).DialContext(ctx, network, a)
+			if err != nil || tc == nil {
+				nc = conn
+				return conn, err
+			}
+			// The handshake runs here, under ctx, rather than in
+			// redigo, whose own handshake timeout (10 s) ignores
+			// DialTimeout and ctx.
+			tlsConn := tls.Client(conn, tc)
+			if err := tlsConn.HandshakeContext(ctx); err != nil {
+				conn.Close()
 				return nil, err
 			}
 			nc = conn
-			return conn, nil
+			return tlsConn, nil
 		}),
 	}
 	if o.Password != "" {

@@ -246,6 +246,13 @@ func (c *Client) executePlanned(ctx context.Context, calls []*call, fp fencePlan
 		failCut(calls)
 		return false
 	}
+	// The cut may also come while a call waits for a connection (Pool.Wait
+	// under a context with a deadline, which bind leaves alone): it is
+	// checked again right before writing (cutBeforeWrite), or the call
+	// would reach the old owner after the switch stopped waiting for it.
+	for _, cl := range calls {
+		cl.cut = &fp.m.cut.over
+	}
 	bctx, release := c.bind(ctx, fp, calls)
 	// Routed by the old topology: nothing moves, except that a rollback
 	// not fenced yet moves forward (prev).

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/gomodule/redigo/redis"
+	"github.com/shardis/shardis/pool"
 )
 
 // Defaults for Options fields left at zero.
@@ -152,6 +153,8 @@ func (c *Client) promote(addr string) {
 // Dial connects and authenticates to the Sentinel at addr, within
 // DialTimeout and ctx. It also returns the network connection, which the
 // caller may close from another goroutine to cut a blocked read short.
+// A refused AUTH is a *QueryError holding a *pool.AuthError (it matches
+// pool.ErrAuth), with no copy of the password.
 func (c *Client) Dial(ctx context.Context, addr string) (redis.Conn, net.Conn, error) {
 	var nc net.Conn // the TCP socket, which Close never blocks on
 	o := c.opts
@@ -198,7 +201,17 @@ func (c *Client) Dial(ctx context.Context, addr string) (redis.Conn, net.Conn, e
 		if errors.As(err, &re) {
 			// A refused AUTH. A server that does not know AUTH (renamed,
 			// or a proxy) echoes its arguments, password included.
-			return nil, nil, &QueryError{Addr: addr, Err: fmt.Errorf("AUTH: %w", scrubAuthReply(re, o.Password))}
+			re = scrubAuthReply(re, o.Password)
+			if strings.HasPrefix(string(re), "ERR max number of clients") {
+				// A full Sentinel's greeting, read as AUTH's reply: no
+				// refusal of the credentials.
+				return nil, nil, &QueryError{Addr: addr, Err: fmt.Errorf("AUTH: %w", re)}
+			}
+			user := o.Username
+			if user == "" {
+				user = "default"
+			}
+			return nil, nil, &QueryError{Addr: addr, Err: &pool.AuthError{Addr: addr, Username: user, Err: re}}
 		}
 		return nil, nil, &QueryError{Addr: addr, Err: err}
 	}

@@ -336,6 +336,7 @@ func (c *Client) sendRounds(ctx context.Context, m *migState, rounds []*moveRoun
 		calls[i] = c.migrateCalls(m, &r.pair) // one per slot from a cluster (migrate_cluster.go)
 		all = append(all, calls[i]...)
 	}
+	cutMoves(m, all)
 	c.runSide(ctx, all, c.runPooled)
 	countMoves(m, all)
 	for i, r := range rounds {
@@ -353,6 +354,18 @@ func (c *Client) sendRounds(ctx context.Context, m *migState, rounds []*moveRoun
 		r.err = err
 		close(r.done)
 		c.nextRound(m, [2]string{r.pair.src.Addr, r.pair.dst.Addr})
+	}
+}
+
+// cutMoves makes the moves of migration m that are not written yet when
+// a rollback that turns m around switches (m.activeCut) fail without
+// being sent: from that switch on, keys move back, and a forward MIGRATE
+// sent later (one that waited for a pooled connection to the old owner
+// for longer than the switch waited) would carry a key away from the
+// owner the reverse-armed processes find it at and remember it at.
+func cutMoves(m *migState, calls []*call) {
+	for _, cl := range calls {
+		cl.cut = &m.activeCut.over
 	}
 }
 
@@ -402,11 +415,11 @@ func (c *Client) settleBusy(ctx context.Context, m *migState, p *movePair) error
 		if err != nil {
 			return err
 		}
-		cl := &call{name: "MIGRATE", args: args, node: p.srcIdx}
+		cl := &call{name: "MIGRATE", args: args, node: p.srcIdx, cut: &m.activeCut.over}
 		c.runSide(ctx, []*call{cl}, c.runPooled)
 		countMoves(m, []*call{cl})
 		if isBusyKey(cl.err) {
-			cl = &call{name: "DEL", args: []any{k}, node: p.srcIdx}
+			cl = &call{name: "DEL", args: []any{k}, node: p.srcIdx, cut: &m.activeCut.over}
 			c.runSide(ctx, []*call{cl}, c.runPooled)
 			m.busy.Add(1)
 		}

@@ -50,6 +50,13 @@ var errIncomplete = errors.New("check incomplete")
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	// The first signal asks the command to stop cleanly; from then on
+	// the signals have their default effect again, so that a second
+	// Ctrl-C ends a command whose clean-up waits on a hung server.
+	go func() {
+		<-ctx.Done()
+		stop()
+	}()
 	env := &cliEnv{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr}
 	os.Exit(run(ctx, env, os.Args[1:]))
 }

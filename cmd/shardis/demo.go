@@ -79,6 +79,7 @@ func runDemo(ctx context.Context, env *cliEnv, args []string) error {
 		}
 		res, err := p.Exec(ctx)
 		if err != nil {
+			bar.stop()
 			return err
 		}
 		for _, r := range res {

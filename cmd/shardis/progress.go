@@ -14,6 +14,7 @@ type progress struct {
 	total int
 	start time.Time
 	last  time.Time
+	open  bool // a bar is drawn and its line not ended
 }
 
 func newProgress(w io.Writer, label string, total int) *progress {
@@ -33,11 +34,21 @@ func (p *progress) set(done int) {
 	if p.total > 0 {
 		filled = done * width / p.total
 	}
+	p.open = done < p.total
 	fmt.Fprintf(p.w, "\r%-14s [%s%s] %3d%% %d/%d", p.label,
 		strings.Repeat("#", filled), strings.Repeat(".", width-filled),
 		percent(done, p.total), done, p.total)
 	if done >= p.total {
 		fmt.Fprintf(p.w, " in %v\n", now.Sub(p.start).Round(time.Millisecond))
+	}
+}
+
+// stop ends the line of a bar left unfinished (the work failed or was
+// interrupted), so that what is printed next starts a line of its own.
+func (p *progress) stop() {
+	if p.open {
+		fmt.Fprintln(p.w)
+		p.open = false
 	}
 }
 

@@ -60,6 +60,9 @@ func runSubscribe(ctx context.Context, env *cliEnv, args []string) error {
 	}
 	c, err := shard.New(ctx, cfg)
 	if err != nil {
+		if ctx.Err() != nil {
+			return nil // interrupted before the first message: the normal end too
+		}
 		return err
 	}
 	defer c.Close()
@@ -83,6 +86,9 @@ func runSubscribe(ctx context.Context, env *cliEnv, args []string) error {
 		sub, err = c.Subscribe(ctx, names...)
 	}
 	if err != nil {
+		if ctx.Err() != nil {
+			return nil // interrupted while subscribing
+		}
 		return err
 	}
 	defer sub.Close()

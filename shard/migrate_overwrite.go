@@ -168,7 +168,10 @@ func (c *Client) dropOld(ctx context.Context, m *migState, ow overwrite, cl *cal
 	if cl.err != nil {
 		return // not written, or not known to be: the old copy stays
 	}
-	del := &call{name: "DEL", args: []any{ow.key}, node: ow.srcIdx}
+	// A rollback that turns m around may have switched while the write
+	// ran: from its cut on, the old owner is where keys move back to, and
+	// the DEL is not sent (cutMoves), or it could delete a key moved back.
+	del := &call{name: "DEL", args: []any{ow.key}, node: ow.srcIdx, cut: &m.activeCut.over}
 	run := c.runPooled
 	if c.autoPipe {
 		run = c.autoDo // shared with other callers of the old owner, when there are

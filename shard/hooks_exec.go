@@ -354,6 +354,14 @@ func finalOutcome(err error) Outcome {
 		return OutcomeUnknown
 	case errors.As(err, &rt):
 		return OutcomeRetry
+	case errors.Is(err, ErrClosed):
+		// Before the error reply it may also wrap: a command that
+		// waited out CLUSTERDOWN or READONLY when Close came.
+		return OutcomeFailed
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		// The same for the caller's context ending during the wait.
+		o, _ := deadlineOutcome(err)
+		return o
 	case errors.As(err, &re):
 		return OutcomeServerError
 	}

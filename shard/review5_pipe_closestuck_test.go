@@ -14,9 +14,12 @@ import (
 
 // pausedPipelineClient returns a client that sends every command through
 // the automatic pipeline, with a read timeout of 30 s (and writeTimeout
-// when not 0), connected to a server that is then stopped (SIGSTOP) until
-// the test ends; the client is closed then too.
-func pausedPipelineClient(t *testing.T, writeTimeout time.Duration) *shard.Client {
+// when not 0), connected to a server that then answers nothing until the
+// test ends; the client is closed then too. With stop the server process
+// is stopped (SIGSTOP): nothing is read, and a write fills the socket's
+// buffers. Otherwise it runs under CLIENT PAUSE ... ALL: it reads every
+// command (so any number fit) and runs none.
+func pausedPipelineClient(t *testing.T, writeTimeout time.Duration, stop bool) *shard.Client {
 	t.Helper()
 	server := redistest.StartTB(t, redistest.Options{})
 	cfg := faultConfig(server.Addr, 30*time.Second)
@@ -28,6 +31,12 @@ func pausedPipelineClient(t *testing.T, writeTimeout time.Duration) *shard.Clien
 	shard.AlwaysPipeline(c)
 	_, err = c.Do(context.Background(), "SET", "review5:warm", "1") // dial while it answers
 	require.NoError(t, err)
+	if !stop {
+		_, err := server.Do("CLIENT", "PAUSE", "600000", "ALL")
+		require.NoError(t, err)
+		t.Cleanup(func() { c.Close() }) // the server is stopped by pid at the end
+		return c
+	}
 	require.NoError(t, server.Pause())
 	t.Cleanup(func() {
 		c.Close()
@@ -43,7 +52,7 @@ func pausedPipelineClient(t *testing.T, writeTimeout time.Duration) *shard.Clien
 // grace never reached (only replies being read were cut short), so it
 // took the whole write timeout.
 func TestReview5CloseDoesNotWaitForAStuckPipelineWrite(t *testing.T) {
-	c := pausedPipelineClient(t, 30*time.Second)
+	c := pausedPipelineClient(t, 30*time.Second, true)
 	ctx := context.Background()
 	value := strings.Repeat("v", 32<<20)
 	done := make(chan error, 1)
@@ -91,7 +100,7 @@ func writerWaitsForItsReader() bool {
 // an error wrapping ErrClosed. Close used to wait until the reader's read
 // timed out.
 func TestReview5CloseDoesNotWaitForAPipelineWaitingForItsReader(t *testing.T) {
-	c := pausedPipelineClient(t, 0)
+	c := pausedPipelineClient(t, 0, false)
 	ctx := context.Background()
 	const callers = 4096 + 200
 	done := make(chan error, callers)

@@ -74,8 +74,9 @@ type SentinelShard struct {
 	MasterName string
 	// Addrs are this shard's Sentinels; empty means SentinelOptions.Addrs.
 	Addrs []string
-	// Username, Password and TLSConfig are this shard's Sentinel
-	// credentials; when all are empty, SentinelOptions' are used.
+	// Username and Password are this shard's Sentinel credentials; when
+	// both are empty, SentinelOptions' are used. TLSConfig is this
+	// shard's; when nil, SentinelOptions.TLSConfig is used.
 	Username  string
 	Password  string
 	TLSConfig *tls.Config
@@ -94,8 +95,13 @@ func (o SentinelOptions) resolved(s SentinelShard) SentinelShard {
 	if len(s.Addrs) == 0 {
 		s.Addrs = o.Addrs
 	}
-	if s.Username == "" && s.Password == "" && s.TLSConfig == nil {
-		s.Username, s.Password, s.TLSConfig = o.Username, o.Password, o.TLSConfig
+	if s.Username == "" && s.Password == "" {
+		s.Username, s.Password = o.Username, o.Password
+	}
+	// TLS is not a credential: a shard's own login keeps the shared
+	// TLSConfig (its AUTH would otherwise go out in plain text).
+	if s.TLSConfig == nil {
+		s.TLSConfig = o.TLSConfig
 	}
 	return s
 }

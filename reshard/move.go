@@ -319,6 +319,7 @@ func (m *mover) migrate(ctx context.Context, conn redis.Conn, src, dst shard.Nod
 				busy++
 			}
 			if err != nil {
+				err = hidePassword(err, m.opts.To.Pool.Password) // secret.go
 				return 0, &shard.NodeError{Node: src, Err: fmt.Errorf("moving %q to %s: %w", k, dst, err)}
 			}
 		}
@@ -326,6 +327,7 @@ func (m *mover) migrate(ctx context.Context, conn redis.Conn, src, dst shard.Nod
 	case isReplyError(err, "IOERR"):
 		return m.dumpMove(ctx, conn, src, dst, keys)
 	default:
+		err = hidePassword(err, m.opts.To.Pool.Password) // secret.go
 		return 0, &shard.NodeError{Node: src, Err: fmt.Errorf("MIGRATE to %s: %w", dst, err)}
 	}
 }

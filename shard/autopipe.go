@@ -651,7 +651,7 @@ func (pc *pipeConn) read() {
 			pc.settle()
 			continue
 		case errors.As(err, &re):
-			rerr, no := pc.p.c.replyError(pc.p.node, re)
+			rerr, no := pc.p.c.replyError(pc.p.node, hideSecretEcho(r.cl.name, r.cl.args, re)) // secret_echo.go
 			refused = refused || no
 			r.finish(nil, rerr)
 		default:

@@ -594,7 +594,7 @@ func (c *Client) receive(ctx context.Context, node int, conn redis.Conn, calls [
 				return
 			}
 			if re, ok := err.(redis.Error); ok {
-				rerr, no := c.replyError(node, re)
+				rerr, no := c.replyError(node, hideSecretEcho(cl.name, cl.args, re)) // secret_echo.go
 				refused = refused || no
 				setResult(calls, out, i, nil, rerr)
 				continue

@@ -1,0 +1,40 @@
+package shard
+
+import (
+	"strings"
+
+	"github.com/gomodule/redigo/redis"
+	"github.com/shardis/shardis/shard/command"
+)
+
+// echoMarker starts the part of Redis' "unknown command" reply that
+// repeats the command's arguments (a renamed or disabled MIGRATE, AUTH,
+// CONFIG, ...).
+const echoMarker = "with args beginning with:"
+
+// hideSecretEcho keeps the secrets of a command (secretArgs: the password
+// of MIGRATE's AUTH/AUTH2, AUTH, HELLO ... AUTH, ACL SETUSER, CONFIG SET)
+// out of the server's error reply to it: the echoed arguments are dropped
+// and any other copy of a secret is masked, so that neither the caller's
+// error nor a hook's event carries it. Other replies are returned as they
+// are.
+func hideSecretEcho(name string, args []any, re redis.Error) redis.Error {
+	secret := secretArgs(name, args)
+	text := string(re)
+	hidden := false
+	for i, a := range args {
+		if !secret(i) {
+			continue
+		}
+		if !hidden {
+			if j := strings.Index(text, echoMarker); j >= 0 {
+				text = text[:j] + echoMarker + " (hidden)"
+			}
+			hidden = true
+		}
+		if s, ok := command.Arg(a); ok && len(s) >= 3 {
+			text = strings.ReplaceAll(text, s, "***")
+		}
+	}
+	return redis.Error(text)
+}

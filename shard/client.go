@@ -14,7 +14,11 @@ import (
 // Client sends commands to the node that serves their keys. It is safe for
 // concurrent use. Create one with New and share it; Close it when done.
 type Client struct {
-	cfg         Config
+	// cfg is a pointer so that fmt, printing a value that holds the
+	// Client with a verb other than %v (a *Pipeline with %s, say, whose
+	// unexported field it cannot ask for String), shows an address, not
+	// the configuration and its passwords.
+	cfg         *Config
 	pools       *pool.Set
 	nodes       *nodeTable
 	loc         locator
@@ -79,7 +83,7 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("shardis: %w", err)
 	}
-	c := &Client{cfg: cfg, nodes: newNodeTable(), stop: make(chan struct{}), health: cfg.Health.withDefaults(), autoPipe: !cfg.DisableAutoPipeline}
+	c := &Client{cfg: &cfg, nodes: newNodeTable(), stop: make(chan struct{}), health: cfg.Health.withDefaults(), autoPipe: !cfg.DisableAutoPipeline}
 	c.life, c.endLife = context.WithCancel(context.Background())
 	c.instance = newInstanceID()
 	if cfg.Pool.ClientName == AutoClientName {

@@ -272,7 +272,7 @@ func (c *Client) StartMigration(ctx context.Context, to Config) error {
 	if err := to.Validate(); err != nil {
 		return err
 	}
-	if err := sentinelMigrationErr(c.cfg, to); err != nil { // migrate_target.go
+	if err := sentinelMigrationErr(*c.cfg, to); err != nil { // migrate_target.go
 		return fmt.Errorf("%w: %w", ErrMigration, err)
 	}
 	var next *topology

@@ -272,6 +272,9 @@ func (c *Client) StartMigration(ctx context.Context, to Config) error {
 	if err := to.Validate(); err != nil {
 		return err
 	}
+	if err := tlsDropped(*c.cfg, to, "the new topology"); err != nil {
+		return err
+	}
 	if err := sentinelMigrationErr(*c.cfg, to); err != nil { // migrate_target.go
 		return fmt.Errorf("%w: %w", ErrMigration, err)
 	}
@@ -451,6 +454,19 @@ func (c Config) validateMigration() error {
 	}
 	if err := sentinelMigrationErr(c, *m.From); err != nil { // migrate_target.go
 		return fmt.Errorf("%w: %w", ErrBadConfig, err)
+	}
+	if err := tlsDropped(c, *m.From, "Migration.From"); err != nil {
+		return err
+	}
+	return nil
+}
+
+// tlsDropped refuses a topology whose pool options ask for TLS when the
+// client's do not: both topologies are reached with the client's pool
+// options, so its connections would go out in plain text.
+func tlsDropped(client, other Config, what string) error {
+	if other.Pool.TLSConfig != nil && client.Pool.TLSConfig == nil {
+		return fmt.Errorf("%w: %s asks for TLS, but both topologies are reached with the client's pool options, which do not: give the client the same TLS settings", ErrBadConfig, what)
 	}
 	return nil
 }

@@ -37,10 +37,13 @@ type call struct {
 	op *Op // the operation of the batch's first call, when hooks observe operations (hooks_exec.go)
 
 	// cut, for a call planned by a topology a migration's switch may
-	// leave (before StartMigration, or by the new topology before
-	// AbortMigration), is that switch's flag (fenceCut.over): once set,
-	// the call is not written, even if it already waited for a
-	// connection (migrate_plan.go).
+	// leave (before StartMigration, by the old topology while waiting,
+	// or by the new topology before AbortMigration) and for a
+	// migration's own forward moves and overwrite DELs that a
+	// rollback's switch turns around, is that switch's flag
+	// (fenceCut.over): once set, the call is not written, even if it
+	// already waited for a connection (migrate_plan.go,
+	// migrate_exec.go, migrate_overwrite.go).
 	cut *atomic.Bool
 }
 

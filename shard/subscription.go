@@ -263,10 +263,7 @@ func (s *Subscription) await(ctx context.Context, w *waiter) error {
 	case <-w.done:
 	case <-ctx.Done():
 		if !s.abandon(w) {
-			// Subscription.Subscribe keeps the names and retries them;
-			// Client.Subscribe closes the subscription: the text says
-			// neither.
-			return fmt.Errorf("shardis: subscribe: %w before every node confirmed the names", ctx.Err())
+			return fmt.Errorf("shardis: subscribe: %w (the names stay subscribed and are retried)", ctx.Err())
 		}
 		// Every name was answered by then: that answer, not ctx's end.
 	case <-s.done:

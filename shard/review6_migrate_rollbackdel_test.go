@@ -3,7 +3,6 @@ package shard_test
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -21,49 +20,7 @@ import (
 // the delete would remove it, leaving the key on no node at all.
 func TestReview6RollbackOverwriteDeleteWaitingForAConnection(t *testing.T) {
 	ctx := context.Background()
-	s := newSwitchSetup(t, 300*time.Millisecond)
-	cfg := s.to
-	from := s.from
-	cfg.Migration = &shard.Migration{From: &from}
-	cfg.Pool.DialTimeout, cfg.Pool.WriteTimeout = 300*time.Millisecond, 300*time.Millisecond
-	// Two connections per node: a beacon's and the holder's.
-	cfg.Pool.MaxActive, cfg.Pool.Wait = 2, true
-	c := newClient(t, cfg)
-	s.fenceAndArm(t, c)
-	var k, oldOwner string
-	for _, m := range s.moving(t, "r6ow", 20) {
-		if o := ringOwner(t, s.from, m); o != s.servers[0].Addr {
-			k, oldOwner = m, o
-			break
-		}
-	}
-	if k == "" {
-		t.Fatal("no moving key off the first server")
-	}
-	// A key that stays on k's old owner in both topologies: a Conn
-	// watching it holds one of that node's two connections.
-	var h string
-	for i := 0; h == "" && i < 10000; i++ {
-		cand := fmt.Sprintf("r6owh:%d", i)
-		if ringOwner(t, s.from, cand) == oldOwner && ringOwner(t, s.to, cand) == oldOwner {
-			h = cand
-		}
-	}
-	if h == "" {
-		t.Fatal("no staying key on the old owner")
-	}
-	srv := serversByAddr(s.servers)[oldOwner]
-	if _, err := srv.Do("SET", k, "10"); err != nil { // not moved forward yet
-		t.Fatal(err)
-	}
-	if err := c.AbortMigration(ctx); err != nil {
-		t.Fatal(err)
-	}
-	holder := c.Conn()
-	defer holder.Close()
-	if _, err := holder.Do("WATCH", h); err != nil {
-		t.Fatal(err)
-	}
+	s, c, k, oldOwner, holder := rollbackWaitSetup(t, "r6ow")
 	done := make(chan error, 1)
 	go func() {
 		wctx, cancel := context.WithTimeout(ctx, time.Minute)

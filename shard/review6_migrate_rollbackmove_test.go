@@ -23,49 +23,7 @@ import (
 // the key on the wrong node).
 func TestReview6RollbackForwardMoveWaitingForAConnection(t *testing.T) {
 	ctx := context.Background()
-	s := newSwitchSetup(t, 300*time.Millisecond)
-	cfg := s.to
-	from := s.from
-	cfg.Migration = &shard.Migration{From: &from}
-	cfg.Pool.DialTimeout, cfg.Pool.WriteTimeout = 300*time.Millisecond, 300*time.Millisecond
-	// Two connections per node: a beacon's and the holder's.
-	cfg.Pool.MaxActive, cfg.Pool.Wait = 2, true
-	c := newClient(t, cfg)
-	s.fenceAndArm(t, c)
-	var k, oldOwner string
-	for _, m := range s.moving(t, "r6rb", 20) {
-		if o := ringOwner(t, s.from, m); o != s.servers[0].Addr {
-			k, oldOwner = m, o
-			break
-		}
-	}
-	if k == "" {
-		t.Fatal("no moving key off the first server")
-	}
-	// A key that stays on k's old owner in both topologies: a Conn
-	// watching it holds one of that node's two connections.
-	var h string
-	for i := 0; h == "" && i < 10000; i++ {
-		cand := fmt.Sprintf("r6rbh:%d", i)
-		if ringOwner(t, s.from, cand) == oldOwner && ringOwner(t, s.to, cand) == oldOwner {
-			h = cand
-		}
-	}
-	if h == "" {
-		t.Fatal("no staying key on the old owner")
-	}
-	srv := serversByAddr(s.servers)[oldOwner]
-	if _, err := srv.Do("SET", k, "10"); err != nil { // not moved forward yet
-		t.Fatal(err)
-	}
-	if err := c.AbortMigration(ctx); err != nil {
-		t.Fatal(err)
-	}
-	holder := c.Conn()
-	defer holder.Close()
-	if _, err := holder.Do("WATCH", h); err != nil {
-		t.Fatal(err)
-	}
+	s, c, k, oldOwner, holder := rollbackWaitSetup(t, "r6rb")
 	done := make(chan error, 1)
 	go func() {
 		wctx, cancel := context.WithTimeout(ctx, time.Minute)
@@ -112,4 +70,59 @@ func TestReview6RollbackForwardMoveWaitingForAConnection(t *testing.T) {
 	if got := holders(t, s.servers, k); len(got) != 1 || got[0] != oldOwner {
 		t.Errorf("the key sits on %v, want %s alone (its owner once rolled back)", got, oldOwner)
 	}
+}
+
+// rollbackWaitSetup builds the set-up of the review6 rollback tests: a
+// client armed forward with two connections per node, a moving key k
+// whose old owner (oldOwner) is not the first server and which is not
+// moved forward yet, a rollback waiting behind its fence (AbortMigration),
+// and holder, a Conn that keeps one of oldOwner's two connections
+// (WATCH on a key that stays there), so that the next command to oldOwner
+// waits for a connection. prefix names the test's keys.
+func rollbackWaitSetup(t *testing.T, prefix string) (s *switchSetup, c *shard.Client, k, oldOwner string, holder redis.Conn) {
+	t.Helper()
+	ctx := context.Background()
+	s = newSwitchSetup(t, 300*time.Millisecond)
+	cfg := s.to
+	from := s.from
+	cfg.Migration = &shard.Migration{From: &from}
+	cfg.Pool.DialTimeout, cfg.Pool.WriteTimeout = 300*time.Millisecond, 300*time.Millisecond
+	// Two connections per node: a beacon's and the holder's.
+	cfg.Pool.MaxActive, cfg.Pool.Wait = 2, true
+	c = newClient(t, cfg)
+	s.fenceAndArm(t, c)
+	for _, m := range s.moving(t, prefix, 20) {
+		if o := ringOwner(t, s.from, m); o != s.servers[0].Addr {
+			k, oldOwner = m, o
+			break
+		}
+	}
+	if k == "" {
+		t.Fatal("no moving key off the first server")
+	}
+	// A key that stays on k's old owner in both topologies: a Conn
+	// watching it holds one of that node's two connections.
+	var h string
+	for i := 0; h == "" && i < 10000; i++ {
+		cand := fmt.Sprintf("%sh:%d", prefix, i)
+		if ringOwner(t, s.from, cand) == oldOwner && ringOwner(t, s.to, cand) == oldOwner {
+			h = cand
+		}
+	}
+	if h == "" {
+		t.Fatal("no staying key on the old owner")
+	}
+	srv := serversByAddr(s.servers)[oldOwner]
+	if _, err := srv.Do("SET", k, "10"); err != nil { // not moved forward yet
+		t.Fatal(err)
+	}
+	if err := c.AbortMigration(ctx); err != nil {
+		t.Fatal(err)
+	}
+	holder = c.Conn()
+	t.Cleanup(func() { holder.Close() })
+	if _, err := holder.Do("WATCH", h); err != nil {
+		t.Fatal(err)
+	}
+	return s, c, k, oldOwner, holder
 }

@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/gomodule/redigo/redis"
 	"github.com/shardis/shardis/cluster"
@@ -95,13 +94,11 @@ const (
 )
 
 // clusterNodeAddrs returns the addresses that CLUSTER NODES (or, when
-// that is refused, CLUSTER SHARDS) of a master of t lists, failed nodes
-// included, nodes in handshake or without an address left out. It asks
-// the first three masters not marked down at once and takes the first
-// list: one of them that hangs does not hold the refresh (and everything
-// waiting on it) up for a dial and a read timeout while the others answer.
+// that is refused, CLUSTER SHARDS) of the first master of t that answers
+// lists, failed nodes included, nodes in handshake or without an address
+// left out.
 func (c *Client) clusterNodeAddrs(ctx context.Context, t *cluster.Table) (map[string]bool, listHow) {
-	var ask []string
+	how := listUnknown
 	for k, m := range t.Masters() {
 		if k == 3 {
 			break
@@ -109,34 +106,11 @@ func (c *Client) clusterNodeAddrs(ctx context.Context, t *cluster.Table) (map[st
 		if i, ok := c.nodes.lookup(m.Addr); ok && c.nodes.get(i).down.Load() {
 			continue
 		}
-		ask = append(ask, m.Addr)
-	}
-	type answer struct {
-		addrs map[string]bool
-		how   listHow
-	}
-	ctx, cancel := context.WithCancel(ctx)
-	answers := make(chan answer, len(ask))
-	var wg sync.WaitGroup
-	defer func() {
-		cancel() // the masters still asked give up at once
-		wg.Wait()
-	}()
-	for _, addr := range ask {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			addrs, h := c.askClusterNodes(ctx, addr)
-			answers <- answer{addrs, h}
-		}()
-	}
-	how := listUnknown
-	for range ask {
-		switch a := <-answers; a.how {
+		switch addrs, h := c.askClusterNodes(ctx, m.Addr); h {
 		case listKnown:
-			return a.addrs, a.how
+			return addrs, h
 		case listRefused:
-			how = a.how
+			how = h
 		}
 	}
 	return nil, how

@@ -196,7 +196,9 @@ func (c *Client) subscribeNew(ctx context.Context, k subKind, names []string) (*
 // CLUSTERDOWN...: a *NodeError), and names still waiting when ctx ends,
 // stay in the subscription and are subscribed as soon as their node
 // answers; so do names no node can carry now (every ring shard ejected,
-// no cluster master to turn to: an error wrapping ErrNoNodes, at once).
+// no cluster master to turn to: an error wrapping ErrNoNodes, at once,
+// and a *NodeError for each shard or master that is down, which matches
+// ErrNodeDown when health checks marked it down, and its cause).
 // Names a server refused (an ACL, say) are dropped. The error lists them.
 func (s *Subscription) Subscribe(ctx context.Context, channels ...string) error {
 	return s.add(ctx, kindChannel, channels)

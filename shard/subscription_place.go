@@ -353,7 +353,8 @@ func (s *Subscription) failWaitersAt(addr string, err error) {
 // names stay and are subscribed once a node can carry them. The error
 // wraps ErrNoNodes and, in ring mode, the router's own error for the
 // name (a user's Router may refuse a name with an error of its own: the
-// cause the caller needs). Caller holds s.mu.
+// cause the caller needs), or else the failures of the masters (cluster
+// mode) or of the down shards (ring mode). Caller holds s.mu.
 func (s *Subscription) failHomeless(plan map[string]map[subName]bool) {
 	var err error
 	mastersDone := false // mastersErr was looked at (cluster mode)
@@ -381,6 +382,9 @@ func (s *Subscription) failHomeless(plan map[string]map[subName]bool) {
 			mastersDone = true
 			if merr := s.mastersErr(); merr != nil {
 				err = fmt.Errorf("%w: no master can carry the names now; they stay and are subscribed once one can: %w", ErrNoNodes, merr)
+				werr = err
+			} else if derr := s.shardsDownErr(); derr != nil {
+				err = fmt.Errorf("%w: every shard is down; the names stay and are subscribed once one is back: %w", ErrNoNodes, derr)
 				werr = err
 			}
 		}
@@ -418,6 +422,37 @@ func (s *Subscription) mastersErr() error {
 		if i, ok := s.c.nodes.lookup(m.Addr); ok {
 			if ns := s.c.nodes.get(i); ns.down.Load() {
 				errs = append(errs, &NodeError{Node: ns.node, Err: ns.downErr()})
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// shardsDownErr returns, in ring mode (or with the user's Router), why
+// the shards cannot be used now: for each shard the client's health
+// checks keep down (and auto-eject took out of the ring), the cause it is
+// down for, as a *NodeError matching ErrNodeDown; else the last failure
+// the subscription saw on it while it backs off. It returns nil in
+// cluster mode or when no shard is down (every shard ejected by hand,
+// say). Caller holds s.mu.
+func (s *Subscription) shardsDownErr() error {
+	if s.c.cl() != nil {
+		return nil
+	}
+	var errs []error
+	now := time.Now()
+	for _, n := range s.c.currentRouter().Nodes() {
+		if i, ok := s.c.nodes.lookup(n.Addr); ok {
+			if ns := s.c.nodes.get(i); ns.down.Load() {
+				errs = append(errs, &NodeError{Node: ns.node, Err: ns.downErr()})
+				continue
+			}
+		}
+		if rd := s.retry[n.Addr]; rd != nil && rd.err != nil && now.Before(rd.next) {
+			if ne, ok := rd.err.(*NodeError); ok {
+				errs = append(errs, ne)
+			} else {
+				errs = append(errs, &NodeError{Node: s.node(n.Addr), Err: rd.err})
 			}
 		}
 	}

@@ -36,7 +36,10 @@ type node struct {
 
 // counted is a pool plus the dial counters kept by its dial function.
 type counted struct {
-	pool       *redis.Pool
+	pool *redis.Pool
+	// lender is the pool that Pool and ReadOnlyPool return (see Pool):
+	// it borrows through Set.get, never through pool directly.
+	lender     *redis.Pool
 	dials      atomic.Int64
 	dialErrors atomic.Int64
 	removed    atomic.Bool // the pool was closed by Remove or Close
@@ -136,17 +139,24 @@ func (cp *counted) get(ctx context.Context) (c redis.Conn, err error) {
 	return cp.pool.GetContext(ctx)
 }
 
-// Pool returns the redigo pool behind Get for addr, creating it if needed,
-// for callers that use redigo directly. Its connections come from the same
-// dial function (so dial errors are still *DialError or *AuthError). After
-// Close, or for a malformed address, it returns a pool whose every
-// connection fails with that error, never nil.
+// Pool returns a redigo pool for addr, for callers that use redigo
+// directly, creating the pool behind Get for addr if needed. Its Get and
+// GetContext borrow through Set.Get (same options, limits, waits and
+// errors: *DialError, *AuthError, ErrClosed), and Close on a connection
+// gives it back there. It keeps no connections of its own: its Stats
+// count only the connections it has lent and not yet taken back (Set.Stats
+// counts the Set's). It stays the same pool until Remove(addr); one taken
+// earlier keeps working after Remove, as Set.Get does, and after Close of
+// the Set, whenever it was taken, every Get on it fails with ErrClosed
+// (never redigo's untyped error for a closed pool, nor its panic). There
+// is no need to Close it. For a malformed address it returns a pool whose
+// every connection fails with that error, never nil.
 func (s *Set) Pool(addr string) *redis.Pool {
 	cp, err := s.lookup(addr, false)
 	if err != nil {
 		return failingPool(err)
 	}
-	return cp.pool
+	return cp.lender
 }
 
 // ReadOnlyPool is Pool for the READONLY connections behind GetReadOnly.
@@ -155,7 +165,7 @@ func (s *Set) ReadOnlyPool(addr string) *redis.Pool {
 	if err != nil {
 		return failingPool(err)
 	}
-	return cp.pool
+	return cp.lender
 }
 
 // Addrs returns the addresses that have pools, sorted.
@@ -281,6 +291,16 @@ func (s *Set) newPool(addr string, readOnly bool, resolve func() (string, error)
 	d := newDialer(addr, s.opts, readOnly, resolve)
 	d.names, d.pooled = s.names, true
 	cp := &counted{}
+	// The pool that Pool hands out: redigo's own, once closed, fails
+	// with an error that matches nothing, and panics for a waiting
+	// GetContext whose context has ended. This one has no limit, no
+	// wait and no idle connections (every connection it takes back goes
+	// back to the Set at once), and it is never closed by the Set.
+	cp.lender = &redis.Pool{
+		DialContext: func(ctx context.Context) (redis.Conn, error) {
+			return s.get(ctx, addr, readOnly)
+		},
+	}
 	idleTimeout := s.opts.IdleTimeout
 	if idleTimeout == Never {
 		idleTimeout = 0

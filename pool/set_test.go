@@ -342,7 +342,7 @@ func TestCloseIdempotentAndGetAfterClose(t *testing.T) {
 		t.Fatal(err)
 	}
 	idle2.Close()
-	pool := set.Pool(srv.Addr)
+	pool := set.nodes[srv.Addr].rw.pool // the pool behind Get (Pool lends from it)
 
 	for range 2 {
 		if err := set.Close(); err != nil {
@@ -416,7 +416,8 @@ func TestRemove(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.Close()
-	old := set.Pool(srv.Addr)
+	old := set.nodes[srv.Addr].rw.pool // the pool behind Get (Pool lends from it)
+	oldLender := set.Pool(srv.Addr)
 
 	if err := set.Remove(srv.Addr); err != nil {
 		t.Fatal(err)
@@ -438,7 +439,7 @@ func TestRemove(t *testing.T) {
 		t.Fatalf("Get after Remove = %v, want a fresh pool", err)
 	}
 	c.Close()
-	if set.Pool(srv.Addr) == old {
+	if set.nodes[srv.Addr].rw.pool == old || set.Pool(srv.Addr) == oldLender {
 		t.Error("Get after Remove reused the closed pool")
 	}
 	if st := set.Stats()[srv.Addr]; st.Dials != 1 {

@@ -49,9 +49,9 @@ const modulaPeriodLimit = 1 << 22
 // every other case (different key hashes or tag rules, or modula against a
 // circle) Diff measures 2^18 deterministic pseudo-random keys with DiffKeys.
 //
-// A nil ring gives the zero Movement.
+// A nil ring, or the zero Ring, gives the zero Movement.
 func Diff(old, new *Ring) Movement {
-	if old == nil || new == nil {
+	if old == nil || new == nil || old.Len() == 0 || new.Len() == 0 {
 		return Movement{}
 	}
 	sameHash := old.kh == new.kh && old.tag == new.tag
@@ -65,10 +65,10 @@ func Diff(old, new *Ring) Movement {
 }
 
 // DiffKeys returns the fraction of keys whose shard label differs between
-// old and new, measured on the given keys. No keys or a nil ring give the
-// zero Movement.
+// old and new, measured on the given keys. No keys, a nil ring or the zero
+// Ring give the zero Movement.
 func DiffKeys(old, new *Ring, keys []string) Movement {
-	if old == nil || new == nil || len(keys) == 0 {
+	if old == nil || new == nil || old.Len() == 0 || new.Len() == 0 || len(keys) == 0 {
 		return Movement{}
 	}
 	ids := newLabelIDs(old, new)

@@ -8,6 +8,10 @@ import (
 
 // Ring maps keys to shards. It is immutable once New returns, so any number
 // of goroutines may use it at once.
+//
+// The zero Ring has no shard: Locate and LocateBytes return -1, Len and
+// Points 0, Without fails with ErrNoShards, and Diff and DiffKeys give the
+// zero Movement. Build rings with New.
 type Ring struct {
 	cfg Config
 	kh  keyHash
@@ -94,20 +98,21 @@ func build(cfg Config, pointless bool) (*Ring, error) {
 	return r, nil
 }
 
-// Locate returns the index, in Config().Shards, of the shard that owns key.
-// It does not allocate.
+// Locate returns the index, in Config().Shards, of the shard that owns key,
+// or -1 for the zero Ring, which has no shard. It does not allocate.
 func (r *Ring) Locate(key string) int {
-	if len(r.cfg.Shards) == 1 {
-		return 0
+	if len(r.cfg.Shards) <= 1 {
+		return len(r.cfg.Shards) - 1 // 0, or -1 for the zero Ring
 	}
 	return r.locate(bytesOf(r.tag.Tag(key)))
 }
 
 // LocateBytes is Locate for a key held in a byte slice; both return the
-// same index for the same bytes. It does not allocate or modify key.
+// same index for the same bytes (-1 for the zero Ring). It does not
+// allocate or modify key.
 func (r *Ring) LocateBytes(key []byte) int {
-	if len(r.cfg.Shards) == 1 {
-		return 0
+	if len(r.cfg.Shards) <= 1 {
+		return len(r.cfg.Shards) - 1 // 0, or -1 for the zero Ring
 	}
 	return r.locate(r.tag.TagBytes(key))
 }
@@ -170,7 +175,8 @@ func (r *Ring) Shard(i int) (Shard, bool) {
 func (r *Ring) Len() int { return len(r.cfg.Shards) }
 
 // Config returns the ring's configuration with every default filled in:
-// Algorithm, KeyHash and Tag are never empty. Shards is a copy.
+// Algorithm, KeyHash and Tag are never empty (except for the zero Ring,
+// whose Config is the zero Config). Shards is a copy.
 func (r *Ring) Config() Config {
 	c := r.cfg
 	c.Shards = r.Shards()

@@ -13,6 +13,9 @@ import (
 //
 // With ejection (see Client's auto-eject option) a shard can leave the ring
 // and come back; lookups always see one complete ring, old or new.
+//
+// Build one with NewRingRouter. The zero RingRouter has no node: it routes
+// every key to ErrNoNodes.
 type RingRouter struct {
 	cfg   ring.Config
 	nodes []Node // in configured order, for the full ring
@@ -61,7 +64,7 @@ func (rr *RingRouter) Route(key string) (Node, error) {
 // Index returns the configured index of the node that serves key.
 func (rr *RingRouter) Index(key string) (int, error) {
 	st := rr.state.Load()
-	if st.r == nil {
+	if st == nil || st.r == nil { // the zero RingRouter, or every shard ejected
 		return -1, ErrNoNodes
 	}
 	return st.toCfg[st.r.Locate(key)], nil
@@ -70,7 +73,7 @@ func (rr *RingRouter) Index(key string) (int, error) {
 // IndexBytes is Index for a key given as bytes; it does not allocate.
 func (rr *RingRouter) IndexBytes(key []byte) (int, error) {
 	st := rr.state.Load()
-	if st.r == nil {
+	if st == nil || st.r == nil {
 		return -1, ErrNoNodes
 	}
 	return st.toCfg[st.r.LocateBytes(key)], nil
@@ -86,7 +89,8 @@ func (rr *RingRouter) Nodes() []Node {
 // node returns configured node i without copying the slice.
 func (rr *RingRouter) node(i int) Node { return rr.nodes[i] }
 
-// Ring returns the full ring, with every configured shard.
+// Ring returns the full ring, with every configured shard (nil for the
+// zero RingRouter).
 func (rr *RingRouter) Ring() *ring.Ring {
 	r, _ := ring.New(rr.cfg)
 	return r

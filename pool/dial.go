@@ -78,6 +78,16 @@ func (d *dialer) dial(ctx context.Context) (redis.Conn, error) {
 		lc.Close()
 		return nil, err
 	}
+	// A context that ended just as the last setup reply came in leaves
+	// that reply read and its callback (liveConn.watch) closing the
+	// socket all the same, perhaps after this point: the connection
+	// would be handed out dead. Such a callback only starts once ctx's
+	// Err is set, and the setup's last watch has been stopped, so a
+	// context still live here can no longer touch the connection.
+	if err := ended(ctx); err != nil {
+		lc.Close()
+		return nil, &DialError{Addr: addr, Err: err}
+	}
 	lc.changed.Store(false) // what the setup set (name, database, READONLY) is the fresh state
 	cc.writeTimeout = d.opts.WriteTimeout
 	return lc, nil

@@ -153,6 +153,9 @@ func (c *Client) initTopology(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return err
 	}
+	if err := c.distinctServers(ctx, from.Nodes(), c.currentRouter().Nodes()); err != nil { // migrate_alias.go
+		return err
+	}
 	var next *topology
 	if c.cl() == nil {
 		next = c.topo.Load()
@@ -285,6 +288,10 @@ func (c *Client) StartMigration(ctx context.Context, to Config) error {
 		next, err = c.topologyFor(to)
 	}
 	if err != nil {
+		return err
+	}
+	if err := c.distinctServers(ctx, cur.router.Nodes(), next.router.Nodes()); err != nil { // migrate_alias.go
+		c.settleNodes() // the new topology's nodes, registered by topologyFor, retire
 		return err
 	}
 	if c.closed.Load() {

@@ -53,8 +53,10 @@ var ErrMigration = errors.New("shardis: migration")
 // MigrateError reports a key that could not be brought to its new owner
 // before its command ran; the command was not sent, unless Sent says so.
 type MigrateError struct {
-	Key  string
-	From Node // the old owner
+	Key string
+	// From is the old owner; when the old topology could not place the
+	// key (its Router failed, the cause is Err), a Node whose Name says so.
+	From Node
 	To   Node // the new owner
 	// Sent reports that the command itself was sent and may have taken
 	// effect: a blind overwrite (SET without a condition, SETEX, PSETEX)

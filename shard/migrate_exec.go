@@ -91,13 +91,13 @@ func (c *Client) moveFirst(ctx context.Context, m *migState, calls []*call, read
 				continue
 			}
 			keys++
-			src, err := m.from.Route(k)
-			if err != nil {
-				cl.err, cl.done = &MigrateError{Key: k, To: dst, Err: err}, true
-				break
-			}
 			if dst.Addr == "" {
 				dst = c.nodes.get(cl.node).node
+			}
+			src, err := m.from.Route(k)
+			if err != nil {
+				cl.err, cl.done = &MigrateError{Key: k, From: m.unplaced(), To: dst, Err: err}, true
+				break
 			}
 			if src.Addr == dst.Addr {
 				continue // planned by the new topology: its owner did not change (migrate_plan.go)
@@ -522,6 +522,13 @@ func (c *Client) moveKeys(ctx context.Context, node int, keys []any) error {
 	return nil
 }
 
+// unplaced is the From of a *MigrateError whose key the old topology
+// could not place (its Router failed): no node, but the error still says
+// which side failed.
+func (m *migState) unplaced() Node {
+	return Node{Name: "(no owner in the old topology " + m.fromID + ")"}
+}
+
 // errSortPattern is the cause of the *MigrateError of a SORT whose BY or
 // GET pattern names keys that may still sit at their old owner.
 var errSortPattern = errors.New("SORT reads the keys its BY and GET patterns name, which the client cannot move before it runs: refused while they may sit at their old owner")
@@ -564,7 +571,7 @@ func sortPatternsMove(m *migState, cl *call, dst Node) error {
 		}
 		src, err := m.from.Route(key)
 		if err != nil {
-			return &MigrateError{Key: key, To: dst, Err: err}
+			return &MigrateError{Key: key, From: m.unplaced(), To: dst, Err: err}
 		}
 		if src.Addr != dst.Addr {
 			return &MigrateError{Key: pat, From: src, To: dst, Err: errSortPattern}

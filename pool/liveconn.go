@@ -125,14 +125,26 @@ func (c *liveConn) failLend(n uint64, err error) {
 	}
 }
 
-// closeLend closes c's socket, unless c has been borrowed again since
-// borrow n (see failLend).
+// errAborted is the failure of a connection closed by GetAbortable's
+// abort; it matches net.ErrClosed, as the I/O it cut short would.
+var errAborted = fmt.Errorf("shardis: connection aborted: %w", net.ErrClosed)
+
+// closeLend closes c's socket and marks c failed, unless c has been
+// borrowed again since borrow n (see failLend). Marked, c is dropped
+// when it is given back even if no I/O noticed the closed socket: where
+// the socket cannot be peeked at (peek_other.go), nothing else would
+// keep it out of the pool.
 func (c *liveConn) closeLend(n uint64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.lends == n {
-		c.nc.Conn.Close()
+	if c.lends != n {
+		return
 	}
+	if c.err == nil {
+		c.err = errAborted
+		c.failed.Store(true)
+	}
+	c.nc.Conn.Close()
 }
 
 // Err returns the connection's failure, or nil while it is usable.

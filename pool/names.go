@@ -33,9 +33,11 @@ type clientName struct {
 	gen  int64
 }
 
-// names holds a Set's current connection name.
+// names holds a Set's current connection name. SetClientName changes
+// it under the Set's mu, and renames the connections without any lock
+// held: that may wait on a hung server, and a later SetClientName must
+// not wait for an earlier one's renaming, beyond its own context.
 type names struct {
-	mu  sync.Mutex // serialises SetClientName
 	cur atomic.Pointer[clientName]
 }
 
@@ -73,13 +75,13 @@ func (s *Set) ClientName() string { return s.names.cur.Load().name }
 // error wrapping ErrBadOptions and changes nothing; after Close the error
 // is ErrClosed. When ctx ends first the name is changed but some idle
 // connections may not have been renamed yet (the error wraps ctx.Err()):
-// they are renamed when next borrowed.
+// they are renamed when next borrowed. Calls do not wait for each other:
+// one made while another renames sets its name at once, and the renaming
+// of both brings every idle connection to the latest name.
 func (s *Set) SetClientName(ctx context.Context, name string) error {
 	if err := checkClientName(name); err != nil {
 		return err
 	}
-	s.names.mu.Lock()
-	defer s.names.mu.Unlock()
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()

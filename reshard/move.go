@@ -314,9 +314,12 @@ func (m *mover) migrate(ctx context.Context, conn redis.Conn, src, dst shard.Nod
 		for _, k := range keys {
 			_, err := redis.DoWithTimeout(conn, wait, "MIGRATE", m.migrateArgs(dst, []string{k})...)
 			if isReplyError(err, "BUSYKEY") {
-				_, err = redis.DoContext(conn, ctx, "DEL", k)
-				m.busy.Add(1)
-				busy++
+				var n int
+				n, err = redis.Int(redis.DoContext(conn, ctx, "DEL", k))
+				busy++ // not moved, whatever the DEL did
+				if err == nil && n > 0 {
+					m.busy.Add(1) // the old copy was deleted: not when the DEL failed or found none
+				}
 			}
 			if err != nil {
 				err = hidePassword(err, m.opts.To.Pool.Password) // secret.go

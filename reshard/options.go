@@ -105,7 +105,9 @@ type Report struct {
 	// counts, as MIGRATE does not say which were there.
 	Moved int64
 	// Busy counts keys that the new owner already had: the new owner's
-	// copy was kept and the old one deleted.
+	// copy was kept and the mover deleted the old one (a delete that
+	// failed fails the move instead, and one that found the old copy gone
+	// is not counted).
 	Busy  int64
 	Bytes int64
 	// Strays counts keys found on an old node that owns them in neither

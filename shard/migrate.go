@@ -403,8 +403,10 @@ func (c *Client) newOutsideCut() {
 type MigrationInfo struct {
 	From, To     Router
 	FromID, ToID string // TopologyID of each side
-	// BusyKeys counts keys found at both owners by this client's moves:
-	// the old owner's copy was deleted (see docs/resharding.md).
+	// BusyKeys counts keys found at both owners by this client's moves
+	// whose old owner's copy it deleted (see docs/resharding.md); a delete
+	// that failed counts among Failures instead, and one that found the
+	// old copy gone already is not counted.
 	BusyKeys int64
 	// Moves counts the client's MIGRATE calls that moved keys (answered
 	// OK); one call carries the keys of concurrent callers and of a

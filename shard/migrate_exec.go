@@ -421,7 +421,9 @@ func (c *Client) settleBusy(ctx context.Context, m *migState, p *movePair) error
 		if isBusyKey(cl.err) {
 			cl = &call{name: "DEL", args: []any{k}, node: p.srcIdx, cut: &m.activeCut.over}
 			c.runSide(ctx, []*call{cl}, c.runPooled)
-			m.busy.Add(1)
+			if n, _ := cl.reply.(int64); cl.err == nil && n > 0 {
+				m.busy.Add(1) // the old copy was deleted (not when the DEL failed or found none)
+			}
 		}
 		if cl.err != nil {
 			return cl.err

@@ -6,13 +6,16 @@ import (
 	"time"
 )
 
-// deadlineSlack is how much earlier than asked a deadline may fire.
+// deadlineSlack is how much later than asked a deadline may fire.
 // Successive reads and writes of a pipeline ask for deadlines that differ
 // by microseconds, and re-arming the runtime's timer each time costs more
-// than the I/O itself. Keeping the deadline already set when the new one
-// is less than deadlineSlack later saves that work; a read or write then
-// times out at most deadlineSlack early (and never with less than half of
-// the time it asked for), never late.
+// than the I/O itself. A deadline is therefore armed a little later than
+// asked (by deadlineSlack, or by half of the time it allows when that is
+// less), and kept for every later one it is not earlier than, by at most
+// deadlineSlack (and, for a timeout, by at most half of it): a read or
+// write times out at most deadlineSlack late, never early. A caller who
+// gives a deadline (ReceiveBy, a context's) never sees a timeout before
+// it has passed.
 const deadlineSlack = 5 * time.Millisecond
 
 // coarseConn is a net.Conn whose deadlines are only moved when it matters
@@ -95,16 +98,18 @@ func (c *coarseConn) armedWrite(p []byte) (int, error) {
 	return c.Conn.Write(p)
 }
 
-// armRead and armWrite set a deadline on behalf of the liveConn.
-// now is the time t was computed from (any time when t is zero).
+// armRead and armWrite set a deadline on behalf of the liveConn. now is
+// the time t was computed from, or zero for a deadline given as such
+// (startReplyBy, or none).
 func (c *coarseConn) armRead(t, now time.Time) error {
 	if keep(c.read, t, now) {
 		return nil
 	}
-	if err := c.Conn.SetReadDeadline(t); err != nil {
+	at := padded(t, now)
+	if err := c.Conn.SetReadDeadline(at); err != nil {
 		return err
 	}
-	c.read = t
+	c.read = at
 	return nil
 }
 
@@ -112,25 +117,44 @@ func (c *coarseConn) armWrite(t, now time.Time) error {
 	if keep(c.write, t, now) {
 		return nil
 	}
-	if err := c.Conn.SetWriteDeadline(t); err != nil {
+	at := padded(t, now)
+	if err := c.Conn.SetWriteDeadline(at); err != nil {
 		return err
 	}
-	c.write = t
+	c.write = at
 	return nil
 }
 
-// keep reports whether the deadline in force may stand for the new one t,
-// asked for at now: it is not later than t, by less than deadlineSlack and
-// by less than half of the time t allows.
+// keep reports whether the deadline in force may stand for the new one
+// t: it is not earlier than t, and later by at most deadlineSlack and, for
+// a t computed at now (not zero), by at most half of the time t allows.
 func keep(current, t, now time.Time) bool {
-	if t.IsZero() && current.IsZero() {
-		return true
+	if t.IsZero() || current.IsZero() {
+		return t.IsZero() && current.IsZero()
 	}
-	if t.IsZero() || current.IsZero() || t.Before(current) {
+	late := current.Sub(t)
+	if late < 0 || late > deadlineSlack {
 		return false
 	}
-	early := t.Sub(current)
-	return early < deadlineSlack && early < t.Sub(now)/2
+	return now.IsZero() || late <= t.Sub(now)/2
+}
+
+// padded is the deadline armed for t: t moved later by deadlineSlack, or
+// by half of the time t allows when that is less, so that the deadlines
+// asked for next, a little later each, keep it (keep). A deadline that
+// has passed, or none, is armed as it is.
+func padded(t, now time.Time) time.Time {
+	if t.IsZero() {
+		return t
+	}
+	if now.IsZero() {
+		now = time.Now() // only when a deadline is armed anyway
+	}
+	pad := min(deadlineSlack, t.Sub(now)/2)
+	if pad <= 0 {
+		return t
+	}
+	return t.Add(pad)
 }
 
 func (c *coarseConn) SetReadDeadline(t time.Time) error {

@@ -38,11 +38,12 @@ func TestCoarseConnSkipsTinyDeadlineMoves(t *testing.T) {
 		at   time.Time
 		sent bool
 	}{
-		{base, true},                            // first deadline
+		{base, true},                            // first deadline, armed deadlineSlack later
 		{base.Add(time.Microsecond), false},     // a hair later: kept
 		{base.Add(4 * time.Millisecond), false}, // within the slack
-		{base.Add(6 * time.Millisecond), true},  // beyond it: moved
-		{base.Add(time.Millisecond), true},      // earlier: always honoured
+		{base.Add(6 * time.Millisecond), true},  // beyond it: moved (to base+11ms)
+		{base.Add(7 * time.Millisecond), false}, // earlier, within the slack: kept, fires late
+		{base.Add(time.Millisecond), true},      // earlier beyond the slack: honoured
 		{time.Time{}, true},                     // cleared: always honoured
 		{base, true},                            // set again after clearing
 	}
@@ -50,17 +51,20 @@ func TestCoarseConnSkipsTinyDeadlineMoves(t *testing.T) {
 		before := len(inner.set)
 		require.NoError(t, c.SetReadDeadline(s.at))
 		assert.Equal(t, s.sent, len(inner.set) > before, "step %d", i)
+		if got := inner.set[len(inner.set)-1]; !s.at.IsZero() && got.Before(s.at) {
+			t.Errorf("step %d: armed %v, before the %v asked for", i, got, s.at)
+		}
 	}
 	before := len(inner.set)
 	require.NoError(t, c.SetWriteDeadline(base.Add(time.Minute)))
 	require.NoError(t, c.SetWriteDeadline(base.Add(time.Minute+time.Millisecond)))
 	assert.Equal(t, before+1, len(inner.set), "write deadlines are coarse too")
 	require.NoError(t, c.SetDeadline(base.Add(time.Hour)))
-	require.NoError(t, c.SetReadDeadline(base.Add(time.Hour+time.Millisecond)))
+	require.NoError(t, c.SetReadDeadline(base.Add(time.Hour-time.Millisecond)))
 	assert.Equal(t, base.Add(time.Hour), inner.set[len(inner.set)-1], "SetDeadline counts as the read deadline")
 }
 
-// A read still times out: the deadline is at most the slack early, never late.
+// A read still times out: the deadline is at most the slack late, never early.
 func TestCoarseConnStillTimesOut(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
@@ -124,29 +128,53 @@ func tcpPair(t *testing.T) (client, server net.Conn) {
 	return client, server
 }
 
-// A deadline in force stands for a new one only when it is at most
-// deadlineSlack and at most half the time asked for earlier: a short wait
-// is never cut to nothing by an older deadline about to pass.
+// A deadline in force stands for a new one only when it is not earlier
+// and later by at most deadlineSlack and, for a timeout (now known), by at
+// most half the time asked for: a read never times out early, and a
+// short wait is never stretched to many times its length.
 func TestKeepDeadline(t *testing.T) {
 	now := time.Now()
 	tests := []struct {
 		name           string
 		current, asked time.Time
+		now            time.Time
 		want           bool
 	}{
-		{"none asked, none set", time.Time{}, time.Time{}, true},
-		{"none set", time.Time{}, now.Add(time.Second), false},
-		{"cleared", now.Add(time.Second), time.Time{}, false},
-		{"a hair later", now.Add(time.Second), now.Add(time.Second + time.Microsecond), true},
-		{"earlier", now.Add(time.Second), now.Add(time.Second - time.Microsecond), false},
-		{"beyond the slack", now.Add(time.Second), now.Add(time.Second + deadlineSlack), false},
-		{"more than half of a short wait", now.Add(-100 * time.Microsecond), now.Add(time.Millisecond), false},
-		{"already passed", now.Add(-time.Millisecond), now.Add(2 * time.Millisecond), false},
-		{"less than half of a short wait", now.Add(900 * time.Microsecond), now.Add(time.Millisecond), true},
+		{"none asked, none set", time.Time{}, time.Time{}, now, true},
+		{"none set", time.Time{}, now.Add(time.Second), now, false},
+		{"cleared", now.Add(time.Second), time.Time{}, now, false},
+		{"a hair earlier", now.Add(time.Second), now.Add(time.Second - time.Microsecond), now, true},
+		{"later", now.Add(time.Second), now.Add(time.Second + time.Microsecond), now, false},
+		{"earlier beyond the slack", now.Add(time.Second + deadlineSlack + time.Microsecond), now.Add(time.Second), now, false},
+		{"more than half of a short wait", now.Add(1600 * time.Microsecond), now.Add(time.Millisecond), now, false},
+		{"less than half of a short wait", now.Add(1400 * time.Microsecond), now.Add(time.Millisecond), now, true},
+		{"a deadline given as such, within the slack", now.Add(time.Millisecond + deadlineSlack), now.Add(time.Millisecond), time.Time{}, true},
+		{"a deadline given as such, already passed", now.Add(-time.Millisecond), now.Add(-2 * time.Millisecond), time.Time{}, true},
+		{"a deadline given as such, later than the one in force", now.Add(-time.Millisecond), now.Add(3 * time.Millisecond), time.Time{}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			assert.Equal(t, tt.want, keep(tt.current, tt.asked, now))
+			assert.Equal(t, tt.want, keep(tt.current, tt.asked, tt.now))
+		})
+	}
+}
+
+// A deadline is armed a little later than asked, never earlier, and as
+// asked when it has passed or is none.
+func TestPaddedDeadline(t *testing.T) {
+	now := time.Now()
+	tests := []struct {
+		name    string
+		t, want time.Time
+	}{
+		{"none", time.Time{}, time.Time{}},
+		{"passed", now.Add(-time.Second), now.Add(-time.Second)},
+		{"far", now.Add(time.Second), now.Add(time.Second + deadlineSlack)},
+		{"near: half of the time left", now.Add(2 * time.Millisecond), now.Add(3 * time.Millisecond)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, padded(tt.t, now))
 		})
 	}
 }

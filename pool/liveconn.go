@@ -390,9 +390,10 @@ func deadlineCause(ctx context.Context, byCtx bool, err error) error {
 	if !errors.As(err, &ne) || !ne.Timeout() {
 		return err
 	}
-	// A deadline kept by coarseConn fires up to deadlineSlack early.
-	if dl, ok := ctx.Deadline(); !ok || time.Until(dl) >= deadlineSlack {
-		return err // a write timeout, well before ctx's deadline
+	// A read armed from ctx's deadline never times out before it
+	// (deadline.go): a timeout with time left is a write's.
+	if dl, ok := ctx.Deadline(); !ok || time.Until(dl) > 0 {
+		return err // a write timeout, before ctx's deadline
 	}
 	return fmt.Errorf("shardis: %w (%w)", context.DeadlineExceeded, err)
 }
@@ -430,7 +431,8 @@ const tlsPeek = 2 * time.Millisecond
 // connection: a killed client, a timeout, a restart); application data
 // nobody asked for means the protocol is out of step.
 func (c *liveConn) tlsClosed() bool {
-	if err := c.nc.armRead(time.Now().Add(tlsPeek), time.Time{}); err != nil {
+	now := time.Now()
+	if err := c.nc.armRead(now.Add(tlsPeek), now); err != nil {
 		return true
 	}
 	var b [1]byte

@@ -8,7 +8,9 @@ import (
 
 // ReceiveBy reads the next reply from c, which must be in by deadline: a
 // reply already received is returned even after the deadline, and the
-// clock is read only if the socket must be waited on. It is
+// clock is read only if the socket must be waited on. A reply that has
+// not come fails with a timeout once the deadline has passed, never
+// before, and at most 5 ms after it (deadlines are armed coarsely). It is
 // redis.ReceiveWithTimeout with an absolute deadline, for a caller that
 // already knows when a reply is due (a command written some time ago, with
 // other replies read before it), without a clock read per reply.

@@ -64,6 +64,7 @@ type Client struct {
 	connNames atomic.Int64
 
 	closed   atomic.Bool
+	onPanic  func(*PanicError) // Hooks.Panic (callback.go)
 	stop     chan struct{}
 	life     context.Context // ends with Close: bounds background waits
 	endLife  context.CancelFunc
@@ -94,6 +95,9 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 	if c.readTimeout == 0 {
 		c.readTimeout = pool.DefaultReadTimeout
 	}
+	if cfg.Hooks != nil {
+		c.onPanic = cfg.Hooks.Panic
+	}
 	obs, onDial := newObserver(c, cfg.Hooks)
 	c.obs = obs
 	pools, err := pool.NewSetWithDialHook(cfg.Pool, onDial)
@@ -118,7 +122,10 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 		c.startRefreshLoop()
 	default:
 		if cfg.Router != nil {
-			c.router, c.loc = cfg.Router, newRouterLocator(cfg.Router, c.nodes)
+			// Guarded: a panic of the program's Router is contained
+			// (callback.go).
+			g := &guardedRouter{c: c, r: cfg.Router}
+			c.router, c.loc = g, newRouterLocator(g, c.nodes)
 			break
 		}
 		rr, err := c.newRing(cfg)
@@ -160,7 +167,7 @@ func (c *Client) discoverSeeds(ctx context.Context) error {
 }
 
 // Router returns the router the client routes by.
-func (c *Client) Router() Router { return c.currentRouter() }
+func (c *Client) Router() Router { return userRouter(c.currentRouter()) }
 
 // Nodes returns every node the client knows.
 func (c *Client) Nodes() []Node { return c.currentRouter().Nodes() }

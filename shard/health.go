@@ -21,13 +21,22 @@ func (c *Client) healthLoop() {
 		case <-c.stop:
 			return
 		case <-t.C:
-			c.settleNodes() // a topology change no install told of (nodes.go)
-			c.checkAll()
-			if c.cl() != nil && c.refreshTicks.Load() > 0 {
-				c.refreshTicks.Add(-1)
-				c.refresh(context.Background(), false)
-			}
+			// The tick runs the program's code (a Router, hooks), each
+			// call guarded; run as a callback itself, a panic of code
+			// that is not (a migration's Router) ends the tick, not the
+			// process.
+			callUser0(c, "health check", c.healthTick)
 		}
+	}
+}
+
+// healthTick is one round of healthLoop.
+func (c *Client) healthTick() {
+	c.settleNodes() // a topology change no install told of (nodes.go)
+	c.checkAll()
+	if c.cl() != nil && c.refreshTicks.Load() > 0 {
+		c.refreshTicks.Add(-1)
+		c.refresh(context.Background(), false)
 	}
 }
 
@@ -81,7 +90,7 @@ func (c *Client) probe(i int) {
 var errPoolBusy = errors.New("shardis: no pooled connection free for the health check")
 
 func (c *Client) ping(ctx context.Context, ns *nodeState) error {
-	conn, err := c.conn(ctx, ns, nil)
+	conn, abort, err := c.pools.GetAbortable(ctx, ns.node.Addr, ns.readOnly)
 	if err != nil {
 		var de *pool.DialError
 		if errors.As(err, &de) || errors.Is(err, pool.ErrAuth) {
@@ -98,6 +107,9 @@ func (c *Client) ping(ctx context.Context, ns *nodeState) error {
 		return context.DeadlineExceeded
 	}
 	err = c.healthCheck(ctx, conn, ns, t)
+	if _, ok := err.(*PanicError); ok {
+		abort() // the check stopped anywhere: the connection's state is unknown
+	}
 	if c.health.Check == nil && pingRefused(err) {
 		// The server answered, in its normal state: PING is only not
 		// allowed to this user (an ACL without +ping) or renamed away.

@@ -18,6 +18,11 @@ import (
 // gives them with passwords and other secrets replaced (AUTH, HELLO,
 // MIGRATE, ACL SETUSER, CONFIG SET), and the AUTH and HELLO commands that
 // connections send while dialing never reach any hook.
+//
+// A hook that panics does not stop the client, whatever goroutine it ran
+// on: the panic is recovered and handed to Panic (see PanicError), and
+// the work goes on as if the hook had returned (a Start hook's operation
+// keeps its context).
 type Hooks struct {
 	// Start is called when an operation begins: a Do or DoKey (one
 	// command, perhaps split over several nodes) or a Pipeline.Exec. The
@@ -54,6 +59,12 @@ type Hooks struct {
 	// changes (after a refresh, or at once for a MOVED), with a summary of
 	// what moved. Not called for the first map.
 	SlotMap func(ev SlotMapEvent)
+	// Panic is called with a panic that the client recovered from code it
+	// ran for the program, when no call was there to return it to: a
+	// hook's, a Router's Nodes', a HealthCheck's (see PanicError). It runs
+	// on the goroutine that recovered the panic. Nil means the standard
+	// logger prints the panic and its stack (log.Printf).
+	Panic func(err *PanicError)
 }
 
 // Outcome classifies how a command attempt (or an operation) ended.

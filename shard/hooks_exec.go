@@ -32,7 +32,8 @@ func newObserver(c *Client, h *Hooks) (*observer, pool.DialHook) {
 	if h == nil {
 		return nil, nil
 	}
-	o := &observer{h: *h}
+	o := &observer{h: guardHooks(c, *h)}
+	h = &o.h
 	o.exec = h.Command != nil || h.Pipeline != nil
 	o.ops = h.Start != nil || h.Finish != nil
 	o.state = h.NodeState != nil
@@ -51,6 +52,33 @@ func newObserver(c *Client, h *Hooks) (*observer, pool.DialHook) {
 		return nil, onDial
 	}
 	return o, onDial
+}
+
+// guardHooks returns h with every hook run by a callUser function, which
+// recovers its panic (callback.go). Start is run so where it is called.
+func guardHooks(c *Client, h Hooks) Hooks {
+	if f := h.Finish; f != nil {
+		h.Finish = func(ctx context.Context, op *Op) { callUser2(c, "Hooks.Finish", f, ctx, op) }
+	}
+	if f := h.Command; f != nil {
+		h.Command = func(ctx context.Context, ev *CommandEvent) { callUser2(c, "Hooks.Command", f, ctx, ev) }
+	}
+	if f := h.Pipeline; f != nil {
+		h.Pipeline = func(ctx context.Context, ev *PipelineEvent) { callUser2(c, "Hooks.Pipeline", f, ctx, ev) }
+	}
+	if f := h.Dial; f != nil {
+		h.Dial = func(ctx context.Context, ev *DialEvent) { callUser2(c, "Hooks.Dial", f, ctx, ev) }
+	}
+	if f := h.Refresh; f != nil {
+		h.Refresh = func(ctx context.Context, ev *RefreshEvent) { callUser2(c, "Hooks.Refresh", f, ctx, ev) }
+	}
+	if f := h.NodeState; f != nil {
+		h.NodeState = func(ev NodeEvent) { callUser1(c, "Hooks.NodeState", f, ev) }
+	}
+	if f := h.SlotMap; f != nil {
+		h.SlotMap = func(ev SlotMapEvent) { callUser1(c, "Hooks.SlotMap", f, ev) }
+	}
+	return h
 }
 
 // runHooked is run, reporting each node's part of the batch to the
@@ -450,7 +478,7 @@ func (c *Client) startOp(ctx context.Context, name string, b *batch, pipeline bo
 		b.calls[0].op = op
 	}
 	if h := c.obs.h.Start; h != nil {
-		if nctx := h(ctx, op); nctx != nil {
+		if nctx := callUserStart(c, h, ctx, op); nctx != nil {
 			ctx = nctx
 		}
 	}

@@ -12,7 +12,8 @@ import (
 
 // HealthCheck checks one node on a pooled connection; a non-nil error
 // counts as a failure of the node (HealthOptions.FailureLimit of them in a
-// row mark it down). ctx carries the check's deadline
+// row mark it down). A check that panics fails with a *PanicError, which
+// also goes to Hooks.Panic, and its connection is closed. ctx carries the check's deadline
 // (HealthOptions.Timeout); the connection bounds each reply by it when the
 // check uses redis.DoContext. A check must leave the connection as it
 // found it (no SELECT, no MULTI left open).
@@ -65,5 +66,9 @@ func (c *Client) healthCheck(ctx context.Context, conn redis.Conn, ns *nodeState
 	}
 	ctx, cancel := context.WithTimeout(ctx, t)
 	defer cancel()
-	return c.health.Check(ctx, conn, ns.node)
+	err := callUserCheck(c.health.Check, ctx, conn, ns.node)
+	if perr, ok := err.(*PanicError); ok {
+		c.reportPanic(perr)
+	}
+	return err
 }

@@ -96,6 +96,15 @@ func JoinHooks(hs ...*Hooks) *Hooks {
 				}
 			}
 		}
+		if h.Panic != nil {
+			out.Panic = func(err *PanicError) {
+				for _, h := range list {
+					if h.Panic != nil {
+						h.Panic(err)
+					}
+				}
+			}
+		}
 	}
 	return out
 }

@@ -23,6 +23,12 @@ func (n Node) String() string {
 // and a slot router (Redis Cluster hash slots) both implement it, so the
 // client that executes commands depends on nothing else. Implementations
 // are safe for concurrent use.
+//
+// The client calls a Router given in Config.Router on the callers'
+// goroutines and on its own (the health checks list its Nodes). A panic
+// there is recovered (see PanicError): Route's fails the command it was
+// routing, Nodes' goes to Hooks.Panic and the client keeps the list Nodes
+// returned last. Client.Router returns the Router as it was given.
 type Router interface {
 	// Route returns the node that serves key.
 	Route(key string) (Node, error)

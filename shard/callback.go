@@ -1,0 +1,194 @@
+package shard
+
+import (
+	"context"
+	"fmt"
+	"log"
+	"runtime/debug"
+	"slices"
+	"sync/atomic"
+
+	"github.com/gomodule/redigo/redis"
+)
+
+// PanicError is a panic of code the client ran for the program (a
+// Router's Route or Nodes, a hook, a HealthCheck, the function given to
+// ForEachShard, ForEachMaster or ForEachNode) that the client recovered.
+//
+// The client recovers such a panic where the code runs, on whichever
+// goroutine that is, and goes on as if the code had returned:
+//
+//   - when the code ran for one call, the call gets the panic back as an
+//     error that matches *PanicError (errors.As): Route's panic fails the
+//     command it was routing; a ForEachShard function's panic is that
+//     node's *NodeError (its connection is closed, not pooled); a
+//     HealthCheck's panic counts as a failed check (and is reported, as
+//     below).
+//   - otherwise (a hook, Router.Nodes) it goes to Hooks.Panic, or, when
+//     that is not set, to the standard logger with its stack, as net/http
+//     does with a handler's panic. A Router whose Nodes panicked is taken
+//     to list the nodes its Nodes returned last.
+//
+// A panic is not left to unwind through the client even on the caller's
+// own goroutine: the code runs in the middle of the client's bookkeeping
+// (a migration's fence counts a command before its key is routed), which
+// a panic would leave half done, and it may run on a goroutine the client
+// started, where no caller could recover it.
+type PanicError struct {
+	// Callback names the code that panicked: "Router.Route",
+	// "Router.Nodes", "Hooks.Command", "HealthCheck", "ForEachShard", ...
+	Callback string
+	// Value is the value the code passed to panic.
+	Value any
+	// Stack is the stack of the goroutine that panicked, from the panic.
+	Stack []byte
+}
+
+// Error says what panicked and with what value (not the stack).
+func (e *PanicError) Error() string {
+	return fmt.Sprintf("shardis: %s panicked: %v", e.Callback, e.Value)
+}
+
+// Unwrap returns Value when it is an error.
+func (e *PanicError) Unwrap() error {
+	if err, ok := e.Value.(error); ok {
+		return err
+	}
+	return nil
+}
+
+func newPanicError(callback string, v any) *PanicError {
+	return &PanicError{Callback: callback, Value: v, Stack: debug.Stack()}
+}
+
+// reportPanic hands a recovered panic that has no caller to return to to
+// Hooks.Panic, or to the standard logger.
+func (c *Client) reportPanic(e *PanicError) {
+	if h := c.onPanic; h != nil {
+		callUser1(c, "Hooks.Panic", h, e)
+		return
+	}
+	logPanic(e)
+}
+
+func logPanic(e *PanicError) {
+	log.Printf("%v\n%s", e, e.Stack)
+}
+
+// recovered is deferred by the callUser functions: it recovers a panic of
+// the program's code and reports it.
+func (c *Client) recovered(callback string) {
+	if v := recover(); v != nil {
+		e := newPanicError(callback, v)
+		if callback == "Hooks.Panic" {
+			logPanic(e) // not to itself again
+			return
+		}
+		c.reportPanic(e)
+	}
+}
+
+// The callUser functions run the program's code: each recovers a panic
+// (see PanicError).
+
+//go:noinline
+func callUser0(c *Client, callback string, f func()) {
+	defer c.recovered(callback)
+	f()
+}
+
+//go:noinline
+func callUser1[A any](c *Client, callback string, f func(A), a A) {
+	defer c.recovered(callback)
+	f(a)
+}
+
+//go:noinline
+func callUser2[A, B any](c *Client, callback string, f func(A, B), a A, b B) {
+	defer c.recovered(callback)
+	f(a, b)
+}
+
+// callUserStart runs a Start hook; after a panic the operation keeps its
+// context (a nil result).
+//
+//go:noinline
+func callUserStart(c *Client, f func(context.Context, *Op) context.Context, ctx context.Context, op *Op) context.Context {
+	defer c.recovered("Hooks.Start")
+	return f(ctx, op)
+}
+
+// callUserErr runs code whose panic becomes its error.
+//
+//go:noinline
+func callUserErr(callback string, f func() error) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = newPanicError(callback, v)
+		}
+	}()
+	return f()
+}
+
+//go:noinline
+func callUserRoute(r Router, key string) (n Node, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			n, err = Node{}, newPanicError("Router.Route", v)
+		}
+	}()
+	return r.Route(key)
+}
+
+//go:noinline
+func callUserNodes(r Router) (nodes []Node, perr *PanicError) {
+	defer func() {
+		if v := recover(); v != nil {
+			nodes, perr = nil, newPanicError("Router.Nodes", v)
+		}
+	}()
+	return r.Nodes(), nil
+}
+
+//go:noinline
+func callUserCheck(check HealthCheck, ctx context.Context, conn redis.Conn, node Node) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = newPanicError("HealthCheck", v)
+		}
+	}()
+	return check(ctx, conn, node)
+}
+
+// guardedRouter is the program's Router as the client calls it: Route's
+// panic is its error, and Nodes' panic is reported and answered with the
+// list Nodes returned last.
+type guardedRouter struct {
+	c    *Client
+	r    Router
+	last atomic.Pointer[[]Node]
+}
+
+func (g *guardedRouter) Route(key string) (Node, error) { return callUserRoute(g.r, key) }
+
+func (g *guardedRouter) Nodes() []Node {
+	nodes, perr := callUserNodes(g.r)
+	if perr != nil {
+		g.c.reportPanic(perr)
+		if p := g.last.Load(); p != nil {
+			return slices.Clone(*p)
+		}
+		return nil
+	}
+	kept := slices.Clone(nodes)
+	g.last.Store(&kept)
+	return nodes
+}
+
+// userRouter returns the program's Router behind r.
+func userRouter(r Router) Router {
+	if g, ok := r.(*guardedRouter); ok {
+		return g.r
+	}
+	return r
+}

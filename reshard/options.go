@@ -10,7 +10,9 @@ import (
 type Options struct {
 	// From is the topology keys move away from; To is the one they move to
 	// (a ring, a cluster or a Router). Connections use To's pool options
-	// (credentials, TLS, database) for every node.
+	// (credentials, TLS, database) for every node: a From that gives other
+	// credentials, or asks for TLS that To does not, is refused
+	// (shard.ErrBadConfig) rather than ignored.
 	From, To shard.Config
 	// Addrs maps a node address as the mover dials it to the address the
 	// old nodes reach it at (MIGRATE connects from server to server).

@@ -33,7 +33,9 @@ type Migration struct {
 	// a cluster (Seeds) or a Router. Only its placement (Mode, Shards,
 	// Hash, KeyHash, Tag, Seeds, Router) counts: connections use the
 	// client's own pool options, so both topologies share credentials,
-	// TLS and database.
+	// TLS and database. A From whose pool options ask for TLS the client
+	// does not use, or give credentials other than the client's, is
+	// refused (ErrBadConfig) rather than ignored.
 	From *Config
 	// Addrs maps a node address, as the client dials it, to the address
 	// the old owners reach it at (MIGRATE connects from server to server).
@@ -280,6 +282,9 @@ func (c *Client) StartMigration(ctx context.Context, to Config) error {
 	if err := tlsDropped(*c.cfg, to, "the new topology"); err != nil {
 		return err
 	}
+	if err := credsDropped(*c.cfg, to, "the new topology"); err != nil {
+		return err
+	}
 	if err := sentinelMigrationErr(*c.cfg, to); err != nil { // migrate_target.go
 		return fmt.Errorf("%w: %w", ErrMigration, err)
 	}
@@ -469,7 +474,23 @@ func (c Config) validateMigration() error {
 	if err := tlsDropped(c, *m.From, "Migration.From"); err != nil {
 		return err
 	}
+	if err := credsDropped(c, *m.From, "Migration.From"); err != nil {
+		return err
+	}
 	return nil
+}
+
+// credsDropped refuses a topology whose pool options give credentials
+// (user, password) other than the client's: both topologies are reached
+// with the client's pool options, so they would be ignored, and the
+// other topology's nodes logged in to with the client's. The error names
+// neither the user nor the password.
+func credsDropped(client, other Config, what string) error {
+	o, p := other.Pool, client.Pool
+	if (o.Username == "" && o.Password == "") || (o.Username == p.Username && o.Password == p.Password) {
+		return nil
+	}
+	return fmt.Errorf("%w: %s gives credentials (user or password) other than the client's, but both topologies are reached with the client's pool options, which would log in to its nodes with the client's own: give both topologies' servers the client's credentials, and give %s none or the same", ErrBadConfig, what, what)
 }
 
 // tlsDropped refuses a topology whose pool options ask for TLS when the

@@ -19,6 +19,11 @@ import (
 // open transaction is discarded (DISCARD, UNWATCH); a connection whose
 // state changed otherwise is closed. The connection must not be used after
 // fn returns (it then fails every call).
+//
+// fn runs on goroutines of the client's. One that panics does not stop
+// the others nor the process: its panic is that node's error, a
+// *NodeError wrapping a *PanicError with the panic's value and stack, and
+// its connection is closed.
 func (c *Client) ForEachShard(ctx context.Context, fn func(ctx context.Context, node Node, conn redis.Conn) error) error {
 	return c.forEach(ctx, c.shardNodes(), fn)
 }
@@ -42,6 +47,9 @@ func (c *Client) ForEachNode(ctx context.Context, fn func(ctx context.Context, n
 	return c.forEach(ctx, nodes, fn)
 }
 
+// forEachName is the Callback of a ForEachShard function's PanicError.
+const forEachName = "ForEachShard"
+
 func (c *Client) forEach(ctx context.Context, nodes []Node, fn func(ctx context.Context, node Node, conn redis.Conn) error) error {
 	if err := checkContext(ctx); err != nil {
 		return err
@@ -63,7 +71,11 @@ func (c *Client) forEach(ctx context.Context, nodes []Node, fn func(ctx context.
 				return
 			}
 			defer conn.release()
-			if err := fn(ctx, n, conn); err != nil {
+			err = callUserErr(forEachName, func() error { return fn(ctx, n, conn) })
+			if _, ok := err.(*PanicError); ok {
+				conn.markDirty() // fn stopped anywhere: closed, not pooled
+			}
+			if err != nil {
 				errs[i] = &NodeError{Node: n, Err: err}
 			}
 		}(i, n)

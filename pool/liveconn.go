@@ -2,6 +2,7 @@ package pool
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -92,7 +93,7 @@ func (c *liveConn) fail(err error) error {
 	if c.err == nil {
 		c.err = err
 		c.failed.Store(true)
-		c.nc.Conn.Close()
+		c.cut()
 	}
 	return c.err
 }
@@ -121,7 +122,7 @@ func (c *liveConn) failLend(n uint64, err error) {
 	if c.lends == n && c.err == nil {
 		c.err = err
 		c.failed.Store(true)
-		c.nc.Conn.Close()
+		c.cut()
 	}
 }
 
@@ -144,7 +145,7 @@ func (c *liveConn) closeLend(n uint64) {
 		c.err = errAborted
 		c.failed.Store(true)
 	}
-	c.nc.Conn.Close()
+	c.cut()
 }
 
 // Err returns the connection's failure, or nil while it is usable.
@@ -157,16 +158,34 @@ func (c *liveConn) Err() error {
 	return c.err
 }
 
-// Close closes the socket; later calls fail with ErrConnClosed.
+// Close closes the socket; later calls fail with ErrConnClosed. A TLS
+// connection first says so to the server (close_notify), which may wait
+// on a server that does not read (crypto/tls bounds it to 5 s): that is
+// done without the connection's mutex held.
 func (c *liveConn) Close() error {
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	if c.err != nil {
+		c.mu.Unlock()
 		return nil
 	}
 	c.err = ErrConnClosed
 	c.failed.Store(true)
+	c.mu.Unlock()
 	return c.nc.Conn.Close()
+}
+
+// cut closes the socket at once, under c.mu, for a failure or an abort:
+// I/O in progress on it ends now. Under TLS the TCP connection is closed
+// without the close_notify alert, whose write would wait (up to 5 s in
+// crypto/tls) on a server that does not read, keeping both the read it
+// must end and every caller of c.mu waiting: a connection cut short is
+// broken anyway, and RESP needs no alert to tell a reply's end.
+func (c *liveConn) cut() {
+	if tc, ok := c.nc.Conn.(*tls.Conn); ok {
+		tc.NetConn().Close()
+		return
+	}
+	c.nc.Conn.Close()
 }
 
 // Send queues a command; Flush sends what is queued.

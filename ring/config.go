@@ -115,12 +115,12 @@ func (c Config) normalize() (settings, error) {
 
 // validateShards checks what every algorithm requires of the shard list:
 // at least one shard, valid addresses, positive weights, distinct names,
-// addresses and labels.
+// labels and servers (addresses compared as serverKeys compares them).
 func validateShards(shards []Shard) error {
 	if len(shards) == 0 {
 		return ErrNoShards
 	}
-	addrs := make(map[string]int, len(shards))
+	servers := make(serverSet, len(shards))
 	labels := make(map[string]int, len(shards))
 	for i, s := range shards {
 		if err := validateAddr(s.Addr); err != nil {
@@ -129,10 +129,12 @@ func validateShards(shards []Shard) error {
 		if s.Weight <= 0 {
 			return fmt.Errorf("%w: shard %d (%s) has weight %d, want > 0", ErrBadWeight, i, s.Label(), s.Weight)
 		}
-		if j, dup := addrs[s.Addr]; dup {
-			return fmt.Errorf("%w: shards %d and %d both have address %s", ErrDuplicateShard, j, i, s.Addr)
+		if j := servers.add(s.Addr, i); j >= 0 {
+			if shards[j].Addr == s.Addr {
+				return fmt.Errorf("%w: shards %d and %d both have address %s", ErrDuplicateShard, j, i, s.Addr)
+			}
+			return fmt.Errorf("%w: shards %d (%s) and %d (%s) are the same server", ErrDuplicateShard, j, shards[j].Addr, i, s.Addr)
 		}
-		addrs[s.Addr] = i
 		if j, dup := labels[s.Label()]; dup {
 			return fmt.Errorf("%w: shards %d and %d are both called %q", ErrDuplicateShard, j, i, s.Label())
 		}

@@ -81,8 +81,9 @@
 // single point (ErrBadWeight); an Addr that is not host:port with a port
 // in 1..65535 written in plain decimal, as ParseShards writes it, since
 // "h:06379" or "h:+6379" would be one server under a second name
-// (ErrBadShard); two shards with the same Name, Addr or Label, or, for
-// ketama and modula, the same continuum name (ErrDuplicateShard); more than
+// (ErrBadShard); two shards with the same Name or Label, two addresses of
+// one server, or, for ketama and modula, the same continuum name
+// (ErrDuplicateShard); more than
 // MaxPoints points or slots (ErrTooManyPoints); an unknown algorithm
 // (ErrUnknownAlgorithm), key hash (ErrUnknownHash) or tag rule (ErrBadTag);
 // and, for ketama, a continuum name so long that "<name>-<i>" exceeds the 85
@@ -90,4 +91,12 @@
 // takes shards out of a ring as twemproxy's auto_eject_hosts does, lets a
 // ketama shard that the remaining weights leave without a point own no
 // key instead.
+//
+// Two addresses are one server when they are the same text, or spell one
+// IP address two ways ("[::1]:6379" and "[0::1]:6379", "10.0.0.1:6379" and
+// "[::ffff:10.0.0.1]:6379"), or name localhost and a loopback address, or
+// differ only in the case of a host name or a final dot. Host names are
+// not looked up: "redis-1:6379" and the address it resolves to pass as two
+// shards, so name each server by one address everywhere. The check only
+// refuses; what a ring hashes is still the address (or name) as written.
 package ring

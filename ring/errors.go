@@ -14,8 +14,9 @@ var (
 	// ErrBadWeight means a shard weight is zero, negative, or so small
 	// relative to the others that the shard would own no point.
 	ErrBadWeight = errors.New("shardis: bad shard weight")
-	// ErrDuplicateShard means two shards share a name, an address, a label
-	// or (ketama and modula) a continuum name.
+	// ErrDuplicateShard means two shards share a name, a server (the same
+	// address, or two spellings of it such as "[::1]" and "[0::1]"), a
+	// label or (ketama and modula) a continuum name.
 	ErrDuplicateShard = errors.New("shardis: duplicate shard")
 	// ErrTooManyPoints means the ring would hold more than MaxPoints
 	// virtual nodes (or modula slots).

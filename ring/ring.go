@@ -29,9 +29,11 @@ type Ring struct {
 
 // New builds the ring described by cfg. It refuses, with an error wrapping
 // one of the package's sentinels, an empty shard list, a weight <= 0, two
-// shards with the same name, address or label, a ring of more than
-// MaxPoints points, an unknown algorithm, key hash or tag rule, and the
-// algorithm-specific problems described in the package documentation.
+// shards with the same name or label or on one server (also under two
+// spellings of its address: see the package documentation), a ring of
+// more than MaxPoints points, an unknown algorithm, key hash or tag rule,
+// and the algorithm-specific problems described in the package
+// documentation.
 func New(cfg Config) (*Ring, error) { return build(cfg, false) }
 
 // Without returns the ring of the same configuration without the shards

@@ -3,6 +3,7 @@ package ring
 import (
 	"fmt"
 	"net"
+	"net/netip"
 	"strconv"
 	"strings"
 	"unicode"
@@ -56,7 +57,9 @@ func (s Shard) String() string {
 // Every error wraps ErrBadShardList (plus ErrNoShards, ErrBadWeight or
 // ErrDuplicateShard where that is the cause) and quotes the bad entry.
 // Duplicate names or addresses are refused here already, so that an accepted
-// list always describes distinct servers.
+// list always describes distinct servers; addresses are compared as New
+// compares them (see the package documentation), so "[::1]:6379" and
+// "[0::1]:6379", or "localhost:6379" and "127.0.0.1:6379", are one server.
 func ParseShards(list string) ([]Shard, error) {
 	if strings.TrimSpace(list) == "" {
 		return nil, &shardListError{index: -1, reason: "empty list", cause: ErrNoShards}
@@ -64,21 +67,23 @@ func ParseShards(list string) ([]Shard, error) {
 	entries := strings.Split(list, ",")
 	shards := make([]Shard, 0, len(entries))
 	labels := make(map[string]int, len(entries))
-	addrs := make(map[string]int, len(entries))
+	servers := make(serverSet, len(entries))
 	for i, raw := range entries {
 		s, reason, cause := parseShard(raw)
 		if reason != "" {
 			return nil, &shardListError{index: i, entry: raw, reason: reason, cause: cause}
 		}
-		if j, dup := addrs[s.Addr]; dup {
-			return nil, &shardListError{index: i, entry: raw, cause: ErrDuplicateShard,
-				reason: fmt.Sprintf("address %s already used by entry %d", s.Addr, j)}
+		if j := servers.add(s.Addr, i); j >= 0 {
+			reason := fmt.Sprintf("address %s already used by entry %d", s.Addr, j)
+			if prev := shards[j].Addr; prev != s.Addr {
+				reason = fmt.Sprintf("address %s is the server of entry %d (%s)", s.Addr, j, prev)
+			}
+			return nil, &shardListError{index: i, entry: raw, cause: ErrDuplicateShard, reason: reason}
 		}
 		if j, dup := labels[s.Label()]; dup {
 			return nil, &shardListError{index: i, entry: raw, cause: ErrDuplicateShard,
 				reason: fmt.Sprintf("label %q already used by entry %d", s.Label(), j)}
 		}
-		addrs[s.Addr] = i
 		labels[s.Label()] = i
 		shards = append(shards, s)
 	}
@@ -216,4 +221,45 @@ func validateAddr(addr string) error {
 		return fmt.Errorf("address %q: port must be 1..65535, in decimal without a sign or leading zeros", addr)
 	}
 	return nil
+}
+
+// serverSet finds shards that name one server under two spellings of its
+// address. It maps each canonical form (serverKeys) to a shard index.
+type serverSet map[string]int
+
+// add records shard i at addr and returns the index of an earlier shard
+// at the same server, or -1.
+func (set serverSet) add(addr string, i int) int {
+	keys := serverKeys(addr)
+	for _, k := range keys {
+		if j, dup := set[k]; dup {
+			return j
+		}
+	}
+	for _, k := range keys {
+		set[k] = i
+	}
+	return -1
+}
+
+// serverKeys returns the canonical forms of a host:port address: an IP
+// address by value (an IPv4-mapped IPv6 address as its IPv4 address, so
+// "[0::1]" is "[::1]" and "[::ffff:10.0.0.1]" is "10.0.0.1"), a host name
+// in lower case without a final dot, and localhost as both loopback
+// addresses. Host names are not looked up: "redis-1:6379" and the address
+// it resolves to stay two servers here. The address itself is the only
+// key of an address that does not split into host and port.
+func serverKeys(addr string) []string {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return []string{addr}
+	}
+	if ip, err := netip.ParseAddr(host); err == nil {
+		return []string{ip.Unmap().String() + "|" + port}
+	}
+	host = strings.ToLower(strings.TrimSuffix(host, "."))
+	if host == "localhost" {
+		return []string{"127.0.0.1|" + port, "::1|" + port}
+	}
+	return []string{host + "|" + port}
 }

@@ -1,6 +1,7 @@
 package shard
 
 import (
+	"fmt"
 	"net"
 	"net/netip"
 	"strings"
@@ -13,8 +14,9 @@ import (
 // Config, files and URLs; a file or URL that leaves the weight out gets 1),
 // and the same server listed twice under two spellings of its address
 // (localhost:7431 and 127.0.0.1:7431, 127.0.0.1 and ::ffff:127.0.0.1,
-// upper and lower case host names). Host names are compared as written,
-// without DNS lookups.
+// upper and lower case host names), which matches ErrBadConfig and
+// ring.ErrDuplicateShard. Host names are compared as written, without DNS
+// lookups.
 func checkShards(shards []ring.Shard) error {
 	seen := make(map[string]int, len(shards))
 	for i, s := range shards {
@@ -24,7 +26,10 @@ func checkShards(shards []ring.Shard) error {
 		}
 		for _, k := range serverKeys(s.Addr) {
 			if j, dup := seen[k]; dup && shards[j].Addr != s.Addr {
-				return badConfigf("shards %d (%s) and %d (%s) are the same server", j, shards[j].Addr, i, s.Addr)
+				// ring.New refuses the same address written twice with
+				// ErrDuplicateShard: two spellings match it too.
+				return &configError{cause: ring.ErrDuplicateShard,
+					msg: fmt.Sprintf("shards %d (%s) and %d (%s) are the same server", j, shards[j].Addr, i, s.Addr)}
 			}
 			seen[k] = i
 		}

@@ -50,6 +50,10 @@ var (
 	// Keys are taken as UTF-8. A byte that is not part of valid UTF-8 counts
 	// as one ordinary character (as Java's replacement character would), and
 	// the tag returned is the key's own bytes at the matched place.
+	//
+	// Jedis looks for the tag in String keys only: it hashes a byte[] key
+	// whole, as [None] does. Keys that Java code writes through the byte[]
+	// methods are found with None.
 	Jedis = Rule{kind: kindJedis}
 )
 

@@ -17,7 +17,9 @@ type Shard struct {
 	// Name identifies the shard on the ring. When empty, the ring uses
 	// the shard's position (jedis), its address (murmur3) or its
 	// address-derived continuum name (ketama, modula); see the package
-	// documentation.
+	// documentation. An empty Name is Jedis's null name: a Java shard
+	// named with the empty string is placed as a named one, which no Name
+	// here reproduces.
 	Name string
 	// Addr is the server's "host:port".
 	Addr string

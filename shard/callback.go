@@ -4,8 +4,11 @@ import (
 	"context"
 	"fmt"
 	"log"
+	"reflect"
+	"runtime"
 	"runtime/debug"
 	"slices"
+	"strings"
 	"sync/atomic"
 
 	"github.com/gomodule/redigo/redis"
@@ -89,7 +92,9 @@ func (c *Client) recovered(callback string) {
 }
 
 // The callUser functions run the program's code: each recovers a panic
-// (see PanicError).
+// (see PanicError), and their frames tell Close that it was called from
+// inside such code (insideCallback). They are not inlined, so that their
+// frames are there to be found.
 
 //go:noinline
 func callUser0(c *Client, callback string, f func()) {
@@ -158,6 +163,38 @@ func callUserCheck(check HealthCheck, ctx context.Context, conn redis.Conn, node
 		}
 	}()
 	return check(ctx, conn, node)
+}
+
+// callUserPrefix is what the names of the callUser functions' frames
+// start with.
+var callUserPrefix = func() string {
+	name := runtime.FuncForPC(reflect.ValueOf(callUser0).Pointer()).Name()
+	return strings.TrimSuffix(name, "0")
+}()
+
+// insideCallback reports whether the calling goroutine is running code
+// of the program's that the client called (a frame of a callUser
+// function is on its stack).
+func insideCallback() bool {
+	pcs := make([]uintptr, 64)
+	for {
+		n := runtime.Callers(2, pcs)
+		if n < len(pcs) {
+			pcs = pcs[:n]
+			break
+		}
+		pcs = make([]uintptr, 2*len(pcs))
+	}
+	frames := runtime.CallersFrames(pcs)
+	for {
+		f, more := frames.Next()
+		if strings.HasPrefix(f.Function, callUserPrefix) {
+			return true
+		}
+		if !more {
+			return false
+		}
+	}
 }
 
 // guardedRouter is the program's Router as the client calls it: Route's

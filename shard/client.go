@@ -64,6 +64,8 @@ type Client struct {
 	connNames atomic.Int64
 
 	closed   atomic.Bool
+	closing  chan struct{}     // closed once the first Close has closed everything
+	closeErr error             // the first Close's, set before closing is closed
 	onPanic  func(*PanicError) // Hooks.Panic (callback.go)
 	stop     chan struct{}
 	life     context.Context // ends with Close: bounds background waits
@@ -84,7 +86,7 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("shardis: %w", err)
 	}
-	c := &Client{cfg: &cfg, nodes: newNodeTable(), stop: make(chan struct{}), health: cfg.Health.withDefaults(), autoPipe: !cfg.DisableAutoPipeline}
+	c := &Client{cfg: &cfg, nodes: newNodeTable(), stop: make(chan struct{}), closing: make(chan struct{}), health: cfg.Health.withDefaults(), autoPipe: !cfg.DisableAutoPipeline}
 	c.life, c.endLife = context.WithCancel(context.Background())
 	c.instance = newInstanceID()
 	if cfg.Pool.ClientName == AutoClientName {
@@ -240,11 +242,34 @@ var singleBatches = sync.Pool{New: func() any { return new(batch) }}
 // topology refresh in progress is cut short. Calls in flight on connections
 // of their own finish (each bounded by its timeouts and its context), and
 // their connections close when they are done; later calls fail with
-// ErrClosed. Close is idempotent.
+// ErrClosed. Close is idempotent: a Close while another one runs returns
+// when that one does, with its result.
+//
+// Close may be called from inside code the client runs for the program
+// (a hook, a Router's method, a HealthCheck, a ForEachShard function),
+// which may run on a goroutine that Close waits for: there it marks the
+// client closed (later calls fail with ErrClosed) and returns at once,
+// and the rest of the closing goes on after the callback has returned; a
+// later Close called from elsewhere waits for it.
 func (c *Client) Close() error {
+	inside := insideCallback()
 	if c.closed.Swap(true) {
+		if inside {
+			return nil
+		}
+		<-c.closing
+		return c.closeErr
+	}
+	if inside {
+		go c.shutdown() // it may wait for the calling goroutine
 		return nil
 	}
+	return c.shutdown()
+}
+
+// shutdown is Close once closed is set: it stops the background work,
+// waits for it and closes the pools.
+func (c *Client) shutdown() error {
 	// A pipeline being started now finishes registering before the wait
 	// below; any later one sees closed.
 	c.autoPipes.waitRegistrations()
@@ -254,7 +279,9 @@ func (c *Client) Close() error {
 	c.endLife()
 	c.bg.Wait()
 	c.inflight.Wait()
-	return c.pools.Close()
+	c.closeErr = c.pools.Close()
+	close(c.closing)
+	return c.closeErr
 }
 
 // ringLocator locates keys on the ring; a key's group is its node.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/gomodule/redigo/redis"
+	"github.com/shardis/shardis/pool"
 )
 
 // ForEachShard calls fn once for every node the router serves keys from,
@@ -23,7 +24,8 @@ import (
 // fn runs on goroutines of the client's. One that panics does not stop
 // the others nor the process: its panic is that node's error, a
 // *NodeError wrapping a *PanicError with the panic's value and stack, and
-// its connection is closed.
+// its connection is closed. fn may call Close: Close then does not wait
+// for fn's goroutine, and ForEachShard returns once every fn has.
 func (c *Client) ForEachShard(ctx context.Context, fn func(ctx context.Context, node Node, conn redis.Conn) error) error {
 	return c.forEach(ctx, c.shardNodes(), fn)
 }
@@ -67,6 +69,9 @@ func (c *Client) forEach(ctx context.Context, nodes []Node, fn func(ctx context.
 			defer func() { done <- struct{}{} }()
 			conn, err := c.borrowTracked(ctx, n.Addr)
 			if err != nil {
+				if errors.Is(err, pool.ErrClosed) {
+					err = fmt.Errorf("%w (%w)", ErrClosed, err) // Close came first (another node's fn, say)
+				}
 				errs[i] = &NodeError{Node: n, Err: err}
 				return
 			}

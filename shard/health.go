@@ -24,7 +24,7 @@ func (c *Client) healthLoop() {
 			// The tick runs the program's code (a Router, hooks), each
 			// call guarded; run as a callback itself, a panic of code
 			// that is not (a migration's Router) ends the tick, not the
-			// process.
+			// process, and a Close from it does not wait for this loop.
 			callUser0(c, "health check", c.healthTick)
 		}
 	}

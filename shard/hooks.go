@@ -22,7 +22,7 @@ import (
 // A hook that panics does not stop the client, whatever goroutine it ran
 // on: the panic is recovered and handed to Panic (see PanicError), and
 // the work goes on as if the hook had returned (a Start hook's operation
-// keeps its context).
+// keeps its context). A hook may call Client.Close (see Close).
 type Hooks struct {
 	// Start is called when an operation begins: a Do or DoKey (one
 	// command, perhaps split over several nodes) or a Pipeline.Exec. The

@@ -5,9 +5,11 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/gomodule/redigo/redis"
@@ -264,16 +266,36 @@ func (c *liveConn) ReceiveWithTimeout(timeout time.Duration) (any, error) {
 // server at maxclients sends every new connection before it reads
 // anything: that is no reply to the caller's command, which never ran,
 // but a failed dial, and it fails the connection as a *DialError.
+//
+// A plain-text connection that the server closes or resets before its
+// first reply is most likely talking to a port that expects TLS (a
+// redis-server with tls-port resets it at the first command): the error
+// then also wraps ErrClosedBeforeReply, which says so.
 func (c *liveConn) next() (any, error) {
 	r, err := c.rd.reply(0, nil)
-	if err == nil && c.unverified != "" {
-		addr := c.unverified
-		c.unverified = ""
-		if e, ok := r.(redis.Error); ok && refusedConnection(e) {
-			return nil, &DialError{Addr: addr, Err: e}
-		}
+	if c.unverified == "" {
+		return r, err
 	}
-	return r, err
+	if err != nil {
+		if closedBeforeReply(err) {
+			if _, isTLS := c.nc.Conn.(*tls.Conn); !isTLS {
+				err = fmt.Errorf("%w: %w", ErrClosedBeforeReply, err)
+			}
+		}
+		return nil, err
+	}
+	addr := c.unverified
+	c.unverified = ""
+	if e, ok := r.(redis.Error); ok && refusedConnection(e) {
+		return nil, &DialError{Addr: addr, Err: e}
+	}
+	return r, nil
+}
+
+// closedBeforeReply reports whether err is the end of the stream or a
+// reset by the peer.
+func closedBeforeReply(err error) bool {
+	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET)
 }
 
 // ReceiveContext is ReceiveWithTimeout bounded by ctx: its deadline cuts

@@ -17,10 +17,9 @@ import (
 )
 
 // bigTopology describes a simulated cluster: masters × replicas nodes on
-// 127.0.0.1, master 0 at seed (the only node that is ever dialed), every
-// other node at a port that nothing dials (health checks and periodic
-// refreshes are off in the simulations). owner[slot] is the master of
-// each slot.
+// 127.0.0.1, master 0 at seed, every other node at a port where nothing
+// listens (fakeNodePorts; health checks and periodic refreshes are off in
+// the simulations). owner[slot] is the master of each slot.
 type bigTopology struct {
 	masters, replicas int
 	seed              string
@@ -41,8 +40,16 @@ func (t *bigTopology) addr(m, r int) string {
 	if m == 0 && r < 0 {
 		return t.seed
 	}
-	return "127.0.0.1:" + strconv.Itoa(20000+m*(t.replicas+1)+r+1)
+	return "127.0.0.1:" + strconv.Itoa(fakeNodePorts+m*(t.replicas+1)+r+1)
 }
+
+// fakeNodePorts is the first of the ports given to the nodes that no
+// server backs. A refresh may dial them (it asks the next node when the
+// seed is slow to answer), so they lie above the kernel's ephemeral range
+// (32768-60999 on Linux) and above the range redistest.FreePort gives the
+// test servers (below it): a port there that answered, a test server of
+// this package, once handed the client a foreign topology.
+const fakeNodePorts = 62000
 
 // ranges returns master m's slots as start/end pairs.
 func (t *bigTopology) ranges(m int) []int {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/gomodule/redigo/redis"
@@ -66,6 +68,12 @@ func (m *mover) dumpMove(ctx context.Context, conn redis.Conn, src, dst shard.No
 	if err := pauseWrites(conn, hold, time.Until(deadline)); err != nil {
 		return 0, &shard.NodeError{Node: src, Err: err}
 	}
+	// CLIENT PAUSE calls so far, ours included: one more before the
+	// UNPAUSE is someone else's pause, which the UNPAUSE would lift.
+	pauses, counted := pauseCalls(ctx, conn)
+	if testHookPaused != nil {
+		testHookPaused()
+	}
 	paused := true
 	restoring := false // RESTOREs sent and not all answered
 	unpause := func() error {
@@ -75,6 +83,15 @@ func (m *mover) dumpMove(ctx context.Context, conn redis.Conn, src, dst shard.No
 			return nil
 		}
 		paused = false
+		if counted {
+			if n, ok := pauseCalls(ctx, conn); !ok || n != pauses {
+				// Another client paused the node's writes during the
+				// batch (an operator, before a failover): Redis keeps
+				// one pause, with the later end, and CLIENT UNPAUSE
+				// would end it. Ours ends by itself at hold.
+				return ErrPausedByOther
+			}
+		}
 		// Even when ctx ended: the pause must not outlast the batch.
 		_, err := redis.DoContext(conn, context.WithoutCancel(ctx), "CLIENT", "UNPAUSE")
 		return err
@@ -126,7 +143,7 @@ func (m *mover) dumpMove(ctx context.Context, conn redis.Conn, src, dst shard.No
 	if len(items) == 0 {
 		// Every key was gone: the pause must still end, or the old
 		// node's writes wait until it runs out.
-		if err := unpause(); err != nil {
+		if err := unpause(); err != nil && !errors.Is(err, ErrPausedByOther) {
 			return 0, &shard.NodeError{Node: src, Err: fmt.Errorf("CLIENT UNPAUSE: %w", err)}
 		}
 		return 0, nil
@@ -139,10 +156,11 @@ func (m *mover) dumpMove(ctx context.Context, conn redis.Conn, src, dst shard.No
 		return 0, &shard.NodeError{Node: dst, Err: err}
 	}
 	moved := 0
-	for _, it := range items {
+	busy := make([]bool, len(items)) // the new node had the key: counted once the old copy is deleted
+	for i, it := range items {
 		_, err := receive(dconn)
 		if isReplyError(err, "BUSYKEY") {
-			m.busy.Add(1)
+			busy[i] = true
 			continue
 		}
 		if isReplyError(err, "PAUSEOVER") {
@@ -154,7 +172,11 @@ func (m *mover) dumpMove(ctx context.Context, conn redis.Conn, src, dst shard.No
 		moved++
 	}
 	restoring = false
-	if err := unpause(); err != nil {
+	if err := unpause(); errors.Is(err, ErrPausedByOther) {
+		// The old copies cannot be deleted before the other pause ends:
+		// both copies stay (the next move of each key keeps the new one).
+		return 0, &shard.NodeError{Node: src, Err: err}
+	} else if err != nil {
 		return 0, &shard.NodeError{Node: src, Err: fmt.Errorf("CLIENT UNPAUSE: %w", err)}
 	}
 	for _, it := range items {
@@ -166,24 +188,41 @@ func (m *mover) dumpMove(ctx context.Context, conn redis.Conn, src, dst shard.No
 		return 0, &shard.NodeError{Node: src, Err: err}
 	}
 	var firstErr error
-	for range items {
-		if _, err := redis.ReceiveWithTimeout(conn, m.opts.Timeout); err != nil && firstErr == nil {
+	deleted := make([]bool, len(items))
+	for i := range items {
+		n, err := redis.Int(redis.ReceiveWithTimeout(conn, m.opts.Timeout))
+		if err != nil && firstErr == nil {
 			firstErr = err
 		}
+		deleted[i] = err == nil && n > 0
 	}
 	if isReplyError(firstErr, "NOSCRIPT") {
 		// The script was not loaded yet: load it and delete again.
-		for _, it := range items {
-			if _, err := delIfSame.DoContext(ctx, conn, it.key, it.payload); err != nil {
+		for i, it := range items {
+			n, err := redis.Int(delIfSame.DoContext(ctx, conn, it.key, it.payload))
+			if err != nil {
+				m.countBusy(busy, deleted)
 				return 0, &shard.NodeError{Node: src, Err: err}
 			}
+			deleted[i] = n > 0
 		}
-		return moved, nil
+		firstErr = nil
 	}
+	m.countBusy(busy, deleted)
 	if firstErr != nil {
 		return 0, &shard.NodeError{Node: src, Err: firstErr}
 	}
 	return moved, nil
+}
+
+// countBusy counts the keys of a batch that the new node already had
+// (busy) and whose old copy was deleted.
+func (m *mover) countBusy(busy, deleted []bool) {
+	for i := range busy {
+		if busy[i] && deleted[i] {
+			m.busy.Add(1)
+		}
+	}
 }
 
 // restoreDeadline loads restoreBefore on the new node (dconn) and returns
@@ -231,6 +270,30 @@ func pauseWrites(conn redis.Conn, hold, wait time.Duration) error {
 	}
 	return nil
 }
+
+// pauseCalls returns how many CLIENT PAUSE calls the node (conn) has run
+// (INFO commandstats, "cmdstat_client|pause", Redis 7.0 and later); ok is
+// false when it cannot tell (INFO refused, or an older server that counts
+// every CLIENT subcommand together).
+func pauseCalls(ctx context.Context, conn redis.Conn) (n int64, ok bool) {
+	info, err := redis.String(redis.DoContext(conn, context.WithoutCancel(ctx), "INFO", "commandstats"))
+	if err != nil {
+		return 0, false
+	}
+	for line := range strings.SplitSeq(info, "\n") {
+		rest, found := strings.CutPrefix(strings.TrimSpace(line), "cmdstat_client|pause:calls=")
+		if !found {
+			continue
+		}
+		v, _, _ := strings.Cut(rest, ",")
+		n, err := strconv.ParseInt(v, 10, 64)
+		return n, err == nil
+	}
+	return 0, false
+}
+
+// testHookPaused, when set (by tests), runs once a batch's pause is on.
+var testHookPaused func()
 
 // pauseProbe is the channel of pauseWrites' PUBLISH.
 const pauseProbe = "shardis:reshard:pause-probe"

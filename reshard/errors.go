@@ -18,6 +18,20 @@ var ErrMisplaced = errors.New("shardis: keys on a node that does not own them")
 // both (the next move of each settles it, the new owner's copy kept).
 var ErrPauseOver = errors.New("shardis: a DUMP/RESTORE batch outlasted the pause of its old node's writes")
 
+// ErrPausedByOther is returned (wrapped in a *shard.NodeError naming the
+// old node) when another client (an operator, before a failover) paused
+// the old node's writes (CLIENT PAUSE) while a batch moved through the
+// mover (DUMP/RESTORE) held its own pause. Redis keeps one pause and
+// CLIENT UNPAUSE would end both, so the batch leaves it on (its own part
+// ends by itself, Options.Timeout plus a second after it began): the
+// batch's keys are restored at the new node and their old copies, which
+// cannot be deleted while writes are paused, stay until the next move of
+// each key (the mover run again, or a client's move) deletes them, the new
+// owner's copy kept. Telling the pauses apart needs INFO commandstats and
+// Redis 7.0 or later; without them the batch's CLIENT UNPAUSE ends every
+// pause, as before.
+var ErrPausedByOther = errors.New("shardis: another client paused the old node's writes during a DUMP/RESTORE batch; the pause is left on and the batch's old copies stay until it ends")
+
 // ErrMoverRunning is matched (errors.Is) by the *ClientsError with which
 // Arm and Move refuse to start while a Move of the opposite migration
 // (the one a rollback turns around) still has connections open.

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/gomodule/redigo/redis"
+	"github.com/shardis/shardis/pool"
 	"github.com/shardis/shardis/shard"
 )
 
@@ -30,6 +31,9 @@ func runSubscribe(ctx context.Context, env *cliEnv, args []string) error {
 		fmt.Fprintln(env.stderr, "Prints one line per message until interrupted: CHANNEL<TAB>PAYLOAD, or")
 		fmt.Fprintln(env.stderr, "CHANNEL<TAB>PATTERN<TAB>PAYLOAD for patterns and keyspace events. Tabs,")
 		fmt.Fprintln(env.stderr, "newlines and backslashes inside names and payloads are written as \\t, \\n, \\r, \\\\.")
+		fmt.Fprintln(env.stderr, "Confirmations and errors go to stderr; a node that cannot be reached is")
+		fmt.Fprintln(env.stderr, "reported there, and its names are subscribed once it answers (with")
+		fmt.Fprintln(env.stderr, "--keyspace every node must answer at the start).")
 		fs.PrintDefaults()
 	}
 	if err := parseFlags(fs, args, false); err != nil {
@@ -68,8 +72,7 @@ func runSubscribe(ctx context.Context, env *cliEnv, args []string) error {
 	defer c.Close()
 
 	var sub *shard.Subscription
-	switch {
-	case *keyspace != "":
+	if *keyspace != "" {
 		opts := shard.KeyspaceOptions{}
 		if *keyspace != "-" {
 			opts.Enable = *keyspace
@@ -78,12 +81,8 @@ func runSubscribe(ctx context.Context, env *cliEnv, args []string) error {
 			opts.Patterns = names
 		}
 		sub, err = c.SubscribeKeyspace(ctx, opts)
-	case *pattern:
-		sub, err = c.PSubscribe(ctx, names...)
-	case *sharded:
-		sub, err = c.SSubscribe(ctx, names...)
-	default:
-		sub, err = c.Subscribe(ctx, names...)
+	} else {
+		sub, err = subscribeNames(ctx, env, c, *pattern, *sharded, names)
 	}
 	if err != nil {
 		if ctx.Err() != nil {
@@ -122,6 +121,51 @@ func runSubscribe(ctx context.Context, env *cliEnv, args []string) error {
 			fmt.Fprintf(env.stderr, "%s %s (%d)\n", m.Kind, m.Channel, m.Count)
 		}
 	}
+}
+
+// subscribeNames subscribes to names. A node that cannot be reached now
+// (a ring shard down, or all of them) does not end the command: the
+// error, which names the node, goes to stderr, the names of the other
+// nodes are printed from now on, and the subscription subscribes the
+// node's names once it is back (their confirmations are printed then),
+// as it does for a node lost later. A name a server refused, or
+// credentials it refused, end it with the error.
+func subscribeNames(ctx context.Context, env *cliEnv, c *shard.Client, pattern, sharded bool, names []string) (*shard.Subscription, error) {
+	sub, err := c.NewSubscription(shard.SubscriptionOptions{})
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case pattern:
+		err = sub.PSubscribe(ctx, names...)
+	case sharded:
+		err = sub.SSubscribe(ctx, names...)
+	default:
+		err = sub.Subscribe(ctx, names...)
+	}
+	if err == nil {
+		return sub, nil
+	}
+	if ctx.Err() == nil && nodesUnreachable(err) {
+		if st := sub.Stats(); st.Channels+st.Patterns+st.ShardChannels > 0 {
+			fmt.Fprintf(env.stderr, "shardis subscribe: %v\nshardis subscribe: the names of the nodes above are subscribed once they answer\n", err)
+			return sub, nil
+		}
+	}
+	sub.Close()
+	return nil, err
+}
+
+// nodesUnreachable reports whether err says only that nodes could not be
+// reached (or no node can carry a name now), which the subscription
+// retries on its own: not a name a server refused, nor wrong credentials.
+func nodesUnreachable(err error) bool {
+	var se *shard.SubscribeError
+	if errors.As(err, &se) || errors.Is(err, pool.ErrAuth) {
+		return false
+	}
+	var ne *shard.NodeError
+	return errors.As(err, &ne) || errors.Is(err, shard.ErrNoNodes)
 }
 
 var fieldEscaper = strings.NewReplacer("\\", `\\`, "\t", `\t`, "\n", `\n`, "\r", `\r`)

@@ -36,7 +36,10 @@ import (
 // own goroutine: the code runs in the middle of the client's bookkeeping
 // (a migration's fence counts a command before its key is routed), which
 // a panic would leave half done, and it may run on a goroutine the client
-// started, where no caller could recover it.
+// started, where no caller could recover it. The function given to
+// Client.Tx is the exception: it runs on the caller's goroutine with
+// nothing of the client's half done, and its panic goes up to the caller
+// unchanged, its connection given back (UNWATCH) or closed.
 type PanicError struct {
 	// Callback names the code that panicked: "Router.Route",
 	// "Router.Nodes", "Hooks.Command", "HealthCheck", "ForEachShard", ...

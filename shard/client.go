@@ -250,7 +250,9 @@ var singleBatches = sync.Pool{New: func() any { return new(batch) }}
 // which may run on a goroutine that Close waits for: there it marks the
 // client closed (later calls fail with ErrClosed) and returns at once,
 // and the rest of the closing goes on after the callback has returned; a
-// later Close called from elsewhere waits for it.
+// later Close called from elsewhere waits for it. (Close tells by its
+// goroutine's stack: a Close called inside such code of any Client, this
+// one's or another's, returns at once.)
 func (c *Client) Close() error {
 	inside := insideCallback()
 	if c.closed.Swap(true) {

@@ -28,7 +28,9 @@ func (n Node) String() string {
 // goroutines and on its own (the health checks list its Nodes). A panic
 // there is recovered (see PanicError): Route's fails the command it was
 // routing, Nodes' goes to Hooks.Panic and the client keeps the list Nodes
-// returned last. Client.Router returns the Router as it was given.
+// returned last. New and Config.Validate, which list its Nodes before
+// there is a client to keep, let a panic go up to their caller.
+// Client.Router returns the Router as it was given.
 type Router interface {
 	// Route returns the node that serves key.
 	Route(key string) (Node, error)

@@ -134,13 +134,16 @@ func (cp *counted) renameIdle(ctx context.Context) error {
 		}
 	}()
 	for n := cp.pool.IdleCount(); n > 0 && cp.pool.IdleCount() > 0; n-- {
-		if err := ctx.Err(); err != nil {
+		// ended, not ctx.Err(): a deadline that has passed before its
+		// timer fired made the borrow drop the connections it came
+		// across (the borrow check), which is no "nothing idle".
+		if err := ended(ctx); err != nil {
 			return err
 		}
 		c, err := cp.get(ctx)
 		if err != nil {
-			if ctx.Err() != nil {
-				return ctx.Err()
+			if cerr := ended(ctx); cerr != nil {
+				return cerr
 			}
 			return nil
 		}

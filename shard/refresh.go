@@ -2,6 +2,7 @@ package shard
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -126,7 +127,7 @@ func (c *Client) discover(ctx context.Context) error {
 	parent := ctx
 	ctx, cancel := context.WithTimeout(ctx, 2*c.dialTimeout()+c.readTimeout)
 	defer cancel()
-	t, err := c.discoverFunc()(ctx, addrs, c.topologyDialer)
+	t, err := c.askTopology(ctx, addrs)
 	if err != nil {
 		return fmt.Errorf("shardis: cluster topology: %w", err)
 	}
@@ -147,6 +148,90 @@ func (c *Client) discover(ctx context.Context) error {
 		c.settleNodes()
 	}
 	return nil
+}
+
+// hedgeDelay is how long askTopology waits for a node's answer before it
+// asks the next node as well.
+const hedgeDelay = 100 * time.Millisecond
+
+// askTopology asks addrs for the topology, in order, and returns the first
+// usable answer. A node that fails makes it ask the next one at once; a
+// node that has not answered within hedgeDelay, the next one as well,
+// while it keeps waiting for the first. Each node has its own bound (a
+// dial timeout and a read timeout), within ctx's: a hung node (one that
+// accepts connections and never answers: a frozen host, a partition that
+// drops packets) costs the others hedgeDelay, not its whole read timeout
+// of the refresh's budget, which a few hung nodes used to spend before
+// the nodes that answer were asked. When no node gives a usable answer,
+// the error joins one *cluster.SeedError per node asked, as
+// cluster.Discover's does.
+func (c *Client) askTopology(ctx context.Context, addrs []string) (*cluster.Table, error) {
+	if len(addrs) == 0 {
+		return nil, cluster.ErrNoSeeds
+	}
+	discover := c.discoverFunc()
+	perNode := c.dialTimeout() + c.readTimeout
+	ctx, cancel := context.WithCancel(ctx)
+	type answer struct {
+		i   int
+		t   *cluster.Table
+		err error
+	}
+	answers := make(chan answer, len(addrs))
+	var wg sync.WaitGroup
+	defer func() {
+		cancel() // the nodes still asked give up at once
+		wg.Wait()
+	}()
+	next, running := 0, 0
+	ask := func() {
+		i := next
+		next++
+		running++
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			nctx, ncancel := context.WithTimeout(ctx, perNode)
+			defer ncancel()
+			t, err := discover(nctx, addrs[i:i+1], c.topologyDialer)
+			answers <- answer{i: i, t: t, err: err}
+		}()
+	}
+	errs := make([]error, len(addrs))
+	hedge := time.NewTimer(hedgeDelay)
+	defer hedge.Stop()
+	ask()
+	for running > 0 {
+		select {
+		case a := <-answers:
+			running--
+			if a.err == nil {
+				return a.t, nil
+			}
+			var se *cluster.SeedError
+			if errors.As(a.err, &se) {
+				errs[a.i] = se
+			} else {
+				errs[a.i] = &cluster.SeedError{Seed: addrs[a.i], Err: a.err}
+			}
+			if next < len(addrs) && ctx.Err() == nil {
+				ask()
+				hedge.Reset(hedgeDelay)
+			}
+		case <-hedge.C:
+			if next < len(addrs) && ctx.Err() == nil {
+				ask()
+				hedge.Reset(hedgeDelay)
+			}
+		}
+	}
+	tried := next
+	errs = errs[:tried]
+	if err := ctx.Err(); err != nil && tried < len(addrs) {
+		errs = append(errs, fmt.Errorf("shardis: discovery stopped: %w", err))
+	}
+	return nil, fmt.Errorf("shardis: no node gave a usable cluster topology (%d of %d tried):\n%w",
+		tried, len(addrs), errors.Join(errs...))
 }
 
 // sameNodeAddrs reports whether a and b list the same node addresses.

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/gomodule/redigo/redis"
 	"github.com/shardis/shardis/cluster"
@@ -94,11 +95,13 @@ const (
 )
 
 // clusterNodeAddrs returns the addresses that CLUSTER NODES (or, when
-// that is refused, CLUSTER SHARDS) of the first master of t that answers
-// lists, failed nodes included, nodes in handshake or without an address
-// left out.
+// that is refused, CLUSTER SHARDS) of a master of t lists, failed nodes
+// included, nodes in handshake or without an address left out. It asks
+// the first three masters not marked down at once and takes the first
+// list: one of them that hangs does not hold the refresh (and everything
+// waiting on it) up for a dial and a read timeout while the others answer.
 func (c *Client) clusterNodeAddrs(ctx context.Context, t *cluster.Table) (map[string]bool, listHow) {
-	how := listUnknown
+	var ask []string
 	for k, m := range t.Masters() {
 		if k == 3 {
 			break
@@ -106,11 +109,34 @@ func (c *Client) clusterNodeAddrs(ctx context.Context, t *cluster.Table) (map[st
 		if i, ok := c.nodes.lookup(m.Addr); ok && c.nodes.get(i).down.Load() {
 			continue
 		}
-		switch addrs, h := c.askClusterNodes(ctx, m.Addr); h {
+		ask = append(ask, m.Addr)
+	}
+	type answer struct {
+		addrs map[string]bool
+		how   listHow
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	answers := make(chan answer, len(ask))
+	var wg sync.WaitGroup
+	defer func() {
+		cancel() // the masters still asked give up at once
+		wg.Wait()
+	}()
+	for _, addr := range ask {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			addrs, h := c.askClusterNodes(ctx, addr)
+			answers <- answer{addrs, h}
+		}()
+	}
+	how := listUnknown
+	for range ask {
+		switch a := <-answers; a.how {
 		case listKnown:
-			return addrs, h
+			return a.addrs, a.how
 		case listRefused:
-			how = h
+			how = a.how
 		}
 	}
 	return nil, how

@@ -1,0 +1,57 @@
+package shard_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/shardis/shardis/internal/redistest"
+	"github.com/shardis/shardis/pool"
+	"github.com/stretchr/testify/require"
+)
+
+// TestReview5ClusterFailedNodesDoNotWaitOnAHungMaster: the client keeps a
+// failed replica that the cluster still lists, so each refresh asks a
+// master for CLUSTER NODES. The first master hangs (paused, well within
+// the cluster's node timeout; no health checks mark it down). The
+// refresh gets its table from another node at once, and must not then
+// wait on the hung master for CLUSTER NODES while the other masters
+// answer: the masters were asked one after the other, each for up to a
+// dial and a read timeout, and everything waiting on the refresh waited
+// as long.
+func TestReview5ClusterFailedNodesDoNotWaitOnAHungMaster(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts its own cluster and waits for a node to be flagged fail")
+	}
+	ctx := context.Background()
+	rc := redistest.StartClusterTB(t, 3, 1, redistest.Options{})
+	cfg := clusterConfig(rc.Seeds()...)
+	cfg.Cluster.RefreshInterval = -1
+	cfg.Health.Interval = -1
+	cfg.Pool = pool.Options{DialTimeout: 500 * time.Millisecond, ReadTimeout: 3 * time.Second, WriteTimeout: time.Second}
+	c := newClient(t, cfg)
+
+	victim, masters := failReplica(t, rc)
+	require.NoError(t, c.Refresh(ctx))
+	listed := false
+	for _, ns := range c.Stats().Nodes {
+		listed = listed || ns.Node.Addr == victim.Addr
+	}
+	require.True(t, listed, "the failed replica, still listed by the cluster, is kept")
+
+	first := c.Nodes()[0].Addr
+	var hung *redistest.Server
+	for _, m := range masters {
+		if m.Addr == first {
+			hung = m
+		}
+	}
+	require.NotNil(t, hung)
+	require.NoError(t, hung.Pause())
+	t.Cleanup(func() { _ = hung.Resume() })
+	start := time.Now()
+	require.NoError(t, c.Refresh(ctx))
+	took := time.Since(start)
+	require.NoError(t, hung.Resume())
+	require.Less(t, took, 1500*time.Millisecond, "the refresh waited on the hung master")
+}

@@ -45,7 +45,7 @@ type Subscription struct {
 	setup      []any  // a command sent on each new connection first (CONFIG SET ...), or nil
 	stopWatch  func() // removes the topology watcher
 
-	mu      sync.Mutex
+	mu      subLock // see subLock: a call stops waiting for it when its ctx ends
 	closed  bool
 	want    map[subName]*wantState // what the application asked for
 	conns   map[string]*subConn    // by node address
@@ -128,6 +128,7 @@ func (c *Client) newSubscription(opts SubscriptionOptions, everywhere bool, setu
 		want: map[subName]*wantState{}, conns: map[string]*subConn{},
 		dialing: map[string]bool{}, retry: map[string]*redial{}, nets: map[*subConn]struct{}{},
 		kick: make(chan struct{}, 1), done: make(chan struct{}),
+		mu: newSubLock(),
 	}
 	s.q.init(s.opts.BufferSize)
 	s.ctx, s.cancel = context.WithCancel(context.Background())
@@ -248,7 +249,9 @@ func (s *Subscription) add(ctx context.Context, k subKind, names []string) error
 	if len(names) == 0 {
 		return fmt.Errorf("%w: %s needs at least one name", ErrBadCommand, k.subCommand())
 	}
-	s.mu.Lock()
+	if err := s.mu.LockContext(ctx); err != nil {
+		return fmt.Errorf("shardis: subscribe: %w while the subscription was busy (writing to a node that does not read); nothing was added", err)
+	}
 	w, err := s.addLocked(k, names)
 	done := err == nil && w.left == 0
 	s.mu.Unlock()
@@ -271,9 +274,8 @@ func (s *Subscription) await(ctx context.Context, w *waiter) error {
 	case <-s.done:
 		return ErrSubscriptionClosed
 	}
-	s.mu.Lock()
+	// w.done is closed: nothing writes w.errs any more.
 	err := errors.Join(w.errs...)
-	s.mu.Unlock()
 	if err != nil {
 		return fmt.Errorf("shardis: subscribe: %w", err)
 	}
@@ -284,18 +286,32 @@ func (s *Subscription) await(ctx context.Context, w *waiter) error {
 // its names: a caller that retries with short timeouts while a node does
 // not answer would otherwise pile them up for as long as it does not. It
 // reports true, doing nothing, when every name of w was answered already.
+// It does not wait for the lock, which a write to a node that does not
+// read may hold until the write's deadline: w is then removed later.
 func (s *Subscription) abandon(w *waiter) bool {
-	s.mu.Lock()
+	if !s.mu.TryLock() {
+		go func() {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			s.unwait(w)
+		}()
+		return false
+	}
 	defer s.mu.Unlock()
 	if w.left == 0 {
 		return true
 	}
+	s.unwait(w)
+	return false
+}
+
+// unwait removes w from the waiters of its names. Caller holds s.mu.
+func (s *Subscription) unwait(w *waiter) {
 	for _, sn := range w.names {
 		if ws := s.want[sn]; ws != nil {
 			ws.waiters = slices.DeleteFunc(ws.waiters, func(o *waiter) bool { return o == w })
 		}
 	}
-	return false
 }
 
 // addLocked adds names to what the subscription wants and returns the
@@ -332,7 +348,9 @@ func (s *Subscription) remove(ctx context.Context, k subKind, names []string) er
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("shardis: unsubscribe: %w", err)
 	}
-	s.mu.Lock()
+	if err := s.mu.LockContext(ctx); err != nil {
+		return fmt.Errorf("shardis: unsubscribe: %w while the subscription was busy (writing to a node that does not read); nothing was removed", err)
+	}
 	defer s.mu.Unlock()
 	return s.removeLocked(k, names)
 }
@@ -443,7 +461,9 @@ func (s *Subscription) Ping(ctx context.Context, data string) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("shardis: ping: %w", err)
 	}
-	s.mu.Lock()
+	if err := s.mu.LockContext(ctx); err != nil {
+		return fmt.Errorf("shardis: ping: %w while the subscription was busy (writing to a node that does not read)", err)
+	}
 	defer s.mu.Unlock()
 	return s.pingLocked(data)
 }
@@ -634,5 +654,43 @@ func (s *Subscription) backoff(addr string, err error) {
 func (s *Subscription) refreshTopology() {
 	if s.c.cl() != nil && !s.c.closed.Load() {
 		s.c.refresh(context.Background(), false)
+	}
+}
+
+// subLock is the Subscription's lock: a mutex that a call can stop
+// waiting for when its ctx ends. The lock is held while commands are
+// written to the subscription's connections, and a write to a node that
+// does not read (hung, its socket buffers full) lasts until the write's
+// deadline: a call with a shorter ctx must not wait that long.
+type subLock struct{ ch chan struct{} }
+
+func newSubLock() subLock { return subLock{ch: make(chan struct{}, 1)} }
+
+// Lock takes the lock.
+func (l subLock) Lock() { l.ch <- struct{}{} }
+
+// Unlock releases it.
+func (l subLock) Unlock() { <-l.ch }
+
+// TryLock takes the lock if it is free, and reports whether it did.
+func (l subLock) TryLock() bool {
+	select {
+	case l.ch <- struct{}{}:
+		return true
+	default:
+		return false
+	}
+}
+
+// LockContext takes the lock, or returns ctx's error if ctx ends first.
+func (l subLock) LockContext(ctx context.Context) error {
+	if l.TryLock() {
+		return nil
+	}
+	select {
+	case l.ch <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 }

@@ -2,6 +2,9 @@ package shardisprom
 
 import (
 	"context"
+	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/shardis/shardis/shard"
@@ -29,9 +32,22 @@ import (
 // master that is only no longer a master (shard.SlotMapEvent.Removed: a
 // failover demoted it to a replica, or it failed and the cluster still
 // lists it) keeps them, as it keeps its shardis_node_up.
+//
+// An attempt that started before its node was retired and ends after it
+// (a blocking command, a slow reply) is not observed: it would bring the
+// series back for good. An attempt that starts later is, as the node is
+// in use again (listed again, or still routed to).
 type Durations struct {
 	h *prometheus.HistogramVec
+
+	mu      sync.Mutex                           // serialises changes of retired
+	retired atomic.Pointer[map[string]time.Time] // by address, when the node retired; copied on write
 }
+
+// retiredKeep bounds how long a retired address is remembered: an attempt
+// that started before the node retired and ends this much later is
+// observed.
+const retiredKeep = 24 * time.Hour
 
 // OtherOperation is the operation label of a command the client cannot
 // vouch for (shard.OtherOperation).
@@ -60,10 +76,18 @@ func NewDurations(constLabels prometheus.Labels, buckets []float64) *Durations {
 func (d *Durations) Hooks() *shard.Hooks {
 	return &shard.Hooks{
 		Command: func(_ context.Context, ev *shard.CommandEvent) {
+			if d.late(ev.Node.Addr, ev.Start) {
+				return
+			}
 			d.h.WithLabelValues(ev.Node.Addr, ev.Operation(), ev.Outcome.String()).Observe(ev.Duration.Seconds())
+			d.recheck(ev.Node.Addr, ev.Start)
 		},
 		Pipeline: func(_ context.Context, ev *shard.PipelineEvent) {
+			if d.late(ev.Node.Addr, ev.Start) {
+				return
+			}
 			d.h.WithLabelValues(ev.Node.Addr, "PIPELINE", ev.Outcome.String()).Observe(ev.Duration.Seconds())
+			d.recheck(ev.Node.Addr, ev.Start)
 		},
 		// A node that left every topology the client uses (the old
 		// ring's shards after a migration, a Sentinel replica no longer
@@ -72,9 +96,72 @@ func (d *Durations) Hooks() *shard.Hooks {
 		// still be a replica, demoted by a failover: not a reason.
 		NodeState: func(ev shard.NodeEvent) {
 			if ev.Kind == shard.NodeRetired {
-				d.h.DeletePartialMatch(prometheus.Labels{"node": ev.Node.Addr})
+				d.retire(ev.Node.Addr, ev.Time)
 			}
 		},
+	}
+}
+
+// retire deletes addr's series and remembers when it retired. The mark
+// comes first: an attempt observed concurrently either sees it (late,
+// recheck) or is observed before the series are deleted.
+func (d *Durations) retire(addr string, at time.Time) {
+	if at.IsZero() {
+		at = time.Now()
+	}
+	d.mu.Lock()
+	m := map[string]time.Time{addr: at}
+	if old := d.retired.Load(); old != nil {
+		for a, t := range *old {
+			if a != addr && at.Sub(t) < retiredKeep {
+				m[a] = t
+			}
+		}
+	}
+	d.retired.Store(&m)
+	d.mu.Unlock()
+	d.h.DeletePartialMatch(prometheus.Labels{"node": addr})
+}
+
+// late reports whether an attempt on addr that started at start began
+// before addr retired. An attempt that started after it means the node
+// is in use again: addr is forgotten.
+func (d *Durations) late(addr string, start time.Time) bool {
+	m := d.retired.Load()
+	if m == nil {
+		return false // the common case: no node ever retired
+	}
+	at, ok := (*m)[addr]
+	if !ok {
+		return false
+	}
+	if !start.After(at) {
+		return true
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if cur := d.retired.Load(); cur != nil {
+		if t, ok := (*cur)[addr]; ok && t.Equal(at) {
+			n := make(map[string]time.Time, len(*cur))
+			for a, t := range *cur {
+				if a != addr {
+					n[a] = t
+				}
+			}
+			d.retired.Store(&n)
+		}
+	}
+	return false
+}
+
+// recheck deletes addr's series again when addr retired while an attempt
+// that started before was being observed (late said no, and the
+// observation may have come after retire deleted the series).
+func (d *Durations) recheck(addr string, start time.Time) {
+	if m := d.retired.Load(); m != nil {
+		if at, ok := (*m)[addr]; ok && !start.After(at) {
+			d.h.DeletePartialMatch(prometheus.Labels{"node": addr})
+		}
 	}
 }
 

@@ -2,6 +2,7 @@ package shard
 
 import (
 	"fmt"
+	"sync"
 	"sync/atomic"
 
 	"github.com/shardis/shardis/cluster"
@@ -20,6 +21,14 @@ type ClusterRouter struct {
 	// failed are the nodes the cluster still lists that the table leaves
 	// out (failed, not forgotten: cluster_failed.go); sorted, nil for none.
 	failed atomic.Pointer[[]string]
+	// answers orders topology queries: a discovery takes a ticket before
+	// it asks (asked), and installs its answer only if no discovery that
+	// asked later has installed one (newest, under installMu): two
+	// refreshes in flight at once (Client.Refresh beside a background
+	// one) must not put the older answer in last.
+	asked     atomic.Uint64
+	installMu sync.Mutex
+	newest    uint64
 }
 
 // clusterState is one slot table plus the client's node indexes for it.

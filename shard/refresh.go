@@ -28,6 +28,11 @@ type refresher struct {
 	// with or without health checks.
 	owed  atomic.Bool
 	armed bool // guarded by mu
+	// again: a refresh was asked for while one was in flight, whose
+	// answer may predate what the asker saw (a MOVED applied meanwhile
+	// and then overwritten by that answer); one more runs after it
+	// (guarded by mu).
+	again bool
 }
 
 // refresh asks for a topology refresh. With wait it returns when the
@@ -42,7 +47,9 @@ func (c *Client) refresh(ctx context.Context, wait bool) {
 		if !rf.armed {
 			rf.armed = c.goTracked(&c.bg, func() { c.runOwed(c.clusterOpts().MinRefreshInterval - since) })
 		}
-	} else if ch == nil {
+	} else if ch != nil {
+		rf.again = true
+	} else {
 		ch = make(chan struct{})
 		rf.running = ch
 		rf.last = time.Now()
@@ -55,8 +62,13 @@ func (c *Client) refresh(ctx context.Context, wait bool) {
 			}
 			rf.mu.Lock()
 			rf.running = nil
+			again := rf.again
+			rf.again = false
 			rf.mu.Unlock()
 			close(ch)
+			if again {
+				c.refresh(context.Background(), false) // rate-limited as any
+			}
 		})
 		if !started { // closing: nothing to refresh for
 			rf.running = nil
@@ -125,12 +137,21 @@ func (c *Client) discover(ctx context.Context) error {
 		addAddr(s)
 	}
 	parent := ctx
+	ticket := r.asked.Add(1)
 	ctx, cancel := context.WithTimeout(ctx, 2*c.dialTimeout()+c.readTimeout)
 	defer cancel()
 	t, err := c.askTopology(ctx, addrs)
 	if err != nil {
 		return fmt.Errorf("shardis: cluster topology: %w", err)
 	}
+	r.installMu.Lock()
+	if ticket < r.newest {
+		// A discovery that asked after this one has installed its
+		// answer, which is the newer view.
+		r.installMu.Unlock()
+		return nil
+	}
+	r.newest = ticket
 	old := r.Table()
 	// Equal ignores masters without slots and replicas unfit for reads:
 	// a table that gained or lost one routes alike, but its nodes are the
@@ -138,6 +159,9 @@ func (c *Client) discover(ctx context.Context) error {
 	changed := old == nil || !old.Equal(t) || !sameNodeAddrs(old, t)
 	if changed {
 		r.install(t)
+	}
+	r.installMu.Unlock()
+	if changed {
 		c.slotMapChanged(old, t)
 	} else {
 		t = old

@@ -135,6 +135,10 @@ type topologyServer struct {
 	ln      net.Listener
 	reply   atomic.Pointer[[]byte]
 	queries atomic.Int64
+	// hold, when set, is taken by the next CLUSTER SHARDS query: its
+	// answer (the topology of that moment) is written only once the
+	// channel is closed, as a slow node's late, stale answer.
+	hold atomic.Pointer[chan struct{}]
 	wg      sync.WaitGroup
 }
 
@@ -196,8 +200,11 @@ func (s *topologyServer) serve(c net.Conn) {
 			var out []byte
 			switch {
 			case bytes.Contains(bytes.ToUpper(cmd), []byte("SHARDS")):
-				s.queries.Add(1)
 				out = *s.reply.Load()
+				s.queries.Add(1)
+				if h := s.hold.Swap(nil); h != nil {
+					<-*h
+				}
 			case bytes.Contains(bytes.ToUpper(cmd), []byte("PING")):
 				out = []byte("+PONG\r\n")
 			default:

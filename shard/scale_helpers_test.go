@@ -139,7 +139,7 @@ type topologyServer struct {
 	// answer (the topology of that moment) is written only once the
 	// channel is closed, as a slow node's late, stale answer.
 	hold atomic.Pointer[chan struct{}]
-	wg      sync.WaitGroup
+	wg   sync.WaitGroup
 }
 
 func startTopologyServer(tb testing.TB) *topologyServer {

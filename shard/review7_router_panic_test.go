@@ -164,3 +164,68 @@ func TestReview7HookPanicIsContained(t *testing.T) {
 	require.NoError(t, c.Close())
 	require.NoError(t, servers[1].Restart())
 }
+
+// TestReview7HealthCheckPanicIsAFailedCheck: a HealthOptions.Check that
+// panicked on the health check's goroutine crashed the process; it is
+// now a failed check (FailureLimit of them mark the node down, the
+// NodeDown's Err a *PanicError), reported to Hooks.Panic, and the
+// client serves the node again, from database 0, once the check passes.
+func TestReview7HealthCheckPanicIsAFailedCheck(t *testing.T) {
+	noLeaks(t)
+	servers := redistest.StartNTB(t, 1, redistest.Options{})
+	cfg := ringConfig(servers)
+	var panicking atomic.Bool
+	cfg.Health.Check = func(ctx context.Context, conn redis.Conn, n shard.Node) error {
+		if panicking.Load() {
+			_ = conn.Send("SELECT", "1") // its reply left unread
+			_ = conn.Flush()
+			panic("review7: HealthCheck")
+		}
+		return shard.CheckPing(ctx, conn, n)
+	}
+	var reported atomic.Int32
+	down := make(chan shard.NodeEvent, 1)
+	cfg.Hooks = &shard.Hooks{
+		NodeState: func(ev shard.NodeEvent) {
+			if ev.Kind == shard.NodeDown {
+				select {
+				case down <- ev:
+				default:
+				}
+			}
+		},
+		Panic: func(err *shard.PanicError) {
+			if err.Callback == "HealthCheck" && err.Value == "review7: HealthCheck" {
+				reported.Add(1)
+			}
+		},
+	}
+	c := newClient(t, cfg)
+	ctx := context.Background()
+	_, err := c.Do(ctx, "SET", "r7hc:k", "v")
+	require.NoError(t, err)
+	panicking.Store(true)
+	var ev shard.NodeEvent
+	select {
+	case ev = <-down:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the node was not marked down")
+	}
+	var perr *shard.PanicError
+	require.ErrorAs(t, ev.Err, &perr)
+	assert.Equal(t, "HealthCheck", perr.Callback)
+	assert.GreaterOrEqual(t, reported.Load(), int32(cfg.Health.FailureLimit))
+	panicking.Store(false)
+	// Up again at the next good check; the connections the check left
+	// (SELECT 1, a reply unread) serve no command.
+	waitFor(t, 10*time.Second, "the node to answer again", func() bool {
+		_, err := c.Do(ctx, "GET", "r7hc:k")
+		return err == nil
+	})
+	for range 10 {
+		got, err := redis.String(c.Do(ctx, "GET", "r7hc:k"))
+		require.NoError(t, err)
+		assert.Equal(t, "v", got)
+	}
+	require.NoError(t, c.Close())
+}

@@ -55,7 +55,9 @@ import (
 //   - PING and ECHO check every shard (ForEachShard) and return the reply
 //     they all gave; on a Conn pinned by a transaction they go to its node.
 //   - SELECT succeeds only for the database the client is configured for
-//     (Pool.DB), without a round trip; any other fails.
+//     (Pool.DB), without a round trip (inside MULTI it is queued with the
+//     transaction); any other fails with a *ConnStateError, and inside
+//     MULTI refuses the whole transaction, before any of it is sent.
 //   - QUIT answers "OK" and closes the Conn; RESET ends a transaction and
 //     answers "RESET".
 //   - Subscribing (SUBSCRIBE, PSUBSCRIBE, SSUBSCRIBE), MONITOR, CLIENT

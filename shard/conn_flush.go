@@ -226,7 +226,11 @@ func (f *flusher) inMulti(i int, name string) {
 	}
 	keys, err := f.txKeys(cmd)
 	if err == nil && len(keys) == 0 && name != "unwatch" { // the server queues UNWATCH like any command
-		if eff := command.EffectOf(nil, cmd.name, cmd.args); stateRefusal(eff, cmd.name, cmd.args) != nil {
+		if name == "select" {
+			// The configured database is queued like any keyless
+			// command (it changes nothing); another is refused.
+			err = f.rc.c.selectRefusal(cmd.args)
+		} else if eff := command.EffectOf(nil, cmd.name, cmd.args); stateRefusal(eff, cmd.name, cmd.args) != nil {
 			err = stateRefusal(eff, cmd.name, cmd.args)
 		}
 	}
@@ -331,6 +335,11 @@ func (f *flusher) checkTx(from int) error {
 		case "exec", "discard":
 			return nil
 		case "multi", "watch":
+			continue
+		case "select": // another database: refused before anything is sent
+			if err := rc.c.selectRefusal(cmd.args); err != nil {
+				return err
+			}
 			continue
 		}
 		keys, err := f.txKeys(cmd)
@@ -666,15 +675,25 @@ func (rc *routedConn) everyShard(ctx context.Context, cmd connCmd) Result {
 
 // selectDB answers SELECT: the configured database only.
 func (rc *routedConn) selectDB(args []any) Result {
+	if err := rc.c.selectRefusal(args); err != nil {
+		return Result{Err: err}
+	}
+	return Result{Reply: "OK"}
+}
+
+// selectRefusal returns nil for a SELECT of the database the client is
+// configured for (Pool.DB), which changes nothing, and a *ConnStateError
+// for any other: the client routes and reads every key in that database.
+func (c *Client) selectRefusal(args []any) error {
 	if len(args) == 1 {
 		if s, ok := command.Arg(args[0]); ok {
-			if db, err := strconv.Atoi(s); err == nil && db == rc.c.cfg.Pool.DB {
-				return Result{Reply: "OK"}
+			if db, err := strconv.Atoi(s); err == nil && db == c.cfg.Pool.DB {
+				return nil
 			}
 		}
 	}
-	return Result{Err: &ConnStateError{Command: "SELECT", Effect: command.Database,
-		Hint: fmt.Sprintf("a Conn's commands run on pooled connections to database %d (Pool.DB): only SELECT %d succeeds; use a client configured for the other database", rc.c.cfg.Pool.DB, rc.c.cfg.Pool.DB)}}
+	return &ConnStateError{Command: "SELECT", Effect: command.Database,
+		Hint: fmt.Sprintf("the client's commands run on pooled connections to database %d (Pool.DB): only SELECT %d succeeds; use a client configured for the other database", c.cfg.Pool.DB, c.cfg.Pool.DB)}
 }
 
 // connTx is a routedConn's transaction: the connection it holds while

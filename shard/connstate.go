@@ -95,8 +95,9 @@ func checkContext(ctx context.Context) error {
 // subscribe mode, MONITOR, CLIENT REPLY OFF|SKIP and HELLO 3 (the replies
 // that follow are not the commands'), and RESET and QUIT (they drop the
 // WATCH and the MULTI: the queued commands would run one by one, or not at
-// all). Other state changes (SELECT, CLIENT SETNAME, ...) run, and the
-// connection is closed when the transaction ends.
+// all). Other state changes (CLIENT SETNAME, SELECT of the client's
+// database, ...) run, and the connection is closed when the transaction
+// ends; Tx.check refuses SELECT of another database (selectRefusal).
 func txStateRefusal(name string, args []any) error {
 	info := command.Lookup(name)
 	eff := command.EffectOf(info, name, args)

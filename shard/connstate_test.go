@@ -441,7 +441,7 @@ func TestTxLeavesNoStateBehind(t *testing.T) {
 	})
 	require.NoError(t, err)
 	_, err = c.Tx(ctx, []string{"k"}, func(tx *shard.Tx) error {
-		return tx.Queue("SELECT", 1) // runs inside EXEC
+		return tx.Queue("SELECT", 0) // runs inside EXEC (the client's database: another is refused)
 	})
 	require.NoError(t, err)
 	_, err = c.Tx(ctx, []string{"k"}, func(tx *shard.Tx) error {

@@ -27,7 +27,7 @@ func TestReview7TxPanicReachesTheCaller(t *testing.T) {
 		cmd  []any
 	}{
 		{"after a read", []any{"GET", "r7tx:k"}},
-		{"after SELECT", []any{"SELECT", "1"}},
+		{"after SELECT", []any{"SELECT", "0"}}, // the client's database: another is refused
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			before, err := redis.Int(c.Do(ctx, "GET", "r7tx:k"))

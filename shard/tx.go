@@ -64,10 +64,10 @@ func (tx *Tx) end() []queued {
 // MULTI, EXEC and DISCARD are refused (Tx sends them), and so are, with a
 // *ConnStateError, the commands after which the connection no longer
 // answers as the transaction needs (SUBSCRIBE and the like, MONITOR,
-// CLIENT REPLY OFF|SKIP, HELLO 3, RESET, QUIT), in Do as in Queue; another
-// command that changes the connection's state (CLIENT SETNAME, SELECT,
-// ...) gets the connection closed when the transaction ends instead of
-// pooled.
+// CLIENT REPLY OFF|SKIP, HELLO 3, RESET, QUIT), in Do as in Queue, and so
+// is SELECT of another database than the client's (Pool.DB); another
+// command that changes the connection's state (CLIENT SETNAME, ...) gets
+// the connection closed when the transaction ends instead of pooled.
 func (tx *Tx) Do(name string, args ...any) (any, error) {
 	if tx.isDone() {
 		return nil, ErrTxDone
@@ -156,6 +156,13 @@ func (tx *Tx) check(name string, args []any) error {
 	}
 	if err := txStateRefusal(name, args); err != nil {
 		return err
+	}
+	if lowerName(name) == "select" {
+		// Another database than the client's: the transaction's keys
+		// would be read and written where the client never looks.
+		if err := tx.c.selectRefusal(args); err != nil {
+			return err
+		}
 	}
 	keys, err := tx.c.commandKeys(tx.ctx, name, args)
 	if err != nil {

@@ -84,7 +84,9 @@ func (m *mover) dumpMove(ctx context.Context, conn redis.Conn, src, dst shard.No
 		}
 		paused = false
 		if counted {
-			if n, ok := pauseCalls(ctx, conn); !ok || n != pauses {
+			// Not told (INFO failed, or an error reply of an early
+			// return pending on conn): the UNPAUSE, as without a count.
+			if n, ok := pauseCalls(ctx, conn); ok && n != pauses {
 				// Another client paused the node's writes during the
 				// batch (an operator, before a failover): Redis keeps
 				// one pause, with the later end, and CLIENT UNPAUSE

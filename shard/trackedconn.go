@@ -27,6 +27,13 @@ type trackedConn struct {
 	multi    bool // MULTI without EXEC or DISCARD
 	asking   bool // ASKING, not yet consumed by a command after it
 	released bool
+	// sent and read count the commands sent and the replies read;
+	// blockedAt is the number (in sent) of the last command sent that
+	// blocks on the server (BLPOP, XREAD BLOCK, WAIT, ... outside MULTI).
+	// While blockedAt > read, a reply the server may hold back for as
+	// long as it likes is unread: release closes the connection rather
+	// than wait for it.
+	sent, read, blockedAt int64
 }
 
 var (
@@ -45,12 +52,17 @@ func (c *Client) borrowTracked(ctx context.Context, addr string) (*trackedConn, 
 	return &trackedConn{conn: conn, abort: abort}, nil
 }
 
-// note records what the command name does to the connection.
+// note records what the command name does to the connection, and that
+// it is sent.
 func (tc *trackedConn) note(name string, args []any) {
 	info := command.Lookup(name)
 	eff := command.EffectOf(info, name, args)
 	tc.mu.Lock()
 	defer tc.mu.Unlock()
+	tc.sent++
+	if !tc.multi && isBlocking(&call{name: name, args: args, info: info}) {
+		tc.blockedAt = tc.sent // inside MULTI the server only queues it
+	}
 	// ASKING lasts for the one command after it (a transaction at a
 	// slot's importing node sends it before each command): only an
 	// ASKING that nothing followed leaves the connection changed.
@@ -79,6 +91,26 @@ func (tc *trackedConn) note(name string, args []any) {
 	}
 }
 
+// replied records that n more replies were read (n < 0: every reply
+// pending, as after a Do).
+func (tc *trackedConn) replied(n int64) {
+	tc.mu.Lock()
+	defer tc.mu.Unlock()
+	if n < 0 {
+		tc.read = tc.sent
+		return
+	}
+	tc.read = min(tc.read+n, tc.sent)
+}
+
+// receiveDone records a reply read by a Receive: a server's error reply
+// is one too; any other failure leaves the connection failed anyway.
+func (tc *trackedConn) receiveDone(err error) {
+	if err == nil || isRedisError(err) {
+		tc.replied(1)
+	}
+}
+
 // markDirty makes release close the connection whatever it ran.
 func (tc *trackedConn) markDirty() {
 	tc.mu.Lock()
@@ -87,8 +119,9 @@ func (tc *trackedConn) markDirty() {
 }
 
 // release gives the connection back: restored (DISCARD, UNWATCH) when only
-// a transaction was left open, closed when anything else changed its state
-// or it failed. Only the first call does anything.
+// a transaction was left open, closed when anything else changed its state,
+// it failed, or the reply of a blocking command sent on it is unread. Only
+// the first call does anything.
 func (tc *trackedConn) release() error {
 	tc.mu.Lock()
 	if tc.released {
@@ -97,6 +130,13 @@ func (tc *trackedConn) release() error {
 	}
 	tc.released = true
 	dirty, watching, multi := tc.dirty || tc.asking, tc.watching, tc.multi
+	if tc.blockedAt > tc.read {
+		// A blocking command's reply is unread: draining it (the undo
+		// below, or the pool's return) would wait until the server
+		// answers it or the read timeout passes, and take whatever it
+		// pops meanwhile. Closed, the server forgets the command.
+		dirty = true
+	}
 	tc.mu.Unlock()
 	if !dirty && (watching || multi) && tc.conn.Err() == nil {
 		undo := "UNWATCH"
@@ -150,6 +190,7 @@ func (tc *trackedConn) Do(name string, args ...any) (any, error) {
 		return nil, err
 	}
 	tc.note(name, args)
+	defer tc.replied(-1)
 	return tc.conn.Do(name, args...)
 }
 
@@ -165,6 +206,7 @@ func (tc *trackedConn) DoContext(ctx context.Context, name string, args ...any) 
 		return nil, fmt.Errorf("shardis: %w (%s not sent)", err, strings.ToUpper(name))
 	}
 	tc.note(name, args)
+	defer tc.replied(-1)
 	return redis.DoContext(tc.conn, ctx, name, args...)
 }
 
@@ -174,6 +216,7 @@ func (tc *trackedConn) DoWithTimeout(timeout time.Duration, name string, args ..
 		return nil, err
 	}
 	tc.note(name, args)
+	defer tc.replied(-1)
 	return redis.DoWithTimeout(tc.conn, timeout, name, args...)
 }
 
@@ -199,7 +242,9 @@ func (tc *trackedConn) Receive() (any, error) {
 	if err := tc.usable(); err != nil {
 		return nil, err
 	}
-	return tc.conn.Receive()
+	reply, err := tc.conn.Receive()
+	tc.receiveDone(err)
+	return reply, err
 }
 
 // ReceiveContext is Receive bounded by ctx (redis.ConnWithContext).
@@ -207,7 +252,9 @@ func (tc *trackedConn) ReceiveContext(ctx context.Context) (any, error) {
 	if err := tc.usable(); err != nil {
 		return nil, err
 	}
-	return redis.ReceiveContext(tc.conn, ctx)
+	reply, err := redis.ReceiveContext(tc.conn, ctx)
+	tc.receiveDone(err)
+	return reply, err
 }
 
 // ReceiveWithTimeout is Receive with a timeout of its own
@@ -216,5 +263,7 @@ func (tc *trackedConn) ReceiveWithTimeout(timeout time.Duration) (any, error) {
 	if err := tc.usable(); err != nil {
 		return nil, err
 	}
-	return redis.ReceiveWithTimeout(tc.conn, timeout)
+	reply, err := redis.ReceiveWithTimeout(tc.conn, timeout)
+	tc.receiveDone(err)
+	return reply, err
 }

@@ -437,6 +437,14 @@ func (c *Client) groups(calls []*call) []*group {
 	return out
 }
 
+// runParallel runs a large batch with a worker per node, each decoding
+// its node's replies. Each worker closes its connection when ctx ends
+// (a canceller of its own), so that, once ctx has ended, the workers
+// return at once with what their nodes had answered and the context's
+// error for the rest, and the call returns when they have: nothing of the
+// batch outlives it. Only a worker that still has not returned after
+// parallelStopWait is left behind (abandoned), its calls failed with the
+// context's error.
 func (c *Client) runParallel(ctx context.Context, calls []*call) (abandoned bool) {
 	order := c.groups(calls)
 	done := make(chan *group, len(order))
@@ -455,6 +463,8 @@ func (c *Client) runParallel(ctx context.Context, calls []*call) (abandoned bool
 		}
 	}
 	finished := make(map[*group]bool, len(order))
+	ctxDone := ctx.Done()
+	var cut <-chan time.Time
 	for len(finished) < len(order) {
 		select {
 		case g := <-done:
@@ -462,7 +472,14 @@ func (c *Client) runParallel(ctx context.Context, calls []*call) (abandoned bool
 			for i, cl := range g.calls {
 				cl.reply, cl.err = g.results[i].Reply, g.results[i].Err
 			}
-		case <-ctx.Done():
+		case <-ctxDone:
+			// The workers' cancellers are closing their connections:
+			// wait for them to return, but not for ever.
+			ctxDone = nil
+			t := time.NewTimer(parallelStopWait)
+			defer t.Stop()
+			cut = t.C
+		case <-cut:
 			err := fmt.Errorf("shardis: %w", ctx.Err())
 			for _, g := range order {
 				if !finished[g] {
@@ -477,12 +494,23 @@ func (c *Client) runParallel(ctx context.Context, calls []*call) (abandoned bool
 	return false
 }
 
+// parallelStopWait bounds how long runParallel waits, once its context
+// has ended, for workers whose connections were closed to return.
+const parallelStopWait = time.Second
+
 // roundTrip sends calls to node over one connection and reads the replies.
 // With out == nil the results go straight into the calls; otherwise into
-// out, which the caller copies later.
+// out, which the caller copies later. A context that can end early gets a
+// canceller: its end closes the connection, so that the wait ends then.
 func (c *Client) roundTrip(ctx context.Context, node int, calls []*call, out []Result) {
-	if conn := c.send(ctx, node, calls, out, nil); conn != nil {
+	var k *canceller
+	if ctx.Done() != nil {
+		k = newCanceller(ctx)
+		defer k.finish()
+	}
+	if conn := c.send(ctx, node, calls, out, k); conn != nil {
 		c.receive(ctx, node, conn, calls, out)
+		k.finish() // before the connection goes back to the pool
 		conn.Close()
 	}
 }

@@ -594,6 +594,14 @@ func (f *flusher) sendPinned() {
 			if !in[k] && lowerName(cmds[k].name) == "watch" {
 				tx.watched = true
 			}
+		case errors.As(err, &re) && isProtocolError(re):
+			// The server closes the connection after this reply and
+			// runs nothing written after the command: the rest of the
+			// run fails unrun, not as writes of unknown outcome.
+			set(k, Result{Err: re})
+			tx.conn.markDirty()
+			fail(k+1, errAfterProtocolError, false)
+			return
 		case errors.As(err, &re):
 			set(k, Result{Err: re})
 			f.noteMoved(re)

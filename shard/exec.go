@@ -75,13 +75,16 @@ func markUnknownOutcomes(calls []*call) {
 
 // failedAfterSend reports whether cl is a write whose node's connection
 // failed after it was sent (in ring mode; see markUnknownOutcomes), and
-// the node's error.
+// the node's error. A command written after one the server refused with
+// a protocol error did not run: the server closed the connection without
+// reading it.
 func failedAfterSend(cl *call) (*NodeError, bool) {
 	if cl.err == nil || !mayWrite(cl.info) {
 		return nil, false
 	}
 	var ne *NodeError
 	if !errors.As(cl.err, &ne) || notSent(ne.Err) || errors.Is(ne.Err, redis.ErrPoolExhausted) ||
+		errors.Is(ne.Err, errAfterProtocolError) || // the server closed the connection before it: not run
 		errors.Is(cl.err, context.Canceled) || errors.Is(cl.err, context.DeadlineExceeded) {
 		return nil, false
 	}

@@ -34,6 +34,11 @@ type trackedConn struct {
 	// long as it likes is unread: release closes the connection rather
 	// than wait for it.
 	sent, read, blockedAt int64
+	// protoErr: a reply was a protocol error, after which the server
+	// closes the connection without running what was written after the
+	// command: nothing more is written on it (usable), and what was is
+	// known not to have run.
+	protoErr bool
 }
 
 var (
@@ -109,6 +114,16 @@ func (tc *trackedConn) receiveDone(err error) {
 	if err == nil || isRedisError(err) {
 		tc.replied(1)
 	}
+	tc.noteProtocolError(err)
+}
+
+// noteProtocolError notes a protocol error reply (see protoErr).
+func (tc *trackedConn) noteProtocolError(err error) {
+	if re, ok := err.(redis.Error); ok && isProtocolError(re) {
+		tc.mu.Lock()
+		tc.protoErr, tc.dirty = true, true
+		tc.mu.Unlock()
+	}
 }
 
 // markDirty makes release close the connection whatever it ran.
@@ -175,7 +190,24 @@ func (tc *trackedConn) Err() error {
 // once it was given back: it matches ErrConnClosed.
 var errTrackedReleased = fmt.Errorf("%w: it was lent for the duration of a callback or transaction", ErrConnClosed)
 
+// usable returns nil while commands may be written on the connection:
+// not once it was given back, nor after a protocol error reply
+// (errAfterProtocolError: the command is not written, and did not run).
 func (tc *trackedConn) usable() error {
+	tc.mu.Lock()
+	defer tc.mu.Unlock()
+	if tc.released {
+		return errTrackedReleased
+	}
+	if tc.protoErr {
+		return errAfterProtocolError
+	}
+	return nil
+}
+
+// readable is usable for reads: the replies that came before a protocol
+// error reply are still read.
+func (tc *trackedConn) readable() error {
 	tc.mu.Lock()
 	defer tc.mu.Unlock()
 	if tc.released {
@@ -191,7 +223,9 @@ func (tc *trackedConn) Do(name string, args ...any) (any, error) {
 	}
 	tc.note(name, args)
 	defer tc.replied(-1)
-	return tc.conn.Do(name, args...)
+	reply, err := tc.conn.Do(name, args...)
+	tc.noteProtocolError(err)
+	return reply, err
 }
 
 // DoContext is Do bounded by ctx (redis.ConnWithContext). With a context
@@ -207,7 +241,9 @@ func (tc *trackedConn) DoContext(ctx context.Context, name string, args ...any) 
 	}
 	tc.note(name, args)
 	defer tc.replied(-1)
-	return redis.DoContext(tc.conn, ctx, name, args...)
+	reply, err := redis.DoContext(tc.conn, ctx, name, args...)
+	tc.noteProtocolError(err)
+	return reply, err
 }
 
 // DoWithTimeout is Do with a read timeout of its own (redis.ConnWithTimeout).
@@ -217,7 +253,9 @@ func (tc *trackedConn) DoWithTimeout(timeout time.Duration, name string, args ..
 	}
 	tc.note(name, args)
 	defer tc.replied(-1)
-	return redis.DoWithTimeout(tc.conn, timeout, name, args...)
+	reply, err := redis.DoWithTimeout(tc.conn, timeout, name, args...)
+	tc.noteProtocolError(err)
+	return reply, err
 }
 
 // Send notes and queues a command (redis.Conn).
@@ -239,7 +277,7 @@ func (tc *trackedConn) Flush() error {
 
 // Receive reads the next reply (redis.Conn).
 func (tc *trackedConn) Receive() (any, error) {
-	if err := tc.usable(); err != nil {
+	if err := tc.readable(); err != nil {
 		return nil, err
 	}
 	reply, err := tc.conn.Receive()
@@ -249,7 +287,7 @@ func (tc *trackedConn) Receive() (any, error) {
 
 // ReceiveContext is Receive bounded by ctx (redis.ConnWithContext).
 func (tc *trackedConn) ReceiveContext(ctx context.Context) (any, error) {
-	if err := tc.usable(); err != nil {
+	if err := tc.readable(); err != nil {
 		return nil, err
 	}
 	reply, err := redis.ReceiveContext(tc.conn, ctx)
@@ -260,7 +298,7 @@ func (tc *trackedConn) ReceiveContext(ctx context.Context) (any, error) {
 // ReceiveWithTimeout is Receive with a timeout of its own
 // (redis.ConnWithTimeout).
 func (tc *trackedConn) ReceiveWithTimeout(timeout time.Duration) (any, error) {
-	if err := tc.usable(); err != nil {
+	if err := tc.readable(); err != nil {
 		return nil, err
 	}
 	reply, err := redis.ReceiveWithTimeout(tc.conn, timeout)

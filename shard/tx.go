@@ -94,6 +94,11 @@ func (tx *Tx) do(name string, args ...any) (any, error) {
 	}
 	defer tx.fence.leave()
 	node := tx.c.nodes.get(tx.node).node
+	if err := tx.conn.usable(); err != nil {
+		// A protocol error closed the connection: nothing is written,
+		// and the command did not run.
+		return nil, &NodeError{Node: node, Err: err}
+	}
 	if tx.asking {
 		if err := tx.conn.Send("ASKING"); err != nil {
 			return nil, &NodeError{Node: node, Err: err}
@@ -392,10 +397,17 @@ func (c *Client) txOnce(ctx context.Context, plan txPlan, node int, asking bool,
 		// was on its way, and the transaction would run unreported).
 		return nil, fmt.Errorf("shardis: %w before MULTI was sent (the transaction did not run)", err)
 	}
+	if err := conn.usable(); err != nil {
+		// A protocol error in fn's tx.Do closed the connection: nothing
+		// of MULTI ... EXEC is written (the transaction did not run).
+		return nil, &NodeError{Node: ns.node, Err: err}
+	}
+	replies := 0
 	if asking {
 		if err := conn.Send("ASKING"); err != nil {
 			return nil, &NodeError{Node: ns.node, Err: err}
 		}
+		replies++
 	}
 	if err := conn.Send("MULTI"); err != nil {
 		return nil, &NodeError{Node: ns.node, Err: err}
@@ -405,13 +417,42 @@ func (c *Client) txOnce(ctx context.Context, plan txPlan, node int, asking bool,
 			return nil, &NodeError{Node: ns.node, Err: err}
 		}
 	}
-	reply, err := redis.DoContext(conn, ctx, "EXEC")
-	if err != nil {
-		var re redis.Error
-		if errors.As(err, &re) {
-			return nil, re
-		}
+	if err := conn.Send("EXEC"); err != nil {
+		return nil, &NodeError{Node: ns.node, Err: err}
+	}
+	replies += 2 + len(queue)
+	stop := context.AfterFunc(ctx, conn.abort) // the write too ends with ctx
+	defer stop()
+	if err := conn.Flush(); err != nil {
 		return nil, execFailed(ctx, ns.node, queue, err)
+	}
+	// The replies are read one at a time (as Do would, returning the
+	// first error reply among them), so that a protocol error reply is
+	// seen: the server closed the connection after it and ran nothing
+	// written after the command, EXEC included.
+	var (
+		reply    any
+		firstErr error
+	)
+	for range replies {
+		r, err := redis.ReceiveContext(conn, ctx)
+		var re redis.Error
+		switch {
+		case err == nil:
+			reply = r
+		case errors.As(err, &re) && isProtocolError(re):
+			return nil, re
+		case errors.As(err, &re):
+			if firstErr == nil {
+				firstErr = re
+			}
+			reply = nil
+		default:
+			return nil, execFailed(ctx, ns.node, queue, err)
+		}
+	}
+	if firstErr != nil {
+		return nil, firstErr
 	}
 	if reply == nil {
 		return nil, ErrTxAborted

@@ -248,7 +248,8 @@ const (
 // harvest collects, after the context ended, the replies of calls that
 // the node has already sent, in order; from the first one that has not
 // arrived (or once harvestBudget is spent), the calls fail with the
-// context's error.
+// context's error. An error reply is the call's own, as receive makes it
+// (replyError).
 func (c *Client) harvest(ctx context.Context, conn redis.Conn, calls []*call) {
 	failFrom := func(i int) {
 		cerr := fmt.Errorf("shardis: %w", context.DeadlineExceeded)
@@ -273,6 +274,11 @@ func (c *Client) harvest(ctx context.Context, conn redis.Conn, calls []*call) {
 		if err != nil && !isRedisError(err) {
 			failFrom(i)
 			return
+		}
+		if re, ok := err.(redis.Error); ok {
+			// As receive has it: a NOAUTH or WRONGPASS is an
+			// authentication failure, a secret echoed back is hidden.
+			err, _ = c.replyError(cl.node, hideSecretEcho(cl.name, cl.args, re))
 		}
 		cl.reply, cl.err = reply, err
 	}

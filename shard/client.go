@@ -139,7 +139,7 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 		for _, n := range rr.Nodes() {
 			c.nodes.add(n)
 		}
-		c.ring, c.router, c.loc = rr, rr, ringLocator{rr}
+		c.ring, c.router, c.loc = rr, rr, ringLocator{rr: rr, c: c}
 		if err := c.startSentinels(ctx); err != nil {
 			c.Close()
 			return nil, err
@@ -287,7 +287,10 @@ func (c *Client) shutdown() error {
 }
 
 // ringLocator locates keys on the ring; a key's group is its node.
-type ringLocator struct{ rr *RingRouter }
+type ringLocator struct {
+	rr *RingRouter
+	c  *Client // for why every shard is ejected (ringDownErr); nil for a migration's old ring
+}
 
 func (l ringLocator) locate(key any) (int, int, error) {
 	var (
@@ -305,6 +308,9 @@ func (l ringLocator) locate(key any) (int, int, error) {
 			return -1, -1, fmt.Errorf("%w: key of type %T", ErrBadCommand, key)
 		}
 		i, err = l.rr.Index(s)
+	}
+	if err == ErrNoNodes && l.c != nil {
+		err = l.c.ringDownErr(l.rr)
 	}
 	return i, i, err
 }

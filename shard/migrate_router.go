@@ -70,7 +70,7 @@ type mappedRingLocator struct {
 }
 
 func (l mappedRingLocator) locate(key any) (int, int, error) {
-	i, _, err := ringLocator{l.rr}.locate(key)
+	i, _, err := ringLocator{rr: l.rr}.locate(key)
 	if err != nil {
 		return -1, -1, err
 	}

@@ -3,6 +3,7 @@ package shard
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"strings"
 
@@ -99,3 +100,33 @@ func (c *Client) replyError(i int, re redis.Error) (err error, refused bool) {
 // isAuthFailure reports whether err is an authentication failure, which
 // no retry can fix.
 func isAuthFailure(err error) bool { return errors.Is(err, pool.ErrAuth) }
+
+// downNodeErr returns, for a node the health checks keep down, a
+// *NodeError with the cause it is down for (matching ErrNodeDown); nil
+// for a node that is not down or not known.
+func (c *Client) downNodeErr(addr string) *NodeError {
+	i, ok := c.nodes.lookup(addr)
+	if !ok {
+		return nil
+	}
+	if ns := c.nodes.get(i); ns.down.Load() {
+		return &NodeError{Node: ns.node, Err: ns.downErr()}
+	}
+	return nil
+}
+
+// ringDownErr is the error of a key that no ring shard can serve because
+// every shard is ejected: ErrNoNodes, and for each shard kept down by the
+// health checks, why (downNodeErr).
+func (c *Client) ringDownErr(rr *RingRouter) error {
+	var errs []error
+	for _, n := range rr.nodes {
+		if ne := c.downNodeErr(n.Addr); ne != nil {
+			errs = append(errs, ne)
+		}
+	}
+	if len(errs) == 0 {
+		return ErrNoNodes
+	}
+	return fmt.Errorf("%w: every shard is down: %w", ErrNoNodes, errors.Join(errs...))
+}

@@ -442,11 +442,9 @@ func (s *Subscription) shardsDownErr() error {
 	var errs []error
 	now := time.Now()
 	for _, n := range s.c.currentRouter().Nodes() {
-		if i, ok := s.c.nodes.lookup(n.Addr); ok {
-			if ns := s.c.nodes.get(i); ns.down.Load() {
-				errs = append(errs, &NodeError{Node: ns.node, Err: ns.downErr()})
-				continue
-			}
+		if ne := s.c.downNodeErr(n.Addr); ne != nil {
+			errs = append(errs, ne)
+			continue
 		}
 		if rd := s.retry[n.Addr]; rd != nil && rd.err != nil && now.Before(rd.next) {
 			if ne, ok := rd.err.(*NodeError); ok {

@@ -31,7 +31,9 @@ var (
 	// ErrCrossShard is matched (errors.Is) by every *CrossShardError.
 	ErrCrossShard = errors.New("shardis: keys are on different shards")
 	// ErrNoNodes means the router has no node that could serve the key
-	// (for example every shard was ejected).
+	// (for example every shard was ejected). When the shards are out
+	// because the health checks keep them down, the error also wraps a
+	// *NodeError per shard, matching ErrNodeDown and the failure.
 	ErrNoNodes = errors.New("shardis: no node available")
 	// ErrBadConfig is wrapped by every configuration error.
 	ErrBadConfig = errors.New("shardis: bad config")

@@ -7,6 +7,8 @@ import (
 	"flag"
 	"fmt"
 	"strings"
+	"sync/atomic"
+	"time"
 
 	"github.com/gomodule/redigo/redis"
 	"github.com/shardis/shardis/pool"
@@ -33,7 +35,8 @@ func runSubscribe(ctx context.Context, env *cliEnv, args []string) error {
 		fmt.Fprintln(env.stderr, "newlines and backslashes inside names and payloads are written as \\t, \\n, \\r, \\\\.")
 		fmt.Fprintln(env.stderr, "Confirmations and errors go to stderr; a node that cannot be reached is")
 		fmt.Fprintln(env.stderr, "reported there, and its names are subscribed once it answers (with")
-		fmt.Fprintln(env.stderr, "--keyspace every node must answer at the start).")
+		fmt.Fprintln(env.stderr, "--keyspace every node must answer at the start); with no node answering")
+		fmt.Fprintln(env.stderr, "at the start it exits 1.")
 		fs.PrintDefaults()
 	}
 	if err := parseFlags(fs, args, false); err != nil {
@@ -146,7 +149,7 @@ func subscribeNames(ctx context.Context, env *cliEnv, c *shard.Client, pattern, 
 	if err == nil {
 		return sub, nil
 	}
-	if ctx.Err() == nil && nodesUnreachable(err) {
+	if ctx.Err() == nil && nodesUnreachable(err) && anyNodeAnswers(ctx, c) {
 		if st := sub.Stats(); st.Channels+st.Patterns+st.ShardChannels > 0 {
 			fmt.Fprintf(env.stderr, "shardis subscribe: %v\nshardis subscribe: the names of the nodes above are subscribed once they answer\n", err)
 			return sub, nil
@@ -154,6 +157,23 @@ func subscribeNames(ctx context.Context, env *cliEnv, c *shard.Client, pattern, 
 	}
 	sub.Close()
 	return nil, err
+}
+
+// anyNodeAnswers reports whether at least one node answers a PING within
+// a few seconds: with none (a mistyped address, every server stopped)
+// the command ends with the error rather than wait for one forever.
+func anyNodeAnswers(ctx context.Context, c *shard.Client) bool {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	var answered atomic.Int32
+	c.ForEachNode(ctx, func(ctx context.Context, _ shard.Node, conn redis.Conn) error {
+		if _, err := redis.DoContext(conn, ctx, "PING"); err != nil {
+			return err
+		}
+		answered.Add(1)
+		return nil
+	})
+	return answered.Load() > 0
 }
 
 // nodesUnreachable reports whether err says only that nodes could not be

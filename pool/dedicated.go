@@ -12,7 +12,8 @@ import (
 // handed to another caller, such as pub/sub subscriptions: the caller owns
 // it and must Close it. A node with a resolver (SetResolver) is dialled at
 // the address the resolver gives now. Errors are as for Get; after Close it fails with
-// ErrClosed. The connection is named (CLIENT SETNAME) with the Set's name
+// ErrClosed. The Set's dial hook (NewSetWithDialHook) sees it as it sees
+// the pooled ones. The connection is named (CLIENT SETNAME) with the Set's name
 // at the time and keeps it: SetClientName does not rename it.
 func (s *Set) Dial(ctx context.Context, addr string) (redis.Conn, error) {
 	s.mu.Lock()
@@ -27,6 +28,6 @@ func (s *Set) Dial(ctx context.Context, addr string) (redis.Conn, error) {
 		}
 	}
 	d := newDialer(addr, s.opts, false, resolve)
-	d.names = s.names // the name now; never renamed later
-	return d.dial(ctx)
+	d.names = s.names     // the name now; never renamed later
+	return s.dial(ctx, d) // reported to the dial hook as the pooled ones are
 }

@@ -285,6 +285,9 @@ func (c *Client) StartMigration(ctx context.Context, to Config) error {
 	if err := credsDropped(*c.cfg, to, "the new topology"); err != nil {
 		return err
 	}
+	if err := dbDropped(*c.cfg, to, "the new topology"); err != nil {
+		return err
+	}
 	if err := sentinelMigrationErr(*c.cfg, to); err != nil { // migrate_target.go
 		return fmt.Errorf("%w: %w", ErrMigration, err)
 	}
@@ -477,6 +480,9 @@ func (c Config) validateMigration() error {
 	if err := credsDropped(c, *m.From, "Migration.From"); err != nil {
 		return err
 	}
+	if err := dbDropped(c, *m.From, "Migration.From"); err != nil {
+		return err
+	}
 	return nil
 }
 
@@ -491,6 +497,16 @@ func credsDropped(client, other Config, what string) error {
 		return nil
 	}
 	return fmt.Errorf("%w: %s gives credentials (user or password) other than the client's, but both topologies are reached with the client's pool options, which would log in to its nodes with the client's own: give both topologies' servers the client's credentials, and give %s none or the same", ErrBadConfig, what, what)
+}
+
+// dbDropped refuses a topology whose pool options name a database other
+// than the client's: both topologies are reached with the client's pool
+// options, so the migration would scan and move the client's database.
+func dbDropped(client, other Config, what string) error {
+	if other.Pool.DB != 0 && other.Pool.DB != client.Pool.DB {
+		return fmt.Errorf("%w: %s names database %d, but both topologies are reached with the client's pool options, which use database %d: give %s none or the same", ErrBadConfig, what, other.Pool.DB, client.Pool.DB, what)
+	}
+	return nil
 }
 
 // tlsDropped refuses a topology whose pool options ask for TLS when the

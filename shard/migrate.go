@@ -185,7 +185,7 @@ func (c *Client) currentRouter() Router {
 func (c *Client) routerFor(ctx context.Context, cfg Config) (Router, error) {
 	switch {
 	case cfg.Router != nil:
-		return cfg.Router, nil
+		return &guardedRouter{c: c, r: cfg.Router}, nil // a panic is contained (callback.go)
 	case cfg.Mode == ModeCluster:
 		discover := cluster.Discover
 		if c.cfg.Pool.TLSConfig != nil {
@@ -318,7 +318,8 @@ func (c *Client) StartMigration(ctx context.Context, to Config) error {
 // its nodes with the client.
 func (c *Client) topologyFor(cfg Config) (*topology, error) {
 	if cfg.Router != nil {
-		return &topology{loc: newRouterLocator(cfg.Router, c.nodes), router: cfg.Router, id: TopologyID(cfg)}, nil
+		g := &guardedRouter{c: c, r: cfg.Router} // a panic is contained (callback.go)
+		return &topology{loc: newRouterLocator(g, c.nodes), router: g, id: TopologyID(cfg)}, nil
 	}
 	rr, err := NewRingRouter(cfg.RingConfig())
 	if err != nil {

@@ -267,12 +267,14 @@ func timedOut(err error) bool {
 }
 
 // notSent reports whether a node error happened before the command could
-// reach the server: a refused or failed dial, an address no dial can use,
-// or a node marked down.
+// reach the server, or reached it without running: a refused or failed
+// dial, an address no dial can use, a node marked down, or a command
+// written after one the server refused with a protocol error (it closed
+// the connection before reading further).
 func notSent(err error) bool {
 	var de *pool.DialError
 	return errors.As(err, &de) || errors.Is(err, ErrNodeDown) || errors.Is(err, pool.ErrAuth) ||
-		errors.Is(err, pool.ErrBadAddr)
+		errors.Is(err, pool.ErrBadAddr) || errors.Is(err, errAfterProtocolError)
 }
 
 // routeSlot points cl at its slot's master (or replica) in the current

@@ -3,10 +3,8 @@ package reshard
 import (
 	"context"
 	"fmt"
-	"strings"
-	"sync"
 
-	"github.com/gomodule/redigo/redis"
+	"github.com/shardis/shardis/internal/runid"
 	"github.com/shardis/shardis/pool"
 	"github.com/shardis/shardis/shard"
 )
@@ -15,37 +13,11 @@ import (
 // that does not answer, or whose user may not run INFO, is left out: the
 // steps that need it report it.
 func serverIDs(ctx context.Context, pools *pool.Set, nodes []shard.Node) map[string]string {
-	ids := make([]string, len(nodes))
-	var wg sync.WaitGroup
+	addrs := make([]string, len(nodes))
 	for i, n := range nodes {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			conn, err := pools.Get(ctx, n.Addr)
-			if err != nil {
-				return
-			}
-			defer conn.Close()
-			info, err := redis.String(redis.DoContext(conn, ctx, "INFO", "server"))
-			if err != nil {
-				return
-			}
-			for line := range strings.SplitSeq(info, "\n") {
-				if id, ok := strings.CutPrefix(strings.TrimSpace(line), "run_id:"); ok && id != "" {
-					ids[i] = id
-					return
-				}
-			}
-		}()
+		addrs[i] = n.Addr
 	}
-	wg.Wait()
-	out := make(map[string]string, len(nodes))
-	for i, n := range nodes {
-		if ids[i] != "" {
-			out[n.Addr] = ids[i]
-		}
-	}
-	return out
+	return runid.Of(ctx, pools.Get, addrs)
 }
 
 // aliases maps each address of nodes that reaches the same server as an

@@ -4,10 +4,8 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strings"
-	"sync"
 
-	"github.com/gomodule/redigo/redis"
+	"github.com/shardis/shardis/internal/runid"
 )
 
 // distinctServers refuses a migration whose old topology (from) and new
@@ -61,39 +59,8 @@ func (c *Client) distinctServers(ctx context.Context, from, to []Node) error {
 	return nil
 }
 
-// serverIDs asks each address its server's run_id (INFO server), in
-// parallel, through the client's pools. Addresses that give none are left
-// out.
+// serverIDs asks each address its server's run_id through the client's
+// pools (runid.Of). Addresses that give none are left out.
 func (c *Client) serverIDs(ctx context.Context, addrs []string) map[string]string {
-	ids := make([]string, len(addrs))
-	var wg sync.WaitGroup
-	for i, addr := range addrs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			conn, err := c.pools.Get(ctx, addr)
-			if err != nil {
-				return
-			}
-			defer conn.Close()
-			info, err := redis.String(redis.DoContext(conn, ctx, "INFO", "server"))
-			if err != nil {
-				return
-			}
-			for line := range strings.SplitSeq(info, "\n") {
-				if id, ok := strings.CutPrefix(strings.TrimSpace(line), "run_id:"); ok && id != "" {
-					ids[i] = id
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	out := make(map[string]string, len(addrs))
-	for i, addr := range addrs {
-		if ids[i] != "" {
-			out[addr] = ids[i]
-		}
-	}
-	return out
+	return runid.Of(ctx, c.pools.Get, addrs)
 }

@@ -644,8 +644,14 @@ func (pc *pipeConn) read() {
 			// a new connection (broken is set before the caller wakes,
 			// so that its next command is not written on this one),
 			// and the commands already written after it fail unrun.
-			// Not the node's failure: the command was at fault.
+			// Not the node's failure: the command was at fault. The
+			// connection is closed here, not handed back to the pool:
+			// the server's close may come well after its reply, and
+			// until it does the pool's borrow check finds nothing wrong
+			// and would lend the connection for a command that the
+			// server never reads.
 			pc.broken.Store(true)
+			pc.abort()
 			failed = &NodeError{Node: pc.p.c.nodes.get(pc.p.node).node, Err: errAfterProtocolError}
 			r.finish(nil, re)
 			pc.settle()

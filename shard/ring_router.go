@@ -89,12 +89,10 @@ func (rr *RingRouter) Nodes() []Node {
 // node returns configured node i without copying the slice.
 func (rr *RingRouter) node(i int) Node { return rr.nodes[i] }
 
-// Ring returns the full ring, with every configured shard (nil for the
-// zero RingRouter).
-func (rr *RingRouter) Ring() *ring.Ring {
-	r, _ := ring.New(rr.cfg)
-	return r
-}
+// Ring returns the full ring, with every configured shard, ejected or not
+// (nil for the zero RingRouter). The ring is immutable and built once: the
+// call costs nothing.
+func (rr *RingRouter) Ring() *ring.Ring { return rr.full }
 
 // Ejected reports whether configured node i is out of the ring.
 func (rr *RingRouter) Ejected(i int) bool {

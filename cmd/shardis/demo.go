@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
@@ -151,9 +152,6 @@ func runDemo(ctx context.Context, env *cliEnv, args []string) error {
 	fmt.Fprintf(out, "\nStopping %s; reading 1000 keys back:\n", victim)
 	embedded[1].Close()
 	time.Sleep(300 * time.Millisecond) // let the health checks notice
-	okPer := make(map[string]int)
-	failPer := make(map[string]int)
-	var sampleErr error
 	for j := 0; j < 1000; j++ {
 		p.Send("GET", demoKey(j))
 	}
@@ -161,26 +159,82 @@ func runDemo(ctx context.Context, env *cliEnv, args []string) error {
 	if err != nil {
 		return err
 	}
-	for j, r := range res {
-		n, _ := client.Router().Route(demoKey(j))
-		if r.Err != nil {
-			failPer[n.String()]++
-			var ne *shard.NodeError
-			if sampleErr == nil && errors.As(r.Err, &ne) {
-				sampleErr = r.Err
-			}
-			continue
+	owners := make([]shard.Node, 1000)
+	for j := range owners {
+		if owners[j], err = client.Router().Route(demoKey(j)); err != nil {
+			return err
 		}
-		okPer[n.String()]++
 	}
+	rb := checkReadBack(res, owners, victim, *keys)
 	for _, n := range nodes {
-		fmt.Fprintf(out, "  %-10s ok %4d  failed %4d\n", n, okPer[n.String()], failPer[n.String()])
+		fmt.Fprintf(out, "  %-10s ok %4d  failed %4d\n", n, rb.ok[n.String()], rb.failed[n.String()])
 	}
-	if sampleErr != nil {
-		fmt.Fprintf(out, "  a failed command's error: %v\n", sampleErr)
+	if rb.sampleErr != nil {
+		fmt.Fprintf(out, "  a failed command's error: %v\n", rb.sampleErr)
 	}
-	fmt.Fprintln(out, "Only the stopped shard's keys failed; the others kept serving.")
+	if rb.wrong != nil {
+		return fmt.Errorf("the read-back after stopping %s went wrong: %w", victim, rb.wrong)
+	}
+	fmt.Fprintln(out, "Only the stopped shard's keys failed; the others kept serving, every value as written.")
 	return nil
 }
 
 func demoKey(i int) string { return fmt.Sprintf("demo:user:%d", i) }
+
+// readBack is what the failure demo's reads found, per node.
+type readBack struct {
+	ok, failed map[string]int
+	sampleErr  error // a failed read's error, as a user would see it
+	wrong      error // the first read that did not behave as the demo says
+}
+
+// checkReadBack checks the replies of GET demoKey(j) for j in order, whose
+// owners are given, after victim was stopped and keys keys were written
+// (each demoKey(j) set to j): every key of victim fails with a
+// *shard.NodeError, every other key reads its value (nil when it was
+// never written).
+func checkReadBack(res []shard.Result, owners []shard.Node, victim shard.Node, keys int) readBack {
+	rb := readBack{ok: make(map[string]int), failed: make(map[string]int)}
+	for j, r := range res {
+		if j >= len(owners) {
+			rb.wrong = fmt.Errorf("%d replies for %d keys", len(res), len(owners))
+			break
+		}
+		n := owners[j]
+		if r.Err != nil {
+			rb.failed[n.String()]++
+			var ne *shard.NodeError
+			isNodeErr := errors.As(r.Err, &ne)
+			if rb.sampleErr == nil && isNodeErr {
+				rb.sampleErr = r.Err
+			}
+			if rb.wrong == nil && (n.Addr != victim.Addr || !isNodeErr) {
+				rb.wrong = fmt.Errorf("GET %s on %s failed: %w", demoKey(j), n, r.Err)
+			}
+			continue
+		}
+		rb.ok[n.String()]++
+		if rb.wrong != nil {
+			continue
+		}
+		if n.Addr == victim.Addr {
+			rb.wrong = fmt.Errorf("GET %s succeeded on the stopped %s", demoKey(j), n)
+			continue
+		}
+		want := ""
+		if j < keys {
+			want = strconv.Itoa(j)
+		}
+		got, err := redis.String(r.Reply, nil)
+		if errors.Is(err, redis.ErrNil) {
+			got, err = "", nil
+		}
+		if err != nil || got != want {
+			rb.wrong = fmt.Errorf("GET %s on %s read %q, want %q", demoKey(j), n, got, want)
+		}
+	}
+	if rb.wrong == nil && len(res) != len(owners) {
+		rb.wrong = fmt.Errorf("%d replies for %d keys", len(res), len(owners))
+	}
+	return rb
+}

@@ -95,7 +95,9 @@
 // Two addresses are one server when they are the same text, or spell one
 // IP address two ways ("[::1]:6379" and "[0::1]:6379", "10.0.0.1:6379" and
 // "[::ffff:10.0.0.1]:6379"), or name localhost and a loopback address, or
-// differ only in the case of a host name or a final dot. Host names are
+// the unspecified address and the loopback address of its family
+// ("0.0.0.0:6379" and "127.0.0.1:6379": a connection to the first goes to
+// the second), or differ only in the case of a host name or a final dot. Host names are
 // not looked up: "redis-1:6379" and the address it resolves to pass as two
 // shards, so name each server by one address everywhere. The check only
 // refuses; what a ring hashes is still the address (or name) as written.

@@ -53,7 +53,9 @@ func checkRouterNodes(nodes []Node) error {
 
 // serverKeys returns the canonical forms of a host:port address: one for
 // an IP address or host name, two for localhost (its IPv4 and IPv6
-// loopback addresses). Unparsable addresses give none; the ring reports
+// loopback addresses) and two for the unspecified address ("0.0.0.0",
+// "[::]": itself and the loopback address of its family, where a
+// connection to it goes). Unparsable addresses give none; the ring reports
 // them.
 func serverKeys(addr string) []string {
 	host, port, err := net.SplitHostPort(addr)
@@ -61,7 +63,14 @@ func serverKeys(addr string) []string {
 		return nil
 	}
 	if ip, err := netip.ParseAddr(host); err == nil {
-		return []string{ip.Unmap().String() + "|" + port}
+		ip = ip.Unmap()
+		switch {
+		case ip.IsUnspecified() && ip.Is4():
+			return []string{ip.String() + "|" + port, "127.0.0.1|" + port}
+		case ip.IsUnspecified():
+			return []string{ip.String() + "|" + port, "::1|" + port}
+		}
+		return []string{ip.String() + "|" + port}
 	}
 	host = strings.ToLower(strings.TrimSuffix(host, "."))
 	if host == "localhost" {

@@ -3,10 +3,11 @@ package ring
 import (
 	"fmt"
 	"net"
-	"net/netip"
 	"strconv"
 	"strings"
 	"unicode"
+
+	"github.com/shardis/shardis/internal/addrkey"
 )
 
 // MaxWeight is the largest weight ParseShards accepts for one shard.
@@ -244,32 +245,12 @@ func (set serverSet) add(addr string, i int) int {
 	return -1
 }
 
-// serverKeys returns the canonical forms of a host:port address: an IP
-// address by value (an IPv4-mapped IPv6 address as its IPv4 address, so
-// "[0::1]" is "[::1]" and "[::ffff:10.0.0.1]" is "10.0.0.1"), a host name
-// in lower case without a final dot, localhost as both loopback
-// addresses, and the unspecified address ("0.0.0.0", "[::]") as also the
-// loopback address of its family, which is where a connection to it goes. Host names are not looked up: "redis-1:6379" and the address
-// it resolves to stay two servers here. The address itself is the only
-// key of an address that does not split into host and port.
+// serverKeys returns the canonical forms of a host:port address
+// (addrkey.Of); an address that does not split into host and port is its
+// own only form.
 func serverKeys(addr string) []string {
-	host, port, err := net.SplitHostPort(addr)
-	if err != nil {
-		return []string{addr}
+	if keys := addrkey.Of(addr); keys != nil {
+		return keys
 	}
-	if ip, err := netip.ParseAddr(host); err == nil {
-		ip = ip.Unmap()
-		switch {
-		case ip.IsUnspecified() && ip.Is4():
-			return []string{ip.String() + "|" + port, "127.0.0.1|" + port}
-		case ip.IsUnspecified():
-			return []string{ip.String() + "|" + port, "::1|" + port}
-		}
-		return []string{ip.String() + "|" + port}
-	}
-	host = strings.ToLower(strings.TrimSuffix(host, "."))
-	if host == "localhost" {
-		return []string{"127.0.0.1|" + port, "::1|" + port}
-	}
-	return []string{host + "|" + port}
+	return []string{addr}
 }

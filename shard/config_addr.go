@@ -2,10 +2,8 @@ package shard
 
 import (
 	"fmt"
-	"net"
-	"net/netip"
-	"strings"
 
+	"github.com/shardis/shardis/internal/addrkey"
 	"github.com/shardis/shardis/ring"
 )
 
@@ -51,30 +49,7 @@ func checkRouterNodes(nodes []Node) error {
 	return nil
 }
 
-// serverKeys returns the canonical forms of a host:port address: one for
-// an IP address or host name, two for localhost (its IPv4 and IPv6
-// loopback addresses) and two for the unspecified address ("0.0.0.0",
-// "[::]": itself and the loopback address of its family, where a
-// connection to it goes). Unparsable addresses give none; the ring reports
-// them.
-func serverKeys(addr string) []string {
-	host, port, err := net.SplitHostPort(addr)
-	if err != nil {
-		return nil
-	}
-	if ip, err := netip.ParseAddr(host); err == nil {
-		ip = ip.Unmap()
-		switch {
-		case ip.IsUnspecified() && ip.Is4():
-			return []string{ip.String() + "|" + port, "127.0.0.1|" + port}
-		case ip.IsUnspecified():
-			return []string{ip.String() + "|" + port, "::1|" + port}
-		}
-		return []string{ip.String() + "|" + port}
-	}
-	host = strings.ToLower(strings.TrimSuffix(host, "."))
-	if host == "localhost" {
-		return []string{"127.0.0.1|" + port, "::1|" + port}
-	}
-	return []string{host + "|" + port}
-}
+// serverKeys returns the canonical forms of a host:port address
+// (addrkey.Of: one server under two spellings shares a form). Unparsable
+// addresses give none; the ring reports them.
+func serverKeys(addr string) []string { return addrkey.Of(addr) }

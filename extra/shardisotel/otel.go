@@ -474,7 +474,7 @@ func (in *Instrumentation) nodeState(ev shard.NodeEvent) {
 
 // errorType is the error.type of a failed attempt or operation: the
 // server's error code for an error reply (WRONGTYPE, NOAUTH, ...), else
-// the outcome class.
+// the outcome class (a script's error reply without a code included).
 func errorType(o shard.Outcome, err error) string {
 	if o == shard.OutcomeServerError {
 		if code := statusCode(err); code != "" {
@@ -484,14 +484,41 @@ func errorType(o shard.Outcome, err error) string {
 	return o.String()
 }
 
-// statusCode returns the error code of a server error reply.
+// statusCode returns the error code of a server error reply: its first
+// word when that is shaped like a code (ERR, WRONGTYPE, a module's
+// MYMOD_ERR), "" otherwise. A script's error reply (redis.error_reply,
+// {err=...}) is the script's own text, whose first word may be a key, a
+// value or a secret: it must not become an attribute, which would also
+// make error.type unbounded.
 func statusCode(err error) string {
 	var re redis.Error
 	if !errors.As(err, &re) {
 		return ""
 	}
 	code, _, _ := strings.Cut(string(re), " ")
+	if !isErrorCode(code) {
+		return ""
+	}
 	return code
+}
+
+// maxErrorCode bounds the length of an error code taken from a reply.
+const maxErrorCode = 32
+
+// isErrorCode reports whether s is shaped like a Redis error code: an
+// upper-case letter, then upper-case letters, digits or underscores, at
+// most maxErrorCode bytes.
+func isErrorCode(s string) bool {
+	if s == "" || len(s) > maxErrorCode || s[0] < 'A' || s[0] > 'Z' {
+		return false
+	}
+	for i := 1; i < len(s); i++ {
+		c := s[i]
+		if (c < 'A' || c > 'Z') && (c < '0' || c > '9') && c != '_' {
+			return false
+		}
+	}
+	return true
 }
 
 // dialErrorType is the error.type of a failed dial: "timeout" for a

@@ -16,8 +16,8 @@ const Namespace = "shardis"
 // refreshes; during a migration its phase and what the client did for
 // it, labelled with the TopologyID of each side (from, to). Every node
 // metric has the labels node (host:port), name (the
-// node's configured name: a ring shard's name, the address in cluster
-// mode) and read_only ("true" for a replica connection serving reads in
+// node's configured name: a ring shard's name in the topology the client
+// routes by, the address in cluster mode) and read_only ("true" for a replica connection serving reads in
 // cluster mode). Values are read when Prometheus scrapes.
 type Collector struct {
 	c *shard.Client
@@ -68,13 +68,25 @@ func (col *Collector) Describe(ch chan<- *prometheus.Desc) {
 // Collect implements prometheus.Collector.
 func (col *Collector) Collect(ch chan<- prometheus.Metric) {
 	st := col.c.Stats()
+	// A node keeps in Stats the name it had when the client first used
+	// it: the topology the client routes by now names it (a migration to
+	// a ring that names the same servers differently).
+	names := map[string]string{}
+	for _, n := range col.c.Nodes() {
+		if n.Name != "" {
+			names[n.Addr] = n.Name
+		}
+	}
 	pools := map[string]bool{}
 	for _, n := range st.Nodes {
 		ro := "false"
+		name := n.Node.Name
 		if n.ReadOnly {
 			ro = "true"
+		} else if cur, ok := names[n.Node.Addr]; ok {
+			name = cur
 		}
-		l := []string{n.Node.Addr, n.Node.Name, ro}
+		l := []string{n.Node.Addr, name, ro}
 		up := 1.0
 		if n.Down {
 			up = 0

@@ -347,9 +347,9 @@ func (in *Instrumentation) pipeline(ctx context.Context, ev *shard.PipelineEvent
 		for i := range ev.Redirects {
 			in.attemptEvent(span, ev.Node, shard.OutcomeRedirect, nil, &ev.Redirects[i])
 		}
-		if ev.Outcome != shard.OutcomeOK && ev.Outcome != shard.OutcomeRedirect {
-			in.attemptEvent(span, ev.Node, ev.Outcome, ev.Err, nil)
-			et := errorType(ev.Outcome, ev.Err)
+		if fail, err := partFailure(ev); fail != shard.OutcomeOK {
+			in.attemptEvent(span, ev.Node, fail, err, nil)
+			et := errorType(fail, err)
 			span.SetAttributes(semconv.ErrorTypeKey.String(et))
 			// As the operation's span: status Error with the class only,
 			// since the error's text may quote arguments.
@@ -363,6 +363,23 @@ func (in *Instrumentation) pipeline(ctx context.Context, ev *shard.PipelineEvent
 	}
 }
 
+// partFailure returns how a node's part of a batch failed: the outcome of
+// its first command that neither succeeded nor was redirected, and that
+// command's error when the event has it (ev.Err is the first command's
+// that did not succeed, which may be a redirect's); OutcomeOK when every
+// command succeeded or was redirected.
+func partFailure(ev *shard.PipelineEvent) (shard.Outcome, error) {
+	if ev.Outcome != shard.OutcomeRedirect {
+		return ev.Outcome, ev.Err
+	}
+	for o, n := range ev.Outcomes {
+		if n > 0 && shard.Outcome(o) != shard.OutcomeOK && shard.Outcome(o) != shard.OutcomeRedirect {
+			return shard.Outcome(o), nil
+		}
+	}
+	return shard.OutcomeOK, nil
+}
+
 // attemptEvent adds a span event for an attempt that did not succeed: a
 // redirect names both nodes.
 func (in *Instrumentation) attemptEvent(span trace.Span, node shard.Node, o shard.Outcome, err error, rd *shard.Redirect) {
@@ -372,10 +389,7 @@ func (in *Instrumentation) attemptEvent(span trace.Span, node shard.Node, o shar
 			RedirectFromKey.String(rd.From.Addr), RedirectToKey.String(rd.To.Addr)))
 		return
 	}
-	attrs := append(in.node(node.Addr).kv[:2:2], OutcomeKey.String(o.String()))
-	if err != nil {
-		attrs = append(attrs, semconv.ErrorTypeKey.String(errorType(o, err)))
-	}
+	attrs := append(in.node(node.Addr).kv[:2:2], OutcomeKey.String(o.String()), semconv.ErrorTypeKey.String(errorType(o, err)))
 	span.AddEvent("attempt failed", trace.WithAttributes(attrs...))
 }
 

@@ -10,8 +10,9 @@
 // that did not succeed is an event on it (a "redirect" naming the node
 // that sent it and the next one, or an "attempt failed" naming its node
 // and outcome), the span's server.address and server.port are those of
-// the node that gave the final reply, and its status is Error only when
-// that final reply is an error.
+// the node that gave the final reply, shardis.attempts (AttemptsKey) says
+// how many times it was sent, and its status is Error only when that final
+// reply is an error.
 //
 // The gauges and counters of Observe follow the client's nodes: a node
 // the client retired (shard.NodeRetired) is no longer observed, and its

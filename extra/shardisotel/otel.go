@@ -57,6 +57,10 @@ const (
 	// NodesKey is how many nodes gave the final replies of an operation
 	// that ended on several.
 	NodesKey = attribute.Key("shardis.nodes")
+	// AttemptsKey is how many times an operation's command was sent
+	// (shard.Op.Attempts: for several commands, the most times one was),
+	// set when it is more than once: a redirect or a retry.
+	AttemptsKey = attribute.Key("shardis.attempts")
 	// ReadOnlyKey marks a replica connection for reads (READONLY).
 	ReadOnlyKey = attribute.Key("shardis.node.read_only")
 	// NodeEventKey is a node state change (shard.NodeEventKind.String).
@@ -303,6 +307,9 @@ func (in *Instrumentation) finish(ctx context.Context, op *shard.Op) {
 		span.SetAttributes(in.node(op.Node.Addr).kv...)
 	} else if op.Nodes > 1 {
 		span.SetAttributes(NodesKey.Int(op.Nodes))
+	}
+	if op.Attempts > 1 {
+		span.SetAttributes(AttemptsKey.Int(op.Attempts))
 	}
 	if op.Err != nil {
 		span.SetAttributes(semconv.ErrorTypeKey.String(errorType(op.Outcome, op.Err)), OutcomeKey.String(op.Outcome.String()))

@@ -100,6 +100,7 @@ func TestReview8RedirectThenFinalResultIsOneSpan(t *testing.T) {
 			sp := ended[0]
 			a := attrs(sp.Attributes())
 			assert.Equal(t, to.Addr, a["server.address"]+":"+a["server.port"], "the span names the node of the final reply")
+			assert.Equal(t, "2", a["shardis.attempts"], "sent twice: to the old owner, then the new one")
 			evs := spanEvents(sp)
 			require.NotEmpty(t, evs)
 			assert.Equal(t, "redirect", evs[0]["name"])
@@ -187,6 +188,9 @@ func TestReview8RetryAfterFailoverIsOneSpan(t *testing.T) {
 		}
 	}
 	assert.True(t, victimSeen, "an attempt on the dead master shows: %v", evs)
+	n, err := strconv.Atoi(a["shardis.attempts"])
+	require.NoError(t, err, "shardis.attempts: %q", a["shardis.attempts"])
+	assert.GreaterOrEqual(t, n, 2, "the command was sent again")
 }
 
 // keyOfSlot0 returns a key in hash slot 0.

@@ -15,10 +15,15 @@ const Namespace = "shardis"
 // round trip; per pool its connections, waits and dials; and the topology
 // refreshes; during a migration its phase and what the client did for
 // it, labelled with the TopologyID of each side (from, to). Every node
-// metric has the labels node (host:port), name (the
-// node's configured name: a ring shard's name in the topology the client
-// routes by, the address in cluster mode) and read_only ("true" for a replica connection serving reads in
-// cluster mode). Values are read when Prometheus scrapes.
+// metric has the labels node (host:port), name (the node's configured
+// name: a ring shard's name in the topology the client routes by, the
+// address in cluster mode) and read_only ("true" for a replica connection
+// serving reads in cluster mode). Values are read when Prometheus
+// scrapes, from the nodes of the topologies the client uses then
+// (shard.Stats.Nodes): a node that left them (a master or replica the
+// cluster forgot, the old ring's shards once a migration finished, a
+// Sentinel replica no longer listed) has no series from the moment the
+// client retires it.
 type Collector struct {
 	c *shard.Client
 

@@ -364,7 +364,13 @@ func (in *Instrumentation) pipeline(ctx context.Context, ev *shard.PipelineEvent
 		}
 		span.End(trace.WithTimestamp(ev.Start.Add(ev.Duration)))
 	}
-	in.measure(ctx, ev.Node, "PIPELINE", ev.Outcome, ev.Duration.Seconds(), ev.Err, ev.Outcomes[shard.OutcomeRetry], nil)
+	// The part's outcome is its failure's, as on its span; a redirect
+	// when its commands only succeeded or were redirected.
+	o, _ := partFailure(ev)
+	if o == shard.OutcomeOK {
+		o = ev.Outcome
+	}
+	in.measure(ctx, ev.Node, "PIPELINE", o, ev.Duration.Seconds(), ev.Err, ev.Outcomes[shard.OutcomeRetry], nil)
 	for i := range ev.Redirects {
 		in.countRedirect(ctx, &ev.Redirects[i])
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 )
 
@@ -95,6 +96,18 @@ func TestReview8PipelinePartWithRedirectAndErrorIsAnError(t *testing.T) {
 			require.NotNil(t, failed, "the failure shows: %v", spanEvents(part))
 			assert.NotEmpty(t, failed["error.type"], "%v", failed)
 			assert.Equal(t, "server_error", failed["shardis.outcome"], "%v", failed)
+
+			// The part's duration is measured with that outcome too.
+			var rm metricdata.ResourceMetrics
+			require.NoError(t, tel.reader.Collect(ctx, &rm))
+			outcomes := map[string]uint64{}
+			for _, p := range histPoints(t, rm, "db.client.operation.duration") {
+				a := attrs(p.Attributes.ToSlice())
+				if a["db.operation.name"] == "PIPELINE" && a["server.address"]+":"+a["server.port"] == from.Addr {
+					outcomes[a["shardis.outcome"]] += p.Count
+				}
+			}
+			assert.Equal(t, map[string]uint64{"server_error": 1}, outcomes)
 		})
 	}
 }

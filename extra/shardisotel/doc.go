@@ -5,4 +5,23 @@
 // (command.Lookup returns nil: a typo, a name built from data, a module's
 // command) is OtherOperation ("OTHER"), so that the names callers pass to
 // Do cannot grow the number of series or span names without bound.
+//
+// A command that was redirected or retried is one span: each attempt
+// that did not succeed is an event on it (a "redirect" naming the node
+// that sent it and the next one, or an "attempt failed" naming its node
+// and outcome), the span's server.address and server.port are those of
+// the node that gave the final reply, shardis.attempts (AttemptsKey) says
+// how many times it was sent, and its status is Error only when that final
+// reply is an error.
+//
+// The gauges and counters of Observe follow the client's nodes: a node
+// the client retired (shard.NodeRetired) is no longer observed, and its
+// series go. The instruments fed per attempt (db.client.operation.duration,
+// shardis.client.redirects, shardis.client.retries,
+// shardis.client.node.events, db.client.connection.create_time) are
+// synchronous instruments, whose series OpenTelemetry cannot delete: with
+// cumulative temporality the SDK goes on exporting those of a retired node
+// with their last values; with delta temporality they stop once the node
+// gets no more attempts. Prometheus users who need them gone can use
+// shardisprom, whose series of a retired node are deleted.
 package shardisotel

@@ -57,6 +57,10 @@ const (
 	// NodesKey is how many nodes gave the final replies of an operation
 	// that ended on several.
 	NodesKey = attribute.Key("shardis.nodes")
+	// AttemptsKey is how many times an operation's command was sent
+	// (shard.Op.Attempts: for several commands, the most times one was),
+	// set when it is more than once: a redirect or a retry.
+	AttemptsKey = attribute.Key("shardis.attempts")
 	// ReadOnlyKey marks a replica connection for reads (READONLY).
 	ReadOnlyKey = attribute.Key("shardis.node.read_only")
 	// NodeEventKey is a node state change (shard.NodeEventKind.String).
@@ -304,6 +308,9 @@ func (in *Instrumentation) finish(ctx context.Context, op *shard.Op) {
 	} else if op.Nodes > 1 {
 		span.SetAttributes(NodesKey.Int(op.Nodes))
 	}
+	if op.Attempts > 1 {
+		span.SetAttributes(AttemptsKey.Int(op.Attempts))
+	}
 	if op.Err != nil {
 		span.SetAttributes(semconv.ErrorTypeKey.String(errorType(op.Outcome, op.Err)), OutcomeKey.String(op.Outcome.String()))
 		if code := statusCode(op.Err); code != "" {
@@ -347,9 +354,9 @@ func (in *Instrumentation) pipeline(ctx context.Context, ev *shard.PipelineEvent
 		for i := range ev.Redirects {
 			in.attemptEvent(span, ev.Node, shard.OutcomeRedirect, nil, &ev.Redirects[i])
 		}
-		if ev.Outcome != shard.OutcomeOK && ev.Outcome != shard.OutcomeRedirect {
-			in.attemptEvent(span, ev.Node, ev.Outcome, ev.Err, nil)
-			et := errorType(ev.Outcome, ev.Err)
+		if fail, err := partFailure(ev); fail != shard.OutcomeOK {
+			in.attemptEvent(span, ev.Node, fail, err, nil)
+			et := errorType(fail, err)
 			span.SetAttributes(semconv.ErrorTypeKey.String(et))
 			// As the operation's span: status Error with the class only,
 			// since the error's text may quote arguments.
@@ -357,10 +364,33 @@ func (in *Instrumentation) pipeline(ctx context.Context, ev *shard.PipelineEvent
 		}
 		span.End(trace.WithTimestamp(ev.Start.Add(ev.Duration)))
 	}
-	in.measure(ctx, ev.Node, "PIPELINE", ev.Outcome, ev.Duration.Seconds(), ev.Err, ev.Outcomes[shard.OutcomeRetry], nil)
+	// The part's outcome is its failure's, as on its span; a redirect
+	// when its commands only succeeded or were redirected.
+	o, _ := partFailure(ev)
+	if o == shard.OutcomeOK {
+		o = ev.Outcome
+	}
+	in.measure(ctx, ev.Node, "PIPELINE", o, ev.Duration.Seconds(), ev.Err, ev.Outcomes[shard.OutcomeRetry], nil)
 	for i := range ev.Redirects {
 		in.countRedirect(ctx, &ev.Redirects[i])
 	}
+}
+
+// partFailure returns how a node's part of a batch failed: the outcome of
+// its first command that neither succeeded nor was redirected, and that
+// command's error when the event has it (ev.Err is the first command's
+// that did not succeed, which may be a redirect's); OutcomeOK when every
+// command succeeded or was redirected.
+func partFailure(ev *shard.PipelineEvent) (shard.Outcome, error) {
+	if ev.Outcome != shard.OutcomeRedirect {
+		return ev.Outcome, ev.Err
+	}
+	for o, n := range ev.Outcomes {
+		if n > 0 && shard.Outcome(o) != shard.OutcomeOK && shard.Outcome(o) != shard.OutcomeRedirect {
+			return shard.Outcome(o), nil
+		}
+	}
+	return shard.OutcomeOK, nil
 }
 
 // attemptEvent adds a span event for an attempt that did not succeed: a
@@ -372,10 +402,7 @@ func (in *Instrumentation) attemptEvent(span trace.Span, node shard.Node, o shar
 			RedirectFromKey.String(rd.From.Addr), RedirectToKey.String(rd.To.Addr)))
 		return
 	}
-	attrs := append(in.node(node.Addr).kv[:2:2], OutcomeKey.String(o.String()))
-	if err != nil {
-		attrs = append(attrs, semconv.ErrorTypeKey.String(errorType(o, err)))
-	}
+	attrs := append(in.node(node.Addr).kv[:2:2], OutcomeKey.String(o.String()), semconv.ErrorTypeKey.String(errorType(o, err)))
 	span.AddEvent("attempt failed", trace.WithAttributes(attrs...))
 }
 
@@ -474,7 +501,7 @@ func (in *Instrumentation) nodeState(ev shard.NodeEvent) {
 
 // errorType is the error.type of a failed attempt or operation: the
 // server's error code for an error reply (WRONGTYPE, NOAUTH, ...), else
-// the outcome class.
+// the outcome class (a script's error reply without a code included).
 func errorType(o shard.Outcome, err error) string {
 	if o == shard.OutcomeServerError {
 		if code := statusCode(err); code != "" {
@@ -484,14 +511,41 @@ func errorType(o shard.Outcome, err error) string {
 	return o.String()
 }
 
-// statusCode returns the error code of a server error reply.
+// statusCode returns the error code of a server error reply: its first
+// word when that is shaped like a code (ERR, WRONGTYPE, a module's
+// MYMOD_ERR), "" otherwise. A script's error reply (redis.error_reply,
+// {err=...}) is the script's own text, whose first word may be a key, a
+// value or a secret: it must not become an attribute, which would also
+// make error.type unbounded.
 func statusCode(err error) string {
 	var re redis.Error
 	if !errors.As(err, &re) {
 		return ""
 	}
 	code, _, _ := strings.Cut(string(re), " ")
+	if !isErrorCode(code) {
+		return ""
+	}
 	return code
+}
+
+// maxErrorCode bounds the length of an error code taken from a reply.
+const maxErrorCode = 32
+
+// isErrorCode reports whether s is shaped like a Redis error code: an
+// upper-case letter, then upper-case letters, digits or underscores, at
+// most maxErrorCode bytes.
+func isErrorCode(s string) bool {
+	if s == "" || len(s) > maxErrorCode || s[0] < 'A' || s[0] > 'Z' {
+		return false
+	}
+	for i := 1; i < len(s); i++ {
+		c := s[i]
+		if (c < 'A' || c > 'Z') && (c < '0' || c > '9') && c != '_' {
+			return false
+		}
+	}
+	return true
 }
 
 // dialErrorType is the error.type of a failed dial: "timeout" for a

@@ -15,10 +15,15 @@ const Namespace = "shardis"
 // round trip; per pool its connections, waits and dials; and the topology
 // refreshes; during a migration its phase and what the client did for
 // it, labelled with the TopologyID of each side (from, to). Every node
-// metric has the labels node (host:port), name (the
-// node's configured name: a ring shard's name, the address in cluster
-// mode) and read_only ("true" for a replica connection serving reads in
-// cluster mode). Values are read when Prometheus scrapes.
+// metric has the labels node (host:port), name (the node's configured
+// name: a ring shard's name in the topology the client routes by, the
+// address in cluster mode) and read_only ("true" for a replica connection
+// serving reads in cluster mode). Values are read when Prometheus
+// scrapes, from the nodes of the topologies the client uses then
+// (shard.Stats.Nodes): a node that left them (a master or replica the
+// cluster forgot, the old ring's shards once a migration finished, a
+// Sentinel replica no longer listed) has no series from the moment the
+// client retires it.
 type Collector struct {
 	c *shard.Client
 
@@ -68,13 +73,25 @@ func (col *Collector) Describe(ch chan<- *prometheus.Desc) {
 // Collect implements prometheus.Collector.
 func (col *Collector) Collect(ch chan<- prometheus.Metric) {
 	st := col.c.Stats()
+	// A node keeps in Stats the name it had when the client first used
+	// it: the topology the client routes by now names it (a migration to
+	// a ring that names the same servers differently).
+	names := map[string]string{}
+	for _, n := range col.c.Nodes() {
+		if n.Name != "" {
+			names[n.Addr] = n.Name
+		}
+	}
 	pools := map[string]bool{}
 	for _, n := range st.Nodes {
 		ro := "false"
+		name := n.Node.Name
 		if n.ReadOnly {
 			ro = "true"
+		} else if cur, ok := names[n.Node.Addr]; ok {
+			name = cur
 		}
-		l := []string{n.Node.Addr, n.Node.Name, ro}
+		l := []string{n.Node.Addr, name, ro}
 		up := 1.0
 		if n.Down {
 			up = 0

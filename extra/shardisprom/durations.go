@@ -16,7 +16,8 @@ import (
 // operation is the command's name in upper case (PIPELINE for a part of a
 // pipeline) and outcome is shard.Outcome.String ("ok", "server_error",
 // "redirect", "retry", "unknown_outcome", "timeout", "canceled",
-// "failed"). Feed it by adding Hooks to shard.Config.Hooks and register it
+// "failed"); a part's outcome is that of its first command that failed,
+// a redirect counting only when no other command failed. Feed it by adding Hooks to shard.Config.Hooks and register it
 // like any collector.
 //
 // The name a caller passes to Do is not trusted as a label: operation is
@@ -86,7 +87,7 @@ func (d *Durations) Hooks() *shard.Hooks {
 			if d.late(ev.Node.Addr, ev.Start) {
 				return
 			}
-			d.h.WithLabelValues(ev.Node.Addr, "PIPELINE", ev.Outcome.String()).Observe(ev.Duration.Seconds())
+			d.h.WithLabelValues(ev.Node.Addr, "PIPELINE", partOutcome(ev).String()).Observe(ev.Duration.Seconds())
 			d.recheck(ev.Node.Addr, ev.Start)
 		},
 		// A node that left every topology the client uses (the old
@@ -100,6 +101,22 @@ func (d *Durations) Hooks() *shard.Hooks {
 			}
 		},
 	}
+}
+
+// partOutcome is the outcome of a node's part of a batch: that of its
+// first command that did not succeed (ev.Outcome), unless it was a
+// redirect (followed, not a failure) and another command failed for
+// good: then that failure's.
+func partOutcome(ev *shard.PipelineEvent) shard.Outcome {
+	if ev.Outcome != shard.OutcomeRedirect {
+		return ev.Outcome
+	}
+	for o, n := range ev.Outcomes {
+		if n > 0 && shard.Outcome(o) != shard.OutcomeOK && shard.Outcome(o) != shard.OutcomeRedirect {
+			return shard.Outcome(o)
+		}
+	}
+	return ev.Outcome
 }
 
 // retire deletes addr's series and remembers when it retired. The mark

@@ -106,7 +106,7 @@ func (e *shardListError) Error() string {
 	if e.index < 0 {
 		return "shardis: bad shard list: " + e.reason
 	}
-	return fmt.Sprintf("shardis: bad shard list: entry %d %q: %s", e.index, e.entry, e.reason)
+	return fmt.Sprintf("shardis: bad shard list: entry %d %q: %s", e.index, addrkey.Redact(e.entry), e.reason)
 }
 
 func (e *shardListError) Unwrap() []error {
@@ -143,6 +143,9 @@ func parseShard(raw string) (s Shard, reason string, cause error) {
 	}
 	if strings.IndexFunc(e, unicode.IsControl) >= 0 {
 		return Shard{}, "control character in the address", nil
+	}
+	if addrkey.HasCredentials(e) {
+		return Shard{}, errCredentials, nil
 	}
 	// Split off host (possibly a bracketed IPv6 literal), port and weight.
 	var host, rest string
@@ -213,6 +216,9 @@ func parseDecimal(s string, limit int) (int, bool) {
 // leading zero. "h:06379" and "h:+6379" dial the same server as "h:6379",
 // so accepting them would let one server pass for two distinct shards.
 func validateAddr(addr string) error {
+	if addrkey.HasCredentials(addr) {
+		return fmt.Errorf("address %q: %s", addrkey.Redact(addr), errCredentials)
+	}
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
 		return fmt.Errorf("address %q: want host:port", addr)
@@ -225,6 +231,10 @@ func validateAddr(addr string) error {
 	}
 	return nil
 }
+
+// errCredentials is why an address with an '@' in it is refused: it holds
+// credentials (quoted only redacted, addrkey.Redact).
+const errCredentials = "an address holds no credentials (give them in the client's pool options, or as user:password@ in a URL)"
 
 // serverSet finds shards that name one server under two spellings of its
 // address. It maps each canonical form (serverKeys) to a shard index.

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/shardis/shardis/internal/addrkey"
 	"github.com/shardis/shardis/pool"
 	"github.com/shardis/shardis/ring"
 )
@@ -186,6 +187,9 @@ func parseUserInfo(info string, cfg *Config) error {
 // without white space or control characters, and a port of digits in
 // 1..65535.
 func checkHostPort(h string) error {
+	if addrkey.HasCredentials(h) {
+		return fmt.Errorf("%w: address %q: an address holds no credentials (set Pool.Username and Pool.Password, or give user:password@ in a URL)", ErrBadConfig, addrkey.Redact(h))
+	}
 	host, port, err := net.SplitHostPort(h)
 	if err != nil || host == "" || port == "" {
 		if strings.Count(h, ":") > 1 {

@@ -38,3 +38,18 @@ func Of(addr string) []string {
 	}
 	return []string{host + "|" + port}
 }
+
+// Redact hides what comes before the last '@' in s, the place of
+// credentials in "user:password@host:port": an address or a list entry
+// quoted in an error passes through it first. Text without '@' is
+// returned as it is.
+func Redact(s string) string {
+	if i := strings.LastIndexByte(s, '@'); i >= 0 {
+		return "xxxxx" + s[i:]
+	}
+	return s
+}
+
+// HasCredentials reports an address with an '@' in it, which no host name
+// or IP address holds: credentials pasted from a URL's userinfo.
+func HasCredentials(addr string) bool { return strings.IndexByte(addr, '@') >= 0 }

@@ -27,3 +27,18 @@ func TestOf(t *testing.T) {
 		}
 	}
 }
+
+func TestRedact(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"app:pw@127.0.0.1:6379", "xxxxx@127.0.0.1:6379"},
+		{"pw@host:1 name", "xxxxx@host:1 name"},
+		{"a@b@host:1", "xxxxx@host:1"},
+		{"127.0.0.1:6379", "127.0.0.1:6379"},
+		{"", ""},
+	}
+	for _, tt := range tests {
+		if got := Redact(tt.in); got != tt.want {
+			t.Errorf("Redact(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}

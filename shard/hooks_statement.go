@@ -2,6 +2,7 @@ package shard
 
 import (
 	"strings"
+	"unicode"
 
 	"github.com/shardis/shardis/shard/command"
 )
@@ -47,7 +48,21 @@ func cut(s string, max int) string {
 }
 
 func writeStatement(b *strings.Builder, name string, args []any, max int) {
-	b.WriteString(name)
+	word, exact := commandWord(name)
+	switch {
+	case exact && printable(name):
+		b.WriteString(name)
+	case word != "" && printable(word):
+		// A name with white space around or in it: the server refuses it
+		// as unknown, and what follows its first word may be anything
+		// ("AUTH app password" given as one name).
+		b.WriteString(word)
+		if strings.IndexFunc(strings.TrimSpace(name), unicode.IsSpace) >= 0 {
+			b.WriteString(" ?")
+		}
+	default:
+		b.WriteByte('?')
+	}
 	secret := secretArgs(name, args)
 	for i, a := range args {
 		if max > 0 && b.Len() > max {
@@ -84,6 +99,12 @@ func printable(s string) bool {
 // argument of AUTH, those after HELLO's AUTH and MIGRATE's AUTH/AUTH2, the
 // rules of ACL SETUSER and the values of CONFIG SET.
 func secretArgs(name string, args []any) func(i int) bool {
+	name, exact := commandWord(name)
+	if !exact && secretCommand(name) {
+		// A misspelt AUTH (" auth", "AUTH "): the server refuses it, but
+		// which of its arguments is the password is anyone's guess.
+		return func(int) bool { return true }
+	}
 	switch {
 	case strings.EqualFold(name, "AUTH"):
 		return func(int) bool { return true }
@@ -101,8 +122,41 @@ func secretArgs(name string, args []any) func(i int) bool {
 		if len(args) > 0 && argEquals(args[0], "SET") {
 			return func(i int) bool { return i >= 2 && i%2 == 0 }
 		}
+	case strings.EqualFold(name, "SENTINEL"):
+		// SENTINEL SET master option value ... (auth-pass) and SENTINEL
+		// CONFIG SET option value ... (sentinel-pass): every value.
+		if len(args) > 0 && argEquals(args[0], "SET") {
+			return func(i int) bool { return i >= 3 && i%2 == 1 }
+		}
+		if len(args) > 1 && argEquals(args[0], "CONFIG") && argEquals(args[1], "SET") {
+			return func(i int) bool { return i >= 3 && i%2 == 1 }
+		}
 	}
 	return func(int) bool { return false }
+}
+
+// secretCommands are the commands some of whose arguments are secrets
+// (secretArgs).
+var secretCommands = []string{"AUTH", "HELLO", "MIGRATE", "ACL", "CONFIG", "SENTINEL"}
+
+// secretCommand reports whether word names one of secretCommands.
+func secretCommand(word string) bool {
+	for _, c := range secretCommands {
+		if strings.EqualFold(word, c) {
+			return true
+		}
+	}
+	return false
+}
+
+// commandWord returns the first word of a command name and whether the
+// name is that word alone, without white space around or in it.
+func commandWord(name string) (word string, exact bool) {
+	f := strings.Fields(name)
+	if len(f) == 0 {
+		return "", false
+	}
+	return f[0], len(f) == 1 && f[0] == name
 }
 
 // afterWord marks the n arguments after every argument equal to word.

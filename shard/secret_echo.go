@@ -21,6 +21,13 @@ const echoMarker = "with args beginning with:"
 func hideSecretEcho(name string, args []any, re redis.Error) redis.Error {
 	secret := secretArgs(name, args)
 	text := string(re)
+	if word, exact := commandWord(name); !exact && secretCommand(word) {
+		// The server quotes the misspelt name itself, which may hold the
+		// password ("AUTH app password" given as one name).
+		if j := strings.Index(text, "unknown command"); j >= 0 {
+			return redis.Error(text[:j] + "unknown command (name and arguments hidden: a misspelt " + strings.ToUpper(word) + ")")
+		}
+	}
 	hidden := false
 	for i, a := range args {
 		if !secret(i) {

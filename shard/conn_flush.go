@@ -603,8 +603,11 @@ func (f *flusher) sendPinned() {
 			fail(k+1, errAfterProtocolError, false)
 			return
 		case errors.As(err, &re):
-			set(k, Result{Err: re})
 			f.noteMoved(re)
+			// As through Client.Do: a NOAUTH or WRONGPASS is an
+			// authentication failure, a secret echoed back is hidden.
+			rerr, _ := f.rc.c.replyError(tx.node, hideSecretEcho(cmds[k].name, cmds[k].args, re))
+			set(k, Result{Err: rerr})
 		default:
 			fail(k, err, true)
 			return

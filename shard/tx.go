@@ -118,14 +118,17 @@ func (tx *Tx) do(name string, args ...any) (any, error) {
 		stop := context.AfterFunc(tx.ctx, tx.conn.abort)
 		defer stop()
 		reply, err = tx.conn.DoWithTimeout(t, name, args...)
-		if err == nil || isRedisError(err) {
-			return reply, err
-		}
 	} else {
 		reply, err = redis.DoContext(tx.conn, tx.ctx, name, args...)
-		if err == nil || isRedisError(err) {
-			return reply, err
-		}
+	}
+	if err == nil {
+		return reply, nil
+	}
+	if re, ok := err.(redis.Error); ok {
+		// As through Client.Do: a NOAUTH or WRONGPASS is an
+		// authentication failure, a secret echoed back is hidden.
+		err, _ = tx.c.replyError(tx.node, hideSecretEcho(name, args, re))
+		return reply, err
 	}
 	// The connection failed with the command written: a *NodeError, an
 	// *UnknownOutcomeError for a write (see sentError).
@@ -434,7 +437,8 @@ func (c *Client) txOnce(ctx context.Context, plan txPlan, node int, asking bool,
 		reply    any
 		firstErr error
 	)
-	for range replies {
+	first := replies - 1 - len(queue) // the reply of queue[0]
+	for k := range replies {
 		r, err := redis.ReceiveContext(conn, ctx)
 		var re redis.Error
 		switch {
@@ -444,7 +448,13 @@ func (c *Client) txOnce(ctx context.Context, plan txPlan, node int, asking bool,
 			return nil, re
 		case errors.As(err, &re):
 			if firstErr == nil {
-				firstErr = re
+				// As through Client.Do: a NOAUTH is an authentication
+				// failure, and a queued command's refusal that echoes a
+				// secret of its arguments is hidden.
+				if q := k - first; q >= 0 && q < len(queue) {
+					re = hideSecretEcho(queue[q].name, queue[q].args, re)
+				}
+				firstErr, _ = c.replyError(node, re)
 			}
 			reply = nil
 		default:

@@ -1,0 +1,103 @@
+package shard_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/gomodule/redigo/redis"
+	"github.com/shardis/shardis/internal/redistest"
+	"github.com/shardis/shardis/pool"
+	"github.com/shardis/shardis/shard"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// authPaths runs one GET of key through every way a command reaches a
+// node: Client.Do, a Pipeline, a Tx (its WATCH, then a Tx.Do), a Conn (a
+// routed Do, a WATCH, MULTI ... EXEC) and returns each one's error (no
+// "Tx.Do" when the Tx failed at its WATCH).
+func authPaths(t *testing.T, c *shard.Client, key string) map[string]error {
+	t.Helper()
+	ctx := context.Background()
+	out := map[string]error{}
+	_, out["Client.Do"] = c.Do(ctx, "GET", key)
+
+	p := c.Pipeline()
+	p.Send("GET", key)
+	res, err := p.Exec(ctx)
+	require.NoError(t, err)
+	require.Len(t, res, 1)
+	out["Pipeline"] = res[0].Err
+
+	_, out["Tx"] = c.Tx(ctx, []string{key}, func(tx *shard.Tx) error {
+		_, err := tx.Do("GET", key)
+		out["Tx.Do"] = err
+		return err
+	})
+
+	conn := c.Conn()
+	defer conn.Close()
+	_, out["Conn.Do"] = conn.Do("GET", key)
+	_, out["Conn WATCH"] = conn.Do("WATCH", key)
+	_, _ = conn.Do("UNWATCH")
+	require.NoError(t, conn.Send("MULTI"))
+	require.NoError(t, conn.Send("GET", key))
+	_, out["Conn MULTI/EXEC"] = conn.Do("EXEC")
+	return out
+}
+
+// A server's refusal of the connection's credentials (NOAUTH: the node
+// wants a password the client does not send) is a *pool.AuthError
+// (errors.Is(err, pool.ErrAuth)) through Client.Do and a Pipeline; a
+// transaction (Client.Tx, and WATCH or MULTI ... EXEC on a Conn) used to
+// return the bare redis.Error, so a caller matching pool.ErrAuth missed
+// it there. A command the user may not run (NOPERM) is the command's own
+// error on every path, never an authentication failure.
+func TestReview8TransactionAuthRepliesAreTyped(t *testing.T) {
+	t.Run("NOAUTH", func(t *testing.T) {
+		server := redistest.StartTB(t, redistest.Options{DefaultPassword: "r8-tx-secret"})
+		cfg := ringConfig([]*redistest.Server{server})
+		cfg.Health = shard.HealthOptions{Interval: -1}
+		c := newClient(t, cfg)
+		errs := authPaths(t, c, "r8auth:k")
+		require.Len(t, errs, 6) // Tx.Do is not there: fn never ran
+		for path, err := range errs {
+			require.Error(t, err, path)
+			assert.ErrorIs(t, err, pool.ErrAuth, "%s: %v", path, err)
+			var ae *pool.AuthError
+			assert.ErrorAs(t, err, &ae, path)
+			var re redis.Error
+			assert.ErrorAs(t, err, &re, "%s: the server's reply stays reachable", path)
+			assert.NotContains(t, err.Error(), "r8-tx-secret", path)
+		}
+	})
+	t.Run("NOPERM", func(t *testing.T) {
+		server := redistest.StartTB(t, redistest.Options{Users: []redistest.User{
+			{Name: "admin", Password: "admin-pass-8"},
+			{Name: "app", Password: "app-pass-8", Rules: "~* +@all -get"},
+		}})
+		cfg := ringConfig([]*redistest.Server{server})
+		cfg.Health = shard.HealthOptions{Interval: -1}
+		cfg.Pool.Username, cfg.Pool.Password = "app", "app-pass-8"
+		c := newClient(t, cfg)
+		errs := authPaths(t, c, "r8auth:k")
+		require.Len(t, errs, 7)
+		for path, err := range errs {
+			if path == "Conn WATCH" {
+				require.NoError(t, err, "WATCH is allowed")
+				continue
+			}
+			require.Error(t, err, path)
+			assert.NotErrorIs(t, err, pool.ErrAuth, "%s: %v", path, err)
+			var re redis.Error
+			require.ErrorAs(t, err, &re, path)
+			if path != "Conn MULTI/EXEC" { // EXECABORT, after GET's NOPERM
+				assert.True(t, strings.HasPrefix(string(re), "NOPERM"), "%s: %v", path, err)
+			}
+		}
+		// The node is not at fault: it still serves the user.
+		_, err := c.Do(context.Background(), "SET", "r8auth:k", "v")
+		require.NoError(t, err)
+	})
+}

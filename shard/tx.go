@@ -427,7 +427,11 @@ func (c *Client) txOnce(ctx context.Context, plan txPlan, node int, asking bool,
 	stop := context.AfterFunc(ctx, conn.abort) // the write too ends with ctx
 	defer stop()
 	if err := conn.Flush(); err != nil {
-		return nil, execFailed(ctx, ns.node, queue, err)
+		// The write failed before its end, which is EXEC's: the server
+		// never read a whole EXEC, and discards MULTI's queue with the
+		// connection. Nothing ran (whatever the cause: a reset while a
+		// value over proto-max-bulk-len was written, say).
+		return nil, &NodeError{Node: ns.node, Err: contextCause(ctx, err)}
 	}
 	// The replies are read one at a time (as Do would, returning the
 	// first error reply among them), so that a protocol error reply is
@@ -475,7 +479,7 @@ func (c *Client) txOnce(ctx context.Context, plan txPlan, node int, asking bool,
 }
 
 // execFailed is the error of a transaction whose connection failed once
-// MULTI ... EXEC was written: it may have run. When the caller's context
+// MULTI ... EXEC was written whole: it may have run. When the caller's context
 // ended the wait, the error wraps the context's error and says so; else,
 // when a queued command may write, it is an *UnknownOutcomeError for EXEC
 // (as for any write whose connection failed after sending), which is

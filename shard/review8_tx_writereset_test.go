@@ -41,7 +41,7 @@ func TestReview8TransactionWriteResetIsNotOfUnknownOutcome(t *testing.T) {
 	}
 	tests := []struct {
 		name string
-		run  func() error // increments r8reset:n after the big value unless refused
+		run  func() error // r8reset:n is incremented after the big value, if at all
 	}{
 		// The write of the big value fails (in Send).
 		{"Tx", txWith(big)},
@@ -50,6 +50,13 @@ func TestReview8TransactionWriteResetIsNotOfUnknownOutcome(t *testing.T) {
 		// reply is read.
 		{"Tx, value just over the limit", txWith(strings.Repeat("x", 1<<20+1))},
 		{"Tx, value over the limit", txWith(strings.Repeat("x", 2<<20))},
+		{"Tx.Do", func() error {
+			_, err := c.Tx(ctx, []string{"r8reset:k"}, func(tx *shard.Tx) error {
+				_, err := tx.Do("SET", "r8reset:k", big)
+				return err
+			})
+			return err
+		}},
 		{"Conn MULTI/EXEC", func() error {
 			conn := c.Conn()
 			defer conn.Close()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"slices"
 	"strings"
 	"sync"
@@ -130,9 +131,22 @@ func (tx *Tx) do(name string, args ...any) (any, error) {
 		err, _ = tx.c.replyError(tx.node, hideSecretEcho(name, args, re))
 		return reply, err
 	}
+	if writeFailed(err) {
+		// The write stopped before the command's end: the server never
+		// read it whole, and did not run it.
+		return nil, &NodeError{Node: node, Err: contextCause(tx.ctx, err)}
+	}
 	// The connection failed with the command written: a *NodeError, an
 	// *UnknownOutcomeError for a write (see sentError).
 	return nil, sentError(tx.ctx, node, connCmd{name: name, args: args}, false, err)
+}
+
+// writeFailed reports whether err is the failure of a write on the
+// connection (a reset, a write timeout): a failed write stops before the
+// end of what it was given.
+func writeFailed(err error) bool {
+	var oe *net.OpError
+	return errors.As(err, &oe) && oe.Op == "write"
 }
 
 // Queue adds a command to run between MULTI and EXEC. Its keys must be in

@@ -678,6 +678,15 @@ func (rc *routedConn) everyShard(ctx context.Context, cmd connCmd) Result {
 	}
 	err := rc.c.ForEachShard(ctx, func(ctx context.Context, n Node, conn redis.Conn) error {
 		r, err := redis.DoContext(conn, ctx, cmd.name, cmd.args...)
+		if re, ok := err.(redis.Error); ok {
+			// As through Client.Do: a NOAUTH or WRONGPASS is an
+			// authentication failure.
+			if i, ok := rc.c.nodes.lookup(n.Addr); ok {
+				err, _ = rc.c.replyError(i, re)
+			} else {
+				err = rc.c.authReply(n.Addr, re)
+			}
+		}
 		if err != nil {
 			return err
 		}

@@ -15,7 +15,7 @@ import (
 
 // authPaths runs one GET of key through every way a command reaches a
 // node: Client.Do, a Pipeline, a Tx (its WATCH, then a Tx.Do), a Conn (a
-// routed Do, a WATCH, MULTI ... EXEC) and returns each one's error (no
+// routed Do, a PING of every shard, a WATCH, MULTI ... EXEC) and returns each one's error (no
 // "Tx.Do" when the Tx failed at its WATCH).
 func authPaths(t *testing.T, c *shard.Client, key string) map[string]error {
 	t.Helper()
@@ -39,6 +39,7 @@ func authPaths(t *testing.T, c *shard.Client, key string) map[string]error {
 	conn := c.Conn()
 	defer conn.Close()
 	_, out["Conn.Do"] = conn.Do("GET", key)
+	_, out["Conn PING"] = conn.Do("PING")
 	_, out["Conn WATCH"] = conn.Do("WATCH", key)
 	_, _ = conn.Do("UNWATCH")
 	require.NoError(t, conn.Send("MULTI"))
@@ -61,7 +62,7 @@ func TestReview8TransactionAuthRepliesAreTyped(t *testing.T) {
 		cfg.Health = shard.HealthOptions{Interval: -1}
 		c := newClient(t, cfg)
 		errs := authPaths(t, c, "r8auth:k")
-		require.Len(t, errs, 6) // Tx.Do is not there: fn never ran
+		require.Len(t, errs, 7) // Tx.Do is not there: fn never ran
 		for path, err := range errs {
 			require.Error(t, err, path)
 			assert.ErrorIs(t, err, pool.ErrAuth, "%s: %v", path, err)
@@ -82,10 +83,10 @@ func TestReview8TransactionAuthRepliesAreTyped(t *testing.T) {
 		cfg.Pool.Username, cfg.Pool.Password = "app", "app-pass-8"
 		c := newClient(t, cfg)
 		errs := authPaths(t, c, "r8auth:k")
-		require.Len(t, errs, 7)
+		require.Len(t, errs, 8)
 		for path, err := range errs {
-			if path == "Conn WATCH" {
-				require.NoError(t, err, "WATCH is allowed")
+			if path == "Conn WATCH" || path == "Conn PING" {
+				require.NoError(t, err, "%s is allowed", path)
 				continue
 			}
 			require.Error(t, err, path)

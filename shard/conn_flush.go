@@ -613,10 +613,7 @@ func (f *flusher) sendPinned() {
 			return
 		case errors.As(err, &re):
 			f.noteMoved(re)
-			// As through Client.Do: a NOAUTH or WRONGPASS is an
-			// authentication failure, a secret echoed back is hidden.
-			rerr, _ := f.rc.c.replyError(tx.node, hideSecretEcho(cmds[k].name, cmds[k].args, re))
-			set(k, Result{Err: rerr})
+			set(k, Result{Err: f.rc.c.commandReplyError(tx.node, cmds[k].name, cmds[k].args, re)})
 		default:
 			fail(k, err, len(cmds))
 			return

@@ -102,3 +102,24 @@ func TestReview8TransactionAuthRepliesAreTyped(t *testing.T) {
 		require.NoError(t, err)
 	})
 }
+
+// An AUTH the caller sends in a transaction with credentials the server
+// refuses (WRONGPASS) is that command's error: the connection keeps its
+// own credentials, so it is no authentication failure of the client's
+// and no failure of the node.
+func TestReview8TransactionOwnAuthRefusalIsTheCommandsError(t *testing.T) {
+	server := redistest.StartTB(t, redistest.Options{})
+	cfg := ringConfig([]*redistest.Server{server})
+	cfg.Health = shard.HealthOptions{Interval: -1}
+	c := newClient(t, cfg)
+	_, err := c.Tx(context.Background(), []string{"r8auth:k"}, func(tx *shard.Tx) error {
+		_, err := tx.Do("AUTH", "r8-nobody", "r8-wrong-pass")
+		return err
+	})
+	require.Error(t, err)
+	var re redis.Error
+	require.ErrorAs(t, err, &re)
+	assert.True(t, strings.HasPrefix(string(re), "WRONGPASS"), "%v", err)
+	assert.NotErrorIs(t, err, pool.ErrAuth)
+	assert.Zero(t, c.Stats().Nodes[0].Errors, "a failure of the node was counted")
+}

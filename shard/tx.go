@@ -126,10 +126,7 @@ func (tx *Tx) do(name string, args ...any) (any, error) {
 		return reply, nil
 	}
 	if re, ok := err.(redis.Error); ok {
-		// As through Client.Do: a NOAUTH or WRONGPASS is an
-		// authentication failure, a secret echoed back is hidden.
-		err, _ = tx.c.replyError(tx.node, hideSecretEcho(name, args, re))
-		return reply, err
+		return reply, tx.c.commandReplyError(tx.node, name, args, re)
 	}
 	if writeFailed(err) {
 		// The write stopped before the command's end: the server never
@@ -139,6 +136,21 @@ func (tx *Tx) do(name string, args ...any) (any, error) {
 	// The connection failed with the command written: a *NodeError, an
 	// *UnknownOutcomeError for a write (see sentError).
 	return nil, sentError(tx.ctx, node, connCmd{name: name, args: args}, false, err)
+}
+
+// commandReplyError is the error of the server's error reply re to the
+// command name sent on a connection to node i, as Client.Do makes it: a
+// secret echoed back is hidden, and a NOAUTH or WRONGPASS is an
+// authentication failure of the connection (replyError), except the
+// WRONGPASS that refuses the credentials an AUTH or HELLO of the caller's
+// gave, which says nothing of the connection's.
+func (c *Client) commandReplyError(i int, name string, args []any, re redis.Error) error {
+	re = hideSecretEcho(name, args, re)
+	if n := lowerName(name); (n == "auth" || n == "hello") && strings.HasPrefix(string(re), "WRONGPASS ") {
+		return re
+	}
+	err, _ := c.replyError(i, re)
+	return err
 }
 
 // writeFailed reports whether err is the failure of a write on the

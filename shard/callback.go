@@ -81,9 +81,15 @@ func logPanic(e *PanicError) {
 	log.Printf("%v\n%s", e, e.Stack)
 }
 
+// enterCallback counts code of the program's that c runs now (see
+// insideCallback); leaveCallback, deferred, uncounts it.
+func (c *Client) enterCallback() { c.callbacks.Add(1) }
+func (c *Client) leaveCallback() { c.callbacks.Add(-1) }
+
 // recovered is deferred by the callUser functions: it recovers a panic of
-// the program's code and reports it.
+// the program's code and reports it, and uncounts the callback.
 func (c *Client) recovered(callback string) {
+	defer c.leaveCallback()
 	if v := recover(); v != nil {
 		e := newPanicError(callback, v)
 		if callback == "Hooks.Panic" {
@@ -101,18 +107,21 @@ func (c *Client) recovered(callback string) {
 
 //go:noinline
 func callUser0(c *Client, callback string, f func()) {
+	c.enterCallback()
 	defer c.recovered(callback)
 	f()
 }
 
 //go:noinline
 func callUser1[A any](c *Client, callback string, f func(A), a A) {
+	c.enterCallback()
 	defer c.recovered(callback)
 	f(a)
 }
 
 //go:noinline
 func callUser2[A, B any](c *Client, callback string, f func(A, B), a A, b B) {
+	c.enterCallback()
 	defer c.recovered(callback)
 	f(a, b)
 }
@@ -122,6 +131,7 @@ func callUser2[A, B any](c *Client, callback string, f func(A, B), a A, b B) {
 //
 //go:noinline
 func callUserStart(c *Client, f func(context.Context, *Op) context.Context, ctx context.Context, op *Op) context.Context {
+	c.enterCallback()
 	defer c.recovered("Hooks.Start")
 	return f(ctx, op)
 }
@@ -129,7 +139,9 @@ func callUserStart(c *Client, f func(context.Context, *Op) context.Context, ctx 
 // callUserErr runs code whose panic becomes its error.
 //
 //go:noinline
-func callUserErr(callback string, f func() error) (err error) {
+func callUserErr(c *Client, callback string, f func() error) (err error) {
+	c.enterCallback()
+	defer c.leaveCallback()
 	defer func() {
 		if v := recover(); v != nil {
 			err = newPanicError(callback, v)
@@ -139,7 +151,9 @@ func callUserErr(callback string, f func() error) (err error) {
 }
 
 //go:noinline
-func callUserRoute(r Router, key string) (n Node, err error) {
+func callUserRoute(c *Client, r Router, key string) (n Node, err error) {
+	c.enterCallback()
+	defer c.leaveCallback()
 	defer func() {
 		if v := recover(); v != nil {
 			n, err = Node{}, newPanicError("Router.Route", v)
@@ -149,7 +163,9 @@ func callUserRoute(r Router, key string) (n Node, err error) {
 }
 
 //go:noinline
-func callUserNodes(r Router) (nodes []Node, perr *PanicError) {
+func callUserNodes(c *Client, r Router) (nodes []Node, perr *PanicError) {
+	c.enterCallback()
+	defer c.leaveCallback()
 	defer func() {
 		if v := recover(); v != nil {
 			nodes, perr = nil, newPanicError("Router.Nodes", v)
@@ -159,7 +175,9 @@ func callUserNodes(r Router) (nodes []Node, perr *PanicError) {
 }
 
 //go:noinline
-func callUserCheck(check HealthCheck, ctx context.Context, conn redis.Conn, node Node) (err error) {
+func callUserCheck(c *Client, check HealthCheck, ctx context.Context, conn redis.Conn, node Node) (err error) {
+	c.enterCallback()
+	defer c.leaveCallback()
 	defer func() {
 		if v := recover(); v != nil {
 			err = newPanicError("HealthCheck", v)
@@ -175,10 +193,17 @@ var callUserPrefix = func() string {
 	return strings.TrimSuffix(name, "0")
 }()
 
-// insideCallback reports whether the calling goroutine is running code
-// of the program's that the client called (a frame of a callUser
-// function is on its stack).
-func insideCallback() bool {
+// insideCallback reports whether the calling goroutine may be running
+// code of the program's that c called: c runs such code now (on some
+// goroutine), and a frame of a callUser function is on this goroutine's
+// stack. A callback of another client only (a hook of client A that
+// closes client B) is not one of c's: B's Close need not fear waiting for
+// itself. (The frames do not tell whose callback they are: while c runs
+// one elsewhere, another client's is taken for c's, to be safe.)
+func (c *Client) insideCallback() bool {
+	if c.callbacks.Load() == 0 {
+		return false
+	}
 	pcs := make([]uintptr, 64)
 	for {
 		n := runtime.Callers(2, pcs)
@@ -209,10 +234,10 @@ type guardedRouter struct {
 	last atomic.Pointer[[]Node]
 }
 
-func (g *guardedRouter) Route(key string) (Node, error) { return callUserRoute(g.r, key) }
+func (g *guardedRouter) Route(key string) (Node, error) { return callUserRoute(g.c, g.r, key) }
 
 func (g *guardedRouter) Nodes() []Node {
-	nodes, perr := callUserNodes(g.r)
+	nodes, perr := callUserNodes(g.c, g.r)
 	if perr != nil {
 		g.c.reportPanic(perr)
 		if p := g.last.Load(); p != nil {

@@ -67,11 +67,13 @@ type Client struct {
 	closing  chan struct{}     // closed once the first Close has closed everything
 	closeErr error             // the first Close's, set before closing is closed
 	onPanic  func(*PanicError) // Hooks.Panic (callback.go)
-	stop     chan struct{}
-	life     context.Context // ends with Close: bounds background waits
-	endLife  context.CancelFunc
-	bg       sync.WaitGroup // background loops
-	inflight sync.WaitGroup // per-node workers of parallel batches
+	// callbacks counts the program's code running now (callback.go).
+	callbacks atomic.Int64
+	stop      chan struct{}
+	life      context.Context // ends with Close: bounds background waits
+	endLife   context.CancelFunc
+	bg        sync.WaitGroup // background loops
+	inflight  sync.WaitGroup // per-node workers of parallel batches
 }
 
 // New creates a client for cfg. Ring mode does no I/O here: connections are
@@ -250,11 +252,13 @@ var singleBatches = sync.Pool{New: func() any { return new(batch) }}
 // which may run on a goroutine that Close waits for: there it marks the
 // client closed (later calls fail with ErrClosed) and returns at once,
 // and the rest of the closing goes on after the callback has returned; a
-// later Close called from elsewhere waits for it. (Close tells by its
-// goroutine's stack: a Close called inside such code of any Client, this
-// one's or another's, returns at once.)
+// later Close called from elsewhere waits for it. A Close inside such
+// code of another Client (a hook of client A that closes client B) does
+// its whole work before it returns, unless this client runs code of the
+// program's at that moment too (Close tells by its goroutine's stack,
+// which does not say whose code it is: it then returns at once).
 func (c *Client) Close() error {
-	inside := insideCallback()
+	inside := c.insideCallback()
 	if c.closed.Swap(true) {
 		if inside {
 			return nil

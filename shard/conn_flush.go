@@ -519,12 +519,13 @@ func (f *flusher) sendPinned() {
 		}
 	}
 	node := f.rc.c.nodes.get(tx.node).node
-	// fail fails commands from on; sent: they were written (or their
-	// write failed part way), so they may have run.
-	fail := func(from int, err error, sent bool) {
+	// fail fails commands from on; those before upTo were written whole
+	// (or may have been), so they may have run; the others were not
+	// (nor what MULTI queued before an EXEC that was not).
+	fail := func(from int, err error, upTo int) {
 		nerr := &NodeError{Node: node, Err: contextCause(f.ctx, err)}
 		for k := from; k < len(cmds); k++ {
-			if sent {
+			if k < upTo {
 				set(k, Result{Err: sentError(f.ctx, node, cmds[k], in[k], err)})
 			} else {
 				set(k, Result{Err: nerr})
@@ -548,7 +549,7 @@ func (f *flusher) sendPinned() {
 		// The context has ended: nothing of the run is written (the
 		// connection would be closed only once it was on its way, and an
 		// EXEC would run while its caller is told it was cancelled).
-		fail(0, errNothingSent, false) // wrapped with the context's error
+		fail(0, errNothingSent, 0) // wrapped with the context's error
 		return
 	}
 	// A blocking command (BLPOP on a watched key, ...) is waited for as
@@ -563,7 +564,7 @@ func (f *flusher) sendPinned() {
 	}
 	timeout, err := f.rc.c.replyTimeout(f.ctx, calls)
 	if err != nil {
-		fail(0, errNothingSent, false)
+		fail(0, errNothingSent, 0)
 		return
 	}
 	if err := tx.fence.enter(); err != nil { // migrate_plan.go: nothing of the run is sent
@@ -571,16 +572,24 @@ func (f *flusher) sendPinned() {
 		return
 	}
 	defer tx.fence.leave()
-	for _, cmd := range cmds {
+	// A write that fails stops before its end: the command whose Send
+	// failed, or the last one when Flush did, was not written whole, and
+	// those after it not at all; the server runs none of them (those
+	// before may have run).
+	unwritten := len(cmds)
+	for k, cmd := range cmds {
 		if err = tx.conn.Send(cmd.name, cmd.args...); err != nil {
+			unwritten = k
 			break
 		}
 	}
 	if err == nil {
-		err = tx.conn.Flush()
+		if err = tx.conn.Flush(); err != nil {
+			unwritten = len(cmds) - 1
+		}
 	}
 	if err != nil {
-		fail(0, err, true)
+		fail(0, err, unwritten)
 		return
 	}
 	stop := context.AfterFunc(f.ctx, tx.conn.abort)
@@ -600,13 +609,13 @@ func (f *flusher) sendPinned() {
 			// run fails unrun, not as writes of unknown outcome.
 			set(k, Result{Err: re})
 			tx.conn.markDirty()
-			fail(k+1, errAfterProtocolError, false)
+			fail(k+1, errAfterProtocolError, k+1)
 			return
 		case errors.As(err, &re):
-			set(k, Result{Err: re})
 			f.noteMoved(re)
+			set(k, Result{Err: f.rc.c.commandReplyError(tx.node, cmds[k].name, cmds[k].args, re)})
 		default:
-			fail(k, err, true)
+			fail(k, err, len(cmds))
 			return
 		}
 	}
@@ -666,6 +675,15 @@ func (rc *routedConn) everyShard(ctx context.Context, cmd connCmd) Result {
 	}
 	err := rc.c.ForEachShard(ctx, func(ctx context.Context, n Node, conn redis.Conn) error {
 		r, err := redis.DoContext(conn, ctx, cmd.name, cmd.args...)
+		if re, ok := err.(redis.Error); ok {
+			// As through Client.Do: a NOAUTH or WRONGPASS is an
+			// authentication failure.
+			if i, ok := rc.c.nodes.lookup(n.Addr); ok {
+				err, _ = rc.c.replyError(i, re)
+			} else {
+				err = rc.c.authReply(n.Addr, re)
+			}
+		}
 		if err != nil {
 			return err
 		}

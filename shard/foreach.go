@@ -76,7 +76,7 @@ func (c *Client) forEach(ctx context.Context, nodes []Node, fn func(ctx context.
 				return
 			}
 			defer conn.release()
-			err = callUserErr(forEachName, func() error { return fn(ctx, n, conn) })
+			err = callUserErr(c, forEachName, func() error { return fn(ctx, n, conn) })
 			if _, ok := err.(*PanicError); ok {
 				conn.markDirty() // fn stopped anywhere: closed, not pooled
 			}

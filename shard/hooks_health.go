@@ -66,7 +66,7 @@ func (c *Client) healthCheck(ctx context.Context, conn redis.Conn, ns *nodeState
 	}
 	ctx, cancel := context.WithTimeout(ctx, t)
 	defer cancel()
-	err := callUserCheck(c.health.Check, ctx, conn, ns.node)
+	err := callUserCheck(c, c.health.Check, ctx, conn, ns.node)
 	if perr, ok := err.(*PanicError); ok {
 		c.reportPanic(perr)
 	}

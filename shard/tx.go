@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"slices"
 	"strings"
 	"sync"
@@ -118,18 +119,46 @@ func (tx *Tx) do(name string, args ...any) (any, error) {
 		stop := context.AfterFunc(tx.ctx, tx.conn.abort)
 		defer stop()
 		reply, err = tx.conn.DoWithTimeout(t, name, args...)
-		if err == nil || isRedisError(err) {
-			return reply, err
-		}
 	} else {
 		reply, err = redis.DoContext(tx.conn, tx.ctx, name, args...)
-		if err == nil || isRedisError(err) {
-			return reply, err
-		}
+	}
+	if err == nil {
+		return reply, nil
+	}
+	if re, ok := err.(redis.Error); ok {
+		return reply, tx.c.commandReplyError(tx.node, name, args, re)
+	}
+	if writeFailed(err) {
+		// The write stopped before the command's end: the server never
+		// read it whole, and did not run it.
+		return nil, &NodeError{Node: node, Err: contextCause(tx.ctx, err)}
 	}
 	// The connection failed with the command written: a *NodeError, an
 	// *UnknownOutcomeError for a write (see sentError).
 	return nil, sentError(tx.ctx, node, connCmd{name: name, args: args}, false, err)
+}
+
+// commandReplyError is the error of the server's error reply re to the
+// command name sent on a connection to node i, as Client.Do makes it: a
+// secret echoed back is hidden, and a NOAUTH or WRONGPASS is an
+// authentication failure of the connection (replyError), except the
+// WRONGPASS that refuses the credentials an AUTH or HELLO of the caller's
+// gave, which says nothing of the connection's.
+func (c *Client) commandReplyError(i int, name string, args []any, re redis.Error) error {
+	re = hideSecretEcho(name, args, re)
+	if n := lowerName(name); (n == "auth" || n == "hello") && strings.HasPrefix(string(re), "WRONGPASS ") {
+		return re
+	}
+	err, _ := c.replyError(i, re)
+	return err
+}
+
+// writeFailed reports whether err is the failure of a write on the
+// connection (a reset, a write timeout): a failed write stops before the
+// end of what it was given.
+func writeFailed(err error) bool {
+	var oe *net.OpError
+	return errors.As(err, &oe) && oe.Op == "write"
 }
 
 // Queue adds a command to run between MULTI and EXEC. Its keys must be in
@@ -424,7 +453,11 @@ func (c *Client) txOnce(ctx context.Context, plan txPlan, node int, asking bool,
 	stop := context.AfterFunc(ctx, conn.abort) // the write too ends with ctx
 	defer stop()
 	if err := conn.Flush(); err != nil {
-		return nil, execFailed(ctx, ns.node, queue, err)
+		// The write failed before its end, which is EXEC's: the server
+		// never read a whole EXEC, and discards MULTI's queue with the
+		// connection. Nothing ran (whatever the cause: a reset while a
+		// value over proto-max-bulk-len was written, say).
+		return nil, &NodeError{Node: ns.node, Err: contextCause(ctx, err)}
 	}
 	// The replies are read one at a time (as Do would, returning the
 	// first error reply among them), so that a protocol error reply is
@@ -434,7 +467,8 @@ func (c *Client) txOnce(ctx context.Context, plan txPlan, node int, asking bool,
 		reply    any
 		firstErr error
 	)
-	for range replies {
+	first := replies - 1 - len(queue) // the reply of queue[0]
+	for k := range replies {
 		r, err := redis.ReceiveContext(conn, ctx)
 		var re redis.Error
 		switch {
@@ -444,7 +478,13 @@ func (c *Client) txOnce(ctx context.Context, plan txPlan, node int, asking bool,
 			return nil, re
 		case errors.As(err, &re):
 			if firstErr == nil {
-				firstErr = re
+				// As through Client.Do: a NOAUTH is an authentication
+				// failure, and a queued command's refusal that echoes a
+				// secret of its arguments is hidden.
+				if q := k - first; q >= 0 && q < len(queue) {
+					re = hideSecretEcho(queue[q].name, queue[q].args, re)
+				}
+				firstErr, _ = c.replyError(node, re)
 			}
 			reply = nil
 		default:
@@ -465,7 +505,7 @@ func (c *Client) txOnce(ctx context.Context, plan txPlan, node int, asking bool,
 }
 
 // execFailed is the error of a transaction whose connection failed once
-// MULTI ... EXEC was written: it may have run. When the caller's context
+// MULTI ... EXEC was written whole: it may have run. When the caller's context
 // ended the wait, the error wraps the context's error and says so; else,
 // when a queued command may write, it is an *UnknownOutcomeError for EXEC
 // (as for any write whose connection failed after sending), which is

@@ -78,6 +78,38 @@ type subCounters struct {
 	received, delivered, dropped          atomic.Int64
 	dials, dialErrors, lost, resubscribed atomic.Int64
 	moved, serverErrors                   atomic.Int64
+	// Copies of len(want) by kind and of len(conns), kept under mu, for
+	// Stats, which must not wait for mu (a write to a node that does
+	// not read holds it until the write's deadline).
+	names [3]atomic.Int64
+	conns atomic.Int64
+}
+
+// addWant records ws as wanted for sn. Caller holds s.mu.
+func (s *Subscription) addWant(sn subName, ws *wantState) {
+	if _, ok := s.want[sn]; !ok {
+		s.st.names[sn.kind].Add(1)
+	}
+	s.want[sn] = ws
+}
+
+// dropWant forgets sn. Caller holds s.mu.
+func (s *Subscription) dropWant(sn subName) {
+	if _, ok := s.want[sn]; ok {
+		s.st.names[sn.kind].Add(-1)
+		delete(s.want, sn)
+	}
+}
+
+// setConn records sc as the connection to addr, or forgets addr's when
+// sc is nil. Caller holds s.mu.
+func (s *Subscription) setConn(addr string, sc *subConn) {
+	if sc == nil {
+		delete(s.conns, addr)
+	} else {
+		s.conns[addr] = sc
+	}
+	s.st.conns.Store(int64(len(s.conns)))
 }
 
 // wantState is one name the application subscribed to.
@@ -328,7 +360,7 @@ func (s *Subscription) addLocked(k subKind, names []string) (*waiter, error) {
 		ws := s.want[sn]
 		if ws == nil {
 			ws = &wantState{on: map[string]bool{}}
-			s.want[sn] = ws
+			s.addWant(sn, ws)
 		}
 		if ws.announced && len(ws.on) > 0 && s.confirmedEverywhere(sn, ws) {
 			continue // already confirmed, and carried now
@@ -377,7 +409,7 @@ func (s *Subscription) removeLocked(k subKind, names []string) error {
 			for _, w := range ws.waiters {
 				w.settle(nil)
 			}
-			delete(s.want, sn)
+			s.dropWant(sn)
 		}
 	}
 	var errs []error
@@ -583,6 +615,7 @@ func (s *Subscription) Close() error {
 		sc.close()
 	}
 	s.conns = nil
+	s.st.conns.Store(0)
 	for _, ws := range s.want {
 		for _, w := range ws.waiters {
 			if w.left > 0 {

@@ -124,7 +124,7 @@ func (s *Subscription) reconcile() bool {
 		_ = sc.unsubscribe(stray, nil)
 		if len(plan[addr]) == 0 && sc.idle() {
 			sc.close()
-			delete(s.conns, addr)
+			s.setConn(addr, nil)
 		}
 	}
 	return complete
@@ -323,7 +323,7 @@ func (s *Subscription) dial(addr string) {
 		conn.Close()
 		return
 	}
-	s.conns[addr] = sc
+	s.setConn(addr, sc)
 	s.wg.Add(1)
 	go sc.read()
 	s.dirty = true
@@ -487,7 +487,7 @@ func (s *Subscription) lost(sc *subConn, err error) {
 	}
 	sc.close()
 	if s.conns[sc.addr] == sc {
-		delete(s.conns, sc.addr)
+		s.setConn(sc.addr, nil)
 	}
 	s.st.lost.Add(1)
 	// The application's unsubscribes it had not answered: the server

@@ -155,7 +155,7 @@ func (s *Subscription) onError(sc *subConn, re redis.Error) {
 			for _, w := range ws.waiters {
 				w.settle(serr)
 			}
-			delete(s.want, sn)
+			s.dropWant(sn)
 		}
 	}
 	s.q.push(serr)

@@ -34,7 +34,11 @@ var ErrSubscriptionClosed = errors.New("shardis: subscription closed")
 // is detected by health PINGs, shard channels follow their slot on MOVED,
 // on the server's sunsubscribe after a slot migration and on failover.
 // Delivery is at most once: messages published while a name is being
-// moved are lost (docs/pubsub.md has the measured gaps).
+// moved are lost (docs/pubsub.md has the measured gaps). The messages of
+// one channel come in publishing order, across a move too: the new
+// connection holds them back until the old one has let the channel go,
+// for at most PingInterval+PingTimeout (pattern messages excepted; see
+// docs/pubsub.md).
 //
 // A Subscription is safe for concurrent use. Read it with Receive or with
 // Channel, not both. Close it when done.
@@ -68,6 +72,8 @@ type Subscription struct {
 	wg     sync.WaitGroup
 
 	q       queue
+	held    int // messages held back by the connections (subscription_hold.go)
+	holds   int // names whose messages a connection holds back
 	pumping sync.Once
 	out     chan redis.Message
 

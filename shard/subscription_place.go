@@ -36,6 +36,7 @@ func (s *Subscription) loop() {
 			}
 		}
 		s.pingIdle()
+		s.releaseHolds(nil) // those held for holdLimit
 		s.mu.Unlock()
 	}
 }
@@ -96,6 +97,7 @@ func (s *Subscription) reconcile() bool {
 			groups[key] = append(groups[key], sn)
 		}
 		for _, g := range groups {
+			s.holdIfMoving(sc, g)
 			if err := sc.subscribe(g); err != nil {
 				complete = false // the reader sees the failure too
 				break
@@ -490,6 +492,9 @@ func (s *Subscription) lost(sc *subConn, err error) {
 		s.setConn(sc.addr, nil)
 	}
 	s.st.lost.Add(1)
+	// What it held back, and what others held back for it, come first:
+	// they are older than the confirmations below.
+	s.releaseHolds(sc)
 	// The application's unsubscribes it had not answered: the server
 	// dropped their names with the connection.
 	for _, p := range sc.pending {

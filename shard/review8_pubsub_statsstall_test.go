@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gomodule/redigo/redis"
 	"github.com/shardis/shardis/shard"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -16,8 +17,9 @@ import (
 // (stopped, its socket buffers full) holds the subscription's lock until
 // the write's deadline. Stats, which has no ctx, took that lock to count
 // the names and connections: a monitoring goroutine calling it hung for
-// the whole WriteTimeout. It must answer at once.
-func TestReview8PubSubStatsAnswersBehindAStalledWrite(t *testing.T) {
+// the whole WriteTimeout. It must answer at once; so must the first call
+// of Channel, which took the lock to start its goroutine.
+func TestReview8PubSubStatsAndChannelAnswerBehindAStalledWrite(t *testing.T) {
 	const writeTimeout = 40 * time.Second
 	c0, servers := startRing(t, 1)
 	c0.Close()
@@ -56,6 +58,18 @@ func TestReview8PubSubStatsAnswersBehindAStalledWrite(t *testing.T) {
 		assert.Equal(t, 1, st.Connections)
 	case <-time.After(writeTimeout / 4):
 		t.Errorf("Stats still waiting after %v, behind the stalled write", writeTimeout/4)
+	}
+	// Channel has no ctx either: its first call starts the goroutine that
+	// feeds the channel.
+	chDone := make(chan (<-chan redis.Message), 1)
+	start = time.Now()
+	go func() { chDone <- sub.Channel() }()
+	select {
+	case ch := <-chDone:
+		assert.NotNil(t, ch)
+		assert.Less(t, time.Since(start), 2*time.Second)
+	case <-time.After(writeTimeout / 4):
+		t.Errorf("Channel still waiting after %v, behind the stalled write", writeTimeout/4)
 	}
 	sub.Close()
 	select {

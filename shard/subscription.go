@@ -561,11 +561,13 @@ func (s *Subscription) Receive(ctx context.Context) (any, error) {
 func (s *Subscription) Channel() <-chan redis.Message {
 	s.pumping.Do(func() {
 		s.out = make(chan redis.Message)
-		// Under s.mu: Close, once it has set closed, waits for the
-		// goroutines, and no new one may join them then.
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		if s.closed {
+		// Under netMu: Close, once it has set closing, waits for the
+		// goroutines, and no new one may join them then. Not under mu,
+		// which a write to a node that does not read may hold until
+		// the write's deadline.
+		s.netMu.Lock()
+		defer s.netMu.Unlock()
+		if s.closing.Load() {
 			close(s.out)
 			return
 		}

@@ -39,11 +39,7 @@ func (c *Client) SubscribeKeyspace(ctx context.Context, opts KeyspaceOptions) (*
 	if err := checkContext(ctx); err != nil {
 		return nil, err
 	}
-	var setup []any
-	if opts.Enable != "" {
-		setup = []any{"CONFIG", "SET", "notify-keyspace-events", opts.Enable}
-	}
-	s, err := c.newSubscription(opts.Subscription, true, setup)
+	s, err := c.NewKeyspaceSubscription(opts)
 	if err != nil {
 		return nil, err
 	}
@@ -56,6 +52,22 @@ func (c *Client) SubscribeKeyspace(ctx context.Context, opts KeyspaceOptions) (*
 		return nil, err
 	}
 	return s, nil
+}
+
+// NewKeyspaceSubscription returns an empty keyspace subscription: the
+// patterns added with its PSubscribe are subscribed on every ring shard
+// or every cluster master, following the topology, as SubscribeKeyspace
+// does, and opts.Enable is set on every node it connects to; opts.Patterns
+// is not used. Unlike SubscribeKeyspace, which closes the subscription
+// when a node cannot be reached, it lets the caller keep one whose
+// PSubscribe returned such an error: the patterns stay and are subscribed
+// on that node (configured first) once it answers.
+func (c *Client) NewKeyspaceSubscription(opts KeyspaceOptions) (*Subscription, error) {
+	var setup []any
+	if opts.Enable != "" {
+		setup = []any{"CONFIG", "SET", "notify-keyspace-events", opts.Enable}
+	}
+	return c.newSubscription(opts.Subscription, true, setup)
 }
 
 // KeyspaceEvent is one keyspace notification.

@@ -34,7 +34,11 @@ var ErrSubscriptionClosed = errors.New("shardis: subscription closed")
 // is detected by health PINGs, shard channels follow their slot on MOVED,
 // on the server's sunsubscribe after a slot migration and on failover.
 // Delivery is at most once: messages published while a name is being
-// moved are lost (docs/pubsub.md has the measured gaps).
+// moved are lost (docs/pubsub.md has the measured gaps). The messages of
+// one channel come in publishing order, across a move too: the new
+// connection holds them back until the old one has let the channel go,
+// for at most PingInterval+PingTimeout (pattern messages excepted; see
+// docs/pubsub.md).
 //
 // A Subscription is safe for concurrent use. Read it with Receive or with
 // Channel, not both. Close it when done.
@@ -68,6 +72,8 @@ type Subscription struct {
 	wg     sync.WaitGroup
 
 	q       queue
+	held    int // messages held back by the connections (subscription_hold.go)
+	holds   int // names whose messages a connection holds back
 	pumping sync.Once
 	out     chan redis.Message
 
@@ -78,6 +84,38 @@ type subCounters struct {
 	received, delivered, dropped          atomic.Int64
 	dials, dialErrors, lost, resubscribed atomic.Int64
 	moved, serverErrors                   atomic.Int64
+	// Copies of len(want) by kind and of len(conns), kept under mu, for
+	// Stats, which must not wait for mu (a write to a node that does
+	// not read holds it until the write's deadline).
+	names [3]atomic.Int64
+	conns atomic.Int64
+}
+
+// addWant records ws as wanted for sn. Caller holds s.mu.
+func (s *Subscription) addWant(sn subName, ws *wantState) {
+	if _, ok := s.want[sn]; !ok {
+		s.st.names[sn.kind].Add(1)
+	}
+	s.want[sn] = ws
+}
+
+// dropWant forgets sn. Caller holds s.mu.
+func (s *Subscription) dropWant(sn subName) {
+	if _, ok := s.want[sn]; ok {
+		s.st.names[sn.kind].Add(-1)
+		delete(s.want, sn)
+	}
+}
+
+// setConn records sc as the connection to addr, or forgets addr's when
+// sc is nil. Caller holds s.mu.
+func (s *Subscription) setConn(addr string, sc *subConn) {
+	if sc == nil {
+		delete(s.conns, addr)
+	} else {
+		s.conns[addr] = sc
+	}
+	s.st.conns.Store(int64(len(s.conns)))
 }
 
 // wantState is one name the application subscribed to.
@@ -328,7 +366,7 @@ func (s *Subscription) addLocked(k subKind, names []string) (*waiter, error) {
 		ws := s.want[sn]
 		if ws == nil {
 			ws = &wantState{on: map[string]bool{}}
-			s.want[sn] = ws
+			s.addWant(sn, ws)
 		}
 		if ws.announced && len(ws.on) > 0 && s.confirmedEverywhere(sn, ws) {
 			continue // already confirmed, and carried now
@@ -377,7 +415,7 @@ func (s *Subscription) removeLocked(k subKind, names []string) error {
 			for _, w := range ws.waiters {
 				w.settle(nil)
 			}
-			delete(s.want, sn)
+			s.dropWant(sn)
 		}
 	}
 	var errs []error
@@ -523,11 +561,13 @@ func (s *Subscription) Receive(ctx context.Context) (any, error) {
 func (s *Subscription) Channel() <-chan redis.Message {
 	s.pumping.Do(func() {
 		s.out = make(chan redis.Message)
-		// Under s.mu: Close, once it has set closed, waits for the
-		// goroutines, and no new one may join them then.
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		if s.closed {
+		// Under netMu: Close, once it has set closing, waits for the
+		// goroutines, and no new one may join them then. Not under mu,
+		// which a write to a node that does not read may hold until
+		// the write's deadline.
+		s.netMu.Lock()
+		defer s.netMu.Unlock()
+		if s.closing.Load() {
 			close(s.out)
 			return
 		}
@@ -583,6 +623,7 @@ func (s *Subscription) Close() error {
 		sc.close()
 	}
 	s.conns = nil
+	s.st.conns.Store(0)
 	for _, ws := range s.want {
 		for _, w := range ws.waiters {
 			if w.left > 0 {

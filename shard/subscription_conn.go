@@ -103,6 +103,10 @@ type subConn struct {
 	lastPing time.Time
 	closed   bool
 	lastRead atomic.Int64 // unix nanoseconds of the last reply
+	// The moving names whose messages it holds back (subscription_hold.go),
+	// and their number, which its reader reads without the lock.
+	hold    map[subName]*heldMsgs
+	holding atomic.Int32
 }
 
 // pendingCmd is a command waiting for its replies: one confirmation per
@@ -312,8 +316,9 @@ func (sc *subConn) close() {
 	}
 }
 
-// idle reports whether the connection carries nothing and waits for nothing.
-func (sc *subConn) idle() bool { return len(sc.sent) == 0 && len(sc.pending) == 0 }
+// idle reports whether the connection carries nothing, waits for nothing
+// and holds no message back.
+func (sc *subConn) idle() bool { return len(sc.sent) == 0 && len(sc.pending) == 0 && len(sc.hold) == 0 }
 
 // read delivers what the connection receives until it fails or is closed.
 func (sc *subConn) read() {
@@ -345,8 +350,11 @@ func (sc *subConn) read() {
 			s.lost(sc, err)
 			return
 		}
-		if _, ok := v.(redis.Message); ok {
+		if m, ok := v.(redis.Message); ok {
 			s.st.received.Add(1)
+			if sc.holding.Load() > 0 && s.holdMessage(sc, m) {
+				continue
+			}
 			if !s.q.push(v) { // v, not the message: boxing it again would allocate
 				s.st.dropped.Add(1)
 			}

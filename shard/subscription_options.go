@@ -71,26 +71,17 @@ type SubscriptionStats struct {
 // Buffered returns the number of messages waiting for the application.
 func (s *Subscription) Buffered() int { return s.q.messages() }
 
-// Stats returns the subscription's counters.
+// Stats returns the subscription's counters. It never waits: not even
+// for a write to a node that does not read, which holds up the
+// subscription's other calls (each counter is read on its own, so they
+// may be a moment apart from each other).
 func (s *Subscription) Stats() SubscriptionStats {
-	st := SubscriptionStats{
+	return SubscriptionStats{
+		Channels: int(s.st.names[kindChannel].Load()), Patterns: int(s.st.names[kindPattern].Load()),
+		ShardChannels: int(s.st.names[kindShard].Load()), Connections: int(s.st.conns.Load()),
 		Received: s.st.received.Load(), Delivered: s.st.delivered.Load(), Dropped: s.st.dropped.Load(),
 		Buffered: s.q.messages(), Dials: s.st.dials.Load(), DialErrors: s.st.dialErrors.Load(),
 		Lost: s.st.lost.Load(), Resubscribed: s.st.resubscribed.Load(), Moved: s.st.moved.Load(),
 		ServerErrors: s.st.serverErrors.Load(),
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for sn := range s.want {
-		switch sn.kind {
-		case kindChannel:
-			st.Channels++
-		case kindPattern:
-			st.Patterns++
-		case kindShard:
-			st.ShardChannels++
-		}
-	}
-	st.Connections = len(s.conns)
-	return st
 }

@@ -36,6 +36,7 @@ func (s *Subscription) loop() {
 			}
 		}
 		s.pingIdle()
+		s.releaseHolds(nil) // those held for holdLimit
 		s.mu.Unlock()
 	}
 }
@@ -96,6 +97,7 @@ func (s *Subscription) reconcile() bool {
 			groups[key] = append(groups[key], sn)
 		}
 		for _, g := range groups {
+			s.holdIfMoving(sc, g)
 			if err := sc.subscribe(g); err != nil {
 				complete = false // the reader sees the failure too
 				break
@@ -124,7 +126,7 @@ func (s *Subscription) reconcile() bool {
 		_ = sc.unsubscribe(stray, nil)
 		if len(plan[addr]) == 0 && sc.idle() {
 			sc.close()
-			delete(s.conns, addr)
+			s.setConn(addr, nil)
 		}
 	}
 	return complete
@@ -323,7 +325,7 @@ func (s *Subscription) dial(addr string) {
 		conn.Close()
 		return
 	}
-	s.conns[addr] = sc
+	s.setConn(addr, sc)
 	s.wg.Add(1)
 	go sc.read()
 	s.dirty = true
@@ -487,9 +489,12 @@ func (s *Subscription) lost(sc *subConn, err error) {
 	}
 	sc.close()
 	if s.conns[sc.addr] == sc {
-		delete(s.conns, sc.addr)
+		s.setConn(sc.addr, nil)
 	}
 	s.st.lost.Add(1)
+	// What it held back, and what others held back for it, come first:
+	// they are older than the confirmations below.
+	s.releaseHolds(sc)
 	// The application's unsubscribes it had not answered: the server
 	// dropped their names with the connection.
 	for _, p := range sc.pending {

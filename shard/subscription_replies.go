@@ -56,6 +56,9 @@ func (s *Subscription) onControl(sc *subConn, v any) {
 			}
 			return
 		}
+		// Messages another connection held back for sn come before its
+		// confirmation (subscription_hold.go).
+		s.releaseHolds(nil)
 		if matched {
 			if cmd.user && cmd.tally.done(sn) {
 				s.q.push(redis.Subscription{Kind: m.Kind, Channel: m.Channel, Count: len(s.want)})
@@ -69,6 +72,7 @@ func (s *Subscription) onControl(sc *subConn, v any) {
 		} else if sc.sent[sn] {
 			// The server dropped it: its slot moved to another node.
 			delete(sc.sent, sn)
+			s.releaseHolds(nil)
 			if ws := s.want[sn]; ws != nil {
 				delete(ws.on, sc.addr)
 				s.st.moved.Add(1)
@@ -155,7 +159,7 @@ func (s *Subscription) onError(sc *subConn, re redis.Error) {
 			for _, w := range ws.waiters {
 				w.settle(serr)
 			}
-			delete(s.want, sn)
+			s.dropWant(sn)
 		}
 	}
 	s.q.push(serr)
@@ -179,6 +183,7 @@ func (s *Subscription) fencedError(sc *subConn, re redis.Error) {
 	names := head.names
 	head.names, head.left = nil, 0
 	if rd, ok := cluster.ParseRedirect(string(re), sc.addr); ok && cluster.ErrorCode(string(re)) == "MOVED" {
+		s.releaseHolds(nil)
 		if head.user {
 			for _, sn := range names {
 				if head.tally.done(sn) {
@@ -210,6 +215,7 @@ func (s *Subscription) fencedError(sc *subConn, re redis.Error) {
 func (s *Subscription) endFence(sc *subConn) {
 	head := sc.pending[0]
 	sc.pending = sc.pending[1:]
+	s.releaseHolds(nil)
 	if head.user {
 		// Names the node neither confirmed nor refused before the pong
 		// (no Redis does that): their unsubscribe is done all the same.

@@ -35,8 +35,8 @@ func runSubscribe(ctx context.Context, env *cliEnv, args []string) error {
 		fmt.Fprintln(env.stderr, "newlines and backslashes inside names and payloads are written as \\t, \\n, \\r, \\\\.")
 		fmt.Fprintln(env.stderr, "Confirmations and errors go to stderr; a node that cannot be reached is")
 		fmt.Fprintln(env.stderr, "reported there, and its names are subscribed once it answers (with")
-		fmt.Fprintln(env.stderr, "--keyspace every node must answer at the start); with no node answering")
-		fmt.Fprintln(env.stderr, "at the start it exits 1.")
+		fmt.Fprintln(env.stderr, "--keyspace, configured first); with no node answering at the start it")
+		fmt.Fprintln(env.stderr, "exits 1.")
 		fs.PrintDefaults()
 	}
 	if err := parseFlags(fs, args, false); err != nil {
@@ -80,12 +80,12 @@ func runSubscribe(ctx context.Context, env *cliEnv, args []string) error {
 		if *keyspace != "-" {
 			opts.Enable = *keyspace
 		}
-		if len(names) > 0 {
-			opts.Patterns = names
+		if len(names) == 0 {
+			names = shard.DefaultKeyspacePatterns
 		}
-		sub, err = c.SubscribeKeyspace(ctx, opts)
+		sub, err = subscribeNames(ctx, env, c, func() (*shard.Subscription, error) { return c.NewKeyspaceSubscription(opts) }, true, false, names)
 	} else {
-		sub, err = subscribeNames(ctx, env, c, *pattern, *sharded, names)
+		sub, err = subscribeNames(ctx, env, c, func() (*shard.Subscription, error) { return c.NewSubscription(shard.SubscriptionOptions{}) }, *pattern, *sharded, names)
 	}
 	if err != nil {
 		if ctx.Err() != nil {
@@ -126,15 +126,18 @@ func runSubscribe(ctx context.Context, env *cliEnv, args []string) error {
 	}
 }
 
-// subscribeNames subscribes to names. A node that cannot be reached now
-// (a ring shard down, or all of them) does not end the command: the
-// error, which names the node, goes to stderr, the names of the other
-// nodes are printed from now on, and the subscription subscribes the
-// node's names once it is back (their confirmations are printed then),
-// as it does for a node lost later. A name a server refused, or
-// credentials it refused, end it with the error.
-func subscribeNames(ctx context.Context, env *cliEnv, c *shard.Client, pattern, sharded bool, names []string) (*shard.Subscription, error) {
-	sub, err := c.NewSubscription(shard.SubscriptionOptions{})
+// subscribeNames subscribes to names on a subscription made by
+// newSub (keyspace patterns go to every node). A node that cannot be
+// reached now (a ring shard down, or all of them) does not end the
+// command: the error, which names the node, goes to stderr, the names of
+// the other nodes are printed from now on, and the subscription
+// subscribes the node's names once it is back (their confirmations are
+// printed then), as it does for a node lost later. A name a server
+// refused, credentials it refused, or another refusal of a server (a
+// CONFIG SET of --keyspace that the user may not run) end it with the
+// error.
+func subscribeNames(ctx context.Context, env *cliEnv, c *shard.Client, newSub func() (*shard.Subscription, error), pattern, sharded bool, names []string) (*shard.Subscription, error) {
+	sub, err := newSub()
 	if err != nil {
 		return nil, err
 	}
@@ -177,15 +180,33 @@ func anyNodeAnswers(ctx context.Context, c *shard.Client) bool {
 }
 
 // nodesUnreachable reports whether err says only that nodes could not be
-// reached (or no node can carry a name now), which the subscription
-// retries on its own: not a name a server refused, nor wrong credentials.
+// reached (or no node can carry a name now, or cannot serve for a while:
+// BUSY, LOADING...), which the subscription retries on its own: not a
+// name a server refused, nor wrong credentials, nor another error reply
+// (NOPERM for the CONFIG SET of --keyspace, say), which retrying would
+// only repeat.
 func nodesUnreachable(err error) bool {
 	var se *shard.SubscribeError
 	if errors.As(err, &se) || errors.Is(err, pool.ErrAuth) {
 		return false
 	}
+	var re redis.Error
+	if errors.As(err, &re) && !transientReply(re) {
+		return false
+	}
 	var ne *shard.NodeError
 	return errors.As(err, &ne) || errors.Is(err, shard.ErrNoNodes)
+}
+
+// transientReply reports whether a server's error reply says that it
+// cannot serve for now rather than that it refuses.
+func transientReply(re redis.Error) bool {
+	code, _, _ := strings.Cut(string(re), " ")
+	switch code {
+	case "BUSY", "LOADING", "CLUSTERDOWN", "TRYAGAIN", "MASTERDOWN":
+		return true
+	}
+	return false
 }
 
 var fieldEscaper = strings.NewReplacer("\\", `\\`, "\t", `\t`, "\n", `\n`, "\r", `\r`)

@@ -1,0 +1,131 @@
+package shard_test
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gomodule/redigo/redis"
+	"github.com/shardis/shardis/internal/redistest"
+	"github.com/shardis/shardis/shard"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// docs/pubsub.md promises the messages of one channel in publishing
+// order. While a channel moves to another node (a migration, a shard
+// ejected or restored), two connections carry it for a moment: the old
+// one may still hold messages published before the move (a busy node, its
+// socket full of other channels' messages, that stalls a moment) when the
+// new one delivers the first messages published after it. The new
+// connection delivered them at once, before the older ones: a later
+// message of the channel came before an earlier one.
+func TestReview8PubSubChannelMoveKeepsOrder(t *testing.T) {
+	for _, tc := range []struct {
+		name              string
+		subscribe         func(*shard.Subscription, context.Context, ...string) error
+		unsubscribe       func(*shard.Subscription, context.Context, ...string) error
+		publish, unsubbed string
+	}{
+		{"channel", (*shard.Subscription).Subscribe, (*shard.Subscription).Unsubscribe, "PUBLISH", "unsubscribe"},
+		{"shard channel", (*shard.Subscription).SSubscribe, (*shard.Subscription).SUnsubscribe, "SPUBLISH", "sunsubscribe"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			servers := redistest.StartNTB(t, 2, redistest.Options{})
+			// The busy node's backlog for the subscriber stays whole.
+			_, err := servers[0].Do("CONFIG", "SET", "client-output-buffer-limit", "pubsub 0 0 0")
+			require.NoError(t, err)
+			recent := shard.Node{Name: "recent", Addr: servers[0].Addr}
+			archive := shard.Node{Name: "archive", Addr: servers[1].Addr}
+			base := ringConfig(servers[:1])
+			from := shard.Config{Router: yearRouter{recent: recent, archive: recent}, Pool: base.Pool, Health: base.Health}
+			to := shard.Config{Router: yearRouter{recent: recent, archive: archive}, Pool: base.Pool, Health: base.Health}
+			c := newClient(t, from)
+
+			const moving, busy, flood = "y2020:seq", "y2024:busy", 50000
+			// Health PINGs rare enough not to take the stalled node for dead.
+			sub, err := c.NewSubscription(shard.SubscriptionOptions{BufferSize: 4 * flood, PingInterval: 20 * time.Second})
+			require.NoError(t, err)
+			defer sub.Close()
+			require.NoError(t, tc.subscribe(sub, ctx, moving, busy))
+
+			// The old node, busy: its connection has far more to deliver
+			// than the socket buffers hold when the move starts. (The
+			// subscription's reader is held at a pong meanwhile, so that
+			// how fast it reads does not matter.)
+			h := shard.HoldSubscription(sub)
+			require.NoError(t, h.Ping("hold"))
+			conn, err := redis.Dial("tcp", servers[0].Addr)
+			require.NoError(t, err)
+			defer conn.Close()
+			payload := strings.Repeat("b", 512)
+			for i := 0; i < flood; i++ {
+				require.NoError(t, conn.Send(tc.publish, busy, payload))
+			}
+			require.NoError(t, conn.Send(tc.publish, moving, "0"))
+			require.NoError(t, conn.Flush())
+			for i := 0; i < flood; i++ {
+				_, err := conn.Receive()
+				require.NoError(t, err)
+			}
+			n, err := redis.Int(conn.Receive())
+			require.NoError(t, err)
+			require.Equal(t, 1, n, "message 0 published while subscribed on the old node")
+			// It stalls a moment (a slow fork, say) while the channel
+			// moves: what it had not written yet comes after the move.
+			require.NoError(t, servers[0].Pause())
+			t.Cleanup(func() { _ = servers[0].Resume() })
+			h.Release()
+
+			require.NoError(t, c.StartMigration(ctx, to))
+			require.NoError(t, c.ArmMigration())
+			// Published on the new node until it has the subscriber, then
+			// a few more: each is published after the one before returned.
+			reached := []int{0}
+			seq := 0
+			for len(reached) < 6 {
+				require.NoError(t, ctx.Err(), "the subscriber never appeared on the new node")
+				seq++
+				n, err := redis.Int(c.Do(ctx, tc.publish, moving, strconv.Itoa(seq)))
+				require.NoError(t, err)
+				if n == 1 {
+					reached = append(reached, seq)
+				}
+			}
+			require.NoError(t, servers[0].Resume())
+			// Its confirmation comes after every message of the channel.
+			require.NoError(t, tc.unsubscribe(sub, ctx, moving))
+
+			var got []int
+			busySeen := 0
+			for unsubscribed := false; busySeen < flood || !unsubscribed; {
+				v, err := sub.Receive(ctx)
+				require.NoError(t, err, "received %d of %d busy messages, and %v", busySeen, flood, got)
+				if m, ok := v.(redis.Subscription); ok && m.Kind == tc.unsubbed && m.Channel == moving {
+					unsubscribed = true
+				}
+				m, ok := v.(redis.Message)
+				if !ok {
+					continue
+				}
+				if m.Channel == busy {
+					busySeen++
+					continue
+				}
+				i, err := strconv.Atoi(string(m.Data))
+				require.NoError(t, err)
+				got = append(got, i)
+			}
+			t.Logf("published 0..%d, %v reached a subscriber, delivered %v", seq, reached, fmt.Sprint(got))
+			assert.Equal(t, reached, got, "every message that reached a subscriber, in publishing order, once")
+			st := sub.Stats()
+			assert.Zero(t, st.Lost, "the old node's connection was taken for dead")
+			assert.Zero(t, st.Dropped)
+		})
+	}
+}

@@ -1,0 +1,129 @@
+package shard
+
+import (
+	"time"
+
+	"github.com/gomodule/redigo/redis"
+)
+
+// Order across a move.
+//
+// While a channel (or shard channel) moves to another node — a migration,
+// a ring shard ejected or restored, a slot resharded — two connections
+// carry it for a moment: the old one, whose unsubscribe is on its way, may
+// still hold messages published before the move (a busy node, its socket
+// full of other channels' messages, or one that stalls a moment), while
+// the new one already delivers messages published after it. Delivered as
+// they come, a later message of the channel would come before an earlier
+// one. So the new connection holds the channel's messages back until the
+// old one has let the channel go (its unsubscribe confirmed, the server's
+// own unsubscribe push, or the connection lost) — everything the old node
+// sent before that has been delivered then — or until holdLimit has
+// passed, the time in which a connection that sends nothing is taken for
+// dead.
+
+// heldMsgs are the messages of one name a connection holds back.
+type heldMsgs struct {
+	msgs  []redis.Message
+	until time.Time
+}
+
+// holdLimit is the longest a new connection holds a moving name's
+// messages back.
+func (s *Subscription) holdLimit() time.Duration { return s.opts.PingInterval + s.opts.PingTimeout }
+
+// carriedElsewhere reports whether a connection other than sc has sn
+// subscribed on its node, or may have: sent, or with an unsubscribe not
+// answered yet. Caller holds s.mu.
+func (s *Subscription) carriedElsewhere(sn subName, sc *subConn) bool {
+	for _, o := range s.conns {
+		if o == sc {
+			continue
+		}
+		if o.sent[sn] || o.unsubscribing(sn) {
+			return true
+		}
+	}
+	return false
+}
+
+// holdIfMoving makes sc hold back the messages of the names it is about
+// to subscribe that another connection still carries (see above).
+// Patterns are not held: a ring pattern is carried by every shard at
+// once. Caller holds s.mu.
+func (s *Subscription) holdIfMoving(sc *subConn, names []subName) {
+	for _, sn := range names {
+		if sn.kind == kindPattern || sc.hold[sn] != nil || !s.carriedElsewhere(sn, sc) {
+			continue
+		}
+		if sc.hold == nil {
+			sc.hold = map[subName]*heldMsgs{}
+		}
+		sc.hold[sn] = &heldMsgs{until: time.Now().Add(s.holdLimit())}
+		sc.holding.Add(1)
+		s.holds++
+	}
+}
+
+// holdMessage keeps m back when sc holds its channel, and reports
+// whether it did (or dropped it: held messages count against BufferSize
+// like the buffered ones). Called by sc's reader.
+func (s *Subscription) holdMessage(sc *subConn, m redis.Message) bool {
+	if m.Pattern != "" {
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	h := sc.hold[subName{kindChannel, m.Channel}]
+	if h == nil {
+		h = sc.hold[subName{kindShard, m.Channel}]
+	}
+	if h == nil {
+		return false
+	}
+	if s.q.messages()+s.held >= s.opts.BufferSize {
+		s.st.dropped.Add(1)
+		return true
+	}
+	h.msgs = append(h.msgs, m)
+	s.held++
+	return true
+}
+
+// releaseHolds delivers, in order, the messages held back for names that
+// no other connection carries any more, or held for holdLimit; all of
+// sc's when sc is lost (nil: none). Caller holds s.mu.
+func (s *Subscription) releaseHolds(lost *subConn) {
+	if s.holds == 0 {
+		return
+	}
+	now := time.Now()
+	release := func(sc *subConn, force bool) {
+		for sn, h := range sc.hold {
+			if !force && now.Before(h.until) && s.carriedElsewhere(sn, sc) {
+				continue
+			}
+			for _, m := range h.msgs {
+				if !s.q.push(m) {
+					s.st.dropped.Add(1)
+				}
+			}
+			s.held -= len(h.msgs)
+			delete(sc.hold, sn)
+			sc.holding.Add(-1)
+			s.holds--
+		}
+		if sc.idle() {
+			s.dirty = true // reconcile closes it
+			s.poke()
+		}
+	}
+	if lost != nil {
+		release(lost, true)
+	}
+	for _, sc := range s.conns {
+		if sc.holding.Load() > 0 {
+			release(sc, false)
+		}
+	}
+}

@@ -62,3 +62,51 @@ func TestReview8ParseShardsNoAddrNode(t *testing.T) {
 		})
 	}
 }
+
+// CLUSTER SLOTS lists the same noaddr node as ["", 0, id, []]
+// (Redis 7.0, seen from a real cluster), which ParseSlots took for a
+// malformed reply ("port 0 is not within 1-65535").
+func TestReview8ParseSlotsNoAddrNode(t *testing.T) {
+	master := func(start, end, port int) A {
+		return A{start, end, A{"127.0.0.1", port, idA, A{}}}
+	}
+	tests := []struct {
+		name      string
+		reply     any
+		wantAddrs []string
+		wantMsg   string
+	}{
+		{name: "noaddr replica is left out",
+			reply:     resp(A{append(master(0, 16383, 7000), A{"", 0, idB, A{}})}),
+			wantAddrs: []string{"127.0.0.1:7000"}},
+		{name: "noaddr replica with endpoint ?",
+			reply:     resp(A{append(master(0, 16383, 7000), A{"?", 0, idB, A{}})}),
+			wantAddrs: []string{"127.0.0.1:7000"}},
+		{name: "noaddr master", reply: resp(A{A{0, 16383, A{"", 0, idA, A{}}}}),
+			wantMsg: "master has no usable address"},
+		{name: "port zero with a host is still malformed",
+			reply:   resp(A{append(master(0, 16383, 7000), A{"127.0.0.1", 0, idB, A{}})}),
+			wantMsg: "port 0 is not within 1-65535"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tab, err := ParseSlots(tt.reply, "127.0.0.1:7000")
+			if tt.wantMsg != "" {
+				if !errors.Is(err, ErrMalformed) || !strings.Contains(err.Error(), tt.wantMsg) {
+					t.Fatalf("err = %v, want ErrMalformed with %q", err, tt.wantMsg)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, n := range tab.Nodes() {
+				got = append(got, n.Addr)
+			}
+			if strings.Join(got, " ") != strings.Join(tt.wantAddrs, " ") {
+				t.Fatalf("nodes %v, want %v", got, tt.wantAddrs)
+			}
+		})
+	}
+}

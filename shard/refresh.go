@@ -105,8 +105,8 @@ func (c *Client) runOwed(d time.Duration) {
 	}
 }
 
-// discover asks the known nodes, then the seeds, for the topology and
-// installs the first good answer.
+// discover asks the known nodes not marked down, then the seeds, then the
+// nodes marked down, for the topology and installs the first good answer.
 func (c *Client) discover(ctx context.Context) error {
 	r := c.cl()
 	if r == nil {
@@ -128,15 +128,25 @@ func (c *Client) discover(ctx context.Context) error {
 		}
 	}
 	// Nodes not marked down first: a dead master would only cost time.
+	// Those marked down come last, when neither they nor the seeds
+	// answered: a node back since the last health check answers already
+	// (every node down, all but the seeds back: the refresh failed for a
+	// whole health interval, and a Scan with it).
+	var down []string
 	if st != nil {
 		for _, n := range st.allNodes {
 			if i, ok := c.nodes.lookup(n.Addr); !ok || !c.nodes.get(i).down.Load() {
 				addAddr(n.Addr)
+			} else {
+				down = append(down, n.Addr)
 			}
 		}
 	}
 	for _, s := range r.seeds {
 		addAddr(s)
+	}
+	for _, a := range down {
+		addAddr(a)
 	}
 	parent := ctx
 	ticket := r.asked.Add(1)

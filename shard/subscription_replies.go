@@ -2,6 +2,7 @@ package shard
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/gomodule/redigo/redis"
 	"github.com/shardis/shardis/cluster"
@@ -132,6 +133,9 @@ func (s *Subscription) onError(sc *subConn, re redis.Error) {
 			s.c.applyMoved(rd.Slot, rd.Addr)
 			s.refreshTopology()
 			return
+		} else if s.c.cl() != nil {
+			s.movedNoAddr(cmd.names)
+			return
 		}
 	case "CLUSTERDOWN", "TRYAGAIN", "LOADING", "MASTERDOWN", "BUSY":
 		// The node cannot serve now: try it again later. The names stay,
@@ -159,6 +163,29 @@ func (s *Subscription) onError(sc *subConn, re redis.Error) {
 		}
 	}
 	s.q.push(serr)
+}
+
+// movedNoAddrHold is how long names refused with a MOVED that named no
+// address wait before they are sent again.
+const movedNoAddrHold = 50 * time.Millisecond
+
+// movedNoAddr handles a MOVED that names no address the client can use
+// ("?": the node announces no hostname, while the topology gives its IP):
+// only the topology can say where the slot went. The names stay wanted;
+// they wait movedNoAddrHold (sent again at once, they would meet the same
+// MOVED at the same node as fast as it answers until the refresh is in)
+// and are placed again by the refreshed table. They used to leave the
+// subscription for good, as if an ACL had refused them. Caller holds
+// s.mu.
+func (s *Subscription) movedNoAddr(names []subName) {
+	s.st.moved.Add(int64(len(names)))
+	until := time.Now().Add(movedNoAddrHold)
+	for _, sn := range names {
+		if ws := s.want[sn]; ws != nil {
+			ws.holdUntil = until
+		}
+	}
+	s.refreshTopology()
 }
 
 func isSubscribePush(push string) bool {

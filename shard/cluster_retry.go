@@ -159,14 +159,14 @@ func (c *Client) judge(cl *call) (v verdict, refresh bool) {
 			if !ok {
 				// A redirect to an endpoint we cannot dial ("?", port 0,
 				// no port, a slot out of range): ask the topology where
-				// the slot lives instead. It was received all the same.
+				// the slot lives instead, and wait for it as for the
+				// replies below, within MaxRetryWait. Not a hop followed:
+				// counted against MaxRedirects, it ended commands with
+				// "too many redirects" before a refresh held back by
+				// MinRefreshInterval came in. It was received all the
+				// same (Stats).
 				countRedirect(ns, msg)
 				cl.last, cl.reroute = msg, true
-				cl.redirects++
-				if cl.redirects > c.clusterOpts().MaxRedirects {
-					c.giveUp([]*call{cl}, "too many redirects; the last names no address the client can use")
-					return final, false
-				}
 				return retryLater, true
 			}
 			cl.redirects++

@@ -98,13 +98,14 @@ func (s *movingNode) serve(c net.Conn, topo []byte) {
 
 // A MOVED naming an address the client cannot use (port 0, no port, an
 // unparseable slot, a host that does not resolve) ends the command with
-// a *RetryError within the retry budget, reported to the Command hook as
-// a redirect. Those it could not parse were left out of Stats' Moved
-// count, and the error said only "too many redirects".
+// a *RetryError within the retry budget (MaxRetryWait for those that
+// name no address: the client waits for the topology as for
+// CLUSTERDOWN), reported to the Command hook as a redirect. Those it
+// could not parse were left out of Stats' Moved count.
 func TestReview8MovedToAnUnusableAddress(t *testing.T) {
 	const key = "k"
 	slot := strconv.Itoa(cluster.Slot(key))
-	const noAddr = "the last names no address the client can use"
+	const noAddr = "waited too long for the cluster"
 	tests := []struct {
 		name  string
 		moved func(addr string) string

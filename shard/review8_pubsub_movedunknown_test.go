@@ -10,6 +10,7 @@ import (
 	"github.com/gomodule/redigo/redis"
 	"github.com/shardis/shardis/cluster"
 	"github.com/shardis/shardis/internal/redistest"
+	"github.com/shardis/shardis/shard"
 	"github.com/stretchr/testify/require"
 )
 
@@ -68,4 +69,35 @@ func TestReview8SSubscribeFollowsAMovedWithoutAddress(t *testing.T) {
 			t.Fatalf("the subscription reported %v", e)
 		}
 	}
+}
+
+// TestReview8SUnsubscribeAfterSlotMovedAwayWithoutAddress is
+// TestPubSubSUnsubscribeAfterSlotMovedAway with nodes whose MOVED names
+// no host ("?"): the MOVED that answers the SUNSUBSCRIBE of a slot that
+// left the node says, as any MOVED, that the channels went with it,
+// whatever address it names.
+func TestReview8SUnsubscribeAfterSlotMovedAwayWithoutAddress(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts its own cluster")
+	}
+	f := newSunsubFixtureOf(t, redistest.Options{Args: []string{"--cluster-preferred-endpoint-type", "hostname"}})
+
+	h := shard.HoldSubscription(f.sub)
+	moveSlot(t, f.moving, f.from, f.to, f.masters) // the node's push is on its way
+	errU := h.SUnsubscribe(f.movedA, f.movedB, f.stay)
+	shard.PointSlotAt(f.c, f.moving, f.from.Addr) // the client's table is stale
+	wait, errS := h.SSubscribe(f.later)
+	errP := h.Ping("after")
+	h.Release()
+	require.NoError(t, errU)
+	require.NoError(t, errS)
+	require.NoError(t, errP)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	require.NoError(t, wait(ctx), "later follows its slot to the new owner")
+	f.expect(t, "sunsubscribe "+f.movedA, "sunsubscribe "+f.movedB, "sunsubscribe "+f.stay,
+		"ssubscribe "+f.later, "pong after")
+	f.checkAfter(t)
+	require.Equal(t, 1, numSub(t, f.to, "SHARDNUMSUB", f.later))
 }

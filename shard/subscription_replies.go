@@ -205,7 +205,8 @@ func (s *Subscription) fencedError(sc *subConn, re redis.Error) {
 	head := &sc.pending[0]
 	names := head.names
 	head.names, head.left = nil, 0
-	if rd, ok := cluster.ParseRedirect(string(re), sc.addr); ok && cluster.ErrorCode(string(re)) == "MOVED" {
+	if cluster.ErrorCode(string(re)) == "MOVED" {
+		// Whatever address it names ("?" too): the slot left the node.
 		if head.user {
 			for _, sn := range names {
 				if head.tally.done(sn) {
@@ -214,7 +215,9 @@ func (s *Subscription) fencedError(sc *subConn, re redis.Error) {
 			}
 		}
 		if s.c.cl() != nil {
-			s.c.applyMoved(rd.Slot, rd.Addr)
+			if rd, ok := cluster.ParseRedirect(string(re), sc.addr); ok {
+				s.c.applyMoved(rd.Slot, rd.Addr)
+			}
 			s.refreshTopology()
 		}
 		s.dirty = true

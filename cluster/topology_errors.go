@@ -29,6 +29,13 @@ var (
 	// instance has cluster support disabled".
 	ErrNotCluster = errors.New("shardis: server has no cluster support")
 
+	// ErrOtherCluster means a node answered with the topology of another
+	// cluster than the one the client knows: not one node ID in common (an
+	// address the cluster used now serves another cluster). The answer is
+	// not used while a node of the known cluster answers (see the
+	// shard package's cluster refresh).
+	ErrOtherCluster = errors.New("shardis: topology of another cluster")
+
 	// ErrNoSeeds means Discover was given no seed address.
 	ErrNoSeeds = errors.New("shardis: no seed address to discover the cluster from")
 )

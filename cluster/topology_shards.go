@@ -19,8 +19,10 @@ import "fmt"
 //   - any other endpoint (an IP or a hostname) is dialed as it is, and
 //     the "hostname" field, when present, is kept in NodeInfo.Hostname.
 //
-// Replicas whose health is "fail", and unreachable replicas, are left
-// out. Replicas whose health is "loading" (not synced yet) stay in the
+// A node without an address (an empty "ip" and no port: Redis lists so
+// a node flagged noaddr, whose address answered with another node ID) is
+// unreachable. Replicas whose health is "fail", and unreachable replicas,
+// are left out. Replicas whose health is "loading" (not synced yet) stay in the
 // shard with that Health, but Table.Replicas does not offer them for
 // reads. A shard without slots whose master failed or is unreachable is
 // left out; a shard that owns slots but has no reachable master is an
@@ -51,6 +53,7 @@ type shardsNodeEntry struct {
 	endpoint, ip   string
 	role           string
 	hasPort, hasTL bool
+	hasIP          bool
 }
 
 func parseShards(reply any, asked string, useTLS bool) (*Table, error) {
@@ -222,6 +225,7 @@ func parseShardNode(item any, askedHost string, useTLS bool) (n shardsNodeEntry,
 			n.hasTL = true
 		case "ip":
 			n.ip, ok = word(v)
+			n.hasIP = true
 		case "endpoint":
 			if v != nil {
 				n.endpoint, ok = word(v)
@@ -261,6 +265,14 @@ func parseShardNode(item any, askedHost string, useTLS bool) (n shardsNodeEntry,
 		raw = second
 	}
 	if !hasFirst && !hasSecond {
+		if n.hasIP && n.ip == "" {
+			// A node the cluster knows no address of (flagged noaddr:
+			// its address answered with another node ID, as when the
+			// address was taken by a node of another cluster). Redis
+			// lists it with an empty ip and no port; it is unreachable,
+			// not a malformed reply.
+			return n, nil
+		}
 		return n, fmt.Errorf("neither port nor tls-port")
 	}
 	port, ok := validPort(raw)

@@ -13,8 +13,10 @@ import "fmt"
 // are ignored. The endpoint rules are those of ParseShards: an endpoint
 // of "" or null means the host of asked; "?" means the node's "ip" from
 // the metadata, and an unreachable node when there is none; "hostname" in
-// the metadata is kept in NodeInfo.Hostname. Unreachable replicas are left
-// out; an unreachable master is an error.
+// the metadata is kept in NodeInfo.Hostname. A node listed with port 0
+// and an endpoint of "" or "?" (a node flagged noaddr, whose address
+// answered with another node ID) is unreachable. Unreachable replicas are
+// left out; an unreachable master is an error.
 //
 // A master that serves several ranges appears in several entries; they
 // are merged into one shard. CLUSTER SLOTS gives no health, so Health is
@@ -125,7 +127,8 @@ func parseSlotNode(item any, askedHost string) (n NodeInfo, endpoint, ip string,
 		return n, "", "", fmt.Errorf("port is %s, not an integer", kind(fields[1]))
 	}
 	port, ok := validPort(rawPort)
-	if !ok {
+	noAddr := rawPort == 0 && (endpoint == "" || endpoint == unknownEndpoint)
+	if !ok && !noAddr {
 		return n, "", "", fmt.Errorf("port %d is not within 1-65535", rawPort)
 	}
 	if len(fields) > 2 {
@@ -156,6 +159,12 @@ func parseSlotNode(item any, askedHost string) (n NodeInfo, endpoint, ip string,
 				return n, "", "", fmt.Errorf("metadata %s is %s, not a string", key, kind(meta[k+1]))
 			}
 		}
+	}
+	if noAddr {
+		// A node the cluster knows no address of (flagged noaddr: its
+		// address answered with another node ID): Redis lists it with
+		// an empty endpoint and port 0. It is unreachable.
+		return n, endpoint, ip, nil
 	}
 	if host := resolveHost(endpoint, ip, askedHost); host != "" {
 		n.Addr = joinAddr(host, port)

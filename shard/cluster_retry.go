@@ -157,14 +157,16 @@ func (c *Client) judge(cl *call) (v verdict, refresh bool) {
 		case "MOVED", "ASK":
 			rd, ok := cluster.ParseRedirect(msg, ns.node.Addr)
 			if !ok {
-				// A redirect to an endpoint we cannot dial ("?"): ask the
-				// topology where the slot lives instead.
+				// A redirect to an endpoint we cannot dial ("?", port 0,
+				// no port, a slot out of range): ask the topology where
+				// the slot lives instead, and wait for it as for the
+				// replies below, within MaxRetryWait. Not a hop followed:
+				// counted against MaxRedirects, it ended commands with
+				// "too many redirects" before a refresh held back by
+				// MinRefreshInterval came in. It was received all the
+				// same (Stats).
+				countRedirect(ns, msg)
 				cl.last, cl.reroute = msg, true
-				cl.redirects++
-				if cl.redirects > c.clusterOpts().MaxRedirects {
-					c.giveUp([]*call{cl}, "too many redirects")
-					return final, false
-				}
 				return retryLater, true
 			}
 			cl.redirects++
@@ -257,6 +259,18 @@ func (c *Client) judge(cl *call) (v verdict, refresh bool) {
 	}
 	cl.err = &UnknownOutcomeError{Command: strings.ToUpper(cl.name), Node: ne.Node, Err: ne}
 	return final, true
+}
+
+// countRedirect counts a MOVED or ASK reply of ns's that names no
+// usable address in ns's statistics (Stats' Moved and Ask), as those that
+// do are.
+func countRedirect(ns *nodeState, msg string) {
+	switch cluster.ErrorCode(msg) {
+	case "MOVED":
+		ns.moved.Add(1)
+	case "ASK":
+		ns.ask.Add(1)
+	}
 }
 
 // timedOut reports whether err is a read or write timeout on a node's

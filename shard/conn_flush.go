@@ -635,8 +635,8 @@ func (f *flusher) noteMoved(re redis.Error) {
 		return
 	}
 	ns := c.nodes.get(f.rc.tx.node)
+	ns.moved.Add(1)
 	if rd, ok := cluster.ParseRedirect(string(re), ns.node.Addr); ok && rd.Kind == cluster.Moved {
-		ns.moved.Add(1)
 		c.applyMoved(rd.Slot, rd.Addr)
 	}
 	c.refresh(f.ctx, false)

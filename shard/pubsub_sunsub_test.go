@@ -34,7 +34,13 @@ type sunsubFixture struct {
 
 func newSunsubFixture(t *testing.T) *sunsubFixture {
 	t.Helper()
-	rc := redistest.StartClusterTB(t, 3, 0, redistest.Options{})
+	return newSunsubFixtureOf(t, redistest.Options{})
+}
+
+// newSunsubFixtureOf is newSunsubFixture with the nodes' options.
+func newSunsubFixtureOf(t *testing.T, opts redistest.Options) *sunsubFixture {
+	t.Helper()
+	rc := redistest.StartClusterTB(t, 3, 0, opts)
 	cfg := clusterConfig(rc.Seeds()...)
 	cfg.Cluster.RefreshInterval = -1
 	f := &sunsubFixture{rc: rc, c: newClient(t, cfg), masters: rc.Masters()}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -103,8 +105,8 @@ func (c *Client) runOwed(d time.Duration) {
 	}
 }
 
-// discover asks the known nodes, then the seeds, for the topology and
-// installs the first good answer.
+// discover asks the known nodes not marked down, then the seeds, then the
+// nodes marked down, for the topology and installs the first good answer.
 func (c *Client) discover(ctx context.Context) error {
 	r := c.cl()
 	if r == nil {
@@ -126,21 +128,36 @@ func (c *Client) discover(ctx context.Context) error {
 		}
 	}
 	// Nodes not marked down first: a dead master would only cost time.
+	// Those marked down come last, when neither they nor the seeds
+	// answered: a node back since the last health check answers already
+	// (every node down, all but the seeds back: the refresh failed for a
+	// whole health interval, and a Scan with it).
+	var down []string
 	if st != nil {
 		for _, n := range st.allNodes {
 			if i, ok := c.nodes.lookup(n.Addr); !ok || !c.nodes.get(i).down.Load() {
 				addAddr(n.Addr)
+			} else {
+				down = append(down, n.Addr)
 			}
 		}
 	}
 	for _, s := range r.seeds {
 		addAddr(s)
 	}
+	for _, a := range down {
+		addAddr(a)
+	}
 	parent := ctx
 	ticket := r.asked.Add(1)
 	ctx, cancel := context.WithTimeout(ctx, 2*c.dialTimeout()+c.readTimeout)
 	defer cancel()
-	t, err := c.askTopology(ctx, addrs)
+	var known *cluster.Table
+	if st != nil {
+		known = st.table
+	}
+	isSeed := func(a string) bool { return slices.Contains(r.seeds, a) }
+	t, err := c.askTopology(ctx, addrs, known, isSeed)
 	if err != nil {
 		return fmt.Errorf("shardis: cluster topology: %w", err)
 	}
@@ -179,7 +196,15 @@ func (c *Client) discover(ctx context.Context) error {
 const hedgeDelay = 100 * time.Millisecond
 
 // askTopology asks addrs for the topology, in order, and returns the first
-// usable answer. A node that fails makes it ask the next one at once; a
+// usable answer: one of the cluster of known, the table in use (see
+// sameCluster; any answer when known is nil, at the first discovery). An
+// answer of another cluster (an address of known's that a node of another
+// cluster took over) counts as a failure of its node, an
+// cluster.ErrOtherCluster, and is taken only when no node answers for
+// known's cluster and it came from a seed (isSeed), the addresses the
+// program named: so a cluster replaced as a whole, every node, is
+// followed, not a stray node of another cluster. A node that fails makes
+// it ask the next one at once; a
 // node that has not answered within hedgeDelay, the next one as well,
 // while it keeps waiting for the first. Each node has its own bound (a
 // dial timeout and a read timeout), within ctx's: a hung node (one that
@@ -189,7 +214,7 @@ const hedgeDelay = 100 * time.Millisecond
 // the nodes that answer were asked. When no node gives a usable answer,
 // the error joins one *cluster.SeedError per node asked, as
 // cluster.Discover's does.
-func (c *Client) askTopology(ctx context.Context, addrs []string) (*cluster.Table, error) {
+func (c *Client) askTopology(ctx context.Context, addrs []string, known *cluster.Table, isSeed func(string) bool) (*cluster.Table, error) {
 	if len(addrs) == 0 {
 		return nil, cluster.ErrNoSeeds
 	}
@@ -222,6 +247,7 @@ func (c *Client) askTopology(ctx context.Context, addrs []string) (*cluster.Tabl
 		}()
 	}
 	errs := make([]error, len(addrs))
+	var other *cluster.Table // the first answer of another cluster from a seed
 	hedge := time.NewTimer(hedgeDelay)
 	defer hedge.Stop()
 	ask()
@@ -230,7 +256,13 @@ func (c *Client) askTopology(ctx context.Context, addrs []string) (*cluster.Tabl
 		case a := <-answers:
 			running--
 			if a.err == nil {
-				return a.t, nil
+				if sameCluster(known, a.t) {
+					return a.t, nil
+				}
+				a.err = otherClusterError(known, a.t)
+				if other == nil && isSeed(addrs[a.i]) {
+					other = a.t
+				}
 			}
 			var se *cluster.SeedError
 			if errors.As(a.err, &se) {
@@ -249,6 +281,9 @@ func (c *Client) askTopology(ctx context.Context, addrs []string) (*cluster.Tabl
 			}
 		}
 	}
+	if other != nil {
+		return other, nil // no node of the known cluster answered
+	}
 	tried := next
 	errs = errs[:tried]
 	if err := ctx.Err(); err != nil && tried < len(addrs) {
@@ -256,6 +291,65 @@ func (c *Client) askTopology(ctx context.Context, addrs []string) (*cluster.Tabl
 	}
 	return nil, fmt.Errorf("shardis: no node gave a usable cluster topology (%d of %d tried):\n%w",
 		tried, len(addrs), errors.Join(errs...))
+}
+
+// sameCluster reports whether answer may be taken as a view of the
+// cluster of known: it names at least one node (by cluster node ID) that
+// known names. A node ID is random and never reused, so an answer of
+// another cluster shares none, while one of the same cluster shares at
+// least the node that gave it or, after a whole shard was replaced, the
+// nodes of the others. With no known table (the first discovery), or
+// when either table has no IDs (CLUSTER SLOTS of old servers), there is
+// nothing to compare and every answer is taken.
+func sameCluster(known, answer *cluster.Table) bool {
+	if known == nil {
+		return true
+	}
+	kn := known.Nodes()
+	ids := make(map[string]bool, len(kn))
+	for _, n := range kn {
+		if n.ID != "" {
+			ids[n.ID] = true
+		}
+	}
+	if len(ids) == 0 {
+		return true
+	}
+	withIDs := false
+	for _, n := range answer.Nodes() {
+		if n.ID == "" {
+			continue
+		}
+		if ids[n.ID] {
+			return true
+		}
+		withIDs = true
+	}
+	return !withIDs
+}
+
+// otherClusterError is the failure of a node whose answer is of another
+// cluster than known's.
+func otherClusterError(known, answer *cluster.Table) error {
+	return fmt.Errorf("%w: its %d nodes (masters %s) share no node ID with the %d of the table in use (masters %s)",
+		cluster.ErrOtherCluster, len(answer.Nodes()), mastersText(answer), len(known.Nodes()), mastersText(known))
+}
+
+// mastersText lists a table's masters' addresses, at most three.
+func mastersText(t *cluster.Table) string {
+	var b strings.Builder
+	ms := t.Masters()
+	for i, m := range ms {
+		if i == 3 {
+			fmt.Fprintf(&b, " and %d more", len(ms)-3)
+			break
+		}
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(m.Addr)
+	}
+	return b.String()
 }
 
 // sameNodeAddrs reports whether a and b list the same node addresses.

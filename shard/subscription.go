@@ -123,6 +123,9 @@ type wantState struct {
 	announced bool            // its redis.Subscription was delivered
 	on        map[string]bool // the nodes that confirmed it
 	waiters   []*waiter       // Subscribe calls waiting for its confirmation
+	// holdUntil: a MOVED that named no address ("?") refused it; it is
+	// sent again from then on, once the refresh it asked for is in.
+	holdUntil time.Time
 }
 
 // waiter is one Subscribe call waiting for its names.

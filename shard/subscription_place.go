@@ -76,6 +76,10 @@ func (s *Subscription) reconcile() bool {
 			if sc.sent[sn] {
 				continue
 			}
+			if ws := s.want[sn]; ws != nil && now.Before(ws.holdUntil) {
+				complete = false // a MOVED without address: see movedNoAddr
+				continue
+			}
 			if s.homed(sn) {
 				// PUBLISH reaches every node: subscribed at the new home
 				// while the old one still has it, the name would deliver

@@ -2,6 +2,7 @@ package shard
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/gomodule/redigo/redis"
 	"github.com/shardis/shardis/cluster"
@@ -136,6 +137,9 @@ func (s *Subscription) onError(sc *subConn, re redis.Error) {
 			s.c.applyMoved(rd.Slot, rd.Addr)
 			s.refreshTopology()
 			return
+		} else if s.c.cl() != nil {
+			s.movedNoAddr(cmd.names)
+			return
 		}
 	case "CLUSTERDOWN", "TRYAGAIN", "LOADING", "MASTERDOWN", "BUSY":
 		// The node cannot serve now: try it again later. The names stay,
@@ -165,6 +169,29 @@ func (s *Subscription) onError(sc *subConn, re redis.Error) {
 	s.q.push(serr)
 }
 
+// movedNoAddrHold is how long names refused with a MOVED that named no
+// address wait before they are sent again.
+const movedNoAddrHold = 50 * time.Millisecond
+
+// movedNoAddr handles a MOVED that names no address the client can use
+// ("?": the node announces no hostname, while the topology gives its IP):
+// only the topology can say where the slot went. The names stay wanted;
+// they wait movedNoAddrHold (sent again at once, they would meet the same
+// MOVED at the same node as fast as it answers until the refresh is in)
+// and are placed again by the refreshed table. They used to leave the
+// subscription for good, as if an ACL had refused them. Caller holds
+// s.mu.
+func (s *Subscription) movedNoAddr(names []subName) {
+	s.st.moved.Add(int64(len(names)))
+	until := time.Now().Add(movedNoAddrHold)
+	for _, sn := range names {
+		if ws := s.want[sn]; ws != nil {
+			ws.holdUntil = until
+		}
+	}
+	s.refreshTopology()
+}
+
 func isSubscribePush(push string) bool {
 	_, subscribe := kindOfPush(push)
 	return subscribe
@@ -182,7 +209,8 @@ func (s *Subscription) fencedError(sc *subConn, re redis.Error) {
 	head := &sc.pending[0]
 	names := head.names
 	head.names, head.left = nil, 0
-	if rd, ok := cluster.ParseRedirect(string(re), sc.addr); ok && cluster.ErrorCode(string(re)) == "MOVED" {
+	if cluster.ErrorCode(string(re)) == "MOVED" {
+		// Whatever address it names ("?" too): the slot left the node.
 		s.releaseHolds(nil)
 		if head.user {
 			for _, sn := range names {
@@ -192,7 +220,9 @@ func (s *Subscription) fencedError(sc *subConn, re redis.Error) {
 			}
 		}
 		if s.c.cl() != nil {
-			s.c.applyMoved(rd.Slot, rd.Addr)
+			if rd, ok := cluster.ParseRedirect(string(re), sc.addr); ok {
+				s.c.applyMoved(rd.Slot, rd.Addr)
+			}
 			s.refreshTopology()
 		}
 		s.dirty = true

@@ -341,6 +341,7 @@ func (c *Client) Tx(ctx context.Context, keys []string, fn func(tx *Tx) error) (
 				ask = c.nodes.add(Node{Name: rd.Addr, Addr: rd.Addr})
 				wait = false
 			default:
+				countRedirect(ns, string(re))
 				c.refresh(ctx, true) // an endpoint we cannot dial: look again
 			}
 			if hops > c.clusterOpts().MaxRedirects {

@@ -277,8 +277,9 @@ func (c *Client) harvest(ctx context.Context, conn redis.Conn, calls []*call) {
 		}
 		if re, ok := err.(redis.Error); ok {
 			// As receive has it: a NOAUTH or WRONGPASS is an
-			// authentication failure, a secret echoed back is hidden.
-			err, _ = c.replyError(cl.node, hideSecretEcho(cl.name, cl.args, re))
+			// authentication failure (but for the caller's own AUTH or
+			// HELLO), a secret echoed back is hidden.
+			err = c.commandReplyError(cl.node, cl.name, cl.args, re)
 		}
 		cl.reply, cl.err = reply, err
 	}
@@ -672,8 +673,12 @@ func (c *Client) receive(ctx context.Context, node int, conn redis.Conn, calls [
 				return
 			}
 			if re, ok := err.(redis.Error); ok {
-				rerr, no := c.replyError(node, hideSecretEcho(cl.name, cl.args, re)) // secret_echo.go
-				refused = refused || no
+				// A secret echoed back is hidden (secret_echo.go); a
+				// NOAUTH or WRONGPASS refuses the connection's
+				// credentials, unless it answers the caller's own AUTH
+				// or HELLO (commandReplyError).
+				rerr := c.commandReplyError(node, cl.name, cl.args, re)
+				refused = refused || isAuthFailure(rerr)
 				setResult(calls, out, i, nil, rerr)
 				continue
 			}

@@ -282,13 +282,14 @@ func timedOut(err error) bool {
 
 // notSent reports whether a node error happened before the command could
 // reach the server, or reached it without running: a refused or failed
-// dial, an address no dial can use, a node marked down, or a command
+// dial, an address no dial can use, a node marked down, a command
 // written after one the server refused with a protocol error (it closed
-// the connection before reading further).
+// the connection before reading further), or one whose connection failed
+// before the command was completely written (errNotWritten).
 func notSent(err error) bool {
 	var de *pool.DialError
 	return errors.As(err, &de) || errors.Is(err, ErrNodeDown) || errors.Is(err, pool.ErrAuth) ||
-		errors.Is(err, pool.ErrBadAddr) || errors.Is(err, errAfterProtocolError)
+		errors.Is(err, pool.ErrBadAddr) || errors.Is(err, errAfterProtocolError) || errors.Is(err, errNotWritten)
 }
 
 // routeSlot points cl at its slot's master (or replica) in the current

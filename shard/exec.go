@@ -277,8 +277,9 @@ func (c *Client) harvest(ctx context.Context, conn redis.Conn, calls []*call) {
 		}
 		if re, ok := err.(redis.Error); ok {
 			// As receive has it: a NOAUTH or WRONGPASS is an
-			// authentication failure, a secret echoed back is hidden.
-			err, _ = c.replyError(cl.node, hideSecretEcho(cl.name, cl.args, re))
+			// authentication failure (but for the caller's own AUTH or
+			// HELLO), a secret echoed back is hidden.
+			err = c.commandReplyError(cl.node, cl.name, cl.args, re)
 		}
 		cl.reply, cl.err = reply, err
 	}
@@ -571,7 +572,8 @@ func (c *Client) send(ctx context.Context, node int, calls []*call, out []Result
 			return nil
 		}
 	}
-	for _, cl := range calls {
+	last := len(calls) - 1 // the call whose command a failed write was the last of
+	for i, cl := range calls {
 		if cl.asking {
 			err = conn.Send("ASKING")
 		}
@@ -579,6 +581,7 @@ func (c *Client) send(ctx context.Context, node int, calls []*call, out []Result
 			err = conn.Send(cl.name, cl.args...)
 		}
 		if err != nil {
+			last = i
 			break
 		}
 	}
@@ -587,12 +590,51 @@ func (c *Client) send(ctx context.Context, node int, calls []*call, out []Result
 	}
 	if err != nil {
 		conn.Close()
-		err = contextCause(ctx, err)
-		c.noteFailure(ctx, node, err)
-		c.failFrom(node, calls, out, 0, err)
+		c.failSend(ctx, node, calls, out, last, err)
 		return nil
 	}
 	return conn
+}
+
+// errNotWritten is the error, wrapped in a *NodeError with the write's
+// own error, of a command that did not run because the connection failed
+// before the command was completely written (or before it was written at
+// all): the server never read it whole.
+var errNotWritten = errors.New("shardis: not run: the connection failed before the command was completely written")
+
+// failSend fails the calls of a batch whose sending failed with err, on
+// the command of calls[last] (or its ASKING). A failed write on the
+// pool's connection stops before the end of what it was given, and what
+// it was given ends with the command being queued (a Send writes its
+// buffer once the command that fills it is in) or the last one queued (a
+// Flush): that command was not completely written, and the commands
+// after it were never written. Neither ran. The commands before it may
+// have reached the server whole: their outcome is unknown
+// (markUnknownOutcomes, the cluster's and Sentinel's retry rules). Any
+// other failure (a connection that had already failed, one the caller's
+// context closed) proves nothing, and every call keeps it.
+//
+// A failed write is no verdict on the node, as a command's timeout is
+// not (noteFailure): a server closes a connection mid-write when the
+// command is too big for it (a value over proto-max-bulk-len), and
+// counted as failures such commands marked a node down that answers
+// every other connection. The health check's PING judges the node.
+func (c *Client) failSend(ctx context.Context, node int, calls []*call, out []Result, last int, err error) {
+	cerr := contextCause(ctx, err)
+	if !writeFailed(err) {
+		c.noteFailure(ctx, node, cerr)
+		c.failFrom(node, calls, out, 0, cerr)
+		return
+	}
+	ns := c.nodes.get(node)
+	ns.errors.Add(1)
+	ns.noteCause(cerr)
+	c.failFrom(node, calls[:last], out, 0, cerr)
+	var rest []Result
+	if out != nil {
+		rest = out[last:]
+	}
+	c.failFrom(node, calls[last:], rest, 0, fmt.Errorf("%w: %w", errNotWritten, cerr))
 }
 
 // receive reads the replies of calls from conn. A server error reply is
@@ -631,8 +673,12 @@ func (c *Client) receive(ctx context.Context, node int, conn redis.Conn, calls [
 				return
 			}
 			if re, ok := err.(redis.Error); ok {
-				rerr, no := c.replyError(node, hideSecretEcho(cl.name, cl.args, re)) // secret_echo.go
-				refused = refused || no
+				// A secret echoed back is hidden (secret_echo.go); a
+				// NOAUTH or WRONGPASS refuses the connection's
+				// credentials, unless it answers the caller's own AUTH
+				// or HELLO (commandReplyError).
+				rerr := c.commandReplyError(node, cl.name, cl.args, re)
+				refused = refused || isAuthFailure(rerr)
 				setResult(calls, out, i, nil, rerr)
 				continue
 			}

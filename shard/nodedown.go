@@ -87,7 +87,10 @@ func isAuthReply(re redis.Error) bool {
 // replyError is the error a command gets for the server's error reply re
 // from node i: re itself, or a *pool.AuthError (see authReply), which
 // counts as a failure of the node (and refused reports it: the caller must
-// not then count the round trip as a success).
+// not then count the round trip as a success). The WRONGPASS that answers
+// an AUTH or HELLO of the caller's own refuses that command's
+// credentials, not the connection's: see commandReplyError, which a
+// caller that knows the command uses instead.
 func (c *Client) replyError(i int, re redis.Error) (err error, refused bool) {
 	if !isAuthReply(re) {
 		return re, false

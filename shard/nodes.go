@@ -16,8 +16,9 @@ import (
 // shard names once a migration installed it, a Router's renamed nodes):
 // renaming publishes a new nodeState for the index, sharing the same
 // nodeLife, in a new table list (nodeTable.rename). The command path reads
-// node, readOnly and the promoted fields without a lock or an atomic load
-// of its own: a nodeState is never written once published.
+// node and readOnly without a lock: a nodeState is never written once
+// published (a holder of an older one reports the name it had), and the
+// node's health and counters, in nodeLife, are the same through either.
 type nodeState struct {
 	node     Node
 	readOnly bool // a replica connection that sends READONLY (cluster reads)

@@ -72,6 +72,7 @@ func (c *Client) switchTo(t *topology) {
 		c.withdrawCluster()
 	}
 	c.switching.mu.Unlock()
+	c.nameNodes() // a node is named as the topology it is routed by now names it (nodes.go)
 	c.subs.topo.notify()
 	if t.cl != nil {
 		c.refresh(c.life, false) // its table may have aged since discovery

@@ -7,13 +7,27 @@ import (
 )
 
 // nodeState is everything the client keeps about one node: its identity,
-// health and counters. It is created once and never removed, so indexes
-// into the node table stay valid for the client's life; a node that left
-// the topology is marked retired instead (settleNodes).
+// health and counters. The state (nodeLife) is created once and never
+// removed, so indexes into the node table stay valid for the client's
+// life; a node that left the topology is marked retired instead
+// (settleNodes).
+//
+// The node's name follows the topology the client routes by (a ring's new
+// shard names once a migration installed it, a Router's renamed nodes):
+// renaming publishes a new nodeState for the index, sharing the same
+// nodeLife, in a new table list (nodeTable.rename). The command path reads
+// node and readOnly without a lock: a nodeState is never written once
+// published (a holder of an older one reports the name it had), and the
+// node's health and counters, in nodeLife, are the same through either.
 type nodeState struct {
 	node     Node
 	readOnly bool // a replica connection that sends READONLY (cluster reads)
+	*nodeLife
+}
 
+// nodeLife is the health and the counters of one node, shared by every
+// nodeState published for it.
+type nodeLife struct {
 	rtt atomic.Int64 // smoothed PING round trip in nanoseconds; 0 = unknown
 
 	fails atomic.Int32 // consecutive failures
@@ -66,7 +80,9 @@ func newNodeTable() *nodeTable {
 }
 
 // add returns the index of the node with n's address, registering it first
-// when it is new.
+// when it is new. A node already registered keeps its name: the name of
+// the topology the client routes by is given at the next settleNodes or
+// nameNodes.
 func (t *nodeTable) add(n Node) int {
 	t.mu.RLock()
 	i, ok := t.byAddr[n.Addr]
@@ -79,7 +95,7 @@ func (t *nodeTable) add(n Node) int {
 	if i, ok := t.byAddr[n.Addr]; ok {
 		return i
 	}
-	list := t.grow(&nodeState{node: n})
+	list := t.grow(&nodeState{node: n, nodeLife: new(nodeLife)})
 	t.byAddr[n.Addr] = len(list) - 1
 	return len(list) - 1
 }
@@ -98,7 +114,7 @@ func (t *nodeTable) addReadOnly(addr string) int {
 	if i, ok := t.byRO[addr]; ok {
 		return i
 	}
-	list := t.grow(&nodeState{node: Node{Name: addr + " (replica)", Addr: addr}, readOnly: true})
+	list := t.grow(&nodeState{node: Node{Name: addr + " (replica)", Addr: addr}, readOnly: true, nodeLife: new(nodeLife)})
 	t.byRO[addr] = len(list) - 1
 	return len(list) - 1
 }
@@ -112,6 +128,33 @@ func (t *nodeTable) grow(ns *nodeState) []*nodeState {
 	list := append(*t.list.Load(), ns)
 	t.list.Store(&list)
 	return list
+}
+
+// nodeName is a new name for the node at an index of the table.
+type nodeName struct {
+	i    int
+	name string
+}
+
+// rename publishes the nodes of names under their new names: a new
+// nodeState for each, sharing its nodeLife, in a new list (the published
+// lists, and their spare capacity that grow fills, are never written, so
+// readers of an older list keep seeing the names they read).
+func (t *nodeTable) rename(names []nodeName) {
+	if len(names) == 0 {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	old := *t.list.Load()
+	list := make([]*nodeState, len(old), cap(old))
+	copy(list, old)
+	for _, n := range names {
+		ns := *list[n.i]
+		ns.node.Name = n.name
+		list[n.i] = &ns
+	}
+	t.list.Store(&list)
 }
 
 // lookup returns the index of the node with address addr.
@@ -129,15 +172,16 @@ func (t *nodeTable) get(i int) *nodeState { return (*t.list.Load())[i] }
 func (t *nodeTable) all() []*nodeState { return *t.list.Load() }
 
 // settleNodes marks retired every node whose address no topology the
-// client uses lists now (liveAddrs), and un-retires those listed again (a
-// node that came back at the same address). The idle connections of a
-// node that retires are closed now (its pools are removed; a command still
-// routed there by a stale map makes new ones on demand, and a borrowed
-// connection closes when it is given back). It runs after the client
-// installs a topology (a cluster slot map, a migration's start or end, a
-// Sentinel shard's replicas) and on every health tick, which catches any
-// other change (a Router whose Nodes changed). Nothing on the command path
-// reads the mark.
+// client uses lists now (liveNodes), and un-retires those listed again (a
+// node that came back at the same address); it gives every node the name
+// that the topology the client routes by gives its address (nameNodes).
+// The idle connections of a node that retires are closed now (its pools
+// are removed; a command still routed there by a stale map makes new ones
+// on demand, and a borrowed connection closes when it is given back). It
+// runs after the client installs a topology (a cluster slot map, a
+// migration's start or end, a Sentinel shard's replicas) and on every
+// health tick, which catches any other change (a Router whose Nodes
+// changed). Nothing on the command path reads the mark.
 //
 // A node registered concurrently, after its topology was read but before
 // it was installed, may be marked retired for a moment: the install's own
@@ -157,11 +201,12 @@ func (c *Client) settleNodesLocked() []int {
 	t.settle.Lock()
 	defer t.settle.Unlock()
 	all := t.all() // first: a node registered after live was read is left as it is
-	live := c.liveAddrs()
+	live := c.liveNodes()
 	var gone []string
 	var retired []int
 	for i, ns := range all {
-		retire := !live[ns.node.Addr]
+		_, listed := live[ns.node.Addr]
+		retire := !listed
 		if ns.retired.Load() == retire {
 			continue
 		}
@@ -188,32 +233,69 @@ func (c *Client) settleNodesLocked() []int {
 		// together, as the mark follows the address.
 		_ = c.pools.Remove(addr) // ErrClosed only: Close closed them
 	}
+	t.rename(renamed(all, live))
 	return retired
 }
 
-// liveAddrs returns the addresses of the nodes of every topology the
-// client uses now: the one it routes by, the cluster it follows, both
-// sides of a migration (and of the armed migration a rollback turns
-// around), and the replicas of its Sentinel shards that serve reads.
-func (c *Client) liveAddrs() map[string]bool {
-	live := map[string]bool{}
+// nameNodes gives every node the name that the topology the client routes
+// by gives its address (Nodes, Stats, NodeEvent, NodeError and the hooks'
+// events name a node alike), without settling which nodes are live: it
+// runs when the client switches its routing (switchTo).
+func (c *Client) nameNodes() {
+	t := c.nodes
+	t.settle.Lock()
+	defer t.settle.Unlock()
+	all := t.all()
+	t.rename(renamed(all, c.liveNodes()))
+}
+
+// renamed returns the nodes of all whose name live gives otherwise. A
+// read-only replica entry keeps its own name: it is not the node that
+// a topology lists at that address, but a connection kind to it.
+func renamed(all []*nodeState, live map[string]string) []nodeName {
+	var out []nodeName
+	for i, ns := range all {
+		if ns.readOnly {
+			continue
+		}
+		if name, ok := live[ns.node.Addr]; ok && name != ns.node.Name {
+			out = append(out, nodeName{i: i, name: name})
+		}
+	}
+	return out
+}
+
+// liveNodes returns the addresses of the nodes of every topology the
+// client uses now, each with its name: the one it routes by, the cluster
+// it follows, both sides of a migration (and of the armed migration a
+// rollback turns around), and the replicas of its Sentinel shards that
+// serve reads. An address listed by several topologies has the name of
+// the first in that order, so the topology the client routes by names
+// it, as Nodes does.
+func (c *Client) liveNodes() map[string]string {
+	live := map[string]string{}
+	put := func(n Node) {
+		if _, ok := live[n.Addr]; !ok {
+			live[n.Addr] = n.Name
+		}
+	}
 	add := func(r Router) {
 		switch r := r.(type) {
 		case nil:
 		case *ClusterRouter:
 			if st := r.state.Load(); st != nil {
 				for _, n := range st.allNodes { // masters and replicas
-					live[n.Addr] = true
+					put(n)
 				}
 			}
 			if p := r.failed.Load(); p != nil {
 				for _, a := range *p { // failed, not forgotten (cluster_failed.go)
-					live[a] = true
+					put(Node{Name: a, Addr: a})
 				}
 			}
 		default:
 			for _, n := range r.Nodes() {
-				live[n.Addr] = true
+				put(n)
 			}
 		}
 	}
@@ -231,7 +313,7 @@ func (c *Client) liveAddrs() map[string]bool {
 		for _, sh := range c.sent.shards {
 			if p := sh.replicas.Load(); p != nil {
 				for _, i := range *p {
-					live[c.nodes.get(int(i)).node.Addr] = true
+					put(c.nodes.get(int(i)).node)
 				}
 			}
 		}

@@ -4,6 +4,10 @@ import "github.com/shardis/shardis/pool"
 
 // NodeStats are the counters of one node.
 type NodeStats struct {
+	// Node is named as the topology the client routes by names its
+	// address (as Nodes does): after a migration to a ring that names a
+	// server anew, or once a Router renamed it, the new name, at the
+	// latest by the next health check.
 	Node     Node
 	Down     bool  // marked down by health checks
 	Commands int64 // commands sent (or failed fast) to the node

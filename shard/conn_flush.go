@@ -485,9 +485,18 @@ func (f *flusher) sendRuns() {
 	f.sendPinned()
 }
 
-// sendPlain sends the routed run as one pipeline.
+// sendPlain sends the routed run as one pipeline, or a run of one command
+// as Client.Do does: the hooks then see that command's operation
+// (Op.Name is its name), not a PIPELINE of one.
 func (f *flusher) sendPlain() {
-	if len(f.plain) == 0 {
+	switch len(f.plain) {
+	case 0:
+		return
+	case 1:
+		cmd := f.cmds[f.plain[0]]
+		reply, err := f.rc.c.do(f.ctx, cmd.name, cmd.args, nil)
+		f.res[f.plain[0]] = Result{Reply: reply, Err: err}
+		f.plain = f.plain[:0]
 		return
 	}
 	p := f.rc.c.Pipeline()

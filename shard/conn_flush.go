@@ -522,7 +522,9 @@ func (f *flusher) sendPinned() {
 	tx := &f.rc.tx
 	pinned, cmds, in := f.pinned, f.pinnedAt, f.pinnedIn
 	f.pinned, f.pinnedAt, f.pinnedIn = nil, nil, nil
+	var run *connRun // what the hooks see of the run once it is sent (hooks_conn.go)
 	set := func(k int, r Result) {
+		run.result(k, r.Reply, r.Err)
 		if pinned[k] >= 0 {
 			f.res[pinned[k]] = r
 		}
@@ -581,6 +583,15 @@ func (f *flusher) sendPinned() {
 		return
 	}
 	defer tx.fence.leave()
+	if ctx, r := f.rc.c.connRunStart(f.ctx, tx.node, tx.group, cmds); r != nil {
+		// The run goes with the context Start returned.
+		saved := f.ctx
+		f.ctx, run = ctx, r
+		defer func() {
+			f.ctx = saved
+			run.end(ctx)
+		}()
+	}
 	// A write that fails stops before its end: the command whose Send
 	// failed, or the last one when Flush did, was not written whole, and
 	// those after it not at all; the server runs none of them (those

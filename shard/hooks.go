@@ -42,14 +42,16 @@ type Hooks struct {
 	// answered. During a migration it also reports what the client sends
 	// on the way to the caller's command (a MIGRATE, the DEL after a
 	// blind overwrite) with the node it went to. In a Client.Tx it
-	// reports each WATCH and Tx.Do, on the transaction's node.
+	// reports each WATCH and Tx.Do, on the transaction's node; for a
+	// Conn's transaction, each command sent alone on its connection.
 	Command func(ctx context.Context, ev *CommandEvent)
 	// Pipeline is called for each node's part of a batch when the node
 	// received more than one command at once (a pipeline, or the parts of
 	// a split multi-key command, a read's MULTI/EXISTS/command/EXEC at
 	// its old owner during a migration), once per attempt; a
 	// Client.Tx's MULTI, queued commands and EXEC are one such batch
-	// (see PipelineEvent).
+	// (see PipelineEvent), and so are the commands of a Conn's
+	// transaction sent at once (see Client.Conn).
 	Pipeline func(ctx context.Context, ev *PipelineEvent)
 	// Dial is called after every attempt to open a connection.
 	Dial func(ctx context.Context, ev *DialEvent)
@@ -141,7 +143,8 @@ type Redirect struct {
 	To Node
 }
 
-// Op is one operation: a Do or DoKey, a Pipeline.Exec, or a Client.Tx.
+// Op is one operation: a Do or DoKey, a Pipeline.Exec, or a Client.Tx
+// (and what a Conn sends, see Client.Conn).
 // The fields above Duration are set when it starts (but a transaction's
 // Commands); the others when it finishes. The same *Op goes to Start and
 // Finish; it is recycled once Finish returns.

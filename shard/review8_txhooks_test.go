@@ -271,3 +271,68 @@ func TestReview8ConnDoHooks(t *testing.T) {
 	assert.True(t, got.ops[0].Pipeline)
 	assert.Equal(t, 2, got.ops[0].Commands)
 }
+
+// A Conn's transaction reaches the hooks too: a command sent alone on the
+// connection its WATCH holds is that command's operation on its node;
+// MULTI ... EXEC sent at once is one operation named MULTI with one batch
+// on the node, and an EXEC that did not run (a watched key changed) is
+// OutcomeServerError with ErrTxAborted, though the Conn answers nil as a
+// redigo connection does.
+func TestReview8ConnTransactionHooks(t *testing.T) {
+	servers := redistest.StartNTB(t, 2, redistest.Options{})
+	rec := &txRecorder{}
+	cfg := ringConfig(servers)
+	cfg.Hooks = rec.txHooks()
+	c := newClient(t, cfg)
+	const key = "conntxhooked"
+	_, err := c.Do(context.Background(), "SET", key, "0")
+	require.NoError(t, err)
+	node := holder(t, servers, key)
+	conn := c.Conn()
+	defer conn.Close()
+
+	rec.clear()
+	_, err = conn.Do("WATCH", key)
+	require.NoError(t, err)
+	_, err = conn.Do("GET", key)
+	require.NoError(t, err)
+	got := rec.snapshot()
+	require.Len(t, got.ops, 2)
+	require.Len(t, got.commands, 2)
+	for i, name := range []string{"WATCH", "GET"} {
+		assert.Equal(t, name, got.ops[i].Name)
+		assert.Equal(t, node, got.ops[i].Node.Addr)
+		assert.Equal(t, name, got.commands[i].Name)
+		assert.Equal(t, node, got.commands[i].Node.Addr)
+		assert.Equal(t, shard.OutcomeOK, got.commands[i].Outcome)
+	}
+	assert.Equal(t, []string{"WATCH", "GET"}, rec.opNames)
+
+	_, err = direct(t, node).Do("SET", key, "other")
+	require.NoError(t, err)
+	rec.clear()
+	require.NoError(t, conn.Send("MULTI"))
+	require.NoError(t, conn.Send("SET", key, "mine", "GET"))
+	reply, err := conn.Do("EXEC")
+	require.NoError(t, err)
+	assert.Nil(t, reply, "aborted: EXEC's nil reply")
+	got = rec.snapshot()
+	require.Len(t, got.ops, 1)
+	op := got.ops[0]
+	assert.Equal(t, "MULTI", op.Name)
+	assert.Equal(t, []string{"MULTI"}, rec.opNames)
+	assert.False(t, op.Pipeline)
+	assert.Equal(t, node, op.Node.Addr)
+	assert.Equal(t, shard.OutcomeServerError, op.Outcome)
+	assert.ErrorIs(t, op.Err, shard.ErrTxAborted)
+	assert.Empty(t, got.commands)
+	require.Len(t, got.pipelines, 1)
+	pev := got.pipelines[0]
+	assert.Equal(t, node, pev.Node.Addr)
+	assert.Equal(t, 3, pev.Commands)
+	assert.Equal(t, 2, pev.Outcomes[shard.OutcomeOK])
+	assert.Equal(t, shard.OutcomeServerError, pev.Outcome)
+	assert.ErrorIs(t, pev.Err, shard.ErrTxAborted)
+	assert.Contains(t, got.stmts, "MULTI\nSET "+key+" mine GET\nEXEC")
+	assert.Empty(t, rec.lostCtx)
+}

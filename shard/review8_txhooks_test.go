@@ -336,3 +336,26 @@ func TestReview8ConnTransactionHooks(t *testing.T) {
 	assert.Contains(t, got.stmts, "MULTI\nSET "+key+" mine GET\nEXEC")
 	assert.Empty(t, rec.lostCtx)
 }
+
+// A transaction whose function panics still ends its operation (a
+// tracer's span would stay open otherwise); the panic reaches the caller.
+func TestReview8TxHooksFunctionPanics(t *testing.T) {
+	servers := redistest.StartNTB(t, 1, redistest.Options{})
+	rec := &txRecorder{}
+	cfg := ringConfig(servers)
+	cfg.Hooks = rec.txHooks()
+	c := newClient(t, cfg)
+	assert.PanicsWithValue(t, "review8: Tx", func() {
+		_, _ = c.Tx(context.Background(), []string{"txpanic"}, func(tx *shard.Tx) error {
+			panic("review8: Tx")
+		})
+	})
+	got := rec.snapshot()
+	require.Len(t, got.ops, 1)
+	assert.Equal(t, "MULTI", got.ops[0].Name)
+	assert.Equal(t, shard.OutcomeFailed, got.ops[0].Outcome)
+	require.Error(t, got.ops[0].Err)
+	assert.Contains(t, got.ops[0].Err.Error(), "panicked")
+	assert.Equal(t, servers[0].Addr, got.ops[0].Node.Addr)
+	require.Len(t, got.commands, 1, "the WATCH")
+}

@@ -286,10 +286,24 @@ func (c *Client) Tx(ctx context.Context, keys []string, fn func(tx *Tx) error) (
 	}
 	// One operation for the hooks, whatever the attempts (hooks_tx.go).
 	ctx, th := c.txStart(ctx, args)
+	if th == nil {
+		return c.txRun(ctx, keys, args, fn, nil)
+	}
+	ended := false
+	defer func() {
+		if !ended { // fn panicked: the operation ends (a tracer's span too)
+			th.finish(ctx, errTxPanicked)
+		}
+	}()
 	reply, err := c.txRun(ctx, keys, args, fn, th)
+	ended = true
 	th.finish(ctx, err)
 	return reply, err
 }
+
+// errTxPanicked is the error the Finish hook sees for a transaction whose
+// function panicked (the panic goes on to Tx's caller).
+var errTxPanicked = errors.New("shardis: the transaction's function panicked")
 
 // txRun is Client.Tx once its arguments are checked: it runs the
 // transaction until it runs or fails for good.

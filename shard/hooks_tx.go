@@ -22,7 +22,6 @@ const txOperation = "MULTI"
 type txHooks struct {
 	c       *Client
 	op      *Op     // nil without Start and Finish
-	exec    bool    // Command or Pipeline set
 	attempt int     // the transaction's attempts before the current one
 	node    int     // the node of the last attempt that reached one; -1 before
 	calls   []*call // WATCH, then the last MULTI ... EXEC batch
@@ -35,7 +34,7 @@ func (c *Client) txStart(ctx context.Context, keys []any) (context.Context, *txH
 	if c.obs == nil || !c.obs.ops && !c.obs.exec {
 		return ctx, nil
 	}
-	th := &txHooks{c: c, exec: c.obs.exec, node: -1}
+	th := &txHooks{c: c, node: -1}
 	th.calls = []*call{{name: "WATCH", args: keys, info: command.Lookup("WATCH"), node: -1}}
 	if !c.obs.ops {
 		return ctx, th

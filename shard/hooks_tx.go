@@ -174,3 +174,16 @@ func (th *txHooks) pipeline(ctx context.Context, node int, calls []*call, start 
 	}
 	h(ctx, ev)
 }
+
+// failFast reports the WATCH of an attempt that failed before anything
+// was sent to node (a node marked down, a connection that could not be
+// had), as a command that fails fast is reported.
+func (th *txHooks) failFast(ctx context.Context, node, group int, keys []any, err error) {
+	if th == nil {
+		return
+	}
+	th.node = node
+	if th.c.obs.h.Command != nil {
+		th.command(ctx, node, group, "WATCH", keys, now(), err)
+	}
+}

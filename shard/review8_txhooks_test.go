@@ -359,3 +359,29 @@ func TestReview8TxHooksFunctionPanics(t *testing.T) {
 	assert.Equal(t, servers[0].Addr, got.ops[0].Node.Addr)
 	require.Len(t, got.commands, 1, "the WATCH")
 }
+
+// A transaction whose node cannot be reached reports its WATCH as failed
+// on that node, as a command that fails fast is, and ends on that node.
+func TestReview8TxHooksNodeUnreachable(t *testing.T) {
+	servers := redistest.StartNTB(t, 1, redistest.Options{})
+	rec := &txRecorder{}
+	cfg := ringConfig(servers)
+	cfg.Hooks = rec.txHooks()
+	c := newClient(t, cfg)
+	require.NoError(t, servers[0].Stop())
+	_, err := c.Tx(context.Background(), []string{"txdown"}, func(tx *shard.Tx) error {
+		return tx.Queue("SET", "txdown", "v")
+	})
+	var ne *shard.NodeError
+	require.ErrorAs(t, err, &ne)
+	got := rec.snapshot()
+	require.Len(t, got.commands, 1)
+	assert.Equal(t, "WATCH", got.commands[0].Name)
+	assert.Equal(t, servers[0].Addr, got.commands[0].Node.Addr)
+	assert.Equal(t, shard.OutcomeFailed, got.commands[0].Outcome)
+	assert.ErrorAs(t, got.commands[0].Err, &ne)
+	require.Len(t, got.ops, 1)
+	assert.Equal(t, servers[0].Addr, got.ops[0].Node.Addr)
+	assert.Equal(t, shard.OutcomeFailed, got.ops[0].Outcome)
+	assert.Empty(t, got.pipelines)
+}

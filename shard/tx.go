@@ -443,11 +443,15 @@ func allPositions(n int) []int {
 func (c *Client) txOnce(ctx context.Context, plan txPlan, node int, asking bool, group int, keys []any, fn func(tx *Tx) error, th *txHooks) (vals []any, err error) {
 	ns := c.nodes.get(node)
 	if ns.down.Load() {
-		return nil, &NodeError{Node: ns.node, Err: ns.downErr()}
+		err := &NodeError{Node: ns.node, Err: ns.downErr()}
+		th.failFast(ctx, node, group, keys, err)
+		return nil, err
 	}
 	conn, err := c.borrowTracked(ctx, ns.node.Addr)
 	if err != nil {
-		return nil, &NodeError{Node: ns.node, Err: err}
+		err := &NodeError{Node: ns.node, Err: err}
+		th.failFast(ctx, node, group, keys, err)
+		return nil, err
 	}
 	// Back to the pool as a fresh connection is: DISCARD or UNWATCH when
 	// fn or a send failed, closed when tx.Do changed the connection.

@@ -77,6 +77,15 @@ import (
 //     falls back to EVAL on NOSCRIPT, which loads the script on the key's
 //     node), but Script.Load sends the keyless SCRIPT LOAD, which fails
 //     with ErrNoKey: load scripts on every node with ForEachShard.
+//
+// The hooks (Config.Hooks) see a Do of one command as Client.Do's, an
+// operation named after the command, and several commands flushed at
+// once as a Pipeline.Exec. A transaction's commands, sent on its
+// connection, are one operation per run sent at once: a command alone is
+// its own (and a Hooks.Command event), several are one named "MULTI" when
+// they hold MULTI or EXEC, "PIPELINE" otherwise (and a Hooks.Pipeline
+// event); an EXEC that did not run because a watched key changed is
+// OutcomeServerError with ErrTxAborted there, though its reply is nil.
 func (c *Client) Conn() redis.Conn { return &routedConn{c: c} }
 
 // routedConn adapts a Client to redis.Conn.

@@ -485,9 +485,18 @@ func (f *flusher) sendRuns() {
 	f.sendPinned()
 }
 
-// sendPlain sends the routed run as one pipeline.
+// sendPlain sends the routed run as one pipeline, or a run of one command
+// as Client.Do does: the hooks then see that command's operation
+// (Op.Name is its name), not a PIPELINE of one.
 func (f *flusher) sendPlain() {
-	if len(f.plain) == 0 {
+	switch len(f.plain) {
+	case 0:
+		return
+	case 1:
+		cmd := f.cmds[f.plain[0]]
+		reply, err := f.rc.c.do(f.ctx, cmd.name, cmd.args, nil)
+		f.res[f.plain[0]] = Result{Reply: reply, Err: err}
+		f.plain = f.plain[:0]
 		return
 	}
 	p := f.rc.c.Pipeline()
@@ -513,7 +522,9 @@ func (f *flusher) sendPinned() {
 	tx := &f.rc.tx
 	pinned, cmds, in := f.pinned, f.pinnedAt, f.pinnedIn
 	f.pinned, f.pinnedAt, f.pinnedIn = nil, nil, nil
+	var run *connRun // what the hooks see of the run once it is sent (hooks_conn.go)
 	set := func(k int, r Result) {
+		run.result(k, r.Reply, r.Err)
 		if pinned[k] >= 0 {
 			f.res[pinned[k]] = r
 		}
@@ -572,6 +583,15 @@ func (f *flusher) sendPinned() {
 		return
 	}
 	defer tx.fence.leave()
+	if ctx, r := f.rc.c.connRunStart(f.ctx, tx.node, tx.group, cmds); r != nil {
+		// The run goes with the context Start returned.
+		saved := f.ctx
+		f.ctx, run = ctx, r
+		defer func() {
+			f.ctx = saved
+			run.end(ctx)
+		}()
+	}
 	// A write that fails stops before its end: the command whose Send
 	// failed, or the last one when Flush did, was not written whole, and
 	// those after it not at all; the server runs none of them (those

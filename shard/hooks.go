@@ -25,7 +25,9 @@ import (
 // keeps its context). A hook may call Client.Close (see Close).
 type Hooks struct {
 	// Start is called when an operation begins: a Do or DoKey (one
-	// command, perhaps split over several nodes) or a Pipeline.Exec. The
+	// command, perhaps split over several nodes), a Pipeline.Exec, or a
+	// Client.Tx (the whole transaction, every attempt and fn included,
+	// is one operation named "MULTI"; see Op). The
 	// context it returns is the one the operation runs with and the one
 	// its later hooks (Command, Pipeline, Finish) receive: a tracer puts
 	// its span there. It must derive from ctx (keep its deadline and
@@ -39,12 +41,17 @@ type Hooks struct {
 	// node that redirected it (OutcomeRedirect) and then the one that
 	// answered. During a migration it also reports what the client sends
 	// on the way to the caller's command (a MIGRATE, the DEL after a
-	// blind overwrite) with the node it went to.
+	// blind overwrite) with the node it went to. In a Client.Tx it
+	// reports each WATCH and Tx.Do, on the transaction's node; for a
+	// Conn's transaction, each command sent alone on its connection.
 	Command func(ctx context.Context, ev *CommandEvent)
 	// Pipeline is called for each node's part of a batch when the node
 	// received more than one command at once (a pipeline, or the parts of
 	// a split multi-key command, a read's MULTI/EXISTS/command/EXEC at
-	// its old owner during a migration), once per attempt.
+	// its old owner during a migration), once per attempt; a
+	// Client.Tx's MULTI, queued commands and EXEC are one such batch
+	// (see PipelineEvent), and so are the commands of a Conn's
+	// transaction sent at once (see Client.Conn).
 	Pipeline func(ctx context.Context, ev *PipelineEvent)
 	// Dial is called after every attempt to open a connection.
 	Dial func(ctx context.Context, ev *DialEvent)
@@ -75,7 +82,9 @@ const (
 	// OutcomeOK: a reply that is not an error.
 	OutcomeOK Outcome = iota
 	// OutcomeServerError: the server's error reply, which stands (a wrong
-	// type, a script error, NOAUTH, ...).
+	// type, a script error, NOAUTH, ...), and a transaction's EXEC that
+	// did not run it because a watched key changed (ErrTxAborted): the
+	// server's answer, which the client does not retry.
 	OutcomeServerError
 	// OutcomeRedirect: a MOVED, ASK or TRYAGAIN reply, which the client
 	// follows (CommandEvent.Redirect says where to).
@@ -134,15 +143,28 @@ type Redirect struct {
 	To Node
 }
 
-// Op is one operation: a Do or DoKey, or a Pipeline.Exec. The fields above
-// Duration are set when it starts; the others when it finishes. The same
-// *Op goes to Start and Finish; it is recycled once Finish returns.
+// Op is one operation: a Do or DoKey, a Pipeline.Exec, or a Client.Tx
+// (and what a Conn sends, see Client.Conn).
+// The fields above Duration are set when it starts (but a transaction's
+// Commands); the others when it finishes. The same *Op goes to Start and
+// Finish; it is recycled once Finish returns.
+//
+// A Client.Tx is named "MULTI" (Name and Operation, as OpenTelemetry's
+// database conventions name an operation by its Redis command: tracers
+// make it a span "MULTI") and is not a Pipeline. Its Attempts is how many
+// times the transaction ran (fn included: it runs again after a redirect
+// in cluster mode), Node the node of the last attempt, and Outcome, as
+// for any operation, that of the error Tx returns; ErrTxAborted, a
+// watched key that changed, is OutcomeServerError.
 type Op struct {
-	// Name is the command's name as the caller spelled it, or "PIPELINE".
+	// Name is the command's name as the caller spelled it, "PIPELINE",
+	// or "MULTI" for a Client.Tx.
 	Name string
-	// Pipeline is true for a Pipeline.Exec.
+	// Pipeline is true for a Pipeline.Exec (false for a Client.Tx).
 	Pipeline bool
-	// Commands is the number of commands (1 for a Do).
+	// Commands is the number of commands (1 for a Do); for a Client.Tx,
+	// set when it finishes: the commands its last attempt queued between
+	// MULTI and EXEC.
 	Commands int
 	// Start is when the operation began.
 	Start time.Time
@@ -168,6 +190,7 @@ type Op struct {
 
 	name      string
 	operation string // Operation's answer, decided at the start
+	tx        bool   // a Client.Tx: calls are WATCH's, then MULTI ... EXEC's
 	args      []any
 	calls     []*call
 	// The first batch of the operation takes its start time from Start,
@@ -183,9 +206,11 @@ func (op *Op) Keys() int { return keysOf(op.calls) }
 
 // Statement returns the operation's commands as text, at most max bytes
 // (0 or less: no limit), with secrets replaced by "?" (see Hooks). A
-// pipeline's commands are separated by newlines.
+// pipeline's commands are separated by newlines. A transaction's are its
+// WATCH and, once it finished, its last attempt's MULTI, queued commands
+// and EXEC.
 func (op *Op) Statement(max int) string {
-	if !op.Pipeline {
+	if !op.Pipeline && !op.tx {
 		return statement(op.name, op.args, max)
 	}
 	return pipelineStatement(op.calls, max)
@@ -227,7 +252,11 @@ func (ev *CommandEvent) Statement(max int) string {
 }
 
 // PipelineEvent is one node's part of a batch (a pipeline, or the parts of
-// a split multi-key command), one attempt.
+// a split multi-key command), one attempt; or the MULTI ... EXEC of one
+// attempt of a Client.Tx (ASKING first at a slot's importing node). A
+// queued command's outcome is that of its QUEUED reply (the errors in
+// EXEC's reply are the caller's to read); EXEC's is OutcomeServerError
+// with ErrTxAborted when a watched key changed.
 type PipelineEvent struct {
 	// Node is the node the part was sent to.
 	Node Node

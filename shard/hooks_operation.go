@@ -126,8 +126,8 @@ func (ev *CommandEvent) Operation() string {
 	return operationName(ev.Name, ev.cl.info)
 }
 
-// Operation returns "PIPELINE" for a pipeline, and otherwise the
-// command's operation name as CommandEvent.Operation gives it (decided
+// Operation returns "PIPELINE" for a pipeline, "MULTI" for a Client.Tx,
+// and otherwise the command's operation name as CommandEvent.Operation gives it (decided
 // when the operation starts: a command the client learns during its first
 // call is OtherOperation for that call's Start, unless module-shaped).
 func (op *Op) Operation() string {

@@ -38,7 +38,8 @@ type Tx struct {
 	group  int
 	asking bool // at a slot's importing node: ASKING before each command
 	node   int
-	fence  txPlan // planned by a migration's old topology: each round trip is counted (migrate_plan.go)
+	fence  txPlan   // planned by a migration's old topology: each round trip is counted (migrate_plan.go)
+	th     *txHooks // what the hooks see of the transaction; nil without hooks (hooks_tx.go)
 
 	mu     sync.Mutex
 	queued []queued
@@ -94,6 +95,18 @@ func (tx *Tx) do(name string, args ...any) (any, error) {
 		return nil, err
 	}
 	defer tx.fence.leave()
+	if tx.th == nil || tx.c.obs.h.Command == nil {
+		return tx.send(name, args)
+	}
+	start := now()
+	reply, err := tx.send(name, args)
+	tx.th.command(tx.ctx, tx.node, tx.group, name, args, start, err)
+	return reply, err
+}
+
+// send writes a command on the transaction's connection and reads its
+// reply.
+func (tx *Tx) send(name string, args []any) (any, error) {
 	node := tx.c.nodes.get(tx.node).node
 	if err := tx.conn.usable(); err != nil {
 		// A protocol error closed the connection: nothing is written,
@@ -251,6 +264,12 @@ func (c *Client) commandKeys(ctx context.Context, name string, args []any) ([]an
 // and a look at the topology. When the budget is spent the error
 // is a *RetryError. A transaction is never split over nodes: keys on
 // different slots fail with a *CrossShardError before anything is sent.
+//
+// The hooks (Config.Hooks) see the transaction as one operation named
+// "MULTI", all its attempts included (Op); its WATCH and each tx.Do as
+// commands on its node (Hooks.Command), and each attempt's MULTI ... EXEC
+// as one batch there (Hooks.Pipeline), whose EXEC is OutcomeServerError
+// with ErrTxAborted when a watched key changed.
 func (c *Client) Tx(ctx context.Context, keys []string, fn func(tx *Tx) error) ([]any, error) {
 	if err := checkContext(ctx); err != nil {
 		return nil, err
@@ -265,6 +284,30 @@ func (c *Client) Tx(ctx context.Context, keys []string, fn func(tx *Tx) error) (
 	for i, k := range keys {
 		args[i] = k
 	}
+	// One operation for the hooks, whatever the attempts (hooks_tx.go).
+	ctx, th := c.txStart(ctx, args)
+	if th == nil {
+		return c.txRun(ctx, keys, args, fn, nil)
+	}
+	ended := false
+	defer func() {
+		if !ended { // fn panicked: the operation ends (a tracer's span too)
+			th.finish(ctx, errTxPanicked)
+		}
+	}()
+	reply, err := c.txRun(ctx, keys, args, fn, th)
+	ended = true
+	th.finish(ctx, err)
+	return reply, err
+}
+
+// errTxPanicked is the error the Finish hook sees for a transaction whose
+// function panicked (the panic goes on to Tx's caller).
+var errTxPanicked = errors.New("shardis: the transaction's function panicked")
+
+// txRun is Client.Tx once its arguments are checked: it runs the
+// transaction until it runs or fails for good.
+func (c *Client) txRun(ctx context.Context, keys []string, args []any, fn func(tx *Tx) error, th *txHooks) ([]any, error) {
 	var (
 		last    string
 		backoff = 5 * time.Millisecond
@@ -273,6 +316,9 @@ func (c *Client) Tx(ctx context.Context, keys []string, fn func(tx *Tx) error) (
 		hops    = 0  // MOVED and ASK redirects since the last wait
 	)
 	for attempt := 0; ; attempt++ {
+		if th != nil {
+			th.attempt = attempt
+		}
 		if err := ctx.Err(); err != nil {
 			if last != "" {
 				return nil, fmt.Errorf("shardis: %w (while retrying: %s)", err, last)
@@ -298,7 +344,7 @@ func (c *Client) Tx(ctx context.Context, keys []string, fn func(tx *Tx) error) (
 		if err := c.moveKeys(ctx, node, args); err != nil { // a migration's moves first (migrate_exec.go)
 			return nil, err
 		}
-		reply, err := c.txOnce(ctx, plan, node, asking, group, args, fn)
+		reply, err := c.txOnce(ctx, plan, node, asking, group, args, fn, th)
 		if c.txFenceRetry(err, attempt) { // migrate_tx.go
 			continue
 		}
@@ -395,19 +441,26 @@ func allPositions(n int) []int {
 // ASKING in front: Redis forgets ASKING after each command, except inside
 // MULTI, where it holds until EXEC, so ASKING before WATCH, before each of
 // fn's commands and before MULTI covers the whole transaction.
-func (c *Client) txOnce(ctx context.Context, plan txPlan, node int, asking bool, group int, keys []any, fn func(tx *Tx) error) ([]any, error) {
+func (c *Client) txOnce(ctx context.Context, plan txPlan, node int, asking bool, group int, keys []any, fn func(tx *Tx) error, th *txHooks) (vals []any, err error) {
 	ns := c.nodes.get(node)
 	if ns.down.Load() {
-		return nil, &NodeError{Node: ns.node, Err: ns.downErr()}
+		err := &NodeError{Node: ns.node, Err: ns.downErr()}
+		th.failFast(ctx, node, group, keys, err)
+		return nil, err
 	}
 	conn, err := c.borrowTracked(ctx, ns.node.Addr)
 	if err != nil {
-		return nil, &NodeError{Node: ns.node, Err: err}
+		err := &NodeError{Node: ns.node, Err: err}
+		th.failFast(ctx, node, group, keys, err)
+		return nil, err
 	}
 	// Back to the pool as a fresh connection is: DISCARD or UNWATCH when
 	// fn or a send failed, closed when tx.Do changed the connection.
 	defer conn.release()
-	tx := &Tx{ctx: ctx, conn: conn, loc: plan.loc, group: group, asking: asking, c: c, node: node, fence: plan}
+	if th != nil {
+		th.node = node
+	}
+	tx := &Tx{ctx: ctx, conn: conn, loc: plan.loc, group: group, asking: asking, c: c, node: node, fence: plan, th: th}
 	if _, err := tx.do("WATCH", keys...); err != nil {
 		tx.end()
 		return nil, err
@@ -431,6 +484,21 @@ func (c *Client) txOnce(ctx context.Context, plan txPlan, node int, asking bool,
 		// A protocol error in fn's tx.Do closed the connection: nothing
 		// of MULTI ... EXEC is written (the transaction did not run).
 		return nil, &NodeError{Node: ns.node, Err: err}
+	}
+	var (
+		calls    []*call // the batch's calls for the hooks, nil without them
+		received int     // the replies read
+	)
+	if th != nil {
+		calls = th.batch(node, group, asking, queue)
+		start := now()
+		defer func() {
+			// The commands without a reply share the batch's failure.
+			for k := received; err != nil && k < len(calls); k++ {
+				calls[k].err = err
+			}
+			th.pipeline(ctx, node, calls, start)
+		}()
 	}
 	replies := 0
 	if asking {
@@ -470,6 +538,7 @@ func (c *Client) txOnce(ctx context.Context, plan txPlan, node int, asking bool,
 	)
 	first := replies - 1 - len(queue) // the reply of queue[0]
 	for k := range replies {
+		received = k
 		r, err := redis.ReceiveContext(conn, ctx)
 		var re redis.Error
 		switch {
@@ -478,27 +547,34 @@ func (c *Client) txOnce(ctx context.Context, plan txPlan, node int, asking bool,
 		case errors.As(err, &re) && isProtocolError(re):
 			return nil, re
 		case errors.As(err, &re):
+			// As through Client.Do: a queued command's refusal that
+			// echoes a secret of its arguments is hidden, and a NOAUTH
+			// is an authentication failure.
+			if q := k - first; q >= 0 && q < len(queue) {
+				re = hideSecretEcho(queue[q].name, queue[q].args, re)
+			}
+			if calls != nil {
+				calls[k].err = re
+			}
 			if firstErr == nil {
-				// As through Client.Do: a NOAUTH is an authentication
-				// failure, and a queued command's refusal that echoes a
-				// secret of its arguments is hidden.
-				if q := k - first; q >= 0 && q < len(queue) {
-					re = hideSecretEcho(queue[q].name, queue[q].args, re)
-				}
 				firstErr, _ = c.replyError(node, re)
 			}
 			reply = nil
 		default:
 			return nil, execFailed(ctx, ns.node, queue, err)
 		}
+		received = k + 1
 	}
 	if firstErr != nil {
 		return nil, firstErr
 	}
 	if reply == nil {
+		if calls != nil {
+			calls[len(calls)-1].err = ErrTxAborted // EXEC's
+		}
 		return nil, ErrTxAborted
 	}
-	vals, err := redis.Values(reply, nil)
+	vals, err = redis.Values(reply, nil)
 	if err != nil {
 		return nil, fmt.Errorf("shardis: EXEC: %w", err)
 	}

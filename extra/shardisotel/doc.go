@@ -14,6 +14,14 @@
 // how many times it was sent, and its status is Error only when that final
 // reply is an error.
 //
+// A transaction (shard.Client.Tx) is one span named MULTI, every attempt
+// included, on the node of its last attempt: its WATCH and Tx.Do commands
+// are measured under their own names, each MULTI ... EXEC is a child span
+// "PIPELINE host:port" measured as PIPELINE, and a transaction aborted by
+// a watched key (shard.ErrTxAborted) has status Error with error.type
+// server_error. With statements on, its db.query.text is its WATCH, then,
+// once it ended, its MULTI ... EXEC too.
+//
 // The gauges and counters of Observe follow the client's nodes: a node
 // the client retired (shard.NodeRetired) is no longer observed, and its
 // series go. The instruments fed per attempt (db.client.operation.duration,

@@ -311,6 +311,11 @@ func (in *Instrumentation) finish(ctx context.Context, op *shard.Op) {
 	if op.Attempts > 1 {
 		span.SetAttributes(AttemptsKey.Int(op.Attempts))
 	}
+	if in.cfg.statements > 0 && !op.Pipeline && op.Name == "MULTI" {
+		// A Client.Tx: its statement was its WATCH when it started; its
+		// MULTI ... EXEC is known now.
+		span.SetAttributes(semconv.DBQueryText(op.Statement(in.cfg.statements)))
+	}
 	if op.Err != nil {
 		span.SetAttributes(semconv.ErrorTypeKey.String(errorType(op.Outcome, op.Err)), OutcomeKey.String(op.Outcome.String()))
 		if code := statusCode(op.Err); code != "" {

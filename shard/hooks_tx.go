@@ -1,0 +1,189 @@
+package shard
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/gomodule/redigo/redis"
+	"github.com/shardis/shardis/cluster"
+	"github.com/shardis/shardis/shard/command"
+)
+
+// txOperation is the operation name (Op.Name, Op.Operation) of a
+// Client.Tx: the transaction is one operation, named after the command
+// that opens it, as OpenTelemetry's database conventions name an
+// operation (db.operation.name) by its Redis command.
+const txOperation = "MULTI"
+
+// txHooks is what the hooks see of one Client.Tx; nil when the client
+// has no hook that would see it, so that a transaction without hooks
+// costs a nil check.
+type txHooks struct {
+	c       *Client
+	op      *Op     // nil without Start and Finish
+	attempt int     // the transaction's attempts before the current one
+	node    int     // the node of the last attempt that reached one; -1 before
+	calls   []*call // WATCH, then the last MULTI ... EXEC batch
+	queued  int     // the commands the last batch queued
+}
+
+// txStart begins the hooks' view of a transaction watching keys: the
+// operation given to Start, whose context the transaction runs with.
+func (c *Client) txStart(ctx context.Context, keys []any) (context.Context, *txHooks) {
+	if c.obs == nil || !c.obs.ops && !c.obs.exec {
+		return ctx, nil
+	}
+	th := &txHooks{c: c, node: -1}
+	th.calls = []*call{{name: "WATCH", args: keys, info: command.Lookup("WATCH"), node: -1}}
+	if !c.obs.ops {
+		return ctx, th
+	}
+	op := ops.Get().(*Op)
+	*op = Op{Name: txOperation, Start: now(), name: txOperation, operation: txOperation, tx: true, calls: th.calls, scratch: op.scratch}
+	th.op = op
+	if h := c.obs.h.Start; h != nil {
+		if nctx := callUserStart(c, h, ctx, op); nctx != nil {
+			ctx = nctx
+		}
+	}
+	return ctx, th
+}
+
+// finish ends the transaction's operation with its error.
+func (th *txHooks) finish(ctx context.Context, err error) {
+	if th == nil || th.op == nil {
+		return
+	}
+	op := th.op
+	op.Duration = time.Since(op.Start)
+	op.Attempts = th.attempt + 1
+	op.calls = th.calls
+	op.Commands = th.queued
+	if th.node >= 0 {
+		op.Node, op.Nodes = th.c.nodes.get(th.node).node, 1
+	}
+	if err != nil {
+		op.Failed, op.Err, op.Outcome = 1, err, txFinalOutcome(err)
+	}
+	if h := th.c.obs.h.Finish; h != nil {
+		h(ctx, op)
+	}
+	*op = Op{scratch: op.scratch}
+	ops.Put(op)
+}
+
+// txFinalOutcome classifies a transaction's final error: ErrTxAborted is
+// the server's answer (EXEC refused to run), OutcomeServerError.
+func txFinalOutcome(err error) Outcome {
+	if errors.Is(err, ErrTxAborted) {
+		return OutcomeServerError
+	}
+	return finalOutcome(err)
+}
+
+// txOutcome classifies one reply or failure of a command sent in a
+// transaction, as Client.Tx goes on from it: in cluster mode a redirect,
+// and the failures after which the transaction runs again, are
+// OutcomeRedirect and OutcomeRetry.
+func (c *Client) txOutcome(err error) Outcome {
+	if err == nil {
+		return OutcomeOK
+	}
+	if errors.Is(err, ErrTxAborted) {
+		return OutcomeServerError
+	}
+	var (
+		re redis.Error
+		ne *NodeError
+	)
+	switch {
+	case errors.As(err, &re):
+		if c.cl() != nil {
+			switch cluster.ErrorCode(string(re)) {
+			case "MOVED", "ASK", "TRYAGAIN":
+				return OutcomeRedirect
+			case "CLUSTERDOWN", "LOADING", "MASTERDOWN", "READONLY":
+				return OutcomeRetry
+			}
+		}
+		return OutcomeServerError
+	case c.cl() != nil && errors.As(err, &ne) && notSent(ne.Err) && !isAuthFailure(ne.Err) && !c.closed.Load():
+		return OutcomeRetry
+	}
+	return finalOutcome(err)
+}
+
+// command reports one command of the transaction sent alone (WATCH, a
+// Tx.Do) to node, started at start, with its error.
+func (th *txHooks) command(ctx context.Context, node, group int, name string, args []any, start time.Time, err error) {
+	th.node = node
+	h := th.c.obs.h.Command
+	if h == nil {
+		return
+	}
+	cl := &call{name: name, args: args, info: command.Lookup(name), node: node, group: group, err: err}
+	from := th.c.nodes.get(node).node
+	ev := &CommandEvent{Node: from, Name: name, Outcome: th.c.txOutcome(err), Err: err, Attempt: th.attempt, Start: start, Duration: time.Since(start), cl: cl}
+	if ev.Outcome == OutcomeRedirect {
+		ev.Redirect = th.c.redirectOf(cl, from)
+	}
+	h(ctx, ev)
+}
+
+// batch returns the calls of a MULTI ... EXEC batch for the hooks (ASKING
+// first when asking), and keeps them for the operation's Statement.
+func (th *txHooks) batch(node, group int, asking bool, queue []queued) []*call {
+	th.node, th.queued = node, len(queue)
+	calls := th.calls[:1] // WATCH's
+	add := func(name string, args []any) {
+		calls = append(calls, &call{name: name, args: args, info: command.Lookup(name), node: node, group: group})
+	}
+	if asking {
+		add("ASKING", nil)
+	}
+	add("MULTI", nil)
+	for _, q := range queue {
+		add(q.name, q.args)
+	}
+	add("EXEC", nil)
+	th.calls = calls
+	return calls[1:]
+}
+
+// pipeline reports the MULTI ... EXEC batch sent to node at start: the
+// calls from batch, each with its reply's error (a queued command's is
+// that of its QUEUED reply; EXEC's is ErrTxAborted when a watched key
+// changed) or the failure that cut the batch short.
+func (th *txHooks) pipeline(ctx context.Context, node int, calls []*call, start time.Time) {
+	h := th.c.obs.h.Pipeline
+	if h == nil {
+		return
+	}
+	from := th.c.nodes.get(node).node
+	ev := &PipelineEvent{Node: from, Commands: len(calls), Attempt: th.attempt, Start: start, Duration: time.Since(start), calls: calls}
+	for _, cl := range calls {
+		o := th.c.txOutcome(cl.err)
+		ev.Outcomes[o]++
+		if o != OutcomeOK && ev.Err == nil {
+			ev.Outcome, ev.Err = o, cl.err
+		}
+		if o == OutcomeRedirect {
+			ev.Redirects = append(ev.Redirects, th.c.redirectOf(cl, from))
+		}
+	}
+	h(ctx, ev)
+}
+
+// failFast reports the WATCH of an attempt that failed before anything
+// was sent to node (a node marked down, a connection that could not be
+// had), as a command that fails fast is reported.
+func (th *txHooks) failFast(ctx context.Context, node, group int, keys []any, err error) {
+	if th == nil {
+		return
+	}
+	th.node = node
+	if th.c.obs.h.Command != nil {
+		th.command(ctx, node, group, "WATCH", keys, now(), err)
+	}
+}

@@ -228,7 +228,7 @@ func (c *Client) installMigration(ctx context.Context, from Router, fromID, toID
 	}
 	old := c.mig.Swap(m)
 	if armed {
-		c.advance(m, PhaseArmed)
+		c.advance(ctx, m, PhaseArmed)
 	}
 	m.beacon = c.openBeacons(ctx, m) // reads the marker once before returning
 	if old != nil {
@@ -310,7 +310,7 @@ func (c *Client) StartMigration(ctx context.Context, to Config) error {
 	c.readReplicas.Store(false) // masters alone see the keys that move
 	c.installMigration(ctx, cur.router, cur.id, next.id, opts.Addrs, next, opts.Armed, nil)
 	c.subs.topo.notify() // subscriptions follow (subscription_registry.go)
-	c.renameConns()      // routing by the old topology until the fence (migrate_name.go)
+	c.renameConns(ctx)   // routing by the old topology until the fence (migrate_name.go)
 	return nil
 }
 
@@ -347,9 +347,9 @@ func (c *Client) FinishMigration() error {
 	if m.next != nil && m.phase.Load() == int32(PhaseWaiting) {
 		c.switchTo(m.next) // never fenced: it still routed by the old topology
 	}
-	c.settleReads() // replica reads, if the cluster's config asks for them
-	c.settleNodes() // the old topology's nodes that the new one lacks retire (nodes.go)
-	c.renameConns() // named after the new topology (migrate_name.go)
+	c.settleReads()                     // replica reads, if the cluster's config asks for them
+	c.settleNodes()                     // the old topology's nodes that the new one lacks retire (nodes.go)
+	c.renameConns(context.Background()) // named after the new topology (migrate_name.go)
 	return nil
 }
 
@@ -387,7 +387,7 @@ func (c *Client) AbortMigration(ctx context.Context) error {
 		c.switchTo(back)
 		c.settleReads()
 		c.settleNodes()
-		c.renameConns()
+		c.renameConns(ctx)
 		return nil
 	}
 	// Armed: other processes may still move keys forward, so this one
@@ -395,7 +395,7 @@ func (c *Client) AbortMigration(ctx context.Context) error {
 	// topology) and armed (it moves keys back).
 	c.installMigration(ctx, cur.router, cur.id, m.fromID, m.addrs, back, false, m)
 	c.subs.topo.notify()
-	c.renameConns()
+	c.renameConns(ctx)
 	return nil
 }
 

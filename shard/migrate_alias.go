@@ -16,8 +16,8 @@ import (
 // address by one topology and under the other by the other would "move"
 // to the server it is on, and a MIGRATE to the server it runs on holds
 // that server until its timeout, then fails, for every such key. The
-// servers are told apart by their run_id (INFO server), asked through the
-// client's pools; a node that does not answer, or whose user may not run
+// servers are told apart by their run_id (INFO server), asked on
+// connections set up as the client's (serverIDs); a node that does not answer, or whose user may not run
 // INFO, is left out (the mover's own check, reshard.Move, asks again).
 // The error matches ErrMigration and ErrBadConfig and names both
 // addresses.
@@ -67,8 +67,15 @@ func (c *Client) distinctServers(ctx context.Context, from, to []Node) error {
 	return nil
 }
 
-// serverIDs asks each address its server's run_id through the client's
-// pools (runid.Of). Addresses that give none are left out.
+// serverIDs asks each address its server's run_id (runid.Of) on a
+// connection of its own, set up as the client's (TLS, credentials), not a
+// pooled one: a node whose pool is all in use (MaxActive with Wait, a
+// connection held by a transaction) would hold the migration's start up
+// for as long as ctx lets it, for ever without a deadline. Each answer is
+// awaited a dial and a read timeout at the latest; addresses that give
+// none are left out.
 func (c *Client) serverIDs(ctx context.Context, addrs []string) map[string]string {
-	return runid.Of(ctx, c.pools.Get, addrs)
+	ctx, cancel := context.WithTimeout(ctx, c.dialTimeout()+c.readTimeout)
+	defer cancel()
+	return runid.Of(ctx, c.pools.Dial, addrs)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -86,4 +87,49 @@ func TestReview8MigrationRenameBoundedByCallerContext(t *testing.T) {
 			require.Equal(t, tt.on, on, "migration on after %s", tt.name)
 		})
 	}
+}
+
+// FinishMigration, which has no context, renames within a dial and a read
+// timeout (4 s here); Close ends that wait at once: FinishMigration
+// returns soon after Close, and Close does not wait for the hung node.
+func TestReview8FinishMigrationRenameEndsWithClose(t *testing.T) {
+	ctx := context.Background()
+	servers := redistest.StartNTB(t, 3, redistest.Options{})
+	from := ringConfig(servers[:2])
+	from.Pool.ClientName = shard.AutoClientName
+	from.Pool.ReadTimeout = 3 * time.Second
+	from.DisableAutoPipeline = true
+	c, err := shard.New(ctx, from)
+	require.NoError(t, err)
+	defer c.Close()
+	to := ringConfig([]*redistest.Server{servers[0], servers[2]})
+	to.Pool = from.Pool
+	require.NoError(t, c.StartMigration(ctx, to)) // never fenced: FinishMigration switches, and renames
+	var wg sync.WaitGroup
+	for i := range 32 {
+		wg.Go(func() { _, _ = c.Do(ctx, "SET", fmt.Sprintf("k:%d", i), "v") })
+	}
+	wg.Wait()
+	require.NoError(t, servers[0].Pause())
+	defer func() { require.NoError(t, servers[0].Resume()) }()
+
+	done := make(chan error, 1)
+	go func() { done <- c.FinishMigration() }()
+	waitFor(t, 10*time.Second, "FinishMigration to rename", func() bool {
+		for _, g := range stacks() {
+			if strings.Contains(g, "SetClientName") {
+				return true
+			}
+		}
+		return false
+	})
+	start := time.Now()
+	require.NoError(t, c.Close())
+	select {
+	case err := <-done:
+		require.NoError(t, err)
+	case <-time.After(2 * time.Second):
+		t.Fatal("FinishMigration still renames after Close")
+	}
+	require.Less(t, time.Since(start), 2*time.Second)
 }

@@ -12,7 +12,7 @@ import (
 // shardis reshard with a --from or --to config that cannot be read,
 // parsed or used is a usage error: status 2, as a bad flag is and as
 // verify's bad config is, with a message that names the flag and the
-// problem. It exited 1, the status of a move that failed, for every verb
+// problem, as verify's names --config. It exited 1, the status of a move that failed, for every verb
 // of the command (the move, --dry-run, --arm, --finish, --clear-fence).
 // A config that loads but that the command finds unusable (one server
 // under two addresses) is a usage error too.
@@ -29,6 +29,17 @@ func TestReview8ReshardBadConfigIsAUsageError(t *testing.T) {
 		{"a shard without an address", writeConfig(t, "shards: [{name: a}]\n"), "addr"},
 		{"a file that does not exist", t.TempDir() + "/missing.yaml", "missing.yaml"},
 		{"a URL with an unknown hash", fmt.Sprintf("redis-ring://%s?hash=bogus", servers[0].Addr), "bogus"},
+	}
+	for _, b := range bad {
+		t.Run(b.name+"/verify", func(t *testing.T) {
+			code, out, errOut := runCLI(t, "", "verify", "--config", b.cfg)
+			if code != 2 {
+				t.Fatalf("exit status %d, want 2\nstdout: %s\nstderr: %s", code, out, errOut)
+			}
+			if !strings.Contains(errOut, "shardis verify: --config: ") || !strings.Contains(strings.ToLower(errOut), b.want) {
+				t.Errorf("the message names neither the flag --config nor the problem (%q):\n%s", b.want, errOut)
+			}
+		})
 	}
 	verbs := [][]string{nil, {"--dry-run"}, {"--arm"}, {"--finish"}, {"--clear-fence"}}
 	// A config that loads but cannot be used: the first server under

@@ -151,7 +151,7 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 		c.Close()
 		return nil, err
 	}
-	c.renameConns() // a migration's marker may already be past the fence
+	c.renameConns(ctx) // a migration's marker may already be past the fence
 	if c.health.Interval > 0 {
 		c.bg.Add(1)
 		go c.healthLoop()

@@ -228,7 +228,7 @@ func (c *Client) installMigration(ctx context.Context, from Router, fromID, toID
 	}
 	old := c.mig.Swap(m)
 	if armed {
-		c.advance(m, PhaseArmed)
+		c.advance(ctx, m, PhaseArmed)
 	}
 	m.beacon = c.openBeacons(ctx, m) // reads the marker once before returning
 	if old != nil {
@@ -291,45 +291,60 @@ func (c *Client) StartMigration(ctx context.Context, to Config) error {
 	if err := sentinelMigrationErr(*c.cfg, to); err != nil { // migrate_target.go
 		return fmt.Errorf("%w: %w", ErrMigration, err)
 	}
-	var next *topology
+	var pending *pendingTopology
 	if to.Mode == ModeCluster {
-		next, err = c.clusterTopology(ctx, to) // migrate_cluster.go
+		pending, err = c.clusterTopology(ctx, to) // migrate_cluster.go
 	} else {
-		next, err = c.topologyFor(to)
+		pending, err = c.topologyFor(to)
 	}
 	if err != nil {
 		return err
 	}
-	if err := c.distinctServers(ctx, cur.router.Nodes(), next.router.Nodes()); err != nil { // migrate_alias.go
-		c.settleNodes() // the new topology's nodes, registered by topologyFor, retire
+	// Checked before the new topology's nodes join the client: a refused
+	// migration changes no node's state, and reports none (NodeState).
+	if err := c.distinctServers(ctx, cur.router.Nodes(), pending.nodes); err != nil { // migrate_alias.go
 		return err
 	}
 	if c.closed.Load() {
 		return ErrClosed
 	}
+	next := pending.register()
 	c.readReplicas.Store(false) // masters alone see the keys that move
 	c.installMigration(ctx, cur.router, cur.id, next.id, opts.Addrs, next, opts.Armed, nil)
 	c.subs.topo.notify() // subscriptions follow (subscription_registry.go)
-	c.renameConns()      // routing by the old topology until the fence (migrate_name.go)
+	c.renameConns(ctx)   // routing by the old topology until the fence (migrate_name.go)
 	return nil
 }
 
-// topologyFor builds the placement of a ring or router config, registering
-// its nodes with the client.
-func (c *Client) topologyFor(cfg Config) (*topology, error) {
+// pendingTopology is a new topology before its nodes join the client:
+// nodes are the nodes it routes to, register registers them with the
+// client (its health checks, Stats and node events) and returns the
+// placement.
+type pendingTopology struct {
+	nodes    []Node
+	register func() *topology
+}
+
+// topologyFor builds the placement of a ring or router config; its nodes
+// are registered with the client by the result's register.
+func (c *Client) topologyFor(cfg Config) (*pendingTopology, error) {
 	if cfg.Router != nil {
 		g := &guardedRouter{c: c, r: cfg.Router} // a panic is contained (callback.go)
-		return &topology{loc: newRouterLocator(g, c.nodes), router: g, id: TopologyID(cfg)}, nil
+		return &pendingTopology{nodes: g.Nodes(), register: func() *topology {
+			return &topology{loc: newRouterLocator(g, c.nodes), router: g, id: TopologyID(cfg)}
+		}}, nil
 	}
 	rr, err := NewRingRouter(cfg.RingConfig())
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrBadConfig, err)
 	}
-	idx := make([]int, len(rr.Nodes()))
-	for i, n := range rr.Nodes() {
-		idx[i] = c.nodes.add(n)
-	}
-	return &topology{loc: mappedRingLocator{rr: rr, idx: idx}, router: rr, id: TopologyID(cfg)}, nil
+	return &pendingTopology{nodes: rr.Nodes(), register: func() *topology {
+		idx := make([]int, len(rr.Nodes()))
+		for i, n := range rr.Nodes() {
+			idx[i] = c.nodes.add(n)
+		}
+		return &topology{loc: mappedRingLocator{rr: rr, idx: idx}, router: rr, id: TopologyID(cfg)}
+	}}, nil
 }
 
 // FinishMigration ends a migration once every key has moved (after
@@ -347,9 +362,9 @@ func (c *Client) FinishMigration() error {
 	if m.next != nil && m.phase.Load() == int32(PhaseWaiting) {
 		c.switchTo(m.next) // never fenced: it still routed by the old topology
 	}
-	c.settleReads() // replica reads, if the cluster's config asks for them
-	c.settleNodes() // the old topology's nodes that the new one lacks retire (nodes.go)
-	c.renameConns() // named after the new topology (migrate_name.go)
+	c.settleReads()                     // replica reads, if the cluster's config asks for them
+	c.settleNodes()                     // the old topology's nodes that the new one lacks retire (nodes.go)
+	c.renameConns(context.Background()) // named after the new topology (migrate_name.go)
 	return nil
 }
 
@@ -387,7 +402,7 @@ func (c *Client) AbortMigration(ctx context.Context) error {
 		c.switchTo(back)
 		c.settleReads()
 		c.settleNodes()
-		c.renameConns()
+		c.renameConns(ctx)
 		return nil
 	}
 	// Armed: other processes may still move keys forward, so this one
@@ -395,7 +410,7 @@ func (c *Client) AbortMigration(ctx context.Context) error {
 	// topology) and armed (it moves keys back).
 	c.installMigration(ctx, cur.router, cur.id, m.fromID, m.addrs, back, false, m)
 	c.subs.topo.notify()
-	c.renameConns()
+	c.renameConns(ctx)
 	return nil
 }
 

@@ -120,8 +120,9 @@ func (c *Client) startRefreshLoop() {
 }
 
 // clusterTopology discovers the cluster of cfg through the client's pools
-// (credentials and TLS are the client's) for a migration into it.
-func (c *Client) clusterTopology(ctx context.Context, cfg Config) (*topology, error) {
+// (credentials and TLS are the client's) for a migration into it; its
+// masters are registered with the client by the result's register.
+func (c *Client) clusterTopology(ctx context.Context, cfg Config) (*pendingTopology, error) {
 	if c.cfg.Pool.DB != 0 {
 		return nil, fmt.Errorf("%w: a cluster has database 0 only; this client uses database %d", ErrMigration, c.cfg.Pool.DB)
 	}
@@ -132,11 +133,19 @@ func (c *Client) clusterTopology(ctx context.Context, cfg Config) (*topology, er
 	if err != nil {
 		return nil, fmt.Errorf("%w: discovering the cluster %v: %w", ErrMigration, cfg.Seeds, err)
 	}
-	opts := cfg.Cluster.withDefaults()
-	r := newClusterRouter(c.nodes, cfg.Seeds)
-	r.opts = &opts
-	r.install(t)
-	return &topology{loc: clusterLocator{r}, router: r, id: TopologyID(cfg), cl: r}, nil
+	var masters []Node // what the router's Nodes will list
+	for _, n := range t.Nodes() {
+		if n.Role == cluster.RoleMaster {
+			masters = append(masters, Node{Name: n.Addr, Addr: n.Addr})
+		}
+	}
+	return &pendingTopology{nodes: masters, register: func() *topology {
+		opts := cfg.Cluster.withDefaults()
+		r := newClusterRouter(c.nodes, cfg.Seeds)
+		r.opts = &opts
+		r.install(t)
+		return &topology{loc: clusterLocator{r}, router: r, id: TopologyID(cfg), cl: r}
+	}}, nil
 }
 
 // topologyOf returns the placement of a migration's router: a cluster

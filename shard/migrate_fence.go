@@ -129,7 +129,7 @@ func (m *migState) enterWaiting() bool {
 // old topology to end (drainOld), so that the beacons the caller renames
 // "fenced" promise that none is left. Only the beacon loop (and
 // installMigration and ArmMigration) call it.
-func (c *Client) advance(m *migState, p MigrationPhase) {
+func (c *Client) advance(ctx context.Context, m *migState, p MigrationPhase) {
 	m.advMu.Lock()
 	defer m.advMu.Unlock()
 	cur := MigrationPhase(m.phase.Load())
@@ -153,7 +153,7 @@ func (c *Client) advance(m *migState, p MigrationPhase) {
 		} else if out := c.outCut.Load(); out != nil {
 			out.cutOff()
 		}
-		c.renameConns() // the connections' names follow the routing (migrate_name.go)
+		c.renameConns(ctx) // the connections' names follow the routing (migrate_name.go)
 	}
 	if p == PhaseArmed {
 		m.phase.Store(int32(PhaseArmed))
@@ -178,7 +178,7 @@ func (c *Client) ArmMigration() error {
 	if m == nil {
 		return fmt.Errorf("%w: no migration is on", ErrMigration)
 	}
-	c.advance(m, PhaseArmed) // the beacon loop renames the beacons
+	c.advance(context.Background(), m, PhaseArmed) // the beacon loop renames the beacons
 	return nil
 }
 

@@ -115,9 +115,12 @@ func (c *Client) routingID() string {
 
 // renameConns names the client's pooled connections after the topology
 // it routes by now, when they are named by the convention
-// (AutoClientName) and it changed. Idle connections that cannot be
-// renamed in time are renamed when next borrowed.
-func (c *Client) renameConns() {
+// (AutoClientName) and it changed. The renaming of idle connections ends
+// with ctx (the caller's: StartMigration's, AbortMigration's), after a
+// dial and a read timeout at the latest, or at Close, so that a hung node
+// does not hold the caller up; idle connections that cannot be renamed in
+// time are renamed when next borrowed.
+func (c *Client) renameConns(ctx context.Context) {
 	if !c.autoName {
 		return
 	}
@@ -129,9 +132,10 @@ func (c *Client) renameConns() {
 	if c.pools.ClientName() == name {
 		return
 	}
-	ctx, cancel := context.WithTimeout(c.life, c.dialTimeout()+c.readTimeout)
+	ctx, cancel := context.WithTimeout(ctx, c.dialTimeout()+c.readTimeout)
 	defer cancel()
-	_ = c.pools.SetClientName(ctx, name) // the name is valid; a ctx end leaves the rest to the borrow check
+	defer context.AfterFunc(c.life, cancel)() // Close ends it too
+	_ = c.pools.SetClientName(ctx, name)      // the name is valid; a ctx end leaves the rest to the borrow check
 	c.connNames.Add(1)
 }
 
@@ -267,7 +271,7 @@ func (b *beacons) poll(ctx context.Context) {
 		}
 		cancel()
 	}
-	b.c.advance(b.m, best)
+	b.c.advance(ctx, b.m, best)
 	if p := MigrationPhase(b.m.phase.Load()); p != b.named {
 		b.rename(p)
 	}

@@ -47,6 +47,10 @@ A move that verifies clean does the same at its end when no process uses the
 migration any more; otherwise it keeps the marker and names the connections.
 --clear-fence deletes the marker without any check (the forced path).
 
+Exits with status 2 on a usage error or a bad config (one that cannot be
+read, parsed or used, such as one server under two addresses), 1 when the
+command fails otherwise.
+
 Flags:
 `
 
@@ -90,21 +94,46 @@ func runReshard(ctx context.Context, env *cliEnv, args []string) error {
 	if *timeout < 0 {
 		return fmt.Errorf("%w: --timeout %v: want a positive duration such as 30s", errUsage, *timeout)
 	}
+	// A config that cannot be read or parsed is a usage error (status
+	// 2), as in verify: status 1 says that the move failed.
 	from, err := loadTopology(*fromArg)
 	if err != nil {
-		return fmt.Errorf("--from: %w", err)
+		return usageError{fmt.Errorf("--from: %w", err)}
 	}
 	to, err := loadTopology(*toArg)
 	if err != nil {
-		return fmt.Errorf("--to: %w", err)
+		return usageError{fmt.Errorf("--to: %w", err)}
 	}
 	if n := count(*armOnly, *finish, *clearFence); n > 1 {
 		return fmt.Errorf("%w: --arm, --finish and --clear-fence exclude each other", errUsage)
 	} else if n == 1 && *dryRun {
 		return fmt.Errorf("%w: --dry-run changes nothing; --arm, --finish and --clear-fence change the fence", errUsage)
 	}
+	err = reshardVerb(ctx, env, from, to, reshardFlags{dryRun: *dryRun, yes: *yes, quiet: *quiet, armOnly: *armOnly,
+		finish: *finish, clearFence: *clearFence, allowUnnamed: *allowUnnamed, dump: *dump, batch: *batch,
+		maxBlock: *maxBlock, timeout: *timeout, keysPS: keysPS, bytesPS: bytesPS})
+	if errors.Is(err, shard.ErrBadConfig) {
+		// A config that loads but cannot be used (one server under two
+		// addresses, options no pool accepts): a usage error too.
+		return usageError{err}
+	}
+	return err
+}
+
+// reshardFlags are the parsed flags of reshard that choose and tune what
+// it does.
+type reshardFlags struct {
+	dryRun, yes, quiet, armOnly, finish, clearFence, allowUnnamed, dump bool
+	batch                                                               int
+	maxBlock, timeout                                                   time.Duration
+	keysPS, bytesPS                                                     float64
+}
+
+// reshardVerb runs what the flags ask: the move (or its dry run), --arm,
+// --finish or --clear-fence.
+func reshardVerb(ctx context.Context, env *cliEnv, from, to shard.Config, f reshardFlags) error {
 	switch {
-	case *finish:
+	case f.finish:
 		v, err := reshard.Finish(ctx, from, to)
 		if v != nil {
 			fmt.Fprintf(env.stdout, "verify: %d keys scanned, %d misplaced\n", v.Scanned, v.Misplaced)
@@ -114,26 +143,26 @@ func runReshard(ctx context.Context, env *cliEnv, args []string) error {
 		}
 		fmt.Fprintln(env.stdout, "finished: fence cleared (a process started on the migrating config from now on would wait for a fence again)")
 		return nil
-	case *armOnly:
-		if err := reshard.Arm(ctx, from, to, reshard.ArmOptions{AllowUnnamed: *allowUnnamed}); err != nil {
+	case f.armOnly:
+		if err := reshard.Arm(ctx, from, to, reshard.ArmOptions{AllowUnnamed: f.allowUnnamed}); err != nil {
 			return err
 		}
 		fmt.Fprintln(env.stdout, "armed: processes in migration mode move keys on touch")
 		return nil
-	case *clearFence:
+	case f.clearFence:
 		if err := reshard.ClearFence(ctx, from, to); err != nil {
 			return err
 		}
 		fmt.Fprintln(env.stdout, "fence cleared")
 		return nil
 	}
-	opts := reshard.Options{From: from, To: to, DryRun: *dryRun, KeysPerSecond: keysPS, BytesPerSecond: bytesPS,
-		Batch: *batch, MaxBlock: *maxBlock, Timeout: *timeout, Dump: *dump, AllowUnnamed: *allowUnnamed, Finish: true}
-	if !*dryRun {
-		if err := reshard.CheckClients(ctx, from, to, *allowUnnamed); err != nil {
+	opts := reshard.Options{From: from, To: to, DryRun: f.dryRun, KeysPerSecond: f.keysPS, BytesPerSecond: f.bytesPS,
+		Batch: f.batch, MaxBlock: f.maxBlock, Timeout: f.timeout, Dump: f.dump, AllowUnnamed: f.allowUnnamed, Finish: true}
+	if !f.dryRun {
+		if err := reshard.CheckClients(ctx, from, to, f.allowUnnamed); err != nil {
 			return err
 		}
-		if !*yes && isTerminal(env.stdin) {
+		if !f.yes && isTerminal(env.stdin) {
 			fmt.Fprintf(env.stderr, "Move keys from %s to %s? [y/N] ", describe(from), describe(to))
 			line, err := readAnswer(ctx, env.stdin)
 			if err != nil {
@@ -145,19 +174,26 @@ func runReshard(ctx context.Context, env *cliEnv, args []string) error {
 			}
 		}
 	}
-	if !*quiet {
+	if !f.quiet {
 		bar := &reshardBar{w: env.stderr, tty: isTerminal(env.stderr)}
 		opts.Progress = bar.draw
 	}
 	rep, err := reshard.Move(ctx, opts)
 	if rep != nil {
-		printReport(env.stdout, rep, *dryRun)
-		if err == nil && !*dryRun {
+		printReport(env.stdout, rep, f.dryRun)
+		if err == nil && !f.dryRun {
 			printFinish(env.stdout, rep)
 		}
 	}
 	return err
 }
+
+// usageError makes err a usage error (status 2, errUsage) without
+// changing its message.
+type usageError struct{ err error }
+
+func (e usageError) Error() string   { return e.err.Error() }
+func (e usageError) Unwrap() []error { return []error{e.err, errUsage} }
 
 // readAnswer reads one line from r, the terminal, until ctx ends: main
 // catches Ctrl-C and SIGTERM to end a move cleanly, so a prompt that only

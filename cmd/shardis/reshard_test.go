@@ -74,7 +74,7 @@ func TestReshardFlags(t *testing.T) {
 		{[]string{"reshard", "--from", "redis-ring://127.0.0.1:1", "--to", "redis-ring://127.0.0.1:2", "--batch", "-1"}, 2, "--batch -1"},
 		{[]string{"reshard", "--from", "redis-ring://127.0.0.1:1", "--to", "redis-ring://127.0.0.1:2", "--max-block", "-5ms"}, 2, "--max-block -5ms"},
 		{[]string{"reshard", "--from", "redis-ring://127.0.0.1:1", "--to", "redis-ring://127.0.0.1:2", "--max-block", "soon"}, 2, "--max-block"},
-		{[]string{"reshard", "--from", "nosuchfile.yaml", "--to", "redis-ring://127.0.0.1:2"}, 1, "--from"},
+		{[]string{"reshard", "--from", "nosuchfile.yaml", "--to", "redis-ring://127.0.0.1:2"}, 2, "--from"}, // a bad config is a usage error, as in verify
 		{[]string{"verify"}, 2, "--config is required"},
 		// Go's flag package stops at the first word that is no flag: what
 		// follows (here --dry-run) would be dropped without a word.

@@ -45,7 +45,7 @@ func runVerify(ctx context.Context, env *cliEnv, args []string) error {
 	cfg, err := loadTopology(*cfgArg)
 	if err != nil {
 		// Not status 1, which says that keys are misplaced.
-		return fmt.Errorf("%w: %w", errUsage, err)
+		return usageError{fmt.Errorf("--config: %w", err)} // reshard.go
 	}
 	var extra []string
 	for _, n := range strings.Split(*nodes, ",") {
@@ -55,7 +55,7 @@ func runVerify(ctx context.Context, env *cliEnv, args []string) error {
 	}
 	rep, err := reshard.Verify(ctx, cfg, reshard.VerifyOptions{Nodes: extra, Samples: *samples})
 	if errors.Is(err, shard.ErrBadConfig) { // a config that loads but cannot be used
-		return fmt.Errorf("%w: %w", errUsage, err)
+		return usageError{err}
 	}
 	if err != nil {
 		return fmt.Errorf("%w (%w)", err, errIncomplete)

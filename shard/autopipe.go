@@ -516,6 +516,17 @@ func (pc *pipeConn) send(batch []*pipeReq) bool {
 	if err == nil {
 		err = pc.conn.Flush()
 	}
+	// A failed write on the pool's connection stops before the end of
+	// what it was given, which ends with the command being queued (Send
+	// writes its buffer once the command that fills it is in) or the last
+	// one (Flush): that command was not completely written and did not
+	// run, nor did the ones after it (Client.failSend says more). The
+	// commands before it may have reached the server whole: the reader
+	// gives them the connection's error.
+	written := i
+	if err != nil && i == len(batch) && len(batch) > 0 && writeFailed(err) && !pc.aborted.Load() {
+		written = i - 1
+	}
 	// The replies are due a read timeout after the batch is written, as
 	// on a connection of one's own (where the read timeout starts after
 	// the flush): a write the server was slow to take (a large value, a
@@ -523,7 +534,7 @@ func (pc *pipeConn) send(batch []*pipeReq) bool {
 	// the reply. The reader gets the commands written only now, so that
 	// it never reads a sent time being set.
 	now := time.Now()
-	for _, r := range batch[:i] {
+	for _, r := range batch[:written] {
 		r.sent = now
 		if pc.drained != nil {
 			pc.outstanding.Add(1)
@@ -534,20 +545,31 @@ func (pc *pipeConn) send(batch []*pipeReq) bool {
 		return true
 	}
 	nerr := pc.fail(err)
-	for _, r := range batch[i:] {
+	if writeFailed(err) && !pc.aborted.Load() {
+		nerr = &NodeError{Node: pc.p.c.nodes.get(pc.p.node).node, Err: fmt.Errorf("%w: %w", errNotWritten, err)}
+	}
+	for _, r := range batch[written:] {
 		r.finish(nil, nerr)
 	}
 	return false
 }
 
 // fail marks the connection broken and returns the error its commands get.
+// A failed write is no verdict on the node (Client.failSend): it counts
+// as an error of the node, and the health check's PING judges the node.
 func (pc *pipeConn) fail(err error) error {
 	pc.broken.Store(true)
 	if pc.aborted.Load() {
 		return errClosedInFlight
 	}
-	pc.p.c.noteFailure(context.Background(), pc.p.node, err)
-	return &NodeError{Node: pc.p.c.nodes.get(pc.p.node).node, Err: err}
+	ns := pc.p.c.nodes.get(pc.p.node)
+	if writeFailed(err) {
+		ns.errors.Add(1)
+		ns.noteCause(err)
+	} else {
+		pc.p.c.noteFailure(context.Background(), pc.p.node, err)
+	}
+	return &NodeError{Node: ns.node, Err: err}
 }
 
 // errAfterProtocolError is the error, wrapped in a *NodeError, of a command

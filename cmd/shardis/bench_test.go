@@ -131,7 +131,7 @@ func TestBenchRejectsBadArguments(t *testing.T) {
 		{[]string{"bench", "e2e", "--duration", "0s"}, 2, "--duration"},
 		{[]string{"bench", "e2e", "--callers", "0"}, 2, "--callers"},
 		{[]string{"bench", "e2e", "--callers", "", "--pipelines", "", "--multi", ""}, 2, "no cases"},
-		{[]string{"bench", "e2e", "--config", "/no/such/config.yaml"}, 1, "no such file"},
+		{[]string{"bench", "e2e", "--config", "/no/such/config.yaml"}, 2, "no such file"}, // a bad config is a usage error
 	} {
 		code, _, errOut := benchCLI(context.Background(), "", c.args...)
 		assert.Equal(t, c.code, code, "%v: %s", c.args, errOut)

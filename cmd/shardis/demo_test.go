@@ -32,5 +32,5 @@ func TestDemoRejectsBadFlags(t *testing.T) {
 	var out, errOut bytes.Buffer
 	env := &cliEnv{stdin: strings.NewReader(""), stdout: &out, stderr: &errOut}
 	assert.Equal(t, 2, run(context.Background(), env, []string{"demo", "--keys", "0"}))
-	assert.Equal(t, 1, run(context.Background(), env, []string{"demo", "--config", "/no/such/file.yaml"}))
+	assert.Equal(t, 2, run(context.Background(), env, []string{"demo", "--config", "/no/such/file.yaml"}), "a config that cannot be read is a usage error")
 }

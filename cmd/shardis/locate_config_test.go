@@ -34,7 +34,7 @@ shards:
 		{name: "config and hash", args: []string{"--config", named, "--hash", "ketama", "--tag", "none", "a"}, code: 2,
 			stderr: "drop --hash, --tag"},
 		{name: "cluster config", args: []string{"--config", cluster, "a"}, code: 2, stderr: "use shardis slot"},
-		{name: "bad config", args: []string{"--config", writeConfig(t, "shards: [{addr: '127.0.0.1:1', wieght: 2}]"), "a"}, code: 1,
+		{name: "bad config", args: []string{"--config", writeConfig(t, "shards: [{addr: '127.0.0.1:1', wieght: 2}]"), "a"}, code: 2,
 			stderr: "unknown field shards[0].wieght (known: addr, name, weight, sentinel)"},
 		{name: "neither", args: []string{"a"}, code: 2, stderr: "--shards is required (for example --shards 127.0.0.1:6379,127.0.0.1:6380), or --config FILE"},
 	}

@@ -18,6 +18,8 @@ import (
 	"os/signal"
 	"sort"
 	"syscall"
+
+	"github.com/shardis/shardis/shard"
 )
 
 // command is one verb of the CLI. Each verb lives in its own file and
@@ -81,7 +83,9 @@ func run(ctx context.Context, env *cliEnv, args []string) int {
 			return 0 // the usage is printed (parseFlags)
 		}
 		fmt.Fprintf(env.stderr, "shardis %s: %v\n", c.name, err)
-		if errors.Is(err, errUsage) {
+		// A config that cannot be read, parsed or used is a usage error
+		// too, in every command: status 1 says the work itself failed.
+		if errors.Is(err, errUsage) || errors.Is(err, shard.ErrBadConfig) {
 			return 2
 		}
 		if errors.Is(err, errIncomplete) {
@@ -108,4 +112,7 @@ func printHelp(w io.Writer) {
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Run 'shardis <command> -h' for a command's flags.")
+	fmt.Fprintln(w, "Exit status: 0 done, 1 the command failed at its work, 2 a usage error or a")
+	fmt.Fprintln(w, "config that cannot be read, parsed or used, 3 an incomplete result (where a")
+	fmt.Fprintln(w, "command's help says so).")
 }

@@ -57,5 +57,5 @@ func TestNodesOnARing(t *testing.T) {
 	code, _, _ = runCLI(t, "", "nodes")
 	assert.Equal(t, 2, code, "--config is required")
 	code, _, _ = runCLI(t, "", "stats", "--config", "/no/such/file")
-	assert.Equal(t, 1, code)
+	assert.Equal(t, 2, code, "a config that cannot be read is a usage error")
 }

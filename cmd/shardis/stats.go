@@ -36,7 +36,8 @@ with --no-probe, --prefix without a probe) is a usage error.
 
 Exit status: 0 when every probe command succeeded, 1 when one failed (the
 counters are printed all the same; with --watch, one in any refresh) or the
-client could not start, 2 for a usage error.
+client could not start, 2 for a usage error or a config that cannot be
+read, parsed or used.
 
 Flags:
 `

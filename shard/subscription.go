@@ -72,8 +72,8 @@ type Subscription struct {
 	wg     sync.WaitGroup
 
 	q       queue
-	held    int // messages held back by the connections (subscription_hold.go)
-	holds   int // names whose messages a connection holds back
+	held    atomic.Int64 // messages held back by the connections (subscription_hold.go)
+	holds   int          // names whose messages a connection holds back
 	pumping sync.Once
 	out     chan redis.Message
 

@@ -81,12 +81,12 @@ func (s *Subscription) holdMessage(sc *subConn, m redis.Message) bool {
 	if h == nil {
 		return false
 	}
-	if s.q.messages()+s.held >= s.opts.BufferSize {
+	if s.q.messages()+int(s.held.Load()) >= s.opts.BufferSize {
 		s.st.dropped.Add(1)
 		return true
 	}
 	h.msgs = append(h.msgs, m)
-	s.held++
+	s.held.Add(1)
 	return true
 }
 
@@ -108,7 +108,7 @@ func (s *Subscription) releaseHolds(lost *subConn) {
 					s.st.dropped.Add(1)
 				}
 			}
-			s.held -= len(h.msgs)
+			s.held.Add(-int64(len(h.msgs)))
 			delete(sc.hold, sn)
 			sc.holding.Add(-1)
 			s.holds--

@@ -68,8 +68,9 @@ type SubscriptionStats struct {
 	ServerErrors int64 // error replies in subscribe mode
 }
 
-// Buffered returns the number of messages waiting for the application.
-func (s *Subscription) Buffered() int { return s.q.messages() }
+// Buffered returns the number of messages waiting for the application,
+// those held back while their channel moves to another node included.
+func (s *Subscription) Buffered() int { return s.q.messages() + int(s.held.Load()) }
 
 // Stats returns the subscription's counters. It never waits: not even
 // for a write to a node that does not read, which holds up the
@@ -80,7 +81,7 @@ func (s *Subscription) Stats() SubscriptionStats {
 		Channels: int(s.st.names[kindChannel].Load()), Patterns: int(s.st.names[kindPattern].Load()),
 		ShardChannels: int(s.st.names[kindShard].Load()), Connections: int(s.st.conns.Load()),
 		Received: s.st.received.Load(), Delivered: s.st.delivered.Load(), Dropped: s.st.dropped.Load(),
-		Buffered: s.q.messages(), Dials: s.st.dials.Load(), DialErrors: s.st.dialErrors.Load(),
+		Buffered: s.Buffered(), Dials: s.st.dials.Load(), DialErrors: s.st.dialErrors.Load(),
 		Lost: s.st.lost.Load(), Resubscribed: s.st.resubscribed.Load(), Moved: s.st.moved.Load(),
 		ServerErrors: s.st.serverErrors.Load(),
 	}

@@ -259,15 +259,7 @@ func (c *Client) classify(cl *call) Outcome {
 	}
 	var re redis.Error
 	if errors.As(err, &re) {
-		if c.cl() != nil {
-			switch cluster.ErrorCode(string(re)) {
-			case "MOVED", "ASK", "TRYAGAIN":
-				return OutcomeRedirect
-			case "CLUSTERDOWN", "LOADING", "MASTERDOWN", "READONLY":
-				return OutcomeRetry
-			}
-		}
-		return OutcomeServerError
+		return c.replyOutcome(re)
 	}
 	if c.cl() == nil {
 		// A write cut off after it was sent, by the read timeout or a
@@ -301,6 +293,21 @@ func (c *Client) classify(cl *call) Outcome {
 		return OutcomeRetry
 	}
 	return OutcomeUnknown
+}
+
+// replyOutcome classifies a server's error reply: in cluster mode a
+// redirect or a state the client waits out is followed; any other reply
+// stands.
+func (c *Client) replyOutcome(re redis.Error) Outcome {
+	if c.cl() != nil {
+		switch cluster.ErrorCode(string(re)) {
+		case "MOVED", "ASK", "TRYAGAIN":
+			return OutcomeRedirect
+		case "CLUSTERDOWN", "LOADING", "MASTERDOWN", "READONLY":
+			return OutcomeRetry
+		}
+	}
+	return OutcomeServerError
 }
 
 // classifySentinel is classify for a call on a Sentinel shard (on one of

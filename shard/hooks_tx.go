@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/gomodule/redigo/redis"
-	"github.com/shardis/shardis/cluster"
 	"github.com/shardis/shardis/shard/command"
 )
 
@@ -99,15 +98,7 @@ func (c *Client) txOutcome(err error) Outcome {
 	)
 	switch {
 	case errors.As(err, &re):
-		if c.cl() != nil {
-			switch cluster.ErrorCode(string(re)) {
-			case "MOVED", "ASK", "TRYAGAIN":
-				return OutcomeRedirect
-			case "CLUSTERDOWN", "LOADING", "MASTERDOWN", "READONLY":
-				return OutcomeRetry
-			}
-		}
-		return OutcomeServerError
+		return c.replyOutcome(re)
 	case c.cl() != nil && errors.As(err, &ne) && notSent(ne.Err) && !isAuthFailure(ne.Err) && !c.closed.Load():
 		return OutcomeRetry
 	}

@@ -311,6 +311,11 @@ type RefreshEvent struct {
 	Changed bool
 	// Err is the refresh's error; the old map stays in use then.
 	Err error
+	// OtherCluster is the number of nodes that answered during the
+	// refresh for another cluster, whose answers were refused (see
+	// Stats.OtherCluster); the refresh may have succeeded all the same,
+	// with another node's answer.
+	OtherCluster int
 }
 
 // itoa formats a small int without fmt.

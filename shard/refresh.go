@@ -22,7 +22,10 @@ type refresher struct {
 	running chan struct{} // closed when the refresh in flight ends; nil when none
 	last    time.Time     // when the last refresh started
 	count   atomic.Int64  // refreshes that ran
-	lastErr atomic.Pointer[error]
+	// otherCluster counts the topology answers refused because they came
+	// from another cluster (askTopology).
+	otherCluster atomic.Int64
+	lastErr      atomic.Pointer[error]
 	// owed: a refresh was asked for within MinRefreshInterval of the
 	// last one and held back; a timer (armed: one is pending) runs it
 	// once the interval has passed, so that what the asker saw (a MOVED
@@ -260,6 +263,7 @@ func (c *Client) askTopology(ctx context.Context, addrs []string, known *cluster
 					return a.t, nil
 				}
 				a.err = otherClusterError(known, a.t)
+				c.refr.otherCluster.Add(1)
 				if other == nil && isSeed(addrs[a.i]) {
 					other = a.t
 				}

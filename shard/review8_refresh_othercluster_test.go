@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -33,14 +34,16 @@ func tableAddrs(t *testing.T, c *shard.Client) []string {
 // another cluster: that replica forgets its cluster (CLUSTER RESET HARD,
 // a new node ID) and serves every slot on its own. It returns the
 // client, the table's nodes (masters first) as the client had them, the
-// servers by address and the reused one.
-func reusedAddrSetup(t *testing.T, seeds func(rc *redistest.Cluster) []string) (*shard.Client, []cluster.NodeInfo, map[string]*redistest.Server, *redistest.Server) {
+// servers by address and the reused one. hooks, when not nil, are the
+// client's.
+func reusedAddrSetup(t *testing.T, seeds func(rc *redistest.Cluster) []string, hooks *shard.Hooks) (*shard.Client, []cluster.NodeInfo, map[string]*redistest.Server, *redistest.Server) {
 	t.Helper()
 	rc := redistest.StartClusterTB(t, 3, 1, redistest.Options{NodeTimeout: time.Minute})
 	cfg := clusterConfig(seeds(rc)...)
 	cfg.Pool = pool.Options{DialTimeout: 500 * time.Millisecond, ReadTimeout: 500 * time.Millisecond, WriteTimeout: time.Second}
 	cfg.Health.Interval = -1 // nothing marks the paused nodes down
 	cfg.Cluster.RefreshInterval = -1
+	cfg.Hooks = hooks
 	c := newClient(t, cfg)
 	nodes := c.Router().(*shard.ClusterRouter).Table().Nodes()
 	require.Len(t, nodes, 6)
@@ -90,7 +93,17 @@ func TestReview8RefreshRejectsAnotherClustersAnswer(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts its own cluster with replicas")
 	}
-	c, nodes, byAddr, reused := reusedAddrSetup(t, (*redistest.Cluster).Seeds)
+	var (
+		mu     sync.Mutex
+		events []shard.RefreshEvent
+	)
+	hooks := &shard.Hooks{Refresh: func(_ context.Context, ev *shard.RefreshEvent) {
+		mu.Lock()
+		defer mu.Unlock()
+		events = append(events, *ev)
+	}}
+	c, nodes, byAddr, reused := reusedAddrSetup(t, (*redistest.Cluster).Seeds, hooks)
+	require.Zero(t, c.Stats().OtherCluster)
 	var before []string
 	for _, n := range nodes {
 		before = append(before, n.Addr)
@@ -106,6 +119,15 @@ func TestReview8RefreshRejectsAnotherClustersAnswer(t *testing.T) {
 	want := slices.DeleteFunc(slices.Clone(before), func(a string) bool { return a == reused.Addr })
 	require.Equal(t, want, tableAddrs(t, c),
 		"the table is the cluster's, not the one-node cluster now at %s", reused.Addr)
+	// The refused answer is reported, though the refresh succeeded: the
+	// operator learns that an address of the cluster serves another one.
+	require.Positive(t, c.Stats().OtherCluster, "the answer of another cluster is counted")
+	mu.Lock()
+	require.NotEmpty(t, events)
+	last := events[len(events)-1]
+	mu.Unlock()
+	require.NoError(t, last.Err)
+	require.Positive(t, last.OtherCluster, "the Refresh hook hears of the answer refused")
 
 	// No node of the cluster answers: the other cluster's answer, from
 	// an address that is a seed, is taken.
@@ -129,7 +151,7 @@ func TestReview8RefreshKeepsTableWhenOnlyAnotherClusterAnswers(t *testing.T) {
 			out = append(out, m.Addr)
 		}
 		return out
-	})
+	}, nil)
 	before := tableAddrs(t, c)
 	pause(t, byAddr, nodes[:3])
 	pause(t, byAddr, nodes[4:])

@@ -35,7 +35,13 @@ type Stats struct {
 	// that failed but that the cluster still lists stays, with Down set.
 	Nodes     []NodeStats
 	Refreshes int64 // cluster topology refreshes run since New
-	Failovers int64 // master changes followed on Sentinel shards
+	// OtherCluster counts the topology answers refused since New because
+	// the node that gave them answered for another cluster (an address
+	// the cluster used, reused by a node of another one; see
+	// cluster.ErrOtherCluster). Anything but zero deserves a look: a
+	// node of the cluster's topology is not what the cluster thinks.
+	OtherCluster int64
+	Failovers    int64 // master changes followed on Sentinel shards
 	// Sentinel describes each Sentinel shard (ring mode).
 	Sentinel []SentinelStats
 }
@@ -44,7 +50,7 @@ type Stats struct {
 // current topology (see Stats.Nodes).
 func (c *Client) Stats() Stats {
 	ps := c.pools.Stats()
-	out := Stats{Refreshes: c.refr.count.Load()}
+	out := Stats{Refreshes: c.refr.count.Load(), OtherCluster: c.refr.otherCluster.Load()}
 	for _, ns := range c.nodes.all() {
 		if ns.retired.Load() {
 			continue

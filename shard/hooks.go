@@ -281,10 +281,22 @@ type PipelineEvent struct {
 	Duration time.Duration
 
 	calls []*call
+	tx    bool // the MULTI ... EXEC batch of a transaction
 }
 
 // Keys returns the number of keys the part's commands name.
 func (ev *PipelineEvent) Keys() int { return keysOf(ev.calls) }
+
+// Operation returns the part's name fit for a metric label or a span
+// name: "MULTI" for the MULTI ... EXEC batch of a transaction (a
+// Client.Tx, or one run through a Conn), as Op.Operation names the
+// transaction itself, and "PIPELINE" for any other part.
+func (ev *PipelineEvent) Operation() string {
+	if ev.tx {
+		return "MULTI"
+	}
+	return "PIPELINE"
+}
 
 // Statement returns the part's commands as text, separated by newlines,
 // at most max bytes (0 or less: no limit), with secrets replaced by "?".

@@ -101,6 +101,9 @@ func (r *connRun) end(ctx context.Context) {
 	if h := c.obs.h.Pipeline; h != nil && len(r.calls) > 1 {
 		ev := &PipelineEvent{Node: from, Commands: len(r.calls), Start: r.start, Duration: took, calls: r.calls}
 		for _, cl := range r.calls {
+			if n := lowerName(cl.name); n == "multi" || n == "exec" {
+				ev.tx = true // as the run's operation is named (MULTI)
+			}
 			o := connOutcome(cl.err)
 			ev.Outcomes[o]++
 			if o != OutcomeOK && ev.Err == nil {

@@ -152,7 +152,7 @@ func (th *txHooks) pipeline(ctx context.Context, node int, calls []*call, start 
 		return
 	}
 	from := th.c.nodes.get(node).node
-	ev := &PipelineEvent{Node: from, Commands: len(calls), Attempt: th.attempt, Start: start, Duration: time.Since(start), calls: calls}
+	ev := &PipelineEvent{Node: from, Commands: len(calls), Attempt: th.attempt, Start: start, Duration: time.Since(start), calls: calls, tx: true}
 	for _, cl := range calls {
 		o := th.c.txOutcome(cl.err)
 		ev.Outcomes[o]++

@@ -17,7 +17,8 @@
 // A transaction (shard.Client.Tx) is one span named MULTI, every attempt
 // included, on the node of its last attempt: its WATCH and Tx.Do commands
 // are measured under their own names, each MULTI ... EXEC is a child span
-// "PIPELINE host:port" measured as PIPELINE, and a transaction aborted by
+// "MULTI host:port" measured as MULTI (shard.PipelineEvent.Operation), and
+// a transaction aborted by
 // a watched key (shard.ErrTxAborted) has status Error with error.type
 // server_error. With statements on, its db.query.text is its WATCH, then,
 // once it ended, its MULTI ... EXEC too.

@@ -347,9 +347,9 @@ func (in *Instrumentation) pipeline(ctx context.Context, ev *shard.PipelineEvent
 	parent := trace.SpanFromContext(ctx)
 	if parent.IsRecording() {
 		na := in.node(ev.Node.Addr)
-		_, span := in.tracer.Start(ctx, "PIPELINE "+ev.Node.Addr, trace.WithSpanKind(trace.SpanKindClient), trace.WithTimestamp(ev.Start))
+		_, span := in.tracer.Start(ctx, ev.Operation()+" "+ev.Node.Addr, trace.WithSpanKind(trace.SpanKindClient), trace.WithTimestamp(ev.Start))
 		attrs := make([]attribute.KeyValue, 0, 6+len(in.cfg.attrs))
-		attrs = append(attrs, semconv.DBSystemNameRedis, semconv.DBOperationName("PIPELINE"), semconv.DBOperationBatchSize(ev.Commands))
+		attrs = append(attrs, semconv.DBSystemNameRedis, semconv.DBOperationName(ev.Operation()), semconv.DBOperationBatchSize(ev.Commands))
 		attrs = append(attrs, na.kv...)
 		if in.cfg.statements > 0 {
 			attrs = append(attrs, semconv.DBQueryText(ev.Statement(in.cfg.statements)))
@@ -375,7 +375,7 @@ func (in *Instrumentation) pipeline(ctx context.Context, ev *shard.PipelineEvent
 	if o == shard.OutcomeOK {
 		o = ev.Outcome
 	}
-	in.measure(ctx, ev.Node, "PIPELINE", o, ev.Duration.Seconds(), ev.Err, ev.Outcomes[shard.OutcomeRetry], nil)
+	in.measure(ctx, ev.Node, ev.Operation(), o, ev.Duration.Seconds(), ev.Err, ev.Outcomes[shard.OutcomeRetry], nil)
 	for i := range ev.Redirects {
 		in.countRedirect(ctx, &ev.Redirects[i])
 	}

@@ -53,7 +53,7 @@ func TestReview8TransactionIsASpan(t *testing.T) {
 		case "MULTI":
 			ops = append(ops, a)
 			status = append(status, sp.Status().Code)
-		case "PIPELINE " + s.Addr:
+		case "MULTI " + s.Addr: // the MULTI ... EXEC batch, named by PipelineEvent.Operation
 			parts = append(parts, a)
 		default:
 			t.Errorf("unexpected span %q", sp.Name())
@@ -74,9 +74,9 @@ func TestReview8TransactionIsASpan(t *testing.T) {
 		}
 	}
 	assert.Equal(t, map[string]uint64{
-		s.Addr + " WATCH ok":              2,
-		s.Addr + " GET ok":                1,
-		s.Addr + " PIPELINE ok":           1,
-		s.Addr + " PIPELINE server_error": 1,
+		s.Addr + " WATCH ok":           2,
+		s.Addr + " GET ok":             1,
+		s.Addr + " MULTI ok":           1,
+		s.Addr + " MULTI server_error": 1,
 	}, durationSeries(t, tel.reader))
 }

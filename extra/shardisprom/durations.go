@@ -14,7 +14,8 @@ import (
 // node's part of a pipeline, took on its node:
 // shardis_command_duration_seconds{node, operation, outcome}, where
 // operation is the command's name in upper case (PIPELINE for a part of a
-// pipeline) and outcome is shard.Outcome.String ("ok", "server_error",
+// pipeline, MULTI for a transaction's MULTI ... EXEC: see
+// shard.PipelineEvent.Operation) and outcome is shard.Outcome.String ("ok", "server_error",
 // "redirect", "retry", "unknown_outcome", "timeout", "canceled",
 // "failed"); a part's outcome is that of its first command that failed,
 // a redirect counting only when no other command failed. Feed it by adding Hooks to shard.Config.Hooks and register it
@@ -87,7 +88,7 @@ func (d *Durations) Hooks() *shard.Hooks {
 			if d.late(ev.Node.Addr, ev.Start) {
 				return
 			}
-			d.h.WithLabelValues(ev.Node.Addr, "PIPELINE", partOutcome(ev).String()).Observe(ev.Duration.Seconds())
+			d.h.WithLabelValues(ev.Node.Addr, ev.Operation(), partOutcome(ev).String()).Observe(ev.Duration.Seconds())
 			d.recheck(ev.Node.Addr, ev.Start)
 		},
 		// A node that left every topology the client uses (the old

@@ -42,9 +42,9 @@ func TestReview8TransactionIsMeasured(t *testing.T) {
 	})
 	require.ErrorIs(t, err, shard.ErrTxAborted)
 	assert.Equal(t, map[string]uint64{
-		s.Addr + " WATCH ok":              2,
-		s.Addr + " GET ok":                1,
-		s.Addr + " PIPELINE ok":           1,
-		s.Addr + " PIPELINE server_error": 1,
+		s.Addr + " WATCH ok":           2,
+		s.Addr + " GET ok":             1,
+		s.Addr + " MULTI ok":           1, // the MULTI ... EXEC batch (PipelineEvent.Operation)
+		s.Addr + " MULTI server_error": 1,
 	}, durationSeries(t, d))
 }

@@ -387,14 +387,22 @@ func (r yearRouter) Route(key string) (shard.Node, error) {
 
 func (r yearRouter) Nodes() []shard.Node { return []shard.Node{r.recent, r.archive} }
 
-func TestMigrationToAUsersRouter(t *testing.T) {
-	ctx := context.Background()
-	servers := redistest.StartNTB(t, 2, redistest.Options{})
+// archiveMigration returns the two yearRouter configs of moving the 2020
+// keys to an archive server: from, where servers[0] holds every year,
+// and to, where servers[1] holds 2020.
+func archiveMigration(servers []*redistest.Server) (from, to shard.Config) {
 	recent := shard.Node{Name: "recent", Addr: servers[0].Addr}
 	archive := shard.Node{Name: "archive", Addr: servers[1].Addr}
 	base := ringConfig(servers[:1])
-	from := shard.Config{Router: yearRouter{recent: recent, archive: recent}, Pool: base.Pool, Health: base.Health}
-	to := shard.Config{Router: yearRouter{recent: recent, archive: archive}, Pool: base.Pool, Health: base.Health}
+	from = shard.Config{Router: yearRouter{recent: recent, archive: recent}, Pool: base.Pool, Health: base.Health}
+	to = shard.Config{Router: yearRouter{recent: recent, archive: archive}, Pool: base.Pool, Health: base.Health}
+	return from, to
+}
+
+func TestMigrationToAUsersRouter(t *testing.T) {
+	ctx := context.Background()
+	servers := redistest.StartNTB(t, 2, redistest.Options{})
+	from, to := archiveMigration(servers)
 	c := newClient(t, from)
 	for _, k := range []string{"y2020:a", "y2020:b", "y2024:a"} {
 		_, err := c.Do(ctx, "SET", k, k)

@@ -7,7 +7,6 @@ import (
 
 	"github.com/gomodule/redigo/redis"
 	"github.com/shardis/shardis/internal/redistest"
-	"github.com/shardis/shardis/shard"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -20,11 +19,7 @@ import (
 func TestSubscribeWithAUsersRouterFollowsAMigration(t *testing.T) {
 	ctx := context.Background()
 	servers := redistest.StartNTB(t, 2, redistest.Options{})
-	recent := shard.Node{Name: "recent", Addr: servers[0].Addr}
-	archive := shard.Node{Name: "archive", Addr: servers[1].Addr}
-	base := ringConfig(servers[:1])
-	from := shard.Config{Router: yearRouter{recent: recent, archive: recent}, Pool: base.Pool, Health: base.Health}
-	to := shard.Config{Router: yearRouter{recent: recent, archive: archive}, Pool: base.Pool, Health: base.Health}
+	from, to := archiveMigration(servers)
 	c := newClient(t, from)
 	sub, err := c.Subscribe(ctx, "y2020:news", "y2024:news")
 	require.NoError(t, err)

@@ -23,11 +23,7 @@ func TestReview8PubSubChannelMoveHoldIsBounded(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	servers := redistest.StartNTB(t, 2, redistest.Options{})
-	recent := shard.Node{Name: "recent", Addr: servers[0].Addr}
-	archive := shard.Node{Name: "archive", Addr: servers[1].Addr}
-	base := ringConfig(servers[:1])
-	from := shard.Config{Router: yearRouter{recent: recent, archive: recent}, Pool: base.Pool, Health: base.Health}
-	to := shard.Config{Router: yearRouter{recent: recent, archive: archive}, Pool: base.Pool, Health: base.Health}
+	from, to := archiveMigration(servers)
 	c := newClient(t, from)
 	const moving = "y2020:seq"
 	sub, err := c.NewSubscription(shard.SubscriptionOptions{PingInterval: pingInterval, PingTimeout: pingTimeout})

@@ -40,11 +40,7 @@ func TestReview8PubSubChannelMoveKeepsOrder(t *testing.T) {
 			// The busy node's backlog for the subscriber stays whole.
 			_, err := servers[0].Do("CONFIG", "SET", "client-output-buffer-limit", "pubsub 0 0 0")
 			require.NoError(t, err)
-			recent := shard.Node{Name: "recent", Addr: servers[0].Addr}
-			archive := shard.Node{Name: "archive", Addr: servers[1].Addr}
-			base := ringConfig(servers[:1])
-			from := shard.Config{Router: yearRouter{recent: recent, archive: recent}, Pool: base.Pool, Health: base.Health}
-			to := shard.Config{Router: yearRouter{recent: recent, archive: archive}, Pool: base.Pool, Health: base.Health}
+			from, to := archiveMigration(servers)
 			c := newClient(t, from)
 
 			const moving, busy, flood = "y2020:seq", "y2024:busy", 50000

@@ -643,8 +643,13 @@ func (c *Client) failSend(ctx context.Context, node int, calls []*call, out []Re
 func (c *Client) receive(ctx context.Context, node int, conn redis.Conn, calls []*call, out []Result) {
 	timeout, err := c.replyTimeout(ctx, calls)
 	if err != nil {
-		c.failFrom(node, calls, out, 0, err)
-		return
+		// The deadline passed after the calls were sent: they may have
+		// run. Only replies already received are read (a negative
+		// timeout); the first missing one fails the connection, so that
+		// it is neither drained past the deadline (a blocked BLPOP for
+		// up to the read timeout) nor pooled with replies unread, and
+		// its call and those after it say that they may have run.
+		timeout = -1
 	}
 	refused := false // NOAUTH or WRONGPASS: not a success of the node
 	for i, cl := range calls {

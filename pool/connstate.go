@@ -22,13 +22,15 @@ var errStateChanged = errors.New("shardis: connection state changed by its last 
 // connection in a state that a fresh one does not have and that redigo's
 // pool does not undo: what command.EffectOf classes as setting state,
 // changing the database or protocol or silencing replies, and SSUBSCRIBE,
-// except ASKING (it lasts one command, and is always sent with it) and
-// QUIT (the connection ends). It costs a length comparison for most
-// commands: it runs for every command sent.
+// except ASKING (it lasts one command, and is always sent with it). QUIT
+// counts too: the server closes the connection only after its reply, and
+// that close may not have arrived when the connection is next borrowed.
+// It costs a length comparison for most commands: it runs for every
+// command sent.
 func leavesState(cmd string, args []any) bool {
 	switch len(cmd) {
 	case 4:
-		return strings.EqualFold(cmd, "auth")
+		return strings.EqualFold(cmd, "auth") || strings.EqualFold(cmd, "quit")
 	case 5:
 		return strings.EqualFold(cmd, "reset") ||
 			strings.EqualFold(cmd, "hello") && command.EffectOf(nil, cmd, args) != command.Stateless

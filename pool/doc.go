@@ -23,7 +23,7 @@
 // A borrowed connection is always in the state a fresh one has. Besides
 // what redigo's pool undoes (an open transaction, SUBSCRIBE, PSUBSCRIBE,
 // MONITOR), a connection whose caller changed it (SELECT, SSUBSCRIBE,
-// AUTH, HELLO 3, RESET, READONLY, CLIENT TRACKING, SETNAME, REPLY OFF,
+// AUTH, HELLO 3, RESET, QUIT, READONLY, CLIENT TRACKING, SETNAME, REPLY OFF,
 // NO-EVICT, ...) is closed when it is next borrowed, and a new one dialled.
 //
 // Redis Cluster replicas serve reads only after a READONLY command on the

@@ -11,8 +11,9 @@ import (
 // hands it to another caller. redigo's pool undoes what WATCH, MULTI,
 // SUBSCRIBE and PSUBSCRIBE leave behind and closes a connection that ran
 // MONITOR; every other command that changes the connection itself
-// (command.EffectOf) marks it, and the borrow check (dialer.ping) closes
-// a marked connection instead of handing it out: a fresh one is dialled.
+// (command.EffectOf) marks it, as does an ASKING that no command followed,
+// and the borrow check (dialer.ping) closes a marked connection instead
+// of handing it out: a fresh one is dialled.
 
 // errStateChanged rejects, when it is borrowed again, a connection whose
 // state a caller changed beyond what the pool restores.
@@ -22,7 +23,7 @@ var errStateChanged = errors.New("shardis: connection state changed by its last 
 // connection in a state that a fresh one does not have and that redigo's
 // pool does not undo: what command.EffectOf classes as setting state,
 // changing the database or protocol or silencing replies, and SSUBSCRIBE,
-// except ASKING (it lasts one command, and is always sent with it). QUIT
+// except ASKING, which lasts until the next command (noteSent). QUIT
 // counts too: the server closes the connection only after its reply, and
 // that close may not have arrived when the connection is next borrowed.
 // It costs a length comparison for most commands: it runs for every
@@ -45,4 +46,19 @@ func leavesState(cmd string, args []any) bool {
 		return strings.EqualFold(cmd, "ssubscribe")
 	}
 	return false
+}
+
+// noteSent marks c for a command sent on it: changed when the command
+// leaves state (leavesState); asking after ASKING, until any other
+// command is sent, which consumes the flag on the server too (a command
+// of the pool's own, such as the borrow check's PING, included).
+func (c *liveConn) noteSent(cmd string, args []any) {
+	if leavesState(cmd, args) {
+		c.changed.Store(true)
+	}
+	if len(cmd) == 6 && strings.EqualFold(cmd, "asking") {
+		c.asking.Store(true)
+	} else if c.asking.Load() {
+		c.asking.Store(false)
+	}
 }

@@ -54,6 +54,10 @@ type liveConn struct {
 	// changed: a command sent on it changed the connection's state in a
 	// way the pool does not undo; the next borrow closes it (connstate.go).
 	changed atomic.Bool
+	// asking: the last command sent was ASKING, whose flag the server
+	// keeps for the command after it; given back so, the next caller's
+	// first command would run under it (connstate.go).
+	asking atomic.Bool
 
 	// The Set's connection name (names.go), nil for a connection of no
 	// pool, and the generation of it that this connection carries
@@ -196,9 +200,7 @@ func (c *liveConn) Send(cmd string, args ...any) error {
 		return c.Err()
 	}
 	c.pending.Add(1)
-	if leavesState(cmd, args) {
-		c.changed.Store(true)
-	}
+	c.noteSent(cmd, args)
 	if c.wbuf == nil {
 		c.takeWriteBuffer()
 	}
@@ -333,9 +335,7 @@ func (c *liveConn) DoWithTimeout(timeout time.Duration, cmd string, args ...any)
 		return nil, c.Err()
 	}
 	if cmd != "" {
-		if leavesState(cmd, args) {
-			c.changed.Store(true)
-		}
+		c.noteSent(cmd, args)
 		if c.wbuf == nil {
 			c.takeWriteBuffer()
 		}

@@ -11,9 +11,10 @@ import (
 // hands it to another caller. redigo's pool undoes what WATCH, MULTI,
 // SUBSCRIBE and PSUBSCRIBE leave behind and closes a connection that ran
 // MONITOR; every other command that changes the connection itself
-// (command.EffectOf) marks it, as does an ASKING that no command followed,
-// and the borrow check (dialer.ping) closes a marked connection instead
-// of handing it out: a fresh one is dialled.
+// (command.EffectOf) marks it, as does an ASKING that no command followed
+// and a WATCH that redigo believes ended (noteTx), and the borrow check
+// (dialer.ping) closes a marked connection instead of handing it out: a
+// fresh one is dialled.
 
 // errStateChanged rejects, when it is borrowed again, a connection whose
 // state a caller changed beyond what the pool restores.
@@ -51,14 +52,56 @@ func leavesState(cmd string, args []any) bool {
 // noteSent marks c for a command sent on it: changed when the command
 // leaves state (leavesState); asking after ASKING, until any other
 // command is sent, which consumes the flag on the server too (a command
-// of the pool's own, such as the borrow check's PING, included).
+// of the pool's own, such as the borrow check's PING, included); and
+// the transaction's state (noteTx).
 func (c *liveConn) noteSent(cmd string, args []any) {
 	if leavesState(cmd, args) {
 		c.changed.Store(true)
 	}
+	c.noteTx(cmd)
 	if len(cmd) == 6 && strings.EqualFold(cmd, "asking") {
 		c.asking.Store(true)
 	} else if c.asking.Load() {
 		c.asking.Store(false)
 	}
+}
+
+// noteTx follows WATCH and MULTI as the server does: EXEC and DISCARD
+// end both only inside MULTI (without it the server refuses them and the
+// keys stay watched), UNWATCH inside MULTI is only queued, and WATCH
+// inside MULTI is refused. redigo's pool, which clears its own record of
+// them at any EXEC or DISCARD, sends UNWATCH or DISCARD on return only
+// when that record says so; a connection whose keys are still watched
+// after that is closed by the borrow check instead.
+func (c *liveConn) noteTx(cmd string) {
+	switch len(cmd) {
+	case 4:
+		if strings.EqualFold(cmd, "exec") && c.multi {
+			c.multi, c.watching = false, false
+		}
+	case 5:
+		switch {
+		case strings.EqualFold(cmd, "watch"):
+			c.watching = c.watching || !c.multi
+		case strings.EqualFold(cmd, "multi"):
+			c.multi = true
+		}
+	case 7:
+		switch {
+		case strings.EqualFold(cmd, "discard"):
+			if c.multi {
+				c.multi, c.watching = false, false
+			}
+		case strings.EqualFold(cmd, "unwatch"):
+			if !c.multi {
+				c.watching = false
+			}
+		}
+	}
+}
+
+// leftState reports whether c's last user left it in a state that a
+// fresh connection does not have.
+func (c *liveConn) leftState() bool {
+	return c.changed.Load() || c.asking.Load() || c.watching || c.multi
 }

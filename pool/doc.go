@@ -24,8 +24,9 @@
 // what redigo's pool undoes (an open transaction, SUBSCRIBE, PSUBSCRIBE,
 // MONITOR), a connection whose caller changed it (SELECT, SSUBSCRIBE,
 // AUTH, HELLO 3, RESET, QUIT, READONLY, CLIENT TRACKING, SETNAME, REPLY OFF,
-// NO-EVICT, an ASKING with no command after it, ...) is closed when it is
-// next borrowed, and a new one dialled.
+// NO-EVICT, an ASKING with no command after it, keys still watched after
+// an EXEC without MULTI, ...) is closed when it is next borrowed, and a
+// new one dialled.
 //
 // Redis Cluster replicas serve reads only after a READONLY command on the
 // connection; GetReadOnly borrows from a second pool per address whose

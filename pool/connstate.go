@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 
+	"github.com/gomodule/redigo/redis"
 	"github.com/shardis/shardis/shard/command"
 )
 
@@ -104,4 +105,13 @@ func (c *liveConn) noteTx(cmd string) {
 // fresh connection does not have.
 func (c *liveConn) leftState() bool {
 	return c.changed.Load() || c.asking.Load() || c.watching || c.multi
+}
+
+// protocolErrorReply reports whether e is the server's protocol error (a
+// value over proto-max-bulk-len, say): the server closes the connection
+// after sending it and reads nothing more from it, but that close may
+// arrive after the connection was given back and borrowed again. The
+// connection is marked as changed, so that no other caller gets it.
+func protocolErrorReply(e redis.Error) bool {
+	return strings.HasPrefix(string(e), "ERR Protocol error")
 }

@@ -281,6 +281,9 @@ func (c *liveConn) ReceiveWithTimeout(timeout time.Duration) (any, error) {
 // then also wraps ErrClosedBeforeReply, which says so.
 func (c *liveConn) next() (any, error) {
 	r, err := c.rd.reply(0, nil)
+	if e, ok := r.(redis.Error); ok && protocolErrorReply(e) {
+		c.changed.Store(true) // the server is closing it (connstate.go)
+	}
 	if c.unverified == "" {
 		return r, err
 	}

@@ -27,7 +27,9 @@ var errStateChanged = errors.New("shardis: connection state changed by its last 
 // changing the database or protocol or silencing replies, and SSUBSCRIBE,
 // except ASKING, which lasts until the next command (noteSent). QUIT
 // counts too: the server closes the connection only after its reply, and
-// that close may not have arrived when the connection is next borrowed.
+// that close may not have arrived when the connection is next borrowed;
+// so does CLIENT KILL, whose filter may match the connection that sends
+// it (SKIPME no, or the old form with its own address).
 // It costs a length comparison for most commands: it runs for every
 // command sent.
 func leavesState(cmd string, args []any) bool {
@@ -39,7 +41,7 @@ func leavesState(cmd string, args []any) bool {
 			strings.EqualFold(cmd, "hello") && command.EffectOf(nil, cmd, args) != command.Stateless
 	case 6:
 		return strings.EqualFold(cmd, "select") ||
-			strings.EqualFold(cmd, "client") && command.EffectOf(nil, cmd, args) != command.Stateless
+			strings.EqualFold(cmd, "client") && (command.EffectOf(nil, cmd, args) != command.Stateless || killsClients(args))
 	case 8:
 		return strings.EqualFold(cmd, "readonly")
 	case 9:
@@ -114,4 +116,19 @@ func (c *liveConn) leftState() bool {
 // connection is marked as changed, so that no other caller gets it.
 func protocolErrorReply(e redis.Error) bool {
 	return strings.HasPrefix(string(e), "ERR Protocol error")
+}
+
+// killsClients reports whether the arguments of CLIENT are those of
+// CLIENT KILL.
+func killsClients(args []any) bool {
+	if len(args) == 0 {
+		return false
+	}
+	switch sub := args[0].(type) {
+	case string:
+		return strings.EqualFold(sub, "kill")
+	case []byte:
+		return strings.EqualFold(string(sub), "kill")
+	}
+	return false
 }

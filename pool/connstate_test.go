@@ -45,6 +45,8 @@ func TestLeavesStateFollowsEffectOf(t *testing.T) {
 		{"CLIENT", []any{"SETNAME", "x"}, true},
 		{"CLIENT", []any{"GETNAME"}, false},
 		{"CLIENT", []any{"ID"}, false},
+		{"CLIENT", []any{"KILL", "ID", "7", "SKIPME", "no"}, true},
+		{"client", []any{[]byte("kill"), "127.0.0.1:5000"}, true},
 		{"HELLO", []any{"3"}, true},
 		{"HELLO", []any{"2", "SETNAME", "x"}, true},
 		{"HELLO", []any{"2"}, false},

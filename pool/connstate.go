@@ -79,34 +79,43 @@ func (c *liveConn) noteSent(cmd string, args []any) {
 func (c *liveConn) noteTx(cmd string) {
 	switch len(cmd) {
 	case 4:
-		if strings.EqualFold(cmd, "exec") && c.multi {
-			c.multi, c.watching = false, false
+		if strings.EqualFold(cmd, "exec") {
+			c.endTx()
 		}
 	case 5:
 		switch {
 		case strings.EqualFold(cmd, "watch"):
-			c.watching = c.watching || !c.multi
+			if !c.multi.Load() {
+				c.watching.Store(true)
+			}
 		case strings.EqualFold(cmd, "multi"):
-			c.multi = true
+			c.multi.Store(true)
 		}
 	case 7:
 		switch {
 		case strings.EqualFold(cmd, "discard"):
-			if c.multi {
-				c.multi, c.watching = false, false
-			}
+			c.endTx()
 		case strings.EqualFold(cmd, "unwatch"):
-			if !c.multi {
-				c.watching = false
+			if !c.multi.Load() {
+				c.watching.Store(false)
 			}
 		}
+	}
+}
+
+// endTx notes an EXEC or DISCARD: inside MULTI it ends the transaction
+// and the watch; without it the server refuses it.
+func (c *liveConn) endTx() {
+	if c.multi.Load() {
+		c.multi.Store(false)
+		c.watching.Store(false)
 	}
 }
 
 // leftState reports whether c's last user left it in a state that a
 // fresh connection does not have.
 func (c *liveConn) leftState() bool {
-	return c.changed.Load() || c.asking.Load() || c.watching || c.multi
+	return c.changed.Load() || c.asking.Load() || c.watching.Load() || c.multi.Load()
 }
 
 // protocolErrorReply reports whether e is the server's protocol error (a

@@ -58,12 +58,12 @@ type liveConn struct {
 	// keeps for the command after it; given back so, the next caller's
 	// first command would run under it (connstate.go).
 	asking atomic.Bool
-	// watching and multi: WATCH and MULTI as the server sees them (the
-	// sending goroutine's; the borrow check reads them while the
-	// connection is idle). redigo's pool ends a transaction left open,
-	// but takes an EXEC or DISCARD without MULTI, which the server
-	// refuses, for its end: the keys stay watched (connstate.go).
-	watching, multi bool
+	// watching and multi: WATCH and MULTI as the server sees them (set
+	// by the sending goroutine, read by the borrow check). redigo's pool
+	// ends a transaction left open, but takes an EXEC or DISCARD without
+	// MULTI, which the server refuses, for its end: the keys stay
+	// watched (connstate.go).
+	watching, multi atomic.Bool
 
 	// The Set's connection name (names.go), nil for a connection of no
 	// pool, and the generation of it that this connection carries

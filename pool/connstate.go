@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 
+	"github.com/gomodule/redigo/redis"
 	"github.com/shardis/shardis/shard/command"
 )
 
@@ -11,8 +12,10 @@ import (
 // hands it to another caller. redigo's pool undoes what WATCH, MULTI,
 // SUBSCRIBE and PSUBSCRIBE leave behind and closes a connection that ran
 // MONITOR; every other command that changes the connection itself
-// (command.EffectOf) marks it, and the borrow check (dialer.ping) closes
-// a marked connection instead of handing it out: a fresh one is dialled.
+// (command.EffectOf) marks it, as does an ASKING that no command followed
+// and a WATCH that redigo believes ended (noteTx), and the borrow check
+// (dialer.ping) closes a marked connection instead of handing it out: a
+// fresh one is dialled.
 
 // errStateChanged rejects, when it is borrowed again, a connection whose
 // state a caller changed beyond what the pool restores.
@@ -22,25 +25,119 @@ var errStateChanged = errors.New("shardis: connection state changed by its last 
 // connection in a state that a fresh one does not have and that redigo's
 // pool does not undo: what command.EffectOf classes as setting state,
 // changing the database or protocol or silencing replies, and SSUBSCRIBE,
-// except ASKING (it lasts one command, and is always sent with it) and
-// QUIT (the connection ends). It costs a length comparison for most
-// commands: it runs for every command sent.
+// except ASKING, which lasts until the next command (noteSent). QUIT
+// counts too: the server closes the connection only after its reply, and
+// that close may not have arrived when the connection is next borrowed;
+// so does CLIENT KILL, whose filter may match the connection that sends
+// it (SKIPME no, or the old form with its own address).
+// It costs a length comparison for most commands: it runs for every
+// command sent.
 func leavesState(cmd string, args []any) bool {
 	switch len(cmd) {
 	case 4:
-		return strings.EqualFold(cmd, "auth")
+		return strings.EqualFold(cmd, "auth") || strings.EqualFold(cmd, "quit")
 	case 5:
 		return strings.EqualFold(cmd, "reset") ||
 			strings.EqualFold(cmd, "hello") && command.EffectOf(nil, cmd, args) != command.Stateless
 	case 6:
 		return strings.EqualFold(cmd, "select") ||
-			strings.EqualFold(cmd, "client") && command.EffectOf(nil, cmd, args) != command.Stateless
+			strings.EqualFold(cmd, "client") && (command.EffectOf(nil, cmd, args) != command.Stateless || killsClients(args))
 	case 8:
 		return strings.EqualFold(cmd, "readonly")
 	case 9:
 		return strings.EqualFold(cmd, "readwrite")
 	case 10:
 		return strings.EqualFold(cmd, "ssubscribe")
+	}
+	return false
+}
+
+// noteSent marks c for a command sent on it: changed when the command
+// leaves state (leavesState); asking after ASKING, until any other
+// command is sent, which consumes the flag on the server too (a command
+// of the pool's own, such as the borrow check's PING, included); and
+// the transaction's state (noteTx).
+func (c *liveConn) noteSent(cmd string, args []any) {
+	if leavesState(cmd, args) {
+		c.changed.Store(true)
+	}
+	c.noteTx(cmd)
+	if len(cmd) == 6 && strings.EqualFold(cmd, "asking") {
+		c.asking.Store(true)
+	} else if c.asking.Load() {
+		c.asking.Store(false)
+	}
+}
+
+// noteTx follows WATCH and MULTI as the server does: EXEC and DISCARD
+// end both only inside MULTI (without it the server refuses them and the
+// keys stay watched), UNWATCH inside MULTI is only queued, and WATCH
+// inside MULTI is refused. redigo's pool, which clears its own record of
+// them at any EXEC or DISCARD, sends UNWATCH or DISCARD on return only
+// when that record says so; a connection whose keys are still watched
+// after that is closed by the borrow check instead.
+func (c *liveConn) noteTx(cmd string) {
+	switch len(cmd) {
+	case 4:
+		if strings.EqualFold(cmd, "exec") {
+			c.endTx()
+		}
+	case 5:
+		switch {
+		case strings.EqualFold(cmd, "watch"):
+			if !c.multi.Load() {
+				c.watching.Store(true)
+			}
+		case strings.EqualFold(cmd, "multi"):
+			c.multi.Store(true)
+		}
+	case 7:
+		switch {
+		case strings.EqualFold(cmd, "discard"):
+			c.endTx()
+		case strings.EqualFold(cmd, "unwatch"):
+			if !c.multi.Load() {
+				c.watching.Store(false)
+			}
+		}
+	}
+}
+
+// endTx notes an EXEC or DISCARD: inside MULTI it ends the transaction
+// and the watch; without it the server refuses it.
+func (c *liveConn) endTx() {
+	if c.multi.Load() {
+		c.multi.Store(false)
+		c.watching.Store(false)
+	}
+}
+
+// leftState reports whether c's last user left it in a state that a
+// fresh connection does not have.
+func (c *liveConn) leftState() bool {
+	return c.changed.Load() || c.asking.Load() || c.watching.Load() || c.multi.Load()
+}
+
+// protocolErrorReply reports whether e is the server's protocol error (a
+// value over proto-max-bulk-len, say): the server closes the connection
+// after sending it and reads nothing more from it, but that close may
+// arrive after the connection was given back and borrowed again. The
+// connection is marked as changed, so that no other caller gets it.
+func protocolErrorReply(e redis.Error) bool {
+	return strings.HasPrefix(string(e), "ERR Protocol error")
+}
+
+// killsClients reports whether the arguments of CLIENT are those of
+// CLIENT KILL.
+func killsClients(args []any) bool {
+	if len(args) == 0 {
+		return false
+	}
+	switch sub := args[0].(type) {
+	case string:
+		return strings.EqualFold(sub, "kill")
+	case []byte:
+		return strings.EqualFold(string(sub), "kill")
 	}
 	return false
 }

@@ -13,10 +13,10 @@ import (
 // TestLeavesStateFollowsEffectOf checks leavesState against the command
 // table: every command that command.EffectOf says changes its connection
 // is caught, apart from those redigo's pool undoes itself (transactions,
-// SUBSCRIBE, PSUBSCRIBE, MONITOR), ASKING and QUIT; no other is.
+// SUBSCRIBE, PSUBSCRIBE, MONITOR) and ASKING; no other is.
 func TestLeavesStateFollowsEffectOf(t *testing.T) {
 	undoneByRedigo := map[string]bool{"subscribe": true, "psubscribe": true, "unsubscribe": true,
-		"punsubscribe": true, "sunsubscribe": true, "monitor": true, "asking": true, "quit": true}
+		"punsubscribe": true, "sunsubscribe": true, "monitor": true, "asking": true}
 	all := command.All()
 	if len(all) < 200 {
 		t.Fatalf("command table of %d entries", len(all))
@@ -45,6 +45,8 @@ func TestLeavesStateFollowsEffectOf(t *testing.T) {
 		{"CLIENT", []any{"SETNAME", "x"}, true},
 		{"CLIENT", []any{"GETNAME"}, false},
 		{"CLIENT", []any{"ID"}, false},
+		{"CLIENT", []any{"KILL", "ID", "7", "SKIPME", "no"}, true},
+		{"client", []any{[]byte("kill"), "127.0.0.1:5000"}, true},
 		{"HELLO", []any{"3"}, true},
 		{"HELLO", []any{"2", "SETNAME", "x"}, true},
 		{"HELLO", []any{"2"}, false},

@@ -174,7 +174,7 @@ func (d *dialer) ping(ctx context.Context, c redis.Conn, lastUsed time.Time) err
 		if lc.closedByPeer() {
 			return errPeerClosed
 		}
-		if lc.changed.Load() {
+		if lc.leftState() {
 			return errStateChanged
 		}
 	}

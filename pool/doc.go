@@ -24,7 +24,10 @@
 // what redigo's pool undoes (an open transaction, SUBSCRIBE, PSUBSCRIBE,
 // MONITOR), a connection whose caller changed it (SELECT, SSUBSCRIBE,
 // AUTH, HELLO 3, RESET, READONLY, CLIENT TRACKING, SETNAME, REPLY OFF,
-// NO-EVICT, ...) is closed when it is next borrowed, and a new one dialled.
+// NO-EVICT, an ASKING with no command after it, keys still watched after
+// an EXEC without MULTI, ...), or that the server may be closing (QUIT,
+// CLIENT KILL, a protocol error reply), is closed when it is next
+// borrowed, and a new one dialled.
 //
 // Redis Cluster replicas serve reads only after a READONLY command on the
 // connection; GetReadOnly borrows from a second pool per address whose

@@ -54,6 +54,16 @@ type liveConn struct {
 	// changed: a command sent on it changed the connection's state in a
 	// way the pool does not undo; the next borrow closes it (connstate.go).
 	changed atomic.Bool
+	// asking: the last command sent was ASKING, whose flag the server
+	// keeps for the command after it; given back so, the next caller's
+	// first command would run under it (connstate.go).
+	asking atomic.Bool
+	// watching and multi: WATCH and MULTI as the server sees them (set
+	// by the sending goroutine, read by the borrow check). redigo's pool
+	// ends a transaction left open, but takes an EXEC or DISCARD without
+	// MULTI, which the server refuses, for its end: the keys stay
+	// watched (connstate.go).
+	watching, multi atomic.Bool
 
 	// The Set's connection name (names.go), nil for a connection of no
 	// pool, and the generation of it that this connection carries
@@ -196,9 +206,7 @@ func (c *liveConn) Send(cmd string, args ...any) error {
 		return c.Err()
 	}
 	c.pending.Add(1)
-	if leavesState(cmd, args) {
-		c.changed.Store(true)
-	}
+	c.noteSent(cmd, args)
 	if c.wbuf == nil {
 		c.takeWriteBuffer()
 	}
@@ -273,6 +281,9 @@ func (c *liveConn) ReceiveWithTimeout(timeout time.Duration) (any, error) {
 // then also wraps ErrClosedBeforeReply, which says so.
 func (c *liveConn) next() (any, error) {
 	r, err := c.rd.reply(0, nil)
+	if e, ok := r.(redis.Error); ok && protocolErrorReply(e) {
+		c.changed.Store(true) // the server is closing it (connstate.go)
+	}
 	if c.unverified == "" {
 		return r, err
 	}
@@ -333,9 +344,7 @@ func (c *liveConn) DoWithTimeout(timeout time.Duration, cmd string, args ...any)
 		return nil, c.Err()
 	}
 	if cmd != "" {
-		if leavesState(cmd, args) {
-			c.changed.Store(true)
-		}
+		c.noteSent(cmd, args)
 		if c.wbuf == nil {
 			c.takeWriteBuffer()
 		}

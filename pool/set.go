@@ -331,6 +331,12 @@ func (s *Set) newPool(addr string, readOnly bool, resolve func() (string, error)
 		if lc != nil && lc.gen < cp.gen.Load() {
 			return errDropped
 		}
+		// Counted as lent before the check: a callback of the last
+		// borrower's context that runs late (failLend) then no longer
+		// matches, and cannot fail the connection between a passed
+		// check and its handing out. A connection that fails the check
+		// is closed, never handed out.
+		noteBorrowed(ctx, c)
 		err := d.ping(ctx, c, lastUsed)
 		if err == nil && lc != nil {
 			// A connection given back under an old name (names.go).
@@ -342,9 +348,6 @@ func (s *Set) newPool(addr string, readOnly bool, resolve func() (string, error)
 					err = lc.rename(ctx, cur)
 				}
 			}
-		}
-		if err == nil {
-			noteBorrowed(ctx, c)
 		}
 		return err
 	}

@@ -150,6 +150,15 @@ func (c *Client) retryCluster(ctx context.Context, calls []*call) (abandoned boo
 // judge decides what to do with a failed call and sets its next target.
 func (c *Client) judge(cl *call) (v verdict, refresh bool) {
 	ns := c.nodes.get(cl.node)
+	if ns.readOnly && cl.replica && !mayWrite(cl.info) && !c.closed.Load() && replicaRefusedLogin(cl.err) {
+		// ACL users are per node: a replica that refuses the
+		// credentials (its users not yet rolled out, a password rotated
+		// there first) is unfit for reads, and the master, another
+		// node, may take them. Nothing was sent. (A refusal by the
+		// master stays final below: no retry fixes it.)
+		cl.last, cl.reroute, cl.replica = cl.err.Error(), true, false
+		return retryNow, true
+	}
 	var re redis.Error
 	if errors.As(cl.err, &re) {
 		msg := string(re)
@@ -259,6 +268,15 @@ func (c *Client) judge(cl *call) (v verdict, refresh bool) {
 	}
 	cl.err = &UnknownOutcomeError{Command: strings.ToUpper(cl.name), Node: ne.Node, Err: ne}
 	return final, true
+}
+
+// replicaRefusedLogin reports whether err is a node's refusal of the
+// client's credentials at the dial (a *pool.AuthError, also while the
+// node is marked down for it), as opposed to an error reply to the
+// command itself.
+func replicaRefusedLogin(err error) bool {
+	var ne *NodeError
+	return errors.As(err, &ne) && isAuthFailure(ne.Err)
 }
 
 // countRedirect counts a MOVED or ASK reply of ns's that names no

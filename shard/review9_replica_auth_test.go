@@ -2,6 +2,8 @@ package shard_test
 
 import (
 	"context"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -96,4 +98,51 @@ func TestReview9ClusterReadFromAReplicaThatRefusesTheLoginGoesToTheMaster(t *tes
 	require.NoError(t, err)
 	_, err = c.Do(ctx, "SET", key, "x")
 	assert.ErrorIs(t, err, pool.ErrAuth)
+}
+
+// A user whose ACL refuses INFO still reads from replicas: the check that a
+// replica has synced (its replication offset, read with INFO replication
+// when a read-only connection is dialed) cannot tell, and takes it.
+func TestReview9ClusterReplicaReadsOfAUserWithoutInfo(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts its own cluster")
+	}
+	ctx := context.Background()
+	rc := redistest.StartClusterTB(t, 3, 1, redistest.Options{Users: []redistest.User{
+		{Name: "admin", Password: "admin-pass-0"},
+		{Name: "noinfo", Password: "noinfo-pass-4", Rules: "~* &* +@all -info"},
+	}})
+	m := rc.Masters()[0]
+	rep, err := rc.ReplicaOf(m)
+	require.NoError(t, err)
+	key, _ := keyOnMaster(t, rc, m, "review9noinfo")
+	cfg := clusterConfig(rc.Seeds()...)
+	cfg.Pool.Username, cfg.Pool.Password = "noinfo", "noinfo-pass-4"
+	cfg.Cluster.ReadFrom = shard.ReadReplicaRandom
+	c := newClient(t, cfg)
+	probe := direct(t, rep.Addr)
+	_, err = probe.Do("AUTH", "noinfo", "noinfo-pass-4")
+	require.NoError(t, err)
+	_, err = probe.Do("INFO", "replication")
+	require.ErrorContains(t, err, "NOPERM", "the user may not run INFO")
+	_, err = c.Do(ctx, "SET", key, "v")
+	require.NoError(t, err)
+	// The GETs the replica itself ran, by its own count.
+	replicaGets := func() int {
+		text, err := rep.Do("INFO", "commandstats")
+		require.NoError(t, err)
+		for line := range strings.Lines(text) {
+			if rest, ok := strings.CutPrefix(line, "cmdstat_get:calls="); ok {
+				n, err := strconv.Atoi(rest[:strings.IndexByte(rest, ',')])
+				require.NoError(t, err)
+				return n
+			}
+		}
+		return 0
+	}
+	before := replicaGets()
+	waitFor(t, 10*time.Second, "the replica to serve reads", func() bool {
+		v, err := redis.String(c.Do(ctx, "GET", key))
+		return err == nil && v == "v" && replicaGets() > before
+	})
 }

@@ -203,9 +203,13 @@ func (c *Client) judge(cl *call) (v verdict, refresh bool) {
 			return retryLater, false
 		case "CLUSTERDOWN", "LOADING", "MASTERDOWN":
 			cl.last, cl.reroute, cl.redirects = msg, true, 0
-			if ns.readOnly && cl.replica && cluster.ErrorCode(msg) != "CLUSTERDOWN" {
-				// A replica still loading its data, or cut off from its
-				// master: nothing ran, and the master can serve the read.
+			if ns.readOnly && cl.replica {
+				// A replica still loading its data, cut off from its
+				// master, or whose own view of the cluster is down (cut
+				// off from the majority of the masters, while its
+				// master is not): nothing ran, and the master may serve
+				// the read. When the whole cluster is down, the master
+				// says so too, and the read waits there.
 				cl.replica = false
 				return retryNow, true
 			}

@@ -95,7 +95,8 @@ func (d *dialer) dial(ctx context.Context) (redis.Conn, error) {
 
 // setup sends AUTH, CLIENT SETNAME (with name, when not empty), SELECT
 // and READONLY as configured, in that order (AUTH first: the others need
-// an authenticated connection).
+// an authenticated connection); after READONLY it checks that a replica
+// has synced (replicaSynced).
 func (d *dialer) setup(ctx context.Context, c redis.Conn, addr, name string) error {
 	o := d.opts
 	if o.Password != "" {
@@ -145,6 +146,54 @@ func (d *dialer) setup(ctx context.Context, c redis.Conn, addr, name string) err
 			}
 			return &DialError{Addr: addr, Err: fmt.Errorf("%s: %w", s.name, err)}
 		}
+	}
+	if d.readOnly {
+		if err := replicaSynced(ctx, c); err != nil {
+			var de *DialError
+			if errors.As(err, &de) {
+				return de
+			}
+			return &DialError{Addr: addr, Err: err}
+		}
+	}
+	return nil
+}
+
+// errReplicaNotSynced is the cause of the *DialError of a read-only
+// connection to a replica that holds no data of its master yet.
+var errReplicaNotSynced = errors.New("replica has not synced with its master yet (replication offset 0): it would answer reads from an empty dataset")
+
+// replicaSynced checks, on a connection dialed for replica reads, that
+// the server is not a replica that has never synced with its master: one
+// restarted without its data, or just attached, serves reads from an
+// empty dataset (replica-serve-stale-data yes, the default) until its
+// first full sync is loaded, and a read sent there answers nil for a key
+// the master holds. Such a replica reports replication offset 0, the
+// rule Redis Cluster itself uses to leave a replica out of CLUSTER SLOTS
+// (and to show it as loading in CLUSTER SHARDS). A replica that had
+// synced and lost its link keeps its offset and its data, and stays
+// usable. A server that refuses INFO (an ACL without it, a renamed
+// command) cannot tell, and its connection is taken.
+func replicaSynced(ctx context.Context, c redis.Conn) error {
+	info, err := redis.String(redis.DoContext(c, ctx, "INFO", "replication"))
+	if err != nil {
+		var reply redis.Error
+		if errors.As(err, &reply) {
+			return nil
+		}
+		return fmt.Errorf("INFO replication: %w", err)
+	}
+	role, offset := "", ""
+	for line := range strings.Lines(info) {
+		line = strings.TrimRight(line, "\r\n")
+		if v, ok := strings.CutPrefix(line, "role:"); ok {
+			role = v
+		} else if v, ok := strings.CutPrefix(line, "slave_repl_offset:"); ok {
+			offset = v
+		}
+	}
+	if role == "slave" && offset == "0" {
+		return errReplicaNotSynced
 	}
 	return nil
 }

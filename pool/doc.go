@@ -31,7 +31,8 @@
 //
 // Redis Cluster replicas serve reads only after a READONLY command on the
 // connection; GetReadOnly borrows from a second pool per address whose
-// connections sent it while dialing.
+// connections sent it while dialing, and refuses (a *DialError) a replica
+// that has not synced with its master yet.
 //
 // Errors are matchable: a failed dial is a *DialError naming the address, a
 // refused AUTH is an *AuthError (errors.Is(err, ErrAuth)), bad options wrap

@@ -86,7 +86,8 @@ type Options struct {
 	// configuration is copied and never modified.
 	TLSConfig *tls.Config
 	// ReadOnly sends READONLY while dialing every connection handed out by
-	// Get, for a Set that talks only to Redis Cluster replicas. GetReadOnly
+	// Get, for a Set that talks only to Redis Cluster replicas, and refuses
+	// a replica that has not synced yet, as GetReadOnly does. GetReadOnly
 	// sends it regardless. Plain Redis servers refuse READONLY.
 	ReadOnly bool
 }

@@ -77,7 +77,10 @@ func (s *Set) Get(ctx context.Context, addr string) (redis.Conn, error) {
 // GetReadOnly is Get for Redis Cluster replicas: it borrows from a separate
 // pool for addr whose connections sent READONLY while dialing, so they serve
 // reads of the slots their primary owns. Plain Redis servers refuse READONLY,
-// which makes the dial fail with a *DialError.
+// which makes the dial fail with a *DialError. So does a replica that has
+// not synced with its master yet (INFO replication shows replication offset
+// 0: restarted without its data, or just attached), which would answer
+// reads from an empty dataset; a server that refuses INFO is not checked.
 func (s *Set) GetReadOnly(ctx context.Context, addr string) (redis.Conn, error) {
 	return s.get(ctx, addr, true)
 }

@@ -150,6 +150,15 @@ func (c *Client) retryCluster(ctx context.Context, calls []*call) (abandoned boo
 // judge decides what to do with a failed call and sets its next target.
 func (c *Client) judge(cl *call) (v verdict, refresh bool) {
 	ns := c.nodes.get(cl.node)
+	if ns.readOnly && cl.replica && !mayWrite(cl.info) && !c.closed.Load() && replicaRefusedLogin(cl.err) {
+		// ACL users are per node: a replica that refuses the
+		// credentials (its users not yet rolled out, a password rotated
+		// there first) is unfit for reads, and the master, another
+		// node, may take them. Nothing was sent. (A refusal by the
+		// master stays final below: no retry fixes it.)
+		cl.last, cl.reroute, cl.replica = cl.err.Error(), true, false
+		return retryNow, true
+	}
 	var re redis.Error
 	if errors.As(cl.err, &re) {
 		msg := string(re)
@@ -194,9 +203,13 @@ func (c *Client) judge(cl *call) (v verdict, refresh bool) {
 			return retryLater, false
 		case "CLUSTERDOWN", "LOADING", "MASTERDOWN":
 			cl.last, cl.reroute, cl.redirects = msg, true, 0
-			if ns.readOnly && cl.replica && cluster.ErrorCode(msg) != "CLUSTERDOWN" {
-				// A replica still loading its data, or cut off from its
-				// master: nothing ran, and the master can serve the read.
+			if ns.readOnly && cl.replica {
+				// A replica still loading its data, cut off from its
+				// master, or whose own view of the cluster is down (cut
+				// off from the majority of the masters, while its
+				// master is not): nothing ran, and the master may serve
+				// the read. When the whole cluster is down, the master
+				// says so too, and the read waits there.
 				cl.replica = false
 				return retryNow, true
 			}
@@ -259,6 +272,15 @@ func (c *Client) judge(cl *call) (v verdict, refresh bool) {
 	}
 	cl.err = &UnknownOutcomeError{Command: strings.ToUpper(cl.name), Node: ne.Node, Err: ne}
 	return final, true
+}
+
+// replicaRefusedLogin reports whether err is a node's refusal of the
+// client's credentials at the dial (a *pool.AuthError, also while the
+// node is marked down for it), as opposed to an error reply to the
+// command itself.
+func replicaRefusedLogin(err error) bool {
+	var ne *NodeError
+	return errors.As(err, &ne) && isAuthFailure(ne.Err)
 }
 
 // countRedirect counts a MOVED or ASK reply of ns's that names no

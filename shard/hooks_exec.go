@@ -257,6 +257,11 @@ func (c *Client) classify(cl *call) Outcome {
 			return c.classifySentinel(cl, replica)
 		}
 	}
+	var ne *NodeError
+	if c.cl() != nil && cl.replica && !mayWrite(cl.info) && cl.node >= 0 && c.nodes.get(cl.node).readOnly &&
+		!c.closed.Load() && replicaRefusedLogin(err) {
+		return OutcomeRetry // judge sends a read that a replica refused the login for to the master
+	}
 	var re redis.Error
 	if errors.As(err, &re) {
 		return c.replyOutcome(re)
@@ -273,7 +278,6 @@ func (c *Client) classify(cl *call) Outcome {
 		}
 		return OutcomeFailed
 	}
-	var ne *NodeError
 	if errors.As(err, &ne) && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) &&
 		!errors.Is(ne.Err, redis.ErrPoolExhausted) && !isAuthFailure(ne.Err) && !c.closed.Load() {
 		switch {

@@ -66,6 +66,10 @@ func (e *NodeError) Error() string {
 	if label == "" || label == e.Node.Addr {
 		return fmt.Sprintf("shardis: node %s: %s", e.Node.Addr, cause)
 	}
+	if strings.HasPrefix(label, e.Node.Addr+" ") {
+		// A name that already carries the address ("ADDR (replica)").
+		return fmt.Sprintf("shardis: node %s: %s", label, cause)
+	}
 	return fmt.Sprintf("shardis: node %s (%s): %s", label, e.Node.Addr, cause)
 }
 

@@ -119,6 +119,9 @@ type pendingCmd struct {
 	user  bool       // asked for by the application: it sees the replies
 	tally unsubTally // of the application's unsubscribe: its confirmations still awaited
 	fence bool       // a PING follows it, whose pong ends it (sendFenced); never delivered
+	// a PING whose pong says the node's messages before a move were
+	// delivered (subscription_patternmove.go); never delivered
+	moveFence bool
 }
 
 // unsubTally counts, for each name of one Unsubscribe call, the
@@ -352,7 +355,7 @@ func (sc *subConn) read() {
 		}
 		if m, ok := v.(redis.Message); ok {
 			s.st.received.Add(1)
-			if sc.holding.Load() > 0 && s.holdMessage(sc, m) {
+			if (sc.holding.Load() > 0 || m.Pattern != "" && s.mayHoldPattern(sc)) && s.holdMessage(sc, m) {
 				continue
 			}
 			if !s.q.push(v) { // v, not the message: boxing it again would allocate

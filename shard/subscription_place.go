@@ -50,6 +50,8 @@ func (s *Subscription) reconcile() bool {
 		return true
 	}
 	s.dirty = false
+	// Before the pattern unsubscribes below: the fences come first.
+	s.notePlacement()
 	plan, complete := s.place()
 	if !complete {
 		s.failHomeless(plan)
@@ -496,6 +498,7 @@ func (s *Subscription) lost(sc *subConn, err error) {
 		s.setConn(sc.addr, nil)
 	}
 	s.st.lost.Add(1)
+	s.fenceDone(sc)
 	// What it held back, and what others held back for it, come first:
 	// they are older than the confirmations below.
 	s.releaseHolds(sc)
@@ -504,6 +507,7 @@ func (s *Subscription) lost(sc *subConn, err error) {
 	for _, p := range sc.pending {
 		for _, sn := range p.names {
 			if p.tally != nil && p.tally.done(sn) {
+				s.releasePattern(sn)
 				s.q.push(redis.Subscription{Kind: p.push, Channel: sn.name, Count: len(s.want)})
 			}
 		}

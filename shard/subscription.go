@@ -187,7 +187,10 @@ func (c *Client) newSubscription(opts SubscriptionOptions, everywhere bool, setu
 	kick := func() { s.poke() }
 	switch {
 	case c.topo.Load() == nil: // a cluster client from New
-		s.stopWatch = c.cl().watch.add(kick)
+		// Its slot table, and the end of a migration (keyspace
+		// subscriptions leave the old topology's nodes then).
+		stopCluster, stopTopo := c.cl().watch.add(kick), c.subs.topo.add(kick)
+		s.stopWatch = func() { stopCluster(); stopTopo() }
 	case c.ring != nil:
 		// Ejections and restores, and switches to another topology.
 		stopRing, stopTopo := c.ring.watch.add(kick), c.subs.topo.add(kick)

@@ -207,6 +207,9 @@ func (s *Subscription) targets(sn subName, st *clusterState, home string, dst []
 			for _, n := range r.Nodes() {
 				dst = append(dst, n.Addr)
 			}
+			if s.everywhere {
+				dst = c.appendMigrationSources(dst)
+			}
 			return dst
 		}
 		if n, err := r.Route(sn.name); err == nil {
@@ -222,8 +225,27 @@ func (s *Subscription) targets(sn subName, st *clusterState, home string, dst []
 		for _, m := range st.masters {
 			dst = append(dst, m.Addr)
 		}
+		dst = c.appendMigrationSources(dst)
 	case home != "":
 		dst = append(dst, home)
+	}
+	return dst
+}
+
+// appendMigrationSources appends the nodes of the topology a migration
+// moves keys away from: the keys not moved yet stay there, and so do
+// their keyspace events (an expiry, a write of a process not fenced
+// yet), until the migration ends. Without a migration it appends
+// nothing.
+func (c *Client) appendMigrationSources(dst []string) []string {
+	m := c.mig.Load()
+	if m == nil {
+		return dst
+	}
+	for _, n := range m.from.Nodes() {
+		if !slices.Contains(dst, n.Addr) {
+			dst = append(dst, n.Addr)
+		}
 	}
 	return dst
 }

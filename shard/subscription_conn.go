@@ -103,6 +103,7 @@ type subConn struct {
 	lastPing time.Time
 	closed   bool
 	lastRead atomic.Int64 // unix nanoseconds of the last reply
+	epoch    int64        // its node's epoch when it was dialled (leaveMovedNodes)
 	// The moving names whose messages it holds back (subscription_hold.go),
 	// and their number, which its reader reads without the lock.
 	hold    map[subName]*heldMsgs

@@ -50,6 +50,7 @@ func (s *Subscription) reconcile() bool {
 		return true
 	}
 	s.dirty = false
+	s.leaveMovedNodes()
 	// Before the pattern unsubscribes below: the fences come first.
 	s.notePlacement()
 	plan, complete := s.place()
@@ -323,6 +324,7 @@ func (s *Subscription) ready(addr string, now time.Time) bool {
 func (s *Subscription) dial(addr string) {
 	defer s.wg.Done()
 	s.st.dials.Add(1)
+	epoch := s.nodeEpoch(addr) // before the dial, which may reach the old server
 	conn, err := s.c.pools.Dial(s.ctx, addr)
 	if err == nil && s.setup != nil {
 		ctx, cancel := context.WithTimeout(s.ctx, s.opts.PingTimeout)
@@ -349,6 +351,7 @@ func (s *Subscription) dial(addr string) {
 		return
 	}
 	sc := newSubConn(s, addr, conn)
+	sc.epoch = epoch
 	if !s.track(sc) { // Close has begun
 		conn.Close()
 		return
@@ -515,6 +518,42 @@ func (s *Subscription) lost(sc *subConn, err error) {
 	if sc.closed || s.closed || s.closing.Load() {
 		return // closed on purpose
 	}
+	s.lostLocked(sc, err)
+}
+
+// nodeEpoch returns the epoch of the node at addr (nodes.go): it changes
+// when the node's address moves to another server (a Sentinel shard's
+// failover).
+func (s *Subscription) nodeEpoch(addr string) int64 {
+	if i, ok := s.c.nodes.lookup(addr); ok {
+		return s.c.nodes.get(i).epoch.Load()
+	}
+	return 0
+}
+
+// errMasterMoved is the cause of a connection given up because its node
+// moved to another server.
+var errMasterMoved = errors.New("shardis: the shard's master moved to another server (Sentinel failover)")
+
+// leaveMovedNodes gives up, as lost, the connections whose node moved to
+// another server since they were dialled (a Sentinel shard's failover
+// that left the old master running, now a replica, that still answers:
+// nothing else would take the connection for lost), and dials the node
+// again at once, at its new server. Keyspace events, which only the new
+// master emits for its expiries, and the names the old one no longer
+// gets, follow. Caller holds s.mu.
+func (s *Subscription) leaveMovedNodes() {
+	for addr, sc := range s.conns {
+		if sc.epoch == s.nodeEpoch(addr) {
+			continue
+		}
+		s.lostLocked(sc, errMasterMoved)
+		delete(s.retry, addr) // the new server is ready: no backoff
+	}
+}
+
+// lostLocked is lost; caller holds s.mu.
+func (s *Subscription) lostLocked(sc *subConn, err error) {
 	sc.close()
 	if s.conns[sc.addr] == sc {
 		s.setConn(sc.addr, nil)

@@ -207,3 +207,46 @@ func TestReview9PubSubPatternMoveHoldIsBounded(t *testing.T) {
 	assert.Equal(t, sent, got)
 	assert.Less(t, time.Since(start), 5*time.Second, "held far longer than PingInterval+PingTimeout")
 }
+
+// A busy old shard (a long script) answers the move fence's PING with
+// BUSY: it answered, so everything it sent before has been delivered, and
+// the pattern's messages of the moved channel are released then, not
+// held for PingInterval+PingTimeout.
+func TestReview9PubSubPatternMoveBusyOldShardReleases(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	servers := redistest.StartNTB(t, 2, redistest.Options{})
+	cfg := ringConfig(servers)
+	cfg.Health = shard.HealthOptions{}
+	c := newClient(t, cfg)
+	rr, ok := c.Router().(*shard.RingRouter)
+	require.True(t, ok, "%T", c.Router())
+	moving := ""
+	for i := 0; moving == ""; i++ {
+		if n, err := rr.Route("seq" + strconv.Itoa(i)); err == nil && n.Addr == servers[0].Addr {
+			moving = "seq" + strconv.Itoa(i)
+		}
+	}
+	// The hold would last a minute.
+	sub, err := c.NewSubscription(shard.SubscriptionOptions{PingInterval: 30 * time.Second, PingTimeout: 30 * time.Second})
+	require.NoError(t, err)
+	defer sub.Close()
+	require.NoError(t, sub.PSubscribe(ctx, "seq*"))
+	end := busyServer(t, servers[0])
+	defer end()
+
+	require.NoError(t, rr.Eject(0))
+	n, err := redis.Int(c.Do(ctx, "PUBLISH", moving, "1"))
+	require.NoError(t, err)
+	require.Equal(t, 1, n)
+	rctx, rcancel := context.WithTimeout(ctx, 10*time.Second)
+	defer rcancel()
+	for {
+		v, err := sub.Receive(rctx)
+		require.NoError(t, err, "the message held while the busy old shard answered BUSY")
+		if m, ok := v.(redis.Message); ok {
+			assert.Equal(t, "1", string(m.Data))
+			break
+		}
+	}
+}

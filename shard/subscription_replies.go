@@ -129,6 +129,12 @@ func (s *Subscription) onError(sc *subConn, re redis.Error) {
 		if cmd.user {
 			s.q.push(serr)
 		}
+		if cmd.moveFence {
+			// Refused (BUSY), but answered after everything the node
+			// sent before it: the move's fence is passed.
+			s.fenceDone(sc)
+			s.releaseHolds(nil)
+		}
 		return
 	}
 	for _, sn := range cmd.names {

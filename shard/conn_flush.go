@@ -371,7 +371,7 @@ func (f *flusher) checkTx(from int) error {
 // to queue it, and EXEC then fails with EXECABORT as on one server. A
 // command the table does not know is refused: its keys cannot be checked.
 func (f *flusher) txKeys(cmd connCmd) ([]any, error) {
-	keys, err := f.rc.c.commandKeys(f.ctx, cmd.name, cmd.args)
+	keys, err := f.rc.c.txPlaceKeys(f.ctx, cmd.name, cmd.args) // a PUBLISH's channel too
 	if errors.Is(err, ErrBadCommand) {
 		return nil, nil
 	}

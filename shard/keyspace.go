@@ -33,8 +33,11 @@ type KeyspaceOptions struct {
 // the whole deployment. A server emits the events of a key only to its own
 // subscribers, so the patterns are subscribed on every ring shard, or on
 // every cluster master, following the topology: a promoted replica or a
-// new master is subscribed as soon as the client sees it. Messages arrive
-// as redis.Message with Pattern set; ParseKeyspaceEvent reads them.
+// new master is subscribed as soon as the client sees it. During a
+// migration the old topology's nodes are subscribed too, until
+// FinishMigration: the keys not moved yet emit their events there.
+// Messages arrive as redis.Message with Pattern set; ParseKeyspaceEvent
+// reads them.
 func (c *Client) SubscribeKeyspace(ctx context.Context, opts KeyspaceOptions) (*Subscription, error) {
 	if err := checkContext(ctx); err != nil {
 		return nil, err

@@ -364,6 +364,7 @@ func (c *Client) FinishMigration() error {
 	}
 	c.settleReads()                     // replica reads, if the cluster's config asks for them
 	c.settleNodes()                     // the old topology's nodes that the new one lacks retire (nodes.go)
+	c.subs.topo.notify()                // keyspace subscriptions leave the old nodes (subscription_place.go)
 	c.renameConns(context.Background()) // named after the new topology (migrate_name.go)
 	return nil
 }

@@ -155,6 +155,7 @@ func (c *Client) installed(sh *sentShard, old *string, addr string) {
 	sh.failovers.Add(1)
 	c.sent.failovers.Add(1)
 	c.sent.notify(failoverEvent{Shard: sh.cfg.Name, MasterSet: sh.cfg.master(), From: *old, To: addr, At: time.Now()})
+	c.subs.topo.notify() // subscriptions leave the old master (subscription_place.go)
 }
 
 // loadReplicas lists the shard's healthy replicas of master (for Stats)

@@ -37,8 +37,9 @@ var ErrSubscriptionClosed = errors.New("shardis: subscription closed")
 // moved are lost (docs/pubsub.md has the measured gaps). The messages of
 // one channel come in publishing order, across a move too: the new
 // connection holds them back until the old one has let the channel go,
-// for at most PingInterval+PingTimeout (pattern messages excepted; see
-// docs/pubsub.md).
+// for at most PingInterval+PingTimeout; a ring pattern's messages of a
+// moving channel likewise, until the old shard has delivered what it
+// sent before the move (keyspace events excepted; see docs/pubsub.md).
 //
 // A Subscription is safe for concurrent use. Read it with Receive or with
 // Channel, not both. Close it when done.
@@ -71,9 +72,15 @@ type Subscription struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 
-	q       queue
-	held    atomic.Int64 // messages held back by the connections (subscription_hold.go)
-	holds   int          // names whose messages a connection holds back
+	q     queue
+	held  atomic.Int64 // messages held back by the connections (subscription_hold.go)
+	holds int          // names whose messages a connection holds back
+	// Pattern messages across a move (subscription_patternmove.go): the
+	// placement the subscription saw last, the moves whose fences are
+	// awaited, and their number for the readers.
+	seen    atomic.Pointer[placement]
+	moves   []*patternMove
+	moving  atomic.Int64
 	pumping sync.Once
 	out     chan redis.Message
 
@@ -172,11 +179,18 @@ func (c *Client) newSubscription(opts SubscriptionOptions, everywhere bool, setu
 		mu: newSubLock(),
 	}
 	s.q.init(s.opts.BufferSize)
+	if s.followsPatternMoves() {
+		p := c.currentPlacement()
+		s.seen.Store(&p)
+	}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	kick := func() { s.poke() }
 	switch {
 	case c.topo.Load() == nil: // a cluster client from New
-		s.stopWatch = c.cl().watch.add(kick)
+		// Its slot table, and the end of a migration (keyspace
+		// subscriptions leave the old topology's nodes then).
+		stopCluster, stopTopo := c.cl().watch.add(kick), c.subs.topo.add(kick)
+		s.stopWatch = func() { stopCluster(); stopTopo() }
 	case c.ring != nil:
 		// Ejections and restores, and switches to another topology.
 		stopRing, stopTopo := c.ring.watch.add(kick), c.subs.topo.add(kick)
@@ -402,6 +416,9 @@ func (s *Subscription) removeLocked(k subKind, names []string) error {
 	if s.closed {
 		return ErrSubscriptionClosed
 	}
+	// A move not seen yet: its fences go before the unsubscribes
+	// (subscription_patternmove.go).
+	s.notePlacement()
 	drop := map[subName]bool{}
 	if len(names) == 0 {
 		for sn := range s.want {

@@ -103,6 +103,7 @@ type subConn struct {
 	lastPing time.Time
 	closed   bool
 	lastRead atomic.Int64 // unix nanoseconds of the last reply
+	epoch    int64        // its node's epoch when it was dialled (leaveMovedNodes)
 	// The moving names whose messages it holds back (subscription_hold.go),
 	// and their number, which its reader reads without the lock.
 	hold    map[subName]*heldMsgs
@@ -119,6 +120,9 @@ type pendingCmd struct {
 	user  bool       // asked for by the application: it sees the replies
 	tally unsubTally // of the application's unsubscribe: its confirmations still awaited
 	fence bool       // a PING follows it, whose pong ends it (sendFenced); never delivered
+	// a PING whose pong says the node's messages before a move were
+	// delivered (subscription_patternmove.go); never delivered
+	moveFence bool
 }
 
 // unsubTally counts, for each name of one Unsubscribe call, the
@@ -352,7 +356,7 @@ func (sc *subConn) read() {
 		}
 		if m, ok := v.(redis.Message); ok {
 			s.st.received.Add(1)
-			if sc.holding.Load() > 0 && s.holdMessage(sc, m) {
+			if (sc.holding.Load() > 0 || m.Pattern != "" && s.mayHoldPattern(sc)) && s.holdMessage(sc, m) {
 				continue
 			}
 			if !s.q.push(v) { // v, not the message: boxing it again would allocate

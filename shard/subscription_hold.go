@@ -69,13 +69,12 @@ func (s *Subscription) holdIfMoving(sc *subConn, names []subName) {
 // whether it did (or dropped it: held messages count against BufferSize
 // like the buffered ones). Called by sc's reader.
 func (s *Subscription) holdMessage(sc *subConn, m redis.Message) bool {
-	if m.Pattern != "" {
-		return false
-	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	h := sc.hold[subName{kindChannel, m.Channel}]
-	if h == nil {
+	var h *heldMsgs
+	if m.Pattern != "" {
+		h = s.patternHold(sc, m.Channel)
+	} else if h = sc.hold[subName{kindChannel, m.Channel}]; h == nil {
 		h = sc.hold[subName{kindShard, m.Channel}]
 	}
 	if h == nil {
@@ -90,17 +89,31 @@ func (s *Subscription) holdMessage(sc *subConn, m redis.Message) bool {
 	return true
 }
 
+// stillMoving reports whether sc must go on holding sn's messages back:
+// another connection still carries the channel, or, for a pattern's
+// messages of channel sn.name, an old node's move fence has not come back
+// (subscription_patternmove.go). Caller holds s.mu.
+func (s *Subscription) stillMoving(sc *subConn, sn subName) bool {
+	if sn.kind == kindPattern {
+		_, awaited := s.fenceAwaited(sc, sn.name)
+		return awaited
+	}
+	return s.carriedElsewhere(sn, sc)
+}
+
 // releaseHolds delivers, in order, the messages held back for names that
-// no other connection carries any more, or held for holdLimit; all of
+// no other connection carries any more (for a pattern's channel: whose
+// old node's move fence came back), or held for holdLimit; all of
 // sc's when sc is lost (nil: none). Caller holds s.mu.
 func (s *Subscription) releaseHolds(lost *subConn) {
+	now := time.Now()
+	s.pruneMoves(now)
 	if s.holds == 0 {
 		return
 	}
-	now := time.Now()
 	release := func(sc *subConn, force bool) {
 		for sn, h := range sc.hold {
-			if !force && now.Before(h.until) && s.carriedElsewhere(sn, sc) {
+			if !force && now.Before(h.until) && s.stillMoving(sc, sn) {
 				continue
 			}
 			for _, m := range h.msgs {

@@ -50,6 +50,9 @@ func (s *Subscription) reconcile() bool {
 		return true
 	}
 	s.dirty = false
+	s.leaveMovedNodes()
+	// Before the pattern unsubscribes below: the fences come first.
+	s.notePlacement()
 	plan, complete := s.place()
 	if !complete {
 		s.failHomeless(plan)
@@ -205,6 +208,9 @@ func (s *Subscription) targets(sn subName, st *clusterState, home string, dst []
 			for _, n := range r.Nodes() {
 				dst = append(dst, n.Addr)
 			}
+			if s.everywhere {
+				dst = c.appendMigrationSources(dst)
+			}
 			return dst
 		}
 		if n, err := r.Route(sn.name); err == nil {
@@ -220,8 +226,27 @@ func (s *Subscription) targets(sn subName, st *clusterState, home string, dst []
 		for _, m := range st.masters {
 			dst = append(dst, m.Addr)
 		}
+		dst = c.appendMigrationSources(dst)
 	case home != "":
 		dst = append(dst, home)
+	}
+	return dst
+}
+
+// appendMigrationSources appends the nodes of the topology a migration
+// moves keys away from: the keys not moved yet stay there, and so do
+// their keyspace events (an expiry, a write of a process not fenced
+// yet), until the migration ends. Without a migration it appends
+// nothing.
+func (c *Client) appendMigrationSources(dst []string) []string {
+	m := c.mig.Load()
+	if m == nil {
+		return dst
+	}
+	for _, n := range m.from.Nodes() {
+		if !slices.Contains(dst, n.Addr) {
+			dst = append(dst, n.Addr)
+		}
 	}
 	return dst
 }
@@ -299,6 +324,7 @@ func (s *Subscription) ready(addr string, now time.Time) bool {
 func (s *Subscription) dial(addr string) {
 	defer s.wg.Done()
 	s.st.dials.Add(1)
+	epoch := s.nodeEpoch(addr) // before the dial, which may reach the old server
 	conn, err := s.c.pools.Dial(s.ctx, addr)
 	if err == nil && s.setup != nil {
 		ctx, cancel := context.WithTimeout(s.ctx, s.opts.PingTimeout)
@@ -325,6 +351,7 @@ func (s *Subscription) dial(addr string) {
 		return
 	}
 	sc := newSubConn(s, addr, conn)
+	sc.epoch = epoch
 	if !s.track(sc) { // Close has begun
 		conn.Close()
 		return
@@ -491,11 +518,48 @@ func (s *Subscription) lost(sc *subConn, err error) {
 	if sc.closed || s.closed || s.closing.Load() {
 		return // closed on purpose
 	}
+	s.lostLocked(sc, err)
+}
+
+// nodeEpoch returns the epoch of the node at addr (nodes.go): it changes
+// when the node's address moves to another server (a Sentinel shard's
+// failover).
+func (s *Subscription) nodeEpoch(addr string) int64 {
+	if i, ok := s.c.nodes.lookup(addr); ok {
+		return s.c.nodes.get(i).epoch.Load()
+	}
+	return 0
+}
+
+// errMasterMoved is the cause of a connection given up because its node
+// moved to another server.
+var errMasterMoved = errors.New("shardis: the shard's master moved to another server (Sentinel failover)")
+
+// leaveMovedNodes gives up, as lost, the connections whose node moved to
+// another server since they were dialled (a Sentinel shard's failover
+// that left the old master running, now a replica, that still answers:
+// nothing else would take the connection for lost), and dials the node
+// again at once, at its new server. Keyspace events, which only the new
+// master emits for its expiries, and the names the old one no longer
+// gets, follow. Caller holds s.mu.
+func (s *Subscription) leaveMovedNodes() {
+	for addr, sc := range s.conns {
+		if sc.epoch == s.nodeEpoch(addr) {
+			continue
+		}
+		s.lostLocked(sc, errMasterMoved)
+		delete(s.retry, addr) // the new server is ready: no backoff
+	}
+}
+
+// lostLocked is lost; caller holds s.mu.
+func (s *Subscription) lostLocked(sc *subConn, err error) {
 	sc.close()
 	if s.conns[sc.addr] == sc {
 		s.setConn(sc.addr, nil)
 	}
 	s.st.lost.Add(1)
+	s.fenceDone(sc)
 	// What it held back, and what others held back for it, come first:
 	// they are older than the confirmations below.
 	s.releaseHolds(sc)
@@ -504,6 +568,7 @@ func (s *Subscription) lost(sc *subConn, err error) {
 	for _, p := range sc.pending {
 		for _, sn := range p.names {
 			if p.tally != nil && p.tally.done(sn) {
+				s.releasePattern(sn)
 				s.q.push(redis.Subscription{Kind: p.push, Channel: sn.name, Count: len(s.want)})
 			}
 		}

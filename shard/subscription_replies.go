@@ -16,8 +16,13 @@ func (s *Subscription) onControl(sc *subConn, v any) {
 			s.endFence(sc)
 			return
 		}
-		if cmd, ok := sc.match("pong", subName{}); ok && cmd.user {
+		cmd, ok := sc.match("pong", subName{})
+		if ok && cmd.user {
 			s.q.push(m)
+		}
+		if ok && cmd.moveFence {
+			s.fenceDone(sc)
+			s.releaseHolds(nil)
 		}
 		// The last reply a connection that carries nothing waited for:
 		// close it (see reconcile).
@@ -62,6 +67,7 @@ func (s *Subscription) onControl(sc *subConn, v any) {
 		s.releaseHolds(nil)
 		if matched {
 			if cmd.user && cmd.tally.done(sn) {
+				s.releasePattern(sn)
 				s.q.push(redis.Subscription{Kind: m.Kind, Channel: m.Channel, Count: len(s.want)})
 			}
 			if s.want[sn] != nil {
@@ -122,6 +128,12 @@ func (s *Subscription) onError(sc *subConn, re redis.Error) {
 		// application's (ServerErrors counts them).
 		if cmd.user {
 			s.q.push(serr)
+		}
+		if cmd.moveFence {
+			// Refused (BUSY), but answered after everything the node
+			// sent before it: the move's fence is passed.
+			s.fenceDone(sc)
+			s.releaseHolds(nil)
 		}
 		return
 	}

@@ -175,7 +175,8 @@ func writeFailed(err error) bool {
 }
 
 // Queue adds a command to run between MULTI and EXEC. Its keys must be in
-// the transaction's slot or shard.
+// the transaction's slot or shard, and so must the channel of a PUBLISH
+// (ring mode: where its subscribers listen) or an SPUBLISH.
 func (tx *Tx) Queue(name string, args ...any) error {
 	if tx.isDone() {
 		return ErrTxDone
@@ -211,7 +212,7 @@ func (tx *Tx) check(name string, args []any) error {
 			return err
 		}
 	}
-	keys, err := tx.c.commandKeys(tx.ctx, name, args)
+	keys, err := tx.c.txPlaceKeys(tx.ctx, name, args)
 	if err != nil {
 		return err
 	}
@@ -243,6 +244,27 @@ func (c *Client) commandKeys(ctx context.Context, name string, args []any) ([]an
 	keys := make([]any, len(pos))
 	for i, p := range pos {
 		keys[i] = args[p]
+	}
+	return keys, nil
+}
+
+// txPlaceKeys returns what must be on a transaction's node for a command
+// to run there: its keys or, for a keyless PUBLISH in ring or router mode
+// and for SPUBLISH, its channel. PUBLISH through the client goes to the
+// shard its channel hashes to, where a Subscription listens
+// (pubsub_route.go); run on another shard inside a transaction, it
+// reached no subscriber, and the message was lost without an error. (A
+// cluster broadcasts PUBLISH from any node.)
+func (c *Client) txPlaceKeys(ctx context.Context, name string, args []any) ([]any, error) {
+	keys, err := c.commandKeys(ctx, name, args)
+	if err != nil || len(keys) > 0 {
+		return keys, err
+	}
+	info := lookupCommand(name)
+	if info == spublishInfo || (info == publishInfo && c.cl() == nil) {
+		for _, p := range publishChannel(info, args, nil) {
+			keys = append(keys, args[p])
+		}
 	}
 	return keys, nil
 }

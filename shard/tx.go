@@ -312,8 +312,9 @@ func (c *Client) txRun(ctx context.Context, keys []string, args []any, fn func(t
 		last    string
 		backoff = 5 * time.Millisecond
 		start   = time.Now()
-		ask     = -1 // the node an ASK named: the next attempt runs there
-		hops    = 0  // MOVED and ASK redirects since the last wait
+		ask     = -1    // the node an ASK named: the next attempt runs there
+		hops    = 0     // MOVED and ASK redirects since the last wait
+		again   = false // this attempt sends the transaction again (Stats' Retries)
 	)
 	for attempt := 0; ; attempt++ {
 		if th != nil {
@@ -340,6 +341,12 @@ func (c *Client) txRun(ctx context.Context, keys []string, args []any, fn func(t
 		asking := false
 		if ask >= 0 {
 			node, asking, ask = ask, true, -1
+		}
+		if again {
+			// Counted on the node it goes to, as a command sent again
+			// is (retryCluster), not on the one that failed it.
+			c.nodes.get(node).retries.Add(1)
+			again = false
 		}
 		if err := c.moveKeys(ctx, node, args); err != nil { // a migration's moves first (migrate_exec.go)
 			return nil, err
@@ -407,7 +414,7 @@ func (c *Client) txRun(ctx context.Context, keys []string, args []any, fn func(t
 			return reply, err
 		}
 		last = string(re)
-		ns.retries.Add(1)
+		again = true
 		if !wait {
 			if time.Since(start) > c.clusterOpts().MaxRetryWait {
 				return nil, &RetryError{Command: "MULTI/EXEC", Attempts: attempt + 1, Last: last, Err: err}

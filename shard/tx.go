@@ -461,6 +461,15 @@ func (c *Client) txOnce(ctx context.Context, plan txPlan, node int, asking bool,
 		th.failFast(ctx, node, group, keys, err)
 		return nil, err
 	}
+	// The MULTI ... EXEC batch goes to the Pipeline hook once the
+	// connection is back in the pool and the fence left, as a pipeline's
+	// part does: a hook does not hold them (deferred before both).
+	var report func()
+	defer func() {
+		if report != nil {
+			report()
+		}
+	}()
 	// Back to the pool as a fresh connection is: DISCARD or UNWATCH when
 	// fn or a send failed, closed when tx.Do changed the connection.
 	defer conn.release()
@@ -504,7 +513,8 @@ func (c *Client) txOnce(ctx context.Context, plan txPlan, node int, asking bool,
 			for k := received; err != nil && k < len(calls); k++ {
 				calls[k].err = err
 			}
-			th.pipeline(ctx, node, calls, start)
+			took := time.Since(start)
+			report = func() { th.pipeline(ctx, node, calls, start, took) }
 		}()
 	}
 	replies := 0

@@ -592,6 +592,7 @@ func (f *flusher) sendPinned() {
 			run.end(ctx)
 		}()
 	}
+	f.rc.c.nodes.get(tx.node).commands.Add(int64(len(cmds))) // Stats, as for commands sent by Do
 	// A write that fails stops before its end: the command whose Send
 	// failed, or the last one when Flush did, was not written whole, and
 	// those after it not at all; the server runs none of them (those

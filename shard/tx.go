@@ -107,12 +107,14 @@ func (tx *Tx) do(name string, args ...any) (any, error) {
 // send writes a command on the transaction's connection and reads its
 // reply.
 func (tx *Tx) send(name string, args []any) (any, error) {
-	node := tx.c.nodes.get(tx.node).node
+	ns := tx.c.nodes.get(tx.node)
+	node := ns.node
 	if err := tx.conn.usable(); err != nil {
 		// A protocol error closed the connection: nothing is written,
 		// and the command did not run.
 		return nil, &NodeError{Node: node, Err: err}
 	}
+	ns.commands.Add(1) // Stats, as for a command sent by Do
 	if tx.asking {
 		if err := tx.conn.Send("ASKING"); err != nil {
 			return nil, &NodeError{Node: node, Err: err}
@@ -451,6 +453,10 @@ func allPositions(n int) []int {
 func (c *Client) txOnce(ctx context.Context, plan txPlan, node int, asking bool, group int, keys []any, fn func(tx *Tx) error, th *txHooks) (vals []any, err error) {
 	ns := c.nodes.get(node)
 	if ns.down.Load() {
+		// The WATCH fails fast, counted as a command sent to a node
+		// marked down is (send).
+		ns.commands.Add(1)
+		ns.errors.Add(1)
 		err := &NodeError{Node: ns.node, Err: ns.downErr()}
 		th.failFast(ctx, node, group, keys, err)
 		return nil, err
@@ -517,6 +523,7 @@ func (c *Client) txOnce(ctx context.Context, plan txPlan, node int, asking bool,
 			report = func() { th.pipeline(ctx, node, calls, start, took) }
 		}()
 	}
+	ns.commands.Add(int64(2 + len(queue))) // MULTI, the queue, EXEC (Stats)
 	replies := 0
 	if asking {
 		if err := conn.Send("ASKING"); err != nil {

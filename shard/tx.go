@@ -463,6 +463,7 @@ func (c *Client) txOnce(ctx context.Context, plan txPlan, node int, asking bool,
 	}
 	conn, err := c.borrowTracked(ctx, ns.node.Addr)
 	if err != nil {
+		c.noteFailure(ctx, node, err) // as for a Do's (Stats, health)
 		err := &NodeError{Node: ns.node, Err: err}
 		th.failFast(ctx, node, group, keys, err)
 		return nil, err

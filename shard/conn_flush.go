@@ -277,6 +277,7 @@ func (f *flusher) pin(node, group int) error {
 	}
 	conn, err := f.rc.c.borrowTracked(f.ctx, ns.node.Addr)
 	if err != nil {
+		f.rc.c.noteFailure(f.ctx, node, err) // as for a Do's (Stats, health)
 		return &NodeError{Node: ns.node, Err: err}
 	}
 	tx.conn, tx.node, tx.group = conn, node, group

@@ -46,3 +46,21 @@ func TestReview9TransactionDialFailureIsANodeError(t *testing.T) {
 	require.ErrorAs(t, err, &ne)
 	assert.Equal(t, int64(1), errorsOf(t, c, s.Addr)-before, "a Client.Tx")
 }
+
+// TestReview9ConnTransactionDialFailureIsANodeError: the same for a
+// Conn whose WATCH could not get a connection to its keys' node.
+func TestReview9ConnTransactionDialFailureIsANodeError(t *testing.T) {
+	s := redistest.StartTB(t, redistest.Options{})
+	cfg := ringConfig([]*redistest.Server{s})
+	cfg.Health.Interval = -1
+	c := newClient(t, cfg)
+	require.NoError(t, s.Kill())
+
+	before := errorsOf(t, c, s.Addr)
+	conn := c.Conn()
+	defer conn.Close()
+	_, err := conn.Do("WATCH", "r9e")
+	var ne *shard.NodeError
+	require.ErrorAs(t, err, &ne)
+	assert.Equal(t, int64(1), errorsOf(t, c, s.Addr)-before, "a Conn's WATCH")
+}

@@ -64,6 +64,10 @@ func (e *PanicError) Unwrap() error {
 }
 
 func newPanicError(callback string, v any) *PanicError {
+	if jp, ok := v.(*joinedPanic); ok {
+		// A hook joined by JoinHooks: its own value and stack.
+		return &PanicError{Callback: callback, Value: jp.value, Stack: jp.stack}
+	}
 	return &PanicError{Callback: callback, Value: v, Stack: debug.Stack()}
 }
 
@@ -127,12 +131,21 @@ func callUser2[A, B any](c *Client, callback string, f func(A, B), a A, b B) {
 }
 
 // callUserStart runs a Start hook; after a panic the operation keeps its
-// context (a nil result).
+// context (a nil result), or, when the hook joined others (JoinHooks),
+// the context they returned.
 //
 //go:noinline
-func callUserStart(c *Client, f func(context.Context, *Op) context.Context, ctx context.Context, op *Op) context.Context {
+func callUserStart(c *Client, f func(context.Context, *Op) context.Context, ctx context.Context, op *Op) (next context.Context) {
 	c.enterCallback()
-	defer c.recovered("Hooks.Start")
+	defer c.leaveCallback()
+	defer func() {
+		if v := recover(); v != nil {
+			if jp, ok := v.(*joinedPanic); ok {
+				next = jp.ctx
+			}
+			c.reportPanic(newPanicError("Hooks.Start", v))
+		}
+	}()
 	return f(ctx, op)
 }
 

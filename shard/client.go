@@ -74,6 +74,11 @@ type Client struct {
 	endLife   context.CancelFunc
 	bg        sync.WaitGroup // background loops
 	inflight  sync.WaitGroup // per-node workers of parallel batches
+
+	// poolStatsMu orders Stats' reading of the pools with a Sentinel
+	// shard's pools starting over (installed), whose counters go on in
+	// nodeLife.poolBase.
+	poolStatsMu sync.RWMutex
 }
 
 // New creates a client for cfg. Ring mode does no I/O here: connections are

@@ -277,6 +277,7 @@ func (f *flusher) pin(node, group int) error {
 	}
 	conn, err := f.rc.c.borrowTracked(f.ctx, ns.node.Addr)
 	if err != nil {
+		f.rc.c.noteFailure(f.ctx, node, err) // as for a Do's (Stats, health)
 		return &NodeError{Node: ns.node, Err: err}
 	}
 	tx.conn, tx.node, tx.group = conn, node, group
@@ -592,6 +593,7 @@ func (f *flusher) sendPinned() {
 			run.end(ctx)
 		}()
 	}
+	f.rc.c.nodes.get(tx.node).commands.Add(int64(len(cmds))) // Stats, as for commands sent by Do
 	// A write that fails stops before its end: the command whose Send
 	// failed, or the last one when Flush did, was not written whole, and
 	// those after it not at all; the server runs none of them (those

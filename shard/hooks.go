@@ -196,7 +196,11 @@ type Op struct {
 	// The first batch of the operation takes its start time from Start,
 	// and the operation its end from that batch when there was no other:
 	// the clock is read twice per operation, not four times.
-	passed  bool
+	passed bool
+	// side: the client sent something on the operation's way before its
+	// first batch (a migration's MIGRATE, a read at the old owner): the
+	// batch's start is its own, not Start.
+	side    bool
 	end     time.Time
 	scratch *passScratch // the first batch's bookkeeping, kept with the recycled Op
 }

@@ -152,7 +152,7 @@ func (c *Client) runObservedWith(ctx context.Context, calls []*call, send func(c
 		return send(ctx, calls)
 	}
 	op := calls[0].op
-	first := op != nil && !op.passed // the operation's first batch
+	first := op != nil && !op.passed && !op.side // the operation's first batch, nothing sent before
 	var ps *passScratch
 	if first {
 		ps = op.scratch

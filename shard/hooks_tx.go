@@ -142,17 +142,18 @@ func (th *txHooks) batch(node, group int, asking bool, queue []queued) []*call {
 	return calls[1:]
 }
 
-// pipeline reports the MULTI ... EXEC batch sent to node at start: the
-// calls from batch, each with its reply's error (a queued command's is
-// that of its QUEUED reply; EXEC's is ErrTxAborted when a watched key
-// changed) or the failure that cut the batch short.
-func (th *txHooks) pipeline(ctx context.Context, node int, calls []*call, start time.Time) {
+// pipeline reports the MULTI ... EXEC batch sent to node at start, whose
+// round trip took took: the calls from batch, each with its reply's
+// error (a queued command's is that of its QUEUED reply; EXEC's is
+// ErrTxAborted when a watched key changed) or the failure that cut the
+// batch short.
+func (th *txHooks) pipeline(ctx context.Context, node int, calls []*call, start time.Time, took time.Duration) {
 	h := th.c.obs.h.Pipeline
 	if h == nil {
 		return
 	}
 	from := th.c.nodes.get(node).node
-	ev := &PipelineEvent{Node: from, Commands: len(calls), Attempt: th.attempt, Start: start, Duration: time.Since(start), calls: calls, tx: true}
+	ev := &PipelineEvent{Node: from, Commands: len(calls), Attempt: th.attempt, Start: start, Duration: took, calls: calls, tx: true}
 	for _, cl := range calls {
 		o := th.c.txOutcome(cl.err)
 		ev.Outcomes[o]++

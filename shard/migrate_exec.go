@@ -148,6 +148,13 @@ func (c *Client) moveFirst(ctx context.Context, m *migState, calls []*call, read
 	if mv != nil {
 		c.runMoves(ctx, m, mv)
 	}
+	if rd != nil || mv != nil {
+		for _, cl := range calls {
+			if cl.op != nil {
+				cl.op.side = true // the hooks time the calls' batch from its own send
+			}
+		}
+	}
 	if rd == nil || rd.served == 0 {
 		return calls
 	}

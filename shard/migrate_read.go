@@ -171,6 +171,7 @@ func (c *Client) runOldReads(ctx context.Context, m *migState, rd *oldReads, mv 
 		case n == len(r.keys):
 			r.cl.reply, r.cl.err = reply, err
 			r.cl.served, r.cl.done = true, true
+			r.cl.node = r.srcIdx // the node that answered (Op.Node)
 			rd.served++
 			m.oldReads.Add(1)
 		case n == 0:

@@ -4,6 +4,8 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+
+	"github.com/shardis/shardis/pool"
 )
 
 // nodeState is everything the client keeps about one node: its identity,
@@ -59,6 +61,12 @@ type nodeLife struct {
 	ask      atomic.Int64
 	tryAgain atomic.Int64
 	retries  atomic.Int64
+
+	// poolBase holds the pool counters (waits, dials) of the node's
+	// pools that started over for a Sentinel shard's new master, so that
+	// Stats' counters of the node go on instead of going back to zero.
+	// Guarded by Client.poolStatsMu.
+	poolBase pool.Stats
 }
 
 // nodeTable is an append-only registry of nodes, indexed by the order in

@@ -149,8 +149,20 @@ func (c *Client) installed(sh *sentShard, old *string, addr string) {
 	if old == nil || *old == addr {
 		return
 	}
-	c.nodes.get(sh.node).epoch.Add(1) // before Remove: a borrow after it sees the new epoch
+	ns := c.nodes.get(sh.node)
+	ns.epoch.Add(1) // before Remove: a borrow after it sees the new epoch
+	// The node stays, and so do its pool counters in Stats: those of the
+	// pools removed go on in poolBase, taken with Stats held off.
+	c.poolStatsMu.Lock()
+	if st, ok := c.pools.Stats()[sh.key]; ok {
+		b := &ns.poolBase
+		b.WaitCount += st.WaitCount
+		b.WaitDuration += st.WaitDuration
+		b.Dials += st.Dials
+		b.DialErrors += st.DialErrors
+	}
 	_ = c.pools.Remove(sh.key)
+	c.poolStatsMu.Unlock()
 	c.noteSuccess(sh.node)
 	sh.failovers.Add(1)
 	c.sent.failovers.Add(1)

@@ -49,11 +49,20 @@ type Stats struct {
 // Stats returns the counters of the client and of every node of its
 // current topology (see Stats.Nodes).
 func (c *Client) Stats() Stats {
+	c.poolStatsMu.RLock()
 	ps := c.pools.Stats()
 	out := Stats{Refreshes: c.refr.count.Load(), OtherCluster: c.refr.otherCluster.Load()}
 	for _, ns := range c.nodes.all() {
 		if ns.retired.Load() {
 			continue
+		}
+		p := ps[ns.node.Addr]
+		if !ns.readOnly {
+			// A Sentinel shard's pools that started over (installed).
+			p.WaitCount += ns.poolBase.WaitCount
+			p.WaitDuration += ns.poolBase.WaitDuration
+			p.Dials += ns.poolBase.Dials
+			p.DialErrors += ns.poolBase.DialErrors
 		}
 		out.Nodes = append(out.Nodes, NodeStats{
 			Node:     ns.node,
@@ -66,9 +75,10 @@ func (c *Client) Stats() Stats {
 			Retries:  ns.retries.Load(),
 			ReadOnly: ns.readOnly,
 			RTT:      ns.rtt.Load(),
-			Pool:     ps[ns.node.Addr],
+			Pool:     p,
 		})
 	}
+	c.poolStatsMu.RUnlock()
 	c.sentinelStats(&out)
 	return out
 }

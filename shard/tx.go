@@ -107,12 +107,14 @@ func (tx *Tx) do(name string, args ...any) (any, error) {
 // send writes a command on the transaction's connection and reads its
 // reply.
 func (tx *Tx) send(name string, args []any) (any, error) {
-	node := tx.c.nodes.get(tx.node).node
+	ns := tx.c.nodes.get(tx.node)
+	node := ns.node
 	if err := tx.conn.usable(); err != nil {
 		// A protocol error closed the connection: nothing is written,
 		// and the command did not run.
 		return nil, &NodeError{Node: node, Err: err}
 	}
+	ns.commands.Add(1) // Stats, as for a command sent by Do
 	if tx.asking {
 		if err := tx.conn.Send("ASKING"); err != nil {
 			return nil, &NodeError{Node: node, Err: err}
@@ -334,8 +336,9 @@ func (c *Client) txRun(ctx context.Context, keys []string, args []any, fn func(t
 		last    string
 		backoff = 5 * time.Millisecond
 		start   = time.Now()
-		ask     = -1 // the node an ASK named: the next attempt runs there
-		hops    = 0  // MOVED and ASK redirects since the last wait
+		ask     = -1    // the node an ASK named: the next attempt runs there
+		hops    = 0     // MOVED and ASK redirects since the last wait
+		again   = false // this attempt sends the transaction again (Stats' Retries)
 	)
 	for attempt := 0; ; attempt++ {
 		if th != nil {
@@ -362,6 +365,12 @@ func (c *Client) txRun(ctx context.Context, keys []string, args []any, fn func(t
 		asking := false
 		if ask >= 0 {
 			node, asking, ask = ask, true, -1
+		}
+		if again {
+			// Counted on the node it goes to, as a command sent again
+			// is (retryCluster), not on the one that failed it.
+			c.nodes.get(node).retries.Add(1)
+			again = false
 		}
 		if err := c.moveKeys(ctx, node, args); err != nil { // a migration's moves first (migrate_exec.go)
 			return nil, err
@@ -429,7 +438,7 @@ func (c *Client) txRun(ctx context.Context, keys []string, args []any, fn func(t
 			return reply, err
 		}
 		last = string(re)
-		ns.retries.Add(1)
+		again = true
 		if !wait {
 			if time.Since(start) > c.clusterOpts().MaxRetryWait {
 				return nil, &RetryError{Command: "MULTI/EXEC", Attempts: attempt + 1, Last: last, Err: err}
@@ -466,16 +475,30 @@ func allPositions(n int) []int {
 func (c *Client) txOnce(ctx context.Context, plan txPlan, node int, asking bool, group int, keys []any, fn func(tx *Tx) error, th *txHooks) (vals []any, err error) {
 	ns := c.nodes.get(node)
 	if ns.down.Load() {
+		// The WATCH fails fast, counted as a command sent to a node
+		// marked down is (send).
+		ns.commands.Add(1)
+		ns.errors.Add(1)
 		err := &NodeError{Node: ns.node, Err: ns.downErr()}
 		th.failFast(ctx, node, group, keys, err)
 		return nil, err
 	}
 	conn, err := c.borrowTracked(ctx, ns.node.Addr)
 	if err != nil {
+		c.noteFailure(ctx, node, err) // as for a Do's (Stats, health)
 		err := &NodeError{Node: ns.node, Err: err}
 		th.failFast(ctx, node, group, keys, err)
 		return nil, err
 	}
+	// The MULTI ... EXEC batch goes to the Pipeline hook once the
+	// connection is back in the pool and the fence left, as a pipeline's
+	// part does: a hook does not hold them (deferred before both).
+	var report func()
+	defer func() {
+		if report != nil {
+			report()
+		}
+	}()
 	// Back to the pool as a fresh connection is: DISCARD or UNWATCH when
 	// fn or a send failed, closed when tx.Do changed the connection.
 	defer conn.release()
@@ -519,9 +542,11 @@ func (c *Client) txOnce(ctx context.Context, plan txPlan, node int, asking bool,
 			for k := received; err != nil && k < len(calls); k++ {
 				calls[k].err = err
 			}
-			th.pipeline(ctx, node, calls, start)
+			took := time.Since(start)
+			report = func() { th.pipeline(ctx, node, calls, start, took) }
 		}()
 	}
+	ns.commands.Add(int64(2 + len(queue))) // MULTI, the queue, EXEC (Stats)
 	replies := 0
 	if asking {
 		if err := conn.Send("ASKING"); err != nil {

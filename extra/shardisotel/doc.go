@@ -1,10 +1,12 @@
 // Package shardisotel traces and measures a shardis client with OpenTelemetry.
 //
 // Spans are named, and measurements carry db.operation.name, after the
-// command in upper case; a name the command table does not know
-// (command.Lookup returns nil: a typo, a name built from data, a module's
-// command) is OtherOperation ("OTHER"), so that the names callers pass to
-// Do cannot grow the number of series or span names without bound.
+// command in upper case (shard.CommandEvent.Operation): a command of the
+// command table, one the client learned from the servers, or one shaped
+// like a module's (FT.SEARCH, among the first shard.MaxModuleOperations
+// such names); any other name (a typo, a name built from data) is
+// OtherOperation ("OTHER"), so that the names callers pass to Do cannot
+// grow the number of series or span names without bound.
 //
 // A command that was redirected or retried is one span: each attempt
 // that did not succeed is an event on it (a "redirect" naming the node
@@ -12,7 +14,10 @@
 // and outcome), the span's server.address and server.port are those of
 // the node that gave the final reply, shardis.attempts (AttemptsKey) says
 // how many times it was sent, and its status is Error only when that final
-// reply is an error.
+// reply is an error. The error.type of an attempt the client retried, and
+// of an operation that gave up retrying, is its cause: the server's reply
+// (CLUSTERDOWN, LOADING, TRYAGAIN, ...), node_down, dial, auth, timeout
+// or io.
 //
 // A transaction (shard.Client.Tx) is one span named MULTI, every attempt
 // included, on the node of its last attempt: its WATCH and Tx.Do commands

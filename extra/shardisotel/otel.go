@@ -153,6 +153,7 @@ type nodeAttrs struct {
 type opKey struct {
 	addr, name string // name: the operation name (shard.CommandEvent.Operation)
 	outcome    shard.Outcome
+	errType    string // error.type: the outcome's name, or a retry's cause (retryCause)
 }
 
 // maxOpAttrSets bounds the cached attribute sets of the duration
@@ -434,15 +435,25 @@ func (in *Instrumentation) countRedirect(ctx context.Context, rd *shard.Redirect
 	in.redirects.Add(ctx, 1, metric.WithAttributes(in.withCommon(attrs)...))
 }
 
-// opOption returns the cached attributes of a duration measurement.
+// opOption returns the cached attributes of a duration measurement. Its
+// error.type is the outcome class, but for a retried attempt its cause
+// (retryCause: a few known values, so the series stay bounded); a
+// server's error code is not used here, since a script may make up any.
 func (in *Instrumentation) opOption(addr, name string, o shard.Outcome, err error) metric.RecordOption {
 	k := opKey{addr: addr, name: name, outcome: o}
+	switch o {
+	case shard.OutcomeOK:
+	case shard.OutcomeRetry:
+		k.errType = retryCause(err)
+	default:
+		k.errType = o.String()
+	}
 	if v, ok := in.opAttrs.Load(k); ok {
 		return v.(metric.RecordOption)
 	}
 	attrs := append(in.node(addr).kv[:2:2], semconv.DBSystemNameRedis, semconv.DBOperationName(name), OutcomeKey.String(o.String()))
 	if o != shard.OutcomeOK {
-		attrs = append(attrs, semconv.ErrorTypeKey.String(o.String()))
+		attrs = append(attrs, semconv.ErrorTypeKey.String(k.errType))
 	}
 	opt := metric.WithAttributeSet(attribute.NewSet(in.withCommon(attrs)...))
 	if in.opAttrCount.Load() < maxOpAttrSets {
@@ -505,15 +516,55 @@ func (in *Instrumentation) nodeState(ev shard.NodeEvent) {
 }
 
 // errorType is the error.type of a failed attempt or operation: the
-// server's error code for an error reply (WRONGTYPE, NOAUTH, ...), else
-// the outcome class (a script's error reply without a code included).
+// server's error code for an error reply (WRONGTYPE, NOAUTH, ...), the
+// cause of a retried attempt or of an operation that gave up retrying
+// (retryCause), else the outcome class (a script's error reply without a
+// code included).
 func errorType(o shard.Outcome, err error) string {
-	if o == shard.OutcomeServerError {
+	switch o {
+	case shard.OutcomeServerError:
 		if code := statusCode(err); code != "" {
 			return code
 		}
+	case shard.OutcomeRetry:
+		return retryCause(err)
 	}
 	return o.String()
+}
+
+// retryCause is the error.type of an attempt the client retries, or of
+// an operation that gave up retrying (a *shard.RetryError wraps its last
+// failure): the server's reply that made it wait or go elsewhere
+// (CLUSTERDOWN, LOADING, MASTERDOWN, READONLY, TRYAGAIN, MOVED, ASK),
+// "node_down" for a node marked down, the dial's error.type (see
+// dialErrorType) for a connection that could not be opened, "timeout"
+// for a read that timed out, "io" for another failure of the connection,
+// and "retry" when err says nothing more. The values are few: fit for a
+// metric's attribute.
+func retryCause(err error) string {
+	var re redis.Error
+	if errors.As(err, &re) {
+		switch code, _, _ := strings.Cut(string(re), " "); code {
+		case "CLUSTERDOWN", "LOADING", "MASTERDOWN", "READONLY", "TRYAGAIN", "MOVED", "ASK":
+			return code
+		}
+	}
+	var de *pool.DialError
+	var ne *shard.NodeError
+	switch {
+	case err == nil:
+	case errors.Is(err, shard.ErrNodeDown):
+		return "node_down"
+	case errors.As(err, &de), errors.Is(err, pool.ErrAuth):
+		return dialErrorType(err)
+	case errors.As(err, &ne):
+		var te net.Error
+		if errors.Is(err, os.ErrDeadlineExceeded) || errors.As(err, &te) && te.Timeout() {
+			return "timeout"
+		}
+		return "io"
+	}
+	return shard.OutcomeRetry.String()
 }
 
 // statusCode returns the error code of a server error reply: its first

@@ -660,6 +660,7 @@ func (s *Subscription) Close() error {
 	close(s.done)
 	s.wg.Wait()
 	s.q.clear()
+	s.held.Store(0) // what the closed connections held back is gone too
 	return nil
 }
 

@@ -15,7 +15,7 @@ type NodeStats struct {
 	Moved    int64 // MOVED redirects received (cluster mode)
 	Ask      int64 // ASK redirects received (cluster mode)
 	TryAgain int64 // TRYAGAIN replies received (cluster mode)
-	Retries  int64 // commands sent again (cluster mode)
+	Retries  int64 // commands sent again (cluster mode, Sentinel shards)
 	ReadOnly bool  // a replica connection for reads (cluster mode)
 	RTT      int64 // smoothed health PING round trip, nanoseconds
 	Pool     pool.Stats

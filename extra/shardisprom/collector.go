@@ -48,7 +48,7 @@ func NewCollector(c *shard.Client, constLabels prometheus.Labels) *Collector {
 		commands:    d("node_commands_total", "Commands sent (or failed fast) to the node.", node),
 		errors:      d("node_errors_total", "Connection-level failures of the node: dial, I/O, timeout, marked down.", node),
 		redirects:   d("node_redirects_total", "MOVED, ASK and TRYAGAIN replies the node sent (cluster mode), by kind.", append(node[:3:3], "kind")),
-		retries:     d("node_retries_total", "Commands sent again to the node after a redirect or a retryable failure (cluster mode).", node),
+		retries:     d("node_retries_total", "Commands sent again to the node after a redirect or a retryable failure (cluster mode, Sentinel shards).", node),
 		rtt:         d("node_rtt_seconds", "Smoothed health-check round trip of the node.", node),
 		conns:       d("pool_connections", "Open connections of the node's pool, by state (idle, used).", append(pool[:1:1], "state")),
 		waits:       d("pool_waits_total", "Times a caller waited for a connection because the pool was at MaxActive.", pool),

@@ -99,7 +99,7 @@ func TestCollectorListsEveryMetric(t *testing.T) {
 			}
 			return b.String()
 		})
-	section("shardis_node_retries_total", "Commands sent again to the node after a redirect or a retryable failure (cluster mode).", "counter",
+	section("shardis_node_retries_total", "Commands sent again to the node after a redirect or a retryable failure (cluster mode, Sentinel shards).", "counter",
 		func(i int, s *redistest.Server) string {
 			return fmt.Sprintf("shardis_node_retries_total{%s} 0\n", node(i, s))
 		})

@@ -35,6 +35,32 @@ func setSlot(t *testing.T, s *redistest.Server, args ...string) {
 	require.NoError(t, err, "CLUSTER SETSLOT %v on %s", args, s.Addr)
 }
 
+// assignSlot gives slot to master to, from master from, without moving its
+// keys (IMPORTING, MIGRATING, then NODE on both): a client that knew the
+// old owner meets MOVED.
+func assignSlot(t *testing.T, slot int, from, to *redistest.Server) {
+	t.Helper()
+	fromID, toID := nodeID(t, from), nodeID(t, to)
+	setSlot(t, to, fmt.Sprint(slot), "IMPORTING", fromID)
+	setSlot(t, from, fmt.Sprint(slot), "MIGRATING", toID)
+	setSlot(t, to, fmt.Sprint(slot), "NODE", toID)
+	setSlot(t, from, fmt.Sprint(slot), "NODE", toID)
+}
+
+// migratingSlot marks slot as migrating from master from to master to
+// (IMPORTING on to, MIGRATING on from) until the test ends, when it is
+// made stable again on both: a key missing at from meets ASK, a command
+// on keys split between them TRYAGAIN.
+func migratingSlot(t *testing.T, slot int, from, to *redistest.Server) {
+	t.Helper()
+	setSlot(t, to, fmt.Sprint(slot), "IMPORTING", nodeID(t, from))
+	setSlot(t, from, fmt.Sprint(slot), "MIGRATING", nodeID(t, to))
+	t.Cleanup(func() {
+		setSlot(t, from, fmt.Sprint(slot), "STABLE")
+		setSlot(t, to, fmt.Sprint(slot), "STABLE")
+	})
+}
+
 func stats(c *shard.Client) (moved, ask, tryAgain int64) {
 	for _, st := range c.Stats().Nodes {
 		moved += st.Moved
@@ -51,17 +77,10 @@ func TestClusterFollowsMoved(t *testing.T) {
 	m := rc.Masters()
 	a, b := m[0], m[1]
 	key, slot := keyOnMaster(t, rc, a, "moved")
-	ida, idb := nodeID(t, a), nodeID(t, b)
-	move := func(from, to *redistest.Server, fromID, toID string) {
-		setSlot(t, to, fmt.Sprint(slot), "IMPORTING", fromID)
-		setSlot(t, from, fmt.Sprint(slot), "MIGRATING", toID)
-		setSlot(t, to, fmt.Sprint(slot), "NODE", toID)
-		setSlot(t, from, fmt.Sprint(slot), "NODE", toID)
-	}
-	move(a, b, ida, idb)
+	assignSlot(t, slot, a, b)
 	defer func() {
 		direct(t, b.Addr).Do("DEL", key)
-		move(b, a, idb, ida)
+		assignSlot(t, slot, b, a)
 	}()
 
 	_, err := c.Do(ctx, "SET", key, "v")
@@ -83,12 +102,7 @@ func TestClusterAskInsideAPipeline(t *testing.T) {
 	m := rc.Masters()
 	a, b := m[0], m[1]
 	key, slot := keyOnMaster(t, rc, a, "ask")
-	setSlot(t, b, fmt.Sprint(slot), "IMPORTING", nodeID(t, a))
-	setSlot(t, a, fmt.Sprint(slot), "MIGRATING", nodeID(t, b))
-	defer func() {
-		setSlot(t, a, fmt.Sprint(slot), "STABLE")
-		setSlot(t, b, fmt.Sprint(slot), "STABLE")
-	}()
+	migratingSlot(t, slot, a, b)
 	// key is missing on the source, so the source answers ASK; the target
 	// serves it after ASKING. The other commands are not disturbed.
 	p := c.Pipeline()
@@ -141,13 +155,8 @@ func TestClusterTryAgainEndsWithinTheRetryWait(t *testing.T) {
 	key, slot := keyOnMaster(t, rc, a, "tryagain")
 	_, err := c.Do(ctx, "SET", key+"1", "x")
 	require.NoError(t, err)
-	setSlot(t, b, fmt.Sprint(slot), "IMPORTING", nodeID(t, a))
-	setSlot(t, a, fmt.Sprint(slot), "MIGRATING", nodeID(t, b))
-	defer func() {
-		setSlot(t, a, fmt.Sprint(slot), "STABLE")
-		setSlot(t, b, fmt.Sprint(slot), "STABLE")
-		c.Do(ctx, "DEL", key+"1")
-	}()
+	t.Cleanup(func() { c.Do(ctx, "DEL", key+"1") }) // once the slot is stable again
+	migratingSlot(t, slot, a, b)
 	// One key exists on the source, one does not: the source keeps answering TRYAGAIN.
 	start := time.Now()
 	_, err = c.Do(ctx, "MGET", key+"1", key+"2")

@@ -455,17 +455,10 @@ func TestHooksClusterMovedAndSlotMap(t *testing.T) {
 	m := rc.Masters()
 	a, b := m[0], m[1]
 	key, slot := keyInEmptySlot(t, rc, a, "hookmoved")
-	ida, idb := nodeID(t, a), nodeID(t, b)
-	move := func(from, to *redistest.Server, fromID, toID string) {
-		setSlot(t, to, fmt.Sprint(slot), "IMPORTING", fromID)
-		setSlot(t, from, fmt.Sprint(slot), "MIGRATING", toID)
-		setSlot(t, to, fmt.Sprint(slot), "NODE", toID)
-		setSlot(t, from, fmt.Sprint(slot), "NODE", toID)
-	}
-	move(a, b, ida, idb)
+	assignSlot(t, slot, a, b)
 	defer func() {
 		direct(t, b.Addr).Do("DEL", key)
-		move(b, a, idb, ida)
+		assignSlot(t, slot, b, a)
 	}()
 	rec.reset()
 	_, err := c.Do(ctx, "SET", key, "v")
@@ -513,12 +506,7 @@ func TestHooksClusterRedirectInPipeline(t *testing.T) {
 	m := rc.Masters()
 	a, b := m[0], m[1]
 	key, slot := keyOnMaster(t, rc, a, "hookask")
-	setSlot(t, b, fmt.Sprint(slot), "IMPORTING", nodeID(t, a))
-	setSlot(t, a, fmt.Sprint(slot), "MIGRATING", nodeID(t, b))
-	defer func() {
-		setSlot(t, a, fmt.Sprint(slot), "STABLE")
-		setSlot(t, b, fmt.Sprint(slot), "STABLE")
-	}()
+	migratingSlot(t, slot, a, b)
 	other, _ := keyOnMaster(t, rc, a, "hookother")
 	rec.reset()
 	p := c.Pipeline()

@@ -2,7 +2,6 @@ package shard_test
 
 import (
 	"context"
-	"fmt"
 	"testing"
 	"time"
 
@@ -70,12 +69,7 @@ func tryAgainSlot(t *testing.T, rc *redistest.Cluster, a, b *redistest.Server, p
 	tag, slot := keyOnMaster(t, rc, a, prefix)
 	_, err := direct(t, a.Addr).Do("SET", tag+"1", "x")
 	require.NoError(t, err)
-	setSlot(t, b, fmt.Sprint(slot), "IMPORTING", nodeID(t, a))
-	setSlot(t, a, fmt.Sprint(slot), "MIGRATING", nodeID(t, b))
-	t.Cleanup(func() {
-		setSlot(t, a, fmt.Sprint(slot), "STABLE")
-		setSlot(t, b, fmt.Sprint(slot), "STABLE")
-		direct(t, a.Addr).Do("DEL", tag+"1", tag+"2")
-	})
+	t.Cleanup(func() { direct(t, a.Addr).Do("DEL", tag+"1", tag+"2") }) // once the slot is stable again
+	migratingSlot(t, slot, a, b)
 	return tag
 }

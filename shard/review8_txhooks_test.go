@@ -191,19 +191,12 @@ func TestReview8TxHooksClusterRedirect(t *testing.T) {
 	m := rc.Masters()
 	a, b := m[0], m[1]
 	key, slot := keyInEmptySlot(t, rc, a, "txhookmoved")
-	ida, idb := nodeID(t, a), nodeID(t, b)
-	move := func(from, to *redistest.Server, fromID, toID string) {
-		setSlot(t, to, fmt.Sprint(slot), "IMPORTING", fromID)
-		setSlot(t, from, fmt.Sprint(slot), "MIGRATING", toID)
-		setSlot(t, to, fmt.Sprint(slot), "NODE", toID)
-		setSlot(t, from, fmt.Sprint(slot), "NODE", toID)
-	}
 	_, err := c.Do(ctx, "EXISTS", key) // the client knows the slot at a
 	require.NoError(t, err)
-	move(a, b, ida, idb)
+	assignSlot(t, slot, a, b)
 	defer func() {
 		direct(t, b.Addr).Do("DEL", key)
-		move(b, a, idb, ida)
+		assignSlot(t, slot, b, a)
 	}()
 	rec.clear()
 	_, err = c.Tx(ctx, []string{key}, func(tx *shard.Tx) error {

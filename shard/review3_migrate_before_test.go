@@ -25,33 +25,26 @@ import (
 func TestReview3StartMigrationFencesACommandPlannedBefore(t *testing.T) {
 	ctx := context.Background()
 	s := newSwitchSetup(t, 500*time.Millisecond)
-	var hold atomic.Bool
-	held, release := make(chan struct{}), make(chan struct{})
+	gate := newHoldGate()
 	cfg := s.from
-	cfg.Hooks = &shard.Hooks{Start: func(ctx context.Context, op *shard.Op) context.Context {
-		if op.Name == "INCR" && hold.CompareAndSwap(true, false) {
-			close(held)
-			<-release
-		}
-		return ctx
-	}}
+	cfg.Hooks = gate.startHooks("INCR")
 	c := newClient(t, cfg)
 	k := s.moving(t, "r3before", 1)[0]
 	_, err := c.Do(ctx, "SET", k, 10)
 	require.NoError(t, err)
-	hold.Store(true)
+	gate.arm()
 	done := make(chan error, 1)
 	go func() {
 		_, err := c.Do(ctx, "INCR", k)
 		done <- err
 	}()
-	<-held
+	<-gate.held
 	require.NoError(t, c.StartMigration(ctx, s.to))
 	s.fenceAndArm(t, c)
 	n, err := redis.Int(c.Do(ctx, "INCR", k)) // moves the key to its new owner
 	require.NoError(t, err)
 	require.Equal(t, 11, n)
-	close(release)
+	close(gate.release)
 	var heldErr error
 	select {
 	case heldErr = <-done:

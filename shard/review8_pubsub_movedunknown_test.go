@@ -10,7 +10,6 @@ import (
 	"github.com/gomodule/redigo/redis"
 	"github.com/shardis/shardis/cluster"
 	"github.com/shardis/shardis/internal/redistest"
-	"github.com/shardis/shardis/shard"
 	"github.com/stretchr/testify/require"
 )
 
@@ -82,22 +81,5 @@ func TestReview8SUnsubscribeAfterSlotMovedAwayWithoutAddress(t *testing.T) {
 	}
 	f := newSunsubFixtureOf(t, redistest.Options{Args: []string{"--cluster-preferred-endpoint-type", "hostname"}})
 
-	h := shard.HoldSubscription(f.sub)
-	moveSlot(t, f.moving, f.from, f.to, f.masters) // the node's push is on its way
-	errU := h.SUnsubscribe(f.movedA, f.movedB, f.stay)
-	shard.PointSlotAt(f.c, f.moving, f.from.Addr) // the client's table is stale
-	wait, errS := h.SSubscribe(f.later)
-	errP := h.Ping("after")
-	h.Release()
-	require.NoError(t, errU)
-	require.NoError(t, errS)
-	require.NoError(t, errP)
-
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	require.NoError(t, wait(ctx), "later follows its slot to the new owner")
-	f.expect(t, "sunsubscribe "+f.movedA, "sunsubscribe "+f.movedB, "sunsubscribe "+f.stay,
-		"ssubscribe "+f.later, "pong after")
-	f.checkAfter(t)
-	require.Equal(t, 1, numSub(t, f.to, "SHARDNUMSUB", f.later))
+	f.unsubscribeAfterSlotMovedAway(t)
 }

@@ -72,3 +72,22 @@ func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool)
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// allEjectedRing starts a two-shard ring with auto-eject, kills both
+// servers and waits until the client has ejected both shards. It returns
+// the client and the set of the shards' addresses.
+func allEjectedRing(t *testing.T) (*shard.Client, map[string]bool) {
+	t.Helper()
+	servers := redistest.StartNTB(t, 2, redistest.Options{})
+	cfg := ringConfig(servers)
+	cfg.Health.AutoEject = true
+	c := newClient(t, cfg)
+	rr := c.Router().(*shard.RingRouter)
+	addrs := map[string]bool{}
+	for _, s := range servers {
+		addrs[s.Addr] = true
+		require.NoError(t, s.Kill())
+	}
+	waitFor(t, 20*time.Second, "both shards ejected", func() bool { return rr.Ejected(0) && rr.Ejected(1) })
+	return c, addrs
+}

@@ -49,3 +49,14 @@ func bufferFillingChannels(prefix string) []string {
 	}
 	return big
 }
+
+// quietSubscription starts a ring of n servers and opens a subscription
+// on it whose health pings are a minute apart: during a test only the
+// test's own calls reach the nodes. The caller closes it.
+func quietSubscription(t *testing.T, n int) (*shard.Client, *shard.Subscription, []*redistest.Server) {
+	t.Helper()
+	c, servers := startRing(t, n)
+	sub, err := c.NewSubscription(shard.SubscriptionOptions{PingInterval: time.Minute, PingTimeout: time.Minute})
+	require.NoError(t, err)
+	return c, sub, servers
+}

@@ -2,12 +2,10 @@ package shard_test
 
 import (
 	"context"
-	"errors"
 	"testing"
 	"time"
 
 	"github.com/gomodule/redigo/redis"
-	"github.com/shardis/shardis/shard"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -44,19 +42,6 @@ func TestReview3RollbackFailsACallerHeldBeforeSendingAcrossTheTurn(t *testing.T)
 	require.NoError(t, err)
 	require.Equal(t, 11, n)
 	close(gate.release)
-	var heldErr error
-	select {
-	case heldErr = <-done:
-	case <-time.After(30 * time.Second):
-		t.Fatal("the held INCR never returned")
-	}
-	want := 12
-	if heldErr != nil {
-		assert.True(t, errors.Is(heldErr, shard.ErrFenceSwitched), "%v", heldErr)
-		want = 11
-	}
-	got, err := redis.Int(c.Do(ctx, "GET", k))
-	require.NoError(t, err)
-	assert.Equal(t, want, got, "the held INCR (error %v) was lost", heldErr)
+	requireHeldIncrCounted(t, c, k, done)
 	assert.Equal(t, []string{ringOwner(t, s.from, k)}, holders(t, s.servers, k), "the key sits at its old owner alone")
 }

@@ -189,13 +189,7 @@ func TestRollbackUnderLoad(t *testing.T) {
 	// Every process turns around; until the reverse fence is armed they
 	// keep moving keys forward on touch.
 	load.signal(t, "abort", load.aborted)
-	waitFor(t, 30*time.Second, "the beacons of the reverse migration", func() bool {
-		return reshard.CheckClients(ctx, to, from, false) == nil
-	})
-	back, err := reshard.Move(ctx, reshard.Options{From: to, To: from})
-	require.NoError(t, err)
-	require.NotNil(t, back.Verify)
-	assert.Zero(t, back.Verify.Misplaced)
+	back := moveBack(t, from, to, 30*time.Second)
 	t.Logf("moved back: %d keys", back.Moved)
 	// Every process on the old topology alone, then the markers go.
 	load.signal(t, "finish", load.finished)

@@ -24,19 +24,13 @@ func TestReview8SSubscribeFollowsAMovedWithoutAddress(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts its own cluster")
 	}
-	rc := redistest.StartClusterTB(t, 3, 0, redistest.Options{Args: []string{"--cluster-preferred-endpoint-type", "hostname"}})
+	rc := startNoHostnameCluster(t)
 	cfg := clusterConfig(rc.Seeds()...)
 	cfg.Cluster.RefreshInterval = -1
 	c := newClient(t, cfg)
 	ms := rc.Masters()
 	require.Len(t, ms, 3)
-	var name string
-	for i := 0; ; i++ {
-		name = fmt.Sprintf("unknown-endpoint:%d", i)
-		if cluster.Slot(name) <= 5000 { // the first master owns 0-5460
-			break
-		}
-	}
+	name := nameOnFirstMaster()
 	slot := cluster.Slot(name)
 	moveSlot(t, slot, ms[0], ms[1], ms)
 	_, err := ms[0].Do("SPUBLISH", name, "x")

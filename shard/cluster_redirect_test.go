@@ -35,6 +35,18 @@ func setSlot(t *testing.T, s *redistest.Server, args ...string) {
 	require.NoError(t, err, "CLUSTER SETSLOT %v on %s", args, s.Addr)
 }
 
+// clusterAB returns the shared test cluster, a client on it with hooks
+// (nil: none), and the cluster's first two masters.
+func clusterAB(t *testing.T, hooks *shard.Hooks) (*redistest.Cluster, *shard.Client, *redistest.Server, *redistest.Server) {
+	t.Helper()
+	rc := clusterForTest(t)
+	cfg := clusterConfig(rc.Seeds()...)
+	cfg.Hooks = hooks
+	c := newClient(t, cfg)
+	m := rc.Masters()
+	return rc, c, m[0], m[1]
+}
+
 // assignSlot gives slot to master to, from master from, without moving its
 // keys (IMPORTING, MIGRATING, then NODE on both): a client that knew the
 // old owner meets MOVED.
@@ -72,10 +84,7 @@ func stats(c *shard.Client) (moved, ask, tryAgain int64) {
 
 func TestClusterFollowsMoved(t *testing.T) {
 	ctx := context.Background()
-	rc := clusterForTest(t)
-	c := newClient(t, clusterConfig(rc.Seeds()...))
-	m := rc.Masters()
-	a, b := m[0], m[1]
+	rc, c, a, b := clusterAB(t, nil)
 	key, slot := keyOnMaster(t, rc, a, "moved")
 	assignSlot(t, slot, a, b)
 	defer func() {
@@ -97,10 +106,7 @@ func TestClusterFollowsMoved(t *testing.T) {
 
 func TestClusterAskInsideAPipeline(t *testing.T) {
 	ctx := context.Background()
-	rc := clusterForTest(t)
-	c := newClient(t, clusterConfig(rc.Seeds()...))
-	m := rc.Masters()
-	a, b := m[0], m[1]
+	rc, c, a, b := clusterAB(t, nil)
 	key, slot := keyOnMaster(t, rc, a, "ask")
 	migratingSlot(t, slot, a, b)
 	// key is missing on the source, so the source answers ASK; the target
@@ -124,10 +130,7 @@ func TestClusterAskInsideAPipeline(t *testing.T) {
 
 func TestClusterRedirectLoopEndsWithTypedError(t *testing.T) {
 	ctx := context.Background()
-	rc := clusterForTest(t)
-	c := newClient(t, clusterConfig(rc.Seeds()...))
-	m := rc.Masters()
-	a, b := m[0], m[1]
+	rc, c, a, b := clusterAB(t, nil)
 	key, slot := keyOnMaster(t, rc, a, "loop")
 	// a sends missing keys to b (ASK), b is not importing and sends them back (MOVED).
 	setSlot(t, a, fmt.Sprint(slot), "MIGRATING", nodeID(t, b))

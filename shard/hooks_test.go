@@ -447,13 +447,8 @@ func TestHealthCheckReplication(t *testing.T) {
 // reported with the slot that moved.
 func TestHooksClusterMovedAndSlotMap(t *testing.T) {
 	ctx := context.Background()
-	rc := clusterForTest(t)
 	rec := &recorder{}
-	cfg := clusterConfig(rc.Seeds()...)
-	cfg.Hooks = rec.hooks()
-	c := newClient(t, cfg)
-	m := rc.Masters()
-	a, b := m[0], m[1]
+	rc, c, a, b := clusterAB(t, rec.hooks())
 	key, slot := keyInEmptySlot(t, rc, a, "hookmoved")
 	assignSlot(t, slot, a, b)
 	defer func() {
@@ -498,13 +493,8 @@ func TestHooksClusterMovedAndSlotMap(t *testing.T) {
 // A MOVED inside a pipeline is listed in the part of the node that sent it.
 func TestHooksClusterRedirectInPipeline(t *testing.T) {
 	ctx := context.Background()
-	rc := clusterForTest(t)
 	rec := &recorder{}
-	cfg := clusterConfig(rc.Seeds()...)
-	cfg.Hooks = rec.hooks()
-	c := newClient(t, cfg)
-	m := rc.Masters()
-	a, b := m[0], m[1]
+	rc, c, a, b := clusterAB(t, rec.hooks())
 	key, slot := keyOnMaster(t, rc, a, "hookask")
 	migratingSlot(t, slot, a, b)
 	other, _ := keyOnMaster(t, rc, a, "hookother")

@@ -183,13 +183,8 @@ func TestReview8TxHooks(t *testing.T) {
 // redirected, then the whole transaction there, in one operation.
 func TestReview8TxHooksClusterRedirect(t *testing.T) {
 	ctx := context.Background()
-	rc := clusterForTest(t)
 	rec := &txRecorder{}
-	cfg := clusterConfig(rc.Seeds()...)
-	cfg.Hooks = rec.txHooks()
-	c := newClient(t, cfg)
-	m := rc.Masters()
-	a, b := m[0], m[1]
+	rc, c, a, b := clusterAB(t, rec.txHooks())
 	key, slot := keyInEmptySlot(t, rc, a, "txhookmoved")
 	_, err := c.Do(ctx, "EXISTS", key) // the client knows the slot at a
 	require.NoError(t, err)

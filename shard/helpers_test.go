@@ -61,6 +61,15 @@ func startRing(t *testing.T, n int) (*shard.Client, []*redistest.Server) {
 	return newClient(t, ringConfig(servers)), servers
 }
 
+// hookedRing starts n real servers and a client over them with hooks.
+func hookedRing(t *testing.T, n int, hooks *shard.Hooks) (*shard.Client, []*redistest.Server) {
+	t.Helper()
+	servers := redistest.StartNTB(t, n, redistest.Options{})
+	cfg := ringConfig(servers)
+	cfg.Hooks = hooks
+	return newClient(t, cfg), servers
+}
+
 // waitFor polls cond until it holds or the timeout passes.
 func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
 	t.Helper()

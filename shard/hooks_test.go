@@ -150,11 +150,8 @@ func keyInEmptySlot(t *testing.T, rc *redistest.Cluster, m *redistest.Server, pr
 // Every command reports the node that served it: the server that holds the
 // key when asked directly.
 func TestHooksReportTheNodeOfEachCommand(t *testing.T) {
-	servers := redistest.StartNTB(t, 3, redistest.Options{})
 	rec := &recorder{}
-	cfg := ringConfig(servers)
-	cfg.Hooks = rec.hooks()
-	c := newClient(t, cfg)
+	c, servers := hookedRing(t, 3, rec.hooks())
 	ctx := context.Background()
 
 	for i := range 12 {
@@ -361,11 +358,8 @@ func TestHooksNeverSeeSecrets(t *testing.T) {
 
 // A statement is bounded when asked to be.
 func TestHooksStatementIsBounded(t *testing.T) {
-	servers := redistest.StartNTB(t, 1, redistest.Options{})
 	rec := &recorder{}
-	cfg := ringConfig(servers)
-	cfg.Hooks = rec.hooks()
-	c := newClient(t, cfg)
+	c, _ := hookedRing(t, 1, rec.hooks())
 	big := strings.Repeat("x", 10000)
 	_, err := c.Do(context.Background(), "SET", "bounded:k", big)
 	require.NoError(t, err)

@@ -413,13 +413,7 @@ func TestRollbackFenceWaitsForAnOverwrite(t *testing.T) {
 	c := s.migrating(t, gate.commandHooks("SET"))
 	s.fenceAndArm(t, c)
 	k := s.moving(t, "rb", 1)[0]
-	oldOwner := ringOwner(t, s.from, k)
-	for _, srv := range s.servers {
-		if srv.Addr == oldOwner {
-			_, err := srv.Do("SET", k, "old")
-			require.NoError(t, err)
-		}
-	}
+	oldOwner := s.setAtOldOwner(t, k, "old")
 	gate.arm()
 	done := make(chan error, 1)
 	go func() {

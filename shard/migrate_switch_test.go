@@ -62,6 +62,20 @@ func (s *switchSetup) moving(t *testing.T, prefix string, n int) []string {
 	return out
 }
 
+// setAtOldOwner sets k to v directly at its owner in the old topology,
+// and returns that owner's address.
+func (s *switchSetup) setAtOldOwner(t *testing.T, k, v string) string {
+	t.Helper()
+	oldOwner := ringOwner(t, s.from, k)
+	for _, srv := range s.servers {
+		if srv.Addr == oldOwner {
+			_, err := srv.Do("SET", k, v)
+			require.NoError(t, err)
+		}
+	}
+	return oldOwner
+}
+
 // mark sets the fence's marker on every old node.
 func (s *switchSetup) mark(t *testing.T, c *shard.Client, p shard.MigrationPhase) {
 	t.Helper()

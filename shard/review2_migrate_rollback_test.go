@@ -28,13 +28,7 @@ func TestReview2RollbackFenceWaitsForACommandPlannedBeforeTheTurn(t *testing.T) 
 	c := s.migrating(t, gate.commandHooks("INCR"))
 	s.fenceAndArm(t, c)
 	k := s.moving(t, "rbi", 1)[0]
-	oldOwner := ringOwner(t, s.from, k)
-	for _, srv := range s.servers {
-		if srv.Addr == oldOwner {
-			_, err := srv.Do("SET", k, "5")
-			require.NoError(t, err)
-		}
-	}
+	oldOwner := s.setAtOldOwner(t, k, "5")
 	gate.arm()
 	done := make(chan error, 1)
 	var got atomic.Int64
@@ -65,13 +59,7 @@ func TestReview2RollbackFenceRefusesAConnTxPlannedBeforeTheTurn(t *testing.T) {
 	c := s.migrating(t, nil)
 	s.fenceAndArm(t, c)
 	k := s.moving(t, "rbc", 1)[0]
-	oldOwner := ringOwner(t, s.from, k)
-	for _, srv := range s.servers {
-		if srv.Addr == oldOwner {
-			_, err := srv.Do("SET", k, "5")
-			require.NoError(t, err)
-		}
-	}
+	oldOwner := s.setAtOldOwner(t, k, "5")
 	conn := c.Conn()
 	defer conn.Close()
 	_, err := conn.Do("MULTI")

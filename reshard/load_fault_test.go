@@ -383,12 +383,5 @@ func checkFaultEndState(t *testing.T, cfg shard.Config, prefix string, res *faul
 			}
 		}
 	}
-	var nodes []string
-	for _, s := range servers {
-		nodes = append(nodes, s.Addr)
-	}
-	v, err := reshard.Verify(ctx, cfg, reshard.VerifyOptions{Nodes: nodes})
-	require.NoError(t, err)
-	assert.Zero(t, v.Misplaced, "misplaced: %v", v.Samples)
-	assert.GreaterOrEqual(t, v.Scanned, int64(faultBulkKeys))
+	requireVerifiedOnEvery(t, cfg, servers, faultBulkKeys)
 }

@@ -172,12 +172,5 @@ func runUnderLoad(t *testing.T, prefix, fromURL, toURL string, killMover, live b
 		require.NoError(t, err)
 		assert.Equal(t, i, got)
 	}
-	var extra []string
-	for _, s := range servers {
-		extra = append(extra, s.Addr)
-	}
-	v, err := reshard.Verify(ctx, to, reshard.VerifyOptions{Nodes: extra})
-	require.NoError(t, err)
-	assert.Zero(t, v.Misplaced, "misplaced: %v", v.Samples)
-	assert.GreaterOrEqual(t, v.Scanned, int64(bulkKeys))
+	requireVerifiedOnEvery(t, to, servers, bulkKeys)
 }

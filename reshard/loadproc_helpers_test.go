@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shardis/shardis/internal/redistest"
+	"github.com/shardis/shardis/reshard"
 	"github.com/shardis/shardis/shard"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -73,4 +75,19 @@ func stopLoadProcs(t *testing.T, stopFile string, procs []*exec.Cmd) {
 			t.Errorf("load generator did not stop")
 		}
 	}
+}
+
+// requireVerifiedOnEvery runs Verify of cfg over every one of servers
+// (those cfg does not name too): no key may be misplaced, and at least
+// atLeast keys scanned.
+func requireVerifiedOnEvery(t *testing.T, cfg shard.Config, servers []*redistest.Server, atLeast int) {
+	t.Helper()
+	var nodes []string
+	for _, s := range servers {
+		nodes = append(nodes, s.Addr)
+	}
+	v, err := reshard.Verify(context.Background(), cfg, reshard.VerifyOptions{Nodes: nodes})
+	require.NoError(t, err)
+	assert.Zero(t, v.Misplaced, "misplaced: %v", v.Samples)
+	assert.GreaterOrEqual(t, v.Scanned, int64(atLeast))
 }

@@ -70,6 +70,15 @@ func hookedRing(t *testing.T, n int, hooks *shard.Hooks) (*shard.Client, []*redi
 	return newClient(t, cfg), servers
 }
 
+// pauseUntilCleanup stops s (SIGSTOP): it neither reads nor answers any
+// more (a large enough write to it fills the socket buffers and blocks).
+// The test's cleanup resumes it.
+func pauseUntilCleanup(t *testing.T, s *redistest.Server) {
+	t.Helper()
+	require.NoError(t, s.Pause())
+	t.Cleanup(func() { _ = s.Resume() })
+}
+
 // waitFor polls cond until it holds or the timeout passes.
 func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
 	t.Helper()

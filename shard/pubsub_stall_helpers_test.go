@@ -30,15 +30,6 @@ func longWriteSubscription(t *testing.T, writeTimeout time.Duration) (*shard.Sub
 	return sub, servers[0]
 }
 
-// pauseUntilCleanup stops s (SIGSTOP): it reads nothing more, so a large
-// enough write to it fills the socket buffers and blocks. The test's
-// cleanup resumes it.
-func pauseUntilCleanup(t *testing.T, s *redistest.Server) {
-	t.Helper()
-	require.NoError(t, s.Pause())
-	t.Cleanup(func() { _ = s.Resume() })
-}
-
 // bufferFillingChannels returns 32 channel names of a MiB each, starting
 // with prefix: far more than the socket buffers of both ends hold, so a
 // SUBSCRIBE of them to a stopped server blocks in the write.

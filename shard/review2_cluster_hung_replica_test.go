@@ -49,8 +49,7 @@ func TestReview2ClusterReadFromAHungReplicaGoesToTheMaster(t *testing.T) {
 			}
 			require.Positive(t, before, "reads went to the replica")
 
-			require.NoError(t, rep.Pause())
-			t.Cleanup(func() { _ = rep.Resume() })
+			pauseUntilCleanup(t, rep)
 			start := time.Now()
 			v, err := redis.String(c.Do(ctx, "GET", key))
 			took := time.Since(start)

@@ -51,13 +51,7 @@ func TestReview8ParseShardsNoAddrNode(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				var got []string
-				for _, n := range tab.Nodes() {
-					got = append(got, n.Addr)
-				}
-				if strings.Join(got, " ") != strings.Join(tt.wantAddrs, " ") {
-					t.Fatalf("nodes %v, want %v", got, tt.wantAddrs)
-				}
+				requireNodeAddrs(t, tab, tt.wantAddrs)
 			}
 		})
 	}
@@ -100,13 +94,19 @@ func TestReview8ParseSlotsNoAddrNode(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var got []string
-			for _, n := range tab.Nodes() {
-				got = append(got, n.Addr)
-			}
-			if strings.Join(got, " ") != strings.Join(tt.wantAddrs, " ") {
-				t.Fatalf("nodes %v, want %v", got, tt.wantAddrs)
-			}
+			requireNodeAddrs(t, tab, tt.wantAddrs)
 		})
+	}
+}
+
+// requireNodeAddrs checks that tab lists the nodes at want, in order.
+func requireNodeAddrs(t *testing.T, tab *Table, want []string) {
+	t.Helper()
+	var got []string
+	for _, n := range tab.Nodes() {
+		got = append(got, n.Addr)
+	}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Fatalf("nodes %v, want %v", got, want)
 	}
 }

@@ -110,10 +110,7 @@ func TestFenceKeepsAnOldOnlyProcessCorrect(t *testing.T) {
 	require.NoError(t, oldOnly.StartMigration(ctx, to))
 	require.NoError(t, reshard.Arm(ctx, from, to, reshard.ArmOptions{Timeout: 30 * time.Second}))
 	for _, c := range []*shard.Client{oldOnly, mig} {
-		waitFor(t, 10*time.Second, "the client to see the armed marker", func() bool {
-			i, ok := c.Migration()
-			return ok && i.Phase == shard.PhaseArmed
-		})
+		waitArmed(t, c, "the client to see the armed marker")
 	}
 	incr(mig, "migrating")
 	incr(oldOnly, "formerly old-only")

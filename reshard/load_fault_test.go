@@ -52,7 +52,7 @@ func TestShardKilledUnderLoad(t *testing.T) {
 	t.Logf("shards %v at %v; the shard killed is %s (%s)", names, servers, dead.Addr, names[slices.Index(servers, dead)])
 
 	prefix := "kf"
-	prefillLoadKeys(t, from, prefix)
+	prefillLoadKeys(t, from, prefix, faultBulkKeys)
 	moving := dryRunMoves(t, from, to)
 	load := startFaultLoad(t, faultSpec{From: fromURL, To: toURL, Prefix: prefix, Dead: dead.Addr})
 
@@ -163,7 +163,7 @@ func TestRollbackUnderLoad(t *testing.T) {
 	from, to := mustParse(t, fromURL), mustParse(t, toURL)
 
 	prefix := "rf"
-	prefillLoadKeys(t, from, prefix)
+	prefillLoadKeys(t, from, prefix, faultBulkKeys)
 	moving := dryRunMoves(t, from, to)
 	load := startFaultLoad(t, faultSpec{From: fromURL, To: toURL, Prefix: prefix, Abort: "abort", Finish: "finish"})
 
@@ -189,13 +189,7 @@ func TestRollbackUnderLoad(t *testing.T) {
 	// Every process turns around; until the reverse fence is armed they
 	// keep moving keys forward on touch.
 	load.signal(t, "abort", load.aborted)
-	waitFor(t, 30*time.Second, "the beacons of the reverse migration", func() bool {
-		return reshard.CheckClients(ctx, to, from, false) == nil
-	})
-	back, err := reshard.Move(ctx, reshard.Options{From: to, To: from})
-	require.NoError(t, err)
-	require.NotNil(t, back.Verify)
-	assert.Zero(t, back.Verify.Misplaced)
+	back := moveBack(t, from, to, 30*time.Second)
 	t.Logf("moved back: %d keys", back.Moved)
 	// Every process on the old topology alone, then the markers go.
 	load.signal(t, "finish", load.finished)
@@ -216,31 +210,6 @@ func TestRollbackUnderLoad(t *testing.T) {
 	require.NoError(t, err)
 	assert.Zero(t, n, "nothing is left on the shard that was being added")
 	checkFaultEndState(t, from, prefix, res, servers)
-}
-
-// prefillLoadKeys writes, on the old topology, the counters that the
-// load increments (1000 each) and faultBulkKeys keys only the mover moves.
-func prefillLoadKeys(t *testing.T, from shard.Config, prefix string) {
-	t.Helper()
-	c := newClient(t, from)
-	pl := c.Pipeline()
-	for p := 0; p < loadProcs; p++ {
-		for g := 0; g < loadGoroutines; g++ {
-			for k := 0; k < preKeys; k++ {
-				pl.Send("SET", fmt.Sprintf("pre:%s%d:%d:%d", prefix, p, g, k), 1000)
-			}
-		}
-	}
-	for i := 0; i < faultBulkKeys; i++ {
-		pl.Send("SET", fmt.Sprintf("bulk:%s:%d", prefix, i), i)
-	}
-	res, err := pl.Exec(context.Background())
-	require.NoError(t, err)
-	require.Len(t, res, loadProcs*loadGoroutines*preKeys+faultBulkKeys)
-	for _, r := range res {
-		require.NoError(t, r.Err)
-	}
-	c.Close() // a process on the old topology alone would stop the mover
 }
 
 // dryRunMoves returns how many keys a move from -> to would move now.
@@ -286,13 +255,7 @@ func startFaultLoad(t *testing.T, spec faultSpec) *faultLoad {
 			s.Aborted, s.Finished = file("aborted"), file("finished")
 			l.aborted, l.finished = append(l.aborted, s.Aborted), append(l.finished, s.Finished)
 		}
-		raw, err := json.Marshal(s)
-		require.NoError(t, err)
-		cmd := exec.Command(os.Args[0], "-test.run=^$")
-		cmd.Env = append(os.Environ(), faultLoadEnv+"="+string(raw))
-		out := new(bytes.Buffer)
-		cmd.Stdout, cmd.Stderr = out, os.Stderr
-		require.NoError(t, cmd.Start())
+		cmd, out := startLoadProc(t, faultLoadEnv, s)
 		l.procs, l.outs = append(l.procs, cmd), append(l.outs, out)
 	}
 	t.Cleanup(func() { l.stop(t) })
@@ -319,19 +282,7 @@ func (l *faultLoad) stop(t *testing.T) *faultResult {
 		return l.res
 	}
 	l.stopped = true
-	_ = os.WriteFile(l.stopFile, nil, 0o600)
-	for _, cmd := range l.procs {
-		done := make(chan error, 1)
-		go func() { done <- cmd.Wait() }()
-		select {
-		case err := <-done:
-			assert.NoError(t, err, "load generator")
-		case <-time.After(60 * time.Second):
-			_ = cmd.Process.Kill()
-			<-done
-			t.Errorf("load generator did not stop")
-		}
-	}
+	stopLoadProcs(t, l.stopFile, l.procs)
 	l.res = newFaultResult()
 	for p, out := range l.outs {
 		var r faultResult
@@ -432,12 +383,5 @@ func checkFaultEndState(t *testing.T, cfg shard.Config, prefix string, res *faul
 			}
 		}
 	}
-	var nodes []string
-	for _, s := range servers {
-		nodes = append(nodes, s.Addr)
-	}
-	v, err := reshard.Verify(ctx, cfg, reshard.VerifyOptions{Nodes: nodes})
-	require.NoError(t, err)
-	assert.Zero(t, v.Misplaced, "misplaced: %v", v.Samples)
-	assert.GreaterOrEqual(t, v.Scanned, int64(faultBulkKeys))
+	requireVerifiedOnEvery(t, cfg, servers, faultBulkKeys)
 }

@@ -73,26 +73,9 @@ func runUnderLoad(t *testing.T, prefix, fromURL, toURL string, killMover, live b
 		shardisCLI(t) // built before the load starts, not competing with it for the CPU
 	}
 	from, to := mustParse(t, fromURL), mustParse(t, toURL)
-	old := newClient(t, from)
 	// Data that exists before the move: the counters the load increments
 	// and bulk keys that only the mover moves.
-	pl := old.Pipeline()
-	for p := 0; p < loadProcs; p++ {
-		for g := 0; g < loadGoroutines; g++ {
-			for k := 0; k < preKeys; k++ {
-				pl.Send("SET", fmt.Sprintf("pre:%s%d:%d:%d", prefix, p, g, k), 1000)
-			}
-		}
-	}
-	for i := 0; i < bulkKeys; i++ {
-		pl.Send("SET", fmt.Sprintf("bulk:%s:%d", prefix, i), i)
-	}
-	res, err := pl.Exec(ctx)
-	require.NoError(t, err)
-	for _, r := range res {
-		require.NoError(t, r.Err)
-	}
-	old.Close() // a process on the old topology alone would stop the mover
+	prefillLoadKeys(t, from, prefix, bulkKeys)
 
 	dir := t.TempDir()
 	stop := filepath.Join(dir, "stop")
@@ -101,14 +84,9 @@ func runUnderLoad(t *testing.T, prefix, fromURL, toURL string, killMover, live b
 	readies := make([]string, loadProcs)
 	for p := range procs {
 		readies[p] = filepath.Join(dir, fmt.Sprintf("ready%d", p))
-		spec, _ := json.Marshal(loadSpec{From: fromURL, To: toURL, Prefix: fmt.Sprintf("%s%d", prefix, p),
-			Goroutines: loadGoroutines, PreKeys: preKeys, Ready: readies[p], Stop: stop, Live: live})
-		cmd := exec.Command(os.Args[0], "-test.run=^$")
-		cmd.Env = append(os.Environ(), loadEnv+"="+string(spec))
-		outs[p] = new(bytes.Buffer)
-		cmd.Stdout, cmd.Stderr = outs[p], os.Stderr
-		require.NoError(t, cmd.Start())
-		procs[p] = cmd
+		spec := loadSpec{From: fromURL, To: toURL, Prefix: fmt.Sprintf("%s%d", prefix, p),
+			Goroutines: loadGoroutines, PreKeys: preKeys, Ready: readies[p], Stop: stop, Live: live}
+		procs[p], outs[p] = startLoadProc(t, loadEnv, spec)
 	}
 	stopped := false
 	stopLoad := func() {
@@ -116,19 +94,7 @@ func runUnderLoad(t *testing.T, prefix, fromURL, toURL string, killMover, live b
 			return
 		}
 		stopped = true
-		_ = os.WriteFile(stop, nil, 0o600)
-		for _, cmd := range procs {
-			done := make(chan error, 1)
-			go func() { done <- cmd.Wait() }()
-			select {
-			case err := <-done:
-				assert.NoError(t, err, "load generator")
-			case <-time.After(60 * time.Second):
-				_ = cmd.Process.Kill()
-				<-done
-				t.Errorf("load generator did not stop")
-			}
-		}
+		stopLoadProcs(t, stop, procs)
 	}
 	t.Cleanup(stopLoad)
 	for _, f := range readies {
@@ -152,8 +118,7 @@ func runUnderLoad(t *testing.T, prefix, fromURL, toURL string, killMover, live b
 	time.Sleep(200 * time.Millisecond) // some load after the move too
 	stopLoad()
 
-	all := &loadResult{Counters: map[string]int64{}, Hashes: map[string]map[string]int64{}, Lists: map[string]int64{},
-		TTLs: map[string]int64{}, Strings: map[string]string{}}
+	all := newLoadResult()
 	for p, out := range outs {
 		var r loadResult
 		require.NoError(t, json.Unmarshal(out.Bytes(), &r), "result of load generator %d", p)
@@ -207,12 +172,5 @@ func runUnderLoad(t *testing.T, prefix, fromURL, toURL string, killMover, live b
 		require.NoError(t, err)
 		assert.Equal(t, i, got)
 	}
-	var extra []string
-	for _, s := range servers {
-		extra = append(extra, s.Addr)
-	}
-	v, err := reshard.Verify(ctx, to, reshard.VerifyOptions{Nodes: extra})
-	require.NoError(t, err)
-	assert.Zero(t, v.Misplaced, "misplaced: %v", v.Samples)
-	assert.GreaterOrEqual(t, v.Scanned, int64(bulkKeys))
+	requireVerifiedOnEvery(t, to, servers, bulkKeys)
 }

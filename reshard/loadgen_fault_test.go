@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"slices"
 	"strconv"
@@ -130,21 +131,11 @@ func (r *faultResult) merge(o *faultResult) {
 	for k, v := range o.OKByTick {
 		r.OKByTick[k] += v
 	}
-	for k, v := range o.Counters {
-		r.Counters[k] = v
-	}
-	for k, v := range o.Hashes {
-		r.Hashes[k] = v
-	}
-	for k, v := range o.Lists {
-		r.Lists[k] = v
-	}
-	for k, v := range o.Strings {
-		r.Strings[k] = v
-	}
-	for k, v := range o.TTLs {
-		r.TTLs[k] = v
-	}
+	maps.Copy(r.Counters, o.Counters)
+	maps.Copy(r.Hashes, o.Hashes)
+	maps.Copy(r.Lists, o.Lists)
+	maps.Copy(r.Strings, o.Strings)
+	maps.Copy(r.TTLs, o.TTLs)
 }
 
 // ringOwner places keys by package ring (not by the client under test).

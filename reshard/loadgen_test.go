@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"strconv"
 	"sync"
@@ -47,21 +48,11 @@ func (r *loadResult) merge(o *loadResult) {
 	r.Ops += o.Ops
 	r.Failures += o.Failures
 	r.Errors = append(r.Errors, o.Errors...)
-	for k, v := range o.Counters {
-		r.Counters[k] = v
-	}
-	for k, v := range o.Hashes {
-		r.Hashes[k] = v
-	}
-	for k, v := range o.Lists {
-		r.Lists[k] = v
-	}
-	for k, v := range o.TTLs {
-		r.TTLs[k] = v
-	}
-	for k, v := range o.Strings {
-		r.Strings[k] = v
-	}
+	maps.Copy(r.Counters, o.Counters)
+	maps.Copy(r.Hashes, o.Hashes)
+	maps.Copy(r.Lists, o.Lists)
+	maps.Copy(r.TTLs, o.TTLs)
+	maps.Copy(r.Strings, o.Strings)
 }
 
 func newLoadResult() *loadResult {

@@ -9,7 +9,9 @@ import (
 	"time"
 
 	"github.com/shardis/shardis/internal/redistest"
+	"github.com/shardis/shardis/reshard"
 	"github.com/shardis/shardis/shard"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 )
@@ -93,4 +95,31 @@ func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// waitArmed waits until c sees its migration's fence armed (what names
+// the wait).
+func waitArmed(t *testing.T, c *shard.Client, what string) {
+	t.Helper()
+	waitFor(t, 10*time.Second, what, func() bool {
+		i, ok := c.Migration()
+		return ok && i.Phase == shard.PhaseArmed
+	})
+}
+
+// moveBack rolls a migration from from to to back: once every client's
+// beacon tells of the reverse migration (waiting beacons at the most), it
+// moves the keys from to back to from and checks that the verification
+// finds none misplaced.
+func moveBack(t *testing.T, from, to shard.Config, beacons time.Duration) *reshard.Report {
+	t.Helper()
+	ctx := context.Background()
+	waitFor(t, beacons, "the beacons of the reverse migration", func() bool {
+		return reshard.CheckClients(ctx, to, from, false) == nil
+	})
+	back, err := reshard.Move(ctx, reshard.Options{From: to, To: from})
+	require.NoError(t, err)
+	require.NotNil(t, back.Verify)
+	assert.Zero(t, back.Verify.Misplaced, "misplaced: %v", back.Verify.Samples)
+	return back
 }

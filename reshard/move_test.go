@@ -406,17 +406,8 @@ func TestRollbackAtHalfWay(t *testing.T) {
 		_, err := c.Do(ctx, "INCR", fmt.Sprintf("rb:%d", i))
 		require.NoError(t, err)
 	}
-	waitFor(t, 10*time.Second, "the beacons of the reverse migration", func() bool {
-		return reshard.CheckClients(ctx, to, from, false) == nil
-	})
-	back, err := reshard.Move(ctx, reshard.Options{From: to, To: from})
-	require.NoError(t, err)
-	require.NotNil(t, back.Verify)
-	assert.Zero(t, back.Verify.Misplaced)
-	waitFor(t, 10*time.Second, "the client to see the reverse fence armed", func() bool {
-		i, ok := c.Migration()
-		return ok && i.Phase == shard.PhaseArmed
-	})
+	moveBack(t, from, to, 10*time.Second)
+	waitArmed(t, c, "the client to see the reverse fence armed")
 	require.NoError(t, c.FinishMigration())
 	// Every process is back on the old config: the markers go.
 	require.NoError(t, reshard.ClearFence(ctx, to, from))

@@ -90,10 +90,7 @@ func TestMoverJudgesAClientByTheTopologyItMigratedTo(t *testing.T) {
 	require.NoError(t, err)
 	require.NotNil(t, rep.Verify)
 	assert.Zero(t, rep.Verify.Misplaced)
-	waitFor(t, 10*time.Second, "the client to see the armed marker", func() bool {
-		i, ok := c.Migration()
-		return ok && i.Phase == shard.PhaseArmed
-	})
+	waitArmed(t, c, "the client to see the armed marker")
 	require.NoError(t, c.FinishMigration())
 	_, err = reshard.Finish(ctx, b, cc)
 	require.NoError(t, err)

@@ -4,9 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"io"
-	"net"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,108 +14,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
-
-// trapProxy forwards connections to backend until trap is called: then
-// it closes the connections it forwards, and holds every new one open
-// without a byte in either direction (a node that stopped answering),
-// reporting each on held, until release.
-type trapProxy struct {
-	ln      net.Listener
-	backend string
-	onSend  func([]byte) // sees what clients send, before it goes on
-	held    chan struct{}
-
-	wg       sync.WaitGroup
-	mu       sync.Mutex
-	conns    []net.Conn
-	trapped  bool
-	released chan struct{}
-	once     sync.Once
-}
-
-func startTrapProxy(t *testing.T, backend string, onSend func([]byte)) *trapProxy {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	p := &trapProxy{ln: ln, backend: backend, onSend: onSend, held: make(chan struct{}, 16), released: make(chan struct{})}
-	p.wg.Go(func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			p.mu.Lock()
-			trapped := p.trapped
-			p.conns = append(p.conns, c)
-			p.mu.Unlock()
-			if trapped {
-				select {
-				case p.held <- struct{}{}:
-				default:
-				}
-				p.wg.Go(func() { <-p.released; c.Close() })
-				continue
-			}
-			b, err := net.Dial("tcp", backend)
-			if err != nil {
-				c.Close()
-				continue
-			}
-			p.mu.Lock()
-			p.conns = append(p.conns, b)
-			p.mu.Unlock()
-			p.wg.Go(func() { io.Copy(c, b); c.Close() })
-			p.wg.Go(func() {
-				defer b.Close()
-				buf := make([]byte, 64<<10)
-				for {
-					n, err := c.Read(buf)
-					if n > 0 {
-						if p.onSend != nil {
-							p.onSend(buf[:n])
-						}
-						if _, err := b.Write(buf[:n]); err != nil {
-							return
-						}
-					}
-					if err != nil {
-						return
-					}
-				}
-			})
-		}
-	})
-	t.Cleanup(func() {
-		p.release()
-		ln.Close()
-		p.mu.Lock()
-		for _, c := range p.conns {
-			c.Close()
-		}
-		p.mu.Unlock()
-		p.wg.Wait()
-	})
-	return p
-}
-
-func (p *trapProxy) addr() string { return p.ln.Addr().String() }
-
-// trap closes the forwarded connections; new ones are held.
-func (p *trapProxy) trap() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.trapped {
-		return
-	}
-	p.trapped = true
-	for _, c := range p.conns {
-		c.Close()
-	}
-	p.conns = nil
-}
-
-// release closes the held connections.
-func (p *trapProxy) release() { p.once.Do(func() { close(p.released) }) }
 
 // TestDumpMoveDoesNotPauseWhileDialingTheNewNode checks that the
 // DUMP/RESTORE path does not hold the old node's writes paused (CLIENT
@@ -134,14 +29,16 @@ func TestDumpMoveDoesNotPauseWhileDialingTheNewNode(t *testing.T) {
 		_, err := servers[0].Do("SET", k, "v")
 		require.NoError(t, err)
 	}
-	dst := startTrapProxy(t, servers[1].Addr, nil)
-	src := startTrapProxy(t, servers[0].Addr, func(b []byte) {
+	// Once trapped (CutAndHold), the new node stops answering.
+	dst := redistest.StartProxy(t, servers[1].Addr, redistest.ProxyOptions{})
+	src := redistest.StartProxy(t, servers[0].Addr, redistest.ProxyOptions{OnSend: func(b []byte) bool {
 		if bytes.Contains(bytes.ToUpper(b), []byte("$4\r\nSCAN\r\n")) {
-			dst.trap() // the mover has armed and begins to move
+			dst.CutAndHold() // the mover has armed and begins to move
 		}
-	})
-	from := mustParse(t, "redis-ring://"+src.addr()+"?names=a")
-	to := mustParse(t, "redis-ring://"+dst.addr()+"?names=b&read_timeout=20s&dial_timeout=20s")
+		return true
+	}})
+	from := mustParse(t, "redis-ring://"+src.Addr+"?names=a")
+	to := mustParse(t, "redis-ring://"+dst.Addr+"?names=b&read_timeout=20s&dial_timeout=20s")
 
 	done := make(chan error, 1)
 	go func() {
@@ -149,7 +46,7 @@ func TestDumpMoveDoesNotPauseWhileDialingTheNewNode(t *testing.T) {
 		done <- err
 	}()
 	select {
-	case <-dst.held:
+	case <-dst.Held():
 	case err := <-done:
 		t.Fatalf("the mover ended before it dialled the new node again: %v", err)
 	case <-time.After(60 * time.Second):
@@ -160,10 +57,10 @@ func TestDumpMoveDoesNotPauseWhileDialingTheNewNode(t *testing.T) {
 	require.NoError(t, err)
 	_, werr := conn.Do("SET", "app", "write")
 	conn.Close()
-	dst.release()
+	dst.Release()
 	err = <-done
 	assert.NoError(t, werr, "a write to the old node while the mover connects to the new one")
 	var nerr *shard.NodeError
 	require.True(t, errors.As(err, &nerr), "a NodeError: %v", err)
-	assert.Equal(t, dst.addr(), nerr.Node.Addr, "it names the new node: %v", err)
+	assert.Equal(t, dst.Addr, nerr.Node.Addr, "it names the new node: %v", err)
 }

@@ -16,88 +16,35 @@ import (
 	"github.com/shardis/shardis/shard"
 )
 
-// holdProxy forwards connections to backend, except that it holds the
-// first chunk a client sends that carries a RESTORE (or the EVALSHA that
-// runs one) and everything after it, until release: a RESTORE slow on its
-// way to the new node. done is closed once every connection it forwarded
-// has been closed by the backend.
-type holdProxy struct {
-	ln      net.Listener
-	backend string
-	held    chan struct{} // closed when a chunk is held
-	release chan struct{}
-
-	holdOnce sync.Once
-	wg       sync.WaitGroup
-}
-
-func startHoldProxy(t *testing.T, backend string) *holdProxy {
+// startHoldProxy starts a proxy that forwards connections to backend,
+// except that it holds the first chunk a client sends that carries a
+// RESTORE (or the EVALSHA that runs one) and everything sent after it,
+// until release is closed: a RESTORE slow on its way to the new node.
+// held is closed when a chunk is held.
+func startHoldProxy(t *testing.T, backend string) (p *redistest.Proxy, held, release chan struct{}) {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	p := &holdProxy{ln: ln, backend: backend, held: make(chan struct{}), release: make(chan struct{})}
-	var accept sync.WaitGroup
-	accept.Go(func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			b, err := net.Dial("tcp", backend)
-			if err != nil {
-				c.Close()
-				continue
-			}
-			p.wg.Go(func() { // backend to client, until the backend closes
-				defer c.Close()
-				buf := make([]byte, 64<<10)
-				for {
-					n, err := b.Read(buf)
-					if n > 0 {
-						c.Write(buf[:n]) // the client may have gone: the backend is read to its end anyway
-					}
-					if err != nil {
-						return
-					}
-				}
-			})
-			p.wg.Go(func() { // client to backend; the client's end half-closes the backend
-				defer b.(*net.TCPConn).CloseWrite()
-				buf := make([]byte, 64<<10)
-				for {
-					n, err := c.Read(buf)
-					if n > 0 {
-						chunk := buf[:n]
-						if bytes.Contains(chunk, []byte("$7\r\nRESTORE\r\n")) || bytes.Contains(chunk, []byte("$7\r\nEVALSHA\r\n")) {
-							p.holdOnce.Do(func() { close(p.held) })
-						}
-						select {
-						case <-p.held:
-							<-p.release
-						default:
-						}
-						if _, err := b.Write(chunk); err != nil {
-							return
-						}
-					}
-					if err != nil {
-						return
-					}
-				}
-			})
+	held, release = make(chan struct{}), make(chan struct{})
+	var holdOnce sync.Once
+	p = redistest.StartProxy(t, backend, redistest.ProxyOptions{OnSend: func(chunk []byte) bool {
+		if bytes.Contains(chunk, []byte("$7\r\nRESTORE\r\n")) || bytes.Contains(chunk, []byte("$7\r\nEVALSHA\r\n")) {
+			holdOnce.Do(func() { close(held) })
 		}
-	})
-	t.Cleanup(func() {
-		ln.Close()
-		accept.Wait()
 		select {
-		case <-p.release:
+		case <-held:
+			<-release
 		default:
-			close(p.release)
 		}
-		p.wg.Wait()
+		return true
+	}})
+	// Before the proxy closes: it waits for what it holds.
+	t.Cleanup(func() {
+		select {
+		case <-release:
+		default:
+			close(release)
+		}
 	})
-	return p
+	return p, held, release
 }
 
 // TestReview5DumpMoveLateRestoreUndoesNoDelete: a DUMP/RESTORE batch whose
@@ -109,17 +56,17 @@ func startHoldProxy(t *testing.T, backend string) *holdProxy {
 func TestReview5DumpMoveLateRestoreUndoesNoDelete(t *testing.T) {
 	ctx := context.Background()
 	servers := redistest.StartNTB(t, 2, redistest.Options{})
-	proxy := startHoldProxy(t, servers[1].Addr)
+	proxy, held, release := startHoldProxy(t, servers[1].Addr)
 	from, err := shard.ParseURL("redis-ring://" + servers[0].Addr + "?names=a")
 	require.NoError(t, err)
-	to, err := shard.ParseURL("redis-ring://" + proxy.ln.Addr().String() + "?names=b")
+	to, err := shard.ParseURL("redis-ring://" + proxy.Addr + "?names=b")
 	require.NoError(t, err)
 	pools, err := pool.NewSet(moverPool(to.Pool))
 	require.NoError(t, err)
 	defer pools.Close()
 	m := &mover{opts: Options{From: from, To: to, Dump: true, Timeout: 2 * time.Second}.withDefaults(), pools: pools, flows: map[[2]string]*Flow{}}
 	src := shard.Node{Name: "a", Addr: servers[0].Addr}
-	dst := shard.Node{Name: "b", Addr: proxy.ln.Addr().String()}
+	dst := shard.Node{Name: "b", Addr: proxy.Addr}
 	_, err = servers[0].Do("SET", "k", "10")
 	require.NoError(t, err)
 
@@ -129,7 +76,7 @@ func TestReview5DumpMoveLateRestoreUndoesNoDelete(t *testing.T) {
 	conn.Close()
 	require.Error(t, err, "the RESTORE's reply never came in time")
 	select {
-	case <-proxy.held:
+	case <-held:
 	default:
 		t.Fatal("no RESTORE went to the new node")
 	}
@@ -150,10 +97,9 @@ func TestReview5DumpMoveLateRestoreUndoesNoDelete(t *testing.T) {
 
 	// The mover's RESTORE arrives now.
 	pools.Close()
-	close(proxy.release)
-	proxy.ln.Close()
+	close(release)
 	drained := make(chan struct{})
-	go func() { proxy.wg.Wait(); close(drained) }()
+	go func() { proxy.Shutdown(); close(drained) }()
 	select {
 	case <-drained:
 	case <-time.After(30 * time.Second):

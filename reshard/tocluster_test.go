@@ -218,10 +218,7 @@ func TestRingClientMovesIntoAClusterLive(t *testing.T) {
 	// its verification, while the load goes on.
 	waitFor(t, 10*time.Second, "the beacons", func() bool { return reshard.CheckClients(ctx, from, to, false) == nil })
 	require.NoError(t, reshard.Arm(ctx, from, to, reshard.ArmOptions{}))
-	waitFor(t, 10*time.Second, "the client to see the fence armed", func() bool {
-		i, ok := c.Migration()
-		return ok && i.Phase == shard.PhaseArmed
-	})
+	waitArmed(t, c, "the client to see the fence armed")
 	_, isCluster := c.Router().(*shard.ClusterRouter)
 	require.True(t, isCluster, "armed, the client routes by the cluster: %T", c.Router())
 	rep, err := reshard.Move(ctx, reshard.Options{From: from, To: to, KeysPerSecond: 2000, Batch: 50})
@@ -352,10 +349,7 @@ func TestRingClientIntoClusterRollbackWithTheMover(t *testing.T) {
 	require.ErrorIs(t, err, context.Canceled)
 	require.Less(t, rep.Moved, int64(n), "stopped part-way")
 	require.Positive(t, rep.Moved)
-	waitFor(t, 10*time.Second, "the client to see the fence armed", func() bool {
-		i, ok := c.Migration()
-		return ok && i.Phase == shard.PhaseArmed
-	})
+	waitArmed(t, c, "the client to see the fence armed")
 
 	require.NoError(t, c.AbortMigration(ctx))
 	info, ok := c.Migration()
@@ -367,17 +361,8 @@ func TestRingClientIntoClusterRollbackWithTheMover(t *testing.T) {
 		_, err := c.Do(ctx, "INCR", fmt.Sprintf("rbc:%d", i))
 		require.NoError(t, err)
 	}
-	waitFor(t, 10*time.Second, "the beacons of the reverse migration", func() bool {
-		return reshard.CheckClients(ctx, to, from, false) == nil
-	})
-	back, err := reshard.Move(ctx, reshard.Options{From: to, To: from})
-	require.NoError(t, err)
-	require.NotNil(t, back.Verify)
-	assert.Zero(t, back.Verify.Misplaced, "misplaced: %v", back.Verify.Samples)
-	waitFor(t, 10*time.Second, "the client to see the reverse fence armed", func() bool {
-		i, ok := c.Migration()
-		return ok && i.Phase == shard.PhaseArmed
-	})
+	moveBack(t, from, to, 10*time.Second)
+	waitArmed(t, c, "the client to see the reverse fence armed")
 	_, isRing := c.Router().(*shard.RingRouter)
 	require.True(t, isRing, "the reverse armed, the client routes by the ring: %T", c.Router())
 	require.NoError(t, c.FinishMigration())

@@ -187,8 +187,7 @@ func TestAutoPipelineCancelledAfterItWasSentMayHaveRun(t *testing.T) {
 	_, err := c.Do(context.Background(), "DEL", "apc:sent")
 	require.NoError(t, err)
 
-	require.NoError(t, server.Pause())
-	t.Cleanup(func() { _ = server.Resume() })
+	pauseUntilCleanup(t, server)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	incr := make(chan error, 1)

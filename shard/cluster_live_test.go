@@ -265,6 +265,23 @@ func verifyAcked(t *testing.T, seeds []string, res *loadResult, excused func(k s
 	assert.Zero(t, lost, "acknowledged writes lost out of %d", len(keys))
 }
 
+// waitPromoted waits, polling every poll, until replica says it is a
+// master (ROLE), for timeout at the most, and returns when it first said
+// so.
+func waitPromoted(t *testing.T, replica *redistest.Server, timeout, poll time.Duration) time.Time {
+	t.Helper()
+	var promoted time.Time
+	require.Eventually(t, func() bool {
+		role, err := replica.Do("ROLE")
+		if err == nil && strings.HasPrefix(role, "master") {
+			promoted = time.Now()
+			return true
+		}
+		return false
+	}, timeout, poll)
+	return promoted
+}
+
 func nodeID(t *testing.T, s *redistest.Server) string {
 	id, err := s.Do("CLUSTER", "MYID")
 	require.NoError(t, err)
@@ -406,15 +423,7 @@ func testFailoverUnderLoad(t *testing.T, auto bool) {
 	now := time.Now()
 	require.NoError(t, victim.Kill())
 	killedAt.Store(&now)
-	var promotedAt time.Time
-	require.Eventually(t, func() bool {
-		role, err := replica.Do("ROLE")
-		if err == nil && strings.HasPrefix(role, "master") {
-			promotedAt = time.Now()
-			return true
-		}
-		return false
-	}, 30*time.Second, 10*time.Millisecond)
+	promotedAt := waitPromoted(t, replica, 30*time.Second, 10*time.Millisecond)
 	// Wait for the dead master's slots to serve again, then let the load
 	// run on a while so that late failures would show.
 	waitFor(t, 30*time.Second, "operations on the dead master's slots to recover", func() bool {

@@ -35,6 +35,44 @@ func setSlot(t *testing.T, s *redistest.Server, args ...string) {
 	require.NoError(t, err, "CLUSTER SETSLOT %v on %s", args, s.Addr)
 }
 
+// clusterAB returns the shared test cluster, a client on it with hooks
+// (nil: none), and the cluster's first two masters.
+func clusterAB(t *testing.T, hooks *shard.Hooks) (*redistest.Cluster, *shard.Client, *redistest.Server, *redistest.Server) {
+	t.Helper()
+	rc := clusterForTest(t)
+	cfg := clusterConfig(rc.Seeds()...)
+	cfg.Hooks = hooks
+	c := newClient(t, cfg)
+	m := rc.Masters()
+	return rc, c, m[0], m[1]
+}
+
+// assignSlot gives slot to master to, from master from, without moving its
+// keys (IMPORTING, MIGRATING, then NODE on both): a client that knew the
+// old owner meets MOVED.
+func assignSlot(t *testing.T, slot int, from, to *redistest.Server) {
+	t.Helper()
+	fromID, toID := nodeID(t, from), nodeID(t, to)
+	setSlot(t, to, fmt.Sprint(slot), "IMPORTING", fromID)
+	setSlot(t, from, fmt.Sprint(slot), "MIGRATING", toID)
+	setSlot(t, to, fmt.Sprint(slot), "NODE", toID)
+	setSlot(t, from, fmt.Sprint(slot), "NODE", toID)
+}
+
+// migratingSlot marks slot as migrating from master from to master to
+// (IMPORTING on to, MIGRATING on from) until the test ends, when it is
+// made stable again on both: a key missing at from meets ASK, a command
+// on keys split between them TRYAGAIN.
+func migratingSlot(t *testing.T, slot int, from, to *redistest.Server) {
+	t.Helper()
+	setSlot(t, to, fmt.Sprint(slot), "IMPORTING", nodeID(t, from))
+	setSlot(t, from, fmt.Sprint(slot), "MIGRATING", nodeID(t, to))
+	t.Cleanup(func() {
+		setSlot(t, from, fmt.Sprint(slot), "STABLE")
+		setSlot(t, to, fmt.Sprint(slot), "STABLE")
+	})
+}
+
 func stats(c *shard.Client) (moved, ask, tryAgain int64) {
 	for _, st := range c.Stats().Nodes {
 		moved += st.Moved
@@ -46,22 +84,12 @@ func stats(c *shard.Client) (moved, ask, tryAgain int64) {
 
 func TestClusterFollowsMoved(t *testing.T) {
 	ctx := context.Background()
-	rc := clusterForTest(t)
-	c := newClient(t, clusterConfig(rc.Seeds()...))
-	m := rc.Masters()
-	a, b := m[0], m[1]
+	rc, c, a, b := clusterAB(t, nil)
 	key, slot := keyOnMaster(t, rc, a, "moved")
-	ida, idb := nodeID(t, a), nodeID(t, b)
-	move := func(from, to *redistest.Server, fromID, toID string) {
-		setSlot(t, to, fmt.Sprint(slot), "IMPORTING", fromID)
-		setSlot(t, from, fmt.Sprint(slot), "MIGRATING", toID)
-		setSlot(t, to, fmt.Sprint(slot), "NODE", toID)
-		setSlot(t, from, fmt.Sprint(slot), "NODE", toID)
-	}
-	move(a, b, ida, idb)
+	assignSlot(t, slot, a, b)
 	defer func() {
 		direct(t, b.Addr).Do("DEL", key)
-		move(b, a, idb, ida)
+		assignSlot(t, slot, b, a)
 	}()
 
 	_, err := c.Do(ctx, "SET", key, "v")
@@ -78,17 +106,9 @@ func TestClusterFollowsMoved(t *testing.T) {
 
 func TestClusterAskInsideAPipeline(t *testing.T) {
 	ctx := context.Background()
-	rc := clusterForTest(t)
-	c := newClient(t, clusterConfig(rc.Seeds()...))
-	m := rc.Masters()
-	a, b := m[0], m[1]
+	rc, c, a, b := clusterAB(t, nil)
 	key, slot := keyOnMaster(t, rc, a, "ask")
-	setSlot(t, b, fmt.Sprint(slot), "IMPORTING", nodeID(t, a))
-	setSlot(t, a, fmt.Sprint(slot), "MIGRATING", nodeID(t, b))
-	defer func() {
-		setSlot(t, a, fmt.Sprint(slot), "STABLE")
-		setSlot(t, b, fmt.Sprint(slot), "STABLE")
-	}()
+	migratingSlot(t, slot, a, b)
 	// key is missing on the source, so the source answers ASK; the target
 	// serves it after ASKING. The other commands are not disturbed.
 	p := c.Pipeline()
@@ -110,10 +130,7 @@ func TestClusterAskInsideAPipeline(t *testing.T) {
 
 func TestClusterRedirectLoopEndsWithTypedError(t *testing.T) {
 	ctx := context.Background()
-	rc := clusterForTest(t)
-	c := newClient(t, clusterConfig(rc.Seeds()...))
-	m := rc.Masters()
-	a, b := m[0], m[1]
+	rc, c, a, b := clusterAB(t, nil)
 	key, slot := keyOnMaster(t, rc, a, "loop")
 	// a sends missing keys to b (ASK), b is not importing and sends them back (MOVED).
 	setSlot(t, a, fmt.Sprint(slot), "MIGRATING", nodeID(t, b))
@@ -141,13 +158,8 @@ func TestClusterTryAgainEndsWithinTheRetryWait(t *testing.T) {
 	key, slot := keyOnMaster(t, rc, a, "tryagain")
 	_, err := c.Do(ctx, "SET", key+"1", "x")
 	require.NoError(t, err)
-	setSlot(t, b, fmt.Sprint(slot), "IMPORTING", nodeID(t, a))
-	setSlot(t, a, fmt.Sprint(slot), "MIGRATING", nodeID(t, b))
-	defer func() {
-		setSlot(t, a, fmt.Sprint(slot), "STABLE")
-		setSlot(t, b, fmt.Sprint(slot), "STABLE")
-		c.Do(ctx, "DEL", key+"1")
-	}()
+	t.Cleanup(func() { c.Do(ctx, "DEL", key+"1") }) // once the slot is stable again
+	migratingSlot(t, slot, a, b)
 	// One key exists on the source, one does not: the source keeps answering TRYAGAIN.
 	start := time.Now()
 	_, err = c.Do(ctx, "MGET", key+"1", key+"2")

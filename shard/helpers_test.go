@@ -61,6 +61,24 @@ func startRing(t *testing.T, n int) (*shard.Client, []*redistest.Server) {
 	return newClient(t, ringConfig(servers)), servers
 }
 
+// hookedRing starts n real servers and a client over them with hooks.
+func hookedRing(t *testing.T, n int, hooks *shard.Hooks) (*shard.Client, []*redistest.Server) {
+	t.Helper()
+	servers := redistest.StartNTB(t, n, redistest.Options{})
+	cfg := ringConfig(servers)
+	cfg.Hooks = hooks
+	return newClient(t, cfg), servers
+}
+
+// pauseUntilCleanup stops s (SIGSTOP): it neither reads nor answers any
+// more (a large enough write to it fills the socket buffers and blocks).
+// The test's cleanup resumes it.
+func pauseUntilCleanup(t *testing.T, s *redistest.Server) {
+	t.Helper()
+	require.NoError(t, s.Pause())
+	t.Cleanup(func() { _ = s.Resume() })
+}
+
 // waitFor polls cond until it holds or the timeout passes.
 func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
 	t.Helper()
@@ -71,4 +89,23 @@ func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// allEjectedRing starts a two-shard ring with auto-eject, kills both
+// servers and waits until the client has ejected both shards. It returns
+// the client and the set of the shards' addresses.
+func allEjectedRing(t *testing.T) (*shard.Client, map[string]bool) {
+	t.Helper()
+	servers := redistest.StartNTB(t, 2, redistest.Options{})
+	cfg := ringConfig(servers)
+	cfg.Health.AutoEject = true
+	c := newClient(t, cfg)
+	rr := c.Router().(*shard.RingRouter)
+	addrs := map[string]bool{}
+	for _, s := range servers {
+		addrs[s.Addr] = true
+		require.NoError(t, s.Kill())
+	}
+	waitFor(t, 20*time.Second, "both shards ejected", func() bool { return rr.Ejected(0) && rr.Ejected(1) })
+	return c, addrs
 }

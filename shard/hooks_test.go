@@ -150,11 +150,8 @@ func keyInEmptySlot(t *testing.T, rc *redistest.Cluster, m *redistest.Server, pr
 // Every command reports the node that served it: the server that holds the
 // key when asked directly.
 func TestHooksReportTheNodeOfEachCommand(t *testing.T) {
-	servers := redistest.StartNTB(t, 3, redistest.Options{})
 	rec := &recorder{}
-	cfg := ringConfig(servers)
-	cfg.Hooks = rec.hooks()
-	c := newClient(t, cfg)
+	c, servers := hookedRing(t, 3, rec.hooks())
 	ctx := context.Background()
 
 	for i := range 12 {
@@ -361,11 +358,8 @@ func TestHooksNeverSeeSecrets(t *testing.T) {
 
 // A statement is bounded when asked to be.
 func TestHooksStatementIsBounded(t *testing.T) {
-	servers := redistest.StartNTB(t, 1, redistest.Options{})
 	rec := &recorder{}
-	cfg := ringConfig(servers)
-	cfg.Hooks = rec.hooks()
-	c := newClient(t, cfg)
+	c, _ := hookedRing(t, 1, rec.hooks())
 	big := strings.Repeat("x", 10000)
 	_, err := c.Do(context.Background(), "SET", "bounded:k", big)
 	require.NoError(t, err)
@@ -447,25 +441,13 @@ func TestHealthCheckReplication(t *testing.T) {
 // reported with the slot that moved.
 func TestHooksClusterMovedAndSlotMap(t *testing.T) {
 	ctx := context.Background()
-	rc := clusterForTest(t)
 	rec := &recorder{}
-	cfg := clusterConfig(rc.Seeds()...)
-	cfg.Hooks = rec.hooks()
-	c := newClient(t, cfg)
-	m := rc.Masters()
-	a, b := m[0], m[1]
+	rc, c, a, b := clusterAB(t, rec.hooks())
 	key, slot := keyInEmptySlot(t, rc, a, "hookmoved")
-	ida, idb := nodeID(t, a), nodeID(t, b)
-	move := func(from, to *redistest.Server, fromID, toID string) {
-		setSlot(t, to, fmt.Sprint(slot), "IMPORTING", fromID)
-		setSlot(t, from, fmt.Sprint(slot), "MIGRATING", toID)
-		setSlot(t, to, fmt.Sprint(slot), "NODE", toID)
-		setSlot(t, from, fmt.Sprint(slot), "NODE", toID)
-	}
-	move(a, b, ida, idb)
+	assignSlot(t, slot, a, b)
 	defer func() {
 		direct(t, b.Addr).Do("DEL", key)
-		move(b, a, idb, ida)
+		assignSlot(t, slot, b, a)
 	}()
 	rec.reset()
 	_, err := c.Do(ctx, "SET", key, "v")
@@ -505,20 +487,10 @@ func TestHooksClusterMovedAndSlotMap(t *testing.T) {
 // A MOVED inside a pipeline is listed in the part of the node that sent it.
 func TestHooksClusterRedirectInPipeline(t *testing.T) {
 	ctx := context.Background()
-	rc := clusterForTest(t)
 	rec := &recorder{}
-	cfg := clusterConfig(rc.Seeds()...)
-	cfg.Hooks = rec.hooks()
-	c := newClient(t, cfg)
-	m := rc.Masters()
-	a, b := m[0], m[1]
+	rc, c, a, b := clusterAB(t, rec.hooks())
 	key, slot := keyOnMaster(t, rc, a, "hookask")
-	setSlot(t, b, fmt.Sprint(slot), "IMPORTING", nodeID(t, a))
-	setSlot(t, a, fmt.Sprint(slot), "MIGRATING", nodeID(t, b))
-	defer func() {
-		setSlot(t, a, fmt.Sprint(slot), "STABLE")
-		setSlot(t, b, fmt.Sprint(slot), "STABLE")
-	}()
+	migratingSlot(t, slot, a, b)
 	other, _ := keyOnMaster(t, rc, a, "hookother")
 	rec.reset()
 	p := c.Pipeline()

@@ -60,20 +60,30 @@ func splitLines(s string) []string {
 	return out
 }
 
+// ringWithKeys starts a ring of three servers with a client on it that
+// has set prefix:0 .. prefix:<n-1> to 0 .. n-1, and returns them with the
+// config of the shared test cluster to migrate into and a plain client
+// on that cluster.
+func ringWithKeys(t *testing.T, prefix string, n int) (*shard.Client, []*redistest.Server, shard.Config, *shard.Client) {
+	t.Helper()
+	c, servers := startRing(t, 3)
+	to := intoCluster(t, ringConfig(servers))
+	plain := newClient(t, to)
+	for i := 0; i < n; i++ {
+		_, err := c.Do(context.Background(), "SET", fmt.Sprintf("%s:%d", prefix, i), i)
+		require.NoError(t, err)
+	}
+	return c, servers, to, plain
+}
+
 // TestRingClientIntoClusterAbortBeforeArming starts a migration of a
 // live ring client into a cluster and turns back before the fence: the
 // client routes by the ring throughout, nothing reaches the cluster, and
 // it is a plain ring client again.
 func TestRingClientIntoClusterAbortBeforeArming(t *testing.T) {
 	ctx := context.Background()
-	c, servers := startRing(t, 3)
-	to := intoCluster(t, ringConfig(servers))
-	plain := newClient(t, to)
 	const n = 60
-	for i := 0; i < n; i++ {
-		_, err := c.Do(ctx, "SET", fmt.Sprintf("ab:%d", i), i)
-		require.NoError(t, err)
-	}
+	c, servers, to, plain := ringWithKeys(t, "ab", n)
 	require.NoError(t, c.StartMigration(ctx, to))
 	info, ok := c.Migration()
 	require.True(t, ok)
@@ -117,14 +127,8 @@ func TestRingClientIntoClusterAbortBeforeArming(t *testing.T) {
 // ring and moves every key back; FinishMigration leaves a ring client.
 func TestRingClientIntoClusterAbortAfterArming(t *testing.T) {
 	ctx := context.Background()
-	c, servers := startRing(t, 3)
-	to := intoCluster(t, ringConfig(servers))
-	plain := newClient(t, to)
 	const n = 60
-	for i := 0; i < n; i++ {
-		_, err := c.Do(ctx, "SET", fmt.Sprintf("back:%d", i), i)
-		require.NoError(t, err)
-	}
+	c, servers, to, plain := ringWithKeys(t, "back", n)
 	require.NoError(t, c.StartMigration(ctx, to))
 	require.NoError(t, c.ArmMigration())
 	_, isCluster := c.Router().(*shard.ClusterRouter)

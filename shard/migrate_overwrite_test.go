@@ -409,33 +409,21 @@ func TestMigrationOverwriteExpiredInFlight(t *testing.T) {
 func TestRollbackFenceWaitsForAnOverwrite(t *testing.T) {
 	ctx := context.Background()
 	s := newSwitchSetup(t, 20*time.Second)
-	var hold atomic.Bool
-	held, release := make(chan struct{}), make(chan struct{})
-	c := s.migrating(t, &shard.Hooks{Command: func(_ context.Context, ev *shard.CommandEvent) {
-		if ev.Name == "SET" && hold.CompareAndSwap(true, false) {
-			close(held)
-			<-release
-		}
-	}})
+	gate := newHoldGate()
+	c := s.migrating(t, gate.commandHooks("SET"))
 	s.fenceAndArm(t, c)
 	k := s.moving(t, "rb", 1)[0]
-	oldOwner := ringOwner(t, s.from, k)
-	for _, srv := range s.servers {
-		if srv.Addr == oldOwner {
-			_, err := srv.Do("SET", k, "old")
-			require.NoError(t, err)
-		}
-	}
-	hold.Store(true)
+	oldOwner := s.setAtOldOwner(t, k, "old")
+	gate.arm()
 	done := make(chan error, 1)
 	go func() {
 		_, err := c.Do(ctx, "SET", k, "new")
 		done <- err
 	}()
-	<-held
+	<-gate.held
 	require.NoError(t, c.AbortMigration(ctx))
 	// The reverse fence waits for the held overwrite.
-	s.fenceOverHeld(t, c, release, done, "an overwrite was between its two steps")
+	s.fenceOverHeld(t, c, gate.release, done, "an overwrite was between its two steps")
 	v, err := redis.String(c.Do(ctx, "GETEX", k)) // a write that changes nothing: moves the key back
 	require.NoError(t, err)
 	assert.Equal(t, "new", v)

@@ -62,6 +62,20 @@ func (s *switchSetup) moving(t *testing.T, prefix string, n int) []string {
 	return out
 }
 
+// setAtOldOwner sets k to v directly at its owner in the old topology,
+// and returns that owner's address.
+func (s *switchSetup) setAtOldOwner(t *testing.T, k, v string) string {
+	t.Helper()
+	oldOwner := ringOwner(t, s.from, k)
+	for _, srv := range s.servers {
+		if srv.Addr == oldOwner {
+			_, err := srv.Do("SET", k, v)
+			require.NoError(t, err)
+		}
+	}
+	return oldOwner
+}
+
 // mark sets the fence's marker on every old node.
 func (s *switchSetup) mark(t *testing.T, c *shard.Client, p shard.MigrationPhase) {
 	t.Helper()
@@ -136,15 +150,8 @@ func TestFenceSwitchWaitsForAWritePlannedBefore(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
 			s := newSwitchSetup(t, 20*time.Second)
-			var hold atomic.Bool
-			held, release := make(chan struct{}), make(chan struct{})
-			c := s.migrating(t, &shard.Hooks{Start: func(ctx context.Context, op *shard.Op) context.Context {
-				if op.Name == name && hold.CompareAndSwap(true, false) {
-					close(held)
-					<-release
-				}
-				return ctx
-			}})
+			gate := newHoldGate()
+			c := s.migrating(t, gate.startHooks(name))
 			keys := s.moving(t, "ws", 6)
 			args := make([]any, 0, 2*len(keys))
 			for i, k := range keys {
@@ -154,7 +161,7 @@ func TestFenceSwitchWaitsForAWritePlannedBefore(t *testing.T) {
 				_, err := c.Do(ctx, "MSET", args...)
 				require.NoError(t, err)
 			}
-			hold.Store(true)
+			gate.arm()
 			done := make(chan error, 1)
 			go func() {
 				var err error
@@ -180,8 +187,8 @@ func TestFenceSwitchWaitsForAWritePlannedBefore(t *testing.T) {
 				}
 				done <- err
 			}()
-			<-held
-			s.fenceOverHeld(t, c, release, done, "a "+name+" planned by the old topology was held")
+			<-gate.held
+			s.fenceOverHeld(t, c, gate.release, done, "a "+name+" planned by the old topology was held")
 			for i, k := range keys {
 				v, err := c.Do(ctx, "GETEX", k) // a write that changes nothing: moves the key
 				require.NoError(t, err)
@@ -504,26 +511,19 @@ func TestFenceSwitchUnderLoad(t *testing.T) {
 func TestFenceSwitchGivesUpOnACallerHeldBeforeSending(t *testing.T) {
 	ctx := context.Background()
 	s := newSwitchSetup(t, 300*time.Millisecond)
-	var hold atomic.Bool
-	held, release := make(chan struct{}), make(chan struct{})
-	c := s.migrating(t, &shard.Hooks{Start: func(ctx context.Context, op *shard.Op) context.Context {
-		if hold.CompareAndSwap(true, false) {
-			close(held)
-			<-release
-		}
-		return ctx
-	}})
+	gate := newHoldGate()
+	c := s.migrating(t, gate.startHooks(""))
 	k := s.moving(t, "held", 1)[0]
-	hold.Store(true)
+	gate.arm()
 	done := make(chan error, 1)
 	go func() {
 		_, err := c.Do(ctx, "SET", k, "late")
 		done <- err
 	}()
-	<-held
+	<-gate.held
 	s.mark(t, c, shard.PhaseFenced)
 	waitFor(t, 30*time.Second, "the switch to stop waiting for the held caller", func() bool { return s.beaconSays(shard.PhaseFenced) })
-	close(release)
+	close(gate.release)
 	select {
 	case err := <-done:
 		require.ErrorIs(t, err, shard.ErrFenceSwitched)
@@ -545,17 +545,10 @@ func TestFenceSwitchRingToClusterWaitsForAWritePlannedBefore(t *testing.T) {
 	cl := clusterForTest(t)
 	from := ringConfig(servers)
 	from.Pool.ReadTimeout = 20 * time.Second
-	var hold atomic.Bool
-	held, release := make(chan struct{}), make(chan struct{})
+	gate := newHoldGate()
 	cfg := shard.Config{Mode: shard.ModeCluster, Seeds: cl.Seeds(), Pool: from.Pool, Health: from.Health,
 		Migration: &shard.Migration{From: &from},
-		Hooks: &shard.Hooks{Start: func(ctx context.Context, op *shard.Op) context.Context {
-			if op.Name == "MSET" && hold.CompareAndSwap(true, false) {
-				close(held)
-				<-release
-			}
-			return ctx
-		}}}
+		Hooks:     gate.startHooks("MSET")}
 	c := newClient(t, cfg)
 	info, ok := c.Migration()
 	require.True(t, ok)
@@ -583,13 +576,13 @@ func TestFenceSwitchRingToClusterWaitsForAWritePlannedBefore(t *testing.T) {
 		list, err := servers[0].Do("CLIENT", "LIST")
 		return err == nil && strings.Contains(list, ":"+p.String()+":")
 	}
-	hold.Store(true)
+	gate.arm()
 	done := make(chan error, 1)
 	go func() {
 		_, err := c.Do(ctx, "MSET", args...)
 		done <- err
 	}()
-	<-held
+	<-gate.held
 	mark(shard.PhaseFenced)
 	waitFor(t, 10*time.Second, "the client to switch", func() bool {
 		i, _ := c.Migration()
@@ -599,7 +592,7 @@ func TestFenceSwitchRingToClusterWaitsForAWritePlannedBefore(t *testing.T) {
 		time.Sleep(shard.FencePoll)
 		require.False(t, beacon(shard.PhaseFenced), "acknowledged the fence while an MSET planned by the ring was held")
 	}
-	close(release)
+	close(gate.release)
 	select {
 	case err := <-done:
 		require.NoError(t, err)

@@ -181,13 +181,7 @@ func TestMigrationKeepsTheNewOwnersCopy(t *testing.T) {
 	ctx := context.Background()
 	servers := redistest.StartNTB(t, 4, redistest.Options{})
 	from, to := ringConfig(servers[:3]), ringConfig(servers)
-	var key string
-	for i := 0; ; i++ {
-		key = fmt.Sprintf("busy:%d", i)
-		if ringOwner(t, from, key) != ringOwner(t, to, key) {
-			break
-		}
-	}
+	key := movingKeys(t, from, to, "busy:", 1)[0]
 	srv := map[string]*redistest.Server{}
 	for _, s := range servers {
 		srv[s.Addr] = s
@@ -254,13 +248,7 @@ func TestMigrationTxWatchesTheMovedKey(t *testing.T) {
 	ctx := context.Background()
 	servers := redistest.StartNTB(t, 4, redistest.Options{})
 	from, to := ringConfig(servers[:3]), ringConfig(servers)
-	var key string
-	for i := 0; ; i++ {
-		key = fmt.Sprintf("tx:%d", i)
-		if ringOwner(t, from, key) != ringOwner(t, to, key) {
-			break
-		}
-	}
+	key := movingKeys(t, from, to, "tx:", 1)[0]
 	old := newClient(t, from)
 	_, err := old.Do(ctx, "SET", key, 41)
 	require.NoError(t, err)

@@ -341,6 +341,32 @@ func startFake(t *testing.T, script func(conn int, cmd []string) string) *fakeSe
 	return f
 }
 
+// addr is the fake server's address.
+func (f *fakeServer) addr() string { return f.ln.Addr().String() }
+
+// client returns a ring client over the fake server alone, without health
+// checks, closed when the test ends.
+func (f *fakeServer) client(t *testing.T) *shard.Client {
+	t.Helper()
+	return newClient(t, shard.Config{
+		Shards: []ring.Shard{{Addr: f.addr(), Weight: 1}},
+		Pool:   pool.Options{DialTimeout: time.Second, ReadTimeout: time.Second},
+		Health: shard.HealthOptions{Interval: -1},
+	})
+}
+
+// subscribedReply is the confirmation of a SUBSCRIBE of channel, the
+// first name of its connection.
+func subscribedReply(channel string) string {
+	return "*3\r\n$9\r\nsubscribe\r\n$" + fmt.Sprint(len(channel)) + "\r\n" + channel + "\r\n:1\r\n"
+}
+
+// pongReply is the reply of a PING with msg on a connection in subscribe
+// mode.
+func pongReply(msg string) string {
+	return "*2\r\n$4\r\npong\r\n$" + fmt.Sprint(len(msg)) + "\r\n" + msg + "\r\n"
+}
+
 // readCommand reads one RESP array of bulk strings.
 func readCommand(rd *bufio.Reader) ([]string, error) {
 	line, err := rd.ReadString('\n')
@@ -372,21 +398,15 @@ func TestSubscriptionOddRepliesFromAFakeServer(t *testing.T) {
 			return "-ERR odd refusal\r\n"
 		case cmd[0] == "SUBSCRIBE" && conn == 1:
 			// A confirmation, then a push type no server sends.
-			return "*3\r\n$9\r\nsubscribe\r\n$" + fmt.Sprint(len(cmd[1])) + "\r\n" + cmd[1] + "\r\n:1\r\n" +
-				"*2\r\n$9\r\ninvalidat\r\n$1\r\nx\r\n"
+			return subscribedReply(cmd[1]) + "*2\r\n$9\r\ninvalidat\r\n$1\r\nx\r\n"
 		case cmd[0] == "SUBSCRIBE":
-			return "*3\r\n$9\r\nsubscribe\r\n$" + fmt.Sprint(len(cmd[1])) + "\r\n" + cmd[1] + "\r\n:1\r\n"
+			return subscribedReply(cmd[1])
 		case cmd[0] == "PING":
-			return "*2\r\n$4\r\npong\r\n$" + fmt.Sprint(len(cmd[1])) + "\r\n" + cmd[1] + "\r\n"
+			return pongReply(cmd[1])
 		}
 		return "-ERR unexpected\r\n"
 	})
-	cfg := shard.Config{
-		Shards: []ring.Shard{{Addr: f.ln.Addr().String(), Weight: 1}},
-		Pool:   pool.Options{DialTimeout: time.Second, ReadTimeout: time.Second},
-		Health: shard.HealthOptions{Interval: -1},
-	}
-	c := newClient(t, cfg)
+	c := f.client(t)
 	ctx := context.Background()
 	sub, err := c.Subscribe(ctx, "odd")
 	require.NoError(t, err)

@@ -110,6 +110,22 @@ func homeOf(t *testing.T, masters []*redistest.Server, channel string) *redistes
 	return home
 }
 
+// startFailoverCluster starts a cluster of three masters with a replica
+// each, quick to fail over, and a client on it; it returns the masters
+// too.
+func startFailoverCluster(t *testing.T) (*redistest.Cluster, *shard.Client, []*redistest.Server) {
+	t.Helper()
+	// With full coverage required (the default), every master answers
+	// CLUSTERDOWN between the master's failure and the promotion, so no
+	// channel could be published to: the other masters keep serving here.
+	rc := redistest.StartClusterTB(t, 3, 1, redistest.Options{NodeTimeout: time.Second,
+		Args: []string{"--cluster-require-full-coverage", "no"}})
+	c := newClient(t, clusterConfig(rc.Seeds()...))
+	masters := rc.Masters()
+	require.Len(t, masters, 3)
+	return rc, c, masters
+}
+
 // TestSubscriptionsClusterFailover kills the master that carries a
 // classic subscription and owns some of 1,000 shard channels of another,
 // with keyspace events subscribed on every master: every kind must come
@@ -119,15 +135,8 @@ func TestSubscriptionsClusterFailover(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts its own cluster and kills a master")
 	}
-	// With full coverage required (the default), every master answers
-	// CLUSTERDOWN between the master's failure and the promotion, so no
-	// channel could be published to: the other masters keep serving here.
-	rc := redistest.StartClusterTB(t, 3, 1, redistest.Options{NodeTimeout: time.Second,
-		Args: []string{"--cluster-require-full-coverage", "no"}})
-	c := newClient(t, clusterConfig(rc.Seeds()...))
+	rc, c, masters := startFailoverCluster(t)
 	ctx := context.Background()
-	masters := rc.Masters()
-	require.Len(t, masters, 3)
 
 	classic, err := c.Subscribe(ctx, "classic:news")
 	require.NoError(t, err)
@@ -253,15 +262,7 @@ func TestSubscriptionsClusterFailover(t *testing.T) {
 
 	killed := time.Now()
 	require.NoError(t, victim.Kill())
-	var promoted time.Time
-	require.Eventually(t, func() bool {
-		role, err := replica.Do("ROLE")
-		if err == nil && strings.HasPrefix(role, "master") {
-			promoted = time.Now()
-			return true
-		}
-		return false
-	}, 15*time.Second, 5*time.Millisecond)
+	promoted := waitPromoted(t, replica, 15*time.Second, 5*time.Millisecond)
 	waitFor(t, 10*time.Second, "the dead master's channels to resume", func() bool {
 		for _, n := range dead {
 			if arr.firstAfter(n, promoted).IsZero() {

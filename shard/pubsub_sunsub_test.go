@@ -161,6 +161,34 @@ func (f *sunsubFixture) checkAfter(t *testing.T) {
 	assert.Equal(t, 2, st.ShardChannels)
 }
 
+// unsubscribeAfterSlotMovedAway holds the subscription's lock so that the
+// node's push for the moving slot is handled with the SUNSUBSCRIBEs
+// already pending: it unsubscribes movedA and movedB (moved) with stay
+// (not moved), subscribes later in the moved slot where the stale table
+// says, and PINGs; every reply must come in order and later end at the
+// slot's new owner.
+func (f *sunsubFixture) unsubscribeAfterSlotMovedAway(t *testing.T) {
+	t.Helper()
+	h := shard.HoldSubscription(f.sub)
+	moveSlot(t, f.moving, f.from, f.to, f.masters) // the node's push is on its way
+	errU := h.SUnsubscribe(f.movedA, f.movedB, f.stay)
+	shard.PointSlotAt(f.c, f.moving, f.from.Addr) // the client's table is stale
+	wait, errS := h.SSubscribe(f.later)
+	errP := h.Ping("after")
+	h.Release()
+	require.NoError(t, errU)
+	require.NoError(t, errS)
+	require.NoError(t, errP)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	require.NoError(t, wait(ctx), "later follows its slot to the new owner")
+	f.expect(t, "sunsubscribe "+f.movedA, "sunsubscribe "+f.movedB, "sunsubscribe "+f.stay,
+		"ssubscribe "+f.later, "pong after")
+	f.checkAfter(t)
+	require.Equal(t, 1, numSub(t, f.to, "SHARDNUMSUB", f.later))
+}
+
 // TestPubSubSUnsubscribeAfterSlotMovedAway unsubscribes shard channels whose
 // slot moved to another master behind the client's back. Redis 7 then
 // does two things on the old owner's connection: when the slot leaves, it
@@ -180,24 +208,7 @@ func (f *sunsubFixture) checkAfter(t *testing.T) {
 func TestPubSubSUnsubscribeAfterSlotMovedAway(t *testing.T) {
 	f := newSunsubFixture(t)
 
-	h := shard.HoldSubscription(f.sub)
-	moveSlot(t, f.moving, f.from, f.to, f.masters) // the node's push is on its way
-	errU := h.SUnsubscribe(f.movedA, f.movedB, f.stay)
-	shard.PointSlotAt(f.c, f.moving, f.from.Addr) // the client's table is stale
-	wait, errS := h.SSubscribe(f.later)
-	errP := h.Ping("after")
-	h.Release()
-	require.NoError(t, errU)
-	require.NoError(t, errS)
-	require.NoError(t, errP)
-
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	require.NoError(t, wait(ctx), "later follows its slot to the new owner")
-	f.expect(t, "sunsubscribe "+f.movedA, "sunsubscribe "+f.movedB, "sunsubscribe "+f.stay,
-		"ssubscribe "+f.later, "pong after")
-	f.checkAfter(t)
-	assert.Equal(t, 1, numSub(t, f.to, "SHARDNUMSUB", f.later))
+	f.unsubscribeAfterSlotMovedAway(t)
 }
 
 // TestPubSubSUnsubscribeRacesSlotMove is the same without holding

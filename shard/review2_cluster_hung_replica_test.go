@@ -22,13 +22,7 @@ func TestReview2ClusterReadFromAHungReplicaGoesToTheMaster(t *testing.T) {
 		t.Skip("starts its own cluster")
 	}
 	ctx := context.Background()
-	rc := redistest.StartClusterTB(t, 3, 1, redistest.Options{})
-	m := rc.Masters()[0]
-	rep, err := rc.ReplicaOf(m)
-	require.NoError(t, err)
-	key, _ := keyOnMaster(t, rc, m, "review2hung")
-	_, err = direct(t, m.Addr).Do("SET", key, "v")
-	require.NoError(t, err)
+	rc, rep, key := keyWithReplica(t, "review2hung")
 
 	for _, auto := range []bool{false, true} {
 		name := "pooled"
@@ -55,8 +49,7 @@ func TestReview2ClusterReadFromAHungReplicaGoesToTheMaster(t *testing.T) {
 			}
 			require.Positive(t, before, "reads went to the replica")
 
-			require.NoError(t, rep.Pause())
-			t.Cleanup(func() { _ = rep.Resume() })
+			pauseUntilCleanup(t, rep)
 			start := time.Now()
 			v, err := redis.String(c.Do(ctx, "GET", key))
 			took := time.Since(start)
@@ -77,13 +70,7 @@ func TestReview2ClusterReadFromADeadReplicaGoesToTheMaster(t *testing.T) {
 		t.Skip("starts its own cluster")
 	}
 	ctx := context.Background()
-	rc := redistest.StartClusterTB(t, 3, 1, redistest.Options{})
-	m := rc.Masters()[0]
-	rep, err := rc.ReplicaOf(m)
-	require.NoError(t, err)
-	key, _ := keyOnMaster(t, rc, m, "review2dead")
-	_, err = direct(t, m.Addr).Do("SET", key, "v")
-	require.NoError(t, err)
+	rc, rep, key := keyWithReplica(t, "review2dead")
 	cfg := clusterConfig(rc.Seeds()...)
 	cfg.Cluster.ReadFrom = shard.ReadReplicaRandom
 	cfg.Cluster.MaxRetryWait = 3 * time.Second
@@ -101,4 +88,19 @@ func TestReview2ClusterReadFromADeadReplicaGoesToTheMaster(t *testing.T) {
 		assert.Equal(t, "v", v)
 		assert.Less(t, time.Since(start), 2*time.Second, "read %d", i)
 	}
+}
+
+// keyWithReplica starts a cluster of three masters with a replica each,
+// sets a key of the first master (prefix names it) to "v" and returns the
+// cluster, that master's replica and the key.
+func keyWithReplica(t *testing.T, prefix string) (*redistest.Cluster, *redistest.Server, string) {
+	t.Helper()
+	rc := redistest.StartClusterTB(t, 3, 1, redistest.Options{})
+	m := rc.Masters()[0]
+	rep, err := rc.ReplicaOf(m)
+	require.NoError(t, err)
+	key, _ := keyOnMaster(t, rc, m, prefix)
+	_, err = direct(t, m.Addr).Do("SET", key, "v")
+	require.NoError(t, err)
+	return rc, rep, key
 }

@@ -24,24 +24,12 @@ import (
 func TestReview2RollbackFenceWaitsForACommandPlannedBeforeTheTurn(t *testing.T) {
 	ctx := context.Background()
 	s := newSwitchSetup(t, 20*time.Second)
-	var hold atomic.Bool
-	held, release := make(chan struct{}), make(chan struct{})
-	c := s.migrating(t, &shard.Hooks{Command: func(_ context.Context, ev *shard.CommandEvent) {
-		if ev.Name == "INCR" && hold.CompareAndSwap(true, false) {
-			close(held)
-			<-release
-		}
-	}})
+	gate := newHoldGate()
+	c := s.migrating(t, gate.commandHooks("INCR"))
 	s.fenceAndArm(t, c)
 	k := s.moving(t, "rbi", 1)[0]
-	oldOwner := ringOwner(t, s.from, k)
-	for _, srv := range s.servers {
-		if srv.Addr == oldOwner {
-			_, err := srv.Do("SET", k, "5")
-			require.NoError(t, err)
-		}
-	}
-	hold.Store(true)
+	oldOwner := s.setAtOldOwner(t, k, "5")
+	gate.arm()
 	done := make(chan error, 1)
 	var got atomic.Int64
 	go func() {
@@ -49,9 +37,9 @@ func TestReview2RollbackFenceWaitsForACommandPlannedBeforeTheTurn(t *testing.T) 
 		got.Store(n)
 		done <- err
 	}()
-	<-held
+	<-gate.held
 	require.NoError(t, c.AbortMigration(ctx))
-	s.fenceOverHeld(t, c, release, done, "an INCR planned before the turn was running")
+	s.fenceOverHeld(t, c, gate.release, done, "an INCR planned before the turn was running")
 	assert.Equal(t, int64(6), got.Load(), "the held INCR continues the counter")
 	n, err := redis.Int64(c.Do(ctx, "INCR", k)) // moves the key back first
 	require.NoError(t, err)
@@ -71,13 +59,7 @@ func TestReview2RollbackFenceRefusesAConnTxPlannedBeforeTheTurn(t *testing.T) {
 	c := s.migrating(t, nil)
 	s.fenceAndArm(t, c)
 	k := s.moving(t, "rbc", 1)[0]
-	oldOwner := ringOwner(t, s.from, k)
-	for _, srv := range s.servers {
-		if srv.Addr == oldOwner {
-			_, err := srv.Do("SET", k, "5")
-			require.NoError(t, err)
-		}
-	}
+	oldOwner := s.setAtOldOwner(t, k, "5")
 	conn := c.Conn()
 	defer conn.Close()
 	_, err := conn.Do("MULTI")

@@ -16,10 +16,8 @@ import (
 // subscribed on the node for good, delivering messages the application
 // had unsubscribed from: it is sent again once the node can serve.
 func TestReview2PubSubUnsubscribeRefusedByBusyNode(t *testing.T) {
-	c, servers := startRing(t, 1)
+	c, sub, servers := quietSubscription(t, 1)
 	ctx := context.Background()
-	sub, err := c.NewSubscription(shard.SubscriptionOptions{PingInterval: time.Minute, PingTimeout: time.Minute})
-	require.NoError(t, err)
 	defer sub.Close()
 	require.NoError(t, sub.Subscribe(ctx, "r2bu:gone", "r2bu:keep"))
 	require.NoError(t, sub.PSubscribe(ctx, "r2bu:p:*"))

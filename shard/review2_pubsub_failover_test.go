@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/gomodule/redigo/redis"
-	"github.com/shardis/shardis/internal/redistest"
 	"github.com/shardis/shardis/shard"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -21,12 +20,8 @@ func TestReview2PubSubShardChannelsChangedDuringFailover(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts its own cluster and kills a master")
 	}
-	rc := redistest.StartClusterTB(t, 3, 1, redistest.Options{NodeTimeout: time.Second,
-		Args: []string{"--cluster-require-full-coverage", "no"}})
-	c := newClient(t, clusterConfig(rc.Seeds()...))
+	rc, c, masters := startFailoverCluster(t)
 	ctx := context.Background()
-	masters := rc.Masters()
-	require.Len(t, masters, 3)
 	victim := masters[1]
 	replica, err := rc.ReplicaOf(victim)
 	require.NoError(t, err)

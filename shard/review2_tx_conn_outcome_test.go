@@ -3,12 +3,10 @@ package shard_test
 import (
 	"context"
 	"errors"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/gomodule/redigo/redis"
-	"github.com/shardis/shardis/internal/redistest"
 	"github.com/shardis/shardis/shard"
 	"github.com/stretchr/testify/require"
 )
@@ -19,10 +17,7 @@ import (
 // *UnknownOutcomeError, as the same write sent without WATCH is; a read is
 // a plain *NodeError. Before, all of them were plain *NodeErrors.
 func TestReview2ConnPinnedWriteWithoutReplyIsUnknownOutcome(t *testing.T) {
-	servers := redistest.StartNTB(t, 1, redistest.Options{})
-	cfg := ringConfig(servers)
-	cfg.Pool.ReadTimeout = 200 * time.Millisecond
-	c := newClient(t, cfg)
+	c, server := oneServerRing(t, 200*time.Millisecond)
 	bg := context.Background()
 
 	t.Run("EXEC", func(t *testing.T) {
@@ -56,9 +51,9 @@ func TestReview2ConnPinnedWriteWithoutReplyIsUnknownOutcome(t *testing.T) {
 			defer conn.Close()
 			_, err := conn.Do("WATCH", "r2co:w")
 			require.NoError(t, err)
-			require.NoError(t, servers[0].Pause())
+			require.NoError(t, server.Pause())
 			_, err = conn.Do(tc.cmd[0].(string), tc.cmd[1:]...)
-			require.NoError(t, servers[0].Resume())
+			require.NoError(t, server.Resume())
 			var ne *shard.NodeError
 			require.True(t, errors.As(err, &ne), "a *NodeError: %v", err)
 			var uo *shard.UnknownOutcomeError
@@ -74,10 +69,7 @@ func TestReview2ConnPinnedWriteWithoutReplyIsUnknownOutcome(t *testing.T) {
 // Conn's EXEC was written (the server holds it: CLIENT PAUSE WRITE): the
 // error wraps context.Canceled and says the transaction may have run.
 func TestReview2ConnContextEndsWhileExecWaits(t *testing.T) {
-	servers := redistest.StartNTB(t, 1, redistest.Options{})
-	cfg := ringConfig(servers)
-	cfg.Pool.ReadTimeout = 5 * time.Second
-	c := newClient(t, cfg)
+	c, server := oneServerRing(t, 5*time.Second)
 	bg := context.Background()
 	conn := c.Conn().(redis.ConnWithContext)
 	defer conn.Close()
@@ -85,33 +77,8 @@ func TestReview2ConnContextEndsWhileExecWaits(t *testing.T) {
 		_, err := conn.DoContext(bg, cmd[0].(string), cmd[1:]...)
 		require.NoError(t, err, "%v", cmd)
 	}
-	admin, err := redis.Dial("tcp", servers[0].Addr)
-	require.NoError(t, err)
-	defer admin.Close()
-	_, err = admin.Do("CLIENT", "PAUSE", "20000", "WRITE")
-	require.NoError(t, err)
-	defer admin.Do("CLIENT", "UNPAUSE")
-	ctx, cancel := context.WithCancel(bg)
-	defer cancel()
-	watched := make(chan error, 1)
-	go func() {
-		defer cancel()
-		deadline := time.Now().Add(10 * time.Second)
-		for time.Now().Before(deadline) {
-			s, err := redis.String(admin.Do("CLIENT", "LIST"))
-			if err != nil {
-				watched <- err
-				return
-			}
-			if strings.Contains(s, "flags=xb") { // in MULTI, blocked: EXEC is held
-				watched <- nil
-				return
-			}
-			time.Sleep(5 * time.Millisecond) // polling the condition
-		}
-		watched <- errors.New("EXEC never reached the server")
-	}()
-	_, err = conn.DoContext(ctx, "EXEC")
+	ctx, watched := cancelOnceExecHeld(t, server)
+	_, err := conn.DoContext(ctx, "EXEC")
 	require.NoError(t, <-watched)
 	require.ErrorIs(t, err, context.Canceled)
 	require.Contains(t, err.Error(), "may have run")

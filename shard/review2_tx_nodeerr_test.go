@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shardis/shardis/internal/redistest"
 	"github.com/shardis/shardis/shard"
 	"github.com/stretchr/testify/require"
 )
@@ -16,21 +15,18 @@ import (
 // the node (as every other call does), not with the connection's bare
 // network error.
 func TestReview2TxIOFailureIsNodeError(t *testing.T) {
-	servers := redistest.StartNTB(t, 1, redistest.Options{})
-	cfg := ringConfig(servers)
-	cfg.Pool.ReadTimeout = 200 * time.Millisecond
-	c := newClient(t, cfg)
+	c, server := oneServerRing(t, 200*time.Millisecond)
 	bg := context.Background()
 	_, err := c.Do(bg, "SET", "r2ne:k", "v") // a pooled connection is open
 	require.NoError(t, err)
 
 	t.Run("WATCH", func(t *testing.T) {
-		require.NoError(t, servers[0].Pause())
+		require.NoError(t, server.Pause())
 		_, err := c.Tx(bg, []string{"r2ne:k"}, func(tx *shard.Tx) error { return nil })
-		require.NoError(t, servers[0].Resume())
+		require.NoError(t, server.Resume())
 		var ne *shard.NodeError
 		require.True(t, errors.As(err, &ne), "a *NodeError: %v", err)
-		require.Equal(t, servers[0].Addr, ne.Node.Addr)
+		require.Equal(t, server.Addr, ne.Node.Addr)
 	})
 	for _, tc := range []struct {
 		cmd         []any
@@ -43,18 +39,18 @@ func TestReview2TxIOFailureIsNodeError(t *testing.T) {
 		t.Run("tx.Do "+tc.cmd[0].(string), func(t *testing.T) {
 			var doErr error
 			_, err := c.Tx(bg, []string{"r2ne:k"}, func(tx *shard.Tx) error {
-				if err := servers[0].Pause(); err != nil {
+				if err := server.Pause(); err != nil {
 					return err
 				}
 				_, doErr = tx.Do(tc.cmd[0].(string), tc.cmd[1:]...)
-				if err := servers[0].Resume(); err != nil {
+				if err := server.Resume(); err != nil {
 					return err
 				}
 				return doErr
 			})
 			var ne *shard.NodeError
 			require.True(t, errors.As(doErr, &ne), "tx.Do: a *NodeError: %v", doErr)
-			require.Equal(t, servers[0].Addr, ne.Node.Addr)
+			require.Equal(t, server.Addr, ne.Node.Addr)
 			require.ErrorContains(t, ne.Err, "timeout")
 			require.True(t, errors.As(err, &ne), "Tx: a *NodeError: %v", err)
 			var uo *shard.UnknownOutcomeError

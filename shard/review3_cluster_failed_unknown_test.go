@@ -41,8 +41,7 @@ func TestFailedNodeStaysWhileNoMasterAnswers(t *testing.T) {
 	// Every master stalls (well within the cluster's node timeout, so
 	// nothing fails over) until the client marks it down.
 	for _, m := range masters {
-		require.NoError(t, m.Pause())
-		t.Cleanup(func() { _ = m.Resume() })
+		pauseUntilCleanup(t, m)
 	}
 	waitFor(t, 20*time.Second, "every master marked down", func() bool {
 		for _, m := range masters {

@@ -25,47 +25,27 @@ import (
 func TestReview3StartMigrationFencesACommandPlannedBefore(t *testing.T) {
 	ctx := context.Background()
 	s := newSwitchSetup(t, 500*time.Millisecond)
-	var hold atomic.Bool
-	held, release := make(chan struct{}), make(chan struct{})
+	gate := newHoldGate()
 	cfg := s.from
-	cfg.Hooks = &shard.Hooks{Start: func(ctx context.Context, op *shard.Op) context.Context {
-		if op.Name == "INCR" && hold.CompareAndSwap(true, false) {
-			close(held)
-			<-release
-		}
-		return ctx
-	}}
+	cfg.Hooks = gate.startHooks("INCR")
 	c := newClient(t, cfg)
 	k := s.moving(t, "r3before", 1)[0]
 	_, err := c.Do(ctx, "SET", k, 10)
 	require.NoError(t, err)
-	hold.Store(true)
+	gate.arm()
 	done := make(chan error, 1)
 	go func() {
 		_, err := c.Do(ctx, "INCR", k)
 		done <- err
 	}()
-	<-held
+	<-gate.held
 	require.NoError(t, c.StartMigration(ctx, s.to))
 	s.fenceAndArm(t, c)
 	n, err := redis.Int(c.Do(ctx, "INCR", k)) // moves the key to its new owner
 	require.NoError(t, err)
 	require.Equal(t, 11, n)
-	close(release)
-	var heldErr error
-	select {
-	case heldErr = <-done:
-	case <-time.After(30 * time.Second):
-		t.Fatal("the held INCR never returned")
-	}
-	want := 12
-	if heldErr != nil {
-		assert.True(t, errors.Is(heldErr, shard.ErrFenceSwitched), "%v", heldErr)
-		want = 11
-	}
-	got, err := redis.Int(c.Do(ctx, "GET", k))
-	require.NoError(t, err)
-	assert.Equal(t, want, got, "the held INCR (error %v) was lost", heldErr)
+	close(gate.release)
+	requireHeldIncrCounted(t, c, k, done)
 	assert.Equal(t, []string{ringOwner(t, s.to, k)}, holders(t, s.servers, k), "the key sits at its new owner alone")
 }
 
@@ -176,4 +156,27 @@ func TestReview3StartMigrationRefusesAConnTransactionPlannedBefore(t *testing.T)
 	require.NoError(t, err)
 	assert.Equal(t, want, got, "the transaction's increment (error %v) was lost", err)
 	assert.Equal(t, []string{ringOwner(t, s.to, counter)}, holders(t, s.servers, counter), "the counter sits at its new owner alone")
+}
+
+// requireHeldIncrCounted waits for the held INCR of k (released, its
+// error on done) and checks that it either failed with ErrFenceSwitched,
+// nothing sent, or counted: k, at 11 after the test's own INCR, must then
+// be 12.
+func requireHeldIncrCounted(t *testing.T, c *shard.Client, k string, done <-chan error) {
+	t.Helper()
+	ctx := context.Background()
+	var heldErr error
+	select {
+	case heldErr = <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the held INCR never returned")
+	}
+	want := 12
+	if heldErr != nil {
+		assert.True(t, errors.Is(heldErr, shard.ErrFenceSwitched), "%v", heldErr)
+		want = 11
+	}
+	got, err := redis.Int(c.Do(ctx, "GET", k))
+	require.NoError(t, err)
+	assert.Equal(t, want, got, "the held INCR (error %v) was lost", heldErr)
 }

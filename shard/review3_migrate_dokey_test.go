@@ -2,7 +2,6 @@ package shard_test
 
 import (
 	"context"
-	"fmt"
 	"testing"
 
 	"github.com/gomodule/redigo/redis"
@@ -26,14 +25,7 @@ func TestReview3MigrationDoKeyUnknownCommandMovesItsKey(t *testing.T) {
 	from, to := ringConfig(servers[:3]), ringConfig(servers)
 	old := newClient(t, from)
 	c := newClient(t, armedConfig(from, to))
-	var keys []string
-	for i := 0; i < 10000 && len(keys) < 2; i++ {
-		k := fmt.Sprintf("r3dk:%d", i)
-		if ringOwner(t, from, k) != ringOwner(t, to, k) {
-			keys = append(keys, k)
-		}
-	}
-	require.Len(t, keys, 2)
+	keys := movingKeys(t, from, to, "r3dk:", 2)
 	for _, k := range keys {
 		_, err := old.Do(ctx, "SET", k, "abc")
 		require.NoError(t, err)

@@ -2,13 +2,10 @@ package shard_test
 
 import (
 	"context"
-	"errors"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/gomodule/redigo/redis"
-	"github.com/shardis/shardis/shard"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -26,45 +23,25 @@ func TestReview3RollbackFailsACallerHeldBeforeSendingAcrossTheTurn(t *testing.T)
 	s := newSwitchSetup(t, 300*time.Millisecond)
 	s.from.Pool.DialTimeout, s.to.Pool.DialTimeout = 300*time.Millisecond, 300*time.Millisecond
 	s.from.Pool.WriteTimeout, s.to.Pool.WriteTimeout = 300*time.Millisecond, 300*time.Millisecond
-	var hold atomic.Bool
-	held, release := make(chan struct{}), make(chan struct{})
-	c := s.migrating(t, &shard.Hooks{Start: func(ctx context.Context, op *shard.Op) context.Context {
-		if op.Name == "INCR" && hold.CompareAndSwap(true, false) {
-			close(held)
-			<-release
-		}
-		return ctx
-	}})
+	gate := newHoldGate()
+	c := s.migrating(t, gate.startHooks("INCR"))
 	s.fenceAndArm(t, c)
 	k := s.moving(t, "r3rb", 1)[0]
 	_, err := c.Do(ctx, "SET", k, 10) // at its new owner
 	require.NoError(t, err)
-	hold.Store(true)
+	gate.arm()
 	done := make(chan error, 1)
 	go func() {
 		_, err := c.Do(ctx, "INCR", k)
 		done <- err
 	}()
-	<-held
+	<-gate.held
 	require.NoError(t, c.AbortMigration(ctx))
 	s.fenceAndArm(t, c)                       // the reverse fence: its switch gives up waiting for the held INCR
 	n, err := redis.Int(c.Do(ctx, "INCR", k)) // moves the key back to its old owner
 	require.NoError(t, err)
 	require.Equal(t, 11, n)
-	close(release)
-	var heldErr error
-	select {
-	case heldErr = <-done:
-	case <-time.After(30 * time.Second):
-		t.Fatal("the held INCR never returned")
-	}
-	want := 12
-	if heldErr != nil {
-		assert.True(t, errors.Is(heldErr, shard.ErrFenceSwitched), "%v", heldErr)
-		want = 11
-	}
-	got, err := redis.Int(c.Do(ctx, "GET", k))
-	require.NoError(t, err)
-	assert.Equal(t, want, got, "the held INCR (error %v) was lost", heldErr)
+	close(gate.release)
+	requireHeldIncrCounted(t, c, k, done)
 	assert.Equal(t, []string{ringOwner(t, s.from, k)}, holders(t, s.servers, k), "the key sits at its old owner alone")
 }

@@ -15,9 +15,7 @@ import (
 // (a select between the two): the caller was told the names were still
 // being retried while they were subscribed.
 func TestReview3PubSubConfirmedBeatsEndedContext(t *testing.T) {
-	c, _ := startRing(t, 1)
-	sub, err := c.NewSubscription(shard.SubscriptionOptions{PingInterval: time.Minute, PingTimeout: time.Minute})
-	require.NoError(t, err)
+	_, sub, _ := quietSubscription(t, 1)
 	defer sub.Close()
 	for i := range 20 {
 		name := fmt.Sprintf("r3ar:%d", i)

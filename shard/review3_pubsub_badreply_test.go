@@ -8,8 +8,6 @@ import (
 	"time"
 
 	"github.com/gomodule/redigo/redis"
-	"github.com/shardis/shardis/pool"
-	"github.com/shardis/shardis/ring"
 	"github.com/shardis/shardis/shard"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -27,18 +25,13 @@ func TestReview3PubSubBadReplyNamesItsCommand(t *testing.T) {
 		case cmd[0] == "SUBSCRIBE" && conn == 1:
 			return "*3\r\n$9\r\nsubscribe\r\n$" + fmt.Sprint(len(cmd[1])) + "\r\n" + cmd[1] + "\r\n$1\r\n1\r\n"
 		case cmd[0] == "SUBSCRIBE":
-			return "*3\r\n$9\r\nsubscribe\r\n$" + fmt.Sprint(len(cmd[1])) + "\r\n" + cmd[1] + "\r\n:1\r\n"
+			return subscribedReply(cmd[1])
 		case cmd[0] == "PING":
-			return "*2\r\n$4\r\npong\r\n$" + fmt.Sprint(len(cmd[1])) + "\r\n" + cmd[1] + "\r\n"
+			return pongReply(cmd[1])
 		}
 		return "-ERR unexpected\r\n"
 	})
-	cfg := shard.Config{
-		Shards: []ring.Shard{{Addr: f.ln.Addr().String(), Weight: 1}},
-		Pool:   pool.Options{DialTimeout: time.Second, ReadTimeout: time.Second},
-		Health: shard.HealthOptions{Interval: -1},
-	}
-	c := newClient(t, cfg)
+	c := f.client(t)
 	ctx := context.Background()
 	sub, err := c.NewSubscription(shard.SubscriptionOptions{})
 	require.NoError(t, err)
@@ -56,7 +49,7 @@ func TestReview3PubSubBadReplyNamesItsCommand(t *testing.T) {
 	assert.True(t, errors.Is(err, shard.ErrPubSubReply), "%v", err)
 	assert.Equal(t, "SUBSCRIBE", se.Command)
 	assert.Equal(t, []string{"r3bad"}, se.Names)
-	assert.Equal(t, f.ln.Addr().String(), se.Node.Addr)
+	assert.Equal(t, f.addr(), se.Node.Addr)
 
 	// The name stayed, and is confirmed on the next connection.
 	v, err := sub.Receive(rctx)

@@ -16,11 +16,9 @@ import (
 // node and wrapping the network error, like every other call of the
 // package: they returned the bare network error.
 func TestReview3PubSubBrokenConnErrorsAreNodeErrors(t *testing.T) {
-	c, servers := startRing(t, 1)
+	_, sub, servers := quietSubscription(t, 1)
 	srv := servers[0]
 	ctx := context.Background()
-	sub, err := c.NewSubscription(shard.SubscriptionOptions{PingInterval: time.Minute, PingTimeout: time.Minute})
-	require.NoError(t, err)
 	defer sub.Close()
 	require.NoError(t, sub.Subscribe(ctx, "r3b:a", "r3b:b"))
 
@@ -31,7 +29,7 @@ func TestReview3PubSubBrokenConnErrorsAreNodeErrors(t *testing.T) {
 			h.Release()
 		}
 	}()
-	_, err = srv.Do("CLIENT", "KILL", "TYPE", "pubsub")
+	_, err := srv.Do("CLIENT", "KILL", "TYPE", "pubsub")
 	require.NoError(t, err)
 	waitFor(t, 10*time.Second, "the reader to see the connection fail", h.Review3ConnsFailed)
 

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/gomodule/redigo/redis"
-	"github.com/shardis/shardis/shard"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -15,10 +14,8 @@ import (
 // An Unsubscribe of more names than one command carries (1,024) is sent
 // as several commands on one connection; every name is confirmed once.
 func TestReview3PubSubManyNamesUnsubscribedOnce(t *testing.T) {
-	c, servers := startRing(t, 1)
+	_, sub, servers := quietSubscription(t, 1)
 	ctx := context.Background()
-	sub, err := c.NewSubscription(shard.SubscriptionOptions{PingInterval: time.Minute, PingTimeout: time.Minute})
-	require.NoError(t, err)
 	defer sub.Close()
 	const n = 2500
 	names := make([]string, n)

@@ -22,9 +22,7 @@ import (
 // that the other confirms first; which connection the old code took the
 // confirmation from was random, so several rounds are run.
 func TestReview3PubSubPatternUnsubscribeConfirmedLast(t *testing.T) {
-	c, servers := startRing(t, 2)
-	sub, err := c.NewSubscription(shard.SubscriptionOptions{PingInterval: time.Minute, PingTimeout: time.Minute})
-	require.NoError(t, err)
+	_, sub, servers := quietSubscription(t, 2)
 	defer sub.Close()
 	for round := range 6 {
 		review3PatternRound(t, sub, servers[round%2], servers[1-round%2], round)
@@ -75,11 +73,9 @@ func review3PatternRound(t *testing.T, sub *shard.Subscription, stopped, other *
 // node confirms: the server dropped the name with it, and the
 // confirmation is delivered all the same instead of never.
 func TestReview3PubSubUnsubscribeConfirmedWhenConnLost(t *testing.T) {
-	c, servers := startRing(t, 1)
+	_, sub, servers := quietSubscription(t, 1)
 	srv := servers[0]
 	ctx := context.Background()
-	sub, err := c.NewSubscription(shard.SubscriptionOptions{PingInterval: time.Minute, PingTimeout: time.Minute})
-	require.NoError(t, err)
 	defer sub.Close()
 	require.NoError(t, sub.Subscribe(ctx, "r3ul:a", "r3ul:b"))
 	for range 2 {

@@ -17,11 +17,9 @@ import (
 // one waiter per call behind, a leak without bound for as long as the
 // node did not answer.
 func TestReview3PubSubAbandonedSubscribeLeavesNoWaiter(t *testing.T) {
-	c, servers := startRing(t, 1)
+	c, sub, servers := quietSubscription(t, 1)
 	srv := servers[0]
 	ctx := context.Background()
-	sub, err := c.NewSubscription(shard.SubscriptionOptions{PingInterval: time.Minute, PingTimeout: time.Minute})
-	require.NoError(t, err)
 	defer sub.Close()
 	require.NoError(t, sub.Subscribe(ctx, "r3w:keep"))
 	receiveWithin(t, sub, 5*time.Second)

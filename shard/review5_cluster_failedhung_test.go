@@ -47,8 +47,7 @@ func TestReview5ClusterFailedNodesDoNotWaitOnAHungMaster(t *testing.T) {
 		}
 	}
 	require.NotNil(t, hung)
-	require.NoError(t, hung.Pause())
-	t.Cleanup(func() { _ = hung.Resume() })
+	pauseUntilCleanup(t, hung)
 	start := time.Now()
 	require.NoError(t, c.Refresh(ctx))
 	took := time.Since(start)

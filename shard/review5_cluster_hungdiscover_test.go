@@ -37,8 +37,7 @@ func TestReview5ClusterRefreshSkipsHungNodes(t *testing.T) {
 	for _, m := range masters {
 		s := byAddr[m.Addr]
 		require.NotNil(t, s, m.Addr)
-		require.NoError(t, s.Pause())
-		t.Cleanup(func() { _ = s.Resume() })
+		pauseUntilCleanup(t, s)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()

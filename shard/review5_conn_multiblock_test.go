@@ -40,8 +40,7 @@ func TestReview5BlockingCommandInsideMultiKeepsTheReadTimeout(t *testing.T) {
 
 			_, err = conn.Do("WATCH", "r5m:list", "r5m:stream") // the connection is held from here
 			require.NoError(t, err)
-			require.NoError(t, servers[0].Pause())
-			t.Cleanup(func() { _ = servers[0].Resume() })
+			pauseUntilCleanup(t, servers[0])
 			done := make(chan error, 1)
 			go func() {
 				if err := conn.Send("MULTI"); err != nil {

@@ -2,8 +2,6 @@ package shard_test
 
 import (
 	"context"
-	"fmt"
-	"strings"
 	"testing"
 	"time"
 
@@ -19,29 +17,18 @@ import (
 // once.
 func TestReview5PubSubCloseEndsAStalledWrite(t *testing.T) {
 	const writeTimeout = 40 * time.Second
-	c0, servers := startRing(t, 1)
-	c0.Close()
-	cfg := ringConfig(servers)
-	cfg.Pool.WriteTimeout = writeTimeout
-	c := newClient(t, cfg)
+	sub, server := longWriteSubscription(t, writeTimeout)
+	defer sub.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	// The reader's own deadline (PingInterval+PingTimeout) also ends a
-	// stalled write, by closing the connection: made long, as a
-	// subscription with rare health checks has it.
-	sub, err := c.NewSubscription(shard.SubscriptionOptions{PingInterval: writeTimeout, PingTimeout: writeTimeout})
-	require.NoError(t, err)
-	defer sub.Close()
+	// stalled write, by closing the connection: longWriteSubscription
+	// makes it long.
 	require.NoError(t, sub.Subscribe(ctx, "r5w:a"))
 	require.Equal(t, 1, sub.Stats().Connections)
 
-	require.NoError(t, servers[0].Pause())
-	t.Cleanup(func() { _ = servers[0].Resume() })
-	// Far more than the socket buffers of both ends hold.
-	big := make([]string, 32)
-	for i := range big {
-		big[i] = fmt.Sprintf("r5w:%d:%s", i, strings.Repeat("x", 1<<20))
-	}
+	pauseUntilCleanup(t, server)
+	big := bufferFillingChannels("r5w")
 
 	h := shard.HoldSubscription(sub)
 	closed := make(chan struct{})
@@ -50,7 +37,7 @@ func TestReview5PubSubCloseEndsAStalledWrite(t *testing.T) {
 		sub.Close()
 	}()
 	start := time.Now()
-	werr := h.Review5Subscribe(servers[0].Addr, big...)
+	werr := h.Review5Subscribe(server.Addr, big...)
 	took := time.Since(start)
 	h.Release()
 	select {

@@ -2,9 +2,7 @@ package shard_test
 
 import (
 	"context"
-	"slices"
 	"testing"
-	"time"
 
 	"github.com/gomodule/redigo/redis"
 	"github.com/shardis/shardis/shard"
@@ -19,35 +17,9 @@ import (
 // was classified as the command's own error reply, so metrics counted a
 // failed read the caller never saw.
 func TestReview6SentinelReplicaRefusalIsARetryInTheHooks(t *testing.T) {
-	set := startSentinelSetApart(t)
-	cfg := sentinelConfig(set)
-	cfg.Sentinel.ReadFrom = shard.ReadReplicaRandom
-	cfg.Health.Interval = 0 // nothing marks the replica down: the read meets the refusal
 	rec := &recorder{}
-	cfg.Hooks = rec.hooks()
-	c := newClient(t, cfg)
+	c, replica := replicaRefusingLogin(t, rec.hooks())
 	ctx := context.Background()
-
-	replica, err := set.Replica(0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.Do(ctx, "SET", "k", "v"); err != nil {
-		t.Fatal(err)
-	}
-	waitFor(t, 30*time.Second, "the replica to hold k and be listed", func() bool {
-		v, err := replica.Do("GET", "k")
-		st := c.Stats().Sentinel
-		return err == nil && v == "v" && len(st) == 1 && slices.Contains(st[0].Replicas, replica.Addr)
-	})
-	for _, cmd := range [][]string{
-		{"ACL", "SETUSER", sentDataUser, "resetpass", ">rotated-on-the-replica-only"},
-		{"CLIENT", "KILL", "USER", sentDataUser},
-	} {
-		if _, err := replica.Do(cmd...); err != nil {
-			t.Fatal(err)
-		}
-	}
 	rec.reset()
 	v, err := redis.String(c.Do(ctx, "GET", "k"))
 	if err != nil || v != "v" {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/shardis/shardis/internal/redistest"
 	"github.com/stretchr/testify/require"
 )
 
@@ -17,16 +16,7 @@ import (
 // (sending AUTH in the clear) and, against TLS-only Sentinels, could not
 // start.
 func TestSentinelShardWithItsOwnPasswordKeepsTheSharedTLS(t *testing.T) {
-	set := redistest.StartSentinelsTB(t, redistest.SentinelOptions{
-		Shards:           2,
-		Data:             redistest.Options{TLS: true, TLSClientAuth: true, DefaultPassword: sentDataPW},
-		SentinelPassword: sentPW,
-	})
-	cfg := sentinelConfig(set)
-	cfg.Pool.Username = ""
-	cfg.Pool.TLSConfig = set.Shards[0].Nodes[0].TLS.ClientConfig()
-	cfg.Pool.TLSConfig.ServerName = ""
-	cfg.Sentinel.TLSConfig = set.Sentinels[0].TLS.ClientConfig()
+	_, cfg := startTLSSentinels(t)
 	require.Len(t, cfg.Sentinel.Shards, 2)
 	cfg.Sentinel.Shards[0].Password = sentPW // its own credentials, no TLSConfig of its own
 	c := newClient(t, cfg)

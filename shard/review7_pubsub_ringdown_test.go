@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shardis/shardis/internal/redistest"
 	"github.com/shardis/shardis/shard"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -19,17 +18,7 @@ import (
 // wraps each down shard's failure as a *NodeError matching ErrNodeDown, as
 // in cluster mode when no master is left.
 func TestReview7PubSubRingAllDownKeepsTheCauses(t *testing.T) {
-	servers := redistest.StartNTB(t, 2, redistest.Options{})
-	cfg := ringConfig(servers)
-	cfg.Health.AutoEject = true
-	c := newClient(t, cfg)
-	rr := c.Router().(*shard.RingRouter)
-	addrs := map[string]bool{}
-	for _, s := range servers {
-		addrs[s.Addr] = true
-		require.NoError(t, s.Kill())
-	}
-	waitFor(t, 20*time.Second, "both shards ejected", func() bool { return rr.Ejected(0) && rr.Ejected(1) })
+	c, addrs := allEjectedRing(t)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()

@@ -2,8 +2,6 @@ package shard_test
 
 import (
 	"context"
-	"fmt"
-	"strings"
 	"testing"
 	"time"
 
@@ -20,31 +18,20 @@ import (
 // WriteTimeout. Each now gives up when its ctx ends; Close ends the write.
 func TestReview7PubSubCallsBoundedByCtxBehindAStalledWrite(t *testing.T) {
 	const writeTimeout = 40 * time.Second
-	c0, servers := startRing(t, 1)
-	c0.Close()
-	cfg := ringConfig(servers)
-	cfg.Pool.WriteTimeout = writeTimeout
-	c := newClient(t, cfg)
+	sub, server := longWriteSubscription(t, writeTimeout)
+	defer sub.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	sub, err := c.NewSubscription(shard.SubscriptionOptions{PingInterval: writeTimeout, PingTimeout: writeTimeout})
-	require.NoError(t, err)
-	defer sub.Close()
 	require.NoError(t, sub.Subscribe(ctx, "r7sw:a"))
 	require.Equal(t, 1, sub.Stats().Connections)
 
-	require.NoError(t, servers[0].Pause())
-	t.Cleanup(func() { _ = servers[0].Resume() })
-	// Far more than the socket buffers of both ends hold.
-	big := make([]string, 32)
-	for i := range big {
-		big[i] = fmt.Sprintf("r7sw:%d:%s", i, strings.Repeat("x", 1<<20))
-	}
+	pauseUntilCleanup(t, server)
+	big := bufferFillingChannels("r7sw")
 	// The write the placement loop would make, under the lock.
 	h := shard.HoldSubscription(sub)
 	written := make(chan error, 1)
 	go func() {
-		err := h.Review5Subscribe(servers[0].Addr, big...)
+		err := h.Review5Subscribe(server.Addr, big...)
 		h.Release()
 		written <- err
 	}()

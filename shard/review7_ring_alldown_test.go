@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/gomodule/redigo/redis"
-	"github.com/shardis/shardis/internal/redistest"
 	"github.com/shardis/shardis/shard"
 )
 
@@ -17,19 +16,7 @@ import (
 // wraps each down shard's failure as a *NodeError matching ErrNodeDown,
 // as Subscribe does.
 func TestReview7RingAllEjectedCommandKeepsTheCauses(t *testing.T) {
-	servers := redistest.StartNTB(t, 2, redistest.Options{})
-	cfg := ringConfig(servers)
-	cfg.Health.AutoEject = true
-	c := newClient(t, cfg)
-	rr := c.Router().(*shard.RingRouter)
-	addrs := map[string]bool{}
-	for _, s := range servers {
-		addrs[s.Addr] = true
-		if err := s.Kill(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	waitFor(t, 20*time.Second, "both shards ejected", func() bool { return rr.Ejected(0) && rr.Ejected(1) })
+	c, addrs := allEjectedRing(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	conn := c.Conn()

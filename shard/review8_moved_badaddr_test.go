@@ -66,34 +66,16 @@ func startMovingNode(t *testing.T, moved func(addr string) string) *movingNode {
 }
 
 func (s *movingNode) serve(c net.Conn, topo []byte) {
-	defer c.Close()
-	buf := make([]byte, 64<<10)
-	var pending []byte
-	for {
-		n, err := c.Read(buf)
-		pending = append(pending, buf[:n]...)
-		for {
-			cmd, rest, ok := splitCommand(pending)
-			if !ok {
-				break
-			}
-			pending = rest
-			up := bytes.ToUpper(cmd)
-			out := []byte("-" + s.moved + "\r\n")
-			switch {
-			case bytes.Contains(up, []byte("SHARDS")):
-				out = topo
-			case bytes.Contains(up, []byte("PING")):
-				out = []byte("+PONG\r\n")
-			}
-			if _, err := c.Write(out); err != nil {
-				return
-			}
+	serveCommands(c, func(cmd []byte) []byte {
+		up := bytes.ToUpper(cmd)
+		switch {
+		case bytes.Contains(up, []byte("SHARDS")):
+			return topo
+		case bytes.Contains(up, []byte("PING")):
+			return []byte("+PONG\r\n")
 		}
-		if err != nil {
-			return
-		}
-	}
+		return []byte("-" + s.moved + "\r\n")
+	})
 }
 
 // A MOVED naming an address the client cannot use (port 0, no port, an

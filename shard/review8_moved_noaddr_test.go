@@ -24,7 +24,7 @@ func TestReview8CommandFollowsAMovedWithoutAddress(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts its own cluster")
 	}
-	rc := redistest.StartClusterTB(t, 3, 0, redistest.Options{Args: []string{"--cluster-preferred-endpoint-type", "hostname"}})
+	rc := startNoHostnameCluster(t)
 	cfg := clusterConfig(rc.Seeds()...)
 	cfg.Cluster.RefreshInterval = -1
 	cfg.Cluster.MinRefreshInterval = time.Second // longer than the MOVEDs' backoffs add up to
@@ -32,13 +32,7 @@ func TestReview8CommandFollowsAMovedWithoutAddress(t *testing.T) {
 	c := newClient(t, cfg)
 	ms := rc.Masters()
 	require.Len(t, ms, 3)
-	var key string
-	for i := 0; ; i++ {
-		key = fmt.Sprintf("unknown-endpoint:%d", i)
-		if cluster.Slot(key) <= 5000 { // the first master owns 0-5460
-			break
-		}
-	}
+	key := nameOnFirstMaster()
 	moveSlot(t, cluster.Slot(key), ms[0], ms[1], ms)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -47,4 +41,23 @@ func TestReview8CommandFollowsAMovedWithoutAddress(t *testing.T) {
 	v, err := ms[1].Do("GET", key)
 	require.NoError(t, err)
 	require.Equal(t, "v", v)
+}
+
+// startNoHostnameCluster starts a cluster of three masters that prefer
+// hostname endpoints (cluster-preferred-endpoint-type hostname) and
+// announce none: a MOVED then names "?" for the host.
+func startNoHostnameCluster(t *testing.T) *redistest.Cluster {
+	t.Helper()
+	return redistest.StartClusterTB(t, 3, 0, redistest.Options{Args: []string{"--cluster-preferred-endpoint-type", "hostname"}})
+}
+
+// nameOnFirstMaster returns the first name "unknown-endpoint:<i>" whose
+// slot the first of three masters owns.
+func nameOnFirstMaster() string {
+	for i := 0; ; i++ {
+		name := fmt.Sprintf("unknown-endpoint:%d", i)
+		if cluster.Slot(name) <= 5000 { // the first master owns 0-5460
+			return name
+		}
+	}
 }

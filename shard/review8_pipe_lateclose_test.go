@@ -3,8 +3,6 @@ package shard_test
 import (
 	"context"
 	"errors"
-	"io"
-	"net"
 	"strings"
 	"sync"
 	"testing"
@@ -17,57 +15,16 @@ import (
 	"github.com/shardis/shardis/shard"
 )
 
-// lateCloseProxy forwards bytes between clients and a real server at
-// once, but passes the server's close on to the client only after delay:
-// the client sees a reply and then, for delay, a connection that looks
-// alive. It is what a loaded machine does when the server is descheduled
-// between writing a protocol error reply and closing the connection.
-type lateCloseProxy struct {
-	ln    net.Listener
-	delay time.Duration
-	wg    sync.WaitGroup
-}
-
-func startLateCloseProxy(t *testing.T, target string, delay time.Duration) *lateCloseProxy {
+// startLateCloseProxy starts a proxy that forwards bytes between clients
+// and a real server at once, but passes the server's close on to the
+// client only after delay: the client sees a reply and then, for delay, a
+// connection that looks alive. It is what a loaded machine does when the
+// server is descheduled between writing a protocol error reply and
+// closing the connection.
+func startLateCloseProxy(t *testing.T, target string, delay time.Duration) *redistest.Proxy {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	p := &lateCloseProxy{ln: ln, delay: delay}
-	p.wg.Add(1)
-	go func() {
-		defer p.wg.Done()
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			s, err := net.Dial("tcp", target)
-			if err != nil {
-				c.Close()
-				continue
-			}
-			p.wg.Add(2)
-			go func() { // client to server
-				defer p.wg.Done()
-				_, _ = io.Copy(s, c)
-				s.Close()
-			}()
-			go func() { // server to client, whose close comes late
-				defer p.wg.Done()
-				_, _ = io.Copy(c, s)
-				time.Sleep(p.delay)
-				c.Close()
-			}()
-		}
-	}()
-	t.Cleanup(func() {
-		ln.Close()
-		p.wg.Wait()
-	})
-	return p
+	return redistest.StartProxy(t, target, redistest.ProxyOptions{CloseDelay: delay})
 }
-
-func (p *lateCloseProxy) addr() string { return p.ln.Addr().String() }
 
 // TestReview8AutoPipelineNeverReusesAConnectionAfterAProtocolError: after
 // a protocol error reply the server closes the connection, but the close
@@ -80,7 +37,7 @@ func TestReview8AutoPipelineNeverReusesAConnectionAfterAProtocolError(t *testing
 	server := redistest.StartTB(t, redistest.Options{Args: []string{"--proto-max-bulk-len", "1mb"}})
 	proxy := startLateCloseProxy(t, server.Addr, 300*time.Millisecond)
 	cfg := ringConfig([]*redistest.Server{server})
-	cfg.Shards[0].Addr = proxy.addr()
+	cfg.Shards[0].Addr = proxy.Addr
 	c := newClient(t, cfg)
 	shard.AlwaysPipeline(c)
 	ctx := context.Background()
@@ -109,7 +66,7 @@ func TestReview8NoPathReusesAConnectionAfterAProtocolError(t *testing.T) {
 	server := redistest.StartTB(t, redistest.Options{Args: []string{"--proto-max-bulk-len", "1mb"}})
 	proxy := startLateCloseProxy(t, server.Addr, 300*time.Millisecond)
 	cfg := ringConfig([]*redistest.Server{server})
-	cfg.Shards[0].Addr = proxy.addr()
+	cfg.Shards[0].Addr = proxy.Addr
 	value := strings.Repeat("x", 1<<20+1)
 	tests := []struct {
 		name string

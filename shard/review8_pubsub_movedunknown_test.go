@@ -10,7 +10,6 @@ import (
 	"github.com/gomodule/redigo/redis"
 	"github.com/shardis/shardis/cluster"
 	"github.com/shardis/shardis/internal/redistest"
-	"github.com/shardis/shardis/shard"
 	"github.com/stretchr/testify/require"
 )
 
@@ -25,19 +24,13 @@ func TestReview8SSubscribeFollowsAMovedWithoutAddress(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts its own cluster")
 	}
-	rc := redistest.StartClusterTB(t, 3, 0, redistest.Options{Args: []string{"--cluster-preferred-endpoint-type", "hostname"}})
+	rc := startNoHostnameCluster(t)
 	cfg := clusterConfig(rc.Seeds()...)
 	cfg.Cluster.RefreshInterval = -1
 	c := newClient(t, cfg)
 	ms := rc.Masters()
 	require.Len(t, ms, 3)
-	var name string
-	for i := 0; ; i++ {
-		name = fmt.Sprintf("unknown-endpoint:%d", i)
-		if cluster.Slot(name) <= 5000 { // the first master owns 0-5460
-			break
-		}
-	}
+	name := nameOnFirstMaster()
 	slot := cluster.Slot(name)
 	moveSlot(t, slot, ms[0], ms[1], ms)
 	_, err := ms[0].Do("SPUBLISH", name, "x")
@@ -82,22 +75,5 @@ func TestReview8SUnsubscribeAfterSlotMovedAwayWithoutAddress(t *testing.T) {
 	}
 	f := newSunsubFixtureOf(t, redistest.Options{Args: []string{"--cluster-preferred-endpoint-type", "hostname"}})
 
-	h := shard.HoldSubscription(f.sub)
-	moveSlot(t, f.moving, f.from, f.to, f.masters) // the node's push is on its way
-	errU := h.SUnsubscribe(f.movedA, f.movedB, f.stay)
-	shard.PointSlotAt(f.c, f.moving, f.from.Addr) // the client's table is stale
-	wait, errS := h.SSubscribe(f.later)
-	errP := h.Ping("after")
-	h.Release()
-	require.NoError(t, errU)
-	require.NoError(t, errS)
-	require.NoError(t, errP)
-
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	require.NoError(t, wait(ctx), "later follows its slot to the new owner")
-	f.expect(t, "sunsubscribe "+f.movedA, "sunsubscribe "+f.movedB, "sunsubscribe "+f.stay,
-		"ssubscribe "+f.later, "pong after")
-	f.checkAfter(t)
-	require.Equal(t, 1, numSub(t, f.to, "SHARDNUMSUB", f.later))
+	f.unsubscribeAfterSlotMovedAway(t)
 }

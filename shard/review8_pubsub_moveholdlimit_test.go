@@ -31,8 +31,7 @@ func TestReview8PubSubChannelMoveHoldIsBounded(t *testing.T) {
 	defer sub.Close()
 	require.NoError(t, sub.Subscribe(ctx, moving, "y2024:stays"))
 
-	require.NoError(t, servers[0].Pause()) // hung for the rest of the test
-	t.Cleanup(func() { _ = servers[0].Resume() })
+	pauseUntilCleanup(t, servers[0]) // hung for the rest of the test
 	require.NoError(t, c.StartMigration(ctx, to))
 	require.NoError(t, c.ArmMigration())
 	var reached []int

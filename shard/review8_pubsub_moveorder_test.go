@@ -74,8 +74,7 @@ func TestReview8PubSubChannelMoveKeepsOrder(t *testing.T) {
 			require.Equal(t, 1, n, "message 0 published while subscribed on the old node")
 			// It stalls a moment (a slow fork, say) while the channel
 			// moves: what it had not written yet comes after the move.
-			require.NoError(t, servers[0].Pause())
-			t.Cleanup(func() { _ = servers[0].Resume() })
+			pauseUntilCleanup(t, servers[0])
 			h.Release()
 
 			require.NoError(t, c.StartMigration(ctx, to))

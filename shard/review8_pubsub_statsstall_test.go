@@ -21,21 +21,14 @@ import (
 // of Channel, which took the lock to start its goroutine.
 func TestReview8PubSubStatsAndChannelAnswerBehindAStalledWrite(t *testing.T) {
 	const writeTimeout = 40 * time.Second
-	c0, servers := startRing(t, 1)
-	c0.Close()
-	cfg := ringConfig(servers)
-	cfg.Pool.WriteTimeout = writeTimeout
-	c := newClient(t, cfg)
+	sub, server := longWriteSubscription(t, writeTimeout)
+	defer sub.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	sub, err := c.NewSubscription(shard.SubscriptionOptions{PingInterval: writeTimeout, PingTimeout: writeTimeout})
-	require.NoError(t, err)
-	defer sub.Close()
 	require.NoError(t, sub.Subscribe(ctx, "r8st:a", "r8st:b"))
 	require.NoError(t, sub.PSubscribe(ctx, "r8st:*"))
 
-	require.NoError(t, servers[0].Pause())
-	t.Cleanup(func() { _ = servers[0].Resume() })
+	pauseUntilCleanup(t, server)
 	// Far more than the socket buffers of both ends hold.
 	pinged := make(chan error, 1)
 	go func() { pinged <- sub.Ping(context.Background(), strings.Repeat("x", 32<<20)) }()

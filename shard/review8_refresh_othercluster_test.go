@@ -74,8 +74,7 @@ func pause(t *testing.T, byAddr map[string]*redistest.Server, nodes []cluster.No
 	for _, n := range nodes {
 		s := byAddr[n.Addr]
 		require.NotNil(t, s, n.Addr)
-		require.NoError(t, s.Pause())
-		t.Cleanup(func() { _ = s.Resume() })
+		pauseUntilCleanup(t, s)
 	}
 }
 

@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/gomodule/redigo/redis"
-	"github.com/shardis/shardis/internal/redistest"
 	"github.com/shardis/shardis/shard"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -64,11 +63,8 @@ func (r *txRecorder) clear() {
 // there, secrets hidden; a watched key changed by another client is
 // EXEC's server error (ErrTxAborted), on the batch and on the operation.
 func TestReview8TxHooks(t *testing.T) {
-	servers := redistest.StartNTB(t, 2, redistest.Options{})
 	rec := &txRecorder{}
-	cfg := ringConfig(servers)
-	cfg.Hooks = rec.txHooks()
-	c := newClient(t, cfg)
+	c, servers := hookedRing(t, 2, rec.txHooks())
 	ctx := context.Background()
 	const key = "txhooked"
 	_, err := c.Do(ctx, "SET", key, "0")
@@ -183,27 +179,15 @@ func TestReview8TxHooks(t *testing.T) {
 // redirected, then the whole transaction there, in one operation.
 func TestReview8TxHooksClusterRedirect(t *testing.T) {
 	ctx := context.Background()
-	rc := clusterForTest(t)
 	rec := &txRecorder{}
-	cfg := clusterConfig(rc.Seeds()...)
-	cfg.Hooks = rec.txHooks()
-	c := newClient(t, cfg)
-	m := rc.Masters()
-	a, b := m[0], m[1]
+	rc, c, a, b := clusterAB(t, rec.txHooks())
 	key, slot := keyInEmptySlot(t, rc, a, "txhookmoved")
-	ida, idb := nodeID(t, a), nodeID(t, b)
-	move := func(from, to *redistest.Server, fromID, toID string) {
-		setSlot(t, to, fmt.Sprint(slot), "IMPORTING", fromID)
-		setSlot(t, from, fmt.Sprint(slot), "MIGRATING", toID)
-		setSlot(t, to, fmt.Sprint(slot), "NODE", toID)
-		setSlot(t, from, fmt.Sprint(slot), "NODE", toID)
-	}
 	_, err := c.Do(ctx, "EXISTS", key) // the client knows the slot at a
 	require.NoError(t, err)
-	move(a, b, ida, idb)
+	assignSlot(t, slot, a, b)
 	defer func() {
 		direct(t, b.Addr).Do("DEL", key)
-		move(b, a, idb, ida)
+		assignSlot(t, slot, b, a)
 	}()
 	rec.clear()
 	_, err = c.Tx(ctx, []string{key}, func(tx *shard.Tx) error {
@@ -237,11 +221,8 @@ func TestReview8TxHooksClusterRedirect(t *testing.T) {
 
 // A Conn's Do of one command is that command's operation, not a pipeline.
 func TestReview8ConnDoHooks(t *testing.T) {
-	servers := redistest.StartNTB(t, 2, redistest.Options{})
 	rec := &txRecorder{}
-	cfg := ringConfig(servers)
-	cfg.Hooks = rec.txHooks()
-	c := newClient(t, cfg)
+	c, servers := hookedRing(t, 2, rec.txHooks())
 	conn := c.Conn()
 	defer conn.Close()
 
@@ -279,11 +260,8 @@ func TestReview8ConnDoHooks(t *testing.T) {
 // OutcomeServerError with ErrTxAborted, though the Conn answers nil as a
 // redigo connection does.
 func TestReview8ConnTransactionHooks(t *testing.T) {
-	servers := redistest.StartNTB(t, 2, redistest.Options{})
 	rec := &txRecorder{}
-	cfg := ringConfig(servers)
-	cfg.Hooks = rec.txHooks()
-	c := newClient(t, cfg)
+	c, servers := hookedRing(t, 2, rec.txHooks())
 	const key = "conntxhooked"
 	_, err := c.Do(context.Background(), "SET", key, "0")
 	require.NoError(t, err)
@@ -340,11 +318,8 @@ func TestReview8ConnTransactionHooks(t *testing.T) {
 // A transaction whose function panics still ends its operation (a
 // tracer's span would stay open otherwise); the panic reaches the caller.
 func TestReview8TxHooksFunctionPanics(t *testing.T) {
-	servers := redistest.StartNTB(t, 1, redistest.Options{})
 	rec := &txRecorder{}
-	cfg := ringConfig(servers)
-	cfg.Hooks = rec.txHooks()
-	c := newClient(t, cfg)
+	c, servers := hookedRing(t, 1, rec.txHooks())
 	assert.PanicsWithValue(t, "review8: Tx", func() {
 		_, _ = c.Tx(context.Background(), []string{"txpanic"}, func(tx *shard.Tx) error {
 			panic("review8: Tx")
@@ -363,11 +338,8 @@ func TestReview8TxHooksFunctionPanics(t *testing.T) {
 // A transaction whose node cannot be reached reports its WATCH as failed
 // on that node, as a command that fails fast is, and ends on that node.
 func TestReview8TxHooksNodeUnreachable(t *testing.T) {
-	servers := redistest.StartNTB(t, 1, redistest.Options{})
 	rec := &txRecorder{}
-	cfg := ringConfig(servers)
-	cfg.Hooks = rec.txHooks()
-	c := newClient(t, cfg)
+	c, servers := hookedRing(t, 1, rec.txHooks())
 	require.NoError(t, servers[0].Stop())
 	_, err := c.Tx(context.Background(), []string{"txdown"}, func(tx *shard.Tx) error {
 		return tx.Queue("SET", "txdown", "v")

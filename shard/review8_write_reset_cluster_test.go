@@ -32,17 +32,7 @@ func TestReview8ClusterWriteResetIsNotRun(t *testing.T) {
 		_, err := c.Do(ctx, "SET", "{r8wc}big", big)
 		requireNotWritten(t, err, "oversized SET")
 	}
-	p := c.Pipeline()
-	p.Send("SET", "{r8wc}big", big)
-	p.Send("INCR", "{r8wc}after")
-	res, err := p.Exec(ctx)
-	require.NoError(t, err)
-	requireNotWritten(t, res[0].Err, "oversized SET in a pipeline")
-	requireNotWritten(t, res[1].Err, "INCR queued after it")
-
-	after, err := c.Do(ctx, "GET", "{r8wc}after")
-	require.NoError(t, err)
-	require.Nil(t, after, "the INCR after the oversized SET ran")
+	requireOversizedSetStopsThePipeline(t, c, big, "{r8wc}big", "{r8wc}after", "oversized SET in a pipeline")
 	for _, n := range c.Stats().Nodes {
 		require.False(t, n.Down, "node %s marked down by write resets", n.Node.Addr)
 	}

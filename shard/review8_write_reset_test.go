@@ -71,23 +71,33 @@ func TestReview8WriteResetInAPipeline(t *testing.T) {
 	c, big := oversizedClient(t)
 	ctx := context.Background()
 
-	p := c.Pipeline()
-	p.Send("SET", "review8:wp:big", big)
-	p.Send("INCR", "review8:wp:after")
-	res, err := p.Exec(ctx)
-	require.NoError(t, err)
-	requireNotWritten(t, res[0].Err, "oversized SET")
-	requireNotWritten(t, res[1].Err, "INCR queued after it")
-	after, err := c.Do(ctx, "GET", "review8:wp:after")
-	require.NoError(t, err)
-	require.Nil(t, after, "the INCR after the oversized SET ran")
+	requireOversizedSetStopsThePipeline(t, c, big, "review8:wp:big", "review8:wp:after", "oversized SET")
 
+	p := c.Pipeline()
 	p.Send("INCR", "review8:wp:before")
 	p.Send("SET", "review8:wp:big", big)
-	res, err = p.Exec(ctx)
+	res, err := p.Exec(ctx)
 	require.NoError(t, err)
 	var uo *shard.UnknownOutcomeError
 	require.True(t, errors.As(res[0].Err, &uo), "an INCR written whole before the reset: %v", res[0].Err)
 	requireNotWritten(t, res[1].Err, "oversized SET after it")
 	require.False(t, c.Stats().Nodes[0].Down)
+}
+
+// requireOversizedSetStopsThePipeline sends a pipeline of SET bigKey big,
+// bigger than the server accepts (what names it), and INCR afterKey:
+// neither may be written, and the INCR must not have run.
+func requireOversizedSetStopsThePipeline(t *testing.T, c *shard.Client, big, bigKey, afterKey, what string) {
+	t.Helper()
+	ctx := context.Background()
+	p := c.Pipeline()
+	p.Send("SET", bigKey, big)
+	p.Send("INCR", afterKey)
+	res, err := p.Exec(ctx)
+	require.NoError(t, err)
+	requireNotWritten(t, res[0].Err, what)
+	requireNotWritten(t, res[1].Err, "INCR queued after it")
+	after, err := c.Do(ctx, "GET", afterKey)
+	require.NoError(t, err)
+	require.Nil(t, after, "the INCR after the oversized SET ran")
 }

@@ -181,9 +181,30 @@ func (s *topologyServer) set(t *bigTopology) {
 	s.reply.Store(&b)
 }
 
-// serve answers inline or RESP commands; it needs only the command's
-// words, so it looks for the keywords in what arrived.
+// serve answers RESP commands; it needs only the command's words, so it
+// looks for the keywords in what arrived.
 func (s *topologyServer) serve(c net.Conn) {
+	serveCommands(c, func(cmd []byte) []byte {
+		switch {
+		case bytes.Contains(bytes.ToUpper(cmd), []byte("SHARDS")):
+			out := *s.reply.Load()
+			s.queries.Add(1)
+			if h := s.hold.Swap(nil); h != nil {
+				<-*h
+			}
+			return out
+		case bytes.Contains(bytes.ToUpper(cmd), []byte("PING")):
+			return []byte("+PONG\r\n")
+		default:
+			return []byte("+OK\r\n")
+		}
+	})
+}
+
+// serveCommands reads RESP commands from c (one RESP array each) and
+// writes answer's reply to each, in order, until c fails; then it closes
+// c.
+func serveCommands(c net.Conn, answer func(cmd []byte) []byte) {
 	defer c.Close()
 	buf := make([]byte, 64<<10)
 	var pending []byte
@@ -191,26 +212,12 @@ func (s *topologyServer) serve(c net.Conn) {
 		n, err := c.Read(buf)
 		pending = append(pending, buf[:n]...)
 		for {
-			// One command per RESP array; its end is the last argument's CRLF.
 			cmd, rest, ok := splitCommand(pending)
 			if !ok {
 				break
 			}
 			pending = rest
-			var out []byte
-			switch {
-			case bytes.Contains(bytes.ToUpper(cmd), []byte("SHARDS")):
-				out = *s.reply.Load()
-				s.queries.Add(1)
-				if h := s.hold.Swap(nil); h != nil {
-					<-*h
-				}
-			case bytes.Contains(bytes.ToUpper(cmd), []byte("PING")):
-				out = []byte("+PONG\r\n")
-			default:
-				out = []byte("+OK\r\n")
-			}
-			if _, err := c.Write(out); err != nil {
+			if _, err := c.Write(answer(cmd)); err != nil {
 				return
 			}
 		}

@@ -1,9 +1,13 @@
 package shard_test
 
 import (
+	"context"
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/shardis/shardis/internal/redistest"
+	"github.com/shardis/shardis/shard"
 )
 
 // startSentinelSetApart is startSentinelSet with one shard whose harness
@@ -29,4 +33,44 @@ func shardServers(t *testing.T, set *redistest.SentinelSet, i int) (master, repl
 		t.Fatal(err)
 	}
 	return master, replica
+}
+
+// replicaRefusingLogin starts a set with startSentinelSetApart and a
+// client on it that reads from replicas, with hooks (nil: none) and no
+// health checks (nothing marks the replica down: each read meets the
+// refusal). Once the replica holds k = v and the client lists it, the
+// replica stops accepting the client's login: sentDataUser's password is
+// changed there alone and its connections are killed. It returns the
+// client and the replica.
+func replicaRefusingLogin(t *testing.T, hooks *shard.Hooks) (*shard.Client, *redistest.Server) {
+	t.Helper()
+	set := startSentinelSetApart(t)
+	cfg := sentinelConfig(set)
+	cfg.Sentinel.ReadFrom = shard.ReadReplicaRandom
+	cfg.Health.Interval = 0
+	cfg.Hooks = hooks
+	c := newClient(t, cfg)
+	ctx := context.Background()
+
+	replica, err := set.Replica(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Do(ctx, "SET", "k", "v"); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 30*time.Second, "the replica to hold k and be listed", func() bool {
+		v, err := replica.Do("GET", "k")
+		st := c.Stats().Sentinel
+		return err == nil && v == "v" && len(st) == 1 && slices.Contains(st[0].Replicas, replica.Addr)
+	})
+	for _, cmd := range [][]string{
+		{"ACL", "SETUSER", sentDataUser, "resetpass", ">rotated-on-the-replica-only"},
+		{"CLIENT", "KILL", "USER", sentDataUser},
+	} {
+		if _, err := replica.Do(cmd...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return c, replica
 }

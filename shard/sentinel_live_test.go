@@ -344,9 +344,11 @@ func TestSentinelACLUser(t *testing.T) {
 	assert.NotContains(t, err.Error(), sentPW)
 }
 
-// TestSentinelTLS runs Sentinels and data nodes that accept TLS only (the
-// Sentinels also require a client certificate) and routes through them.
-func TestSentinelTLS(t *testing.T) {
+// startTLSSentinels starts two Sentinel shards whose Sentinels and data
+// nodes accept TLS only (the Sentinels also require a client
+// certificate) and returns them with a client config for them.
+func startTLSSentinels(t *testing.T) (*redistest.SentinelSet, shard.Config) {
+	t.Helper()
 	set := redistest.StartSentinelsTB(t, redistest.SentinelOptions{
 		Shards:           2,
 		Data:             redistest.Options{TLS: true, TLSClientAuth: true, DefaultPassword: sentDataPW},
@@ -357,6 +359,13 @@ func TestSentinelTLS(t *testing.T) {
 	cfg.Pool.TLSConfig = set.Shards[0].Nodes[0].TLS.ClientConfig()
 	cfg.Pool.TLSConfig.ServerName = "" // checked against each resolved master's host
 	cfg.Sentinel.TLSConfig = set.Sentinels[0].TLS.ClientConfig()
+	return set, cfg
+}
+
+// TestSentinelTLS runs Sentinels and data nodes that accept TLS only (the
+// Sentinels also require a client certificate) and routes through them.
+func TestSentinelTLS(t *testing.T) {
+	set, cfg := startTLSSentinels(t)
 	c := newClient(t, cfg)
 	ctx := context.Background()
 	for i := range 50 {

@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shardis/shardis/internal/redistest"
 	"github.com/shardis/shardis/shard"
 	"github.com/stretchr/testify/require"
 )
@@ -29,18 +28,15 @@ func TestRingWriteWithUnknownOutcome(t *testing.T) {
 		{"write, server gone: never sent", []any{"SET", "uo:k", "v"}, false, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			servers := redistest.StartNTB(t, 1, redistest.Options{})
-			cfg := ringConfig(servers)
-			cfg.Pool.ReadTimeout = 200 * time.Millisecond
-			c := newClient(t, cfg)
+			c, server := oneServerRing(t, 200*time.Millisecond)
 			ctx := context.Background()
 			if tc.stopped {
 				_, err := c.Do(ctx, "GET", "uo:k") // a pooled connection is open
 				require.NoError(t, err)
-				require.NoError(t, servers[0].Pause())
-				defer servers[0].Resume()
+				require.NoError(t, server.Pause())
+				defer server.Resume()
 			} else {
-				require.NoError(t, servers[0].Kill())
+				require.NoError(t, server.Kill())
 			}
 			_, err := c.Do(ctx, tc.args[0].(string), tc.args[1:]...)
 			require.Error(t, err)
@@ -50,7 +46,7 @@ func TestRingWriteWithUnknownOutcome(t *testing.T) {
 			require.Equal(t, tc.wantUnknown, errors.As(err, &uo), "an *UnknownOutcomeError: %v", err)
 			if tc.wantUnknown {
 				require.Equal(t, tc.args[0], uo.Command)
-				require.Equal(t, servers[0].Addr, uo.Node.Addr)
+				require.Equal(t, server.Addr, uo.Node.Addr)
 			}
 		})
 	}

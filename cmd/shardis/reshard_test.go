@@ -103,15 +103,25 @@ func TestReshardFlags(t *testing.T) {
 	}
 }
 
+// growTwoToThree starts three servers and returns them with the URLs
+// (and configs) of a ring on the first two, a and b, and of the ring that
+// adds the third, c.
+func growTwoToThree(t *testing.T) (servers []*redistest.Server, from, to string, fromCfg, toCfg shard.Config) {
+	t.Helper()
+	servers = redistest.StartNTB(t, 3, redistest.Options{})
+	from = fmt.Sprintf("redis-ring://%s,%s?names=a,b&client_name=auto", servers[0].Addr, servers[1].Addr)
+	to = fmt.Sprintf("redis-ring://%s,%s,%s?names=a,b,c&client_name=auto", servers[0].Addr, servers[1].Addr, servers[2].Addr)
+	var err error
+	fromCfg, err = shard.ParseURL(from)
+	require.NoError(t, err)
+	toCfg, err = shard.ParseURL(to)
+	require.NoError(t, err)
+	return servers, from, to, fromCfg, toCfg
+}
+
 func TestReshardArmAndClearFence(t *testing.T) {
 	ctx := context.Background()
-	servers := redistest.StartNTB(t, 3, redistest.Options{})
-	from := fmt.Sprintf("redis-ring://%s,%s?names=a,b&client_name=auto", servers[0].Addr, servers[1].Addr)
-	to := fmt.Sprintf("redis-ring://%s,%s,%s?names=a,b,c&client_name=auto", servers[0].Addr, servers[1].Addr, servers[2].Addr)
-	fromCfg, err := shard.ParseURL(from)
-	require.NoError(t, err)
-	toCfg, err := shard.ParseURL(to)
-	require.NoError(t, err)
+	servers, from, to, fromCfg, toCfg := growTwoToThree(t)
 	oldOnly, err := shard.New(ctx, fromCfg)
 	require.NoError(t, err)
 	defer oldOnly.Close()
@@ -165,13 +175,7 @@ func TestReshardArmAndClearFence(t *testing.T) {
 // verifies and deletes the marker.
 func TestReshardFinish(t *testing.T) {
 	ctx := context.Background()
-	servers := redistest.StartNTB(t, 3, redistest.Options{})
-	from := fmt.Sprintf("redis-ring://%s,%s?names=a,b&client_name=auto", servers[0].Addr, servers[1].Addr)
-	to := fmt.Sprintf("redis-ring://%s,%s,%s?names=a,b,c&client_name=auto", servers[0].Addr, servers[1].Addr, servers[2].Addr)
-	fromCfg, err := shard.ParseURL(from)
-	require.NoError(t, err)
-	toCfg, err := shard.ParseURL(to)
-	require.NoError(t, err)
+	servers, from, to, fromCfg, toCfg := growTwoToThree(t)
 	proc, err := shard.New(ctx, fromCfg)
 	require.NoError(t, err)
 	defer proc.Close()

@@ -70,22 +70,13 @@ func TestReview8SubscribeCLIKeyspaceExitsWhenNoNodeAnswers(t *testing.T) {
 	for _, s := range servers {
 		require.NoError(t, s.Kill())
 	}
-	out, errOut := &lockedBuffer{}, &lockedBuffer{}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	env := &cliEnv{stdin: strings.NewReader(""), stdout: out, stderr: errOut}
-	done := make(chan int, 1)
-	go func() { done <- run(ctx, env, []string{"subscribe", "--url", url, "--keyspace", "KEA"}) }()
-	select {
-	case code := <-done:
-		assert.Equal(t, 1, code, errOut.String())
-		if e := errOut.String(); !strings.Contains(e, servers[0].Addr) && !strings.Contains(e, servers[1].Addr) {
-			t.Errorf("stderr names no node: %q", e)
-		}
-	case <-time.After(20 * time.Second):
-		cancel()
-		<-done
+	code, errOut, exited := runKeyspaceSubscribe(url)
+	if !exited {
 		t.Fatalf("still running 20 s after start with no node reachable; stderr: %s", errOut)
+	}
+	assert.Equal(t, 1, code, errOut)
+	if !strings.Contains(errOut, servers[0].Addr) && !strings.Contains(errOut, servers[1].Addr) {
+		t.Errorf("stderr names no node: %q", errOut)
 	}
 }
 
@@ -97,6 +88,19 @@ func TestReview8SubscribeCLIKeyspaceConfigRefusedExits(t *testing.T) {
 		Users: []redistest.User{{Name: "watcher", Password: "pw", Rules: "~* &* +@all -config"}},
 	})
 	url := fmt.Sprintf("redis-ring://watcher:pw@%s,%s", servers[0].Addr, servers[1].Addr)
+	code, errOut, exited := runKeyspaceSubscribe(url)
+	if !exited {
+		t.Fatalf("still running 20 s after every node refused the CONFIG SET; stderr: %s", errOut)
+	}
+	assert.Equal(t, 1, code, errOut)
+	assert.Contains(t, errOut, "NOPERM")
+	assert.NotContains(t, errOut, "pw@", "the password in the error")
+}
+
+// runKeyspaceSubscribe runs "shardis subscribe --url url --keyspace KEA"
+// and waits 20 s at the most for it to exit: it returns the exit code,
+// what it wrote to stderr, and whether it exited (if not, it is stopped).
+func runKeyspaceSubscribe(url string) (code int, stderr string, exited bool) {
 	out, errOut := &lockedBuffer{}, &lockedBuffer{}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -105,12 +109,10 @@ func TestReview8SubscribeCLIKeyspaceConfigRefusedExits(t *testing.T) {
 	go func() { done <- run(ctx, env, []string{"subscribe", "--url", url, "--keyspace", "KEA"}) }()
 	select {
 	case code := <-done:
-		assert.Equal(t, 1, code, errOut.String())
-		assert.Contains(t, errOut.String(), "NOPERM")
-		assert.NotContains(t, errOut.String(), "pw@", "the password in the error")
+		return code, errOut.String(), true
 	case <-time.After(20 * time.Second):
 		cancel()
 		<-done
-		t.Fatalf("still running 20 s after every node refused the CONFIG SET; stderr: %s", errOut)
+		return 0, errOut.String(), false
 	}
 }

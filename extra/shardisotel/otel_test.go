@@ -75,6 +75,18 @@ type telemetry struct {
 
 func newTelemetry(t *testing.T, rc *redistest.Cluster, opts ...shardisotel.Option) *telemetry {
 	t.Helper()
+	return instrumented(t, shard.Config{
+		Mode:   shard.ModeCluster,
+		Seeds:  rc.Seeds(),
+		Pool:   pool.Options{Username: user, Password: password, DialTimeout: time.Second, ReadTimeout: 2 * time.Second},
+		Health: shard.HealthOptions{Interval: 100 * time.Millisecond, FailureLimit: 2, Timeout: 300 * time.Millisecond},
+	}, opts...)
+}
+
+// instrumented creates a client on cfg, instrumented (spans and metrics,
+// Observe registered) with in-memory exporters and opts.
+func instrumented(t *testing.T, cfg shard.Config, opts ...shardisotel.Option) *telemetry {
+	t.Helper()
 	tel := &telemetry{spans: tracetest.NewSpanRecorder(), reader: sdkmetric.NewManualReader()}
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(tel.spans))
 	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(tel.reader))
@@ -82,12 +94,6 @@ func newTelemetry(t *testing.T, rc *redistest.Cluster, opts ...shardisotel.Optio
 		tp.Shutdown(context.Background())
 		mp.Shutdown(context.Background())
 	})
-	cfg := shard.Config{
-		Mode:   shard.ModeCluster,
-		Seeds:  rc.Seeds(),
-		Pool:   pool.Options{Username: user, Password: password, DialTimeout: time.Second, ReadTimeout: 2 * time.Second},
-		Health: shard.HealthOptions{Interval: 100 * time.Millisecond, FailureLimit: 2, Timeout: 300 * time.Millisecond},
-	}
 	in, err := shardisotel.Instrument(&cfg, append([]shardisotel.Option{shardisotel.WithTracerProvider(tp), shardisotel.WithMeterProvider(mp)}, opts...)...)
 	require.NoError(t, err)
 	c, err := shard.New(context.Background(), cfg)
@@ -226,17 +232,7 @@ func TestRedirectDuringLiveSlotMoveIsASpanEvent(t *testing.T) {
 	masters := rc.Masters()
 	from, to := masters[0], masters[1]
 	// A slot that holds no other test's key, so that it can be moved.
-	var key string
-	var slot int
-	for i := 0; ; i++ {
-		key, slot = keyOnMaster(t, rc, from, fmt.Sprintf("live%d-", i))
-		n, err := from.Do("CLUSTER", "COUNTKEYSINSLOT", strconv.Itoa(slot))
-		require.NoError(t, err)
-		if strings.TrimSpace(n) == "0" {
-			break
-		}
-		require.Less(t, i, 1000, "no empty slot")
-	}
+	key, slot := emptySlotKey(t, rc, from, "live")
 	_, err := tel.c.Do(ctx, "SET", key, "v")
 	require.NoError(t, err)
 	fromID, toID := nodeID(t, from), nodeID(t, to)

@@ -12,37 +12,18 @@ import (
 	"github.com/shardis/shardis/shard"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 )
 
 // ringTelemetry is an instrumented ring client over servers with
 // in-memory exporters.
 func ringTelemetry(t *testing.T, servers []*redistest.Server, opts ...shardisotel.Option) *telemetry {
 	t.Helper()
-	tel := &telemetry{spans: tracetest.NewSpanRecorder(), reader: sdkmetric.NewManualReader()}
-	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(tel.spans))
-	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(tel.reader))
-	t.Cleanup(func() {
-		tp.Shutdown(context.Background())
-		mp.Shutdown(context.Background())
-	})
 	cfg := shard.Config{Pool: pool.Options{DialTimeout: time.Second, ReadTimeout: time.Second}}
 	cfg.Health.Interval = -1
 	for _, s := range servers {
 		cfg.Shards = append(cfg.Shards, ring.Shard{Name: s.Addr, Addr: s.Addr, Weight: 1})
 	}
-	in, err := shardisotel.Instrument(&cfg, append([]shardisotel.Option{shardisotel.WithTracerProvider(tp), shardisotel.WithMeterProvider(mp)}, opts...)...)
-	require.NoError(t, err)
-	c, err := shard.New(context.Background(), cfg)
-	require.NoError(t, err)
-	t.Cleanup(func() { c.Close() })
-	reg, err := in.Observe(c)
-	require.NoError(t, err)
-	t.Cleanup(func() { reg.Unregister() })
-	tel.c = c
-	return tel
+	return instrumented(t, cfg, opts...)
 }
 
 // TestReview3ModuleCommandsHaveTheirOperation: a module's command keeps

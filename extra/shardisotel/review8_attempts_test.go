@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -41,28 +40,8 @@ func TestReview8RedirectThenFinalResultIsOneSpan(t *testing.T) {
 	ctx := context.Background()
 	masters := rc.Masters()
 	from, to := masters[0], masters[2]
-	var key string
-	var slot int
-	for i := 0; ; i++ {
-		key, slot = keyOnMaster(t, rc, from, fmt.Sprintf("r8att%d-", i))
-		n, err := from.Do("CLUSTER", "COUNTKEYSINSLOT", strconv.Itoa(slot))
-		require.NoError(t, err)
-		if strings.TrimSpace(n) == "0" {
-			break
-		}
-		require.Less(t, i, 1000, "no empty slot")
-	}
-	s := strconv.Itoa(slot)
+	key, slot := emptySlotKey(t, rc, from, "r8att")
 	fromID, toID := nodeID(t, from), nodeID(t, to)
-	move := func(src, dst *redistest.Server, dstID string) {
-		t.Helper()
-		// The slot is empty: assigning it to its new owner on both
-		// sides moves it.
-		for _, srv := range []*redistest.Server{dst, src} {
-			_, err := srv.Do("CLUSTER", "SETSLOT", s, "NODE", dstID)
-			require.NoError(t, err, "SETSLOT on %s", srv.Addr)
-		}
-	}
 	cases := []struct {
 		name    string
 		args    []any
@@ -79,11 +58,13 @@ func TestReview8RedirectThenFinalResultIsOneSpan(t *testing.T) {
 			require.NoError(t, err)
 			_, err = from.Do("DEL", key)
 			require.NoError(t, err)
-			move(from, to, toID)
+			// The slot is empty: assigning it to its new owner on both
+			// sides moves it.
+			assignSlot(t, slot, toID, to, from)
 			t.Cleanup(func() {
 				_, err := to.Do("DEL", key)
 				assert.NoError(t, err)
-				move(to, from, fromID)
+				assignSlot(t, slot, fromID, from, to)
 			})
 			_, err = to.Do("SET", key, "not a number")
 			require.NoError(t, err)

@@ -5,12 +5,10 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/shardis/shardis/extra/shardisprom"
 	"github.com/shardis/shardis/internal/redistest"
-	"github.com/shardis/shardis/pool"
 	"github.com/shardis/shardis/ring"
 	"github.com/shardis/shardis/shard"
 	"github.com/stretchr/testify/require"
@@ -21,13 +19,7 @@ import (
 func TestCollectorMigration(t *testing.T) {
 	ctx := context.Background()
 	servers := redistest.StartNTB(t, 4, redistest.Options{})
-	cfg := func(n int) shard.Config {
-		c := shard.Config{Pool: pool.Options{DialTimeout: time.Second, ReadTimeout: time.Second}, Health: shard.HealthOptions{Interval: -1}}
-		for i, s := range servers[:n] {
-			c.Shards = append(c.Shards, ring.Shard{Name: fmt.Sprintf("shard-%d", i), Addr: s.Addr, Weight: 1})
-		}
-		return c
-	}
+	cfg := func(n int) shard.Config { return ringOver(servers[:n], "shard", shard.HealthOptions{Interval: -1}) }
 	from, to := cfg(3), cfg(4)
 	plain, err := shard.New(ctx, to)
 	require.NoError(t, err)

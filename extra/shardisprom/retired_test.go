@@ -2,7 +2,6 @@ package shardisprom_test
 
 import (
 	"context"
-	"fmt"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -11,8 +10,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/shardis/shardis/extra/shardisprom"
 	"github.com/shardis/shardis/internal/redistest"
-	"github.com/shardis/shardis/pool"
-	"github.com/shardis/shardis/ring"
 	"github.com/shardis/shardis/shard"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -21,19 +18,10 @@ import (
 // upByNode gathers shardis_node_up by node address.
 func upByNode(t *testing.T, reg *prometheus.Registry) map[string]float64 {
 	t.Helper()
-	mfs, err := reg.Gather()
-	require.NoError(t, err)
 	out := map[string]float64{}
-	for _, mf := range mfs {
-		if mf.GetName() != "shardis_node_up" {
-			continue
-		}
-		for _, m := range mf.GetMetric() {
-			for _, l := range m.GetLabel() {
-				if l.GetName() == "node" {
-					out[l.GetValue()] = m.GetGauge().GetValue()
-				}
-			}
+	for _, s := range nodeUpSeries(t, reg) {
+		if node, ok := s.labels["node"]; ok {
+			out[node] = s.value
 		}
 	}
 	return out
@@ -53,14 +41,7 @@ func TestNodeUpForgetsAShardThatLeft(t *testing.T) {
 		return shard.CheckPing(ctx, conn, n)
 	}
 	ringOf := func(servers []*redistest.Server) shard.Config {
-		cfg := shard.Config{
-			Pool:   pool.Options{DialTimeout: time.Second, ReadTimeout: time.Second},
-			Health: shard.HealthOptions{Interval: 50 * time.Millisecond, FailureLimit: 2, Timeout: time.Second, Check: check},
-		}
-		for i, s := range servers {
-			cfg.Shards = append(cfg.Shards, ring.Shard{Name: fmt.Sprintf("shard-%d", i), Addr: s.Addr, Weight: 1})
-		}
-		return cfg
+		return ringOver(servers, "shard", shard.HealthOptions{Interval: 50 * time.Millisecond, FailureLimit: 2, Timeout: time.Second, Check: check})
 	}
 	c, err := shard.New(ctx, ringOf(servers))
 	require.NoError(t, err)

@@ -9,8 +9,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/shardis/shardis/extra/shardisprom"
 	"github.com/shardis/shardis/internal/redistest"
-	"github.com/shardis/shardis/pool"
-	"github.com/shardis/shardis/ring"
 	"github.com/shardis/shardis/shard"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -55,14 +53,7 @@ func TestReview3DurationsForgetARingShardThatLeft(t *testing.T) {
 	servers := redistest.StartNTB(t, 3, redistest.Options{})
 	d := shardisprom.NewDurations(nil, nil)
 	ringOf := func(servers []*redistest.Server) shard.Config {
-		cfg := shard.Config{
-			Pool:   pool.Options{DialTimeout: time.Second, ReadTimeout: time.Second},
-			Health: shard.HealthOptions{Interval: 50 * time.Millisecond, FailureLimit: 2, Timeout: time.Second},
-		}
-		for i, s := range servers {
-			cfg.Shards = append(cfg.Shards, ring.Shard{Name: fmt.Sprintf("shard-%d", i), Addr: s.Addr, Weight: 1})
-		}
-		return cfg
+		return ringOver(servers, "shard", shard.HealthOptions{Interval: 50 * time.Millisecond, FailureLimit: 2, Timeout: time.Second})
 	}
 	cfg := ringOf(servers)
 	cfg.Hooks = d.Hooks()

@@ -2,15 +2,11 @@ package shardisprom_test
 
 import (
 	"context"
-	"fmt"
 	"testing"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/shardis/shardis/extra/shardisprom"
 	"github.com/shardis/shardis/internal/redistest"
-	"github.com/shardis/shardis/pool"
-	"github.com/shardis/shardis/ring"
 	"github.com/shardis/shardis/shard"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -20,27 +16,12 @@ import (
 // node label.
 func nameByNode(t *testing.T, reg *prometheus.Registry) map[string]string {
 	t.Helper()
-	mfs, err := reg.Gather()
-	require.NoError(t, err)
 	out := map[string]string{}
-	for _, mf := range mfs {
-		if mf.GetName() != "shardis_node_up" {
-			continue
-		}
-		for _, m := range mf.GetMetric() {
-			var node, name string
-			for _, l := range m.GetLabel() {
-				switch l.GetName() {
-				case "node":
-					node = l.GetValue()
-				case "name":
-					name = l.GetValue()
-				}
-			}
-			_, dup := out[node]
-			assert.False(t, dup, "two shardis_node_up series for %s", node)
-			out[node] = name
-		}
+	for _, s := range nodeUpSeries(t, reg) {
+		node := s.labels["node"]
+		_, dup := out[node]
+		assert.False(t, dup, "two shardis_node_up series for %s", node)
+		out[node] = s.labels["name"]
 	}
 	return out
 }
@@ -55,14 +36,7 @@ func TestReview8NameFollowsTheRingInUse(t *testing.T) {
 	ctx := context.Background()
 	servers := redistest.StartNTB(t, 2, redistest.Options{})
 	ringOf := func(prefix string) shard.Config {
-		cfg := shard.Config{
-			Pool:   pool.Options{DialTimeout: time.Second, ReadTimeout: time.Second},
-			Health: shard.HealthOptions{Interval: -1},
-		}
-		for i, s := range servers {
-			cfg.Shards = append(cfg.Shards, ring.Shard{Name: fmt.Sprintf("%s-%d", prefix, i), Addr: s.Addr, Weight: 1})
-		}
-		return cfg
+		return ringOver(servers, prefix, shard.HealthOptions{Interval: -1})
 	}
 	c, err := shard.New(ctx, ringOf("old"))
 	require.NoError(t, err)

@@ -1,0 +1,53 @@
+package shard_test
+
+import (
+	"context"
+	"sync/atomic"
+
+	"github.com/shardis/shardis/shard"
+)
+
+// holdGate holds, once armed, the first call that reaches it until
+// release is closed: a slow hook between a command's planning and its
+// sending (startHooks) or during its execution (commandHooks).
+type holdGate struct {
+	armed   atomic.Bool
+	held    chan struct{} // closed when a call is held
+	release chan struct{} // closed by the test to let it go on
+}
+
+func newHoldGate() *holdGate {
+	return &holdGate{held: make(chan struct{}), release: make(chan struct{})}
+}
+
+// arm makes the gate hold the next call that reaches it.
+func (g *holdGate) arm() { g.armed.Store(true) }
+
+// wait holds its caller if the gate is armed, disarming it.
+func (g *holdGate) wait() {
+	if g.armed.CompareAndSwap(true, false) {
+		close(g.held)
+		<-g.release
+	}
+}
+
+// startHooks returns hooks whose Start hook waits at the gate for an
+// operation named name (any, if name is "").
+func (g *holdGate) startHooks(name string) *shard.Hooks {
+	return &shard.Hooks{Start: func(ctx context.Context, op *shard.Op) context.Context {
+		if name == "" || op.Name == name {
+			g.wait()
+		}
+		return ctx
+	}}
+}
+
+// commandHooks returns hooks whose Command hook waits at the gate for a
+// command named name.
+func (g *holdGate) commandHooks(name string) *shard.Hooks {
+	return &shard.Hooks{Command: func(_ context.Context, ev *shard.CommandEvent) {
+		if ev.Name == name {
+			g.wait()
+		}
+	}}
+}

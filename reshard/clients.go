@@ -42,6 +42,9 @@ func withMigration(ctx context.Context, from, to shard.Config, fn func(*pool.Set
 	}
 	defer c.Close()
 	info, _ := c.Migration()
+	if err := followNodes(c, pools, info.To.Nodes()); err != nil { // servers.go
+		return err
+	}
 	return fn(pools, info, c.InstanceID())
 }
 

@@ -51,6 +51,9 @@ func Move(ctx context.Context, opts Options) (*Report, error) {
 		return nil, fmt.Errorf("%w: %w", shard.ErrBadConfig, err)
 	}
 	defer pools.Close()
+	if err := followNodes(c, pools, info.To.Nodes()); err != nil { // servers.go
+		return nil, err
+	}
 	if opts.DryRun {
 		if err := checkDistinctServers(ctx, pools, info); err != nil { // servers.go
 			return nil, err
@@ -64,7 +67,7 @@ func Move(ctx context.Context, opts Options) (*Report, error) {
 	}
 	m := &mover{opts: opts, pools: pools, from: info.From, to: info.To, start: start,
 		limit: newLimiter(opts.KeysPerSecond, opts.BytesPerSecond), flows: map[[2]string]*Flow{},
-		fenceKey: shard.FenceKey(info.FromID, info.ToID)}
+		fenceKey: shard.FenceKey(info.FromID, info.ToID), addrOf: c.NodeAddr}
 	olds := info.From.Nodes()
 	for _, n := range olds {
 		size, err := m.dbsize(ctx, n)
@@ -119,6 +122,9 @@ type mover struct {
 	start    time.Time
 	fenceKey string // the marker of this migration (arm.go)
 	total    int64
+	// addrOf returns the address a new node is reached at now (a
+	// Sentinel shard's master: shard.Client.NodeAddr); nil: its own.
+	addrOf func(shard.Node) (string, error)
 
 	scanned, moved, busy, bytes, strays atomic.Int64
 
@@ -300,7 +306,11 @@ func (m *mover) migrate(ctx context.Context, conn redis.Conn, src, dst shard.Nod
 	// The reply can take as long as MIGRATE's own timeout (a large value),
 	// longer than the pool's read timeout.
 	wait := m.opts.Timeout + time.Second
-	reply, err := redis.DoWithTimeout(conn, wait, "MIGRATE", m.migrateArgs(dst, keys)...)
+	args, err := m.migrateArgs(dst, keys)
+	if err != nil {
+		return 0, &shard.NodeError{Node: dst, Err: err}
+	}
+	reply, err := redis.DoWithTimeout(conn, wait, "MIGRATE", args...)
 	switch {
 	case err == nil:
 		if isNoKey(reply) {
@@ -312,7 +322,11 @@ func (m *mover) migrate(ctx context.Context, conn redis.Conn, src, dst shard.Nod
 		// moved again on its own: NOKEY for those.
 		busy := 0
 		for _, k := range keys {
-			_, err := redis.DoWithTimeout(conn, wait, "MIGRATE", m.migrateArgs(dst, []string{k})...)
+			args, err := m.migrateArgs(dst, []string{k})
+			if err != nil {
+				return 0, &shard.NodeError{Node: dst, Err: err}
+			}
+			_, err = redis.DoWithTimeout(conn, wait, "MIGRATE", args...)
 			if isReplyError(err, "BUSYKEY") {
 				var n int
 				n, err = redis.Int(redis.DoContext(conn, ctx, "DEL", k))
@@ -341,10 +355,22 @@ func isNoKey(reply any) bool {
 	return ok && s == "NOKEY"
 }
 
-func (m *mover) migrateArgs(dst shard.Node, keys []string) []any {
-	addr := dst.Addr
-	if a := m.opts.Addrs[addr]; a != "" {
-		addr = a
+// migrateArgs returns MIGRATE's arguments that move keys to dst: the
+// address the old node reaches dst at (Options.Addrs, by dst's address or
+// by the one it resolves to, a Sentinel shard's master), then the keys.
+func (m *mover) migrateArgs(dst shard.Node, keys []string) ([]any, error) {
+	addr := m.opts.Addrs[dst.Addr]
+	if addr == "" && m.addrOf != nil {
+		var err error
+		if addr, err = m.addrOf(dst); err != nil {
+			return nil, err
+		}
+		if a := m.opts.Addrs[addr]; a != "" {
+			addr = a
+		}
+	}
+	if addr == "" {
+		addr = dst.Addr
 	}
 	// "[fd00::1]:6379" names host fd00::1: MIGRATE takes it bare.
 	host, port, err := net.SplitHostPort(addr)
@@ -365,7 +391,7 @@ func (m *mover) migrateArgs(dst shard.Node, keys []string) []any {
 	for _, k := range keys {
 		args = append(args, k)
 	}
-	return args
+	return args, nil
 }
 
 func (m *mover) count(src, dst shard.Node, keys, size int64) {

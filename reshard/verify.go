@@ -79,6 +79,9 @@ func Verify(ctx context.Context, cfg shard.Config, opts VerifyOptions) (*VerifyR
 	for _, a := range opts.Nodes {
 		nodes = appendNodes(nodes, []shard.Node{{Name: a, Addr: a}})
 	}
+	if err := followNodes(c, pools, nodes); err != nil { // a Sentinel shard: its master (servers.go)
+		return nil, err
+	}
 	// A server named twice (localhost and 127.0.0.1; a --nodes entry
 	// spelling a topology's node another way) is scanned once, under the
 	// topology's address, and a key routed to either spelling is on its

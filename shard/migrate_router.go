@@ -88,6 +88,9 @@ func (l mappedRingLocator) groupLabel(group int) string {
 
 // TopologyIDer is implemented by a Router that names its own placement:
 // two processes whose routers have the same ID place every key alike.
+// Without it a Router is named after its nodes' addresses, so two
+// placements over the same nodes share a name, and a migration between
+// them is refused: such a Router must implement it.
 type TopologyIDer interface {
 	TopologyID() string
 }

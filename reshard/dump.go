@@ -58,6 +58,12 @@ func (m *mover) dumpMove(ctx context.Context, conn redis.Conn, src, dst shard.No
 	}
 	defer dconn.Close()
 	hold := m.opts.Timeout + time.Second
+	// Another client's pause (an operator's, or one that a failed or
+	// killed batch left to end by itself) is waited out first: the
+	// batch's deadlines below must not run during that wait.
+	if err := awaitUnpaused(conn, hold); err != nil {
+		return 0, &shard.NodeError{Node: src, Err: err}
+	}
 	// The new node's clock before the pause: a RESTORE it runs before
 	// that plus hold runs while the old node's writes are paused.
 	newDeadline, err := m.restoreDeadline(dconn, hold)
@@ -248,6 +254,21 @@ func (m *mover) restoreDeadline(dconn redis.Conn, hold time.Duration) (int64, er
 	return t[0]*1000 + t[1]/1000 + hold.Milliseconds(), nil
 }
 
+// awaitUnpaused waits up to wait until no client's pause of writes is on
+// at the old node (conn): a PUBLISH (to pauseProbe, no key, no data
+// changed), which a pause of writes holds back, answers only then.
+func awaitUnpaused(conn redis.Conn, wait time.Duration) error {
+	var re redis.Error
+	if _, err := redis.DoWithTimeout(conn, max(wait, time.Millisecond), "PUBLISH", pauseProbe, ""); err != nil && !errors.As(err, &re) {
+		return pausedByOtherErr(wait, err) // any reply, an error included, says that no pause is on
+	}
+	return nil
+}
+
+func pausedByOtherErr(wait time.Duration, err error) error {
+	return fmt.Errorf("the old node's writes stay paused by another client (CLIENT PAUSE) after %v: the DUMP/RESTORE path would lift that pause; try again once it ends: %w", wait, err)
+}
+
 // pauseWrites pauses the old node's writes (conn) for hold, once no other
 // client's pause is on, waiting up to wait for that. Redis keeps one pause
 // for every CLIENT PAUSE and CLIENT UNPAUSE ends it, so pausing on top of
@@ -265,7 +286,7 @@ func pauseWrites(conn redis.Conn, hold, wait time.Duration) error {
 	// Any reply, an error included, says that no pause is on.
 	var re redis.Error
 	if _, err := redis.ReceiveWithTimeout(conn, max(wait, time.Millisecond)); err != nil && !errors.As(err, &re) {
-		return fmt.Errorf("the old node's writes stay paused by another client (CLIENT PAUSE) after %v: the DUMP/RESTORE path would lift that pause; try again once it ends: %w", wait, err)
+		return pausedByOtherErr(wait, err)
 	}
 	if _, err := redis.ReceiveWithTimeout(conn, max(wait, time.Millisecond)); err != nil {
 		return fmt.Errorf("CLIENT PAUSE WRITE (the DUMP/RESTORE path needs Redis 6.2 or later and the CLIENT command): %w", err)

@@ -160,8 +160,16 @@ func (m *mover) dumpMove(ctx context.Context, conn redis.Conn, src, dst shard.No
 	for _, it := range items {
 		restoreBefore.SendHash(dconn, it.key, newDeadline, it.ttl, it.payload)
 	}
+	// The largest value of the batch, which a failure of the new node's
+	// connection names (restoreConnErr).
+	largest := 0
+	for i, it := range items {
+		if len(it.payload) > len(items[largest].payload) {
+			largest = i
+		}
+	}
 	if err := dconn.Flush(); err != nil {
-		return 0, &shard.NodeError{Node: dst, Err: err}
+		return 0, &shard.NodeError{Node: dst, Err: restoreConnErr(len(items), items[largest].key, len(items[largest].payload), err)}
 	}
 	moved := 0
 	busy := make([]bool, len(items)) // the new node had the key: counted once the old copy is deleted
@@ -173,6 +181,12 @@ func (m *mover) dumpMove(ctx context.Context, conn redis.Conn, src, dst shard.No
 		}
 		if isReplyError(err, "PAUSEOVER") {
 			err = fmt.Errorf("%w: %w", ErrPauseOver, err)
+		}
+		var re redis.Error
+		if err != nil && !errors.Is(err, ErrPauseOver) && (!errors.As(err, &re) || isReplyError(err, "Protocol error")) {
+			// The connection failed, or the new node refused what it
+			// read and closes it.
+			return 0, &shard.NodeError{Node: dst, Err: restoreConnErr(len(items), items[largest].key, len(items[largest].payload), err)}
 		}
 		if err != nil {
 			return 0, &shard.NodeError{Node: dst, Err: fmt.Errorf("RESTORE %q: %w", it.key, err)}
@@ -221,6 +235,15 @@ func (m *mover) dumpMove(ctx context.Context, conn redis.Conn, src, dst shard.No
 		return 0, &shard.NodeError{Node: src, Err: firstErr}
 	}
 	return moved, nil
+}
+
+// restoreConnErr describes a failure of the new node's connection while
+// a batch of n RESTOREs was sent or answered. A new node closes the
+// connection of a value over its proto-max-bulk-len or
+// client-query-buffer-limit, which the bare "connection reset by peer"
+// does not say: the error names the batch's largest value.
+func restoreConnErr(n int, key string, size int, err error) error {
+	return fmt.Errorf("restoring %d keys, the largest %q of %d bytes dumped (the new node closes the connection of a value over its proto-max-bulk-len or client-query-buffer-limit: raise them, or move that key otherwise): %w", n, key, size, err)
 }
 
 // countBusy counts the keys of a batch that the new node already had

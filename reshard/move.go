@@ -343,6 +343,10 @@ func (m *mover) migrate(ctx context.Context, conn redis.Conn, src, dst shard.Nod
 		return len(keys) - busy, nil
 	case isReplyError(err, "IOERR"):
 		return m.dumpMove(ctx, conn, src, dst, keys)
+	case isReplyError(err, "Protocol error"):
+		// The target refused what it read and closed the connection.
+		err = hidePassword(err, m.opts.To.Pool.Password) // secret.go
+		return 0, &shard.NodeError{Node: src, Err: fmt.Errorf("MIGRATE of %d keys to %s (the new node closes the connection of a value over its proto-max-bulk-len or client-query-buffer-limit: raise them, or move that key otherwise): %w", len(keys), dst, err)}
 	default:
 		err = hidePassword(err, m.opts.To.Pool.Password) // secret.go
 		return 0, &shard.NodeError{Node: src, Err: fmt.Errorf("MIGRATE to %s: %w", dst, err)}

@@ -96,14 +96,14 @@ func Move(ctx context.Context, opts Options) (*Report, error) {
 	if opts.DryRun || opts.SkipVerify {
 		return rep, nil
 	}
-	v, err := verifyNodes(ctx, pools, info.To, appendNodes(info.To.Nodes(), olds), nil, 0, nil)
+	v, err := verifyNodes(ctx, pools, info.To, appendNodes(info.To.Nodes(), olds), nil, info.From, 0, nil)
 	if err != nil {
 		return rep, err
 	}
 	rep.Verify = v
 	rep.Elapsed = time.Since(start)
 	if v.Misplaced > 0 {
-		return rep, fmt.Errorf("%w: %d after the move (e.g. %s)", ErrMisplaced, v.Misplaced, v.Samples[0])
+		return rep, fmt.Errorf("after the move: %w", misplacedErr(v))
 	}
 	if opts.Finish {
 		if err := finishAfterMove(ctx, pools, info, c.InstanceID(), rep); err != nil {

@@ -30,6 +30,12 @@ type VerifyReport struct {
 	// Pending counts, during a migration, keys still at their old owner:
 	// not yet moved, which is expected until the mover has run.
 	Pending int64
+	// Strays counts, during a migration (and in the verification that
+	// ends a move), the misplaced keys found on a node that neither
+	// topology places them on, for example left there by auto-eject. The
+	// mover leaves them where they are (they may be stale copies): move
+	// or delete them by hand.
+	Strays int64
 	// Samples holds up to VerifyOptions.Samples misplaced keys.
 	Samples []Misplaced
 	// PerNode counts misplaced keys by the node they were found on.
@@ -88,13 +94,15 @@ func Verify(ctx context.Context, cfg shard.Config, opts VerifyOptions) (*VerifyR
 	// owner there (servers.go).
 	al := aliases(ctx, pools, nodes)
 	nodes = slices.DeleteFunc(nodes, func(n shard.Node) bool { _, ok := al[n.Addr]; return ok })
-	return verifyNodes(ctx, pools, to, nodes, from, opts.Samples, al)
+	return verifyNodes(ctx, pools, to, nodes, from, from, opts.Samples, al)
 }
 
 // verifyNodes scans nodes in parallel for keys that to does not place
-// there (those that from places there count as pending). al maps other
-// spellings of a scanned node's address to it (nil: none).
-func verifyNodes(ctx context.Context, pools *pool.Set, to shard.Router, nodes []shard.Node, from shard.Router, samples int, al map[string]string) (*VerifyReport, error) {
+// there (those that from places there count as pending; nil: none does).
+// old, the old topology of a migration (nil: none), tells strays among
+// the misplaced keys: those that it does not place where they are either.
+// al maps other spellings of a scanned node's address to it (nil: none).
+func verifyNodes(ctx context.Context, pools *pool.Set, to shard.Router, nodes []shard.Node, from, old shard.Router, samples int, al map[string]string) (*VerifyReport, error) {
 	canon := func(a string) string {
 		if c, ok := al[a]; ok {
 			return c
@@ -116,7 +124,7 @@ func verifyNodes(ctx context.Context, pools *pool.Set, to shard.Router, nodes []
 			defer wg.Done()
 			errs[i] = scanNode(ctx, pools, n, func(keys []string) error {
 				var bad []Misplaced
-				var pending, markers int64
+				var pending, markers, strays int64
 				for _, k := range keys {
 					if shard.IsFenceKey(k) {
 						markers++ // a fence's marker sits on every old node
@@ -130,9 +138,14 @@ func verifyNodes(ctx context.Context, pools *pool.Set, to shard.Router, nodes []
 						continue
 					}
 					if from != nil {
-						if old, err := from.Route(k); err == nil && canon(old.Addr) == n.Addr {
+						if o, err := from.Route(k); err == nil && canon(o.Addr) == n.Addr {
 							pending++
 							continue
+						}
+					}
+					if old != nil {
+						if o, err := old.Route(k); err != nil || canon(o.Addr) != n.Addr {
+							strays++
 						}
 					}
 					bad = append(bad, Misplaced{Key: k, Node: n.Addr, Owner: owner.Addr})
@@ -141,6 +154,7 @@ func verifyNodes(ctx context.Context, pools *pool.Set, to shard.Router, nodes []
 				defer mu.Unlock()
 				rep.Scanned += int64(len(keys)) - markers
 				rep.Pending += pending
+				rep.Strays += strays
 				rep.Misplaced += int64(len(bad))
 				if len(bad) > 0 {
 					rep.PerNode[n.Addr] += int64(len(bad))
@@ -188,4 +202,17 @@ func scanNode(ctx context.Context, pools *pool.Set, n shard.Node, fn func([]stri
 			return nil
 		}
 	}
+}
+
+// misplacedErr is the error of a verification (after a move, or before
+// finishing) that found misplaced keys: it tells keys that the mover
+// would move (run it again) from strays, which it leaves.
+func misplacedErr(v *VerifyReport) error {
+	switch {
+	case v.Strays == 0:
+		return fmt.Errorf("%w: %d (e.g. %s); run the mover again", ErrMisplaced, v.Misplaced, v.Samples[0])
+	case v.Strays == v.Misplaced:
+		return fmt.Errorf("%w: %d stray keys (e.g. %s), on a node that neither topology places them on: the mover leaves them; move or delete them by hand", ErrMisplaced, v.Misplaced, v.Samples[0])
+	}
+	return fmt.Errorf("%w: %d (e.g. %s), %d of them stray keys on a node that neither topology places them on, which the mover leaves (move or delete them by hand); run the mover again for the others", ErrMisplaced, v.Misplaced, v.Samples[0], v.Strays)
 }

@@ -60,8 +60,10 @@ func (m *mover) dumpMove(ctx context.Context, conn redis.Conn, src, dst shard.No
 	hold := m.opts.Timeout + time.Second
 	// Another client's pause (an operator's, or one that a failed or
 	// killed batch left to end by itself) is waited out first: the
-	// batch's deadlines below must not run during that wait.
-	if err := awaitUnpaused(conn, hold); err != nil {
+	// batch's deadlines below must not run during that wait. A batch's
+	// pause lasts hold from a moment before now; the server lifts it up
+	// to a tick of its clock late, hence the margin.
+	if err := awaitUnpaused(conn, hold+time.Second); err != nil {
 		return 0, &shard.NodeError{Node: src, Err: err}
 	}
 	// The new node's clock before the pause: a RESTORE it runs before

@@ -336,21 +336,28 @@ func (m *mover) migrate(ctx context.Context, conn redis.Conn, src, dst shard.Nod
 				}
 			}
 			if err != nil {
-				err = hidePassword(err, m.opts.To.Pool.Password) // secret.go
-				return 0, &shard.NodeError{Node: src, Err: fmt.Errorf("moving %q to %s: %w", k, dst, err)}
+				return 0, m.migrateErr(src, dst, fmt.Sprintf("moving %q", k), err)
 			}
 		}
 		return len(keys) - busy, nil
 	case isReplyError(err, "IOERR"):
 		return m.dumpMove(ctx, conn, src, dst, keys)
-	case isReplyError(err, "Protocol error"):
-		// The target refused what it read and closed the connection.
-		err = hidePassword(err, m.opts.To.Pool.Password) // secret.go
-		return 0, &shard.NodeError{Node: src, Err: fmt.Errorf("MIGRATE of %d keys to %s (the new node closes the connection of a value over its proto-max-bulk-len or client-query-buffer-limit: raise them, or move that key otherwise): %w", len(keys), dst, err)}
 	default:
-		err = hidePassword(err, m.opts.To.Pool.Password) // secret.go
-		return 0, &shard.NodeError{Node: src, Err: fmt.Errorf("MIGRATE to %s: %w", dst, err)}
+		return 0, m.migrateErr(src, dst, fmt.Sprintf("MIGRATE of %d keys", len(keys)), err)
 	}
+}
+
+// migrateErr is the error of a MIGRATE (what) from src to dst that failed
+// with err. An I/O error between the servers, or the new node's protocol
+// error, also comes from a value the new node refuses: it closes the
+// connection of one over its proto-max-bulk-len or
+// client-query-buffer-limit, which the bare error does not say.
+func (m *mover) migrateErr(src, dst shard.Node, what string, err error) error {
+	err = hidePassword(err, m.opts.To.Pool.Password) // secret.go
+	if isReplyError(err, "IOERR") || isReplyError(err, "Protocol error") {
+		err = fmt.Errorf("%w (the old node could not reach the new one, or the new node closed the connection, as it does for a value over its proto-max-bulk-len or client-query-buffer-limit: raise them, or move that key otherwise)", err)
+	}
+	return &shard.NodeError{Node: src, Err: fmt.Errorf("%s to %s: %w", what, dst, err)}
 }
 
 // isNoKey reports MIGRATE's answer when none of its keys was there.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/shardis/shardis/internal/redistest"
 	"github.com/shardis/shardis/reshard"
@@ -66,4 +67,36 @@ func TestReview9MoverBetweenPlacementsOfTheSameNodes(t *testing.T) {
 	v, err := servers[1].Do("GET", "y2021:x")
 	require.NoError(t, err)
 	assert.Equal(t, "1", v)
+}
+
+// TestReview9TopologyIDWithAnArrow: a Router names its placement as it
+// likes (TopologyIDer), but the names of the processes' connections put
+// both sides of a migration around a ">" ("shardis:<i>:migrating:A>B").
+// An ID with a ">" of its own was cut at the wrong place, so the mover
+// took the migrating process's beacons for those of another migration and
+// refused to arm. The ID is kept out of the way of the separators.
+func TestReview9TopologyIDWithAnArrow(t *testing.T) {
+	ctx := context.Background()
+	servers := redistest.StartNTB(t, 2, redistest.Options{})
+	a := shard.Node{Name: "a", Addr: servers[0].Addr}
+	b := shard.Node{Name: "b", Addr: servers[1].Addr}
+	from := shard.Config{Router: namedYearsRouter{yearsRouter{a: a, b: b}, "years->2020"}}
+	to := shard.Config{Router: namedYearsRouter{yearsRouter{a: a, b: b, moved21: true}, "years->2021"}}
+	assert.NotContains(t, shard.TopologyID(from), ">")
+
+	cfg := to
+	f := from
+	cfg.Migration = &shard.Migration{From: &f}
+	cfg.Pool.ClientName = shard.AutoClientName
+	c, err := shard.New(ctx, cfg)
+	require.NoError(t, err)
+	defer c.Close()
+	_, err = c.Do(ctx, "SET", "y2022:a", "v") // a pooled connection on the old nodes too
+	require.NoError(t, err)
+
+	require.NoError(t, reshard.Arm(ctx, from, to, reshard.ArmOptions{}))
+	waitFor(t, 10*time.Second, "the process to arm", func() bool {
+		info, _ := c.Migration()
+		return info.Phase == shard.PhaseArmed
+	})
 }

@@ -56,28 +56,36 @@ type VerifyOptions struct {
 // nodes too) and reports the keys that sit on a node that does not own
 // them. It changes nothing.
 func Verify(ctx context.Context, cfg shard.Config, opts VerifyOptions) (*VerifyReport, error) {
-	rc := cfg
-	rc.Pool = moverPool(rc.Pool)
-	rc.Health.Interval = -1
-	rc.Health.AutoEject = false
-	c, err := shard.New(ctx, rc)
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	// Each topology is read by a client of its own that does not migrate:
+	// a migrating one would keep beacons on the old nodes while the scan
+	// runs, which Finish takes for a process still on the migration. Keys
+	// are judged by the new topology; during a migration those that the
+	// old one places where they are count as not moved yet.
+	c, err := placementClient(ctx, cfg, cfg.Pool)
 	if err != nil {
 		return nil, err
 	}
 	defer c.Close()
+	to := c.Router()
+	var from shard.Router
+	if m := cfg.Migration; m != nil && m.From != nil {
+		// Reached with the client's pool options, as a migrating
+		// client reaches both topologies.
+		old, err := placementClient(ctx, *m.From, cfg.Pool)
+		if err != nil {
+			return nil, fmt.Errorf("migration from: %w", err)
+		}
+		defer old.Close()
+		from = old.Router()
+	}
 	pools, err := pool.NewSet(moverPool(cfg.Pool))
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", shard.ErrBadConfig, err)
 	}
 	defer pools.Close()
-	// During a migration the client routes by the old topology until the
-	// fence is up (c.Router() is the old one then); keys are judged by
-	// the new one, which MigrationInfo.To names in every phase.
-	to := c.Router()
-	var from shard.Router
-	if info, ok := c.Migration(); ok {
-		from, to = info.From, info.To
-	}
 	nodes := to.Nodes()
 	if from != nil {
 		nodes = appendNodes(nodes, from.Nodes())
@@ -95,6 +103,17 @@ func Verify(ctx context.Context, cfg shard.Config, opts VerifyOptions) (*VerifyR
 	al := aliases(ctx, pools, nodes)
 	nodes = slices.DeleteFunc(nodes, func(n shard.Node) bool { _, ok := al[n.Addr]; return ok })
 	return verifyNodes(ctx, pools, to, nodes, from, from, opts.Samples, al)
+}
+
+// placementClient returns a client of topology cfg, without its
+// migration, that reaches its nodes with pool options po and sends no
+// command of its own: its Router places keys.
+func placementClient(ctx context.Context, cfg shard.Config, po pool.Options) (*shard.Client, error) {
+	cfg.Migration = nil
+	cfg.Pool = moverPool(po)
+	cfg.Health.Interval = -1
+	cfg.Health.AutoEject = false
+	return shard.New(ctx, cfg)
 }
 
 // verifyNodes scans nodes in parallel for keys that to does not place

@@ -42,6 +42,9 @@ func withMigration(ctx context.Context, from, to shard.Config, fn func(*pool.Set
 	}
 	defer c.Close()
 	info, _ := c.Migration()
+	if err := followNodes(c, pools, info.To.Nodes()); err != nil { // servers.go
+		return err
+	}
 	return fn(pools, info, c.InstanceID())
 }
 
@@ -252,5 +255,14 @@ func routingClient(ctx context.Context, from, to shard.Config, addrs map[string]
 	cfg.Pool = moverPool(cfg.Pool)
 	cfg.Health.Interval = -1
 	cfg.Health.AutoEject = false
+	// The processes' config of the new topology may read from replicas
+	// once the migration ends (StartMigration allows it); the mover
+	// routes by masters alone, which a migrating config must.
+	if cfg.Cluster.ReadFrom != "" {
+		cfg.Cluster.ReadFrom = shard.ReadMaster
+	}
+	if cfg.Sentinel.ReadFrom != "" {
+		cfg.Sentinel.ReadFrom = shard.ReadMaster
+	}
 	return shard.New(ctx, cfg)
 }

@@ -58,6 +58,14 @@ func (m *mover) dumpMove(ctx context.Context, conn redis.Conn, src, dst shard.No
 	}
 	defer dconn.Close()
 	hold := m.opts.Timeout + time.Second
+	// Another client's pause (an operator's, or one that a failed or
+	// killed batch left to end by itself) is waited out first: the
+	// batch's deadlines below must not run during that wait. A batch's
+	// pause lasts hold from a moment before now; the server lifts it up
+	// to a tick of its clock late, hence the margin.
+	if err := awaitUnpaused(conn, hold+time.Second); err != nil {
+		return 0, &shard.NodeError{Node: src, Err: err}
+	}
 	// The new node's clock before the pause: a RESTORE it runs before
 	// that plus hold runs while the old node's writes are paused.
 	newDeadline, err := m.restoreDeadline(dconn, hold)
@@ -154,8 +162,16 @@ func (m *mover) dumpMove(ctx context.Context, conn redis.Conn, src, dst shard.No
 	for _, it := range items {
 		restoreBefore.SendHash(dconn, it.key, newDeadline, it.ttl, it.payload)
 	}
+	// The largest value of the batch, which a failure of the new node's
+	// connection names (restoreConnErr).
+	largest := 0
+	for i, it := range items {
+		if len(it.payload) > len(items[largest].payload) {
+			largest = i
+		}
+	}
 	if err := dconn.Flush(); err != nil {
-		return 0, &shard.NodeError{Node: dst, Err: err}
+		return 0, &shard.NodeError{Node: dst, Err: restoreConnErr(len(items), items[largest].key, len(items[largest].payload), err)}
 	}
 	moved := 0
 	busy := make([]bool, len(items)) // the new node had the key: counted once the old copy is deleted
@@ -167,6 +183,12 @@ func (m *mover) dumpMove(ctx context.Context, conn redis.Conn, src, dst shard.No
 		}
 		if isReplyError(err, "PAUSEOVER") {
 			err = fmt.Errorf("%w: %w", ErrPauseOver, err)
+		}
+		var re redis.Error
+		if err != nil && !errors.Is(err, ErrPauseOver) && (!errors.As(err, &re) || isReplyError(err, "Protocol error")) {
+			// The connection failed, or the new node refused what it
+			// read and closes it.
+			return 0, &shard.NodeError{Node: dst, Err: restoreConnErr(len(items), items[largest].key, len(items[largest].payload), err)}
 		}
 		if err != nil {
 			return 0, &shard.NodeError{Node: dst, Err: fmt.Errorf("RESTORE %q: %w", it.key, err)}
@@ -217,6 +239,15 @@ func (m *mover) dumpMove(ctx context.Context, conn redis.Conn, src, dst shard.No
 	return moved, nil
 }
 
+// restoreConnErr describes a failure of the new node's connection while
+// a batch of n RESTOREs was sent or answered. A new node closes the
+// connection of a value over its proto-max-bulk-len or
+// client-query-buffer-limit, which the bare "connection reset by peer"
+// does not say: the error names the batch's largest value.
+func restoreConnErr(n int, key string, size int, err error) error {
+	return fmt.Errorf("restoring %d keys, the largest %q of %d bytes dumped (the new node closes the connection of a value over its proto-max-bulk-len or client-query-buffer-limit: raise them, or move that key otherwise): %w", n, key, size, err)
+}
+
 // countBusy counts the keys of a batch that the new node already had
 // (busy) and whose old copy was deleted.
 func (m *mover) countBusy(busy, deleted []bool) {
@@ -248,6 +279,21 @@ func (m *mover) restoreDeadline(dconn redis.Conn, hold time.Duration) (int64, er
 	return t[0]*1000 + t[1]/1000 + hold.Milliseconds(), nil
 }
 
+// awaitUnpaused waits up to wait until no client's pause of writes is on
+// at the old node (conn): a PUBLISH (to pauseProbe, no key, no data
+// changed), which a pause of writes holds back, answers only then.
+func awaitUnpaused(conn redis.Conn, wait time.Duration) error {
+	var re redis.Error
+	if _, err := redis.DoWithTimeout(conn, max(wait, time.Millisecond), "PUBLISH", pauseProbe, ""); err != nil && !errors.As(err, &re) {
+		return pausedByOtherErr(wait, err) // any reply, an error included, says that no pause is on
+	}
+	return nil
+}
+
+func pausedByOtherErr(wait time.Duration, err error) error {
+	return fmt.Errorf("the old node's writes stay paused by another client (CLIENT PAUSE) after %v: the DUMP/RESTORE path would lift that pause; try again once it ends: %w", wait, err)
+}
+
 // pauseWrites pauses the old node's writes (conn) for hold, once no other
 // client's pause is on, waiting up to wait for that. Redis keeps one pause
 // for every CLIENT PAUSE and CLIENT UNPAUSE ends it, so pausing on top of
@@ -265,7 +311,7 @@ func pauseWrites(conn redis.Conn, hold, wait time.Duration) error {
 	// Any reply, an error included, says that no pause is on.
 	var re redis.Error
 	if _, err := redis.ReceiveWithTimeout(conn, max(wait, time.Millisecond)); err != nil && !errors.As(err, &re) {
-		return fmt.Errorf("the old node's writes stay paused by another client (CLIENT PAUSE) after %v: the DUMP/RESTORE path would lift that pause; try again once it ends: %w", wait, err)
+		return pausedByOtherErr(wait, err)
 	}
 	if _, err := redis.ReceiveWithTimeout(conn, max(wait, time.Millisecond)); err != nil {
 		return fmt.Errorf("CLIENT PAUSE WRITE (the DUMP/RESTORE path needs Redis 6.2 or later and the CLIENT command): %w", err)

@@ -49,13 +49,13 @@ func finish(ctx context.Context, pools *pool.Set, info shard.MigrationInfo, self
 	var rep *VerifyReport
 	if verify {
 		olds := info.From.Nodes()
-		v, err := verifyNodes(ctx, pools, info.To, appendNodes(info.To.Nodes(), olds), nil, 0, nil)
+		v, err := verifyNodes(ctx, pools, info.To, appendNodes(info.To.Nodes(), olds), nil, info.From, 0, nil)
 		if err != nil {
 			return nil, err
 		}
 		rep = v
 		if v.Misplaced > 0 {
-			return rep, fmt.Errorf("%w: %d (e.g. %s); run the mover again before finishing", ErrMisplaced, v.Misplaced, v.Samples[0])
+			return rep, fmt.Errorf("%w; the fence stays", misplacedErr(v))
 		}
 	}
 	key := shard.FenceKey(info.FromID, info.ToID)

@@ -51,6 +51,9 @@ func Move(ctx context.Context, opts Options) (*Report, error) {
 		return nil, fmt.Errorf("%w: %w", shard.ErrBadConfig, err)
 	}
 	defer pools.Close()
+	if err := followNodes(c, pools, info.To.Nodes()); err != nil { // servers.go
+		return nil, err
+	}
 	if opts.DryRun {
 		if err := checkDistinctServers(ctx, pools, info); err != nil { // servers.go
 			return nil, err
@@ -64,7 +67,7 @@ func Move(ctx context.Context, opts Options) (*Report, error) {
 	}
 	m := &mover{opts: opts, pools: pools, from: info.From, to: info.To, start: start,
 		limit: newLimiter(opts.KeysPerSecond, opts.BytesPerSecond), flows: map[[2]string]*Flow{},
-		fenceKey: shard.FenceKey(info.FromID, info.ToID)}
+		fenceKey: shard.FenceKey(info.FromID, info.ToID), addrOf: c.NodeAddr}
 	olds := info.From.Nodes()
 	for _, n := range olds {
 		size, err := m.dbsize(ctx, n)
@@ -93,14 +96,14 @@ func Move(ctx context.Context, opts Options) (*Report, error) {
 	if opts.DryRun || opts.SkipVerify {
 		return rep, nil
 	}
-	v, err := verifyNodes(ctx, pools, info.To, appendNodes(info.To.Nodes(), olds), nil, 0, nil)
+	v, err := verifyNodes(ctx, pools, info.To, appendNodes(info.To.Nodes(), olds), nil, info.From, 0, nil)
 	if err != nil {
 		return rep, err
 	}
 	rep.Verify = v
 	rep.Elapsed = time.Since(start)
 	if v.Misplaced > 0 {
-		return rep, fmt.Errorf("%w: %d after the move (e.g. %s)", ErrMisplaced, v.Misplaced, v.Samples[0])
+		return rep, fmt.Errorf("after the move: %w", misplacedErr(v))
 	}
 	if opts.Finish {
 		if err := finishAfterMove(ctx, pools, info, c.InstanceID(), rep); err != nil {
@@ -119,6 +122,9 @@ type mover struct {
 	start    time.Time
 	fenceKey string // the marker of this migration (arm.go)
 	total    int64
+	// addrOf returns the address a new node is reached at now (a
+	// Sentinel shard's master: shard.Client.NodeAddr); nil: its own.
+	addrOf func(shard.Node) (string, error)
 
 	scanned, moved, busy, bytes, strays atomic.Int64
 
@@ -300,7 +306,11 @@ func (m *mover) migrate(ctx context.Context, conn redis.Conn, src, dst shard.Nod
 	// The reply can take as long as MIGRATE's own timeout (a large value),
 	// longer than the pool's read timeout.
 	wait := m.opts.Timeout + time.Second
-	reply, err := redis.DoWithTimeout(conn, wait, "MIGRATE", m.migrateArgs(dst, keys)...)
+	args, err := m.migrateArgs(dst, keys)
+	if err != nil {
+		return 0, &shard.NodeError{Node: dst, Err: err}
+	}
+	reply, err := redis.DoWithTimeout(conn, wait, "MIGRATE", args...)
 	switch {
 	case err == nil:
 		if isNoKey(reply) {
@@ -312,7 +322,11 @@ func (m *mover) migrate(ctx context.Context, conn redis.Conn, src, dst shard.Nod
 		// moved again on its own: NOKEY for those.
 		busy := 0
 		for _, k := range keys {
-			_, err := redis.DoWithTimeout(conn, wait, "MIGRATE", m.migrateArgs(dst, []string{k})...)
+			args, err := m.migrateArgs(dst, []string{k})
+			if err != nil {
+				return 0, &shard.NodeError{Node: dst, Err: err}
+			}
+			_, err = redis.DoWithTimeout(conn, wait, "MIGRATE", args...)
 			if isReplyError(err, "BUSYKEY") {
 				var n int
 				n, err = redis.Int(redis.DoContext(conn, ctx, "DEL", k))
@@ -322,17 +336,28 @@ func (m *mover) migrate(ctx context.Context, conn redis.Conn, src, dst shard.Nod
 				}
 			}
 			if err != nil {
-				err = hidePassword(err, m.opts.To.Pool.Password) // secret.go
-				return 0, &shard.NodeError{Node: src, Err: fmt.Errorf("moving %q to %s: %w", k, dst, err)}
+				return 0, m.migrateErr(src, dst, fmt.Sprintf("moving %q", k), err)
 			}
 		}
 		return len(keys) - busy, nil
 	case isReplyError(err, "IOERR"):
 		return m.dumpMove(ctx, conn, src, dst, keys)
 	default:
-		err = hidePassword(err, m.opts.To.Pool.Password) // secret.go
-		return 0, &shard.NodeError{Node: src, Err: fmt.Errorf("MIGRATE to %s: %w", dst, err)}
+		return 0, m.migrateErr(src, dst, fmt.Sprintf("MIGRATE of %d keys", len(keys)), err)
 	}
+}
+
+// migrateErr is the error of a MIGRATE (what) from src to dst that failed
+// with err. An I/O error between the servers, or the new node's protocol
+// error, also comes from a value the new node refuses: it closes the
+// connection of one over its proto-max-bulk-len or
+// client-query-buffer-limit, which the bare error does not say.
+func (m *mover) migrateErr(src, dst shard.Node, what string, err error) error {
+	err = hidePassword(err, m.opts.To.Pool.Password) // secret.go
+	if isReplyError(err, "IOERR") || isReplyError(err, "Protocol error") {
+		err = fmt.Errorf("%w (the old node could not reach the new one, or the new node closed the connection, as it does for a value over its proto-max-bulk-len or client-query-buffer-limit: raise them, or move that key otherwise)", err)
+	}
+	return &shard.NodeError{Node: src, Err: fmt.Errorf("%s to %s: %w", what, dst, err)}
 }
 
 // isNoKey reports MIGRATE's answer when none of its keys was there.
@@ -341,10 +366,22 @@ func isNoKey(reply any) bool {
 	return ok && s == "NOKEY"
 }
 
-func (m *mover) migrateArgs(dst shard.Node, keys []string) []any {
-	addr := dst.Addr
-	if a := m.opts.Addrs[addr]; a != "" {
-		addr = a
+// migrateArgs returns MIGRATE's arguments that move keys to dst: the
+// address the old node reaches dst at (Options.Addrs, by dst's address or
+// by the one it resolves to, a Sentinel shard's master), then the keys.
+func (m *mover) migrateArgs(dst shard.Node, keys []string) ([]any, error) {
+	addr := m.opts.Addrs[dst.Addr]
+	if addr == "" && m.addrOf != nil {
+		var err error
+		if addr, err = m.addrOf(dst); err != nil {
+			return nil, err
+		}
+		if a := m.opts.Addrs[addr]; a != "" {
+			addr = a
+		}
+	}
+	if addr == "" {
+		addr = dst.Addr
 	}
 	// "[fd00::1]:6379" names host fd00::1: MIGRATE takes it bare.
 	host, port, err := net.SplitHostPort(addr)
@@ -365,7 +402,7 @@ func (m *mover) migrateArgs(dst shard.Node, keys []string) []any {
 	for _, k := range keys {
 		args = append(args, k)
 	}
-	return args
+	return args, nil
 }
 
 func (m *mover) count(src, dst shard.Node, keys, size int64) {

@@ -57,10 +57,13 @@ func noOppositeMover(ctx context.Context, pools *pool.Set, info shard.MigrationI
 }
 
 // opposite reports whether a connection name is a Move's of the migration
-// opposite to info (moverPoolFor).
+// opposite to info (moverPoolFor). A Move of info itself (this one's own
+// connections among them) is not: between two clusters, which match any
+// cluster (processes may name one by different seeds), its name would
+// otherwise match the opposite migration too.
 func opposite(name string, info shard.MigrationInfo) bool {
 	mig, ok := strings.CutPrefix(name, moverName+":")
-	if !ok {
+	if !ok || mig == info.FromID+">"+info.ToID {
 		return false
 	}
 	from, to, ok := strings.Cut(mig, ">")

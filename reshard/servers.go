@@ -54,3 +54,19 @@ func checkDistinctServers(ctx context.Context, pools *pool.Set, info shard.Migra
 	}
 	return nil
 }
+
+// followNodes makes pools reach each of nodes that the client c resolves
+// to another address at the moment of each dial: a Sentinel shard, whose
+// address names the shard ("sentinel/<name>"), reaches its verified
+// master (shard.Client.NodeAddr).
+func followNodes(c *shard.Client, pools *pool.Set, nodes []shard.Node) error {
+	for _, n := range nodes {
+		if a, err := c.NodeAddr(n); err == nil && a == n.Addr {
+			continue
+		}
+		if err := pools.SetResolver(n.Addr, func() (string, error) { return c.NodeAddr(n) }); err != nil {
+			return fmt.Errorf("%w: node %s: %w", shard.ErrBadConfig, n, err)
+		}
+	}
+	return nil
+}

@@ -30,6 +30,12 @@ type VerifyReport struct {
 	// Pending counts, during a migration, keys still at their old owner:
 	// not yet moved, which is expected until the mover has run.
 	Pending int64
+	// Strays counts, during a migration (and in the verification that
+	// ends a move), the misplaced keys found on a node that neither
+	// topology places them on, for example left there by auto-eject. The
+	// mover leaves them where they are (they may be stale copies): move
+	// or delete them by hand.
+	Strays int64
 	// Samples holds up to VerifyOptions.Samples misplaced keys.
 	Samples []Misplaced
 	// PerNode counts misplaced keys by the node they were found on.
@@ -50,28 +56,36 @@ type VerifyOptions struct {
 // nodes too) and reports the keys that sit on a node that does not own
 // them. It changes nothing.
 func Verify(ctx context.Context, cfg shard.Config, opts VerifyOptions) (*VerifyReport, error) {
-	rc := cfg
-	rc.Pool = moverPool(rc.Pool)
-	rc.Health.Interval = -1
-	rc.Health.AutoEject = false
-	c, err := shard.New(ctx, rc)
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	// Each topology is read by a client of its own that does not migrate:
+	// a migrating one would keep beacons on the old nodes while the scan
+	// runs, which Finish takes for a process still on the migration. Keys
+	// are judged by the new topology; during a migration those that the
+	// old one places where they are count as not moved yet.
+	c, err := placementClient(ctx, cfg, cfg.Pool)
 	if err != nil {
 		return nil, err
 	}
 	defer c.Close()
+	to := c.Router()
+	var from shard.Router
+	if m := cfg.Migration; m != nil && m.From != nil {
+		// Reached with the client's pool options, as a migrating
+		// client reaches both topologies.
+		old, err := placementClient(ctx, *m.From, cfg.Pool)
+		if err != nil {
+			return nil, fmt.Errorf("migration from: %w", err)
+		}
+		defer old.Close()
+		from = old.Router()
+	}
 	pools, err := pool.NewSet(moverPool(cfg.Pool))
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", shard.ErrBadConfig, err)
 	}
 	defer pools.Close()
-	// During a migration the client routes by the old topology until the
-	// fence is up (c.Router() is the old one then); keys are judged by
-	// the new one, which MigrationInfo.To names in every phase.
-	to := c.Router()
-	var from shard.Router
-	if info, ok := c.Migration(); ok {
-		from, to = info.From, info.To
-	}
 	nodes := to.Nodes()
 	if from != nil {
 		nodes = appendNodes(nodes, from.Nodes())
@@ -79,19 +93,35 @@ func Verify(ctx context.Context, cfg shard.Config, opts VerifyOptions) (*VerifyR
 	for _, a := range opts.Nodes {
 		nodes = appendNodes(nodes, []shard.Node{{Name: a, Addr: a}})
 	}
+	if err := followNodes(c, pools, nodes); err != nil { // a Sentinel shard: its master (servers.go)
+		return nil, err
+	}
 	// A server named twice (localhost and 127.0.0.1; a --nodes entry
 	// spelling a topology's node another way) is scanned once, under the
 	// topology's address, and a key routed to either spelling is on its
 	// owner there (servers.go).
 	al := aliases(ctx, pools, nodes)
 	nodes = slices.DeleteFunc(nodes, func(n shard.Node) bool { _, ok := al[n.Addr]; return ok })
-	return verifyNodes(ctx, pools, to, nodes, from, opts.Samples, al)
+	return verifyNodes(ctx, pools, to, nodes, from, from, opts.Samples, al)
+}
+
+// placementClient returns a client of topology cfg, without its
+// migration, that reaches its nodes with pool options po and sends no
+// command of its own: its Router places keys.
+func placementClient(ctx context.Context, cfg shard.Config, po pool.Options) (*shard.Client, error) {
+	cfg.Migration = nil
+	cfg.Pool = moverPool(po)
+	cfg.Health.Interval = -1
+	cfg.Health.AutoEject = false
+	return shard.New(ctx, cfg)
 }
 
 // verifyNodes scans nodes in parallel for keys that to does not place
-// there (those that from places there count as pending). al maps other
-// spellings of a scanned node's address to it (nil: none).
-func verifyNodes(ctx context.Context, pools *pool.Set, to shard.Router, nodes []shard.Node, from shard.Router, samples int, al map[string]string) (*VerifyReport, error) {
+// there (those that from places there count as pending; nil: none does).
+// old, the old topology of a migration (nil: none), tells strays among
+// the misplaced keys: those that it does not place where they are either.
+// al maps other spellings of a scanned node's address to it (nil: none).
+func verifyNodes(ctx context.Context, pools *pool.Set, to shard.Router, nodes []shard.Node, from, old shard.Router, samples int, al map[string]string) (*VerifyReport, error) {
 	canon := func(a string) string {
 		if c, ok := al[a]; ok {
 			return c
@@ -113,7 +143,7 @@ func verifyNodes(ctx context.Context, pools *pool.Set, to shard.Router, nodes []
 			defer wg.Done()
 			errs[i] = scanNode(ctx, pools, n, func(keys []string) error {
 				var bad []Misplaced
-				var pending, markers int64
+				var pending, markers, strays int64
 				for _, k := range keys {
 					if shard.IsFenceKey(k) {
 						markers++ // a fence's marker sits on every old node
@@ -127,9 +157,14 @@ func verifyNodes(ctx context.Context, pools *pool.Set, to shard.Router, nodes []
 						continue
 					}
 					if from != nil {
-						if old, err := from.Route(k); err == nil && canon(old.Addr) == n.Addr {
+						if o, err := from.Route(k); err == nil && canon(o.Addr) == n.Addr {
 							pending++
 							continue
+						}
+					}
+					if old != nil {
+						if o, err := old.Route(k); err != nil || canon(o.Addr) != n.Addr {
+							strays++
 						}
 					}
 					bad = append(bad, Misplaced{Key: k, Node: n.Addr, Owner: owner.Addr})
@@ -138,6 +173,7 @@ func verifyNodes(ctx context.Context, pools *pool.Set, to shard.Router, nodes []
 				defer mu.Unlock()
 				rep.Scanned += int64(len(keys)) - markers
 				rep.Pending += pending
+				rep.Strays += strays
 				rep.Misplaced += int64(len(bad))
 				if len(bad) > 0 {
 					rep.PerNode[n.Addr] += int64(len(bad))
@@ -185,4 +221,17 @@ func scanNode(ctx context.Context, pools *pool.Set, n shard.Node, fn func([]stri
 			return nil
 		}
 	}
+}
+
+// misplacedErr is the error of a verification (after a move, or before
+// finishing) that found misplaced keys: it tells keys that the mover
+// would move (run it again) from strays, which it leaves.
+func misplacedErr(v *VerifyReport) error {
+	switch {
+	case v.Strays == 0:
+		return fmt.Errorf("%w: %d (e.g. %s); run the mover again", ErrMisplaced, v.Misplaced, v.Samples[0])
+	case v.Strays == v.Misplaced:
+		return fmt.Errorf("%w: %d stray keys (e.g. %s), on a node that neither topology places them on: the mover leaves them; move or delete them by hand", ErrMisplaced, v.Misplaced, v.Samples[0])
+	}
+	return fmt.Errorf("%w: %d (e.g. %s), %d of them stray keys on a node that neither topology places them on, which the mover leaves (move or delete them by hand); run the mover again for the others", ErrMisplaced, v.Misplaced, v.Samples[0], v.Strays)
 }

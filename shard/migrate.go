@@ -279,6 +279,9 @@ func (c *Client) StartMigration(ctx context.Context, to Config) error {
 	if err := to.Validate(); err != nil {
 		return err
 	}
+	if err := sameTopology(cur.id, to); err != nil {
+		return fmt.Errorf("%w: %w", ErrMigration, err)
+	}
 	if err := tlsDropped(*c.cfg, to, "the new topology"); err != nil {
 		return err
 	}
@@ -482,6 +485,9 @@ func (c Config) validateMigration() error {
 	if err := m.From.Validate(); err != nil {
 		return fmt.Errorf("migration from: %w", err)
 	}
+	if err := sameTopology(TopologyID(*m.From), c); err != nil {
+		return err
+	}
 	if c.Health.AutoEject {
 		return fmt.Errorf("%w: auto-eject moves keys by itself; it cannot be on during a migration", ErrBadConfig)
 	}
@@ -501,6 +507,22 @@ func (c Config) validateMigration() error {
 		return err
 	}
 	return nil
+}
+
+// sameTopology refuses a migration from the topology named fromID to to
+// when both have one TopologyID: the migration could not be told from its
+// reverse (the fence's marker and the beacons name both sides by their
+// IDs), so a rollback would find its fence armed on the same nodes at
+// once, and the mover would take its own connections for those of a
+// mover of the opposite migration. Two rings or clusters with one ID
+// place every key alike (nothing would move); a Router without
+// TopologyIDer is named after its nodes' addresses, which two placements
+// over the same nodes share.
+func sameTopology(fromID string, to Config) error {
+	if TopologyID(to) != fromID {
+		return nil
+	}
+	return fmt.Errorf("%w: both topologies of the migration have the TopologyID %s, so the migration could not be told from its reverse; a Router that places keys otherwise on the same nodes must name its placement (implement TopologyIDer)", ErrBadConfig, fromID)
 }
 
 // credsDropped refuses a topology whose pool options give credentials

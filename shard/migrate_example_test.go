@@ -71,3 +71,26 @@ func ExampleClient_InstanceID() {
 	defer c.Close()
 	log.Printf("this process's connections are named with instance %s", c.InstanceID())
 }
+
+// A Sentinel shard's Node.Addr names the shard, not a server: NodeAddr
+// says which server its commands reach now (its verified master), for a
+// tool that talks to the nodes through connections of its own.
+func ExampleClient_NodeAddr() {
+	cfg, err := shard.LoadConfig("sentinel-ring.yaml")
+	if err != nil {
+		log.Fatal(err)
+	}
+	c, err := shard.New(context.Background(), cfg)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer c.Close()
+	for _, n := range c.Nodes() {
+		addr, err := c.NodeAddr(n)
+		if err != nil {
+			log.Printf("%s: %v", n, err) // a Sentinel shard without a verified master yet
+			continue
+		}
+		log.Printf("%s is reached at %s", n, addr)
+	}
+}

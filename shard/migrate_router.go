@@ -88,6 +88,12 @@ func (l mappedRingLocator) groupLabel(group int) string {
 
 // TopologyIDer is implemented by a Router that names its own placement:
 // two processes whose routers have the same ID place every key alike.
+// TopologyID replaces spaces, other characters that are not printable
+// ASCII, and '>' (which separates a migration's sides in connection names)
+// by '_'.
+// Without it a Router is named after its nodes' addresses, so two
+// placements over the same nodes share a name, and a migration between
+// them is refused: such a Router must implement it.
 type TopologyIDer interface {
 	TopologyID() string
 }
@@ -123,10 +129,12 @@ func TopologyID(cfg Config) string {
 	}
 }
 
-// sanitizeName keeps what CLIENT SETNAME accepts (no spaces, printable).
+// sanitizeName keeps what CLIENT SETNAME accepts (no spaces, printable),
+// and no '>', which separates the two sides of a migration in connection
+// names ("shardis:<i>:migrating:A>B") and fence keys (FenceKey).
 func sanitizeName(s string) string {
 	return strings.Map(func(r rune) rune {
-		if r <= ' ' || r > '~' {
+		if r <= ' ' || r > '~' || r == '>' {
 			return '_'
 		}
 		return r

@@ -11,26 +11,35 @@ import (
 // to: its verified master at this moment is the target. Migration.Addrs
 // maps either form.
 func (c *Client) migrateTarget(m *migState, dst Node) (string, error) {
-	addr := dst.Addr
+	if a, ok := m.addrs[dst.Addr]; ok && a != "" {
+		return a, nil
+	}
+	addr, err := c.NodeAddr(dst)
+	if err != nil {
+		return "", err
+	}
 	if a, ok := m.addrs[addr]; ok && a != "" {
 		return a, nil
 	}
-	if c.sent != nil && strings.HasPrefix(addr, sentinelPrefix) {
+	return addr, nil
+}
+
+// NodeAddr returns the address (host:port) that the client's connections
+// to node reach now. A Sentinel shard's Node.Addr names the shard
+// ("sentinel/<name>"), not a server: NodeAddr returns the shard's verified
+// master at this moment, or an error matching pool.ErrNoAddr while it has
+// none. Any other node's address is returned as it is. A tool that reaches
+// a client's nodes through connections of its own, or names a node to a
+// server (MIGRATE's target), uses it: the mover of package reshard does.
+func (c *Client) NodeAddr(node Node) (string, error) {
+	if c.sent != nil && strings.HasPrefix(node.Addr, sentinelPrefix) {
 		for _, sh := range c.sent.shards {
-			if sh.key != addr {
-				continue
+			if sh.key == node.Addr {
+				return sh.resolve()
 			}
-			master, err := sh.resolve()
-			if err != nil {
-				return "", err
-			}
-			if a, ok := m.addrs[master]; ok && a != "" {
-				return a, nil
-			}
-			return master, nil
 		}
 	}
-	return addr, nil
+	return node.Addr, nil
 }
 
 // sentinelMigrationErr says why a migration between the topologies of own

@@ -31,7 +31,8 @@ Moves every key whose owner changes from the topology OLD to the topology NEW
 (each a config file or a URL such as redis-ring://h1:6379,h2:6379; NEW may be
 a redis-cluster:// URL), then verifies that every key sits on its owner.
 Every application process must already run in migration mode from OLD to NEW
-(see docs/resharding.md): the move refuses to start while CLIENT LIST on an
+(see docs/resharding.md; NEW may be their config file, whose migration.addrs,
+where the old nodes reach the new ones, MIGRATE then uses): the move refuses to start while CLIENT LIST on an
 old node shows a connection that routes by one topology alone or that no
 shardis client named. It is safe to stop (Ctrl-C, or a kill) and run again.
 
@@ -158,6 +159,11 @@ func reshardVerb(ctx context.Context, env *cliEnv, from, to shard.Config, f resh
 	}
 	opts := reshard.Options{From: from, To: to, DryRun: f.dryRun, KeysPerSecond: f.keysPS, BytesPerSecond: f.bytesPS,
 		Batch: f.batch, MaxBlock: f.maxBlock, Timeout: f.timeout, Dump: f.dump, AllowUnnamed: f.allowUnnamed, Finish: true}
+	if to.Migration != nil {
+		// The processes' config of step 1 as NEW: where the old nodes
+		// reach the new ones (migration.addrs), for MIGRATE.
+		opts.Addrs = to.Migration.Addrs
+	}
 	if !f.dryRun {
 		if err := reshard.CheckClients(ctx, from, to, f.allowUnnamed); err != nil {
 			return err

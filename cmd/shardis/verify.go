@@ -67,6 +67,9 @@ func runVerify(ctx context.Context, env *cliEnv, args []string) error {
 	if rep.Pending > 0 {
 		fmt.Fprintf(env.stdout, ", %d not moved yet (at their old owner)", rep.Pending)
 	}
+	if rep.Strays > 0 {
+		fmt.Fprintf(env.stdout, ", %d of them stray (on a node that neither topology places them on: the mover leaves them; move or delete them by hand)", rep.Strays)
+	}
 	fmt.Fprintln(env.stdout)
 	if rep.Misplaced > 0 {
 		return fmt.Errorf("%w: %d", reshard.ErrMisplaced, rep.Misplaced)

@@ -40,8 +40,11 @@ func startCutProxy(t *testing.T, backend string, onPause func()) *redistest.Prox
 // TestMoveReportsAnOldNodeLostBetweenBatches checks that a Move whose
 // old node goes away between two DUMP/RESTORE batches fails with an
 // error naming that node, rather than crash the process: the first batch
-// finds its keys gone (deleted since the scan), its CLIENT UNPAUSE meets
-// a closed connection, and the next batch cannot connect again.
+// finds its keys gone (deleted since the scan) and its CLIENT UNPAUSE
+// meets a closed connection. That UNPAUSE failure ends the Move (a node
+// the mover may have left paused is an error of its own), so the next
+// batch's reconnection to the vanished node is not reached any more; the
+// test guards the error that names the node.
 func TestMoveReportsAnOldNodeLostBetweenBatches(t *testing.T) {
 	ctx := context.Background()
 	servers := redistest.StartNTB(t, 2, redistest.Options{})

@@ -106,6 +106,9 @@ func (c *Client) retrySentinel(ctx context.Context, calls []*call) (abandoned bo
 			}
 			sh, replica := c.sent.shardOf(cl.node)
 			if sh == nil {
+				// A plain shard of a mixed ring: its rules are the
+				// plain ring's (execute marks no call when c.sent is set).
+				markUnknownOutcome(cl)
 				cl.done = true
 				continue
 			}

@@ -214,6 +214,39 @@ func (c *Client) judgeSentinel(ctx context.Context, sh *sentShard, replica bool,
 	return final
 }
 
+// noteSentinelTxFailure asks for a query of the Sentinels when err, the
+// failure of a transaction on node (Client.Tx, or MULTI ... EXEC on a
+// Conn), may mean that node's Sentinel shard has a new master: READONLY,
+// MASTERDOWN or LOADING, or a failed connection that the caller's context
+// did not cause. Transactions are not sent through retrySentinel, whose
+// judgeSentinel asks for that query for commands: without it, a client
+// whose writes are all transactions went on writing to a demoted master
+// until a +switch-master or a periodic query came, forever with the
+// periodic queries off and the Sentinels unreachable.
+func (c *Client) noteSentinelTxFailure(ctx context.Context, node int, err error) {
+	if c.sent == nil || err == nil || c.closed.Load() {
+		return
+	}
+	sh, replica := c.sent.shardOf(node)
+	if sh == nil || replica {
+		return
+	}
+	var re redis.Error
+	if errors.As(err, &re) {
+		switch code, _, _ := strings.Cut(string(re), " "); code {
+		case "READONLY", "MASTERDOWN", "LOADING":
+			sh.request()
+		}
+		return
+	}
+	var ne *NodeError
+	if !errors.As(err, &ne) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) ||
+		ctx.Err() != nil || errors.Is(ne.Err, redis.ErrPoolExhausted) {
+		return
+	}
+	sh.request()
+}
+
 // replicaUnfit reports whether err, the failure of a read on a replica,
 // says that the replica could not serve it (and what it said): its
 // connection or login failed, including a refusal of the client's

@@ -32,26 +32,46 @@ type Watcher struct {
 // subscription that fails is dialed again, with a growing pause of up to
 // a second, until Close.
 func (c *Client) Watch(fn func(sentinel string, ev SwitchMaster)) *Watcher {
-	return c.watch(c.master, fn)
+	return c.watch(c.master, WatchHandlers{Switch: fn})
 }
 
 // WatchAll is Watch for the failovers of every master set the Sentinels
 // monitor, not only the Client's: several sets monitored by the same
 // Sentinels can share one subscription per Sentinel.
 func (c *Client) WatchAll(fn func(sentinel string, ev SwitchMaster)) *Watcher {
-	return c.watch("", fn)
+	return c.watch("", WatchHandlers{Switch: fn})
+}
+
+// WatchHandlers are the functions a Watcher calls, from its goroutines.
+type WatchHandlers struct {
+	// Switch, when not nil, is called for each +switch-master message
+	// about a watched master set.
+	Switch func(sentinel string, ev SwitchMaster)
+	// Resubscribed, when not nil, is called each time the subscription to
+	// a Sentinel is up again after it was lost (or after the first
+	// attempt to make it failed). The +switch-master messages that
+	// Sentinel published meanwhile were missed: the caller should ask the
+	// Sentinels for the master again rather than wait for the next
+	// failover's message.
+	Resubscribed func(sentinel string)
+}
+
+// WatchAllWith is WatchAll with the handlers h, which also say when a
+// subscription came back after a loss.
+func (c *Client) WatchAllWith(h WatchHandlers) *Watcher {
+	return c.watch("", h)
 }
 
 // watch subscribes on every Sentinel; master, when not empty, filters
 // the messages.
-func (c *Client) watch(master string, fn func(sentinel string, ev SwitchMaster)) *Watcher {
+func (c *Client) watch(master string, h WatchHandlers) *Watcher {
 	ctx, cancel := context.WithCancel(context.Background())
 	w := &Watcher{cancel: cancel}
 	for _, addr := range c.Addrs() {
 		w.wg.Add(1)
 		go func() {
 			defer w.wg.Done()
-			c.watchOne(ctx, w, addr, master, fn)
+			c.watchOne(ctx, w, addr, master, h)
 		}()
 	}
 	return w
@@ -68,11 +88,11 @@ func (w *Watcher) Close() {
 }
 
 // watchOne keeps one Sentinel's subscription up until ctx ends.
-func (c *Client) watchOne(ctx context.Context, w *Watcher, addr, master string, fn func(string, SwitchMaster)) {
+func (c *Client) watchOne(ctx context.Context, w *Watcher, addr, master string, h WatchHandlers) {
 	pause := 50 * time.Millisecond
-	for ctx.Err() == nil {
+	for lost := false; ctx.Err() == nil; lost = true {
 		start := time.Now()
-		c.subscribe(ctx, w, addr, master, fn)
+		c.subscribe(ctx, w, addr, master, h, lost)
 		if time.Since(start) > 5*time.Second {
 			pause = 50 * time.Millisecond
 		}
@@ -87,8 +107,10 @@ func (c *Client) watchOne(ctx context.Context, w *Watcher, addr, master string, 
 	}
 }
 
-// subscribe runs one subscription until it fails or ctx ends.
-func (c *Client) subscribe(ctx context.Context, w *Watcher, addr, master string, fn func(string, SwitchMaster)) {
+// subscribe runs one subscription until it fails or ctx ends; lost says
+// that an earlier one was lost or failed (h.Resubscribed is then called
+// once this one is up).
+func (c *Client) subscribe(ctx context.Context, w *Watcher, addr, master string, h WatchHandlers, lost bool) {
 	conn, nc, err := c.Dial(ctx, addr)
 	if err != nil {
 		return
@@ -139,11 +161,14 @@ func (c *Client) subscribe(ctx context.Context, w *Watcher, addr, master string,
 			if v.Kind == "subscribe" && !subscribed {
 				subscribed = true
 				w.connected.Add(1)
+				if lost && h.Resubscribed != nil {
+					h.Resubscribed(addr)
+				}
 			}
 		case redis.Message:
 			ev, err := ParseSwitchMaster(string(v.Data))
-			if err == nil && (master == "" || ev.Master == master) {
-				fn(addr, ev)
+			if err == nil && (master == "" || ev.Master == master) && h.Switch != nil {
+				h.Switch(addr, ev)
 			}
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"time"
 
@@ -88,20 +89,35 @@ func (c *Client) placeSentinelRead(cl *call, node int) {
 // Sentinels; a read that failed on a replica goes to the master at once;
 // a write whose connection failed after sending fails with
 // *UnknownOutcomeError and is never sent again; a call that did not run
-// waits for the new master and is sent again, within FailoverWait.
+// waits for the new master and is sent again, within FailoverWait. A
+// read that a shard's master answered after a call of the batch that is
+// sent again there (a demoted master answers reads and refuses writes with
+// READONLY) is sent again after it, so that it sees that call's effect as
+// the batch's order promises; it keeps its first reply when the call
+// before it is not sent again after all.
 func (c *Client) retrySentinel(ctx context.Context, calls []*call) (abandoned bool) {
 	var (
 		pending []*call
+		rerun   []*call // reads of pending sent again for order only
+		held    []int   // master nodes with a call of the last run in pending
 		start   time.Time
 		backoff = 5 * time.Millisecond
 		budget  = c.sent.opts.FailoverWait
+		ran     = calls // the calls of the last run, in the batch's order
 	)
 	for {
-		pending = pending[:0]
+		pending, rerun, held = pending[:0], rerun[:0], held[:0]
 		var later bool
 		var round <-chan struct{}
-		for _, cl := range calls {
-			if cl.err == nil || cl.done {
+		for _, cl := range ran {
+			if cl.done {
+				continue
+			}
+			if cl.err == nil {
+				if len(held) > 0 && !mayWrite(cl.info) && !cl.replica && slices.Contains(held, cl.node) {
+					pending = append(pending, cl)
+					rerun = append(rerun, cl)
+				}
 				continue
 			}
 			sh, replica := c.sent.shardOf(cl.node)
@@ -112,6 +128,7 @@ func (c *Client) retrySentinel(ctx context.Context, calls []*call) (abandoned bo
 				cl.done = true
 				continue
 			}
+			node := cl.node
 			switch v := c.judgeSentinel(ctx, sh, replica, cl); {
 			case v == retryNow:
 				pending = append(pending, cl)
@@ -119,11 +136,14 @@ func (c *Client) retrySentinel(ctx context.Context, calls []*call) (abandoned bo
 				later = true
 				round = sh.request()
 				pending = append(pending, cl)
+				if !replica && !slices.Contains(held, node) {
+					held = append(held, node)
+				}
 			default:
 				cl.done = true
 			}
 		}
-		if len(pending) == 0 {
+		if len(pending) == len(rerun) {
 			return false
 		}
 		if start.IsZero() {
@@ -132,7 +152,7 @@ func (c *Client) retrySentinel(ctx context.Context, calls []*call) (abandoned bo
 		if later {
 			left := budget - time.Since(start)
 			if left <= 0 {
-				c.giveUp(pending, "no new master within the failover wait")
+				c.giveUp(withoutReruns(pending, rerun), "no new master within the failover wait")
 				return false
 			}
 			t := time.NewTimer(min(backoff, left))
@@ -142,7 +162,7 @@ func (c *Client) retrySentinel(ctx context.Context, calls []*call) (abandoned bo
 			case <-t.C:
 			case <-ctx.Done():
 				t.Stop()
-				for _, cl := range pending {
+				for _, cl := range withoutReruns(pending, rerun) {
 					cl.err, cl.done = errors.Join(ctx.Err(), cl.err), true
 				}
 				return false
@@ -157,7 +177,22 @@ func (c *Client) retrySentinel(ctx context.Context, calls []*call) (abandoned bo
 		if c.runHooked(ctx, pending) {
 			return true
 		}
+		ran = append(ran[:0:0], pending...)
 	}
+}
+
+// withoutReruns returns the calls of pending that are not in rerun.
+func withoutReruns(pending, rerun []*call) []*call {
+	if len(rerun) == 0 {
+		return pending
+	}
+	out := make([]*call, 0, len(pending)-len(rerun))
+	for _, cl := range pending {
+		if !slices.Contains(rerun, cl) {
+			out = append(out, cl)
+		}
+	}
+	return out
 }
 
 // judgeSentinel decides what to do with a failed call on Sentinel shard

@@ -54,4 +54,7 @@ func ExampleClient_WatchAllWith() {
 		},
 	})
 	defer w.Close()
+	if err := w.Err(); err != nil {
+		fmt.Println("not subscribed to every Sentinel:", err)
+	}
 }

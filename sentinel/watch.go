@@ -2,6 +2,9 @@ package sentinel
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -23,6 +26,9 @@ type Watcher struct {
 	cancel    context.CancelFunc
 	wg        sync.WaitGroup
 	connected atomic.Int32
+
+	mu   sync.Mutex
+	errs map[string]error // Sentinel -> why it is not subscribed now
 }
 
 // Watch subscribes to +switch-master on every Sentinel of the set and
@@ -80,6 +86,48 @@ func (c *Client) watch(master string, h WatchHandlers) *Watcher {
 // Connected returns how many Sentinels the Watcher is subscribed to now.
 func (w *Watcher) Connected() int { return int(w.connected.Load()) }
 
+// Err reports why the Watcher is not subscribed to some of the Sentinels
+// now: the last failure of each of them (a *QueryError: a refused dial or
+// login, a SUBSCRIBE the Sentinel refused, such as NOPERM for an ACL user
+// without the channel, a subscription that broke), joined, in the order
+// of the Sentinels' addresses. It is nil while every Sentinel is
+// subscribed, or before any attempt failed. It never holds a password.
+func (w *Watcher) Err() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if len(w.errs) == 0 {
+		return nil
+	}
+	addrs := make([]string, 0, len(w.errs))
+	for a := range w.errs {
+		addrs = append(addrs, a)
+	}
+	slices.Sort(addrs)
+	errs := make([]error, len(addrs))
+	for i, a := range addrs {
+		errs[i] = w.errs[a]
+	}
+	return errors.Join(errs...)
+}
+
+// failed records why the subscription to addr is not up (nil: it is).
+func (w *Watcher) failed(addr string, err error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err == nil {
+		delete(w.errs, addr)
+		return
+	}
+	if w.errs == nil {
+		w.errs = map[string]error{}
+	}
+	var qe *QueryError
+	if !errors.As(err, &qe) {
+		err = &QueryError{Addr: addr, Err: err}
+	}
+	w.errs[addr] = err
+}
+
 // Close ends every subscription and waits for the Watcher's goroutines.
 // Calling it again does nothing.
 func (w *Watcher) Close() {
@@ -92,7 +140,9 @@ func (c *Client) watchOne(ctx context.Context, w *Watcher, addr, master string, 
 	pause := 50 * time.Millisecond
 	for lost := false; ctx.Err() == nil; lost = true {
 		start := time.Now()
-		c.subscribe(ctx, w, addr, master, h, lost)
+		if err := c.subscribe(ctx, w, addr, master, h, lost); ctx.Err() == nil {
+			w.failed(addr, err)
+		}
 		if time.Since(start) > 5*time.Second {
 			pause = 50 * time.Millisecond
 		}
@@ -107,13 +157,13 @@ func (c *Client) watchOne(ctx context.Context, w *Watcher, addr, master string, 
 	}
 }
 
-// subscribe runs one subscription until it fails or ctx ends; lost says
-// that an earlier one was lost or failed (h.Resubscribed is then called
-// once this one is up).
-func (c *Client) subscribe(ctx context.Context, w *Watcher, addr, master string, h WatchHandlers, lost bool) {
+// subscribe runs one subscription until it fails or ctx ends, and
+// returns why it ended; lost says that an earlier one was lost or failed
+// (h.Resubscribed is then called once this one is up).
+func (c *Client) subscribe(ctx context.Context, w *Watcher, addr, master string, h WatchHandlers, lost bool) error {
 	conn, nc, err := c.Dial(ctx, addr)
 	if err != nil {
-		return
+		return err
 	}
 	// Closing the socket is the one way to stop a blocked Receive.
 	stop := context.AfterFunc(ctx, func() { nc.Close() })
@@ -121,7 +171,7 @@ func (c *Client) subscribe(ctx context.Context, w *Watcher, addr, master string,
 	defer conn.Close()
 	psc := redis.PubSubConn{Conn: conn}
 	if err := psc.Subscribe(SwitchMasterChannel); err != nil {
-		return
+		return fmt.Errorf("SUBSCRIBE %s: %w", SwitchMasterChannel, err)
 	}
 	// The pinger writes while this goroutine reads, which redigo allows
 	// (one reader and one writer at a time).
@@ -156,11 +206,16 @@ func (c *Client) subscribe(ctx context.Context, w *Watcher, addr, master string,
 		switch v := psc.ReceiveWithTimeout(3 * watchKeepAlive).(type) {
 		case error:
 			nc.Close()
-			return
+			if !subscribed {
+				// An error reply here is the refusal of SUBSCRIBE.
+				return fmt.Errorf("SUBSCRIBE %s: %w", SwitchMasterChannel, v)
+			}
+			return fmt.Errorf("subscription to %s lost: %w", SwitchMasterChannel, v)
 		case redis.Subscription:
 			if v.Kind == "subscribe" && !subscribed {
 				subscribed = true
 				w.connected.Add(1)
+				w.failed(addr, nil)
 				if lost && h.Resubscribed != nil {
 					h.Resubscribed(addr)
 				}

@@ -251,13 +251,14 @@ func (c *Client) judgeSentinel(ctx context.Context, sh *sentShard, replica bool,
 
 // noteSentinelTxFailure asks for a query of the Sentinels when err, the
 // failure of a transaction on node (Client.Tx, or MULTI ... EXEC on a
-// Conn), may mean that node's Sentinel shard has a new master: READONLY,
-// MASTERDOWN or LOADING, or a failed connection that the caller's context
-// did not cause. Transactions are not sent through retrySentinel, whose
-// judgeSentinel asks for that query for commands: without it, a client
-// whose writes are all transactions went on writing to a demoted master
-// until a +switch-master or a periodic query came, forever with the
-// periodic queries off and the Sentinels unreachable.
+// Conn) or of a ForEachShard function there, may mean that node's
+// Sentinel shard has a new master: READONLY, MASTERDOWN or LOADING, or a
+// failed connection that the caller's context did not cause. These are
+// not sent through retrySentinel, whose judgeSentinel asks for that query
+// for commands: without it, a client whose writes are all transactions
+// went on writing to a demoted master until a +switch-master or a
+// periodic query came, forever with the periodic queries off and the
+// Sentinels unreachable.
 func (c *Client) noteSentinelTxFailure(ctx context.Context, node int, err error) {
 	if c.sent == nil || err == nil || c.closed.Load() {
 		return
@@ -280,6 +281,17 @@ func (c *Client) noteSentinelTxFailure(ctx context.Context, node int, err error)
 		return
 	}
 	sh.request()
+}
+
+// noteSentinelFailure is noteSentinelTxFailure for the node at addr (a
+// ForEachShard function's node), by its address.
+func (c *Client) noteSentinelFailure(ctx context.Context, addr string, err error) {
+	if c.sent == nil {
+		return
+	}
+	if i, ok := c.nodes.lookup(addr); ok {
+		c.noteSentinelTxFailure(ctx, i, err)
+	}
 }
 
 // replicaUnfit reports whether err, the failure of a read on a replica,

@@ -53,7 +53,8 @@ type sentShard struct {
 	queries   atomic.Int64
 	stale     atomic.Bool // the last query failed: serving the last known master
 	lastErr   atomic.Pointer[string]
-	switches  atomic.Int64 // +switch-master messages seen
+	queryErr  atomic.Pointer[error] // the last query's error, nil when it found a master
+	switches  atomic.Int64          // +switch-master messages seen
 	watcher   *sentinel.Watcher
 
 	kick chan struct{} // asks the shard's loop for a query

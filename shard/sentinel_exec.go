@@ -3,6 +3,7 @@ package shard
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -152,7 +153,7 @@ func (c *Client) retrySentinel(ctx context.Context, calls []*call) (abandoned bo
 		if later {
 			left := budget - time.Since(start)
 			if left <= 0 {
-				c.giveUp(withoutReruns(pending, rerun), "no new master within the failover wait")
+				c.giveUpSentinel(withoutReruns(pending, rerun))
 				return false
 			}
 			t := time.NewTimer(min(backoff, left))
@@ -178,6 +179,26 @@ func (c *Client) retrySentinel(ctx context.Context, calls []*call) (abandoned bo
 			return true
 		}
 		ran = append(ran[:0:0], pending...)
+	}
+}
+
+// giveUpSentinel fails calls that waited FailoverWait for a new master in
+// vain, with a *RetryError. When the last query of a call's shard failed
+// (every Sentinel down or refusing, or none naming a master that ROLE
+// confirmed), the error wraps that query's error too (it matches
+// sentinel.ErrNoSentinel) and says so: a dead master whose Sentinels are
+// still at the failover is told from one whose Sentinels cannot be asked.
+func (c *Client) giveUpSentinel(calls []*call) {
+	const why = "no new master within the failover wait"
+	for _, cl := range calls {
+		if sh, _ := c.sent.shardOf(cl.node); sh != nil && sh.stale.Load() {
+			if p := sh.queryErr.Load(); p != nil {
+				cl.err = fmt.Errorf("%w (%w)", cl.err, *p)
+				c.giveUp([]*call{cl}, why+"; the Sentinels named none: "+(*p).Error())
+				continue
+			}
+		}
+		c.giveUp([]*call{cl}, why)
 	}
 }
 

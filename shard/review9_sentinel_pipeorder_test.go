@@ -9,6 +9,7 @@ import (
 
 	"github.com/gomodule/redigo/redis"
 	"github.com/shardis/shardis/internal/redistest"
+	"github.com/shardis/shardis/shard"
 	"github.com/stretchr/testify/require"
 )
 
@@ -72,4 +73,43 @@ func TestSentinelPipelineReadAfterRetriedWriteSeesIt(t *testing.T) {
 	v, err := next.Do("GET", key)
 	require.NoError(t, err)
 	require.Equal(t, "3", v)
+}
+
+// TestSentinelPipelineReadKeepsItsReplyWhenTheWriteGivesUp: when the write
+// before a read is refused with READONLY until FailoverWait runs out (no
+// new master can be found: the Sentinels are dead and the demoted master
+// replicates from a server that is not there), the write fails with a
+// *RetryError and the read keeps the reply it had, without an error: it
+// was only to be sent again for the write's sake.
+func TestSentinelPipelineReadKeepsItsReplyWhenTheWriteGivesUp(t *testing.T) {
+	o := sentinelSetOptions(1)
+	o.Sentinels = 1
+	set := redistest.StartSentinelsTB(t, o)
+	cfg := sentinelConfig(set)
+	cfg.Sentinel.FailoverWait = 500 * time.Millisecond
+	cfg.Sentinel.RefreshInterval = -1
+	c := newClient(t, cfg)
+	ctx := context.Background()
+	const key = "pipeorder:gaveup"
+	_, err := c.Do(ctx, "SET", key, "1")
+	require.NoError(t, err)
+	require.NoError(t, set.Sentinels[0].Kill())
+	m, err := set.Master(0)
+	require.NoError(t, err)
+	nowhere := redistest.StartTB(t, redistest.Options{})
+	require.NoError(t, nowhere.Kill()) // a port with no server
+	_, err = m.Do("REPLICAOF", "127.0.0.1", fmt.Sprint(nowhere.Port))
+	require.NoError(t, err)
+
+	p := c.Pipeline()
+	p.Send("SET", key, "2")
+	p.Send("GET", key)
+	res, err := p.Exec(ctx)
+	require.NoError(t, err)
+	require.Len(t, res, 2)
+	require.ErrorIs(t, res[0].Err, shard.ErrRetryBudget)
+	require.NoError(t, res[1].Err)
+	got, err := redis.String(res[1].Reply, nil)
+	require.NoError(t, err)
+	require.Equal(t, "1", got)
 }

@@ -202,16 +202,20 @@ func (c *Client) giveUpSentinel(calls []*call) {
 	}
 }
 
-// withoutReruns returns the calls of pending that are not in rerun.
+// withoutReruns returns the calls of pending that are not in rerun, which
+// holds some of them in the same order.
 func withoutReruns(pending, rerun []*call) []*call {
 	if len(rerun) == 0 {
 		return pending
 	}
 	out := make([]*call, 0, len(pending)-len(rerun))
+	j := 0
 	for _, cl := range pending {
-		if !slices.Contains(rerun, cl) {
-			out = append(out, cl)
+		if j < len(rerun) && cl == rerun[j] {
+			j++
+			continue
 		}
+		out = append(out, cl)
 	}
 	return out
 }

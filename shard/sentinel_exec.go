@@ -86,11 +86,11 @@ func (c *Client) placeSentinelRead(cl *call, node int) {
 
 // retrySentinel applies the failover rules to the failed calls of a batch
 // on Sentinel shards: every failure that may mean a new master (a
-// connection error, READONLY, MASTERDOWN, LOADING) asks for a query of the
-// Sentinels; a read that failed on a replica goes to the master at once;
-// a write whose connection failed after sending fails with
-// *UnknownOutcomeError and is never sent again; a call that did not run
-// waits for the new master and is sent again, within FailoverWait. A
+// connection error, READONLY, MASTERDOWN, LOADING, NOREPLICAS) asks for a
+// query of the Sentinels; a read that failed on a replica goes to the
+// master at once; a write whose connection failed after sending fails
+// with *UnknownOutcomeError and is never sent again; a call that did not
+// run waits for the new master and is sent again, within FailoverWait. A
 // read that a shard's master answered after a call of the batch that is
 // sent again there (a demoted master answers reads and refuses writes with
 // READONLY) is sent again after it, so that it sees that call's effect as
@@ -244,8 +244,11 @@ func (c *Client) judgeSentinel(ctx context.Context, sh *sentShard, replica bool,
 		msg := string(re)
 		code, _, _ := strings.Cut(msg, " ")
 		switch code {
-		case "READONLY", "MASTERDOWN", "LOADING":
-			// Nothing ran. A master that answers READONLY was demoted.
+		case "READONLY", "MASTERDOWN", "LOADING", "NOREPLICAS":
+			// Nothing ran. A master that answers READONLY was demoted;
+			// one that answers NOREPLICAS (min-replicas-to-write) has
+			// lost its replicas, maybe to a partition that the
+			// Sentinels have failed over.
 			cl.last = msg
 			sh.request()
 			return retryLater
@@ -277,13 +280,13 @@ func (c *Client) judgeSentinel(ctx context.Context, sh *sentShard, replica bool,
 // noteSentinelTxFailure asks for a query of the Sentinels when err, the
 // failure of a transaction on node (Client.Tx, or MULTI ... EXEC on a
 // Conn) or of a ForEachShard function there, may mean that node's
-// Sentinel shard has a new master: READONLY, MASTERDOWN or LOADING, or a
-// failed connection that the caller's context did not cause. These are
-// not sent through retrySentinel, whose judgeSentinel asks for that query
-// for commands: without it, a client whose writes are all transactions
-// went on writing to a demoted master until a +switch-master or a
-// periodic query came, forever with the periodic queries off and the
-// Sentinels unreachable.
+// Sentinel shard has a new master: READONLY, MASTERDOWN, LOADING or
+// NOREPLICAS, or a failed connection that the caller's context did not
+// cause. These are not sent through retrySentinel, whose judgeSentinel
+// asks for that query for commands: without it, a client whose writes
+// are all transactions went on writing to a demoted master until a
+// +switch-master or a periodic query came, forever with the periodic
+// queries off and the Sentinels unreachable.
 func (c *Client) noteSentinelTxFailure(ctx context.Context, node int, err error) {
 	if c.sent == nil || err == nil || c.closed.Load() {
 		return
@@ -295,7 +298,7 @@ func (c *Client) noteSentinelTxFailure(ctx context.Context, node int, err error)
 	var re redis.Error
 	if errors.As(err, &re) {
 		switch code, _, _ := strings.Cut(string(re), " "); code {
-		case "READONLY", "MASTERDOWN", "LOADING":
+		case "READONLY", "MASTERDOWN", "LOADING", "NOREPLICAS":
 			sh.request()
 		}
 		return

@@ -31,3 +31,30 @@ func ExampleParseSwitchMaster() {
 	fmt.Println(ev.Master, ev.OldAddr, ev.NewAddr, err)
 	// Output: mymaster 10.0.0.1:6379 10.0.0.2:6379 <nil>
 }
+
+// Follow the failovers of every master set of the Sentinels, and ask for
+// the master again when a subscription comes back after a loss: a
+// failover announced meanwhile was missed.
+func ExampleClient_WatchAllWith() {
+	c, err := sentinel.New("mymaster", []string{"127.0.0.1:26379"}, sentinel.Options{DialTimeout: 200 * time.Millisecond})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	w := c.WatchAllWith(sentinel.WatchHandlers{
+		Switch: func(sentinelAddr string, ev sentinel.SwitchMaster) {
+			fmt.Println("failover of", ev.Master, "to", ev.NewAddr)
+		},
+		Resubscribed: func(sentinelAddr string) {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			defer cancel()
+			if addr, _, err := c.MasterAddr(ctx); err == nil {
+				fmt.Println("master", addr)
+			}
+		},
+	})
+	defer w.Close()
+	if err := w.Err(); err != nil {
+		fmt.Println("not subscribed to every Sentinel:", err)
+	}
+}

@@ -278,7 +278,9 @@ func (f *flusher) pin(node, group int) error {
 	conn, err := f.rc.c.borrowTracked(f.ctx, ns.node.Addr)
 	if err != nil {
 		f.rc.c.noteFailure(f.ctx, node, err) // as for a Do's (Stats, health)
-		return &NodeError{Node: ns.node, Err: err}
+		nerr := &NodeError{Node: ns.node, Err: err}
+		f.rc.c.noteSentinelTxFailure(f.ctx, node, nerr)
+		return nerr
 	}
 	tx.conn, tx.node, tx.group = conn, node, group
 	if tx.multi && !tx.multiSent {
@@ -536,6 +538,9 @@ func (f *flusher) sendPinned() {
 	// (nor what MULTI queued before an EXEC that was not).
 	fail := func(from int, err error, upTo int) {
 		nerr := &NodeError{Node: node, Err: contextCause(f.ctx, err)}
+		if !errors.Is(err, errNothingSent) && !errors.Is(err, errAfterProtocolError) {
+			f.rc.c.noteSentinelTxFailure(f.ctx, tx.node, nerr)
+		}
 		for k := from; k < len(cmds); k++ {
 			if k < upTo {
 				set(k, Result{Err: sentError(f.ctx, node, cmds[k], in[k], err)})
@@ -635,6 +640,7 @@ func (f *flusher) sendPinned() {
 			return
 		case errors.As(err, &re):
 			f.noteMoved(re)
+			f.rc.c.noteSentinelTxFailure(f.ctx, tx.node, re)
 			set(k, Result{Err: f.rc.c.commandReplyError(tx.node, cmds[k].name, cmds[k].args, re)})
 		default:
 			fail(k, err, len(cmds))

@@ -67,9 +67,14 @@ func (c *Client) executeIn(ctx context.Context, m *migState, r *ClusterRouter, c
 // stay as they are.
 func markUnknownOutcomes(calls []*call) {
 	for _, cl := range calls {
-		if ne, ok := failedAfterSend(cl); ok {
-			cl.err = &UnknownOutcomeError{Command: strings.ToUpper(cl.name), Node: ne.Node, Err: cl.err}
-		}
+		markUnknownOutcome(cl)
+	}
+}
+
+// markUnknownOutcome is markUnknownOutcomes for one call.
+func markUnknownOutcome(cl *call) {
+	if ne, ok := failedAfterSend(cl); ok {
+		cl.err = &UnknownOutcomeError{Command: strings.ToUpper(cl.name), Node: ne.Node, Err: cl.err}
 	}
 }
 

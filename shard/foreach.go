@@ -73,6 +73,7 @@ func (c *Client) forEach(ctx context.Context, nodes []Node, fn func(ctx context.
 					err = fmt.Errorf("%w (%w)", ErrClosed, err) // Close came first (another node's fn, say)
 				}
 				errs[i] = &NodeError{Node: n, Err: err}
+				c.noteSentinelFailure(ctx, n.Addr, errs[i])
 				return
 			}
 			defer conn.release()
@@ -82,6 +83,9 @@ func (c *Client) forEach(ctx context.Context, nodes []Node, fn func(ctx context.
 			}
 			if err != nil {
 				errs[i] = &NodeError{Node: n, Err: err}
+				// fn's own error: a READONLY reply (a demoted master)
+				// counts, not whatever else fn returns.
+				c.noteSentinelFailure(ctx, n.Addr, err)
 			}
 		}(i, n)
 	}

@@ -338,6 +338,10 @@ func (c *Client) classifySentinel(cl *call, replica bool) Outcome {
 			if replica || wait {
 				return OutcomeRetry
 			}
+		case "NOREPLICAS": // a master's refusal of a write only
+			if wait && !replica {
+				return OutcomeRetry
+			}
 		}
 		return OutcomeServerError
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/shardis/shardis/pool"
+	"github.com/shardis/shardis/ring"
 	"github.com/shardis/shardis/sentinel"
 )
 
@@ -52,7 +53,8 @@ type sentShard struct {
 	queries   atomic.Int64
 	stale     atomic.Bool // the last query failed: serving the last known master
 	lastErr   atomic.Pointer[string]
-	switches  atomic.Int64 // +switch-master messages seen
+	queryErr  atomic.Pointer[error] // the last query's error, nil when it found a master
+	switches  atomic.Int64          // +switch-master messages seen
 	watcher   *sentinel.Watcher
 
 	kick chan struct{} // asks the shard's loop for a query
@@ -161,6 +163,9 @@ func (c *Client) startSentinels(ctx context.Context) error {
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("shardis: Sentinel discovery: %w", err)
 	}
+	if err := st.sameServer(cfg.Shards); err != nil {
+		return err
+	}
 	c.watchSentinels()
 	for _, sh := range st.shards {
 		c.bg.Add(1)
@@ -175,4 +180,40 @@ func (sh *sentShard) resolve() (string, error) {
 		return *p, nil
 	}
 	return "", fmt.Errorf("%w: Sentinel shard %s has no verified master yet", pool.ErrNoAddr, sh.cfg.Name)
+}
+
+// sameServer refuses, once every Sentinel shard's master is found, a ring
+// in which two shards are the same server: a plain shard listed at a
+// Sentinel shard's master, or two Sentinel shards (under master names of
+// their own) whose Sentinels name the same master. As for a plain ring
+// that lists one server twice, the keys of both shards would be on that
+// server.
+func (s *sentinels) sameServer(shards []ring.Shard) error {
+	byKey := map[string]string{} // server key -> what it is
+	add := func(addr, what string) error {
+		for _, k := range serverKeys(addr) {
+			if prev, dup := byKey[k]; dup {
+				return &configError{cause: ring.ErrDuplicateShard, msg: fmt.Sprintf("%s and %s are the same server", prev, what)}
+			}
+		}
+		for _, k := range serverKeys(addr) {
+			byKey[k] = what
+		}
+		return nil
+	}
+	for i, sh := range shards {
+		if sh.Addr != "" {
+			if err := add(sh.Addr, fmt.Sprintf("shard %d (%s)", i, sh.Addr)); err != nil {
+				return err
+			}
+		}
+	}
+	for _, sh := range s.shards {
+		if p := sh.master.Load(); p != nil {
+			if err := add(*p, fmt.Sprintf("the master %s of Sentinel shard %q", *p, sh.cfg.Name)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }

@@ -222,6 +222,9 @@ func (c Config) validateSentinel() error {
 			return fmt.Errorf("%w: Sentinel shard %q: %w", ErrBadConfig, s.Name, err)
 		}
 	}
+	if err := sameMasterSet(o); err != nil {
+		return err
+	}
 	used := map[string]bool{}
 	for i, s := range c.Shards {
 		if s.Addr != "" {
@@ -258,6 +261,33 @@ func (c Config) validateSentinel() error {
 	if o.MinRefreshInterval > 0 && o.MinRefreshInterval < minSentinelMinRefresh {
 		return fmt.Errorf("%w: Sentinel min refresh interval %v is below %v",
 			ErrBadConfig, o.MinRefreshInterval, minSentinelMinRefresh)
+	}
+	return nil
+}
+
+// sameMasterSet refuses two Sentinel shards that name the same master set
+// of the same Sentinels (one of their Sentinels in common, under any
+// spelling of its address: a Sentinel monitors one master set per name):
+// they would be one server as two ring shards. The same name at other
+// Sentinels is another master set.
+func sameMasterSet(o SentinelOptions) error {
+	type seen struct {
+		shard string
+		addr  string
+	}
+	byKey := map[string]seen{}
+	for _, s := range o.Shards {
+		r := o.resolved(s)
+		for _, a := range r.Addrs {
+			for _, k := range serverKeys(a) {
+				key := r.master() + " " + k
+				if prev, dup := byKey[key]; dup && prev.shard != s.Name {
+					return &configError{cause: ring.ErrDuplicateShard,
+						msg: fmt.Sprintf("Sentinel shards %q and %q are the same master set %q (Sentinel %s, %s)", prev.shard, s.Name, r.master(), prev.addr, a)}
+				}
+				byKey[key] = seen{shard: s.Name, addr: a}
+			}
+		}
 	}
 	return nil
 }

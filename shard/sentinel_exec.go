@@ -3,7 +3,9 @@ package shard
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"time"
 
@@ -84,31 +86,50 @@ func (c *Client) placeSentinelRead(cl *call, node int) {
 
 // retrySentinel applies the failover rules to the failed calls of a batch
 // on Sentinel shards: every failure that may mean a new master (a
-// connection error, READONLY, MASTERDOWN, LOADING) asks for a query of the
-// Sentinels; a read that failed on a replica goes to the master at once;
-// a write whose connection failed after sending fails with
-// *UnknownOutcomeError and is never sent again; a call that did not run
-// waits for the new master and is sent again, within FailoverWait.
+// connection error, READONLY, MASTERDOWN, LOADING, NOREPLICAS) asks for a
+// query of the Sentinels; a read that failed on a replica goes to the
+// master at once; a write whose connection failed after sending fails
+// with *UnknownOutcomeError and is never sent again; a call that did not
+// run waits for the new master and is sent again, within FailoverWait. A
+// read that a shard's master answered after a call of the batch that is
+// sent again there (a demoted master answers reads and refuses writes with
+// READONLY) is sent again after it, so that it sees that call's effect as
+// the batch's order promises; it keeps its first reply when the call
+// before it is not sent again after all.
 func (c *Client) retrySentinel(ctx context.Context, calls []*call) (abandoned bool) {
 	var (
 		pending []*call
+		rerun   []*call // reads of pending sent again for order only
+		held    []int   // master nodes with a call of the last run in pending
 		start   time.Time
 		backoff = 5 * time.Millisecond
 		budget  = c.sent.opts.FailoverWait
+		ran     = calls // the calls of the last run, in the batch's order
 	)
 	for {
-		pending = pending[:0]
+		pending, rerun, held = pending[:0], rerun[:0], held[:0]
 		var later bool
 		var round <-chan struct{}
-		for _, cl := range calls {
-			if cl.err == nil || cl.done {
+		for _, cl := range ran {
+			if cl.done {
+				continue
+			}
+			if cl.err == nil {
+				if len(held) > 0 && !mayWrite(cl.info) && !cl.replica && slices.Contains(held, cl.node) {
+					pending = append(pending, cl)
+					rerun = append(rerun, cl)
+				}
 				continue
 			}
 			sh, replica := c.sent.shardOf(cl.node)
 			if sh == nil {
+				// A plain shard of a mixed ring: its rules are the
+				// plain ring's (execute marks no call when c.sent is set).
+				markUnknownOutcome(cl)
 				cl.done = true
 				continue
 			}
+			node := cl.node
 			switch v := c.judgeSentinel(ctx, sh, replica, cl); {
 			case v == retryNow:
 				pending = append(pending, cl)
@@ -116,11 +137,14 @@ func (c *Client) retrySentinel(ctx context.Context, calls []*call) (abandoned bo
 				later = true
 				round = sh.request()
 				pending = append(pending, cl)
+				if !replica && !slices.Contains(held, node) {
+					held = append(held, node)
+				}
 			default:
 				cl.done = true
 			}
 		}
-		if len(pending) == 0 {
+		if len(pending) == len(rerun) {
 			return false
 		}
 		if start.IsZero() {
@@ -129,7 +153,7 @@ func (c *Client) retrySentinel(ctx context.Context, calls []*call) (abandoned bo
 		if later {
 			left := budget - time.Since(start)
 			if left <= 0 {
-				c.giveUp(pending, "no new master within the failover wait")
+				c.giveUpSentinel(withoutReruns(pending, rerun))
 				return false
 			}
 			t := time.NewTimer(min(backoff, left))
@@ -139,7 +163,7 @@ func (c *Client) retrySentinel(ctx context.Context, calls []*call) (abandoned bo
 			case <-t.C:
 			case <-ctx.Done():
 				t.Stop()
-				for _, cl := range pending {
+				for _, cl := range withoutReruns(pending, rerun) {
 					cl.err, cl.done = errors.Join(ctx.Err(), cl.err), true
 				}
 				return false
@@ -154,7 +178,46 @@ func (c *Client) retrySentinel(ctx context.Context, calls []*call) (abandoned bo
 		if c.runHooked(ctx, pending) {
 			return true
 		}
+		ran = append(ran[:0:0], pending...)
 	}
+}
+
+// giveUpSentinel fails calls that waited FailoverWait for a new master in
+// vain, with a *RetryError. When the last query of a call's shard failed
+// (every Sentinel down or refusing, or none naming a master that ROLE
+// confirmed), the error wraps that query's error too (it matches
+// sentinel.ErrNoSentinel) and says so: a dead master whose Sentinels are
+// still at the failover is told from one whose Sentinels cannot be asked.
+func (c *Client) giveUpSentinel(calls []*call) {
+	const why = "no new master within the failover wait"
+	for _, cl := range calls {
+		if sh, _ := c.sent.shardOf(cl.node); sh != nil && sh.stale.Load() {
+			if p := sh.queryErr.Load(); p != nil {
+				cl.err = fmt.Errorf("%w (%w)", cl.err, *p)
+				c.giveUp([]*call{cl}, why+"; the Sentinels named none: "+(*p).Error())
+				continue
+			}
+		}
+		c.giveUp([]*call{cl}, why)
+	}
+}
+
+// withoutReruns returns the calls of pending that are not in rerun, which
+// holds some of them in the same order.
+func withoutReruns(pending, rerun []*call) []*call {
+	if len(rerun) == 0 {
+		return pending
+	}
+	out := make([]*call, 0, len(pending)-len(rerun))
+	j := 0
+	for _, cl := range pending {
+		if j < len(rerun) && cl == rerun[j] {
+			j++
+			continue
+		}
+		out = append(out, cl)
+	}
+	return out
 }
 
 // judgeSentinel decides what to do with a failed call on Sentinel shard
@@ -181,8 +244,11 @@ func (c *Client) judgeSentinel(ctx context.Context, sh *sentShard, replica bool,
 		msg := string(re)
 		code, _, _ := strings.Cut(msg, " ")
 		switch code {
-		case "READONLY", "MASTERDOWN", "LOADING":
-			// Nothing ran. A master that answers READONLY was demoted.
+		case "READONLY", "MASTERDOWN", "LOADING", "NOREPLICAS":
+			// Nothing ran. A master that answers READONLY was demoted;
+			// one that answers NOREPLICAS (min-replicas-to-write) has
+			// lost its replicas, maybe to a partition that the
+			// Sentinels have failed over.
 			cl.last = msg
 			sh.request()
 			return retryLater
@@ -209,6 +275,51 @@ func (c *Client) judgeSentinel(ctx context.Context, sh *sentShard, replica bool,
 	}
 	cl.err = &UnknownOutcomeError{Command: strings.ToUpper(cl.name), Node: ne.Node, Err: ne}
 	return final
+}
+
+// noteSentinelTxFailure asks for a query of the Sentinels when err, the
+// failure of a transaction on node (Client.Tx, or MULTI ... EXEC on a
+// Conn) or of a ForEachShard function there, may mean that node's
+// Sentinel shard has a new master: READONLY, MASTERDOWN, LOADING or
+// NOREPLICAS, or a failed connection that the caller's context did not
+// cause. These are not sent through retrySentinel, whose judgeSentinel
+// asks for that query for commands: without it, a client whose writes
+// are all transactions went on writing to a demoted master until a
+// +switch-master or a periodic query came, forever with the periodic
+// queries off and the Sentinels unreachable.
+func (c *Client) noteSentinelTxFailure(ctx context.Context, node int, err error) {
+	if c.sent == nil || err == nil || c.closed.Load() {
+		return
+	}
+	sh, replica := c.sent.shardOf(node)
+	if sh == nil || replica {
+		return
+	}
+	var re redis.Error
+	if errors.As(err, &re) {
+		switch code, _, _ := strings.Cut(string(re), " "); code {
+		case "READONLY", "MASTERDOWN", "LOADING", "NOREPLICAS":
+			sh.request()
+		}
+		return
+	}
+	var ne *NodeError
+	if !errors.As(err, &ne) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) ||
+		ctx.Err() != nil || errors.Is(ne.Err, redis.ErrPoolExhausted) {
+		return
+	}
+	sh.request()
+}
+
+// noteSentinelFailure is noteSentinelTxFailure for the node at addr (a
+// ForEachShard function's node), by its address.
+func (c *Client) noteSentinelFailure(ctx context.Context, addr string, err error) {
+	if c.sent == nil {
+		return
+	}
+	if i, ok := c.nodes.lookup(addr); ok {
+		c.noteSentinelTxFailure(ctx, i, err)
+	}
 }
 
 // replicaUnfit reports whether err, the failure of a read on a replica,

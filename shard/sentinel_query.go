@@ -28,19 +28,22 @@ func (c *Client) query(ctx context.Context, sh *sentShard) error {
 		// known one, and say so in Stats. If it says it has become a
 		// replica of another server that ROLE confirms, follow it there.
 		msg := err.Error()
+		serr := fmt.Errorf("shardis: Sentinel shard %s: %w", sh.cfg.Name, err)
 		sh.lastErr.Store(&msg)
+		sh.queryErr.Store(&serr)
 		sh.stale.Store(true)
 		cur := sh.master.Load()
 		if cur == nil {
-			return fmt.Errorf("shardis: Sentinel shard %s: %w", sh.cfg.Name, err)
+			return serr
 		}
 		if next, rerr := c.followRole(ctx, *cur); rerr == nil && next != *cur {
 			c.installFound(ctx, sh, next, gen)
 		}
-		return fmt.Errorf("shardis: Sentinel shard %s: %w", sh.cfg.Name, err)
+		return serr
 	}
 	sh.stale.Store(false)
 	sh.lastErr.Store(nil)
+	sh.queryErr.Store(nil)
 	if !c.installFound(ctx, sh, addr, gen) {
 		return nil // a +switch-master installed a newer master meanwhile
 	}

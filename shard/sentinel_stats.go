@@ -31,6 +31,14 @@ type SentinelStats struct {
 	// Subscribed is the number of Sentinels the client is subscribed to
 	// for +switch-master now.
 	Subscribed int
+	// SubscribeError, when not empty, says why the client is not
+	// subscribed to some of the shard's Sentinels now: the last failure
+	// of each (a refused dial or login, a SUBSCRIBE refused with NOPERM
+	// to an ACL user without the +switch-master channel, a broken
+	// subscription). Without the subscriptions failovers are still
+	// followed, from failures and periodic queries, only later. It never
+	// holds a password.
+	SubscribeError string
 }
 
 // sentinelStats fills in the Sentinel part of Stats.
@@ -59,6 +67,9 @@ func (c *Client) sentinelStats(out *Stats) {
 		}
 		if sh.watcher != nil {
 			s.Subscribed = sh.watcher.Connected()
+			if err := sh.watcher.Err(); err != nil {
+				s.SubscribeError = err.Error()
+			}
 		}
 		out.Sentinel = append(out.Sentinel, s)
 	}

@@ -34,10 +34,21 @@ func (c *Client) watchSentinels() {
 	}
 	var watchers []*sentinel.Watcher
 	for _, g := range groups {
-		w := g.cli.WatchAll(func(_ string, ev sentinel.SwitchMaster) {
-			for _, sh := range g.shards[ev.Master] {
-				c.switched(sh, ev)
-			}
+		w := g.cli.WatchAllWith(sentinel.WatchHandlers{
+			Switch: func(_ string, ev sentinel.SwitchMaster) {
+				for _, sh := range g.shards[ev.Master] {
+					c.switched(sh, ev)
+				}
+			},
+			// A subscription that was down may have missed a failover:
+			// the Sentinels are asked again.
+			Resubscribed: func(string) {
+				for _, list := range g.shards {
+					for _, sh := range list {
+						sh.request()
+					}
+				}
+			},
 		})
 		for _, list := range g.shards {
 			for _, sh := range list {

@@ -380,6 +380,7 @@ func (c *Client) txRun(ctx context.Context, keys []string, args []any, fn func(t
 			continue
 		}
 		if c.cl() == nil || err == nil {
+			c.noteSentinelTxFailure(ctx, node, err)
 			return reply, err
 		}
 		ns := c.nodes.get(node)

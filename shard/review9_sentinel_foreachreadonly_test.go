@@ -1,0 +1,60 @@
+package shard_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gomodule/redigo/redis"
+	"github.com/shardis/shardis/internal/redistest"
+	"github.com/shardis/shardis/shard"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestSentinelForEachShardFollowsReadOnlyMaster: ForEachShard (and
+// ForEachMaster) whose function meets READONLY on a master demoted behind
+// the Sentinels' back (they are dead and the periodic queries are off)
+// makes the client look for the new master, as a command does: the next
+// call runs there. Before, every later call went to the demoted master.
+func TestSentinelForEachShardFollowsReadOnlyMaster(t *testing.T) {
+	o := sentinelSetOptions(1)
+	o.Sentinels = 1
+	set := redistest.StartSentinelsTB(t, o)
+	cfg := sentinelConfig(set)
+	cfg.Sentinel.RefreshInterval = -1
+	c := newClient(t, cfg)
+	ctx := context.Background()
+	set1 := func(v string) error {
+		return c.ForEachShard(ctx, func(ctx context.Context, _ shard.Node, conn redis.Conn) error {
+			_, err := redis.DoContext(conn, ctx, "SET", "fe", v)
+			return err
+		})
+	}
+	require.NoError(t, set1("1"))
+	require.NoError(t, set.Sentinels[0].Kill())
+	old, err := set.Master(0)
+	require.NoError(t, err)
+	next, err := set.Replica(0)
+	require.NoError(t, err)
+	_, err = next.Do("REPLICAOF", "NO", "ONE")
+	require.NoError(t, err)
+	_, err = old.Do("REPLICAOF", "127.0.0.1", fmt.Sprint(next.Port))
+	require.NoError(t, err)
+	waitFor(t, 30*time.Second, "the old master to replicate from the new one", func() bool {
+		info, err := old.Do("INFO", "replication")
+		return err == nil && strings.Contains(info, "master_link_status:up")
+	})
+
+	err = set1("2")
+	var re redis.Error
+	require.ErrorAs(t, err, &re)
+	assert.True(t, strings.HasPrefix(string(re), "READONLY"), "%v", err)
+	waitFor(t, 10*time.Second, "ForEachShard to reach the new master", func() bool { return set1("3") == nil })
+	got, err := next.Do("GET", "fe")
+	require.NoError(t, err)
+	assert.Equal(t, "3", got)
+	assert.Equal(t, next.Addr, c.Stats().Sentinel[0].Master)
+}

@@ -197,7 +197,10 @@ func (lc *liveConn) renameTimeout() time.Duration {
 func (lc *liveConn) renameOnReturn() {
 	for range 3 {
 		cur, stale := lc.stale()
-		if !stale || lc.failed.Load() {
+		if !stale || lc.failed.Load() || lc.leftState() {
+			// A connection left in a state the pool does not undo is
+			// closed at its next borrow: renaming it is a round trip
+			// for nothing while the caller's Close waits.
 			return
 		}
 		if lc.rename(context.Background(), cur) != nil {

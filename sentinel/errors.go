@@ -12,8 +12,10 @@ var (
 	// ErrUnknownMaster means a Sentinel answered that it does not monitor
 	// a master of that name.
 	ErrUnknownMaster = errors.New("shardis: sentinel: unknown master name")
-	// ErrNoSentinel means no Sentinel of the set could be asked: every
-	// one failed to connect or to answer.
+	// ErrNoSentinel means no Sentinel of the set gave a usable answer:
+	// each failed to connect or to answer, answered with an error, or
+	// named a master that failed the caller's check (see SetError.Errs
+	// for which).
 	ErrNoSentinel = errors.New("shardis: sentinel: no Sentinel answered")
 	// ErrNotMaster means the server that the Sentinels named as master
 	// says (ROLE) that it is not one, for example in the middle of a
@@ -43,7 +45,9 @@ func (e *QueryError) Error() string { return "sentinel " + e.Addr + ": " + e.Err
 // Unwrap returns the cause.
 func (e *QueryError) Unwrap() error { return e.Err }
 
-// SetError reports that no Sentinel of a set gave an answer. It matches
+// SetError reports that no Sentinel of a set gave a usable answer (each
+// Sentinel's own failure, in Errs, says why: unreachable, an error reply,
+// or a master that failed the check). It matches
 // ErrNoSentinel with errors.Is, and each Sentinel's own failure with
 // errors.As or errors.Is on Errs.
 type SetError struct {
@@ -55,7 +59,7 @@ type SetError struct {
 
 // Error implements error.
 func (e *SetError) Error() string {
-	msg := fmt.Sprintf("shardis: sentinel: no Sentinel answered for master %q", e.Master)
+	msg := fmt.Sprintf("shardis: sentinel: no usable answer from the Sentinels for master %q", e.Master)
 	for _, err := range e.Errs {
 		msg += "; " + err.Error()
 	}

@@ -32,7 +32,7 @@ func printSentinelShards(w io.Writer, stats []shard.SentinelStats) {
 		}
 		state := "ok"
 		if s.Stale {
-			state = "stale (no Sentinel answered: serving the last known master)"
+			state = "stale (no usable Sentinel answer: serving the last known master)"
 		}
 		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%d\t%s\n", s.Name, s.MasterName, s.Master, reps, s.Failovers, state)
 	}

@@ -73,10 +73,12 @@ type Config struct {
 
 	// Router, when set, places keys instead of Shards or Seeds: the
 	// user's own rule (a year of data per shard, ...). Mode stays ring.
-	// Validate requires its Nodes to be at least one host:port; a node
-	// without an address that Route returns fails the command with
-	// ErrBadConfig, one with an address no dial can use with
-	// pool.ErrBadAddr (nothing is sent in either case).
+	// Validate requires its Nodes to be at least one host:port, and one
+	// server under one address (localhost:P next to 127.0.0.1:P is
+	// refused, as for Shards); a node without an address that Route
+	// returns fails the command with ErrBadConfig, one with an address
+	// no dial can use with pool.ErrBadAddr (nothing is sent in either
+	// case).
 	Router Router
 	// Migration, when set, moves keys from another topology to this one
 	// while the client serves them (see Migration, docs/resharding.md).

@@ -130,11 +130,12 @@ const (
 type ClusterOptions struct {
 	// RefreshInterval between periodic topology refreshes. 0 means 60s; a
 	// negative value turns periodic refreshes off (redirects and failures
-	// still refresh).
+	// still refresh); a positive value below 10ms is a configuration
+	// error.
 	RefreshInterval time.Duration
 	// MinRefreshInterval is the least time between two topology queries,
 	// so that a burst of redirects never becomes a storm of refreshes.
-	// 0 means 100ms.
+	// 0 means 100ms; a positive value below 1ms is a configuration error.
 	MinRefreshInterval time.Duration
 	// MaxRedirects bounds the MOVED/ASK hops of one command. 0 means 5.
 	MaxRedirects int
@@ -253,6 +254,17 @@ func (c Config) Validate() error {
 		}
 		if c.Cluster.MaxRedirects < 0 || c.Cluster.MaxRetryWait < 0 || c.Cluster.MinRefreshInterval < 0 {
 			return fmt.Errorf("%w: negative cluster retry or refresh limit", ErrBadConfig)
+		}
+		// A few nanoseconds (RefreshInterval: 60, meant as seconds) would
+		// spin the refresh loop and query the topology back to back, as
+		// a tiny health or Sentinel interval would.
+		if d := c.Cluster.RefreshInterval; d > 0 && d < minHealthInterval {
+			return fmt.Errorf("%w: Cluster.RefreshInterval %v is below %v: the refreshes would run back to back (a negative interval turns them off)",
+				ErrBadConfig, d, minHealthInterval)
+		}
+		if d := c.Cluster.MinRefreshInterval; d > 0 && d < minMinRefresh {
+			return fmt.Errorf("%w: Cluster.MinRefreshInterval %v is below %v: a burst of redirects would query the topology back to back",
+				ErrBadConfig, d, minMinRefresh)
 		}
 		for _, s := range c.Seeds {
 			if err := checkHostPort(s); err != nil {

@@ -337,14 +337,15 @@ func (c Config) validateSentinel() error {
 		return fmt.Errorf("%w: Sentinel refresh interval %v is below %v (negative turns the periodic queries off)",
 			ErrBadConfig, o.RefreshInterval, minHealthInterval)
 	}
-	if o.MinRefreshInterval > 0 && o.MinRefreshInterval < minSentinelMinRefresh {
+	if o.MinRefreshInterval > 0 && o.MinRefreshInterval < minMinRefresh {
 		return fmt.Errorf("%w: Sentinel min refresh interval %v is below %v",
-			ErrBadConfig, o.MinRefreshInterval, minSentinelMinRefresh)
+			ErrBadConfig, o.MinRefreshInterval, minMinRefresh)
 	}
 	return nil
 }
 
-// minSentinelMinRefresh is the shortest SentinelOptions.MinRefreshInterval.
-const minSentinelMinRefresh = time.Millisecond
+// minMinRefresh is the shortest SentinelOptions.MinRefreshInterval and
+// ClusterOptions.MinRefreshInterval.
+const minMinRefresh = time.Millisecond
 
 func isBlankOrControl(r rune) bool { return r <= ' ' || r == 0x7f }

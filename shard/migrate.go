@@ -479,7 +479,7 @@ func (c Config) validateMigration() error {
 		return fmt.Errorf("%w: a migration's From topology cannot migrate itself", ErrBadConfig)
 	}
 	if err := m.From.Validate(); err != nil {
-		return fmt.Errorf("migration from: %w", err)
+		return badConfigf("migration from: %w", err)
 	}
 	if c.Health.AutoEject {
 		return fmt.Errorf("%w: auto-eject moves keys by itself; it cannot be on during a migration", ErrBadConfig)

@@ -301,7 +301,7 @@ func (c Config) validateSentinel() error {
 		byName[s.Name] = i
 		r := o.resolved(s)
 		if _, err := sentinel.New(r.master(), r.Addrs, o.clientOptions(r)); err != nil {
-			return fmt.Errorf("%w: Sentinel shard %q: %w", ErrBadConfig, s.Name, err)
+			return badConfigf("Sentinel shard %q: %w", s.Name, err)
 		}
 	}
 	used := map[string]bool{}

@@ -89,6 +89,10 @@ type Config struct {
 // would run the checks back to back.
 const minHealthInterval = 10 * time.Millisecond
 
+// minHealthTimeout is the shortest HealthOptions.Timeout: a PING on
+// loopback takes tens of microseconds, a dial more.
+const minHealthTimeout = time.Millisecond
+
 // HealthOptions configures how the client notices dead nodes.
 type HealthOptions struct {
 	// Interval between PINGs to each node. 0 means 1s; below 10ms is a
@@ -98,7 +102,8 @@ type HealthOptions struct {
 	// FailureLimit is how many consecutive failures mark a node down.
 	// 0 means 3.
 	FailureLimit int
-	// Timeout bounds each health PING. 0 means 500ms.
+	// Timeout bounds each health PING. 0 means 500ms; a positive value
+	// below 1ms is a configuration error.
 	Timeout time.Duration
 	// AutoEject takes a down shard out of the ring so that its keys rehash
 	// to the other shards until it comes back (twemproxy's
@@ -279,6 +284,13 @@ func (c Config) Validate() error {
 	}
 	if c.Health.Timeout < 0 {
 		return fmt.Errorf("%w: health timeout %v < 0", ErrBadConfig, c.Health.Timeout)
+	}
+	// A few nanoseconds (Timeout: 500, meant as milliseconds) leaves no
+	// check time to succeed: healthy nodes would be marked down, and dead
+	// ones never.
+	if c.Health.Timeout > 0 && c.Health.Timeout < minHealthTimeout {
+		return fmt.Errorf("%w: Health.Timeout %v is below %v: no health check could succeed",
+			ErrBadConfig, c.Health.Timeout, minHealthTimeout)
 	}
 	if c.Health.Interval > 0 && c.Health.Interval < minHealthInterval {
 		return fmt.Errorf("%w: health interval %v is below %v: the checks would run back to back (a negative interval turns them off)",

@@ -268,8 +268,13 @@ func applyURLOption(cfg *Config, name, v string) error {
 		if len(names) != len(cfg.Shards) {
 			return bad(fmt.Errorf("%d names for %d hosts", len(names), len(cfg.Shards)))
 		}
-		for i := range names {
-			cfg.Shards[i].Name = names[i]
+		for i, n := range names {
+			// A name is the shard's place on the ring: " b" places keys
+			// elsewhere than "b", and a space after a comma is a typo.
+			if strings.TrimSpace(n) != n {
+				return bad(fmt.Errorf("name %d %q has white space around it", i, n))
+			}
+			cfg.Shards[i].Name = n
 		}
 	case "weights":
 		ws := strings.Split(v, ",")

@@ -335,8 +335,10 @@ func (c Config) RingConfig() ring.Config {
 }
 
 // String describes c as the client will use it: every default filled in
-// (timeouts, limits, the ring's algorithm, key hash and tag), and never a
-// password (shown as ***).
+// (timeouts, limits, the ring's algorithm, key hash and tag, the Sentinel
+// options and each Sentinel shard's Sentinels; a Router config shows no
+// ring settings), and never a password (shown as ***). A Sentinel shard
+// shows as <sentinel>:WEIGHT NAME in the shard list.
 func (c Config) String() string { return configString(c) }
 
 // GoString is String, so that %#v, which would print every field as it

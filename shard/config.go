@@ -257,8 +257,13 @@ func (c Config) Validate() error {
 			return fmt.Errorf("%w: unknown read policy %q (want %q, %q or %q)", ErrBadConfig,
 				c.Cluster.ReadFrom, ReadMaster, ReadReplicaRandom, ReadReplicaLatency)
 		}
-		if c.Cluster.MaxRedirects < 0 || c.Cluster.MaxRetryWait < 0 || c.Cluster.MinRefreshInterval < 0 {
-			return fmt.Errorf("%w: negative cluster retry or refresh limit", ErrBadConfig)
+		switch cl := c.Cluster; {
+		case cl.MaxRedirects < 0:
+			return fmt.Errorf("%w: Cluster.MaxRedirects %d < 0", ErrBadConfig, cl.MaxRedirects)
+		case cl.MaxRetryWait < 0:
+			return fmt.Errorf("%w: Cluster.MaxRetryWait %v < 0", ErrBadConfig, cl.MaxRetryWait)
+		case cl.MinRefreshInterval < 0:
+			return fmt.Errorf("%w: Cluster.MinRefreshInterval %v < 0", ErrBadConfig, cl.MinRefreshInterval)
 		}
 		// A few nanoseconds (RefreshInterval: 60, meant as seconds) would
 		// spin the refresh loop and query the topology back to back, as

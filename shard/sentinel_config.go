@@ -287,6 +287,14 @@ func (c Config) validateSentinel() error {
 		}
 		return nil
 	}
+	switch {
+	case o.MinRefreshInterval < 0:
+		return fmt.Errorf("%w: Sentinel.MinRefreshInterval %v < 0", ErrBadConfig, o.MinRefreshInterval)
+	case o.Timeout < 0:
+		return fmt.Errorf("%w: Sentinel.Timeout %v < 0", ErrBadConfig, o.Timeout)
+	case o.FailoverWait < 0:
+		return fmt.Errorf("%w: Sentinel.FailoverWait %v < 0", ErrBadConfig, o.FailoverWait)
+	}
 	byName := map[string]int{}
 	for i, s := range o.Shards {
 		if s.Name == "" {
@@ -327,9 +335,6 @@ func (c Config) validateSentinel() error {
 	default:
 		return fmt.Errorf("%w: unknown Sentinel read policy %q (want %q, %q or %q)", ErrBadConfig,
 			o.ReadFrom, ReadMaster, ReadReplicaRandom, ReadReplicaLatency)
-	}
-	if o.MinRefreshInterval < 0 || o.Timeout < 0 || o.FailoverWait < 0 {
-		return fmt.Errorf("%w: negative Sentinel refresh interval, timeout or failover wait", ErrBadConfig)
 	}
 	// A few nanoseconds would query the Sentinels back to back: a storm
 	// of queries and a busy core, as with a tiny health interval.

@@ -39,7 +39,21 @@ func checkFields(n *yaml.Node, t reflect.Type, path string) error {
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			k, v := n.Content[i], n.Content[i+1]
 			if k.Kind == yaml.ScalarNode && k.Value == "<<" {
-				continue // a merge key; the decoder resolves it
+				// A merge key: the mappings it merges in are checked as
+				// this one (an alias among them is not followed; the
+				// decoder resolves it).
+				merged := []*yaml.Node{v}
+				if v.Kind == yaml.SequenceNode {
+					merged = v.Content
+				}
+				for _, m := range merged {
+					if m.Kind == yaml.MappingNode {
+						if err := checkFields(m, t, path); err != nil {
+							return err
+						}
+					}
+				}
+				continue
 			}
 			f, ok := fields[k.Value]
 			if !ok {
@@ -64,6 +78,13 @@ func checkFields(n *yaml.Node, t reflect.Type, path string) error {
 			}
 		case t.Kind() == reflect.Int:
 			return checkWholeNumber(n, path)
+		}
+	case yaml.AliasNode:
+		// An alias of a scalar is checked as its value where it is used
+		// (anchored on a string field, 1.5 would pass there); an alias of
+		// a collection is not followed (see below).
+		if a := n.Alias; a != nil && a.Kind == yaml.ScalarNode {
+			return checkFields(a, t, path)
 		}
 	case yaml.SequenceNode:
 		if t.Kind() != reflect.Slice && t.Kind() != reflect.Array {

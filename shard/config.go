@@ -316,6 +316,49 @@ func (c Config) Validate() error {
 		if err := checkMigrationAddrs(m.Addrs); err != nil {
 			return err
 		}
+		if err := checkMigrationAddrKeys(m.Addrs, append(configAddrs(c), configAddrs(*m.From)...)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// configAddrs lists the node addresses c names: its plain shards, a
+// Router's nodes, its seeds.
+func configAddrs(c Config) []string {
+	var addrs []string
+	for _, s := range c.Shards {
+		if s.Addr != "" {
+			addrs = append(addrs, s.Addr)
+		}
+	}
+	if c.Router != nil {
+		for _, n := range c.Router.Nodes() {
+			addrs = append(addrs, n.Addr)
+		}
+	}
+	return append(addrs, c.Seeds...)
+}
+
+// checkMigrationAddrKeys refuses a Migration.Addrs key that names one of
+// known, the configured node addresses, under another spelling
+// (localhost:7001 for 127.0.0.1:7001): Addrs is looked up by the address
+// the client dials, so such a key would never be used, and MIGRATE would
+// go to the client's address, which from the old owners' hosts may be
+// another server. Keys that name no configured node (a cluster's nodes,
+// a Sentinel master) are left alone.
+func checkMigrationAddrKeys(addrs map[string]string, known []string) error {
+	for _, k := range slices.Sorted(maps.Keys(addrs)) {
+		if slices.Contains(known, k) {
+			continue
+		}
+		kk := serverKeys(k)
+		for _, a := range known {
+			if slices.ContainsFunc(serverKeys(a), func(f string) bool { return slices.Contains(kk, f) }) {
+				return badConfigf("Migration.Addrs[%q]: the node is configured as %s, and Addrs is looked up by that address: write the key as %s",
+					k, a, a)
+			}
+		}
 	}
 	return nil
 }

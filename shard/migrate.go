@@ -279,6 +279,13 @@ func (c *Client) StartMigration(ctx context.Context, to Config) error {
 	if err := to.Validate(); err != nil {
 		return err
 	}
+	known := configAddrs(to) // config.go
+	for _, n := range cur.router.Nodes() {
+		known = append(known, n.Addr)
+	}
+	if err := checkMigrationAddrKeys(opts.Addrs, known); err != nil {
+		return err
+	}
 	if err := tlsDropped(*c.cfg, to, "the new topology"); err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package pool
 
 import (
 	"crypto/tls"
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -69,7 +70,7 @@ type Options struct {
 	Username string
 	// Password, when set, is sent while dialing as "AUTH <Username>
 	// <Password>", or "AUTH <Password>" without a Username. It never appears
-	// in String or in any error.
+	// in String, in JSON or YAML encodings of Options, or in any error.
 	Password string
 	// DB is the database selected while dialing when it is not 0. Only plain
 	// Redis servers (ring mode) have more than one database; Redis Cluster
@@ -190,6 +191,62 @@ func (o Options) String() string {
 // GoString is String wrapped as "pool.Options{...}", so that %#v, which
 // would print every field as it is, hides the password too.
 func (o Options) GoString() string { return "pool.Options{" + o.String() + "}" }
+
+// MarshalJSON encodes o as encoding/json encodes a struct, field by
+// field, except that a set Password is "***" and TLSConfig (when set)
+// only its ServerName and InsecureSkipVerify: a structured log of the
+// options (slog's JSONHandler, zap) never shows a secret, and a TLS
+// configuration no longer makes it fail. Decoding is unchanged (a
+// document with the real password still sets it).
+func (o Options) MarshalJSON() ([]byte, error) { return json.Marshal(o.fields()) }
+
+// MarshalYAML is MarshalJSON for the YAML encoders (go.yaml.in/yaml/v3,
+// gopkg.in/yaml.v2 and v3): the fields as they would encode them, a set
+// Password as "***".
+func (o Options) MarshalYAML() (any, error) { return o.fields(), nil }
+
+// optionFields is what the encoders see of Options: the same fields in
+// the same order, a set Password as "***", a TLSConfig as tlsFields.
+type optionFields struct {
+	MaxIdle         int
+	MaxActive       int
+	IdleTimeout     time.Duration
+	MaxConnLifetime time.Duration
+	Wait            bool
+	TestOnBorrow    time.Duration
+	DialTimeout     time.Duration
+	ReadTimeout     time.Duration
+	WriteTimeout    time.Duration
+	Username        string
+	Password        string
+	DB              int
+	ClientName      string
+	TLSConfig       *tlsFields
+	ReadOnly        bool
+}
+
+// tlsFields is what the encoders see of a tls.Config: what String shows
+// of it, never a certificate or a key.
+type tlsFields struct {
+	ServerName         string
+	InsecureSkipVerify bool
+}
+
+func (o Options) fields() optionFields {
+	f := optionFields{
+		MaxIdle: o.MaxIdle, MaxActive: o.MaxActive, IdleTimeout: o.IdleTimeout,
+		MaxConnLifetime: o.MaxConnLifetime, Wait: o.Wait, TestOnBorrow: o.TestOnBorrow,
+		DialTimeout: o.DialTimeout, ReadTimeout: o.ReadTimeout, WriteTimeout: o.WriteTimeout,
+		Username: o.Username, DB: o.DB, ClientName: o.ClientName, ReadOnly: o.ReadOnly,
+	}
+	if o.Password != "" {
+		f.Password = "***"
+	}
+	if c := o.TLSConfig; c != nil {
+		f.TLSConfig = &tlsFields{ServerName: c.ServerName, InsecureSkipVerify: c.InsecureSkipVerify}
+	}
+	return f
+}
 
 func durationText(d time.Duration) string {
 	if d == Never {

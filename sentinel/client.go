@@ -3,6 +3,7 @@ package sentinel
 import (
 	"context"
 	"crypto/tls"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -28,7 +29,8 @@ type Options struct {
 	// Username is the ACL user sent with AUTH; it needs a Password.
 	Username string
 	// Password, when set, is sent as AUTH while connecting. It never
-	// appears in String or in any error.
+	// appears in String, in JSON or YAML encodings of Options, or in any
+	// error.
 	Password string
 	// TLSConfig, when not nil, makes the connections use TLS. An empty
 	// ServerName is filled in with each Sentinel's host.
@@ -54,6 +56,44 @@ func (o Options) String() string {
 // GoString is String, so that %#v, which would print every field as it
 // is, does not show the password.
 func (o Options) GoString() string { return o.String() }
+
+// MarshalJSON encodes o as encoding/json encodes a struct, field by
+// field, except that a set Password is "***" and TLSConfig (when set)
+// only its ServerName and InsecureSkipVerify, so that a structured log
+// of the options never shows a secret. Decoding is unchanged.
+func (o Options) MarshalJSON() ([]byte, error) { return json.Marshal(o.fields()) }
+
+// MarshalYAML is MarshalJSON for the YAML encoders (go.yaml.in/yaml/v3,
+// gopkg.in/yaml.v2 and v3).
+func (o Options) MarshalYAML() (any, error) { return o.fields(), nil }
+
+// optionFields is what the encoders see of Options: the same fields in
+// the same order, a set Password as "***", a TLSConfig as tlsFields.
+type optionFields struct {
+	Username    string
+	Password    string
+	TLSConfig   *tlsFields
+	DialTimeout time.Duration
+	ReadTimeout time.Duration
+}
+
+// tlsFields is what the encoders see of a tls.Config: never a
+// certificate or a key.
+type tlsFields struct {
+	ServerName         string
+	InsecureSkipVerify bool
+}
+
+func (o Options) fields() optionFields {
+	f := optionFields{Username: o.Username, DialTimeout: o.DialTimeout, ReadTimeout: o.ReadTimeout}
+	if o.Password != "" {
+		f.Password = "***"
+	}
+	if c := o.TLSConfig; c != nil {
+		f.TLSConfig = &tlsFields{ServerName: c.ServerName, InsecureSkipVerify: c.InsecureSkipVerify}
+	}
+	return f
+}
 
 func (o Options) withDefaults() Options {
 	if o.DialTimeout <= 0 {

@@ -240,7 +240,10 @@ func (c *Client) insideCallback() bool {
 
 // guardedRouter is the program's Router as the client calls it: Route's
 // panic is its error, and Nodes' panic is reported and answered with the
-// list Nodes returned last.
+// list Nodes returned last. Nodes lists each address once, under its
+// first name: a Router that places two ranges of keys on one server may
+// list it under two names, and the client has one node for it, which
+// ForEachShard and Scan must visit once.
 type guardedRouter struct {
 	c    *Client
 	r    Router
@@ -258,9 +261,34 @@ func (g *guardedRouter) Nodes() []Node {
 		}
 		return nil
 	}
+	nodes = oncePerAddr(nodes)
 	kept := slices.Clone(nodes)
 	g.last.Store(&kept)
 	return nodes
+}
+
+// oncePerAddr returns nodes without the ones whose address an earlier
+// node has; nodes itself when there are none (the usual case), so that
+// the program's slice is never written.
+func oncePerAddr(nodes []Node) []Node {
+	seen := make(map[string]struct{}, len(nodes))
+	var out []Node
+	for i, n := range nodes {
+		if _, dup := seen[n.Addr]; dup {
+			if out == nil {
+				out = slices.Clone(nodes[:i])
+			}
+			continue
+		}
+		seen[n.Addr] = struct{}{}
+		if out != nil {
+			out = append(out, n)
+		}
+	}
+	if out == nil {
+		return nodes
+	}
+	return out
 }
 
 // userRouter returns the program's Router behind r.

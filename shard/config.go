@@ -73,10 +73,12 @@ type Config struct {
 
 	// Router, when set, places keys instead of Shards or Seeds: the
 	// user's own rule (a year of data per shard, ...). Mode stays ring.
-	// Validate requires its Nodes to be at least one host:port; a node
-	// without an address that Route returns fails the command with
-	// ErrBadConfig, one with an address no dial can use with
-	// pool.ErrBadAddr (nothing is sent in either case).
+	// Validate requires its Nodes to be at least one host:port, and one
+	// server under one address (localhost:P next to 127.0.0.1:P is
+	// refused, as for Shards); a node without an address that Route
+	// returns fails the command with ErrBadConfig, one with an address
+	// no dial can use with pool.ErrBadAddr (nothing is sent in either
+	// case).
 	Router Router
 	// Migration, when set, moves keys from another topology to this one
 	// while the client serves them (see Migration, docs/resharding.md).
@@ -87,6 +89,10 @@ type Config struct {
 // would run the checks back to back.
 const minHealthInterval = 10 * time.Millisecond
 
+// minHealthTimeout is the shortest HealthOptions.Timeout: a PING on
+// loopback takes tens of microseconds, a dial more.
+const minHealthTimeout = time.Millisecond
+
 // HealthOptions configures how the client notices dead nodes.
 type HealthOptions struct {
 	// Interval between PINGs to each node. 0 means 1s; below 10ms is a
@@ -96,7 +102,8 @@ type HealthOptions struct {
 	// FailureLimit is how many consecutive failures mark a node down.
 	// 0 means 3.
 	FailureLimit int
-	// Timeout bounds each health PING. 0 means 500ms.
+	// Timeout bounds each health PING. 0 means 500ms; a positive value
+	// below 1ms is a configuration error.
 	Timeout time.Duration
 	// AutoEject takes a down shard out of the ring so that its keys rehash
 	// to the other shards until it comes back (twemproxy's
@@ -128,11 +135,12 @@ const (
 type ClusterOptions struct {
 	// RefreshInterval between periodic topology refreshes. 0 means 60s; a
 	// negative value turns periodic refreshes off (redirects and failures
-	// still refresh).
+	// still refresh); a positive value below 10ms is a configuration
+	// error.
 	RefreshInterval time.Duration
 	// MinRefreshInterval is the least time between two topology queries,
 	// so that a burst of redirects never becomes a storm of refreshes.
-	// 0 means 100ms.
+	// 0 means 100ms; a positive value below 1ms is a configuration error.
 	MinRefreshInterval time.Duration
 	// MaxRedirects bounds the MOVED/ASK hops of one command. 0 means 5.
 	MaxRedirects int
@@ -249,8 +257,24 @@ func (c Config) Validate() error {
 			return fmt.Errorf("%w: unknown read policy %q (want %q, %q or %q)", ErrBadConfig,
 				c.Cluster.ReadFrom, ReadMaster, ReadReplicaRandom, ReadReplicaLatency)
 		}
-		if c.Cluster.MaxRedirects < 0 || c.Cluster.MaxRetryWait < 0 || c.Cluster.MinRefreshInterval < 0 {
-			return fmt.Errorf("%w: negative cluster retry or refresh limit", ErrBadConfig)
+		switch cl := c.Cluster; {
+		case cl.MaxRedirects < 0:
+			return fmt.Errorf("%w: Cluster.MaxRedirects %d < 0", ErrBadConfig, cl.MaxRedirects)
+		case cl.MaxRetryWait < 0:
+			return fmt.Errorf("%w: Cluster.MaxRetryWait %v < 0", ErrBadConfig, cl.MaxRetryWait)
+		case cl.MinRefreshInterval < 0:
+			return fmt.Errorf("%w: Cluster.MinRefreshInterval %v < 0", ErrBadConfig, cl.MinRefreshInterval)
+		}
+		// A few nanoseconds (RefreshInterval: 60, meant as seconds) would
+		// spin the refresh loop and query the topology back to back, as
+		// a tiny health or Sentinel interval would.
+		if d := c.Cluster.RefreshInterval; d > 0 && d < minHealthInterval {
+			return fmt.Errorf("%w: Cluster.RefreshInterval %v is below %v: the refreshes would run back to back (a negative interval turns them off)",
+				ErrBadConfig, d, minHealthInterval)
+		}
+		if d := c.Cluster.MinRefreshInterval; d > 0 && d < minMinRefresh {
+			return fmt.Errorf("%w: Cluster.MinRefreshInterval %v is below %v: a burst of redirects would query the topology back to back",
+				ErrBadConfig, d, minMinRefresh)
 		}
 		for _, s := range c.Seeds {
 			if err := checkHostPort(s); err != nil {
@@ -265,6 +289,13 @@ func (c Config) Validate() error {
 	}
 	if c.Health.Timeout < 0 {
 		return fmt.Errorf("%w: health timeout %v < 0", ErrBadConfig, c.Health.Timeout)
+	}
+	// A few nanoseconds (Timeout: 500, meant as milliseconds) leaves no
+	// check time to succeed: healthy nodes would be marked down, and dead
+	// ones never.
+	if c.Health.Timeout > 0 && c.Health.Timeout < minHealthTimeout {
+		return fmt.Errorf("%w: Health.Timeout %v is below %v: no health check could succeed",
+			ErrBadConfig, c.Health.Timeout, minHealthTimeout)
 	}
 	if c.Health.Interval > 0 && c.Health.Interval < minHealthInterval {
 		return fmt.Errorf("%w: health interval %v is below %v: the checks would run back to back (a negative interval turns them off)",
@@ -284,6 +315,49 @@ func (c Config) Validate() error {
 	if m := c.Migration; m != nil {
 		if err := checkMigrationAddrs(m.Addrs); err != nil {
 			return err
+		}
+		if err := checkMigrationAddrKeys(m.Addrs, append(configAddrs(c), configAddrs(*m.From)...)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// configAddrs lists the node addresses c names: its plain shards, a
+// Router's nodes, its seeds.
+func configAddrs(c Config) []string {
+	var addrs []string
+	for _, s := range c.Shards {
+		if s.Addr != "" {
+			addrs = append(addrs, s.Addr)
+		}
+	}
+	if c.Router != nil {
+		for _, n := range c.Router.Nodes() {
+			addrs = append(addrs, n.Addr)
+		}
+	}
+	return append(addrs, c.Seeds...)
+}
+
+// checkMigrationAddrKeys refuses a Migration.Addrs key that names one of
+// known, the configured node addresses, under another spelling
+// (localhost:7001 for 127.0.0.1:7001): Addrs is looked up by the address
+// the client dials, so such a key would never be used, and MIGRATE would
+// go to the client's address, which from the old owners' hosts may be
+// another server. Keys that name no configured node (a cluster's nodes,
+// a Sentinel master) are left alone.
+func checkMigrationAddrKeys(addrs map[string]string, known []string) error {
+	for _, k := range slices.Sorted(maps.Keys(addrs)) {
+		if slices.Contains(known, k) {
+			continue
+		}
+		kk := serverKeys(k)
+		for _, a := range known {
+			if slices.ContainsFunc(serverKeys(a), func(f string) bool { return slices.Contains(kk, f) }) {
+				return badConfigf("Migration.Addrs[%q]: the node is configured as %s, and Addrs is looked up by that address: write the key as %s",
+					k, a, a)
+			}
 		}
 	}
 	return nil
@@ -309,8 +383,10 @@ func (c Config) RingConfig() ring.Config {
 }
 
 // String describes c as the client will use it: every default filled in
-// (timeouts, limits, the ring's algorithm, key hash and tag), and never a
-// password (shown as ***).
+// (timeouts, limits, the ring's algorithm, key hash and tag, the Sentinel
+// options and each Sentinel shard's Sentinels; a Router config shows no
+// ring settings), and never a password (shown as ***). A Sentinel shard
+// shows as <sentinel>:WEIGHT NAME in the shard list.
 func (c Config) String() string { return configString(c) }
 
 // GoString is String, so that %#v, which would print every field as it

@@ -35,15 +35,27 @@ func checkShards(shards []ring.Shard) error {
 	return nil
 }
 
-// checkRouterNodes reports a user's Router that lists no node, or a node
-// whose address no dial could use.
+// checkRouterNodes reports a user's Router that lists no node, a node
+// whose address no dial could use, or one server under two spellings of
+// its address (compared as checkShards compares a ring's shards): the
+// client would keep two nodes for it, and ForEachShard and Scan would
+// visit it twice. The same address under two names (two ranges of keys
+// on one server) is one node.
 func checkRouterNodes(nodes []Node) error {
 	if len(nodes) == 0 {
 		return badConfigf("the Router lists no node")
 	}
+	seen := make(map[string]int, len(nodes))
 	for i, n := range nodes {
 		if err := checkHostPort(n.Addr); err != nil {
 			return badConfigf("Router node %d (%s): %w", i, n.String(), err)
+		}
+		for _, k := range serverKeys(n.Addr) {
+			if j, dup := seen[k]; dup && nodes[j].Addr != n.Addr {
+				return badConfigf("Router nodes %d (%s) and %d (%s) are the same server under two addresses: name it by one address",
+					j, nodes[j].Addr, i, n.Addr)
+			}
+			seen[k] = i
 		}
 	}
 	return nil

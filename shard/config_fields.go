@@ -2,7 +2,10 @@ package shard
 
 import (
 	"fmt"
+	"math"
 	"reflect"
+	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
@@ -36,7 +39,21 @@ func checkFields(n *yaml.Node, t reflect.Type, path string) error {
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			k, v := n.Content[i], n.Content[i+1]
 			if k.Kind == yaml.ScalarNode && k.Value == "<<" {
-				continue // a merge key; the decoder resolves it
+				// A merge key: the mappings it merges in are checked as
+				// this one (an alias among them is not followed; the
+				// decoder resolves it).
+				merged := []*yaml.Node{v}
+				if v.Kind == yaml.SequenceNode {
+					merged = v.Content
+				}
+				for _, m := range merged {
+					if m.Kind == yaml.MappingNode {
+						if err := checkFields(m, t, path); err != nil {
+							return err
+						}
+					}
+				}
+				continue
 			}
 			f, ok := fields[k.Value]
 			if !ok {
@@ -59,8 +76,15 @@ func checkFields(n *yaml.Node, t reflect.Type, path string) error {
 			if _, err := time.ParseDuration(n.Value); err != nil && n.Value != neverWord {
 				return fmt.Errorf("line %d: %s: %q is not a duration such as 500ms or 3s, nor never", n.Line, path, n.Value)
 			}
-		case t.Kind() == reflect.Int && n.Tag != "!!int" && n.Tag != "!!float":
-			return fmt.Errorf("line %d: %s: %q is not a valid int", n.Line, path, n.Value)
+		case t.Kind() == reflect.Int:
+			return checkWholeNumber(n, path)
+		}
+	case yaml.AliasNode:
+		// An alias of a scalar is checked as its value where it is used
+		// (anchored on a string field, 1.5 would pass there); an alias of
+		// a collection is not followed (see below).
+		if a := n.Alias; a != nil && a.Kind == yaml.ScalarNode {
+			return checkFields(a, t, path)
 		}
 	case yaml.SequenceNode:
 		if t.Kind() != reflect.Slice && t.Kind() != reflect.Array {
@@ -76,6 +100,33 @@ func checkFields(n *yaml.Node, t reflect.Type, path string) error {
 	// following aliases could take exponential time); the decoder's own
 	// known-fields check still covers it.
 	return nil
+}
+
+// octalLooking matches a YAML integer with a leading zero, which YAML
+// reads as octal (010 is 8).
+var octalLooking = regexp.MustCompile(`^[-+]?0[0-9_]+$`)
+
+// checkWholeNumber refuses, for an integer field, what the decoder would
+// take and change without a word: a number with a fraction (it drops the
+// fraction: weight 1.5 would be 1) and a decimal-looking number with a
+// leading zero (read as octal). A whole number written as a float (2.0,
+// 1e1, JSON's 3.0) is its value.
+func checkWholeNumber(n *yaml.Node, path string) error {
+	switch n.Tag {
+	case "!!int":
+		if octalLooking.MatchString(n.Value) {
+			return fmt.Errorf("line %d: %s: %q has a leading zero, which YAML reads as octal: write it without (or as 0o%s for octal)",
+				n.Line, path, n.Value, strings.TrimLeft(strings.TrimLeft(n.Value, "+-"), "0_"))
+		}
+		return nil
+	case "!!float":
+		f, err := strconv.ParseFloat(strings.ReplaceAll(n.Value, "_", ""), 64)
+		if err == nil && f == math.Trunc(f) && math.Abs(f) <= 1<<53 {
+			return nil
+		}
+		return fmt.Errorf("line %d: %s: %q is not a whole number", n.Line, path, n.Value)
+	}
+	return fmt.Errorf("line %d: %s: %q is not a valid int", n.Line, path, n.Value)
 }
 
 // yamlFields returns the yaml names of t's fields in declaration order,

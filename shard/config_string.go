@@ -22,7 +22,7 @@ func configString(c Config) string {
 		cl := c.Cluster.withDefaults()
 		fmt.Fprintf(&b, ", Seeds: %v, Cluster: {RefreshInterval: %s, MinRefreshInterval: %s, MaxRedirects: %d, MaxRetryWait: %s, ReadFrom: %s}",
 			c.Seeds, onOff(cl.RefreshInterval), cl.MinRefreshInterval, cl.MaxRedirects, cl.MaxRetryWait, cl.ReadFrom)
-	} else {
+	} else if c.Router == nil { // a Router places keys without a ring
 		// The ring fills in the algorithm's defaults; a one-shard ring is
 		// enough to learn them without building the configured one.
 		rc := c.RingConfig()
@@ -32,9 +32,19 @@ func configString(c Config) string {
 			d := r.Config()
 			rc.Algorithm, rc.KeyHash, rc.Tag = d.Algorithm, d.KeyHash, d.Tag
 		}
-		fmt.Fprintf(&b, ", Shards: %v", c.Shards)
+		b.WriteString(", Shards: [")
+		for i, s := range c.Shards {
+			if i > 0 {
+				b.WriteString(" ")
+			}
+			if s.Addr == "" { // a Sentinel shard: its address comes from the Sentinels
+				s.Addr = "<sentinel>"
+			}
+			b.WriteString(s.String())
+		}
+		b.WriteString("]")
 		if len(c.Sentinel.Shards) > 0 {
-			b.WriteString(", Sentinel: " + c.Sentinel.String())
+			b.WriteString(", Sentinel: " + sentinelWithDefaults(c.Sentinel).String())
 		}
 		fmt.Fprintf(&b, ", Hash: %s, KeyHash: %s, Tag: %s", orUnset(string(rc.Algorithm)), orUnset(rc.KeyHash), orUnset(rc.Tag))
 	}
@@ -51,6 +61,23 @@ func configString(c Config) string {
 	fmt.Fprintf(&b, ", AutoPipeline: %t, Pool: {%s}, Health: {Interval: %s, FailureLimit: %d, Timeout: %s, AutoEject: %t}}",
 		!c.DisableAutoPipeline, poolWithDefaults(c.Pool), onOff(h.Interval), h.FailureLimit, h.Timeout, h.AutoEject)
 	return b.String()
+}
+
+// sentinelWithDefaults is o with the defaults the client uses filled in,
+// each shard's included (its Sentinels, credentials and TLS when it has
+// none of its own); o itself is not changed.
+func sentinelWithDefaults(o SentinelOptions) SentinelOptions {
+	d := o.withDefaults()
+	if d.Timeout == 0 {
+		d.Timeout = time.Second // clientOptions
+	}
+	d.Shards = make([]SentinelShard, len(o.Shards))
+	for i, s := range o.Shards {
+		s = o.resolved(s)
+		s.MasterName = s.master()
+		d.Shards[i] = s
+	}
+	return d
 }
 
 // poolWithDefaults fills in the defaults package pool uses for zero options.

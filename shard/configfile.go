@@ -211,7 +211,7 @@ func parseConfig(data []byte, reading []string) (Config, error) {
 		p.ClientName = fp.ClientName
 	}
 	if t := fp.TLS; t != nil {
-		tc, err := loadTLS(t.CAFile, t.CertFile, t.KeyFile, t.ServerName)
+		tc, err := loadTLS("pool.tls", t)
 		if err != nil {
 			return Config{}, err
 		}
@@ -247,26 +247,28 @@ func setDur(dst *time.Duration, v *duration) {
 	}
 }
 
-func loadTLS(caFile, certFile, keyFile, serverName string) (*tls.Config, error) {
-	tc := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: serverName}
-	if caFile != "" {
-		pem, err := os.ReadFile(caFile)
+// loadTLS builds the TLS configuration of the tls block at where
+// (pool.tls, sentinel.tls, shards[i].sentinel.tls), which its errors name.
+func loadTLS(where string, t *fileTLS) (*tls.Config, error) {
+	tc := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: t.ServerName}
+	if t.CAFile != "" {
+		pem, err := os.ReadFile(t.CAFile)
 		if err != nil {
-			return nil, badConfigf("pool.tls.ca_file: %w", err)
+			return nil, badConfigf("%s.ca_file: %w", where, err)
 		}
 		roots := x509.NewCertPool()
 		if !roots.AppendCertsFromPEM(pem) {
-			return nil, badConfigf("pool.tls.ca_file %s holds no PEM certificate", caFile)
+			return nil, badConfigf("%s.ca_file %s holds no PEM certificate", where, t.CAFile)
 		}
 		tc.RootCAs = roots
 	}
-	if (certFile == "") != (keyFile == "") {
-		return nil, badConfigf("pool.tls.cert_file and pool.tls.key_file go together")
+	if (t.CertFile == "") != (t.KeyFile == "") {
+		return nil, badConfigf("%s.cert_file and %s.key_file go together", where, where)
 	}
-	if certFile != "" {
-		cert, err := tls.LoadX509KeyPair(certFile, keyFile)
+	if t.CertFile != "" {
+		cert, err := tls.LoadX509KeyPair(t.CertFile, t.KeyFile)
 		if err != nil {
-			return nil, badConfigf("pool.tls client certificate: %w", err)
+			return nil, badConfigf("%s client certificate: %w", where, err)
 		}
 		tc.Certificates = []tls.Certificate{cert}
 	}

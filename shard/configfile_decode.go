@@ -100,6 +100,11 @@ func isNull(n *yaml.Node) bool {
 // yamlTypeError matches the YAML library's "cannot unmarshal !!str `x` into int".
 var yamlTypeError = regexp.MustCompile("cannot unmarshal !!\\w+ `(.*)` into (\\S+)")
 
+// yamlUnknownField matches the YAML library's "field x not found in type
+// struct { ... }", for a field that checkFields could not see (behind an
+// alias): the Go type means nothing to the file's author.
+var yamlUnknownField = regexp.MustCompile(`field (\S+) not found in type .*`)
+
 // yamlErrorText is a YAML library error without its "yaml: " labels, and
 // with its lines joined, since the input may be JSON.
 func yamlErrorText(err error, isJSON bool) string {
@@ -107,7 +112,8 @@ func yamlErrorText(err error, isJSON bool) string {
 	if errors.As(err, &te) {
 		msgs := make([]string, len(te.Errors))
 		for i, m := range te.Errors {
-			msgs[i] = yamlTypeError.ReplaceAllString(m, "\"$1\" is not a valid $2")
+			m = yamlTypeError.ReplaceAllString(m, "\"$1\" is not a valid $2")
+			msgs[i] = yamlUnknownField.ReplaceAllString(m, "unknown field $1")
 		}
 		return strings.Join(msgs, "; ")
 	}

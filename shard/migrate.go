@@ -282,6 +282,13 @@ func (c *Client) StartMigration(ctx context.Context, to Config) error {
 	if err := sameTopology(cur.id, to); err != nil {
 		return fmt.Errorf("%w: %w", ErrMigration, err)
 	}
+	known := configAddrs(to) // config.go
+	for _, n := range cur.router.Nodes() {
+		known = append(known, n.Addr)
+	}
+	if err := checkMigrationAddrKeys(opts.Addrs, known); err != nil {
+		return err
+	}
 	if err := tlsDropped(*c.cfg, to, "the new topology"); err != nil {
 		return err
 	}
@@ -483,7 +490,7 @@ func (c Config) validateMigration() error {
 		return fmt.Errorf("%w: a migration's From topology cannot migrate itself", ErrBadConfig)
 	}
 	if err := m.From.Validate(); err != nil {
-		return fmt.Errorf("migration from: %w", err)
+		return badConfigf("migration from: %w", err)
 	}
 	if err := sameTopology(TopologyID(*m.From), c); err != nil {
 		return err

@@ -11,14 +11,14 @@ import (
 // distinctServers refuses a migration whose topologies name one server by
 // two addresses (localhost:P and 127.0.0.1:P, a DNS name and its
 // address), one in the old topology (from) and one in the new (to), or
-// both within one of them (two nodes of a Router, which Config.Validate
-// does not compare as it compares a ring's shards): a key placed under one
-// address by one topology and under the other by the other would "move"
-// to the server it is on, and a MIGRATE to the server it runs on holds
-// that server until its timeout, then fails, for every such key. The
-// servers are told apart by their run_id (INFO server), asked on
-// connections set up as the client's (serverIDs); a node that does not answer, or whose user may not run
-// INFO, is left out (the mover's own check, reshard.Move, asks again).
+// both within one of them (two nodes of a Router under a DNS name and its
+// address, which Config.Validate cannot compare without a lookup): a key
+// placed under one address by one topology and under the other by the
+// other would "move" to the server it is on, and a MIGRATE to the server
+// it runs on holds that server until its timeout, then fails, for every
+// such key. The servers are told apart by their run_id (INFO server),
+// asked on connections set up as the client's (serverIDs); a node that
+// does not answer, or whose user may not run INFO, is left out (the mover's own check, reshard.Move, asks again).
 // The error matches ErrMigration and ErrBadConfig and names both
 // addresses.
 func (c *Client) distinctServers(ctx context.Context, from, to []Node) error {

@@ -34,6 +34,9 @@ func (n Node) String() string {
 type Router interface {
 	// Route returns the node that serves key.
 	Route(key string) (Node, error)
-	// Nodes returns every node that serves keys, in a stable order.
+	// Nodes returns every node that serves keys, in a stable order. A
+	// server listed under two names and one address (two ranges of keys
+	// on one server) is one node to the client: Client.Nodes,
+	// ForEachShard and Scan list and visit it once, under its first name.
 	Nodes() []Node
 }

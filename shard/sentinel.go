@@ -143,7 +143,7 @@ func (c *Client) startSentinels(ctx context.Context) error {
 		sc := byName[s.Name]
 		cli, err := sentinel.New(sc.master(), sc.Addrs, o.clientOptions(sc))
 		if err != nil {
-			return fmt.Errorf("%w: Sentinel shard %q: %w", ErrBadConfig, s.Name, err)
+			return badConfigf("Sentinel shard %q: %w", s.Name, err)
 		}
 		sh := &sentShard{cfg: sc, key: sentinelKey(s.Name), node: i, cli: cli, kick: make(chan struct{}, 1), urgent: make(chan struct{}, 1), round: make(chan struct{})}
 		if err := c.pools.SetResolver(sh.key, sh.resolve); err != nil {

@@ -2,6 +2,7 @@ package shard
 
 import (
 	"crypto/tls"
+	"encoding/json"
 	"fmt"
 	"reflect"
 	"strings"
@@ -29,8 +30,8 @@ type SentinelOptions struct {
 	// Username and Password log in to the Sentinels of the shards that
 	// give no credentials of their own (ACL user, or Sentinel's
 	// requirepass with Password alone). They are separate from the data
-	// nodes' credentials (Config.Pool) and never appear in String or in
-	// errors.
+	// nodes' credentials (Config.Pool) and never appear in String, in
+	// JSON or YAML encodings, or in errors.
 	Username string
 	Password string
 	// TLSConfig, when not nil, makes the Sentinel connections of the
@@ -156,6 +157,87 @@ func (s SentinelShard) String() string {
 // GoString is String prefixed with the type, for %#v.
 func (s SentinelShard) GoString() string { return "shard.SentinelShard" + s.String() }
 
+// MarshalJSON encodes o as encoding/json encodes a struct, field by
+// field, except that a set Password (here and in Shards) is "***" and a
+// TLSConfig only its ServerName and InsecureSkipVerify: a structured log
+// of the options (slog's JSONHandler, zap) never shows a secret.
+// Decoding is unchanged.
+func (o SentinelOptions) MarshalJSON() ([]byte, error) { return json.Marshal(o.fields()) }
+
+// MarshalYAML is MarshalJSON for the YAML encoders (go.yaml.in/yaml/v3,
+// gopkg.in/yaml.v2 and v3).
+func (o SentinelOptions) MarshalYAML() (any, error) { return o.fields(), nil }
+
+// MarshalJSON encodes s as encoding/json encodes a struct, field by
+// field, except that a set Password is "***" and a TLSConfig only its
+// ServerName and InsecureSkipVerify. Decoding is unchanged.
+func (s SentinelShard) MarshalJSON() ([]byte, error) { return json.Marshal(s.fields()) }
+
+// MarshalYAML is MarshalJSON for the YAML encoders.
+func (s SentinelShard) MarshalYAML() (any, error) { return s.fields(), nil }
+
+// sentinelOptionFields and sentinelShardFields are what the encoders see
+// of SentinelOptions and SentinelShard: the same fields in the same
+// order, a set Password as "***", a TLSConfig as tlsFields (the Shards
+// encode by their own MarshalJSON and MarshalYAML).
+type sentinelOptionFields struct {
+	Shards             []SentinelShard
+	Addrs              []string
+	Username           string
+	Password           string
+	TLSConfig          *tlsFields
+	ReadFrom           ReadPolicy
+	RefreshInterval    time.Duration
+	MinRefreshInterval time.Duration
+	Timeout            time.Duration
+	FailoverWait       time.Duration
+}
+
+type sentinelShardFields struct {
+	Name       string
+	MasterName string
+	Addrs      []string
+	Username   string
+	Password   string
+	TLSConfig  *tlsFields
+}
+
+// tlsFields is what the encoders see of a tls.Config: never a
+// certificate or a key.
+type tlsFields struct {
+	ServerName         string
+	InsecureSkipVerify bool
+}
+
+func encodedTLS(c *tls.Config) *tlsFields {
+	if c == nil {
+		return nil
+	}
+	return &tlsFields{ServerName: c.ServerName, InsecureSkipVerify: c.InsecureSkipVerify}
+}
+
+func encodedPassword(p string) string {
+	if p != "" {
+		return "***"
+	}
+	return ""
+}
+
+func (o SentinelOptions) fields() sentinelOptionFields {
+	return sentinelOptionFields{
+		Shards: o.Shards, Addrs: o.Addrs, Username: o.Username, Password: encodedPassword(o.Password),
+		TLSConfig: encodedTLS(o.TLSConfig), ReadFrom: o.ReadFrom, RefreshInterval: o.RefreshInterval,
+		MinRefreshInterval: o.MinRefreshInterval, Timeout: o.Timeout, FailoverWait: o.FailoverWait,
+	}
+}
+
+func (s SentinelShard) fields() sentinelShardFields {
+	return sentinelShardFields{
+		Name: s.Name, MasterName: s.MasterName, Addrs: s.Addrs, Username: s.Username,
+		Password: encodedPassword(s.Password), TLSConfig: encodedTLS(s.TLSConfig),
+	}
+}
+
 func redacted(secret string) string {
 	if secret == "" {
 		return `""`
@@ -205,6 +287,14 @@ func (c Config) validateSentinel() error {
 		}
 		return nil
 	}
+	switch {
+	case o.MinRefreshInterval < 0:
+		return fmt.Errorf("%w: Sentinel.MinRefreshInterval %v < 0", ErrBadConfig, o.MinRefreshInterval)
+	case o.Timeout < 0:
+		return fmt.Errorf("%w: Sentinel.Timeout %v < 0", ErrBadConfig, o.Timeout)
+	case o.FailoverWait < 0:
+		return fmt.Errorf("%w: Sentinel.FailoverWait %v < 0", ErrBadConfig, o.FailoverWait)
+	}
 	byName := map[string]int{}
 	for i, s := range o.Shards {
 		if s.Name == "" {
@@ -219,7 +309,7 @@ func (c Config) validateSentinel() error {
 		byName[s.Name] = i
 		r := o.resolved(s)
 		if _, err := sentinel.New(r.master(), r.Addrs, o.clientOptions(r)); err != nil {
-			return fmt.Errorf("%w: Sentinel shard %q: %w", ErrBadConfig, s.Name, err)
+			return badConfigf("Sentinel shard %q: %w", s.Name, err)
 		}
 	}
 	if err := sameMasterSet(o); err != nil {
@@ -249,18 +339,15 @@ func (c Config) validateSentinel() error {
 		return fmt.Errorf("%w: unknown Sentinel read policy %q (want %q, %q or %q)", ErrBadConfig,
 			o.ReadFrom, ReadMaster, ReadReplicaRandom, ReadReplicaLatency)
 	}
-	if o.MinRefreshInterval < 0 || o.Timeout < 0 || o.FailoverWait < 0 {
-		return fmt.Errorf("%w: negative Sentinel refresh interval, timeout or failover wait", ErrBadConfig)
-	}
 	// A few nanoseconds would query the Sentinels back to back: a storm
 	// of queries and a busy core, as with a tiny health interval.
 	if o.RefreshInterval > 0 && o.RefreshInterval < minHealthInterval {
 		return fmt.Errorf("%w: Sentinel refresh interval %v is below %v (negative turns the periodic queries off)",
 			ErrBadConfig, o.RefreshInterval, minHealthInterval)
 	}
-	if o.MinRefreshInterval > 0 && o.MinRefreshInterval < minSentinelMinRefresh {
+	if o.MinRefreshInterval > 0 && o.MinRefreshInterval < minMinRefresh {
 		return fmt.Errorf("%w: Sentinel min refresh interval %v is below %v",
-			ErrBadConfig, o.MinRefreshInterval, minSentinelMinRefresh)
+			ErrBadConfig, o.MinRefreshInterval, minMinRefresh)
 	}
 	return nil
 }
@@ -292,7 +379,8 @@ func sameMasterSet(o SentinelOptions) error {
 	return nil
 }
 
-// minSentinelMinRefresh is the shortest SentinelOptions.MinRefreshInterval.
-const minSentinelMinRefresh = time.Millisecond
+// minMinRefresh is the shortest SentinelOptions.MinRefreshInterval and
+// ClusterOptions.MinRefreshInterval.
+const minMinRefresh = time.Millisecond
 
 func isBlankOrControl(r rune) bool { return r <= ' ' || r == 0x7f }

@@ -72,7 +72,7 @@ func applySentinelFile(cfg *Config, fc *fileConfig, first int) error {
 			return err
 		}
 		if tlsOn {
-			tc, err := loadTLS(fs.TLS.CAFile, fs.TLS.CertFile, fs.TLS.KeyFile, fs.TLS.ServerName)
+			tc, err := loadTLS("sentinel.tls", fs.TLS)
 			if err != nil {
 				return err
 			}
@@ -99,8 +99,7 @@ func applySentinelFile(cfg *Config, fc *fileConfig, first int) error {
 			return err
 		}
 		if tlsOn {
-			t := s.Sentinel.TLS
-			tc, err := loadTLS(t.CAFile, t.CertFile, t.KeyFile, t.ServerName)
+			tc, err := loadTLS(where+".tls", s.Sentinel.TLS)
 			if err != nil {
 				return err
 			}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"time"
 
+	"go.yaml.in/yaml/v3"
+
 	"github.com/shardis/shardis/ring"
 	"github.com/shardis/shardis/shard"
 )
@@ -41,4 +43,28 @@ func Example_sentinel() {
 	// Output:
 	// <nil>
 	// <nil> 3 2
+}
+
+// SentinelOptions and SentinelShard encode to JSON (MarshalJSON) and YAML
+// (MarshalYAML) field by field, every set password as ***, so that a
+// structured log of them never shows the secrets.
+func ExampleSentinelOptions_MarshalJSON() {
+	o := shard.SentinelOptions{
+		Addrs:    []string{"10.0.0.9:26379"},
+		Password: "sentinel-s3cret",
+		Shards:   []shard.SentinelShard{{Name: "a", Username: "app", Password: "shard-s3cret"}},
+	}
+	j, _ := o.MarshalJSON()
+	fmt.Println(string(j))
+	fields, _ := o.Shards[0].MarshalYAML() // what a YAML encoder writes
+	y, _ := yaml.Marshal(fields)
+	fmt.Print(string(y))
+	// Output:
+	// {"Shards":[{"Name":"a","MasterName":"","Addrs":null,"Username":"app","Password":"***","TLSConfig":null}],"Addrs":["10.0.0.9:26379"],"Username":"","Password":"***","TLSConfig":null,"ReadFrom":"","RefreshInterval":0,"MinRefreshInterval":0,"Timeout":0,"FailoverWait":0}
+	// name: a
+	// mastername: ""
+	// addrs: []
+	// username: app
+	// password: '***'
+	// tlsconfig: null
 }

@@ -32,7 +32,10 @@ func parseSentinelURL(cfg *Config, hosts []string, values url.Values) error {
 		if strings.Contains(entry, ":") {
 			plain, err := ring.ParseShards(entry)
 			if err != nil {
-				return fmt.Errorf("%w: URL shards entry %d: %w", ErrBadConfig, i, err)
+				// The list parsed is this one entry: the ring's "entry 0"
+				// would name the wrong one.
+				msg := strings.TrimPrefix(plainMessage(err), "bad shard list: entry 0 ")
+				return &configError{cause: err, msg: fmt.Sprintf("URL shards entry %d: %s", i, msg)}
 			}
 			cfg.Shards = append(cfg.Shards, plain...)
 			continue

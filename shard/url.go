@@ -185,7 +185,8 @@ func parseUserInfo(info string, cfg *Config) error {
 // checkHostPort accepts the addresses a dial can use (package pool checks
 // the same when dialing): host:port with an IPv6 host in brackets, a host
 // without white space or control characters, and a port of digits in
-// 1..65535.
+// 1..65535 without a leading zero, as a ring's shards (h:06379 dials
+// h:6379: one server would pass for two).
 func checkHostPort(h string) error {
 	if addrkey.HasCredentials(h) {
 		return fmt.Errorf("%w: address %q: an address holds no credentials (set Pool.Username and Pool.Password, or give user:password@ in a URL)", ErrBadConfig, addrkey.Redact(h))
@@ -203,6 +204,9 @@ func checkHostPort(h string) error {
 	n, err := strconv.Atoi(port)
 	if err != nil || n <= 0 || n > 65535 || strings.Trim(port, "0123456789") != "" {
 		return fmt.Errorf("%w: address %q: bad port", ErrBadConfig, h)
+	}
+	if port[0] == '0' {
+		return fmt.Errorf("%w: address %q: port with a leading zero (write it as %d: one server would pass for two)", ErrBadConfig, h, n)
 	}
 	return nil
 }
@@ -264,8 +268,13 @@ func applyURLOption(cfg *Config, name, v string) error {
 		if len(names) != len(cfg.Shards) {
 			return bad(fmt.Errorf("%d names for %d hosts", len(names), len(cfg.Shards)))
 		}
-		for i := range names {
-			cfg.Shards[i].Name = names[i]
+		for i, n := range names {
+			// A name is the shard's place on the ring: " b" places keys
+			// elsewhere than "b", and a space after a comma is a typo.
+			if strings.TrimSpace(n) != n {
+				return bad(fmt.Errorf("name %d %q has white space around it", i, n))
+			}
+			cfg.Shards[i].Name = n
 		}
 	case "weights":
 		ws := strings.Split(v, ",")

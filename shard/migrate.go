@@ -257,6 +257,27 @@ func (c *Client) installMigration(ctx context.Context, from Router, fromID, toID
 // to.Migration, when set, gives the move's Addrs and Armed; its From must
 // be nil (the old topology is the one the client routes by).
 func (c *Client) StartMigration(ctx context.Context, to Config) error {
+	return asMigrationErr(c.startMigration(ctx, to))
+}
+
+// migrationErr is an error of StartMigration that is not one of
+// ErrMigration's own (a bad new config, a refused alias, a closed
+// client): its text and its chain are the cause's, and it also matches
+// ErrMigration, as StartMigration's errors promise.
+type migrationErr struct{ err error }
+
+func (e *migrationErr) Error() string        { return e.err.Error() }
+func (e *migrationErr) Unwrap() error        { return e.err }
+func (e *migrationErr) Is(target error) bool { return target == ErrMigration }
+
+func asMigrationErr(err error) error {
+	if err == nil || errors.Is(err, ErrMigration) {
+		return err
+	}
+	return &migrationErr{err: err}
+}
+
+func (c *Client) startMigration(ctx context.Context, to Config) error {
 	if c.closed.Load() {
 		return ErrClosed
 	}

@@ -201,9 +201,9 @@ func parseConfig(data []byte, reading []string) (Config, error) {
 		if fp.Password != "" {
 			return Config{}, badConfigf("pool: give password or password_env, not both")
 		}
-		pw, ok := os.LookupEnv(fp.PasswordEnv)
-		if !ok {
-			return Config{}, badConfigf("pool.password_env names %s, which is not set", fp.PasswordEnv)
+		pw, err := passwordFromEnv("pool", fp.PasswordEnv)
+		if err != nil {
+			return Config{}, err
 		}
 		p.Password = pw
 	}
@@ -299,4 +299,20 @@ func checkModeFields(cfg Config, fc *fileConfig) error {
 		return badConfigf("the sentinel section needs Sentinel shards (a shard with a name, no addr and a sentinel section)")
 	}
 	return nil
+}
+
+// passwordFromEnv reads the password that where's password_env names. A
+// variable that is not set, or set to nothing, is refused: password_env
+// says a password is wanted, and an empty one (a secret that was never
+// filled in) would log in without one, or fail later as a refused login
+// far from its cause.
+func passwordFromEnv(where, name string) (string, error) {
+	pw, ok := os.LookupEnv(name)
+	if !ok {
+		return "", badConfigf("%s.password_env names %s, which is not set", where, name)
+	}
+	if pw == "" {
+		return "", badConfigf("%s.password_env names %s, which is empty", where, name)
+	}
+	return pw, nil
 }

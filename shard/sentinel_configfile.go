@@ -2,7 +2,6 @@ package shard
 
 import (
 	"fmt"
-	"os"
 )
 
 // fileSentinelAuth is the credential part of a file's Sentinel settings.
@@ -46,9 +45,9 @@ func (a fileSentinelAuth) apply(where string, user, password *string, tlsOn *boo
 		if a.Password != "" {
 			return fmt.Errorf("%w: %s: give password or password_env, not both", ErrBadConfig, where)
 		}
-		pw, ok := os.LookupEnv(a.PasswordEnv)
-		if !ok {
-			return fmt.Errorf("%w: %s.password_env names %s, which is not set", ErrBadConfig, where, a.PasswordEnv)
+		pw, err := passwordFromEnv(where, a.PasswordEnv)
+		if err != nil {
+			return err
 		}
 		*password = pw
 	}

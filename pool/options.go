@@ -94,7 +94,9 @@ type Options struct {
 }
 
 // Validate reports the first problem found in o, wrapped around
-// ErrBadOptions. Zero values are valid: they stand for the defaults.
+// ErrBadOptions. Zero values are valid: they stand for the defaults. A
+// positive IdleTimeout, MaxConnLifetime, DialTimeout, ReadTimeout or
+// WriteTimeout below a millisecond is refused as a unit left out.
 func (o Options) Validate() error {
 	ints := []struct {
 		name string
@@ -124,6 +126,13 @@ func (o Options) Validate() error {
 			}
 			return badOptions("%s is %v, must not be negative", f.name, f.v)
 		}
+		// A few nanoseconds is a unit left out (IdleTimeout: 300 meant
+		// as seconds): every borrow would dial, or every read time out.
+		// TestOnBorrow is exempt: any tiny value means "check every
+		// borrow".
+		if f.v > 0 && f.v < minDuration && f.name != "TestOnBorrow" {
+			return badOptions("%s is %v, below %v: is a unit missing (time.Second, time.Millisecond)?", f.name, f.v, minDuration)
+		}
 	}
 	if o.Username != "" && o.Password == "" {
 		return badOptions("Username %q is set without a Password (for a nopass ACL user give any password)", o.Username)
@@ -139,6 +148,10 @@ func (o Options) Validate() error {
 	}
 	return nil
 }
+
+// minDuration is the shortest positive IdleTimeout, MaxConnLifetime,
+// DialTimeout, ReadTimeout and WriteTimeout.
+const minDuration = time.Millisecond
 
 // withDefaults returns o with zero fields replaced by their defaults.
 func (o Options) withDefaults() Options {

@@ -24,7 +24,7 @@ func FuzzReview4ConfigSecrets(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		cfg, err := shard.ParseConfig(data)
 		if err != nil {
-			checkBadConfig(t, err, "")
+			checkBadConfig(t, err, "", "")
 			return
 		}
 		if err := cfg.Validate(); err != nil {

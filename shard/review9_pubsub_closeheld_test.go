@@ -20,17 +20,8 @@ func TestReview9PubSubClosedSubscriptionBuffersNothing(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	servers := redistest.StartNTB(t, 2, redistest.Options{})
-	cfg := ringConfig(servers)
-	cfg.Health = shard.HealthOptions{}
-	c := newClient(t, cfg)
-	rr, ok := c.Router().(*shard.RingRouter)
-	require.True(t, ok, "%T", c.Router())
-	moving := ""
-	for i := 0; moving == ""; i++ {
-		if n, err := rr.Route("held" + strconv.Itoa(i)); err == nil && n.Addr == servers[0].Addr {
-			moving = "held" + strconv.Itoa(i)
-		}
-	}
+	c, rr := ejectableRing(t, ringConfig(servers))
+	moving := routedTo(t, rr, "held", servers[0].Addr)
 	// The hold would last a minute: the old shard never answers.
 	sub, err := c.NewSubscription(shard.SubscriptionOptions{PingInterval: 30 * time.Second, PingTimeout: 30 * time.Second})
 	require.NoError(t, err)

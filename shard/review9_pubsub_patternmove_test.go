@@ -40,26 +40,12 @@ func TestReview9PubSubPatternChannelMoveKeepsOrder(t *testing.T) {
 			}
 		}},
 		{"ring shard ejected", func(t *testing.T, servers []*redistest.Server) (*shard.Client, string, string, func(context.Context) error) {
-			cfg := ringConfig(servers)
-			cfg.Health = shard.HealthOptions{} // the test ejects the shard itself
-			c := newClient(t, cfg)
-			rr, ok := c.Router().(*shard.RingRouter)
-			require.True(t, ok, "%T", c.Router())
-			moving := ""
-			for i := 0; moving == ""; i++ {
-				if n, err := rr.Route("y2020:seq" + strconv.Itoa(i)); err == nil && n.Addr == servers[0].Addr {
-					moving = "y2020:seq" + strconv.Itoa(i)
-				}
-			}
+			c, rr := ejectableRing(t, ringConfig(servers))
+			moving := routedTo(t, rr, "y2020:seq", servers[0].Addr)
 			// busy is not wanted on servers[1]: a plain channel, it
 			// moves with the ejection, and its messages stay on the old
 			// connection until its unsubscribe is confirmed.
-			busy := ""
-			for i := 0; busy == ""; i++ {
-				if n, err := rr.Route("busy" + strconv.Itoa(i)); err == nil && n.Addr == servers[0].Addr {
-					busy = "busy" + strconv.Itoa(i)
-				}
-			}
+			busy := routedTo(t, rr, "busy", servers[0].Addr)
 			return c, moving, busy, func(context.Context) error { return rr.Eject(0) }
 		}},
 	} {
@@ -165,17 +151,8 @@ func TestReview9PubSubPatternMoveHoldIsBounded(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	servers := redistest.StartNTB(t, 2, redistest.Options{})
-	cfg := ringConfig(servers)
-	cfg.Health = shard.HealthOptions{}
-	c := newClient(t, cfg)
-	rr, ok := c.Router().(*shard.RingRouter)
-	require.True(t, ok, "%T", c.Router())
-	moving := ""
-	for i := 0; moving == ""; i++ {
-		if n, err := rr.Route("seq" + strconv.Itoa(i)); err == nil && n.Addr == servers[0].Addr {
-			moving = "seq" + strconv.Itoa(i)
-		}
-	}
+	c, rr := ejectableRing(t, ringConfig(servers))
+	moving := routedTo(t, rr, "seq", servers[0].Addr)
 	sub, err := c.NewSubscription(shard.SubscriptionOptions{PingInterval: pingInterval, PingTimeout: pingTimeout})
 	require.NoError(t, err)
 	defer sub.Close()
@@ -216,17 +193,8 @@ func TestReview9PubSubPatternMoveBusyOldShardReleases(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	servers := redistest.StartNTB(t, 2, redistest.Options{})
-	cfg := ringConfig(servers)
-	cfg.Health = shard.HealthOptions{}
-	c := newClient(t, cfg)
-	rr, ok := c.Router().(*shard.RingRouter)
-	require.True(t, ok, "%T", c.Router())
-	moving := ""
-	for i := 0; moving == ""; i++ {
-		if n, err := rr.Route("seq" + strconv.Itoa(i)); err == nil && n.Addr == servers[0].Addr {
-			moving = "seq" + strconv.Itoa(i)
-		}
-	}
+	c, rr := ejectableRing(t, ringConfig(servers))
+	moving := routedTo(t, rr, "seq", servers[0].Addr)
 	// The hold would last a minute.
 	sub, err := c.NewSubscription(shard.SubscriptionOptions{PingInterval: 30 * time.Second, PingTimeout: 30 * time.Second})
 	require.NoError(t, err)

@@ -2,7 +2,6 @@ package shard_test
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -39,14 +38,7 @@ func TestSentinelForEachShardFollowsReadOnlyMaster(t *testing.T) {
 	require.NoError(t, err)
 	next, err := set.Replica(0)
 	require.NoError(t, err)
-	_, err = next.Do("REPLICAOF", "NO", "ONE")
-	require.NoError(t, err)
-	_, err = old.Do("REPLICAOF", "127.0.0.1", fmt.Sprint(next.Port))
-	require.NoError(t, err)
-	waitFor(t, 30*time.Second, "the old master to replicate from the new one", func() bool {
-		info, err := old.Do("INFO", "replication")
-		return err == nil && strings.Contains(info, "master_link_status:up")
-	})
+	swapRoles(t, old, next)
 
 	err = set1("2")
 	var re redis.Error

@@ -3,7 +3,6 @@ package shard_test
 import (
 	"context"
 	"fmt"
-	"strings"
 	"testing"
 	"time"
 
@@ -42,14 +41,7 @@ func TestSentinelPipelineReadAfterRetriedWriteSeesIt(t *testing.T) {
 		v, err := next.Do("GET", key)
 		return err == nil && v == "1"
 	})
-	_, err = next.Do("REPLICAOF", "NO", "ONE")
-	require.NoError(t, err)
-	_, err = old.Do("REPLICAOF", "127.0.0.1", fmt.Sprint(next.Port))
-	require.NoError(t, err)
-	waitFor(t, 30*time.Second, "the old master to replicate from the new one", func() bool {
-		info, err := old.Do("INFO", "replication")
-		return err == nil && strings.Contains(info, "master_link_status:up")
-	})
+	swapRoles(t, old, next)
 
 	p := c.Pipeline()
 	p.Send("SET", key, "2")

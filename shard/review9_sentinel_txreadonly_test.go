@@ -56,14 +56,7 @@ func TestSentinelTxFollowsReadOnlyMaster(t *testing.T) {
 			require.NoError(t, err)
 			next, err := set.Replica(0)
 			require.NoError(t, err)
-			_, err = next.Do("REPLICAOF", "NO", "ONE")
-			require.NoError(t, err)
-			_, err = old.Do("REPLICAOF", "127.0.0.1", fmt.Sprint(next.Port))
-			require.NoError(t, err)
-			waitFor(t, 30*time.Second, "the old master to replicate from the new one", func() bool {
-				info, err := old.Do("INFO", "replication")
-				return err == nil && strings.Contains(info, "master_link_status:up")
-			})
+			swapRoles(t, old, next)
 
 			err = tx("2")
 			require.Error(t, err)

@@ -45,6 +45,21 @@ func sentinelSetOptions(shards int) redistest.SentinelOptions {
 	}
 }
 
+// swapRoles promotes next and makes old, its master, replicate from it,
+// behind the Sentinels' backs (a failover the client must find out by
+// itself, from READONLY); it returns once old replicates from next.
+func swapRoles(t *testing.T, old, next *redistest.Server) {
+	t.Helper()
+	_, err := next.Do("REPLICAOF", "NO", "ONE")
+	require.NoError(t, err)
+	_, err = old.Do("REPLICAOF", "127.0.0.1", fmt.Sprint(next.Port))
+	require.NoError(t, err)
+	waitFor(t, 30*time.Second, "the old master to replicate from the new one", func() bool {
+		info, err := old.Do("INFO", "replication")
+		return err == nil && strings.Contains(info, "master_link_status:up")
+	})
+}
+
 // sentinelConfig is a ring of the set's shards named shard-0.. by Sentinel.
 func sentinelConfig(set *redistest.SentinelSet) shard.Config {
 	cfg := shard.Config{
@@ -458,14 +473,7 @@ func TestSentinelFollowsReadOnlyMaster(t *testing.T) {
 			require.NoError(t, err)
 			next, err := set.Replica(0)
 			require.NoError(t, err)
-			_, err = next.Do("REPLICAOF", "NO", "ONE")
-			require.NoError(t, err)
-			_, err = old.Do("REPLICAOF", "127.0.0.1", fmt.Sprint(next.Port))
-			require.NoError(t, err)
-			waitFor(t, 30*time.Second, "the old master to replicate from the new one", func() bool {
-				info, err := old.Do("INFO", "replication")
-				return err == nil && strings.Contains(info, "master_link_status:up")
-			})
+			swapRoles(t, old, next)
 
 			_, err = c.Do(ctx, "SET", key, "2")
 			if wait == 0 {

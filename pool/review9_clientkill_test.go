@@ -1,7 +1,6 @@
 package pool
 
 import (
-	"context"
 	"strings"
 	"testing"
 
@@ -18,15 +17,8 @@ import (
 func TestClientKillOfItselfIsNotHandedOn(t *testing.T) {
 	srv := plainServer(t)
 	set := newTestSet(t, Options{TestOnBorrow: Never})
-	ctx := context.Background()
 	const rounds = 200
-	failed := 0
-	var firstErr error
-	for i := range rounds {
-		c, err := set.Get(ctx, srv.Addr)
-		if err != nil {
-			t.Fatal(err)
-		}
+	failed, firstErr := nextBorrowFailures(t, set, srv.Addr, rounds, func(c redis.Conn, i int) {
 		info, err := redis.String(c.Do("CLIENT", "INFO"))
 		if err != nil {
 			t.Fatal(err)
@@ -47,20 +39,7 @@ func TestClientKillOfItselfIsNotHandedOn(t *testing.T) {
 		} else if reply, err := c.Do("CLIENT", "KILL", addr); err != nil || reply != "OK" {
 			t.Fatalf("CLIENT KILL %s = %v, %v, want OK", addr, reply, err)
 		}
-		c.Close()
-
-		c, err = set.Get(ctx, srv.Addr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := c.Do("SET", "k", "v"); err != nil {
-			failed++
-			if firstErr == nil {
-				firstErr = err
-			}
-		}
-		c.Close()
-	}
+	}, "SET", "k", "v")
 	if failed > 0 {
 		t.Errorf("%d of %d commands borrowed right after the connection killed itself failed, the first with: %v", failed, rounds, firstErr)
 	}

@@ -1,7 +1,6 @@
 package pool
 
 import (
-	"context"
 	"strings"
 	"testing"
 
@@ -18,37 +17,18 @@ import (
 func TestProtocolErrorConnIsNotHandedOn(t *testing.T) {
 	srv := plainServer(t, "--proto-max-bulk-len", "1mb")
 	set := newTestSet(t, Options{TestOnBorrow: Never})
-	ctx := context.Background()
 	value := strings.Repeat("x", 1<<20+1)
 	const rounds = 50
-	failed, refused := 0, 0
-	var firstErr error
-	for range rounds {
-		c, err := set.Get(ctx, srv.Addr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, err = c.Do("SET", "big", value)
+	refused := 0
+	failed, firstErr := nextBorrowFailures(t, set, srv.Addr, rounds, func(c redis.Conn, _ int) {
+		_, err := c.Do("SET", "big", value)
 		if err == nil {
 			t.Fatal("SET over proto-max-bulk-len succeeded")
 		}
 		if _, ok := err.(redis.Error); ok {
 			refused++ // the server's reply, not a reset seen first
 		}
-		c.Close()
-
-		c, err = set.Get(ctx, srv.Addr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := c.Do("INCR", "count"); err != nil {
-			failed++
-			if firstErr == nil {
-				firstErr = err
-			}
-		}
-		c.Close()
-	}
+	}, "INCR", "count")
 	if refused == 0 {
 		t.Skip("the server's reset always arrived before its protocol error reply: nothing to check")
 	}

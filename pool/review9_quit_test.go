@@ -1,8 +1,9 @@
 package pool
 
 import (
-	"context"
 	"testing"
+
+	"github.com/gomodule/redigo/redis"
 )
 
 // TestQuitConnIsNotHandedOn: after QUIT the server closes the connection
@@ -14,32 +15,12 @@ import (
 func TestQuitConnIsNotHandedOn(t *testing.T) {
 	srv := plainServer(t)
 	set := newTestSet(t, Options{TestOnBorrow: Never})
-	ctx := context.Background()
 	const rounds = 200
-	failed := 0
-	var firstErr error
-	for range rounds {
-		c, err := set.Get(ctx, srv.Addr)
-		if err != nil {
-			t.Fatal(err)
-		}
+	failed, firstErr := nextBorrowFailures(t, set, srv.Addr, rounds, func(c redis.Conn, _ int) {
 		if reply, err := c.Do("QUIT"); err != nil || reply != "OK" {
 			t.Fatalf("QUIT = %v, %v", reply, err)
 		}
-		c.Close()
-
-		c, err = set.Get(ctx, srv.Addr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := c.Do("SET", "k", "v"); err != nil {
-			failed++
-			if firstErr == nil {
-				firstErr = err
-			}
-		}
-		c.Close()
-	}
+	}, "SET", "k", "v")
 	if failed > 0 {
 		t.Errorf("%d of %d commands borrowed right after a QUIT failed, the first with: %v", failed, rounds, firstErr)
 	}

@@ -11,16 +11,17 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// commandsOf returns NodeStats.Commands of the node at addr.
-func commandsOf(t *testing.T, c *shard.Client, addr string) int64 {
+// masterStatsOf returns the Stats entry of the node at addr that is not
+// a replica-read (READONLY) entry.
+func masterStatsOf(t *testing.T, c *shard.Client, addr string) shard.NodeStats {
 	t.Helper()
 	for _, n := range c.Stats().Nodes {
 		if n.Node.Addr == addr && !n.ReadOnly {
-			return n.Commands
+			return n
 		}
 	}
 	t.Fatalf("no node %s", addr)
-	return 0
+	return shard.NodeStats{}
 }
 
 // TestReview9TransactionCommandsAreCounted: NodeStats.Commands counts
@@ -35,7 +36,7 @@ func TestReview9TransactionCommandsAreCounted(t *testing.T) {
 	c := newClient(t, cfg)
 	ctx := context.Background()
 
-	before := commandsOf(t, c, s.Addr)
+	before := masterStatsOf(t, c, s.Addr).Commands
 	_, err := c.Tx(ctx, []string{"r9c"}, func(tx *shard.Tx) error {
 		if _, err := tx.Do("GET", "r9c"); err != nil {
 			return err
@@ -44,9 +45,9 @@ func TestReview9TransactionCommandsAreCounted(t *testing.T) {
 	})
 	require.NoError(t, err)
 	// WATCH, GET, then MULTI, SET, EXEC.
-	assert.Equal(t, int64(5), commandsOf(t, c, s.Addr)-before, "a Client.Tx")
+	assert.Equal(t, int64(5), masterStatsOf(t, c, s.Addr).Commands-before, "a Client.Tx")
 
-	before = commandsOf(t, c, s.Addr)
+	before = masterStatsOf(t, c, s.Addr).Commands
 	conn := c.Conn()
 	defer conn.Close()
 	_, err = conn.Do("WATCH", "r9c")
@@ -58,5 +59,5 @@ func TestReview9TransactionCommandsAreCounted(t *testing.T) {
 	_, err = conn.Do("GET", "r9c")
 	require.NoError(t, err)
 	// WATCH, MULTI, SET, EXEC, GET.
-	assert.Equal(t, int64(5), commandsOf(t, c, s.Addr)-before, "a Conn")
+	assert.Equal(t, int64(5), masterStatsOf(t, c, s.Addr).Commands-before, "a Conn")
 }

@@ -10,18 +10,6 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// errorsOf returns NodeStats.Errors of the node at addr.
-func errorsOf(t *testing.T, c *shard.Client, addr string) int64 {
-	t.Helper()
-	for _, n := range c.Stats().Nodes {
-		if n.Node.Addr == addr && !n.ReadOnly {
-			return n.Errors
-		}
-	}
-	t.Fatalf("no node %s", addr)
-	return 0
-}
-
 // TestReview9TransactionDialFailureIsANodeError: NodeStats.Errors counts
 // the connection-level failures of a node (shardis_node_errors_total).
 // A Client.Tx that could not open a connection to its node counted
@@ -35,16 +23,16 @@ func TestReview9TransactionDialFailureIsANodeError(t *testing.T) {
 	ctx := context.Background()
 	require.NoError(t, s.Kill())
 
-	before := errorsOf(t, c, s.Addr)
+	before := masterStatsOf(t, c, s.Addr).Errors
 	_, err := c.Do(ctx, "GET", "r9e")
 	require.Error(t, err)
-	require.Equal(t, int64(1), errorsOf(t, c, s.Addr)-before, "a Do")
+	require.Equal(t, int64(1), masterStatsOf(t, c, s.Addr).Errors-before, "a Do")
 
-	before = errorsOf(t, c, s.Addr)
+	before = masterStatsOf(t, c, s.Addr).Errors
 	_, err = c.Tx(ctx, []string{"r9e"}, func(tx *shard.Tx) error { return tx.Queue("SET", "r9e", "v") })
 	var ne *shard.NodeError
 	require.ErrorAs(t, err, &ne)
-	assert.Equal(t, int64(1), errorsOf(t, c, s.Addr)-before, "a Client.Tx")
+	assert.Equal(t, int64(1), masterStatsOf(t, c, s.Addr).Errors-before, "a Client.Tx")
 }
 
 // TestReview9ConnTransactionDialFailureIsANodeError: the same for a
@@ -56,11 +44,11 @@ func TestReview9ConnTransactionDialFailureIsANodeError(t *testing.T) {
 	c := newClient(t, cfg)
 	require.NoError(t, s.Kill())
 
-	before := errorsOf(t, c, s.Addr)
+	before := masterStatsOf(t, c, s.Addr).Errors
 	conn := c.Conn()
 	defer conn.Close()
 	_, err := conn.Do("WATCH", "r9e")
 	var ne *shard.NodeError
 	require.ErrorAs(t, err, &ne)
-	assert.Equal(t, int64(1), errorsOf(t, c, s.Addr)-before, "a Conn's WATCH")
+	assert.Equal(t, int64(1), masterStatsOf(t, c, s.Addr).Errors-before, "a Conn's WATCH")
 }

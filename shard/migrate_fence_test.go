@@ -21,16 +21,9 @@ func migrateCalls(t *testing.T, servers []*redistest.Server) int {
 	t.Helper()
 	total := 0
 	for _, s := range servers {
-		info, err := s.Do("INFO", "commandstats")
+		n, err := s.CommandCalls("migrate")
 		require.NoError(t, err)
-		for _, line := range strings.Split(info, "\n") {
-			if rest, ok := strings.CutPrefix(strings.TrimSpace(line), "cmdstat_migrate:calls="); ok {
-				var n int
-				_, err := fmt.Sscanf(rest, "%d", &n)
-				require.NoError(t, err)
-				total += n
-			}
-		}
+		total += n
 	}
 	return total
 }

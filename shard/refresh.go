@@ -451,12 +451,20 @@ func (c *Client) discoverFunc() func(context.Context, []string, cluster.Dialer) 
 }
 
 // Refresh reloads the cluster topology now and waits for it, for example
-// after resharding by hand. In ring mode it does nothing.
+// after resharding by hand. In ring mode with Sentinel shards it asks
+// each shard's Sentinels for its master now (at most one query per
+// SentinelOptions.MinRefreshInterval) and waits for the answers; the
+// error then holds each shard whose Sentinels named no confirmed master
+// (it matches sentinel.ErrNoSentinel; the shard keeps serving its last
+// known master). In ring mode without Sentinel shards it does nothing.
 func (c *Client) Refresh(ctx context.Context) error {
 	if err := checkContext(ctx); err != nil {
 		return err
 	}
 	if c.cl() == nil {
+		if c.sent != nil {
+			return c.refreshSentinels(ctx)
+		}
 		return nil
 	}
 	if c.closed.Load() {

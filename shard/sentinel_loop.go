@@ -2,6 +2,8 @@ package shard
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"time"
 )
 
@@ -17,6 +19,33 @@ func (sh *sentShard) request() <-chan struct{} {
 	default:
 	}
 	return ch
+}
+
+// refreshSentinels asks every Sentinel shard for a query now and waits
+// for each to end (Refresh): the error joins the errors of the shards
+// whose query named no confirmed master.
+func (c *Client) refreshSentinels(ctx context.Context) error {
+	if c.closed.Load() {
+		return ErrClosed
+	}
+	rounds := make([]<-chan struct{}, len(c.sent.shards))
+	for i, sh := range c.sent.shards {
+		rounds[i] = sh.request()
+	}
+	var errs []error
+	for i, sh := range c.sent.shards {
+		select {
+		case <-rounds[i]:
+		case <-ctx.Done():
+			return fmt.Errorf("shardis: refresh of the Sentinel shards: %w", ctx.Err())
+		case <-c.stop:
+			return ErrClosed
+		}
+		if p := sh.queryErr.Load(); p != nil {
+			errs = append(errs, *p)
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // sentinelLoop runs a shard's queries until Close: when asked (at most one

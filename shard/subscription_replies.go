@@ -169,13 +169,15 @@ func (s *Subscription) onError(sc *subConn, re redis.Error) {
 		}
 		return
 	}
-	// Refused for good (an ACL, say): the names leave the subscription.
+	// Refused for good (an ACL, say): the names leave the subscription,
+	// before their callers learn it (a caller that reads Stats once its
+	// Subscribe returned must not count them).
 	for _, sn := range cmd.names {
 		if ws := s.want[sn]; ws != nil {
+			s.dropWant(sn)
 			for _, w := range ws.waiters {
 				w.settle(serr)
 			}
-			s.dropWant(sn)
 		}
 	}
 	s.q.push(serr)

@@ -39,6 +39,15 @@ func TestReview9PubSubPatternChannelMoveKeepsOrder(t *testing.T) {
 				return c.ArmMigration()
 			}
 		}},
+		{"ring shard ejected", func(t *testing.T, servers []*redistest.Server) (*shard.Client, string, string, func(context.Context) error) {
+			c, rr := ejectableRing(t, ringConfig(servers))
+			moving := routedTo(t, rr, "y2020:seq", servers[0].Addr)
+			// busy is not wanted on servers[1]: a plain channel, it
+			// moves with the ejection, and its messages stay on the old
+			// connection until its unsubscribe is confirmed.
+			busy := routedTo(t, rr, "busy", servers[0].Addr)
+			return c, moving, busy, func(context.Context) error { return rr.Eject(0) }
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)

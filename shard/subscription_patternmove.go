@@ -75,14 +75,15 @@ func (s *Subscription) followsPatternMoves() bool {
 // are awaited, or the client routes by another placement than the one
 // the subscription saw last. Called by sc's reader.
 func (s *Subscription) mayHoldPattern(sc *subConn) bool {
-	if sc.holding.Load() > 0 || s.moving.Load() > 0 {
-		return true
+	// The placement seen first, then the moves: notePlacement stores a
+	// move before it records its placement as seen, so a reader that
+	// finds the placement seen finds its move too.
+	if s.followsPatternMoves() {
+		if seen := s.seen.Load(); seen == nil || *seen != s.c.currentPlacement() {
+			return true
+		}
 	}
-	if !s.followsPatternMoves() {
-		return false
-	}
-	seen := s.seen.Load()
-	return seen == nil || *seen != s.c.currentPlacement()
+	return sc.holding.Load() > 0 || s.moving.Load() > 0
 }
 
 // notePlacement starts a move when the client routes by another
@@ -97,7 +98,11 @@ func (s *Subscription) notePlacement() {
 	if prev != nil && *prev == now {
 		return
 	}
-	s.seen.Store(&now)
+	// The new placement is recorded as seen last, once the move is in
+	// s.moves: a reader that checks without the lock (mayHoldPattern)
+	// and finds the placement seen must also find the move, or it would
+	// deliver a message that the move's fence holds back.
+	defer s.seen.Store(&now)
 	if prev == nil || prev.topo == nil {
 		return
 	}

@@ -97,8 +97,22 @@ func runSubscribe(ctx context.Context, env *cliEnv, args []string) error {
 	withPattern := *pattern || *keyspace != ""
 	out := bufio.NewWriter(env.stdout)
 	defer out.Flush()
+	// A context that has ended: Receive with it returns what is waiting
+	// and never blocks.
+	now, nowCancel := context.WithCancel(context.Background())
+	nowCancel()
 	for {
-		v, err := sub.Receive(ctx)
+		v, err := sub.Receive(now)
+		if err != nil && errors.Is(err, context.Canceled) && !errors.Is(err, shard.ErrSubscriptionClosed) {
+			// Nothing waiting: show what was printed before waiting for
+			// more. (Buffered is no guide: it also counts the messages
+			// held back while their channel moves to another node,
+			// which Receive does not return until the move is over.)
+			if err := out.Flush(); err != nil {
+				return err
+			}
+			v, err = sub.Receive(ctx)
+		}
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil // interrupted: the normal end
@@ -116,9 +130,6 @@ func runSubscribe(ctx context.Context, env *cliEnv, args []string) error {
 				fmt.Fprintf(out, "%s\t%s\t%s\n", escapeField(m.Channel), escapeField(m.Pattern), escapeField(string(m.Data)))
 			} else {
 				fmt.Fprintf(out, "%s\t%s\n", escapeField(m.Channel), escapeField(string(m.Data)))
-			}
-			if sub.Buffered() == 0 {
-				out.Flush() // nothing waiting: show it now
 			}
 		case redis.Subscription:
 			fmt.Fprintf(env.stderr, "%s %s (%d)\n", m.Kind, m.Channel, m.Count)

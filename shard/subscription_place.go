@@ -208,10 +208,7 @@ func (s *Subscription) targets(sn subName, st *clusterState, home string, dst []
 			for _, n := range r.Nodes() {
 				dst = append(dst, n.Addr)
 			}
-			if s.everywhere {
-				dst = c.appendMigrationSources(dst)
-			}
-			return dst
+			return c.appendMigrationSides(dst, s.everywhere)
 		}
 		if n, err := r.Route(sn.name); err == nil {
 			dst = append(dst, n.Addr)
@@ -246,6 +243,33 @@ func (c *Client) appendMigrationSources(dst []string) []string {
 	for _, n := range m.from.Nodes() {
 		if !slices.Contains(dst, n.Addr) {
 			dst = append(dst, n.Addr)
+		}
+	}
+	return dst
+}
+
+// appendMigrationSides appends, during a migration of a ring or router
+// client, the nodes of both topologies: a pattern is subscribed on each
+// from StartMigration to FinishMigration, so that a message is caught on
+// whichever node its publisher routes it to — a process switched to the
+// new topology before this one, or not yet switched after it — and the
+// pattern is in place on the new nodes before this client routes there.
+// A PUBLISH reaches one node of a ring, so nothing is delivered twice.
+// The nodes of a cluster that the client is about to become are added
+// for keyspace patterns (everywhere) alone: a cluster broadcasts PUBLISH
+// to every node, and a pattern on each master would deliver each message
+// once per master (after the switch a pattern goes to one master).
+func (c *Client) appendMigrationSides(dst []string, everywhere bool) []string {
+	m := c.mig.Load()
+	if m == nil {
+		return dst
+	}
+	dst = c.appendMigrationSources(dst)
+	if m.next != nil && (m.next.cl == nil || everywhere) {
+		for _, n := range m.next.router.Nodes() {
+			if !slices.Contains(dst, n.Addr) {
+				dst = append(dst, n.Addr)
+			}
 		}
 	}
 	return dst

@@ -95,4 +95,5 @@ func TestReview10PubSubPatternCoversBothSidesOfAMigration(t *testing.T) {
 	waitFor(t, 10*time.Second, "the dropped shard left at FinishMigration", func() bool { return numpat(servers[0]) == "0" })
 	assert.Equal(t, "2", numpat(servers[1]))
 	assert.Equal(t, "2", numpat(servers[2]))
+	assert.Zero(t, sub.Stats().Resubscribed, "no pattern was subscribed again: they joined the new shard")
 }

@@ -133,6 +133,10 @@ type wantState struct {
 	// holdUntil: a MOVED that named no address ("?") refused it; it is
 	// sent again from then on, once the refresh it asked for is in.
 	holdUntil time.Time
+	// had: for a name carried by several nodes (see spread), every node
+	// that ever confirmed it: one that confirms it again counts as a
+	// re-subscription, a node that joins does not.
+	had map[string]bool
 }
 
 // waiter is one Subscribe call waiting for its names.

@@ -322,6 +322,23 @@ func (s *Subscription) homed(sn subName) bool {
 	return s.c.cl() != nil && (sn.kind == kindChannel || (sn.kind == kindPattern && !s.everywhere))
 }
 
+// spread reports whether sn is carried by several nodes at once: a
+// pattern in ring mode (every shard) or a keyspace pattern (every master
+// or shard).
+func (s *Subscription) spread(sn subName) bool {
+	return sn.kind == kindPattern && (s.c.cl() == nil || s.everywhere)
+}
+
+// subscribedAgain reports whether addr's confirmation of sn, announced
+// and not confirmed there now, subscribes it again (Stats().Resubscribed):
+// a name carried by one node moved there or came back after a lost
+// connection; a name carried by several came back to a node that had it
+// (a node that joins, a ring shard added say, is no re-subscription).
+// Caller holds s.mu.
+func (s *Subscription) subscribedAgain(sn subName, ws *wantState, addr string) bool {
+	return !s.spread(sn) || ws.had[addr]
+}
+
 // ready reports whether addr may be tried now.
 //
 // A node that the client's health checks saw down and now see answering

@@ -44,10 +44,16 @@ func (s *Subscription) onControl(sc *subConn, v any) {
 				// was sent: the node will end it, then confirm the new one.
 				return
 			}
-			if ws.announced && !ws.on[sc.addr] {
+			if ws.announced && !ws.on[sc.addr] && s.subscribedAgain(sn, ws, sc.addr) {
 				s.st.resubscribed.Add(1)
 			}
 			ws.on[sc.addr] = true
+			if s.spread(sn) {
+				if ws.had == nil {
+					ws.had = map[string]bool{}
+				}
+				ws.had[sc.addr] = true
+			}
 			delete(s.retry, sc.addr)
 			if !s.confirmedEverywhere(sn, ws) {
 				return

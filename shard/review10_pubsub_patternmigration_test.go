@@ -3,6 +3,7 @@ package shard_test
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"testing"
 	"time"
 
@@ -96,4 +97,51 @@ func TestReview10PubSubPatternCoversBothSidesOfAMigration(t *testing.T) {
 	assert.Equal(t, "2", numpat(servers[1]))
 	assert.Equal(t, "2", numpat(servers[2]))
 	assert.Zero(t, sub.Stats().Resubscribed, "no pattern was subscribed again: they joined the new shard")
+}
+
+// A migration back out of a cluster (a ring client moved into one and
+// turned around once armed) routes by the ring again at its fence, with
+// the cluster as the side keys move away from. A ring pattern must not
+// be placed on the cluster's masters then: the cluster broadcasts a
+// PUBLISH to every node, and a pattern on each master would deliver each
+// message once per master.
+func TestReview10PubSubPatternNotOnEveryMasterLeavingACluster(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	c, servers := startRing(t, 2)
+	to := intoCluster(t, ringConfig(servers))
+	masters := clusterForTest(t).Masters()
+	require.NotEmpty(t, masters)
+	sub, err := c.PSubscribe(ctx, "r10back:*")
+	require.NoError(t, err)
+	defer sub.Close()
+
+	require.NoError(t, c.StartMigration(ctx, to))
+	require.NoError(t, c.ArmMigration())
+	require.NoError(t, c.AbortMigration(ctx))
+	require.NoError(t, c.ArmMigration()) // the reverse fence: routed by the ring again
+	_, isRing := c.Router().(*shard.RingRouter)
+	require.True(t, isRing, "%T", c.Router())
+	// Confirmed wherever patterns go now.
+	require.NoError(t, sub.PSubscribe(ctx, "r10back2:*"))
+	patternsOnMasters := func() int {
+		n := 0
+		for _, m := range masters {
+			v, err := m.Do("PUBSUB", "NUMPAT")
+			require.NoError(t, err)
+			k, err := strconv.Atoi(v)
+			require.NoError(t, err)
+			n += k
+		}
+		return n
+	}
+	waitFor(t, 10*time.Second, "the pattern off the cluster's masters once routed by the ring", func() bool {
+		return patternsOnMasters() == 0
+	})
+	for _, s := range servers {
+		v, err := s.Do("PUBSUB", "NUMPAT")
+		require.NoError(t, err)
+		assert.Equal(t, "2", v, "both patterns on each ring shard %s", s.Addr)
+	}
+	require.NoError(t, c.FinishMigration())
 }

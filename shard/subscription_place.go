@@ -248,23 +248,24 @@ func (c *Client) appendMigrationSources(dst []string) []string {
 	return dst
 }
 
-// appendMigrationSides appends, during a migration of a ring or router
-// client, the nodes of both topologies: a pattern is subscribed on each
+// appendMigrationSides appends, during a migration between rings or
+// routers, the nodes of both topologies: a pattern is subscribed on each
 // from StartMigration to FinishMigration, so that a message is caught on
 // whichever node its publisher routes it to — a process switched to the
 // new topology before this one, or not yet switched after it — and the
 // pattern is in place on the new nodes before this client routes there.
 // A PUBLISH reaches one node of a ring, so nothing is delivered twice.
-// The nodes of a cluster that the client is about to become are added
-// for keyspace patterns (everywhere) alone: a cluster broadcasts PUBLISH
-// to every node, and a pattern on each master would deliver each message
-// once per master (after the switch a pattern goes to one master).
+// A cluster's masters, on either side, are added for keyspace patterns
+// (everywhere) alone: a cluster broadcasts PUBLISH to every node, and a
+// pattern on each master would deliver each message once per master.
 func (c *Client) appendMigrationSides(dst []string, everywhere bool) []string {
 	m := c.mig.Load()
 	if m == nil {
 		return dst
 	}
-	dst = c.appendMigrationSources(dst)
+	if _, cluster := m.from.(*ClusterRouter); !cluster || everywhere {
+		dst = c.appendMigrationSources(dst)
+	}
 	if m.next != nil && (m.next.cl == nil || everywhere) {
 		for _, n := range m.next.router.Nodes() {
 			if !slices.Contains(dst, n.Addr) {

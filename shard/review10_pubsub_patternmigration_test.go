@@ -145,3 +145,32 @@ func TestReview10PubSubPatternNotOnEveryMasterLeavingACluster(t *testing.T) {
 	}
 	require.NoError(t, c.FinishMigration())
 }
+
+// A migration aborted before it was armed leaves the new topology's
+// shards, where the pattern went at StartMigration.
+func TestReview10PubSubPatternLeavesTheNewShardsOnAbort(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	servers := redistest.StartNTB(t, 3, redistest.Options{})
+	from, to := ringConfig(servers[:2]), ringConfig(servers)
+	c := newClient(t, from)
+	sub, err := c.PSubscribe(ctx, "r10abort:*")
+	require.NoError(t, err)
+	defer sub.Close()
+	numpat := func(s *redistest.Server) string {
+		n, err := s.Do("PUBSUB", "NUMPAT")
+		if err != nil {
+			return err.Error()
+		}
+		return n
+	}
+	require.NoError(t, c.StartMigration(ctx, to))
+	waitFor(t, 10*time.Second, "the pattern on the new shard", func() bool { return numpat(servers[2]) == "1" })
+	assert.Equal(t, 3, sub.Stats().Connections)
+	require.NoError(t, c.AbortMigration(ctx))
+	waitFor(t, 10*time.Second, "the new shard left", func() bool {
+		return numpat(servers[2]) == "0" && sub.Stats().Connections == 2
+	})
+	assert.Equal(t, "1", numpat(servers[0]))
+	assert.Equal(t, "1", numpat(servers[1]))
+}

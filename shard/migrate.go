@@ -437,7 +437,10 @@ func (c *Client) FinishMigration() error {
 // own fence: the client keeps routing by the new topology and moving keys
 // forward (as the other armed processes do) until the reverse fence is
 // armed, then routes by the old topology and moves keys back on first use.
-// Run the mover in the reverse direction, then FinishMigration. Only ring
+// Run the mover in the reverse direction, then FinishMigration. Aborting
+// such a rollback before its fence is up goes back to the armed migration
+// it turned around (keys moved forward stay where they are); once its
+// fence is up and not armed yet, AbortMigration is refused. Only ring
 // and router clients (and those that became cluster clients at run time,
 // StartMigration) can turn around at run time: a migration from a ring
 // into a cluster turns into one from the cluster back to the ring.
@@ -454,6 +457,9 @@ func (c *Client) AbortMigration(ctx context.Context) error {
 	}
 	if cr, ok := m.from.(*ClusterRouter); ok && cr.opts == nil {
 		return fmt.Errorf("%w: a ring client cannot become a cluster client at run time", ErrMigration)
+	}
+	if m.prev != nil && m.phase.Load() != int32(PhaseArmed) {
+		return c.abortRollback(ctx, m)
 	}
 	back := c.topologyOf(m.from, m.fromID) // migrate_cluster.go
 	if m.phase.Load() != int32(PhaseArmed) {
@@ -473,6 +479,33 @@ func (c *Client) AbortMigration(ctx context.Context) error {
 	// topology) and armed (it moves keys back).
 	_ = c.installMigration(ctx, cur.router, cur.id, m.fromID, m.addrs, back, false, m) // not armed: it cannot fail
 	c.subs.topo.notify()
+	c.renameConns(ctx)
+	return nil
+}
+
+// abortRollback is AbortMigration of a rollback m that is not armed. No
+// key has moved back, but the migration m turns around (m.prev) has moved
+// keys forward and other processes may still do so: leaving every
+// migration, as for a first migration that never armed, would route by
+// the new topology alone while keys not moved yet sit at their old owners
+// (a read would miss them, a write start a fresh value). While m waits
+// behind its fence the client routes as m.prev does, by its new topology,
+// moving keys forward through it; so it simply goes back to m.prev, armed,
+// with beacons of its own again. Once m's fence is up (PhaseFenced) the
+// client routes by the old topology and other processes may have
+// acknowledged it, and a fence never goes back: that is refused.
+func (c *Client) abortRollback(ctx context.Context, m *migState) error {
+	// The beacons' loop may be advancing m: stop it first (a switch it
+	// had begun stops, incomplete), then read the phase.
+	m.beacon.close()
+	if p := MigrationPhase(m.phase.Load()); p != PhaseWaiting {
+		m.beacon = c.openBeacons(ctx, m) // m goes on as it was
+		return fmt.Errorf("%w: the rollback's fence is up (phase %s) and cannot be lowered: arm it (shardis reshard in reverse), and then AbortMigration turns the client forward again", ErrMigration, p)
+	}
+	fwd := m.prev
+	c.mig.Store(fwd)
+	fwd.beacon = c.openBeacons(ctx, fwd)
+	c.subs.topo.notify() // subscriptions follow (subscription_registry.go)
 	c.renameConns(ctx)
 	return nil
 }

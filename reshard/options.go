@@ -20,7 +20,10 @@ type Options struct {
 
 	// KeysPerSecond and BytesPerSecond limit the pace (0: no limit), so
 	// that production traffic keeps its latency. Bytes are measured with
-	// MEMORY USAGE, which costs one more command per moving key.
+	// MEMORY USAGE, which costs one more command per moving key; it
+	// samples a few elements of an aggregate (its default), so that its
+	// cost does not grow with the value, and so estimates the size of an
+	// aggregate whose elements differ in size.
 	KeysPerSecond  float64
 	BytesPerSecond float64
 	// Batch is the most keys one MIGRATE carries (0: 512). The old node
@@ -94,7 +97,7 @@ type Progress struct {
 type Flow struct {
 	From, To string // node addresses
 	Keys     int64
-	Bytes    int64 // measured in dry runs and when BytesPerSecond is set
+	Bytes    int64 // measured in dry runs and when BytesPerSecond is set (MEMORY USAGE, sampled)
 }
 
 // Report is the outcome of Move.

@@ -197,6 +197,9 @@ func (c Config) Validate() error {
 			if err := checkRouterNodes(c.Router.Nodes()); err != nil {
 				return err
 			}
+			if err := checkTopologyIDer(c.Router); err != nil { // migrate_router.go
+				return err
+			}
 			switch {
 			case c.Hash != "" || c.KeyHash != "" || c.Tag != "":
 				return fmt.Errorf("%w: Hash, KeyHash and Tag place keys on a ring; a Router places them by itself", ErrBadConfig)

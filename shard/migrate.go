@@ -106,14 +106,17 @@ type migState struct {
 	moves, overwrote, oldReads, failures atomic.Int64
 
 	// The fence (migrate_fence.go).
-	advMu   sync.Mutex    // serialises advance
-	phase   atomic.Int32  // a MigrationPhase; only grows
-	armed   chan struct{} // closed at PhaseArmed
-	waiting atomic.Int64  // executions routed by the old topology
-	cut     fenceCut      // ends the old plans that outlast the switch's wait (migrate_plan.go)
-	fromLoc locator       // the old topology's placement
-	next    *topology     // ring or router client: its routing from PhaseFenced on
-	prev    *migState     // a rollback: the armed migration it turns around
+	advMu sync.Mutex   // serialises advance
+	phase atomic.Int32 // a MigrationPhase; only grows
+	// switched says that the switch out of PhaseWaiting is complete: the
+	// executions planned by the old topology were waited for (advance).
+	switched atomic.Bool
+	armed    chan struct{} // closed at PhaseArmed
+	waiting  atomic.Int64  // executions routed by the old topology
+	cut      fenceCut      // ends the old plans that outlast the switch's wait (migrate_plan.go)
+	fromLoc  locator       // the old topology's placement
+	next     *topology     // ring or router client: its routing from PhaseFenced on
+	prev     *migState     // a rollback: the armed migration it turns around
 
 	lanesMu sync.Mutex
 	lanes   map[[2]string]*moveLane // (old, new) address -> its moves
@@ -166,9 +169,8 @@ func (c *Client) initTopology(ctx context.Context, cfg Config) error {
 	} else {
 		c.loc = fencedLocator{c: c, inner: c.loc}
 	}
-	c.installMigration(ctx, from, TopologyID(*cfg.Migration.From), TopologyID(cfg), cfg.Migration.Addrs,
+	return c.installMigration(ctx, from, TopologyID(*cfg.Migration.From), TopologyID(cfg), cfg.Migration.Addrs,
 		next, cfg.Migration.Armed, nil)
-	return nil
 }
 
 // currentRouter returns the router the client routes by now.
@@ -211,16 +213,22 @@ func (c *Client) routerFor(ctx context.Context, cfg Config) (Router, error) {
 // next is a ring or router client's routing once fenced (nil for a
 // cluster client); armed skips the fence; prev is the armed migration a
 // rollback turns around (its moves go on until the rollback is fenced).
+//
+// It fails only when armed and ctx ends while the switch waits for the
+// executions planned by the old topology (advance): the migration is then
+// undone, before any key moved, and the client routes by from again as
+// before.
 func (c *Client) installMigration(ctx context.Context, from Router, fromID, toID string, addrs map[string]string,
-	next *topology, armed bool, prev *migState) {
+	next *topology, armed bool, prev *migState) error {
 	m := &migState{from: from, fromID: fromID, toID: toID, addrs: addrs, src: map[string]int{}, moved: newMovedSet(),
 		lanes: map[[2]string]*moveLane{}, armed: make(chan struct{}), next: next, prev: prev}
 	for _, n := range from.Nodes() {
 		m.src[n.Addr] = c.nodes.add(n)
 	}
+	var waiting *topology
 	if next != nil {
 		// Waiting: route as the processes that are not fenced yet do.
-		waiting := c.topologyOf(from, fromID) // migrate_cluster.go
+		waiting = c.topologyOf(from, fromID) // migrate_cluster.go
 		m.fromLoc = waiting.loc
 		c.switchTo(waiting)
 	} else {
@@ -228,13 +236,30 @@ func (c *Client) installMigration(ctx context.Context, from Router, fromID, toID
 	}
 	old := c.mig.Swap(m)
 	if armed {
-		c.advance(ctx, m, PhaseArmed)
+		if err := c.advance(ctx, m, PhaseArmed); err != nil {
+			// Not armed: nothing has moved. Route by the old topology
+			// first (m, fenced, routes a command by the topology the
+			// client routes by, and moves nothing), then leave m, as
+			// AbortMigration does before the fence is armed. The
+			// blocking commands planned before go on; a cut the wait
+			// may have made is replaced, so that later ones are not
+			// taken for cut off.
+			if waiting != nil {
+				c.switchTo(waiting)
+			}
+			c.newOutsideCut()
+			c.mig.CompareAndSwap(m, old)
+			c.settleReads()
+			c.settleNodes()
+			return err
+		}
 	}
 	m.beacon = c.openBeacons(ctx, m) // reads the marker once before returning
 	if old != nil {
 		old.beacon.close()
 	}
 	c.settleNodes() // both sides are in use: a node of either that had left is back (nodes.go)
+	return nil
 }
 
 // StartMigration begins a live migration of a ring or router client to
@@ -255,7 +280,11 @@ func (c *Client) installMigration(ctx context.Context, from Router, fromID, toID
 // cluster client needs a new Client built with Config.Migration instead.
 //
 // to.Migration, when set, gives the move's Addrs and Armed; its From must
-// be nil (the old topology is the one the client routes by).
+// be nil (the old topology is the one the client routes by). With Armed,
+// the fence's switch happens before StartMigration returns: it waits for
+// the commands planned by the old topology (docs/resharding.md, "The wait
+// is bounded"), or until ctx ends, when StartMigration fails with an error
+// matching ErrMigration and ctx's and no migration is on (nothing moved).
 func (c *Client) StartMigration(ctx context.Context, to Config) error {
 	return asMigrationErr(c.startMigration(ctx, to))
 }
@@ -341,7 +370,9 @@ func (c *Client) startMigration(ctx context.Context, to Config) error {
 	}
 	next := pending.register()
 	c.readReplicas.Store(false) // masters alone see the keys that move
-	c.installMigration(ctx, cur.router, cur.id, next.id, opts.Addrs, next, opts.Armed, nil)
+	if err := c.installMigration(ctx, cur.router, cur.id, next.id, opts.Addrs, next, opts.Armed, nil); err != nil {
+		return err
+	}
 	c.subs.topo.notify() // subscriptions follow (subscription_registry.go)
 	c.renameConns(ctx)   // routing by the old topology until the fence (migrate_name.go)
 	return nil
@@ -406,7 +437,10 @@ func (c *Client) FinishMigration() error {
 // own fence: the client keeps routing by the new topology and moving keys
 // forward (as the other armed processes do) until the reverse fence is
 // armed, then routes by the old topology and moves keys back on first use.
-// Run the mover in the reverse direction, then FinishMigration. Only ring
+// Run the mover in the reverse direction, then FinishMigration. Aborting
+// such a rollback before its fence is up goes back to the armed migration
+// it turned around (keys moved forward stay where they are); once its
+// fence is up and not armed yet, AbortMigration is refused. Only ring
 // and router clients (and those that became cluster clients at run time,
 // StartMigration) can turn around at run time: a migration from a ring
 // into a cluster turns into one from the cluster back to the ring.
@@ -424,6 +458,9 @@ func (c *Client) AbortMigration(ctx context.Context) error {
 	if cr, ok := m.from.(*ClusterRouter); ok && cr.opts == nil {
 		return fmt.Errorf("%w: a ring client cannot become a cluster client at run time", ErrMigration)
 	}
+	if m.prev != nil && m.phase.Load() != int32(PhaseArmed) {
+		return c.abortRollback(ctx, m)
+	}
 	back := c.topologyOf(m.from, m.fromID) // migrate_cluster.go
 	if m.phase.Load() != int32(PhaseArmed) {
 		// No key has moved yet (moves begin only once armed): route by
@@ -440,8 +477,35 @@ func (c *Client) AbortMigration(ctx context.Context) error {
 	// Armed: other processes may still move keys forward, so this one
 	// does too until the rollback is fenced (it then routes by the old
 	// topology) and armed (it moves keys back).
-	c.installMigration(ctx, cur.router, cur.id, m.fromID, m.addrs, back, false, m)
+	_ = c.installMigration(ctx, cur.router, cur.id, m.fromID, m.addrs, back, false, m) // not armed: it cannot fail
 	c.subs.topo.notify()
+	c.renameConns(ctx)
+	return nil
+}
+
+// abortRollback is AbortMigration of a rollback m that is not armed. No
+// key has moved back, but the migration m turns around (m.prev) has moved
+// keys forward and other processes may still do so: leaving every
+// migration, as for a first migration that never armed, would route by
+// the new topology alone while keys not moved yet sit at their old owners
+// (a read would miss them, a write start a fresh value). While m waits
+// behind its fence the client routes as m.prev does, by its new topology,
+// moving keys forward through it; so it simply goes back to m.prev, armed,
+// with beacons of its own again. Once m's fence is up (PhaseFenced) the
+// client routes by the old topology and other processes may have
+// acknowledged it, and a fence never goes back: that is refused.
+func (c *Client) abortRollback(ctx context.Context, m *migState) error {
+	// The beacons' loop may be advancing m: stop it first (a switch it
+	// had begun stops, incomplete), then read the phase.
+	m.beacon.close()
+	if p := MigrationPhase(m.phase.Load()); p != PhaseWaiting {
+		m.beacon = c.openBeacons(ctx, m) // m goes on as it was
+		return fmt.Errorf("%w: the rollback's fence is up (phase %s) and cannot be lowered: arm it (shardis reshard in reverse), and then AbortMigration turns the client forward again", ErrMigration, p)
+	}
+	fwd := m.prev
+	c.mig.Store(fwd)
+	fwd.beacon = c.openBeacons(ctx, fwd)
+	c.subs.topo.notify() // subscriptions follow (subscription_registry.go)
 	c.renameConns(ctx)
 	return nil
 }

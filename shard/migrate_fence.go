@@ -129,12 +129,18 @@ func (m *migState) enterWaiting() bool {
 // old topology to end (drainOld), so that the beacons the caller renames
 // "fenced" promise that none is left. Only the beacon loop (and
 // installMigration and ArmMigration) call it.
-func (c *Client) advance(ctx context.Context, m *migState, p MigrationPhase) {
+//
+// When ctx ends during that wait, advance returns its error: the phase has
+// left PhaseWaiting, but the switch is not complete (m.switched is false)
+// and the client is not armed; the beacons do not say "fenced" until a
+// later advance has finished the wait. installMigration undoes such a
+// migration; the beacon loop's ends only when the beacons close.
+func (c *Client) advance(ctx context.Context, m *migState, p MigrationPhase) error {
 	m.advMu.Lock()
 	defer m.advMu.Unlock()
 	cur := MigrationPhase(m.phase.Load())
-	if p <= cur {
-		return
+	if p <= cur && (cur == PhaseWaiting || m.switched.Load()) {
+		return nil
 	}
 	if cur == PhaseWaiting {
 		c.publishNext(m) // a cluster is the client's before the phase says so (migrate_cluster.go)
@@ -145,7 +151,11 @@ func (c *Client) advance(ctx context.Context, m *migState, p MigrationPhase) {
 			c.switchTo(m.next) // a cluster becomes the client's (migrate_cluster.go)
 		}
 		m.phase.Store(int32(PhaseFenced))
-		c.drainOld(m)
+	}
+	if !m.switched.Load() {
+		if err := c.drainOld(ctx, m); err != nil {
+			return err
+		}
 		// Whatever was planned by the old topology and binds only now is
 		// late: it fails without being sent (bind).
 		if m.prev != nil {
@@ -153,12 +163,14 @@ func (c *Client) advance(ctx context.Context, m *migState, p MigrationPhase) {
 		} else if out := c.outCut.Load(); out != nil {
 			out.cutOff()
 		}
+		m.switched.Store(true)
 		c.renameConns(ctx) // the connections' names follow the routing (migrate_name.go)
 	}
-	if p == PhaseArmed {
+	if p == PhaseArmed && cur != PhaseArmed {
 		m.phase.Store(int32(PhaseArmed))
 		close(m.armed)
 	}
+	return nil
 }
 
 // InstanceID returns the random name that identifies this client in its
@@ -178,8 +190,9 @@ func (c *Client) ArmMigration() error {
 	if m == nil {
 		return fmt.Errorf("%w: no migration is on", ErrMigration)
 	}
-	c.advance(context.Background(), m, PhaseArmed) // the beacon loop renames the beacons
-	return nil
+	// Not bounded by a context: it ends once the switch has waited for
+	// the commands planned by the old topology (drainOld).
+	return c.advance(context.Background(), m, PhaseArmed) // the beacon loop renames the beacons
 }
 
 // readFence reads the marker on every old node through conn (a beacon,

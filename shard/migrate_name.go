@@ -153,6 +153,12 @@ type beacons struct {
 	conns map[string]beaconConn
 	stop  chan struct{}
 	done  chan struct{}
+	// ctx is the loop's, cancelled by close (FinishMigration,
+	// AbortMigration) and Close: it ends a switch that waits for the
+	// commands planned by the old topology (advance), as the migration it
+	// switches is being left and close waits for the loop.
+	ctx    context.Context
+	cancel context.CancelFunc
 }
 
 type beaconConn struct {
@@ -169,6 +175,7 @@ func (c *Client) openBeacons(ctx context.Context, m *migState) *beacons {
 	b := &beacons{c: c, m: m, conns: map[string]beaconConn{}, stop: make(chan struct{}), done: make(chan struct{}),
 		key:  FenceKey(m.fromID, m.toID),
 		name: c.beaconName(m, MigrationPhase(m.phase.Load())), named: MigrationPhase(m.phase.Load())}
+	b.ctx, b.cancel = context.WithCancel(c.life)
 	for addr := range m.src {
 		b.addr = append(b.addr, addr)
 	}
@@ -228,6 +235,7 @@ func (b *beacons) loop() {
 	defer t.Stop()
 	f := time.NewTicker(FencePoll)
 	defer f.Stop()
+	ctx := b.ctx
 	for {
 		select {
 		case <-b.stop:
@@ -236,9 +244,9 @@ func (b *beacons) loop() {
 			b.closeConns()
 			return
 		case <-t.C:
-			b.check(context.Background())
+			b.check(ctx)
 		case <-f.C:
-			b.poll(context.Background())
+			b.poll(ctx)
 		}
 	}
 }
@@ -271,7 +279,9 @@ func (b *beacons) poll(ctx context.Context) {
 		}
 		cancel()
 	}
-	b.c.advance(ctx, b.m, best)
+	if err := b.c.advance(ctx, b.m, best); err != nil {
+		return // the switch is not complete: the beacons keep their name
+	}
 	if p := MigrationPhase(b.m.phase.Load()); p != b.named {
 		b.rename(p)
 	}
@@ -312,6 +322,7 @@ func (b *beacons) close() {
 		close(b.stop)
 	}
 	b.mu.Unlock()
+	b.cancel()
 	<-b.done
 	b.closeConns()
 }

@@ -334,14 +334,16 @@ func (f *fenceCut) done() bool { return f.context().Err() != nil }
 // timeout, and then stops waiting; from the cut on, an execution planned
 // by the old topology that has not begun yet (a caller held in a hook)
 // fails without sending anything (executePlanned). An abandoned call is
-// counted for one write timeout more (endPlan). Close ends the wait.
+// counted for one write timeout more (endPlan). Close ends the wait, and
+// so does ctx: drainOld then returns an error matching ErrMigration and
+// ctx's, having cut nothing off, and the switch is not complete (advance).
 //
 // For a rollback (m.prev set) it also waits for the blind overwrites of
 // the migration it turns around that are still in flight, some begun
 // before the client turned around and so not counted in m.waiting: each
 // writes the key at its new owner and then deletes the old copy, and the
 // reverse moves must not fall between the two (migrate_overwrite.go).
-func (c *Client) drainOld(m *migState) {
+func (c *Client) drainOld(ctx context.Context, m *migState) error {
 	// Blocking commands planned before the migration began (at run time,
 	// StartMigration) are planned by the old topology too: they are
 	// waited for and cut off with the others.
@@ -354,7 +356,7 @@ func (c *Client) drainOld(m *migState) {
 			(m.prev != nil && (m.prev.overwrites.Load() > 0 || m.prev.active.Load() > 0))
 	}
 	if !busy() {
-		return
+		return nil
 	}
 	tick := time.NewTicker(time.Millisecond)
 	defer tick.Stop()
@@ -374,14 +376,20 @@ func (c *Client) drainOld(m *migState) {
 				m.prev.activeCut.cutOff()
 			}
 		} else if now.After(giveUp) {
-			return
+			return nil
 		}
 		select {
 		case <-tick.C:
 		case <-c.stop:
-			return
+			return nil
+		case <-ctx.Done():
+			if !busy() {
+				return nil
+			}
+			return fmt.Errorf("%w: the switch to the new topology was waiting for the commands planned by the old one: %w", ErrMigration, ctx.Err())
 		}
 	}
+	return nil
 }
 
 // txPlan is the fence plan of a transaction (Client.Tx, or a Conn's

@@ -90,7 +90,11 @@ func (l mappedRingLocator) groupLabel(group int) string {
 // two processes whose routers have the same ID place every key alike.
 // TopologyID replaces spaces, other characters that are not printable
 // ASCII, and '>' (which separates a migration's sides in connection names)
-// by '_'.
+// by '_'. The connection names' own forms are refused (ErrBadConfig, by
+// Validate, New and StartMigration): an empty ID, "cluster" and IDs
+// beginning with "cluster-" (the fence and the mover take every such name
+// for a Redis Cluster, whatever seeds it was named by), and IDs beginning
+// with "migrating:", "fenced:" or "armed:" (a beacon's phase).
 // Without it a Router is named after its nodes' addresses, so two
 // placements over the same nodes share a name, and a migration between
 // them is refused: such a Router must implement it.
@@ -139,4 +143,37 @@ func sanitizeName(s string) string {
 		}
 		return r
 	}, s)
+}
+
+// checkTopologyIDer refuses a Router that names its placement (TopologyIDer)
+// with one of the connection names' own forms (migrate_name.go): an empty
+// ID cannot be read back from a beacon's name; "cluster" and "cluster-..."
+// are taken for a Redis Cluster by the fence's marker (fenceName) and by
+// the mover, which lets any cluster's beacon stand for another's; and a
+// phase word with a colon makes "shardis:<i>:<id>" read as a beacon, which
+// does not parse, so the mover takes the process's every connection for an
+// unnamed client.
+func checkTopologyIDer(r Router) error {
+	t, ok := r.(TopologyIDer)
+	if !ok {
+		return nil
+	}
+	id := sanitizeName(t.TopologyID())
+	why := ""
+	switch {
+	case id == "":
+		why = "it is empty"
+	case id == "cluster" || strings.HasPrefix(id, "cluster-"):
+		why = `IDs "cluster" and "cluster-..." name Redis Clusters in the fence's marker and connection names`
+	default:
+		for _, p := range []MigrationPhase{PhaseWaiting, PhaseFenced, PhaseArmed} {
+			if strings.HasPrefix(id, p.String()+":") {
+				why = fmt.Sprintf("%q begins a migrating process's connection name", p.String()+":")
+			}
+		}
+	}
+	if why == "" {
+		return nil
+	}
+	return badConfigf("the Router's TopologyID %q is one of the connection names' own forms: %s; name the placement otherwise", id, why)
 }

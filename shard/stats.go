@@ -33,6 +33,9 @@ type Stats struct {
 	// is no longer health-checked; its counters reappear, with its pool's
 	// starting from zero, if the same address joins again. A cluster node
 	// that failed but that the cluster still lists stays, with Down set.
+	// A cluster server is listed once, under its current role (ReadOnly
+	// for a replica): after a failover the entry of its old role is left
+	// out.
 	Nodes     []NodeStats
 	Refreshes int64 // cluster topology refreshes run since New
 	// OtherCluster counts the topology answers refused since New because

@@ -15,7 +15,9 @@ type NodeEventKind uint8
 // The node events.
 const (
 	// NodeDown: enough failures in a row (HealthOptions.FailureLimit)
-	// marked the node down; commands to it fail fast.
+	// marked the node down; commands to it fail fast. A cluster replica
+	// that answers a read LOADING or MASTERDOWN (a state its health
+	// check's PING meets too) is marked down at once; Err is that reply.
 	NodeDown NodeEventKind = iota + 1
 	// NodeUp: a node marked down answered again.
 	NodeUp

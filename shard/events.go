@@ -248,10 +248,10 @@ func (c *Client) observeRefresh(ctx context.Context, discover func(context.Conte
 		return discover(ctx)
 	}
 	before := c.clusterTable()
-	other := c.refr.otherCluster.Load()
+	other, switches := c.refr.otherCluster.Load(), c.refr.switches.Load()
 	start := time.Now()
 	err := discover(ctx)
 	c.obs.h.Refresh(ctx, &RefreshEvent{Start: start, Duration: time.Since(start), Err: err, Changed: c.clusterTable() != before,
-		OtherCluster: int(c.refr.otherCluster.Load() - other)})
+		OtherCluster: int(c.refr.otherCluster.Load() - other), SwitchedCluster: c.refr.switches.Load() != switches})
 	return err
 }

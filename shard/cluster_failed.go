@@ -28,6 +28,14 @@ import (
 // table that the new one lacks, or nodes kept so far (so that a later
 // CLUSTER FORGET is noticed at the next refresh).
 
+// failedNode is a node the cluster still lists that the table leaves
+// out, with the role the last table that listed it gave it: its entry of
+// that role is the one kept (settleNodes).
+type failedNode struct {
+	addr    string
+	replica bool
+}
+
 // keepFailed updates r's list of nodes the cluster still lists but t
 // leaves out, after old was replaced by t (or kept: old may equal t). It
 // reports whether the list changed.
@@ -36,30 +44,30 @@ func (c *Client) keepFailed(ctx context.Context, r *ClusterRouter, old, t *clust
 	for _, n := range t.Nodes() {
 		in[n.Addr] = true
 	}
-	var left []string // not in t: kept so far, or in old
-	var prev []string
+	var left []failedNode // not in t: kept so far, or in old
+	var prev []failedNode
 	if p := r.failed.Load(); p != nil {
 		prev = *p
 	}
-	for _, a := range prev {
-		if !in[a] {
-			left = append(left, a)
+	for _, f := range prev {
+		if !in[f.addr] {
+			left = append(left, f)
 		}
 	}
 	if old != nil && old != t {
 		for _, n := range old.Nodes() {
-			if !in[n.Addr] && !slices.Contains(left, n.Addr) {
-				left = append(left, n.Addr)
+			if !in[n.Addr] && !slices.ContainsFunc(left, func(f failedNode) bool { return f.addr == n.Addr }) {
+				left = append(left, failedNode{addr: n.Addr, replica: n.Role != cluster.RoleMaster})
 			}
 		}
 	}
-	var keep []string
+	var keep []failedNode
 	if len(left) > 0 {
 		switch listed, how := c.clusterNodeAddrs(ctx, t); how {
 		case listKnown:
-			for _, a := range left {
-				if listed[a] {
-					keep = append(keep, a)
+			for _, f := range left {
+				if listed[f.addr] {
+					keep = append(keep, f)
 				}
 			}
 		case listUnknown:
@@ -73,7 +81,7 @@ func (c *Client) keepFailed(ctx context.Context, r *ClusterRouter, old, t *clust
 			// retire.
 		}
 	}
-	slices.Sort(keep)
+	slices.SortFunc(keep, func(a, b failedNode) int { return strings.Compare(a.addr, b.addr) })
 	if slices.Equal(keep, prev) {
 		return false
 	}

@@ -211,6 +211,16 @@ func (c *Client) judge(cl *call) (v verdict, refresh bool) {
 				// the read. When the whole cluster is down, the master
 				// says so too, and the read waits there.
 				cl.replica = false
+				if cluster.ErrorCode(msg) != "CLUSTERDOWN" {
+					// Loading, or cut off: a state that lasts, in
+					// which the replica answers PING as it did the
+					// read. Marked down now, later reads stay off it
+					// instead of each paying a round trip there until
+					// the health checks have failed FailureLimit times
+					// in a row; the first PING it answers brings it
+					// back.
+					c.markDown(cl.node, re)
+				}
 				return retryNow, true
 			}
 			return retryLater, true

@@ -19,8 +19,9 @@ type ClusterRouter struct {
 	seeds []string         // where a refresh looks when no known node answers
 	opts  *ClusterOptions  // a cluster the client routes by (New, StartMigration); nil for a migration's From
 	// failed are the nodes the cluster still lists that the table leaves
-	// out (failed, not forgotten: cluster_failed.go); sorted, nil for none.
-	failed atomic.Pointer[[]string]
+	// out (failed, not forgotten: cluster_failed.go); sorted by address,
+	// nil for none.
+	failed atomic.Pointer[[]failedNode]
 	// answers orders topology queries: a discovery takes a ticket before
 	// it asks (asked), and installs its answer only if no discovery that
 	// asked later has installed one (newest, under installMu): two

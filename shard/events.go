@@ -15,7 +15,9 @@ type NodeEventKind uint8
 // The node events.
 const (
 	// NodeDown: enough failures in a row (HealthOptions.FailureLimit)
-	// marked the node down; commands to it fail fast.
+	// marked the node down; commands to it fail fast. A cluster replica
+	// that answers a read LOADING or MASTERDOWN (a state its health
+	// check's PING meets too) is marked down at once; Err is that reply.
 	NodeDown NodeEventKind = iota + 1
 	// NodeUp: a node marked down answered again.
 	NodeUp
@@ -32,7 +34,10 @@ const (
 	// migration ended, a Sentinel replica no longer listed). It is no
 	// longer health-checked nor in Stats, and a NodeDown before it gets
 	// no NodeUp. A node that joins again at the same address is
-	// checked and listed again.
+	// checked and listed again. A cluster server's entries are per role
+	// (Node.Name "127.0.0.1:7000" as a master, "127.0.0.1:7000 (replica)"
+	// as a replica): after a failover the entry of the role it left
+	// retires, while the other goes on.
 	NodeRetired
 )
 
@@ -243,10 +248,10 @@ func (c *Client) observeRefresh(ctx context.Context, discover func(context.Conte
 		return discover(ctx)
 	}
 	before := c.clusterTable()
-	other := c.refr.otherCluster.Load()
+	other, switches := c.refr.otherCluster.Load(), c.refr.switches.Load()
 	start := time.Now()
 	err := discover(ctx)
 	c.obs.h.Refresh(ctx, &RefreshEvent{Start: start, Duration: time.Since(start), Err: err, Changed: c.clusterTable() != before,
-		OtherCluster: int(c.refr.otherCluster.Load() - other)})
+		OtherCluster: int(c.refr.otherCluster.Load() - other), SwitchedCluster: c.refr.switches.Load() != switches})
 	return err
 }

@@ -183,6 +183,29 @@ func (c *Client) noteFailureOf(ctx context.Context, i int, err error, probe bool
 	}
 }
 
+// markDown marks node i down at once for err, a reply that says the node
+// cannot serve in a state that lasts and that its health check's PING
+// meets too (a replica loading its data, or cut off from its master):
+// the health checks, which the first PING it answers ends, would mark it
+// down after FailureLimit ticks anyway. Without health checks nothing
+// would bring it back, and it is left as it is.
+func (c *Client) markDown(i int, err error) {
+	ns := c.nodes.get(i)
+	if c.health.Interval <= 0 || ns.down.Load() || ns.retired.Load() {
+		return
+	}
+	ns.trans.Lock()
+	defer ns.trans.Unlock()
+	if ns.retired.Load() || ns.down.Load() {
+		return
+	}
+	ns.noteCause(err)
+	ns.fails.Store(int32(max(c.health.FailureLimit, 1)))
+	ns.down.Store(true)
+	c.nodeEvent(NodeDown, i, err)
+	c.nodeDown(i)
+}
+
 // noteSuccess records that node i answered.
 func (c *Client) noteSuccess(i int) {
 	ns := c.nodes.get(i)

@@ -328,10 +328,15 @@ type RefreshEvent struct {
 	// Err is the refresh's error; the old map stays in use then.
 	Err error
 	// OtherCluster is the number of nodes that answered during the
-	// refresh for another cluster, whose answers were refused (see
-	// Stats.OtherCluster); the refresh may have succeeded all the same,
-	// with another node's answer.
+	// refresh for another cluster (see Stats.OtherCluster). Their
+	// answers were refused, and the refresh may have succeeded all the
+	// same, with another node's answer, unless SwitchedCluster is set.
 	OtherCluster int
+	// SwitchedCluster is true when the refresh took one of those
+	// answers, from a seed, because no node of the cluster in use
+	// answered: the client now follows that other cluster (see
+	// Stats.ClusterSwitches).
+	SwitchedCluster bool
 }
 
 // itoa formats a small int without fmt.

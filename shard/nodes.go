@@ -1,7 +1,6 @@
 package shard
 
 import (
-	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -202,19 +201,17 @@ func (c *Client) settleNodes() {
 	}
 }
 
-// settleNodesLocked is settleNodes under its lock; it returns the nodes
-// that retired, one entry per address.
+// settleNodesLocked is settleNodes under its lock; it returns the entries
+// that retired.
 func (c *Client) settleNodesLocked() []int {
 	t := c.nodes
 	t.settle.Lock()
 	defer t.settle.Unlock()
 	all := t.all() // first: a node registered after live was read is left as it is
 	live := c.liveNodes()
-	var gone []string
 	var retired []int
 	for i, ns := range all {
-		_, listed := live[ns.node.Addr]
-		retire := !listed
+		retire := !live.lists(ns)
 		if ns.retired.Load() == retire {
 			continue
 		}
@@ -231,14 +228,22 @@ func (c *Client) settleNodesLocked() []int {
 			ns.down.Store(true) // down until its first health check answers
 		}
 		ns.trans.Unlock()
-		if retire && !slices.Contains(gone, ns.node.Addr) {
-			gone = append(gone, ns.node.Addr)
+		if retire {
 			retired = append(retired, i)
 		}
 	}
-	for _, addr := range gone {
-		// Every entry of addr (a replica's read-only one too) retired
-		// together, as the mark follows the address.
+	// The pools of an address go once every entry of it retired (a
+	// master's, and its read-only one if it was a replica once).
+	gone := map[string]bool{}
+	for _, i := range retired {
+		gone[all[i].node.Addr] = true
+	}
+	for _, ns := range all {
+		if !ns.retired.Load() {
+			delete(gone, ns.node.Addr)
+		}
+	}
+	for addr := range gone {
 		_ = c.pools.Remove(addr) // ErrClosed only: Close closed them
 	}
 	t.rename(renamed(all, live))
@@ -260,50 +265,98 @@ func (c *Client) nameNodes() {
 // renamed returns the nodes of all whose name live gives otherwise. A
 // read-only replica entry keeps its own name: it is not the node that
 // a topology lists at that address, but a connection kind to it.
-func renamed(all []*nodeState, live map[string]string) []nodeName {
+func renamed(all []*nodeState, live liveSet) []nodeName {
 	var out []nodeName
 	for i, ns := range all {
 		if ns.readOnly {
 			continue
 		}
-		if name, ok := live[ns.node.Addr]; ok && name != ns.node.Name {
-			out = append(out, nodeName{i: i, name: name})
+		if e, ok := live[ns.node.Addr]; ok && e.name != ns.node.Name {
+			out = append(out, nodeName{i: i, name: e.name})
 		}
 	}
 	return out
 }
 
+// liveSet is, by address, what the topologies the client uses list: the
+// name and the entries of the node (liveNodes).
+type liveSet map[string]liveEntry
+
+// liveEntry is what liveSet holds of one address.
+type liveEntry struct {
+	name  string
+	kinds uint8 // livePlain, liveReadOnly
+}
+
+// The entries of an address that a topology lists.
+const (
+	// livePlain: the node itself (a cluster master, a ring's shard, a
+	// Sentinel shard's master or replica).
+	livePlain uint8 = 1 << iota
+	// liveReadOnly: its read-only replica connection (a cluster
+	// replica).
+	liveReadOnly
+)
+
+// lists reports whether ns stays live: its address is listed in the
+// role of ns's entry (a cluster node whose role changed keeps only the
+// entry of its new role).
+func (l liveSet) lists(ns *nodeState) bool {
+	e, ok := l[ns.node.Addr]
+	if !ok {
+		return false
+	}
+	want := livePlain
+	if ns.readOnly {
+		want = liveReadOnly
+	}
+	return e.kinds&want != 0
+}
+
 // liveNodes returns the addresses of the nodes of every topology the
-// client uses now, each with its name: the one it routes by, the cluster
-// it follows, both sides of a migration (and of the armed migration a
-// rollback turns around), and the replicas of its Sentinel shards that
-// serve reads. An address listed by several topologies has the name of
-// the first in that order, so the topology the client routes by names
-// it, as Nodes does.
-func (c *Client) liveNodes() map[string]string {
-	live := map[string]string{}
-	put := func(n Node) {
-		if _, ok := live[n.Addr]; !ok {
-			live[n.Addr] = n.Name
+// client uses now, each with its name and the entries listed: the one it
+// routes by, the cluster it follows, both sides of a migration (and of
+// the armed migration a rollback turns around), and the replicas of its
+// Sentinel shards that serve reads. An address listed by several
+// topologies has the name of the first in that order, so the topology
+// the client routes by names it, as Nodes does. A cluster lists its
+// masters' plain entries and its replicas' read-only ones: a server
+// whose role a failover swapped has the entry of its new role only.
+func (c *Client) liveNodes() liveSet {
+	live := liveSet{}
+	put := func(n Node, kind uint8) {
+		e, ok := live[n.Addr]
+		if !ok {
+			e.name = n.Name
 		}
+		e.kinds |= kind
+		live[n.Addr] = e
 	}
 	add := func(r Router) {
 		switch r := r.(type) {
 		case nil:
 		case *ClusterRouter:
 			if st := r.state.Load(); st != nil {
-				for _, n := range st.allNodes { // masters and replicas
-					put(n)
+				for i, n := range st.allNodes { // the masters, then the replicas
+					if i < len(st.masters) {
+						put(n, livePlain)
+					} else {
+						put(n, liveReadOnly)
+					}
 				}
 			}
 			if p := r.failed.Load(); p != nil {
-				for _, a := range *p { // failed, not forgotten (cluster_failed.go)
-					put(Node{Name: a, Addr: a})
+				for _, f := range *p { // failed, not forgotten (cluster_failed.go)
+					kind := livePlain
+					if f.replica {
+						kind = liveReadOnly
+					}
+					put(Node{Name: f.addr, Addr: f.addr}, kind)
 				}
 			}
 		default:
 			for _, n := range r.Nodes() {
-				put(n)
+				put(n, livePlain)
 			}
 		}
 	}
@@ -321,7 +374,7 @@ func (c *Client) liveNodes() map[string]string {
 		for _, sh := range c.sent.shards {
 			if p := sh.replicas.Load(); p != nil {
 				for _, i := range *p {
-					put(c.nodes.get(int(i)).node)
+					put(c.nodes.get(int(i)).node, livePlain)
 				}
 			}
 		}

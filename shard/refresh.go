@@ -22,10 +22,13 @@ type refresher struct {
 	running chan struct{} // closed when the refresh in flight ends; nil when none
 	last    time.Time     // when the last refresh started
 	count   atomic.Int64  // refreshes that ran
-	// otherCluster counts the topology answers refused because they came
-	// from another cluster (askTopology).
+	// otherCluster counts the topology answers that came from another
+	// cluster (askTopology): refused, or taken from a seed (switches).
 	otherCluster atomic.Int64
-	lastErr      atomic.Pointer[error]
+	// switches counts the answers of another cluster installed
+	// (discover): the client follows that cluster since.
+	switches atomic.Int64
+	lastErr  atomic.Pointer[error]
 	// owed: a refresh was asked for within MinRefreshInterval of the
 	// last one and held back; a timer (armed: one is pending) runs it
 	// once the interval has passed, so that what the asker saw (a MOVED
@@ -160,7 +163,7 @@ func (c *Client) discover(ctx context.Context) error {
 		known = st.table
 	}
 	isSeed := func(a string) bool { return slices.Contains(r.seeds, a) }
-	t, err := c.askTopology(ctx, addrs, known, isSeed)
+	t, foreign, err := c.askTopology(ctx, addrs, known, isSeed)
 	if err != nil {
 		return fmt.Errorf("shardis: cluster topology: %w", err)
 	}
@@ -179,6 +182,9 @@ func (c *Client) discover(ctx context.Context) error {
 	changed := old == nil || !old.Equal(t) || !sameNodeAddrs(old, t)
 	if changed {
 		r.install(t)
+	}
+	if foreign && changed {
+		c.refr.switches.Add(1)
 	}
 	r.installMu.Unlock()
 	if changed {
@@ -206,9 +212,9 @@ const hedgeDelay = 100 * time.Millisecond
 // cluster.ErrOtherCluster, and is taken only when no node answers for
 // known's cluster and it came from a seed (isSeed), the addresses the
 // program named: so a cluster replaced as a whole, every node, is
-// followed, not a stray node of another cluster. A node that fails makes
-// it ask the next one at once; a
-// node that has not answered within hedgeDelay, the next one as well,
+// followed, not a stray node of another cluster; foreign says that it was
+// taken. A node that fails makes it ask the next one at once; a node that
+// has not answered within hedgeDelay, the next one as well,
 // while it keeps waiting for the first. Each node has its own bound (a
 // dial timeout and a read timeout), within ctx's: a hung node (one that
 // accepts connections and never answers: a frozen host, a partition that
@@ -217,9 +223,9 @@ const hedgeDelay = 100 * time.Millisecond
 // the nodes that answer were asked. When no node gives a usable answer,
 // the error joins one *cluster.SeedError per node asked, as
 // cluster.Discover's does.
-func (c *Client) askTopology(ctx context.Context, addrs []string, known *cluster.Table, isSeed func(string) bool) (*cluster.Table, error) {
+func (c *Client) askTopology(ctx context.Context, addrs []string, known *cluster.Table, isSeed func(string) bool) (t *cluster.Table, foreign bool, err error) {
 	if len(addrs) == 0 {
-		return nil, cluster.ErrNoSeeds
+		return nil, false, cluster.ErrNoSeeds
 	}
 	discover := c.discoverFunc()
 	perNode := c.dialTimeout() + c.readTimeout
@@ -260,7 +266,7 @@ func (c *Client) askTopology(ctx context.Context, addrs []string, known *cluster
 			running--
 			if a.err == nil {
 				if sameCluster(known, a.t) {
-					return a.t, nil
+					return a.t, false, nil
 				}
 				a.err = otherClusterError(known, a.t)
 				c.refr.otherCluster.Add(1)
@@ -286,14 +292,14 @@ func (c *Client) askTopology(ctx context.Context, addrs []string, known *cluster
 		}
 	}
 	if other != nil {
-		return other, nil // no node of the known cluster answered
+		return other, true, nil // no node of the known cluster answered
 	}
 	tried := next
 	errs = errs[:tried]
 	if err := ctx.Err(); err != nil && tried < len(addrs) {
 		errs = append(errs, fmt.Errorf("shardis: discovery stopped: %w", err))
 	}
-	return nil, fmt.Errorf("shardis: no node gave a usable cluster topology (%d of %d tried):\n%w",
+	return nil, false, fmt.Errorf("shardis: no node gave a usable cluster topology (%d of %d tried):\n%w",
 		tried, len(addrs), errors.Join(errs...))
 }
 

@@ -39,8 +39,10 @@ type ScanOptions struct {
 // Scan gives SCAN's promise only for the slots that do not move during
 // it. A master that fails and whose
 // replica takes over within MaxRetryWait is walked on that replica, from
-// its start, the keys already reported not reported again. A Scanner is
-// not safe for concurrent use.
+// its start, the keys already reported not reported again; one whose walk
+// was over when a replica took over (a failover, planned or not) is not
+// walked again on that replica, which holds the keys reported already. A
+// Scanner is not safe for concurrent use.
 type Scanner struct {
 	c     *Client
 	opts  ScanOptions
@@ -62,6 +64,10 @@ type Scanner struct {
 	// only holds, for a pass over some slots of a master walked already
 	// (index into nodes), the slots whose keys it reports.
 	only map[int]map[int]bool
+	// took maps a master that took over from one walked already (a
+	// failover after its walk) to that one: it holds the keys reported
+	// already, and is not walked again (more, again).
+	took map[string]string
 	// fresh: the topology was refreshed as the walk began (cluster mode).
 	fresh bool
 	buf   []string
@@ -194,6 +200,23 @@ func (s *Scanner) more(ctx context.Context) bool {
 			s.walked[n.Addr] = true
 		}
 	}
+	// A master walked already that a replica replaced since: the replica
+	// holds the same keys, reported already. It is not a master added,
+	// and its slots are those of the master it replaced (again).
+	for _, w := range s.nodes {
+		to, replaced := s.replacement(w)
+		if !replaced || s.walked[to.Addr] {
+			continue
+		}
+		s.walked[to.Addr] = true
+		if s.took == nil {
+			s.took = map[string]string{}
+		}
+		s.took[to.Addr] = w.Addr
+		if t, ok := s.asOf[w.Addr]; ok {
+			s.asOf[to.Addr] = t
+		}
+	}
 	added := false
 	for _, n := range s.c.currentRouter().Nodes() {
 		if !s.walked[n.Addr] {
@@ -224,7 +247,10 @@ func (s *Scanner) again() bool {
 	for slot := 0; slot < cluster.SlotCount; slot++ {
 		addr := t.Master(slot).Addr
 		from, walked := s.asOf[addr]
-		if !walked || from.Master(slot).Addr == addr {
+		if !walked {
+			continue
+		}
+		if was := from.Master(slot).Addr; was == addr || (was == s.took[addr] && was != "") {
 			continue
 		}
 		if gained[addr] == nil {

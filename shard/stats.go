@@ -33,15 +33,25 @@ type Stats struct {
 	// is no longer health-checked; its counters reappear, with its pool's
 	// starting from zero, if the same address joins again. A cluster node
 	// that failed but that the cluster still lists stays, with Down set.
+	// A cluster server is listed once, under its current role (ReadOnly
+	// for a replica): after a failover the entry of its old role is left
+	// out.
 	Nodes     []NodeStats
 	Refreshes int64 // cluster topology refreshes run since New
-	// OtherCluster counts the topology answers refused since New because
-	// the node that gave them answered for another cluster (an address
-	// the cluster used, reused by a node of another one; see
-	// cluster.ErrOtherCluster). Anything but zero deserves a look: a
-	// node of the cluster's topology is not what the cluster thinks.
+	// OtherCluster counts the topology answers since New that came from
+	// another cluster (an address the cluster used, reused by a node of
+	// another one; see cluster.ErrOtherCluster): refused, or taken
+	// (ClusterSwitches). Anything but zero deserves a look: a node of
+	// the cluster's topology is not what the cluster thinks.
 	OtherCluster int64
-	Failovers    int64 // master changes followed on Sentinel shards
+	// ClusterSwitches counts the refreshes since New that took another
+	// cluster's answer, from a seed, because no node of the cluster in
+	// use answered: the client follows that cluster since, and every key
+	// goes to it. That is how a cluster replaced as a whole is followed;
+	// it is also what a client cut off from its cluster does when a
+	// seed's address now serves another one.
+	ClusterSwitches int64
+	Failovers       int64 // master changes followed on Sentinel shards
 	// Sentinel describes each Sentinel shard (ring mode).
 	Sentinel []SentinelStats
 }
@@ -51,7 +61,7 @@ type Stats struct {
 func (c *Client) Stats() Stats {
 	c.poolStatsMu.RLock()
 	ps := c.pools.Stats()
-	out := Stats{Refreshes: c.refr.count.Load(), OtherCluster: c.refr.otherCluster.Load()}
+	out := Stats{Refreshes: c.refr.count.Load(), OtherCluster: c.refr.otherCluster.Load(), ClusterSwitches: c.refr.switches.Load()}
 	for _, ns := range c.nodes.all() {
 		if ns.retired.Load() {
 			continue

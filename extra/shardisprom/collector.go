@@ -30,7 +30,7 @@ type Collector struct {
 	up, commands, errors, redirects, retries, rtt *prometheus.Desc
 	conns, waits, waitSeconds, dials, dialErrors  *prometheus.Desc
 	refreshes                                     *prometheus.Desc
-	otherCluster                                  *prometheus.Desc
+	otherCluster, clusterSwitches                 *prometheus.Desc
 	migPhase, migSteps                            *prometheus.Desc
 }
 
@@ -57,7 +57,9 @@ func NewCollector(c *shard.Client, constLabels prometheus.Labels) *Collector {
 		dialErrors:  d("pool_dial_errors_total", "Dials that failed, refused AUTH included.", pool),
 		refreshes:   prometheus.NewDesc(prometheus.BuildFQName(Namespace, "", "topology_refreshes_total"), "Cluster topology refreshes.", nil, constLabels),
 		otherCluster: prometheus.NewDesc(prometheus.BuildFQName(Namespace, "", "topology_other_cluster_answers_total"),
-			"Cluster topology answers refused because the node answered for another cluster.", nil, constLabels),
+			"Cluster topology answers that came from another cluster: refused, or taken by a cluster switch.", nil, constLabels),
+		clusterSwitches: prometheus.NewDesc(prometheus.BuildFQName(Namespace, "", "topology_cluster_switches_total"),
+			"Refreshes that took another cluster's answer from a seed because no node of the cluster in use answered: the client follows that cluster since.", nil, constLabels),
 		migPhase: d("migration_phase", "While the client migrates: 0 routing by the old topology, 1 fenced, 2 armed (moving keys on touch).",
 			[]string{"from", "to"}),
 		migSteps: d("migration_steps_total", "While the client migrates, by step: move (a MIGRATE that moved keys), overwrite (a blind overwrite, no MIGRATE), old_read (a read answered at the old owner), busy_key (an old copy deleted, the new owner had the key), failure (a move or delete that failed).",
@@ -68,7 +70,7 @@ func NewCollector(c *shard.Client, constLabels prometheus.Labels) *Collector {
 // Describe implements prometheus.Collector.
 func (col *Collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{col.up, col.commands, col.errors, col.redirects, col.retries, col.rtt,
-		col.conns, col.waits, col.waitSeconds, col.dials, col.dialErrors, col.refreshes, col.otherCluster, col.migPhase, col.migSteps} {
+		col.conns, col.waits, col.waitSeconds, col.dials, col.dialErrors, col.refreshes, col.otherCluster, col.clusterSwitches, col.migPhase, col.migSteps} {
 		ch <- d
 	}
 }
@@ -124,6 +126,7 @@ func (col *Collector) Collect(ch chan<- prometheus.Metric) {
 	}
 	ch <- prometheus.MustNewConstMetric(col.refreshes, prometheus.CounterValue, float64(st.Refreshes))
 	ch <- prometheus.MustNewConstMetric(col.otherCluster, prometheus.CounterValue, float64(st.OtherCluster))
+	ch <- prometheus.MustNewConstMetric(col.clusterSwitches, prometheus.CounterValue, float64(st.ClusterSwitches))
 	if m, ok := col.c.Migration(); ok {
 		ch <- prometheus.MustNewConstMetric(col.migPhase, prometheus.GaugeValue, float64(m.Phase), m.FromID, m.ToID)
 		for _, s := range []struct {

@@ -125,7 +125,8 @@ func TestCollectorListsEveryMetric(t *testing.T) {
 			return fmt.Sprintf("shardis_pool_dial_errors_total{client=\"test\",node=%q} 0\n", s.Addr)
 		})
 	want.WriteString("# HELP shardis_topology_refreshes_total Cluster topology refreshes.\n# TYPE shardis_topology_refreshes_total counter\nshardis_topology_refreshes_total{client=\"test\"} 0\n")
-	want.WriteString("# HELP shardis_topology_other_cluster_answers_total Cluster topology answers refused because the node answered for another cluster.\n# TYPE shardis_topology_other_cluster_answers_total counter\nshardis_topology_other_cluster_answers_total{client=\"test\"} 0\n")
+	want.WriteString("# HELP shardis_topology_other_cluster_answers_total Cluster topology answers that came from another cluster: refused, or taken by a cluster switch.\n# TYPE shardis_topology_other_cluster_answers_total counter\nshardis_topology_other_cluster_answers_total{client=\"test\"} 0\n")
+	want.WriteString("# HELP shardis_topology_cluster_switches_total Refreshes that took another cluster's answer from a seed because no node of the cluster in use answered: the client follows that cluster since.\n# TYPE shardis_topology_cluster_switches_total counter\nshardis_topology_cluster_switches_total{client=\"test\"} 0\n")
 	require.Equal(t, n, total, "every key on one server")
 
 	require.NoError(t, testutil.CollectAndCompare(col, strings.NewReader(want.String())))

@@ -94,12 +94,15 @@ func (tx *Tx) do(name string, args ...any) (any, error) {
 	if err := tx.fence.enter(); err != nil {
 		return nil, err
 	}
-	defer tx.fence.leave()
 	if tx.th == nil || tx.c.obs.h.Command == nil {
+		defer tx.fence.leave()
 		return tx.send(name, args)
 	}
 	start := now()
 	reply, err := tx.send(name, args)
+	// The hook runs once the round trip left the fence: a slow one does
+	// not hold a migration's switch.
+	tx.fence.leave()
 	tx.th.command(tx.ctx, tx.node, tx.group, name, args, start, err)
 	return reply, err
 }

@@ -627,11 +627,13 @@ func (f *flusher) sendPinned() {
 		}
 	}
 	if err != nil {
+		f.rc.c.noteTxFailure(f.ctx, tx.node, err) // as for a Do's (Stats, health)
 		fail(0, err, unwritten)
 		return
 	}
 	stop := context.AfterFunc(f.ctx, tx.conn.abort)
 	defer stop()
+	refused := false // NOAUTH or WRONGPASS: not a success of the node
 	for k := range cmds {
 		reply, err := tx.conn.ReceiveWithTimeout(timeout)
 		var re redis.Error
@@ -652,11 +654,17 @@ func (f *flusher) sendPinned() {
 		case errors.As(err, &re):
 			f.noteMoved(re)
 			f.rc.c.noteSentinelTxFailure(f.ctx, tx.node, re)
-			set(k, Result{Err: f.rc.c.commandReplyError(tx.node, cmds[k].name, cmds[k].args, re)})
+			rerr := f.rc.c.commandReplyError(tx.node, cmds[k].name, cmds[k].args, re)
+			refused = refused || isAuthFailure(rerr)
+			set(k, Result{Err: rerr})
 		default:
+			f.rc.c.noteTxFailure(f.ctx, tx.node, err)
 			fail(k, err, len(cmds))
 			return
 		}
+	}
+	if !refused {
+		f.rc.c.noteSuccess(tx.node)
 	}
 	if tx.closing && !tx.multi {
 		tx.finish()

@@ -169,7 +169,11 @@ type Op struct {
 	// Start is when the operation began.
 	Start time.Time
 
-	// Duration is the time from Start until every result was final.
+	// Duration is the time from Start until every result was final. It
+	// includes what came before the first attempt was sent, which no
+	// attempt's Duration does: during a migration, the wait of a command
+	// whose key moves for the fence to be armed, and the moves of its
+	// keys (see CommandEvent.Start).
 	Duration time.Duration
 	// Node is the node that gave the final reply when the operation ended
 	// on one node; the zero Node otherwise (see Nodes).
@@ -237,6 +241,8 @@ type CommandEvent struct {
 	Attempt int
 	// Start is when the attempt's batch was sent; Duration is how long its
 	// round trip took (see PipelineEvent for batches on several nodes).
+	// The first attempt's Start may come after Op.Start: the gap is what
+	// the operation waited before sending (see Op.Duration).
 	Start    time.Time
 	Duration time.Duration
 

@@ -2,6 +2,7 @@ package shard
 
 import (
 	"context"
+	"strings"
 	"time"
 )
 
@@ -178,6 +179,9 @@ type Op struct {
 	// Node is the node that gave the final reply when the operation ended
 	// on one node; the zero Node otherwise (see Nodes).
 	Node Node
+	// ServerAddr is the host:port of Node's server (see
+	// CommandEvent.ServerAddr); empty with the zero Node.
+	ServerAddr string
 	// Nodes is the number of distinct nodes that gave the final replies.
 	Nodes int
 	// Outcome classifies the result: for a pipeline, the first command
@@ -228,6 +232,13 @@ func (op *Op) Statement(max int) string {
 type CommandEvent struct {
 	// Node is the node the command was sent to.
 	Node Node
+	// ServerAddr is the host:port of the server the command was sent to:
+	// Node.Addr, but for a Sentinel shard, whose Node.Addr names the
+	// shard ("sentinel/<name>", see Client.NodeAddr), its master's address
+	// when the event is reported (empty while it has none). Tracers give
+	// it as the server's address (OpenTelemetry's server.address and
+	// server.port).
+	ServerAddr string
 	// Name is the command's name as the caller spelled it.
 	Name string
 	// Outcome classifies the attempt.
@@ -270,6 +281,9 @@ func (ev *CommandEvent) Statement(max int) string {
 type PipelineEvent struct {
 	// Node is the node the part was sent to.
 	Node Node
+	// ServerAddr is the host:port of Node's server (see
+	// CommandEvent.ServerAddr).
+	ServerAddr string
 	// Commands is the number of commands in the part.
 	Commands int
 	// Outcomes counts the commands by outcome, indexed by Outcome.
@@ -361,4 +375,17 @@ func itoa(i int) string {
 		b[n] = '-'
 	}
 	return string(b[n:])
+}
+
+// serverAddr is the ServerAddr of the hooks' events for node n: its
+// address, or a Sentinel shard's master's now ("" while it has none).
+func (c *Client) serverAddr(n Node) string {
+	if c.sent == nil || !strings.HasPrefix(n.Addr, sentinelPrefix) {
+		return n.Addr
+	}
+	a, err := c.NodeAddr(n)
+	if err != nil {
+		return ""
+	}
+	return a
 }

@@ -72,6 +72,8 @@ func (c *Client) forEach(ctx context.Context, nodes []Node, fn func(ctx context.
 			if err != nil {
 				if errors.Is(err, pool.ErrClosed) {
 					err = fmt.Errorf("%w (%w)", ErrClosed, err) // Close came first (another node's fn, say)
+				} else if j, ok := c.nodes.lookup(n.Addr); ok {
+					c.noteFailure(ctx, j, err) // as for a Do's (Stats, health)
 				}
 				errs[i] = &NodeError{Node: n, Err: err}
 				c.noteSentinelFailure(ctx, n.Addr, errs[i])

@@ -66,3 +66,29 @@ func TestReview10ForEachShardCommandsAreCounted(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, int64(1), masterStatsOf(t, c, servers[0].Addr).Commands-before[servers[0].Addr], "ForEachNode")
 }
+
+// TestReview10ForEachShardDialFailureIsANodeError: NodeStats.Errors
+// counts a node's connection-level failures, a refused dial among them,
+// whether Do, a transaction or a Conn met it. A ForEachShard that could
+// not open a connection to a node counted nothing there (and nothing
+// towards FailureLimit): a node that refused every SCRIPT LOAD or INFO
+// looked healthy in the metrics.
+func TestReview10ForEachShardDialFailureIsANodeError(t *testing.T) {
+	servers := redistest.StartNTB(t, 2, redistest.Options{})
+	cfg := ringConfig(servers)
+	cfg.Health.Interval = -1
+	c := newClient(t, cfg)
+	dead := servers[0]
+	require.NoError(t, dead.Kill())
+
+	before := masterStatsOf(t, c, dead.Addr).Errors
+	err := c.ForEachShard(context.Background(), func(ctx context.Context, _ shard.Node, conn redis.Conn) error {
+		_, err := redis.DoContext(conn, ctx, "PING")
+		return err
+	})
+	var ne *shard.NodeError
+	require.ErrorAs(t, err, &ne)
+	assert.Equal(t, dead.Addr, ne.Node.Addr)
+	assert.Equal(t, int64(1), masterStatsOf(t, c, dead.Addr).Errors-before, "the refused dial")
+	assert.Zero(t, masterStatsOf(t, c, servers[1].Addr).Errors, "the live node")
+}

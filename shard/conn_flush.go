@@ -584,11 +584,10 @@ func (f *flusher) sendPinned() {
 		fail(0, errNothingSent, 0)
 		return
 	}
-	if err := tx.fence.enter(); err != nil { // migrate_plan.go: nothing of the run is sent
-		f.refuseFenced(pinned, err)
-		return
-	}
-	defer tx.fence.leave()
+	// The hooks run outside the fence (Start before the run enters it,
+	// the others once it left, deferred first): a slow hook neither
+	// holds the switch of a migration nor sends the run after it, to
+	// the node of the topology it left.
 	if ctx, r := f.rc.c.connRunStart(f.ctx, tx.node, tx.group, cmds); r != nil {
 		// The run goes with the context Start returned.
 		saved := f.ctx
@@ -598,6 +597,18 @@ func (f *flusher) sendPinned() {
 			run.end(ctx)
 		}()
 	}
+	if err := tx.fence.enter(); err != nil { // migrate_plan.go: nothing of the run is sent
+		f.refuseFenced(pinned, err)
+		for k, i := range pinned {
+			if i >= 0 {
+				run.result(k, f.res[i].Reply, f.res[i].Err)
+			} else {
+				run.result(k, nil, err)
+			}
+		}
+		return
+	}
+	defer tx.fence.leave()
 	f.rc.c.nodes.get(tx.node).commands.Add(int64(len(cmds))) // Stats, as for commands sent by Do
 	// A write that fails stops before its end: the command whose Send
 	// failed, or the last one when Flush did, was not written whole, and
@@ -616,11 +627,13 @@ func (f *flusher) sendPinned() {
 		}
 	}
 	if err != nil {
+		f.rc.c.noteTxFailure(f.ctx, tx.node, err) // as for a Do's (Stats, health)
 		fail(0, err, unwritten)
 		return
 	}
 	stop := context.AfterFunc(f.ctx, tx.conn.abort)
 	defer stop()
+	refused := false // NOAUTH or WRONGPASS: not a success of the node
 	for k := range cmds {
 		reply, err := tx.conn.ReceiveWithTimeout(timeout)
 		var re redis.Error
@@ -641,11 +654,17 @@ func (f *flusher) sendPinned() {
 		case errors.As(err, &re):
 			f.noteMoved(re)
 			f.rc.c.noteSentinelTxFailure(f.ctx, tx.node, re)
-			set(k, Result{Err: f.rc.c.commandReplyError(tx.node, cmds[k].name, cmds[k].args, re)})
+			rerr := f.rc.c.commandReplyError(tx.node, cmds[k].name, cmds[k].args, re)
+			refused = refused || isAuthFailure(rerr)
+			set(k, Result{Err: rerr})
 		default:
+			f.rc.c.noteTxFailure(f.ctx, tx.node, err)
 			fail(k, err, len(cmds))
 			return
 		}
+	}
+	if !refused {
+		f.rc.c.noteSuccess(tx.node)
 	}
 	if tx.closing && !tx.multi {
 		tx.finish()

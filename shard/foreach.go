@@ -15,7 +15,8 @@ import (
 // LOAD, ...). The error joins every node's error, each a *NodeError.
 //
 // fn may do anything with its connection, MONITOR, SUBSCRIBE, SELECT or
-// CLIENT SETNAME included: every command sent on it is noted, and when fn
+// CLIENT SETNAME included: every command sent on it is noted (and
+// counted in the node's NodeStats.Commands, as a Do's is), and when fn
 // returns the connection goes back to the pool only as a fresh one is. An
 // open transaction is discarded (DISCARD, UNWATCH); a connection whose
 // state changed otherwise is closed. The connection must not be used after
@@ -71,12 +72,18 @@ func (c *Client) forEach(ctx context.Context, nodes []Node, fn func(ctx context.
 			if err != nil {
 				if errors.Is(err, pool.ErrClosed) {
 					err = fmt.Errorf("%w (%w)", ErrClosed, err) // Close came first (another node's fn, say)
+				} else if j, ok := c.nodes.lookup(n.Addr); ok {
+					c.noteFailure(ctx, j, err) // as for a Do's (Stats, health)
 				}
 				errs[i] = &NodeError{Node: n, Err: err}
 				c.noteSentinelFailure(ctx, n.Addr, errs[i])
 				return
 			}
 			defer conn.release()
+			if j, ok := c.nodes.lookup(n.Addr); ok {
+				// What fn sends counts in NodeStats.Commands, as a Do's.
+				conn.commands = &c.nodes.get(j).commands
+			}
 			err = callUserErr(c, forEachName, func() error { return fn(ctx, n, conn) })
 			if _, ok := err.(*PanicError); ok {
 				conn.markDirty() // fn stopped anywhere: closed, not pooled

@@ -2,6 +2,7 @@ package shard
 
 import (
 	"context"
+	"strings"
 	"time"
 )
 
@@ -169,11 +170,18 @@ type Op struct {
 	// Start is when the operation began.
 	Start time.Time
 
-	// Duration is the time from Start until every result was final.
+	// Duration is the time from Start until every result was final. It
+	// includes what came before the first attempt was sent, which no
+	// attempt's Duration does: during a migration, the wait of a command
+	// whose key moves for the fence to be armed, and the moves of its
+	// keys (see CommandEvent.Start).
 	Duration time.Duration
 	// Node is the node that gave the final reply when the operation ended
 	// on one node; the zero Node otherwise (see Nodes).
 	Node Node
+	// ServerAddr is the host:port of Node's server (see
+	// CommandEvent.ServerAddr); empty with the zero Node.
+	ServerAddr string
 	// Nodes is the number of distinct nodes that gave the final replies.
 	Nodes int
 	// Outcome classifies the result: for a pipeline, the first command
@@ -224,6 +232,13 @@ func (op *Op) Statement(max int) string {
 type CommandEvent struct {
 	// Node is the node the command was sent to.
 	Node Node
+	// ServerAddr is the host:port of the server the command was sent to:
+	// Node.Addr, but for a Sentinel shard, whose Node.Addr names the
+	// shard ("sentinel/<name>", see Client.NodeAddr), its master's address
+	// when the event is reported (empty while it has none). Tracers give
+	// it as the server's address (OpenTelemetry's server.address and
+	// server.port).
+	ServerAddr string
 	// Name is the command's name as the caller spelled it.
 	Name string
 	// Outcome classifies the attempt.
@@ -237,6 +252,8 @@ type CommandEvent struct {
 	Attempt int
 	// Start is when the attempt's batch was sent; Duration is how long its
 	// round trip took (see PipelineEvent for batches on several nodes).
+	// The first attempt's Start may come after Op.Start: the gap is what
+	// the operation waited before sending (see Op.Duration).
 	Start    time.Time
 	Duration time.Duration
 
@@ -264,6 +281,9 @@ func (ev *CommandEvent) Statement(max int) string {
 type PipelineEvent struct {
 	// Node is the node the part was sent to.
 	Node Node
+	// ServerAddr is the host:port of Node's server (see
+	// CommandEvent.ServerAddr).
+	ServerAddr string
 	// Commands is the number of commands in the part.
 	Commands int
 	// Outcomes counts the commands by outcome, indexed by Outcome.
@@ -360,4 +380,17 @@ func itoa(i int) string {
 		b[n] = '-'
 	}
 	return string(b[n:])
+}
+
+// serverAddr is the ServerAddr of the hooks' events for node n: its
+// address, or a Sentinel shard's master's now ("" while it has none).
+func (c *Client) serverAddr(n Node) string {
+	if c.sent == nil || !strings.HasPrefix(n.Addr, sentinelPrefix) {
+		return n.Addr
+	}
+	a, err := c.NodeAddr(n)
+	if err != nil {
+		return ""
+	}
+	return a
 }

@@ -96,10 +96,10 @@ func (r *connRun) end(ctx context.Context) {
 	from := c.nodes.get(r.node).node
 	if h := c.obs.h.Command; h != nil && len(r.calls) == 1 {
 		cl := r.calls[0]
-		h(ctx, &CommandEvent{Node: from, Name: cl.name, Outcome: connOutcome(cl.err), Err: cl.err, Start: r.start, Duration: took, cl: cl})
+		h(ctx, &CommandEvent{Node: from, ServerAddr: c.serverAddr(from), Name: cl.name, Outcome: connOutcome(cl.err), Err: cl.err, Start: r.start, Duration: took, cl: cl})
 	}
 	if h := c.obs.h.Pipeline; h != nil && len(r.calls) > 1 {
-		ev := &PipelineEvent{Node: from, Commands: len(r.calls), Start: r.start, Duration: took, calls: r.calls}
+		ev := &PipelineEvent{Node: from, ServerAddr: c.serverAddr(from), Commands: len(r.calls), Start: r.start, Duration: took, calls: r.calls}
 		for _, cl := range r.calls {
 			if n := lowerName(cl.name); n == "multi" || n == "exec" {
 				ev.tx = true // as the run's operation is named (MULTI)
@@ -117,6 +117,7 @@ func (r *connRun) end(ctx context.Context) {
 		return
 	}
 	op.Duration, op.Node, op.Nodes, op.Attempts = took, from, 1, 1
+	op.ServerAddr = c.serverAddr(from)
 	for _, cl := range r.calls {
 		if cl.err != nil {
 			op.Failed++

@@ -207,7 +207,7 @@ func (c *Client) reportPart(ctx context.Context, ps *passScratch, node int, star
 		}
 		cl := only.cl
 		ev := &ps.ev
-		*ev = CommandEvent{Node: from, Name: cl.name, Attempt: only.attempt, Start: start, Duration: took, Err: cl.err, cl: cl}
+		*ev = CommandEvent{Node: from, ServerAddr: c.serverAddr(from), Name: cl.name, Attempt: only.attempt, Start: start, Duration: took, Err: cl.err, cl: cl}
 		ev.Outcome = c.classify(cl)
 		if ev.Outcome == OutcomeRedirect {
 			ev.Redirect = c.redirectOf(cl, from)
@@ -220,7 +220,7 @@ func (c *Client) reportPart(ctx context.Context, ps *passScratch, node int, star
 		return
 	}
 	ev := &ps.pev
-	*ev = PipelineEvent{Node: from, Commands: n, Start: start, Duration: took}
+	*ev = PipelineEvent{Node: from, ServerAddr: c.serverAddr(from), Commands: n, Start: start, Duration: took}
 	ps.redir, ps.part = ps.redir[:0], ps.part[:0]
 	for _, s := range ps.sent {
 		if s.node != node {
@@ -547,6 +547,7 @@ func (c *Client) finishOp(ctx context.Context, op *Op, b *batch) {
 	op.Nodes = len(nodes)
 	if len(nodes) == 1 {
 		op.Node = c.nodes.get(nodes[0]).node
+		op.ServerAddr = c.serverAddr(op.Node)
 	}
 	if h := c.obs.h.Finish; h != nil {
 		h(ctx, op)

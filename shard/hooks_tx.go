@@ -61,6 +61,7 @@ func (th *txHooks) finish(ctx context.Context, err error) {
 	op.Commands = th.queued
 	if th.node >= 0 {
 		op.Node, op.Nodes = th.c.nodes.get(th.node).node, 1
+		op.ServerAddr = th.c.serverAddr(op.Node)
 	}
 	if err != nil {
 		op.Failed, op.Err, op.Outcome = 1, err, txFinalOutcome(err)
@@ -115,7 +116,7 @@ func (th *txHooks) command(ctx context.Context, node, group int, name string, ar
 	}
 	cl := &call{name: name, args: args, info: command.Lookup(name), node: node, group: group, err: err}
 	from := th.c.nodes.get(node).node
-	ev := &CommandEvent{Node: from, Name: name, Outcome: th.c.txOutcome(err), Err: err, Attempt: th.attempt, Start: start, Duration: time.Since(start), cl: cl}
+	ev := &CommandEvent{Node: from, ServerAddr: th.c.serverAddr(from), Name: name, Outcome: th.c.txOutcome(err), Err: err, Attempt: th.attempt, Start: start, Duration: time.Since(start), cl: cl}
 	if ev.Outcome == OutcomeRedirect {
 		ev.Redirect = th.c.redirectOf(cl, from)
 	}
@@ -153,7 +154,7 @@ func (th *txHooks) pipeline(ctx context.Context, node int, calls []*call, start 
 		return
 	}
 	from := th.c.nodes.get(node).node
-	ev := &PipelineEvent{Node: from, Commands: len(calls), Attempt: th.attempt, Start: start, Duration: took, calls: calls, tx: true}
+	ev := &PipelineEvent{Node: from, ServerAddr: th.c.serverAddr(from), Commands: len(calls), Attempt: th.attempt, Start: start, Duration: took, calls: calls, tx: true}
 	for _, cl := range calls {
 		o := th.c.txOutcome(cl.err)
 		ev.Outcomes[o]++

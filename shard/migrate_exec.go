@@ -111,6 +111,11 @@ func (c *Client) moveFirst(ctx context.Context, m *migState, calls []*call, read
 					break
 				}
 				phase = PhaseArmed
+				if cl.op != nil {
+					// The wait is the operation's, not its first
+					// attempt's (Op.Duration, CommandEvent.Start).
+					cl.op.side = true
+				}
 			}
 			pend = append(pend, pendingMove{key: k, src: src})
 		}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gomodule/redigo/redis"
@@ -39,6 +40,10 @@ type trackedConn struct {
 	// command: nothing more is written on it (usable), and what was is
 	// known not to have run.
 	protoErr bool
+	// commands, when set, counts each command sent on the connection in
+	// its node's NodeStats.Commands (a ForEachShard callback's); nil
+	// where the lender counts what it sends itself (the transactions).
+	commands *atomic.Int64
 }
 
 var (
@@ -62,6 +67,9 @@ func (c *Client) borrowTracked(ctx context.Context, addr string) (*trackedConn, 
 func (tc *trackedConn) note(name string, args []any) {
 	info := command.Lookup(name)
 	eff := command.EffectOf(info, name, args)
+	if tc.commands != nil {
+		tc.commands.Add(1)
+	}
 	tc.mu.Lock()
 	defer tc.mu.Unlock()
 	tc.sent++

@@ -94,12 +94,15 @@ func (tx *Tx) do(name string, args ...any) (any, error) {
 	if err := tx.fence.enter(); err != nil {
 		return nil, err
 	}
-	defer tx.fence.leave()
 	if tx.th == nil || tx.c.obs.h.Command == nil {
+		defer tx.fence.leave()
 		return tx.send(name, args)
 	}
 	start := now()
 	reply, err := tx.send(name, args)
+	// The hook runs once the round trip left the fence: a slow one does
+	// not hold a migration's switch.
+	tx.fence.leave()
 	tx.th.command(tx.ctx, tx.node, tx.group, name, args, start, err)
 	return reply, err
 }
@@ -117,6 +120,7 @@ func (tx *Tx) send(name string, args []any) (any, error) {
 	ns.commands.Add(1) // Stats, as for a command sent by Do
 	if tx.asking {
 		if err := tx.conn.Send("ASKING"); err != nil {
+			tx.c.noteTxFailure(tx.ctx, tx.node, err)
 			return nil, &NodeError{Node: node, Err: err}
 		}
 	}
@@ -138,11 +142,17 @@ func (tx *Tx) send(name string, args []any) (any, error) {
 		reply, err = redis.DoContext(tx.conn, tx.ctx, name, args...)
 	}
 	if err == nil {
+		tx.c.noteSuccess(tx.node)
 		return reply, nil
 	}
 	if re, ok := err.(redis.Error); ok {
-		return reply, tx.c.commandReplyError(tx.node, name, args, re)
+		rerr := tx.c.commandReplyError(tx.node, name, args, re)
+		if !isAuthFailure(rerr) { // the server answered (replyError counted a refusal)
+			tx.c.noteSuccess(tx.node)
+		}
+		return reply, rerr
 	}
+	tx.c.noteTxFailure(tx.ctx, tx.node, err)
 	if writeFailed(err) {
 		// The write stopped before the command's end: the server never
 		// read it whole, and did not run it.
@@ -151,6 +161,25 @@ func (tx *Tx) send(name string, args []any) (any, error) {
 	// The connection failed with the command written: a *NodeError, an
 	// *UnknownOutcomeError for a write (see sentError).
 	return nil, sentError(tx.ctx, node, connCmd{name: name, args: args}, false, err)
+}
+
+// noteTxFailure counts the failure err of the connection of a
+// transaction (a Client.Tx's, a Conn's) to node i as a Do's is counted
+// (send, failSend, receive): in NodeStats.Errors, and towards
+// HealthOptions.FailureLimit (noteFailure) unless it is a failed write,
+// which is no verdict on the node (see failSend). A failure that the
+// caller's context caused is not the node's and is not counted.
+func (c *Client) noteTxFailure(ctx context.Context, i int, err error) {
+	if !writeFailed(err) {
+		c.noteFailure(ctx, i, sentCause(ctx, err))
+		return
+	}
+	if ctxEnded(ctx) != nil {
+		return
+	}
+	ns := c.nodes.get(i)
+	ns.errors.Add(1)
+	ns.noteCause(err)
 }
 
 // commandReplyError is the error of the server's error reply re to the
@@ -551,19 +580,23 @@ func (c *Client) txOnce(ctx context.Context, plan txPlan, node int, asking bool,
 	replies := 0
 	if asking {
 		if err := conn.Send("ASKING"); err != nil {
+			c.noteTxFailure(ctx, node, err)
 			return nil, &NodeError{Node: ns.node, Err: err}
 		}
 		replies++
 	}
 	if err := conn.Send("MULTI"); err != nil {
+		c.noteTxFailure(ctx, node, err)
 		return nil, &NodeError{Node: ns.node, Err: err}
 	}
 	for _, q := range queue {
 		if err := conn.Send(q.name, q.args...); err != nil {
+			c.noteTxFailure(ctx, node, err)
 			return nil, &NodeError{Node: ns.node, Err: err}
 		}
 	}
 	if err := conn.Send("EXEC"); err != nil {
+		c.noteTxFailure(ctx, node, err)
 		return nil, &NodeError{Node: ns.node, Err: err}
 	}
 	replies += 2 + len(queue)
@@ -574,6 +607,7 @@ func (c *Client) txOnce(ctx context.Context, plan txPlan, node int, asking bool,
 		// never read a whole EXEC, and discards MULTI's queue with the
 		// connection. Nothing ran (whatever the cause: a reset while a
 		// value over proto-max-bulk-len was written, say).
+		c.noteTxFailure(ctx, node, err)
 		return nil, &NodeError{Node: ns.node, Err: contextCause(ctx, err)}
 	}
 	// The replies are read one at a time (as Do would, returning the
@@ -609,9 +643,13 @@ func (c *Client) txOnce(ctx context.Context, plan txPlan, node int, asking bool,
 			}
 			reply = nil
 		default:
+			c.noteTxFailure(ctx, node, err)
 			return nil, execFailed(ctx, ns.node, queue, err)
 		}
 		received = k + 1
+	}
+	if !isAuthFailure(firstErr) { // the server answered every command
+		c.noteSuccess(node)
 	}
 	if firstErr != nil {
 		return nil, firstErr

@@ -55,7 +55,9 @@ func (in *Instrumentation) Observe(c *shard.Client) (metric.Registration, error)
 		st := c.Stats()
 		pools := map[string]bool{}
 		for _, n := range st.Nodes {
-			node := append(in.node(n.Node.Addr).kv[:2:2], ReadOnlyKey.Bool(n.ReadOnly))
+			server, _ := c.NodeAddr(n.Node) // a Sentinel shard's master ("" while it has none)
+			na, _ := in.nodeAt(n.Node, server)
+			node := append(na.attrs(), ReadOnlyKey.Bool(n.ReadOnly))
 			node = in.withCommon(node)
 			upValue := int64(1)
 			if n.Down {

@@ -61,6 +61,12 @@ const (
 	// (shard.Op.Attempts: for several commands, the most times one was),
 	// set when it is more than once: a redirect or a retry.
 	AttemptsKey = attribute.Key("shardis.attempts")
+	// NodeKey names a node whose server.address is not its own: a
+	// Sentinel shard (shard.Node.Addr "sentinel/<name>"), whose
+	// server.address and server.port are its master's at the time
+	// (shard.CommandEvent.ServerAddr); its value is the shard's name
+	// (shard.Node.Name).
+	NodeKey = attribute.Key("shardis.node")
 	// ReadOnlyKey marks a replica connection for reads (READONLY).
 	ReadOnlyKey = attribute.Key("shardis.node.read_only")
 	// NodeEventKey is a node state change (shard.NodeEventKind.String).
@@ -147,8 +153,11 @@ type Instrumentation struct {
 type nodeAttrs struct {
 	host string
 	port int
-	kv   []attribute.KeyValue // server.address, server.port
+	kv   []attribute.KeyValue // server.address, server.port (and shardis.node)
 }
+
+// attrs returns the node's attributes, for appending to.
+func (na *nodeAttrs) attrs() []attribute.KeyValue { return na.kv[:len(na.kv):len(na.kv)] }
 
 type opKey struct {
 	addr, name string // name: the operation name (shard.CommandEvent.Operation)
@@ -247,17 +256,36 @@ func (in *Instrumentation) Hooks() *shard.Hooks {
 
 // node returns the attributes of the node at addr.
 func (in *Instrumentation) node(addr string) *nodeAttrs {
-	if v, ok := in.nodes.Load(addr); ok {
-		return v.(*nodeAttrs)
+	na, _ := in.nodeAt(shard.Node{Addr: addr}, "")
+	return na
+}
+
+// nodeAt returns the attributes of node n, whose server is at server
+// (shard.CommandEvent.ServerAddr; "" or n.Addr: n's own address), and
+// the key they are cached under (forget drops it with n's). A Sentinel
+// shard's server is its master: server.address and server.port are the
+// master's, and NodeKey names the shard.
+func (in *Instrumentation) nodeAt(n shard.Node, server string) (*nodeAttrs, string) {
+	key := n.Addr
+	if server != "" && server != n.Addr {
+		key = n.Addr + "\x00" + server
+	} else {
+		server = n.Addr
 	}
-	na := &nodeAttrs{host: addr}
-	if h, p, err := net.SplitHostPort(addr); err == nil {
+	if v, ok := in.nodes.Load(key); ok {
+		return v.(*nodeAttrs), key
+	}
+	na := &nodeAttrs{host: server}
+	if h, p, err := net.SplitHostPort(server); err == nil {
 		na.host = h
 		na.port, _ = strconv.Atoi(p)
 	}
 	na.kv = []attribute.KeyValue{semconv.ServerAddress(na.host), semconv.ServerPort(na.port)}
-	v, _ := in.nodes.LoadOrStore(addr, na)
-	return v.(*nodeAttrs)
+	if key != n.Addr {
+		na.kv = append(na.kv, NodeKey.String(n.Name))
+	}
+	v, _ := in.nodes.LoadOrStore(key, na)
+	return v.(*nodeAttrs), key
 }
 
 func (in *Instrumentation) start(ctx context.Context, op *shard.Op) context.Context {
@@ -305,7 +333,8 @@ func (in *Instrumentation) finish(ctx context.Context, op *shard.Op) {
 		return
 	}
 	if op.Nodes == 1 {
-		span.SetAttributes(in.node(op.Node.Addr).kv...)
+		na, _ := in.nodeAt(op.Node, op.ServerAddr)
+		span.SetAttributes(na.kv...)
 	} else if op.Nodes > 1 {
 		span.SetAttributes(NodesKey.Int(op.Nodes))
 	}
@@ -334,21 +363,25 @@ func (in *Instrumentation) command(ctx context.Context, ev *shard.CommandEvent) 
 	if ev.Outcome != shard.OutcomeOK {
 		span := trace.SpanFromContext(ctx)
 		if span.IsRecording() {
-			in.attemptEvent(span, ev.Node, ev.Outcome, ev.Err, &ev.Redirect)
+			in.attemptEvent(span, ev.Node, ev.ServerAddr, ev.Outcome, ev.Err, &ev.Redirect)
 		}
 	}
 	retries := 0
 	if ev.Outcome == shard.OutcomeRetry {
 		retries = 1
 	}
-	in.measure(ctx, ev.Node, ev.Operation(), ev.Outcome, ev.Duration.Seconds(), ev.Err, retries, &ev.Redirect)
+	in.measure(ctx, ev.Node, ev.ServerAddr, ev.Operation(), ev.Outcome, ev.Duration.Seconds(), ev.Err, retries, &ev.Redirect)
 }
 
 func (in *Instrumentation) pipeline(ctx context.Context, ev *shard.PipelineEvent) {
 	parent := trace.SpanFromContext(ctx)
 	if parent.IsRecording() {
-		na := in.node(ev.Node.Addr)
-		_, span := in.tracer.Start(ctx, ev.Operation()+" "+ev.Node.Addr, trace.WithSpanKind(trace.SpanKindClient), trace.WithTimestamp(ev.Start))
+		na, _ := in.nodeAt(ev.Node, ev.ServerAddr)
+		target := ev.Node.Addr
+		if ev.ServerAddr != "" {
+			target = ev.ServerAddr // a Sentinel shard's master
+		}
+		_, span := in.tracer.Start(ctx, ev.Operation()+" "+target, trace.WithSpanKind(trace.SpanKindClient), trace.WithTimestamp(ev.Start))
 		attrs := make([]attribute.KeyValue, 0, 6+len(in.cfg.attrs))
 		attrs = append(attrs, semconv.DBSystemNameRedis, semconv.DBOperationName(ev.Operation()), semconv.DBOperationBatchSize(ev.Commands))
 		attrs = append(attrs, na.kv...)
@@ -358,10 +391,10 @@ func (in *Instrumentation) pipeline(ctx context.Context, ev *shard.PipelineEvent
 		attrs = append(attrs, in.cfg.attrs...)
 		span.SetAttributes(attrs...)
 		for i := range ev.Redirects {
-			in.attemptEvent(span, ev.Node, shard.OutcomeRedirect, nil, &ev.Redirects[i])
+			in.attemptEvent(span, ev.Node, ev.ServerAddr, shard.OutcomeRedirect, nil, &ev.Redirects[i])
 		}
 		if fail, err := partFailure(ev); fail != shard.OutcomeOK {
-			in.attemptEvent(span, ev.Node, fail, err, nil)
+			in.attemptEvent(span, ev.Node, ev.ServerAddr, fail, err, nil)
 			et := errorType(fail, err)
 			span.SetAttributes(semconv.ErrorTypeKey.String(et))
 			// As the operation's span: status Error with the class only,
@@ -376,7 +409,7 @@ func (in *Instrumentation) pipeline(ctx context.Context, ev *shard.PipelineEvent
 	if o == shard.OutcomeOK {
 		o = ev.Outcome
 	}
-	in.measure(ctx, ev.Node, ev.Operation(), o, ev.Duration.Seconds(), ev.Err, ev.Outcomes[shard.OutcomeRetry], nil)
+	in.measure(ctx, ev.Node, ev.ServerAddr, ev.Operation(), o, ev.Duration.Seconds(), ev.Err, ev.Outcomes[shard.OutcomeRetry], nil)
 	for i := range ev.Redirects {
 		in.countRedirect(ctx, &ev.Redirects[i])
 	}
@@ -401,29 +434,31 @@ func partFailure(ev *shard.PipelineEvent) (shard.Outcome, error) {
 
 // attemptEvent adds a span event for an attempt that did not succeed: a
 // redirect names both nodes.
-func (in *Instrumentation) attemptEvent(span trace.Span, node shard.Node, o shard.Outcome, err error, rd *shard.Redirect) {
+func (in *Instrumentation) attemptEvent(span trace.Span, node shard.Node, server string, o shard.Outcome, err error, rd *shard.Redirect) {
 	if o == shard.OutcomeRedirect && rd != nil {
 		span.AddEvent("redirect", trace.WithAttributes(
 			RedirectKindKey.String(rd.Kind), RedirectSlotKey.Int(rd.Slot),
 			RedirectFromKey.String(rd.From.Addr), RedirectToKey.String(rd.To.Addr)))
 		return
 	}
-	attrs := append(in.node(node.Addr).kv[:2:2], OutcomeKey.String(o.String()), semconv.ErrorTypeKey.String(errorType(o, err)))
+	na, _ := in.nodeAt(node, server)
+	attrs := append(na.attrs(), OutcomeKey.String(o.String()), semconv.ErrorTypeKey.String(errorType(o, err)))
 	span.AddEvent("attempt failed", trace.WithAttributes(attrs...))
 }
 
 // measure records an attempt's duration under the operation name
 // (shard.CommandEvent.Operation, or PIPELINE) and counts its redirect or
 // retries.
-func (in *Instrumentation) measure(ctx context.Context, node shard.Node, name string, o shard.Outcome, seconds float64, err error, retries int, rd *shard.Redirect) {
+func (in *Instrumentation) measure(ctx context.Context, node shard.Node, server, name string, o shard.Outcome, seconds float64, err error, retries int, rd *shard.Redirect) {
+	na, key := in.nodeAt(node, server)
 	if in.opDuration.Enabled(ctx) {
-		in.opDuration.Record(ctx, seconds, in.opOption(node.Addr, name, o, err))
+		in.opDuration.Record(ctx, seconds, in.opOption(na, key, name, o, err))
 	}
 	if o == shard.OutcomeRedirect && rd != nil {
 		in.countRedirect(ctx, rd)
 	}
 	if retries > 0 && in.retries.Enabled(ctx) {
-		in.retries.Add(ctx, int64(retries), metric.WithAttributes(in.withCommon(in.node(node.Addr).kv[:2:2])...))
+		in.retries.Add(ctx, int64(retries), metric.WithAttributes(in.withCommon(na.attrs())...))
 	}
 }
 
@@ -431,7 +466,7 @@ func (in *Instrumentation) countRedirect(ctx context.Context, rd *shard.Redirect
 	if !in.redirects.Enabled(ctx) {
 		return
 	}
-	attrs := append(in.node(rd.From.Addr).kv[:2:2], RedirectKindKey.String(rd.Kind))
+	attrs := append(in.node(rd.From.Addr).attrs(), RedirectKindKey.String(rd.Kind))
 	in.redirects.Add(ctx, 1, metric.WithAttributes(in.withCommon(attrs)...))
 }
 
@@ -439,8 +474,8 @@ func (in *Instrumentation) countRedirect(ctx context.Context, rd *shard.Redirect
 // error.type is the outcome class, but for a retried attempt its cause
 // (retryCause: a few known values, so the series stay bounded); a
 // server's error code is not used here, since a script may make up any.
-func (in *Instrumentation) opOption(addr, name string, o shard.Outcome, err error) metric.RecordOption {
-	k := opKey{addr: addr, name: name, outcome: o}
+func (in *Instrumentation) opOption(na *nodeAttrs, key, name string, o shard.Outcome, err error) metric.RecordOption {
+	k := opKey{addr: key, name: name, outcome: o}
 	switch o {
 	case shard.OutcomeOK:
 	case shard.OutcomeRetry:
@@ -451,7 +486,7 @@ func (in *Instrumentation) opOption(addr, name string, o shard.Outcome, err erro
 	if v, ok := in.opAttrs.Load(k); ok {
 		return v.(metric.RecordOption)
 	}
-	attrs := append(in.node(addr).kv[:2:2], semconv.DBSystemNameRedis, semconv.DBOperationName(name), OutcomeKey.String(o.String()))
+	attrs := append(na.attrs(), semconv.DBSystemNameRedis, semconv.DBOperationName(name), OutcomeKey.String(o.String()))
 	if o != shard.OutcomeOK {
 		attrs = append(attrs, semconv.ErrorTypeKey.String(k.errType))
 	}
@@ -468,9 +503,15 @@ func (in *Instrumentation) opOption(addr, name string, o shard.Outcome, err erro
 // retired (shard.NodeRetired): the caches hold the nodes in use, not
 // every node ever seen.
 func (in *Instrumentation) forget(addr string) {
-	in.nodes.Delete(addr)
+	mine := func(key string) bool { return key == addr || strings.HasPrefix(key, addr+"\x00") }
+	in.nodes.Range(func(k, _ any) bool {
+		if mine(k.(string)) {
+			in.nodes.Delete(k)
+		}
+		return true
+	})
 	in.opAttrs.Range(func(k, _ any) bool {
-		if k.(opKey).addr == addr {
+		if mine(k.(opKey).addr) {
 			if _, deleted := in.opAttrs.LoadAndDelete(k); deleted {
 				in.opAttrCount.Add(-1)
 			}
@@ -507,7 +548,7 @@ func (in *Instrumentation) refresh(ctx context.Context, ev *shard.RefreshEvent) 
 
 func (in *Instrumentation) nodeState(ev shard.NodeEvent) {
 	if !in.noMetrics {
-		attrs := append(in.node(ev.Node.Addr).kv[:2:2], NodeEventKey.String(ev.Kind.String()))
+		attrs := append(in.node(ev.Node.Addr).attrs(), NodeEventKey.String(ev.Kind.String()))
 		in.nodeEvents.Add(context.Background(), 1, metric.WithAttributes(in.withCommon(attrs)...))
 	}
 	if ev.Kind == shard.NodeRetired {

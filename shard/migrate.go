@@ -112,11 +112,13 @@ type migState struct {
 	// executions planned by the old topology were waited for (advance).
 	switched atomic.Bool
 	armed    chan struct{} // closed at PhaseArmed
-	waiting  atomic.Int64  // executions routed by the old topology
-	cut      fenceCut      // ends the old plans that outlast the switch's wait (migrate_plan.go)
-	fromLoc  locator       // the old topology's placement
-	next     *topology     // ring or router client: its routing from PhaseFenced on
-	prev     *migState     // a rollback: the armed migration it turns around
+	ended    chan struct{} // closed when the client leaves it unarmed (end)
+	endOnce  sync.Once
+	waiting  atomic.Int64 // executions routed by the old topology
+	cut      fenceCut     // ends the old plans that outlast the switch's wait (migrate_plan.go)
+	fromLoc  locator      // the old topology's placement
+	next     *topology    // ring or router client: its routing from PhaseFenced on
+	prev     *migState    // a rollback: the armed migration it turns around
 
 	lanesMu sync.Mutex
 	lanes   map[[2]string]*moveLane // (old, new) address -> its moves
@@ -221,7 +223,7 @@ func (c *Client) routerFor(ctx context.Context, cfg Config) (Router, error) {
 func (c *Client) installMigration(ctx context.Context, from Router, fromID, toID string, addrs map[string]string,
 	next *topology, armed bool, prev *migState) error {
 	m := &migState{from: from, fromID: fromID, toID: toID, addrs: addrs, src: map[string]int{}, moved: newMovedSet(),
-		lanes: map[[2]string]*moveLane{}, armed: make(chan struct{}), next: next, prev: prev}
+		lanes: map[[2]string]*moveLane{}, armed: make(chan struct{}), ended: make(chan struct{}), next: next, prev: prev}
 	for _, n := range from.Nodes() {
 		m.src[n.Addr] = c.nodes.add(n)
 	}
@@ -249,6 +251,7 @@ func (c *Client) installMigration(ctx context.Context, from Router, fromID, toID
 			}
 			c.newOutsideCut()
 			c.mig.CompareAndSwap(m, old)
+			m.end()
 			c.settleReads()
 			c.settleNodes()
 			return err
@@ -421,6 +424,7 @@ func (c *Client) FinishMigration() error {
 	c.newOutsideCut()
 	m := c.mig.Swap(nil)
 	m.beacon.close()
+	m.end()
 	if m.next != nil && m.phase.Load() == int32(PhaseWaiting) {
 		c.switchTo(m.next) // never fenced: it still routed by the old topology
 	}
@@ -463,16 +467,29 @@ func (c *Client) AbortMigration(ctx context.Context) error {
 	}
 	back := c.topologyOf(m.from, m.fromID) // migrate_cluster.go
 	if m.phase.Load() != int32(PhaseArmed) {
-		// No key has moved yet (moves begin only once armed): route by
-		// the old topology again, like a process that never migrated.
-		c.newOutsideCut()
-		c.mig.Store(nil)
+		// The beacons' loop may be arming m: stop it first, then read
+		// the phase again (a check before could see m fenced, the loop
+		// arm it and commands move keys that the old topology, routed
+		// by again, would not find).
 		m.beacon.close()
-		c.switchTo(back)
-		c.settleReads()
-		c.settleNodes()
-		c.renameConns(ctx)
-		return nil
+		if m.phase.Load() != int32(PhaseArmed) {
+			// No key has moved yet (moves begin only once armed): route
+			// by the old topology again, like a process that never
+			// migrated. The routing goes back first: while m is still
+			// on, fenced or waiting, a command routed by the topology the
+			// client routes by moves nothing, where with m gone and the
+			// new topology still in place a key would be looked for at
+			// its new owner. Commands waiting at m's fence end, not sent.
+			c.newOutsideCut()
+			c.switchTo(back)
+			c.mig.Store(nil)
+			m.end()
+			c.settleReads()
+			c.settleNodes()
+			c.renameConns(ctx)
+			return nil
+		}
+		m.beacon = c.openBeacons(ctx, m) // armed meanwhile: it turns around below
 	}
 	// Armed: other processes may still move keys forward, so this one
 	// does too until the rollback is fenced (it then routes by the old

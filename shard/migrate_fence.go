@@ -209,10 +209,17 @@ func readFence(ctx context.Context, conn redis.Conn, key string) MigrationPhase 
 	return p
 }
 
+// end tells the commands waiting at m's fence (waitArmed) that m will
+// never be armed: the client left it. They end without being sent.
+func (m *migState) end() {
+	m.endOnce.Do(func() { close(m.ended) })
+}
+
 // waitArmed blocks a command whose key must move until the client is
 // armed (PhaseFenced), at most for limit (the client's read timeout: a
 // fence that stays up longer, for example because arming was refused,
-// fails the command instead of hanging it), or fails it when ctx ends.
+// fails the command instead of hanging it), or fails it when ctx ends or
+// the client leaves m (end).
 func (m *migState) waitArmed(ctx context.Context, limit time.Duration) error {
 	select {
 	case <-m.armed:
@@ -224,6 +231,8 @@ func (m *migState) waitArmed(ctx context.Context, limit time.Duration) error {
 	select {
 	case <-m.armed:
 		return nil
+	case <-m.ended:
+		return fmt.Errorf("%w: the migration ended (AbortMigration or FinishMigration) before it was armed", ErrMigration)
 	case <-t.C:
 		return fmt.Errorf("%w: the fence is up but not armed after %v (is the mover arming?)", ErrMigration, limit)
 	case <-ctx.Done():

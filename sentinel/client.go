@@ -23,6 +23,9 @@ const (
 	DefaultReadTimeout = time.Second
 )
 
+// minTimeout is the shortest positive DialTimeout and ReadTimeout.
+const minTimeout = time.Millisecond
+
 // Options configures the connections to the Sentinels. They are separate
 // from the data nodes' settings: Sentinels often have credentials (or no
 // credentials) of their own.
@@ -37,10 +40,11 @@ type Options struct {
 	// ServerName is filled in with each Sentinel's host.
 	TLSConfig *tls.Config
 	// DialTimeout bounds connecting to one Sentinel (TCP, TLS, AUTH).
-	// 0 means DefaultDialTimeout.
+	// 0 means DefaultDialTimeout; New refuses a positive timeout below
+	// 1ms.
 	DialTimeout time.Duration
 	// ReadTimeout bounds each reply of one Sentinel. 0 means
-	// DefaultReadTimeout.
+	// DefaultReadTimeout; New refuses a positive timeout below 1ms.
 	ReadTimeout time.Duration
 }
 
@@ -139,8 +143,17 @@ func New(master string, addrs []string, opts Options) (*Client, error) {
 	if opts.Username != "" && opts.Password == "" {
 		return nil, fmt.Errorf("%w: Sentinel username %q without a password", ErrBadOptions, opts.Username)
 	}
-	if opts.DialTimeout < 0 || opts.ReadTimeout < 0 {
-		return nil, fmt.Errorf("%w: negative Sentinel timeout", ErrBadOptions)
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{{"DialTimeout", opts.DialTimeout}, {"ReadTimeout", opts.ReadTimeout}} {
+		if d.v < 0 {
+			return nil, fmt.Errorf("%w: %s is %v, must not be negative", ErrBadOptions, d.name, d.v)
+		}
+		// A few nanoseconds is a unit left out: every query would time out.
+		if d.v > 0 && d.v < minTimeout {
+			return nil, fmt.Errorf("%w: %s is %v, below %v: is a unit missing (time.Second, time.Millisecond)?", ErrBadOptions, d.name, d.v, minTimeout)
+		}
 	}
 	return &Client{master: master, opts: opts.withDefaults(), addrs: append([]string(nil), addrs...)}, nil
 }

@@ -253,7 +253,7 @@ func (c *Client) classify(cl *call) Outcome {
 	}
 	if c.sent != nil {
 		// First: an error reply on a Sentinel shard may be retried too.
-		if sh, replica := c.sent.shardOf(cl.node); sh != nil {
+		if sh, replica := c.sent.shardOfCall(cl); sh != nil {
 			return c.classifySentinel(cl, replica)
 		}
 	}

@@ -24,6 +24,21 @@ func (s *sentinels) shardOf(node int) (*sentShard, bool) {
 	return nil, false
 }
 
+// shardOfCall is shardOf for a call: a read on a replica belongs to the
+// shard its key was placed on (cl.group: placeSentinelRead only moves a
+// call routed to a Sentinel shard's node, whose index is its group), not
+// to the shard that listed the replica's address last. A replica
+// re-pointed to another master set is on both shards' lists until a
+// query or ROLE check drops it from the old one; a read of the old
+// shard's key that failed there and went to the other shard's master
+// would read another shard's data set.
+func (s *sentinels) shardOfCall(cl *call) (*sentShard, bool) {
+	if cl.replica && cl.group >= 0 && cl.group < len(s.byMaster) && s.byMaster[cl.group] != nil {
+		return s.byMaster[cl.group], true
+	}
+	return s.shardOf(cl.node)
+}
+
 // placeSentinelRead points a read-only call routed to configured node at
 // one of the shard's replicas, by the ReadFrom policy.
 func (c *Client) placeSentinelRead(cl *call, node int) {
@@ -121,7 +136,7 @@ func (c *Client) retrySentinel(ctx context.Context, calls []*call) (abandoned bo
 				}
 				continue
 			}
-			sh, replica := c.sent.shardOf(cl.node)
+			sh, replica := c.sent.shardOfCall(cl)
 			if sh == nil {
 				// A plain shard of a mixed ring: its rules are the
 				// plain ring's (execute marks no call when c.sent is set).
@@ -191,7 +206,7 @@ func (c *Client) retrySentinel(ctx context.Context, calls []*call) (abandoned bo
 func (c *Client) giveUpSentinel(calls []*call) {
 	const why = "no new master within the failover wait"
 	for _, cl := range calls {
-		if sh, _ := c.sent.shardOf(cl.node); sh != nil && sh.stale.Load() {
+		if sh, _ := c.sent.shardOfCall(cl); sh != nil && sh.stale.Load() {
 			if p := sh.queryErr.Load(); p != nil {
 				cl.err = fmt.Errorf("%w (%w)", cl.err, *p)
 				c.giveUp([]*call{cl}, why+"; the Sentinels named none: "+(*p).Error())

@@ -356,6 +356,8 @@ func (c *Client) classifySentinel(cl *call, replica bool) Outcome {
 		return OutcomeFailed // final at once (judgeSentinel)
 	case replica:
 		return OutcomeRetry // sent to the master at once
+	case cl.resets >= 1 && writeRefused(cl):
+		return OutcomeFailed // the write reset again: final (judgeSentinel)
 	case notSent(ne.Err) || !mayWrite(cl.info):
 		if wait {
 			return OutcomeRetry

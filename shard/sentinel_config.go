@@ -61,8 +61,10 @@ type SentinelOptions struct {
 	// progress) waits for the new master and is sent again. 0 (the
 	// default) fails such commands at once, as for plain shards. Writes
 	// whose connection failed after sending are never sent again: they
-	// fail with *UnknownOutcomeError. A positive wait below 1ms is
-	// refused.
+	// fail with *UnknownOutcomeError; nor is a command whose write the
+	// master reset twice in a row (a value over its proto-max-bulk-len):
+	// it fails with the *NodeError that says it did not run. A positive
+	// wait below 1ms is refused.
 	FailoverWait time.Duration
 }
 

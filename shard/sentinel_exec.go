@@ -254,6 +254,12 @@ func (c *Client) judgeSentinel(ctx context.Context, sh *sentShard, replica bool,
 		cl.node, cl.replica = sh.node, false
 		return retryNow
 	}
+	reset := writeRefused(cl)
+	if reset {
+		cl.resets++
+	} else {
+		cl.resets = 0
+	}
 	var re redis.Error
 	if errors.As(cl.err, &re) {
 		msg := string(re)
@@ -285,11 +291,32 @@ func (c *Client) judgeSentinel(ctx context.Context, sh *sentShard, replica bool,
 	}
 	cl.last = ne.Error()
 	sh.request()
+	if reset && cl.resets >= 2 {
+		// The master reset the command's write again: it refuses the
+		// command (a value over its proto-max-bulk-len), it is not going
+		// away. It did not run.
+		return final
+	}
 	if notSent(ne.Err) || !mayWrite(cl.info) {
 		return retryLater
 	}
 	cl.err = &UnknownOutcomeError{Command: strings.ToUpper(cl.name), Node: ne.Node, Err: ne}
 	return final
+}
+
+// writeRefused reports whether cl failed because its connection failed
+// while its command was being written (errNotWritten), though the
+// connection was made: what a live master does to a command it refuses
+// part way (a value over proto-max-bulk-len: it replies with a protocol
+// error and closes the connection while the rest of the value comes). A
+// master that dies mid-write does it once; the next attempt's dial fails.
+// A write reset twice in a row is the command's refusal, and is not sent
+// again (judgeSentinel): before, it was sent again, the whole value each
+// time, until FailoverWait ran out, and then blamed on a missing new
+// master.
+func writeRefused(cl *call) bool {
+	var ne *NodeError
+	return errors.As(cl.err, &ne) && errors.Is(ne.Err, errNotWritten)
 }
 
 // noteSentinelTxFailure asks for a query of the Sentinels when err, the

@@ -68,4 +68,24 @@ func TestReview10SentinelOversizedValueFailsFast(t *testing.T) {
 			require.Equal(t, 1, n)
 		})
 	}
+	t.Run("Tx", func(t *testing.T) {
+		cfg := sentinelConfig(set)
+		const wait = 20 * time.Second
+		cfg.Sentinel.FailoverWait = wait
+		cfg.Health.Interval = time.Hour
+		c := newClient(t, cfg)
+		ctx := context.Background()
+		big := strings.Repeat("x", 32<<20)
+		start := time.Now()
+		_, err := c.Tx(ctx, []string{"review10:txbig"}, func(tx *shard.Tx) error {
+			return tx.Queue("SET", "review10:txbig", big)
+		})
+		took := time.Since(start)
+		require.Error(t, err)
+		t.Logf("after %v: %v", took, err)
+		require.False(t, errors.Is(err, shard.ErrRetryBudget), "an oversized value waited for a failover: %v", err)
+		var uo *shard.UnknownOutcomeError
+		require.False(t, errors.As(err, &uo), "%v", err)
+		require.Less(t, took, wait/2, "the oversized transaction was sent again until FailoverWait ran out")
+	})
 }

@@ -63,8 +63,10 @@ type SentinelOptions struct {
 	// whose connection failed after sending are never sent again: they
 	// fail with *UnknownOutcomeError; nor is a command whose write the
 	// master reset twice in a row (a value over its proto-max-bulk-len):
-	// it fails with the *NodeError that says it did not run. A positive
-	// wait below 1ms is refused.
+	// it fails with the *NodeError that says it did not run. Client.Tx
+	// runs a transaction again within FailoverWait only when nothing of
+	// it can have run (see Client.Tx). A positive wait below 1ms is
+	// refused.
 	FailoverWait time.Duration
 }
 

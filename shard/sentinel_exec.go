@@ -330,27 +330,96 @@ func writeRefused(cl *call) bool {
 // +switch-master or a periodic query came, forever with the periodic
 // queries off and the Sentinels unreachable.
 func (c *Client) noteSentinelTxFailure(ctx context.Context, node int, err error) {
+	if sh := c.sentinelTxFailover(ctx, node, err); sh != nil {
+		sh.request()
+	}
+}
+
+// sentinelTxFailover returns the Sentinel shard whose master node is,
+// when err, a failure there, may mean that the shard has a new master
+// (see noteSentinelTxFailure); nil otherwise.
+func (c *Client) sentinelTxFailover(ctx context.Context, node int, err error) *sentShard {
 	if c.sent == nil || err == nil || c.closed.Load() {
-		return
+		return nil
 	}
 	sh, replica := c.sent.shardOf(node)
 	if sh == nil || replica {
-		return
+		return nil
 	}
 	var re redis.Error
 	if errors.As(err, &re) {
 		switch code, _, _ := strings.Cut(string(re), " "); code {
 		case "READONLY", "MASTERDOWN", "LOADING", "NOREPLICAS":
-			sh.request()
+			return sh
 		}
-		return
+		return nil
 	}
 	var ne *NodeError
 	if !errors.As(err, &ne) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) ||
 		ctx.Err() != nil || errors.Is(ne.Err, redis.ErrPoolExhausted) {
-		return
+		return nil
 	}
-	sh.request()
+	return sh
+}
+
+// sentinelTxWait is the state of a transaction's retries on a Sentinel
+// shard (retrySentinelTx), over its attempts.
+type sentinelTxWait struct {
+	start   time.Time
+	backoff time.Duration
+	resets  int // writes of MULTI ... EXEC that failed before their end, in a row
+}
+
+// retrySentinelTx decides, after attempt of a transaction on node failed
+// with err and ended as how says, whether it runs again: with
+// FailoverWait, when the node is a Sentinel shard's master, the failure
+// may mean a new master (sentinelTxFailover: the query it asks for has
+// been asked), and nothing of the attempt can have run (txNotRun,
+// txNotWritten; never after an EXEC whose connection failed once it was
+// written, nor after fn wrote through Do). It then waits, as a command
+// does (retrySentinel), for the query or a backoff of 5 ms ... 100 ms,
+// and returns true. When FailoverWait is spent it returns the
+// *RetryError to fail with. As for a command, a write of MULTI ... EXEC
+// that the master resets twice in a row is its refusal (a value over
+// proto-max-bulk-len), not a failover: it is not run again.
+func (c *Client) retrySentinelTx(ctx context.Context, node, attempt int, err error, how txEnd, w *sentinelTxWait) (bool, error) {
+	if how == txMayHaveRun || c.sent == nil || c.sent.opts.FailoverWait <= 0 || isAuthFailure(err) {
+		return false, nil
+	}
+	sh := c.sentinelTxFailover(ctx, node, err)
+	if sh == nil {
+		return false, nil
+	}
+	if how == txNotWritten {
+		if w.resets++; w.resets >= 2 {
+			return false, nil
+		}
+	} else {
+		w.resets = 0
+	}
+	if w.start.IsZero() {
+		w.start, w.backoff = time.Now(), 5*time.Millisecond
+	}
+	left := c.sent.opts.FailoverWait - time.Since(w.start)
+	if left <= 0 {
+		const why = "no new master within the failover wait"
+		cause, last := err, err.Error()+" ("+why+")"
+		if p := sh.queryErr.Load(); p != nil && sh.stale.Load() {
+			cause = fmt.Errorf("%w (%w)", err, *p)
+			last = err.Error() + " (" + why + "; the Sentinels named none: " + (*p).Error() + ")"
+		}
+		return false, &RetryError{Command: "MULTI/EXEC", Attempts: attempt + 1, Last: last, Err: cause}
+	}
+	round := sh.request()
+	t := time.NewTimer(min(w.backoff, left))
+	defer t.Stop()
+	w.backoff = min(w.backoff*2, 100*time.Millisecond)
+	select {
+	case <-round:
+	case <-t.C:
+	case <-ctx.Done(): // the next attempt returns the context's error
+	}
+	return true, nil
 }
 
 // noteSentinelFailure is noteSentinelTxFailure for the node at addr (a

@@ -87,3 +87,44 @@ func TestReview10SentinelReplicaMovedToAnotherShard(t *testing.T) {
 		require.Equal(t, []byte("a-value"), v, "read %d of A's key was answered from another shard", i)
 	}
 }
+
+// TestReview10SentinelPlainShardOnAReplicaKeepsItsWrites: a mixed ring
+// whose plain shard is, by mistake, a replica of a Sentinel shard's
+// master. The replica refuses writes (READONLY): a write of a key of the
+// plain shard must fail with that refusal, not be taken for a failed
+// replica read of the Sentinel shard and sent to that shard's master,
+// where the key would be written on the wrong shard. Before, the client
+// looked the failed call's node up by address, found the Sentinel shard
+// that listed the replica, and did just that.
+func TestReview10SentinelPlainShardOnAReplicaKeepsItsWrites(t *testing.T) {
+	o := sentinelSetOptions(1)
+	o.Sentinels = 1
+	set := redistest.StartSentinelsTB(t, o)
+	master, replica := shardServers(t, set, 0)
+	cfg := sentinelConfig(set)
+	cfg.Shards = append(cfg.Shards, ring.Shard{Name: "plain", Addr: replica.Addr, Weight: 1})
+	cfg.Sentinel.ReadFrom = shard.ReadReplicaRandom
+	cfg.Sentinel.FailoverWait = 5 * time.Second
+	c := newClient(t, cfg)
+	ctx := context.Background()
+	waitFor(t, 30*time.Second, "the client to list the replica", func() bool {
+		st := c.Stats().Sentinel
+		return len(st) == 1 && slices.Contains(st[0].Replicas, replica.Addr)
+	})
+
+	twin, err := ring.New(ring.Config{Shards: []ring.Shard{
+		{Name: "shard-0", Addr: master.Addr, Weight: 1}, {Name: "plain", Addr: replica.Addr, Weight: 1}}})
+	require.NoError(t, err)
+	key := ""
+	for i := 0; key == ""; i++ {
+		if k := fmt.Sprintf("plainrep:%d", i); twin.Locate(k) == 1 {
+			key = k
+		}
+	}
+	_, err = c.Do(ctx, "SET", key, "v")
+	require.Error(t, err, "a write of the plain shard's key succeeded")
+	require.Contains(t, err.Error(), "READONLY")
+	n, err := master.Do("EXISTS", key)
+	require.NoError(t, err)
+	require.Equal(t, "0", n, "the plain shard's key was written on the Sentinel shard's master")
+}

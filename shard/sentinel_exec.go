@@ -24,19 +24,25 @@ func (s *sentinels) shardOf(node int) (*sentShard, bool) {
 	return nil, false
 }
 
-// shardOfCall is shardOf for a call: a read on a replica belongs to the
-// shard its key was placed on (cl.group: placeSentinelRead only moves a
-// call routed to a Sentinel shard's node, whose index is its group), not
-// to the shard that listed the replica's address last. A replica
-// re-pointed to another master set is on both shards' lists until a
-// query or ROLE check drops it from the old one; a read of the old
-// shard's key that failed there and went to the other shard's master
-// would read another shard's data set.
+// shardOfCall is shardOf for a call, which knows where it was routed: a
+// read on a replica belongs to the shard its key was placed on (cl.group:
+// placeSentinelRead only moves a call routed to a Sentinel shard's node,
+// whose index is its group), and any other call to the Sentinel shard
+// whose master node it went to; none is looked up by the replica
+// addresses the queries listed. A replica re-pointed to another master set
+// is on both shards' lists until a query or ROLE check drops it from the
+// old one (a read of the old shard's key that failed there went to the
+// other shard's master), and a plain shard of a mixed ring at a replica's
+// address is no replica read (its writes, refused with READONLY, went to
+// the Sentinel shard's master).
 func (s *sentinels) shardOfCall(cl *call) (*sentShard, bool) {
 	if cl.replica && cl.group >= 0 && cl.group < len(s.byMaster) && s.byMaster[cl.group] != nil {
 		return s.byMaster[cl.group], true
 	}
-	return s.shardOf(cl.node)
+	if !cl.replica && cl.node >= 0 && cl.node < len(s.byMaster) && s.byMaster[cl.node] != nil {
+		return s.byMaster[cl.node], false
+	}
+	return nil, false
 }
 
 // placeSentinelRead points a read-only call routed to configured node at

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -22,6 +23,9 @@ const (
 	DefaultReadTimeout = time.Second
 )
 
+// minTimeout is the shortest positive DialTimeout and ReadTimeout.
+const minTimeout = time.Millisecond
+
 // Options configures the connections to the Sentinels. They are separate
 // from the data nodes' settings: Sentinels often have credentials (or no
 // credentials) of their own.
@@ -36,10 +40,11 @@ type Options struct {
 	// ServerName is filled in with each Sentinel's host.
 	TLSConfig *tls.Config
 	// DialTimeout bounds connecting to one Sentinel (TCP, TLS, AUTH).
-	// 0 means DefaultDialTimeout.
+	// 0 means DefaultDialTimeout; New refuses a positive timeout below
+	// 1ms.
 	DialTimeout time.Duration
 	// ReadTimeout bounds each reply of one Sentinel. 0 means
-	// DefaultReadTimeout.
+	// DefaultReadTimeout; New refuses a positive timeout below 1ms.
 	ReadTimeout time.Duration
 }
 
@@ -138,8 +143,17 @@ func New(master string, addrs []string, opts Options) (*Client, error) {
 	if opts.Username != "" && opts.Password == "" {
 		return nil, fmt.Errorf("%w: Sentinel username %q without a password", ErrBadOptions, opts.Username)
 	}
-	if opts.DialTimeout < 0 || opts.ReadTimeout < 0 {
-		return nil, fmt.Errorf("%w: negative Sentinel timeout", ErrBadOptions)
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{{"DialTimeout", opts.DialTimeout}, {"ReadTimeout", opts.ReadTimeout}} {
+		if d.v < 0 {
+			return nil, fmt.Errorf("%w: %s is %v, must not be negative", ErrBadOptions, d.name, d.v)
+		}
+		// A few nanoseconds is a unit left out: every query would time out.
+		if d.v > 0 && d.v < minTimeout {
+			return nil, fmt.Errorf("%w: %s is %v, below %v: is a unit missing (time.Second, time.Millisecond)?", ErrBadOptions, d.name, d.v, minTimeout)
+		}
 	}
 	return &Client{master: master, opts: opts.withDefaults(), addrs: append([]string(nil), addrs...)}, nil
 }
@@ -275,47 +289,129 @@ func scrubAuthReply(reply redis.Error, password string) redis.Error {
 	return redis.Error(text)
 }
 
-// MasterAddr asks the Sentinels in turn for the current master's address
-// and returns the first answer. A Sentinel that fails or does not know the
-// master is skipped; when none answers, the error is a *SetError (which
-// matches ErrNoSentinel, and ErrUnknownMaster when that is what the
-// Sentinels said).
+// MasterAddr asks the Sentinels for the current master's address and
+// returns the one most of them name (see VerifiedMasterAddr). A Sentinel
+// that fails or does not know the master is skipped; when none answers,
+// the error is a *SetError (which matches ErrNoSentinel, and
+// ErrUnknownMaster when that is what the Sentinels said).
 func (c *Client) MasterAddr(ctx context.Context) (addr, sentinel string, err error) {
 	return c.VerifiedMasterAddr(ctx, nil)
 }
 
 // VerifiedMasterAddr is MasterAddr that also checks each answer with
 // verify (typically ROLE on the named server): an answer that verify
-// rejects counts as that Sentinel's failure and the next Sentinel is
-// asked. Right after a failover the Sentinels that did not lead it may
+// rejects counts as that Sentinel's failure and the next answer is
+// checked. Right after a failover the Sentinels that did not lead it may
 // name the old master for a second or two; this skips them.
+//
+// The Sentinels are asked in parallel, and the answers are checked by
+// the number of Sentinels that gave them, most first (among equals, in
+// the order of Addrs): a stale Sentinel (partitioned, or restarted with
+// an old configuration) may name a server that says it is a master, an
+// old master restarted empty, and it must not win over the others
+// because it was asked first. Once a majority of the Sentinels name the
+// same master and verify accepts it, the others are not waited for.
 func (c *Client) VerifiedMasterAddr(ctx context.Context, verify func(ctx context.Context, addr string) error) (addr, sentinel string, err error) {
-	var errs []error
-	for _, s := range c.Addrs() {
-		if err := ctx.Err(); err != nil {
-			errs = append(errs, &QueryError{Addr: s, Err: err})
-			break
-		}
-		reply, err := c.ask(ctx, s, "SENTINEL", "GET-MASTER-ADDR-BY-NAME", c.master)
-		if err == nil {
+	addrs := c.Addrs()
+	type answer struct {
+		i    int
+		addr string
+		err  error
+	}
+	qctx, cancel := context.WithCancel(ctx)
+	ch := make(chan answer, len(addrs))
+	var wg sync.WaitGroup
+	defer func() {
+		cancel() // the asks still in flight end at once
+		wg.Wait()
+	}()
+	for i, s := range addrs {
+		wg.Go(func() {
+			if err := qctx.Err(); err != nil {
+				ch <- answer{i: i, err: err}
+				return
+			}
+			reply, err := c.ask(qctx, s, "SENTINEL", "GET-MASTER-ADDR-BY-NAME", c.master)
 			var a string
-			if a, err = ParseMasterAddr(reply); err == nil && verify != nil {
-				if verr := verify(ctx, a); verr != nil {
-					err = fmt.Errorf("named %s, which failed the check: %w", a, verr)
+			if err == nil {
+				a, err = ParseMasterAddr(reply)
+			}
+			ch <- answer{i: i, addr: a, err: err}
+		})
+	}
+	named := make([]string, len(addrs)) // what each Sentinel named, "" if nothing
+	errs := make([]error, len(addrs))
+	checked := make([]bool, len(addrs))
+	votes := map[string]int{}
+	first := map[string]int{} // the first Sentinel (in addrs) naming each master
+	// try checks the answers of the Sentinels in order not checked yet.
+	try := func(order []int) (int, bool) {
+		for _, i := range order {
+			if checked[i] {
+				continue
+			}
+			checked[i] = true
+			if verify != nil {
+				if verr := verify(ctx, named[i]); verr != nil {
+					errs[i] = fmt.Errorf("named %s, which failed the check: %w", named[i], verr)
+					continue
 				}
 			}
-			if err == nil {
-				c.promote(s)
-				return a, s, nil
+			return i, true
+		}
+		return 0, false
+	}
+	quorum := len(addrs)/2 + 1
+	for range addrs {
+		a := <-ch
+		if a.err != nil {
+			errs[a.i] = a.err
+			continue
+		}
+		named[a.i] = a.addr
+		votes[a.addr]++
+		if f, ok := first[a.addr]; !ok || a.i < f {
+			first[a.addr] = a.i
+		}
+		if votes[a.addr] >= quorum {
+			var order []int
+			for i, n := range named {
+				if n == a.addr {
+					order = append(order, i)
+				}
+			}
+			if i, ok := try(order); ok {
+				c.promote(addrs[i])
+				return named[i], addrs[i], nil
 			}
 		}
-		errs = append(errs, &QueryError{Addr: s, Err: err})
 	}
-	return "", "", &SetError{Master: c.master, Errs: errs}
+	var order []int
+	for i, n := range named {
+		if n != "" {
+			order = append(order, i)
+		}
+	}
+	slices.SortStableFunc(order, func(x, y int) int {
+		nx, ny := named[x], named[y]
+		if d := votes[ny] - votes[nx]; d != 0 {
+			return d
+		}
+		return first[nx] - first[ny]
+	})
+	if i, ok := try(order); ok {
+		c.promote(addrs[i])
+		return named[i], addrs[i], nil
+	}
+	var qerrs []error
+	for i, s := range addrs {
+		qerrs = append(qerrs, &QueryError{Addr: s, Err: errs[i]})
+	}
+	return "", "", &SetError{Master: c.master, Errs: qerrs}
 }
 
-// Replicas asks the Sentinels in turn for the master's replicas, as
-// MasterAddr does.
+// Replicas asks the Sentinels in turn for the master's replicas, the one
+// that answered MasterAddr last first, and returns the first answer.
 func (c *Client) Replicas(ctx context.Context) ([]Replica, error) {
 	var errs []error
 	for _, s := range c.Addrs() {

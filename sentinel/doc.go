@@ -1,6 +1,7 @@
 // Package sentinel talks to Redis Sentinel: it asks the Sentinels of a
 // monitored master set for the current master (SENTINEL
-// GET-MASTER-ADDR-BY-NAME, in turn until one answers), checks a server's
+// GET-MASTER-ADDR-BY-NAME, all of them, taking the answer most of them
+// give), checks a server's
 // role with ROLE, lists the set's replicas (SENTINEL REPLICAS) and watches
 // failovers through the Sentinels' +switch-master messages.
 //

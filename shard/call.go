@@ -22,13 +22,16 @@ type call struct {
 	stateful bool
 
 	// Cluster mode: the state of redirects and retries.
-	asking    bool // send ASKING first (after an ASK redirect)
-	replica   bool // a read-only command served by a replica
-	reroute   bool // route again by slot before the next attempt
-	done      bool // the result is final
-	served    bool // answered at the key's old owner during a migration (migrate_read.go)
-	redirects int  // MOVED/ASK hops so far
-	attempts  int  // sends after the first
+	asking  bool // send ASKING first (after an ASK redirect)
+	replica bool // a read-only command served by a replica
+	reroute bool // route again by slot before the next attempt
+	done    bool // the result is final
+	served  bool // answered at the key's old owner during a migration (migrate_read.go)
+	// resets counts the Sentinel master's resets of this command's write
+	// in a row (judgeSentinel).
+	resets    uint8
+	redirects int // MOVED/ASK hops so far
+	attempts  int // sends after the first
 
 	reply any
 	err   error

@@ -253,7 +253,7 @@ func (c *Client) classify(cl *call) Outcome {
 	}
 	if c.sent != nil {
 		// First: an error reply on a Sentinel shard may be retried too.
-		if sh, replica := c.sent.shardOf(cl.node); sh != nil {
+		if sh, replica := c.sent.shardOfCall(cl); sh != nil {
 			return c.classifySentinel(cl, replica)
 		}
 	}
@@ -356,6 +356,8 @@ func (c *Client) classifySentinel(cl *call, replica bool) Outcome {
 		return OutcomeFailed // final at once (judgeSentinel)
 	case replica:
 		return OutcomeRetry // sent to the master at once
+	case cl.resets >= 1 && writeRefused(cl):
+		return OutcomeFailed // the write reset again: final (judgeSentinel)
 	case notSent(ne.Err) || !mayWrite(cl.info):
 		if wait {
 			return OutcomeRetry

@@ -54,14 +54,19 @@ type SentinelOptions struct {
 	// 100ms; a positive interval below 1ms is refused.
 	MinRefreshInterval time.Duration
 	// Timeout bounds connecting to one Sentinel and each of its replies.
-	// 0 means 1s.
+	// 0 means 1s; a positive timeout below 1ms is refused.
 	Timeout time.Duration
 	// FailoverWait is how long a command that did not run because its
 	// shard's master was unreachable or read-only (a failover in
 	// progress) waits for the new master and is sent again. 0 (the
 	// default) fails such commands at once, as for plain shards. Writes
 	// whose connection failed after sending are never sent again: they
-	// fail with *UnknownOutcomeError.
+	// fail with *UnknownOutcomeError; nor is a command whose write the
+	// master reset twice in a row (a value over its proto-max-bulk-len):
+	// it fails with the *NodeError that says it did not run. Client.Tx
+	// runs a transaction again within FailoverWait only when nothing of
+	// it can have run (see Client.Tx). A positive wait below 1ms is
+	// refused.
 	FailoverWait time.Duration
 }
 
@@ -294,6 +299,15 @@ func (c Config) validateSentinel() error {
 		return fmt.Errorf("%w: Sentinel.Timeout %v < 0", ErrBadConfig, o.Timeout)
 	case o.FailoverWait < 0:
 		return fmt.Errorf("%w: Sentinel.FailoverWait %v < 0", ErrBadConfig, o.FailoverWait)
+	// A few nanoseconds is a unit left out (Timeout: 500 meant as
+	// milliseconds), as for the pool's durations: every Sentinel query
+	// would time out, or no command would wait for a new master.
+	case o.Timeout > 0 && o.Timeout < minSentinelDuration:
+		return fmt.Errorf("%w: Sentinel.Timeout %v is below %v: is a unit missing (time.Second, time.Millisecond)?",
+			ErrBadConfig, o.Timeout, minSentinelDuration)
+	case o.FailoverWait > 0 && o.FailoverWait < minSentinelDuration:
+		return fmt.Errorf("%w: Sentinel.FailoverWait %v is below %v: is a unit missing (time.Second, time.Millisecond)?",
+			ErrBadConfig, o.FailoverWait, minSentinelDuration)
 	}
 	byName := map[string]int{}
 	for i, s := range o.Shards {
@@ -342,11 +356,11 @@ func (c Config) validateSentinel() error {
 	// A few nanoseconds would query the Sentinels back to back: a storm
 	// of queries and a busy core, as with a tiny health interval.
 	if o.RefreshInterval > 0 && o.RefreshInterval < minHealthInterval {
-		return fmt.Errorf("%w: Sentinel refresh interval %v is below %v (negative turns the periodic queries off)",
+		return fmt.Errorf("%w: Sentinel.RefreshInterval %v is below %v: the queries would run back to back (a negative interval turns them off)",
 			ErrBadConfig, o.RefreshInterval, minHealthInterval)
 	}
 	if o.MinRefreshInterval > 0 && o.MinRefreshInterval < minMinRefresh {
-		return fmt.Errorf("%w: Sentinel min refresh interval %v is below %v",
+		return fmt.Errorf("%w: Sentinel.MinRefreshInterval %v is below %v: a burst of failures would query the Sentinels back to back",
 			ErrBadConfig, o.MinRefreshInterval, minMinRefresh)
 	}
 	return nil
@@ -378,6 +392,10 @@ func sameMasterSet(o SentinelOptions) error {
 	}
 	return nil
 }
+
+// minSentinelDuration is the shortest positive SentinelOptions.Timeout
+// and FailoverWait, as pool.Options refuses durations below it.
+const minSentinelDuration = time.Millisecond
 
 // minMinRefresh is the shortest SentinelOptions.MinRefreshInterval and
 // ClusterOptions.MinRefreshInterval.

@@ -24,6 +24,27 @@ func (s *sentinels) shardOf(node int) (*sentShard, bool) {
 	return nil, false
 }
 
+// shardOfCall is shardOf for a call, which knows where it was routed: a
+// read on a replica belongs to the shard its key was placed on (cl.group:
+// placeSentinelRead only moves a call routed to a Sentinel shard's node,
+// whose index is its group), and any other call to the Sentinel shard
+// whose master node it went to; none is looked up by the replica
+// addresses the queries listed. A replica re-pointed to another master set
+// is on both shards' lists until a query or ROLE check drops it from the
+// old one (a read of the old shard's key that failed there went to the
+// other shard's master), and a plain shard of a mixed ring at a replica's
+// address is no replica read (its writes, refused with READONLY, went to
+// the Sentinel shard's master).
+func (s *sentinels) shardOfCall(cl *call) (*sentShard, bool) {
+	if cl.replica && cl.group >= 0 && cl.group < len(s.byMaster) && s.byMaster[cl.group] != nil {
+		return s.byMaster[cl.group], true
+	}
+	if !cl.replica && cl.node >= 0 && cl.node < len(s.byMaster) && s.byMaster[cl.node] != nil {
+		return s.byMaster[cl.node], false
+	}
+	return nil, false
+}
+
 // placeSentinelRead points a read-only call routed to configured node at
 // one of the shard's replicas, by the ReadFrom policy.
 func (c *Client) placeSentinelRead(cl *call, node int) {
@@ -121,7 +142,7 @@ func (c *Client) retrySentinel(ctx context.Context, calls []*call) (abandoned bo
 				}
 				continue
 			}
-			sh, replica := c.sent.shardOf(cl.node)
+			sh, replica := c.sent.shardOfCall(cl)
 			if sh == nil {
 				// A plain shard of a mixed ring: its rules are the
 				// plain ring's (execute marks no call when c.sent is set).
@@ -191,7 +212,7 @@ func (c *Client) retrySentinel(ctx context.Context, calls []*call) (abandoned bo
 func (c *Client) giveUpSentinel(calls []*call) {
 	const why = "no new master within the failover wait"
 	for _, cl := range calls {
-		if sh, _ := c.sent.shardOf(cl.node); sh != nil && sh.stale.Load() {
+		if sh, _ := c.sent.shardOfCall(cl); sh != nil && sh.stale.Load() {
 			if p := sh.queryErr.Load(); p != nil {
 				cl.err = fmt.Errorf("%w (%w)", cl.err, *p)
 				c.giveUp([]*call{cl}, why+"; the Sentinels named none: "+(*p).Error())
@@ -239,6 +260,12 @@ func (c *Client) judgeSentinel(ctx context.Context, sh *sentShard, replica bool,
 		cl.node, cl.replica = sh.node, false
 		return retryNow
 	}
+	reset := writeRefused(cl)
+	if reset {
+		cl.resets++
+	} else {
+		cl.resets = 0
+	}
 	var re redis.Error
 	if errors.As(cl.err, &re) {
 		msg := string(re)
@@ -270,11 +297,32 @@ func (c *Client) judgeSentinel(ctx context.Context, sh *sentShard, replica bool,
 	}
 	cl.last = ne.Error()
 	sh.request()
+	if reset && cl.resets >= 2 {
+		// The master reset the command's write again: it refuses the
+		// command (a value over its proto-max-bulk-len), it is not going
+		// away. It did not run.
+		return final
+	}
 	if notSent(ne.Err) || !mayWrite(cl.info) {
 		return retryLater
 	}
 	cl.err = &UnknownOutcomeError{Command: strings.ToUpper(cl.name), Node: ne.Node, Err: ne}
 	return final
+}
+
+// writeRefused reports whether cl failed because its connection failed
+// while its command was being written (errNotWritten), though the
+// connection was made: what a live master does to a command it refuses
+// part way (a value over proto-max-bulk-len: it replies with a protocol
+// error and closes the connection while the rest of the value comes). A
+// master that dies mid-write does it once; the next attempt's dial fails.
+// A write reset twice in a row is the command's refusal, and is not sent
+// again (judgeSentinel): before, it was sent again, the whole value each
+// time, until FailoverWait ran out, and then blamed on a missing new
+// master.
+func writeRefused(cl *call) bool {
+	var ne *NodeError
+	return errors.As(cl.err, &ne) && errors.Is(ne.Err, errNotWritten)
 }
 
 // noteSentinelTxFailure asks for a query of the Sentinels when err, the
@@ -288,27 +336,96 @@ func (c *Client) judgeSentinel(ctx context.Context, sh *sentShard, replica bool,
 // +switch-master or a periodic query came, forever with the periodic
 // queries off and the Sentinels unreachable.
 func (c *Client) noteSentinelTxFailure(ctx context.Context, node int, err error) {
+	if sh := c.sentinelTxFailover(ctx, node, err); sh != nil {
+		sh.request()
+	}
+}
+
+// sentinelTxFailover returns the Sentinel shard whose master node is,
+// when err, a failure there, may mean that the shard has a new master
+// (see noteSentinelTxFailure); nil otherwise.
+func (c *Client) sentinelTxFailover(ctx context.Context, node int, err error) *sentShard {
 	if c.sent == nil || err == nil || c.closed.Load() {
-		return
+		return nil
 	}
 	sh, replica := c.sent.shardOf(node)
 	if sh == nil || replica {
-		return
+		return nil
 	}
 	var re redis.Error
 	if errors.As(err, &re) {
 		switch code, _, _ := strings.Cut(string(re), " "); code {
 		case "READONLY", "MASTERDOWN", "LOADING", "NOREPLICAS":
-			sh.request()
+			return sh
 		}
-		return
+		return nil
 	}
 	var ne *NodeError
 	if !errors.As(err, &ne) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) ||
 		ctx.Err() != nil || errors.Is(ne.Err, redis.ErrPoolExhausted) {
-		return
+		return nil
 	}
-	sh.request()
+	return sh
+}
+
+// sentinelTxWait is the state of a transaction's retries on a Sentinel
+// shard (retrySentinelTx), over its attempts.
+type sentinelTxWait struct {
+	start   time.Time
+	backoff time.Duration
+	resets  int // writes of MULTI ... EXEC that failed before their end, in a row
+}
+
+// retrySentinelTx decides, after attempt of a transaction on node failed
+// with err and ended as how says, whether it runs again: with
+// FailoverWait, when the node is a Sentinel shard's master, the failure
+// may mean a new master (sentinelTxFailover: the query it asks for has
+// been asked), and nothing of the attempt can have run (txNotRun,
+// txNotWritten; never after an EXEC whose connection failed once it was
+// written, nor after fn wrote through Do). It then waits, as a command
+// does (retrySentinel), for the query or a backoff of 5 ms ... 100 ms,
+// and returns true. When FailoverWait is spent it returns the
+// *RetryError to fail with. As for a command, a write of MULTI ... EXEC
+// that the master resets twice in a row is its refusal (a value over
+// proto-max-bulk-len), not a failover: it is not run again.
+func (c *Client) retrySentinelTx(ctx context.Context, node, attempt int, err error, how txEnd, w *sentinelTxWait) (bool, error) {
+	if how == txMayHaveRun || c.sent == nil || c.sent.opts.FailoverWait <= 0 || isAuthFailure(err) {
+		return false, nil
+	}
+	sh := c.sentinelTxFailover(ctx, node, err)
+	if sh == nil {
+		return false, nil
+	}
+	if how == txNotWritten {
+		if w.resets++; w.resets >= 2 {
+			return false, nil
+		}
+	} else {
+		w.resets = 0
+	}
+	if w.start.IsZero() {
+		w.start, w.backoff = time.Now(), 5*time.Millisecond
+	}
+	left := c.sent.opts.FailoverWait - time.Since(w.start)
+	if left <= 0 {
+		const why = "no new master within the failover wait"
+		cause, last := err, err.Error()+" ("+why+")"
+		if p := sh.queryErr.Load(); p != nil && sh.stale.Load() {
+			cause = fmt.Errorf("%w (%w)", err, *p)
+			last = err.Error() + " (" + why + "; the Sentinels named none: " + (*p).Error() + ")"
+		}
+		return false, &RetryError{Command: "MULTI/EXEC", Attempts: attempt + 1, Last: last, Err: cause}
+	}
+	round := sh.request()
+	t := time.NewTimer(min(w.backoff, left))
+	defer t.Stop()
+	w.backoff = min(w.backoff*2, 100*time.Millisecond)
+	select {
+	case <-round:
+	case <-t.C:
+	case <-ctx.Done(): // the next attempt returns the context's error
+	}
+	return true, nil
 }
 
 // noteSentinelFailure is noteSentinelTxFailure for the node at addr (a

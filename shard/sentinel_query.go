@@ -260,22 +260,29 @@ func (c *Client) syncedReplicas(ctx context.Context, addrs []string, master stri
 }
 
 // checkReplicaRole runs after a successful health check of node i: when
-// it is a replica that serves reads of a Sentinel shard, it must still
-// say with ROLE that it replicates the shard's master with its link up,
-// or it serves no more reads until a query finds it synced (dropReplica).
-// A replica that restarted between two health checks, while no read
-// failed on it, comes back empty and answers the health PING over a new
-// connection (the pool drops those the restart closed without a word);
-// only its ROLE tells.
+// it is a replica that serves reads of Sentinel shards, it must still
+// say with ROLE that it replicates each such shard's master with its link
+// up, or it serves no more reads of that shard until a query finds it
+// synced (dropReplica). A replica that restarted between two health
+// checks, while no read failed on it, comes back empty and answers the
+// health PING over a new connection (the pool drops those the restart
+// closed without a word); only its ROLE tells. Every shard whose list
+// holds the replica is checked, not only the one that listed it last: a
+// replica re-pointed to another master set is on both lists for a while.
 func (c *Client) checkReplicaRole(i int) {
 	if c.sent == nil || !c.sent.readers {
 		return
 	}
-	sh, replica := c.sent.shardOf(i)
-	if sh == nil || !replica {
-		return
+	if i >= 0 && i < len(c.sent.byMaster) && c.sent.byMaster[i] != nil {
+		return // a shard's master node
 	}
-	if p := sh.replicas.Load(); p == nil || !slices.Contains(*p, int32(i)) {
+	var serving []*sentShard
+	for _, sh := range c.sent.shards {
+		if p := sh.replicas.Load(); p != nil && slices.Contains(*p, int32(i)) {
+			serving = append(serving, sh)
+		}
+	}
+	if len(serving) == 0 {
 		return // not serving reads now
 	}
 	ctx, cancel := context.WithTimeout(c.life, c.health.Timeout) // Close cuts it short
@@ -284,9 +291,11 @@ func (c *Client) checkReplicaRole(i int) {
 	if err != nil && (c.closed.Load() || ctx.Err() != nil || errors.Is(err, redis.ErrPoolExhausted)) {
 		return // cut short, or no connection free: no verdict
 	}
-	m := sh.master.Load()
-	if err != nil || m == nil || !replicaSynced(role, *m) {
-		sh.dropReplica(i)
+	for _, sh := range serving {
+		m := sh.master.Load()
+		if err != nil || m == nil || !replicaSynced(role, *m) {
+			sh.dropReplica(i)
+		}
 	}
 }
 

@@ -44,6 +44,9 @@ type Tx struct {
 	mu     sync.Mutex
 	queued []queued
 	done   bool // fn returned: Do and Queue fail with ErrTxDone
+	// wrote: fn sent a command through Do that may write (it ran at
+	// once, outside MULTI): the attempt is never run again (txEnd).
+	wrote bool
 }
 
 // isDone reports whether fn has returned.
@@ -61,6 +64,33 @@ func (tx *Tx) end() []queued {
 	return tx.queued
 }
 
+// hasWritten reports whether fn sent a command through Do that may write.
+func (tx *Tx) hasWritten() bool {
+	tx.mu.Lock()
+	defer tx.mu.Unlock()
+	return tx.wrote
+}
+
+// txEnd says how an attempt of a transaction that failed ended, for the
+// retries on a Sentinel shard (retrySentinelTx): only an attempt of which
+// nothing can have run is run again.
+type txEnd uint8
+
+const (
+	// txMayHaveRun: something of the attempt may have run (EXEC's
+	// connection failed after it was written, fn failed or wrote through
+	// Do), or its failure is no failover's (ErrTxAborted, a protocol
+	// error). It is never run again.
+	txMayHaveRun txEnd = iota
+	// txNotRun: nothing but WATCH and fn's reads reached the server, or
+	// EXEC was refused with an error reply (EXECABORT after a queued
+	// command's refusal, or READONLY ...), which runs nothing.
+	txNotRun
+	// txNotWritten: the write of MULTI ... EXEC failed before its end:
+	// the server never read a whole EXEC, and ran nothing of it.
+	txNotWritten
+)
+
 // Do runs one command now on the transaction's node. Its keys must be in
 // the transaction's slot (cluster mode) or on its shard (ring mode).
 // MULTI, EXEC and DISCARD are refused (Tx sends them), and so are, with a
@@ -76,6 +106,11 @@ func (tx *Tx) Do(name string, args ...any) (any, error) {
 	}
 	if err := tx.check(name, args); err != nil {
 		return nil, err
+	}
+	if mayWrite(command.Lookup(name)) {
+		tx.mu.Lock()
+		tx.wrote = true
+		tx.mu.Unlock()
 	}
 	if err := tx.c.moveCommandKeys(tx.ctx, tx.node, name, args); err != nil { // migrate_tx.go
 		return nil, err
@@ -318,6 +353,18 @@ func (c *Client) txPlaceKeys(ctx context.Context, name string, args []any) ([]an
 // is a *RetryError. A transaction is never split over nodes: keys on
 // different slots fail with a *CrossShardError before anything is sent.
 //
+// On a Sentinel shard with SentinelOptions.FailoverWait, a transaction
+// that failed as a command waiting for a new master would (its master
+// unreachable, READONLY, MASTERDOWN, LOADING, NOREPLICAS) runs again, fn
+// included, within FailoverWait, but only when nothing of it can have
+// run: the failure came before MULTI ... EXEC was written whole, or EXEC
+// itself was refused with an error reply (which runs nothing), and fn sent
+// no command through tx.Do that may write (it ran at once). A transaction
+// whose connection failed after EXEC was written is never run again (an
+// *UnknownOutcomeError when a queued command may write), nor one whose
+// MULTI ... EXEC write the master reset twice in a row (a value over its
+// proto-max-bulk-len).
+//
 // The hooks (Config.Hooks) see the transaction as one operation named
 // "MULTI", all its attempts included (Op); its WATCH and each tx.Do as
 // commands on its node (Hooks.Command), and each attempt's MULTI ... EXEC
@@ -368,6 +415,7 @@ func (c *Client) txRun(ctx context.Context, keys []string, args []any, fn func(t
 		ask     = -1    // the node an ASK named: the next attempt runs there
 		hops    = 0     // MOVED and ASK redirects since the last wait
 		again   = false // this attempt sends the transaction again (Stats' Retries)
+		sw      sentinelTxWait
 	)
 	for attempt := 0; ; attempt++ {
 		if th != nil {
@@ -404,12 +452,18 @@ func (c *Client) txRun(ctx context.Context, keys []string, args []any, fn func(t
 		if err := c.moveKeys(ctx, node, args); err != nil { // a migration's moves first (migrate_exec.go)
 			return nil, err
 		}
-		reply, err := c.txOnce(ctx, plan, node, asking, group, args, fn, th)
+		reply, how, err := c.txOnce(ctx, plan, node, asking, group, args, fn, th)
 		if c.txFenceRetry(err, attempt) { // migrate_tx.go
 			continue
 		}
 		if c.cl() == nil || err == nil {
 			c.noteSentinelTxFailure(ctx, node, err)
+			if retry, ferr := c.retrySentinelTx(ctx, node, attempt, err, how, &sw); retry {
+				last, again = err.Error(), true
+				continue
+			} else if ferr != nil {
+				err = ferr
+			}
 			return reply, err
 		}
 		ns := c.nodes.get(node)
@@ -502,7 +556,7 @@ func allPositions(n int) []int {
 // ASKING in front: Redis forgets ASKING after each command, except inside
 // MULTI, where it holds until EXEC, so ASKING before WATCH, before each of
 // fn's commands and before MULTI covers the whole transaction.
-func (c *Client) txOnce(ctx context.Context, plan txPlan, node int, asking bool, group int, keys []any, fn func(tx *Tx) error, th *txHooks) (vals []any, err error) {
+func (c *Client) txOnce(ctx context.Context, plan txPlan, node int, asking bool, group int, keys []any, fn func(tx *Tx) error, th *txHooks) (vals []any, how txEnd, err error) {
 	ns := c.nodes.get(node)
 	if ns.down.Load() {
 		// The WATCH fails fast, counted as a command sent to a node
@@ -511,14 +565,14 @@ func (c *Client) txOnce(ctx context.Context, plan txPlan, node int, asking bool,
 		ns.errors.Add(1)
 		err := &NodeError{Node: ns.node, Err: ns.downErr()}
 		th.failFast(ctx, node, group, keys, err)
-		return nil, err
+		return nil, txNotRun, err
 	}
 	conn, err := c.borrowTracked(ctx, ns.node.Addr)
 	if err != nil {
 		c.noteFailure(ctx, node, err) // as for a Do's (Stats, health)
 		err := &NodeError{Node: ns.node, Err: err}
 		th.failFast(ctx, node, group, keys, err)
-		return nil, err
+		return nil, txNotRun, err
 	}
 	// The MULTI ... EXEC batch goes to the Pipeline hook once the
 	// connection is back in the pool and the fence left, as a pipeline's
@@ -538,27 +592,27 @@ func (c *Client) txOnce(ctx context.Context, plan txPlan, node int, asking bool,
 	tx := &Tx{ctx: ctx, conn: conn, loc: plan.loc, group: group, asking: asking, c: c, node: node, fence: plan, th: th}
 	if _, err := tx.do("WATCH", keys...); err != nil {
 		tx.end()
-		return nil, err
+		return nil, txNotRun, err // WATCH changes nothing but the connection
 	}
 	err = fn(tx)
 	queue := tx.end() // from now on Do and Queue fail with ErrTxDone
 	if err != nil {
-		return nil, err
+		return nil, txMayHaveRun, err
 	}
 	if err := tx.fence.enter(); err != nil { // nothing of MULTI is sent
-		return nil, err
+		return nil, txMayHaveRun, err
 	}
 	defer tx.fence.leave()
 	if err := ctxEnded(ctx); err != nil {
 		// The context ended while fn ran: nothing of MULTI ... EXEC is
 		// written (the connection would be closed only once the write
 		// was on its way, and the transaction would run unreported).
-		return nil, fmt.Errorf("shardis: %w before MULTI was sent (the transaction did not run)", err)
+		return nil, txMayHaveRun, fmt.Errorf("shardis: %w before MULTI was sent (the transaction did not run)", err)
 	}
 	if err := conn.usable(); err != nil {
 		// A protocol error in fn's tx.Do closed the connection: nothing
 		// of MULTI ... EXEC is written (the transaction did not run).
-		return nil, &NodeError{Node: ns.node, Err: err}
+		return nil, txMayHaveRun, &NodeError{Node: ns.node, Err: err}
 	}
 	var (
 		calls    []*call // the batch's calls for the hooks, nil without them
@@ -576,28 +630,34 @@ func (c *Client) txOnce(ctx context.Context, plan txPlan, node int, asking bool,
 			report = func() { th.pipeline(ctx, node, calls, start, took) }
 		}()
 	}
+	// Nothing of the attempt ran when nothing of MULTI ... EXEC did,
+	// unless fn wrote through Do.
+	unrun, unwritten := txMayHaveRun, txMayHaveRun
+	if !tx.hasWritten() {
+		unrun, unwritten = txNotRun, txNotWritten
+	}
 	ns.commands.Add(int64(2 + len(queue))) // MULTI, the queue, EXEC (Stats)
 	replies := 0
 	if asking {
 		if err := conn.Send("ASKING"); err != nil {
 			c.noteTxFailure(ctx, node, err)
-			return nil, &NodeError{Node: ns.node, Err: err}
+			return nil, txMayHaveRun, &NodeError{Node: ns.node, Err: err}
 		}
 		replies++
 	}
 	if err := conn.Send("MULTI"); err != nil {
 		c.noteTxFailure(ctx, node, err)
-		return nil, &NodeError{Node: ns.node, Err: err}
+		return nil, unwritten, &NodeError{Node: ns.node, Err: err}
 	}
 	for _, q := range queue {
 		if err := conn.Send(q.name, q.args...); err != nil {
 			c.noteTxFailure(ctx, node, err)
-			return nil, &NodeError{Node: ns.node, Err: err}
+			return nil, unwritten, &NodeError{Node: ns.node, Err: err}
 		}
 	}
 	if err := conn.Send("EXEC"); err != nil {
 		c.noteTxFailure(ctx, node, err)
-		return nil, &NodeError{Node: ns.node, Err: err}
+		return nil, unwritten, &NodeError{Node: ns.node, Err: err}
 	}
 	replies += 2 + len(queue)
 	stop := context.AfterFunc(ctx, conn.abort) // the write too ends with ctx
@@ -608,7 +668,7 @@ func (c *Client) txOnce(ctx context.Context, plan txPlan, node int, asking bool,
 		// connection. Nothing ran (whatever the cause: a reset while a
 		// value over proto-max-bulk-len was written, say).
 		c.noteTxFailure(ctx, node, err)
-		return nil, &NodeError{Node: ns.node, Err: contextCause(ctx, err)}
+		return nil, unwritten, &NodeError{Node: ns.node, Err: contextCause(ctx, err)}
 	}
 	// The replies are read one at a time (as Do would, returning the
 	// first error reply among them), so that a protocol error reply is
@@ -617,6 +677,7 @@ func (c *Client) txOnce(ctx context.Context, plan txPlan, node int, asking bool,
 	var (
 		reply    any
 		firstErr error
+		refused  bool // EXEC's own reply is an error: it ran nothing
 	)
 	first := replies - 1 - len(queue) // the reply of queue[0]
 	for k := range replies {
@@ -627,7 +688,7 @@ func (c *Client) txOnce(ctx context.Context, plan txPlan, node int, asking bool,
 		case err == nil:
 			reply = r
 		case errors.As(err, &re) && isProtocolError(re):
-			return nil, re
+			return nil, txMayHaveRun, re
 		case errors.As(err, &re):
 			// As through Client.Do: a queued command's refusal that
 			// echoes a secret of its arguments is hidden, and a NOAUTH
@@ -641,10 +702,11 @@ func (c *Client) txOnce(ctx context.Context, plan txPlan, node int, asking bool,
 			if firstErr == nil {
 				firstErr, _ = c.replyError(node, re)
 			}
+			refused = k == replies-1
 			reply = nil
 		default:
 			c.noteTxFailure(ctx, node, err)
-			return nil, execFailed(ctx, ns.node, queue, err)
+			return nil, txMayHaveRun, execFailed(ctx, ns.node, queue, err)
 		}
 		received = k + 1
 	}
@@ -652,19 +714,22 @@ func (c *Client) txOnce(ctx context.Context, plan txPlan, node int, asking bool,
 		c.noteSuccess(node)
 	}
 	if firstErr != nil {
-		return nil, firstErr
+		if refused {
+			return nil, unrun, firstErr
+		}
+		return nil, txMayHaveRun, firstErr
 	}
 	if reply == nil {
 		if calls != nil {
 			calls[len(calls)-1].err = ErrTxAborted // EXEC's
 		}
-		return nil, ErrTxAborted
+		return nil, txMayHaveRun, ErrTxAborted
 	}
 	vals, err = redis.Values(reply, nil)
 	if err != nil {
-		return nil, fmt.Errorf("shardis: EXEC: %w", err)
+		return nil, txMayHaveRun, fmt.Errorf("shardis: EXEC: %w", err)
 	}
-	return vals, nil
+	return vals, txMayHaveRun, nil
 }
 
 // execFailed is the error of a transaction whose connection failed once

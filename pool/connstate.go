@@ -61,6 +61,7 @@ func (c *liveConn) noteSent(cmd string, args []any) {
 	if leavesState(cmd, args) {
 		c.changed.Store(true)
 	}
+	c.noteBlocking(cmd, args) // before noteTx: inside a MULTI opened earlier, nothing blocks
 	c.noteTx(cmd)
 	if len(cmd) == 6 && strings.EqualFold(cmd, "asking") {
 		c.asking.Store(true)

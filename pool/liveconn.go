@@ -65,6 +65,14 @@ type liveConn struct {
 	// watched (connstate.go).
 	watching, multi atomic.Bool
 
+	// sent counts the commands sent, blockedAt is the number (in sent)
+	// of the last one that may block on the server, and silenced says
+	// that CLIENT REPLY OFF or SKIP was sent: the pool's return closes
+	// a connection whose pending replies may never come instead of
+	// reading them (giveback.go). The sending goroutine's.
+	sent, blockedAt int64
+	silenced        bool
+
 	// The Set's connection name (names.go), nil for a connection of no
 	// pool, and the generation of it that this connection carries
 	// (touched only by the goroutine that owns the connection).
@@ -324,6 +332,11 @@ func (c *liveConn) ReceiveContext(ctx context.Context) (any, error) {
 // first server error among them. Do("") only flushes and reads what is
 // pending, and returns the pending replies.
 func (c *liveConn) Do(cmd string, args ...any) (any, error) {
+	if cmd == "" && c.unanswered() && returning() {
+		// The pool's return: close rather than wait (giveback.go).
+		c.giveUp()
+		return nil, nil
+	}
 	return c.DoWithTimeout(c.readTimeout, cmd, args...)
 }
 

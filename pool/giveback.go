@@ -102,7 +102,7 @@ func (c *liveConn) unanswered() bool {
 // the caller gave the connection back, which it did; the failure it
 // records makes the pool close the connection rather than keep it.
 func (c *liveConn) giveUp() {
-	if len(c.wbuf) > 0 && !c.failed.Load() {
+	if len(c.wbuf) > 0 {
 		c.write() // a failure closes the connection anyway
 	}
 	c.fail(errGivenBack)

@@ -377,7 +377,7 @@ func (c *liveConn) ReceiveContext(ctx context.Context) (any, error) {
 // first server error among them. Do("") only flushes and reads what is
 // pending, and returns the pending replies.
 func (c *liveConn) Do(cmd string, args ...any) (any, error) {
-	if cmd == "" && c.unanswered() && returning() {
+	if cmd == "" && !c.failed.Load() && c.unanswered() && returning() {
 		// The pool's return: close rather than wait (giveback.go).
 		c.giveUp()
 		return nil, nil

@@ -98,9 +98,10 @@ func (c *liveConn) unanswered() bool {
 
 // giveUp is the pool's return of a connection whose pending replies may
 // never come (unanswered): what was queued is sent, as the return would
-// send it, and the connection is closed instead of read. It returns nil:
-// the caller gave the connection back, which it did; the failure it
-// records makes the pool close the connection rather than keep it.
+// send it, and the connection is closed instead of read. The return's
+// Do("") then answers nil: the caller gave the connection back, which
+// it did; the failure recorded makes the pool close the connection
+// rather than keep it.
 func (c *liveConn) giveUp() {
 	if len(c.wbuf) > 0 {
 		c.write() // a failure closes the connection anyway

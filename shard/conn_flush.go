@@ -615,13 +615,23 @@ func (f *flusher) sendPinned() {
 			unwritten = len(cmds) - 1
 		}
 	}
+	// The replies of the commands written whole before a write that the
+	// server reset are still read: the server answered them before its
+	// reset (a value over its proto-max-bulk-len is refused at once,
+	// with a protocol error), and the pool's connection returns them, then
+	// the reset, without waiting (readWritten in exec.go does the same).
+	// Only from the first one missing do they keep the write's error.
+	writeErr, replies := err, len(cmds)
 	if err != nil {
-		fail(0, err, unwritten)
-		return
+		if !writeFailed(err) || unwritten == 0 {
+			fail(0, err, unwritten)
+			return
+		}
+		replies = unwritten
 	}
 	stop := context.AfterFunc(f.ctx, tx.conn.abort)
 	defer stop()
-	for k := range cmds {
+	for k := range replies {
 		reply, err := tx.conn.ReceiveWithTimeout(timeout)
 		var re redis.Error
 		switch {
@@ -642,10 +652,17 @@ func (f *flusher) sendPinned() {
 			f.noteMoved(re)
 			f.rc.c.noteSentinelTxFailure(f.ctx, tx.node, re)
 			set(k, Result{Err: f.rc.c.commandReplyError(tx.node, cmds[k].name, cmds[k].args, re)})
+		case writeErr != nil:
+			fail(k, writeErr, unwritten)
+			return
 		default:
 			fail(k, err, len(cmds))
 			return
 		}
+	}
+	if writeErr != nil {
+		fail(unwritten, writeErr, unwritten)
+		return
 	}
 	if tx.closing && !tx.multi {
 		tx.finish()

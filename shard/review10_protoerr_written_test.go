@@ -55,3 +55,45 @@ func TestReview10PipelineCommandWrittenBeforeAResetGetsItsReply(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "0", n, "a SET over proto-max-bulk-len ran")
 }
+
+// TestReview10ConnTxCommandWrittenBeforeAResetGetsItsReply: the same on
+// the connection a Conn holds under WATCH: the first oversized SET,
+// written whole and refused, was reported as an outcome unknown in 45 of
+// 50 rounds; it must get the server's refusal.
+func TestReview10ConnTxCommandWrittenBeforeAResetGetsItsReply(t *testing.T) {
+	server := redistest.StartTB(t, redistest.Options{Args: []string{"--proto-max-bulk-len", "1mb"}})
+	c := newClient(t, faultConfig(server.Addr, 2*time.Second))
+	big := strings.Repeat("x", 1<<20+1)
+	const rounds = 50
+	unknown := 0
+	var first error
+	for range rounds {
+		conn := c.Conn()
+		_, err := conn.Do("WATCH", "r10:w")
+		require.NoError(t, err)
+		for range 3 {
+			require.NoError(t, conn.Send("SET", "r10:w", big))
+		}
+		r, _ := conn.Do("")
+		replies, _ := r.([]any)
+		require.Len(t, replies, 3)
+		for _, x := range replies {
+			e, _ := x.(error)
+			require.Error(t, e, "SET of a value over proto-max-bulk-len succeeded")
+			var uo *shard.UnknownOutcomeError
+			if errors.As(e, &uo) {
+				unknown++
+				if first == nil {
+					first = e
+				}
+			}
+		}
+		conn.Close()
+	}
+	if unknown > 0 {
+		t.Errorf("%d of %d refused SETs reported as of unknown outcome, the first: %v", unknown, 3*rounds, first)
+	}
+	n, err := server.Do("EXISTS", "r10:w")
+	require.NoError(t, err)
+	require.Equal(t, "0", n, "a SET over proto-max-bulk-len ran")
+}

@@ -29,11 +29,16 @@ var errStateChanged = errors.New("shardis: connection state changed by its last 
 // counts too: the server closes the connection only after its reply, and
 // that close may not have arrived when the connection is next borrowed;
 // so does CLIENT KILL, whose filter may match the connection that sends
-// it (SKIPME no, or the old form with its own address).
+// it (SKIPME no, or the old form with its own address), and ACL DELUSER
+// and ACL LOAD, which drop the clients of the users they remove (ACL
+// LOAD before Redis 7.2 every client), the sender's own once its reply
+// is out.
 // It costs a length comparison for most commands: it runs for every
 // command sent.
 func leavesState(cmd string, args []any) bool {
 	switch len(cmd) {
+	case 3:
+		return strings.EqualFold(cmd, "acl") && aclDropsClients(args)
 	case 4:
 		return strings.EqualFold(cmd, "auth") || strings.EqualFold(cmd, "quit")
 	case 5:
@@ -61,6 +66,7 @@ func (c *liveConn) noteSent(cmd string, args []any) {
 	if leavesState(cmd, args) {
 		c.changed.Store(true)
 	}
+	c.noteBlocking(cmd, args) // before noteTx: inside a MULTI opened earlier, nothing blocks
 	c.noteTx(cmd)
 	if len(cmd) == 6 && strings.EqualFold(cmd, "asking") {
 		c.asking.Store(true)
@@ -140,4 +146,11 @@ func killsClients(args []any) bool {
 		return strings.EqualFold(string(sub), "kill")
 	}
 	return false
+}
+
+// aclDropsClients reports whether the arguments of ACL are those of a
+// subcommand that may make the server close the connection that sends
+// it: DELUSER (of its own user, among others) and LOAD.
+func aclDropsClients(args []any) bool {
+	return len(args) > 0 && (argIs(args[0], "deluser") || argIs(args[0], "load"))
 }

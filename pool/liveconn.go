@@ -48,6 +48,11 @@ type liveConn struct {
 	// callback or an abort that belongs to an earlier borrow, and runs
 	// late, must not close the socket of the caller who has it now.
 	lends uint64
+	// readable: the connection failed on a write that the server's reset
+	// cut short, and its socket stays open for the replies the server
+	// sent before it (failWrite); the first read failure, Close or an
+	// abort closes it (set and cleared under mu).
+	readable atomic.Bool
 
 	gen int64 // the pool's generation when it was dialed (Set.DropIdle)
 
@@ -64,6 +69,14 @@ type liveConn struct {
 	// MULTI, which the server refuses, for its end: the keys stay
 	// watched (connstate.go).
 	watching, multi atomic.Bool
+
+	// sent counts the commands sent, blockedAt is the number (in sent)
+	// of the last one that may block on the server, and silenced says
+	// that CLIENT REPLY OFF or SKIP was sent: the pool's return closes
+	// a connection whose pending replies may never come instead of
+	// reading them (giveback.go). The sending goroutine's.
+	sent, blockedAt int64
+	silenced        bool
 
 	// The Set's connection name (names.go), nil for a connection of no
 	// pool, and the generation of it that this connection carries
@@ -106,8 +119,36 @@ func (c *liveConn) fail(err error) error {
 		c.err = err
 		c.failed.Store(true)
 		c.cut()
+	} else if c.readable.Load() {
+		c.cut() // the replies left after a failed write are read
 	}
 	return c.err
+}
+
+// failWrite records err, a write that the server's reset cut short, as
+// the connection's failure, but keeps its socket open for reading: the
+// replies the server sent before it reset the connection are still
+// there, and a read returns them and then the reset at once, never
+// waiting. A server that refuses a value over its proto-max-bulk-len
+// answers with a protocol error and resets the connection while the
+// value is still being written: the command's reply is that refusal (it
+// did not run), where the write's error alone would leave the outcome of
+// every command written whole before it unknown.
+func (c *liveConn) failWrite(err error) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.err == nil {
+		c.err = err
+		c.readable.Store(true) // before failed: a reader that sees failed sees readable
+		c.failed.Store(true)
+	}
+	return c.err
+}
+
+// peerReset reports whether a write failed because the server reset the
+// connection (or, reset before, it no longer takes writes).
+func peerReset(err error) bool {
+	return errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
 }
 
 // lent counts a new borrow of c and returns its number.
@@ -131,9 +172,14 @@ func (c *liveConn) lend() uint64 {
 func (c *liveConn) failLend(n uint64, err error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.lends == n && c.err == nil {
+	if c.lends != n {
+		return
+	}
+	if c.err == nil {
 		c.err = err
 		c.failed.Store(true)
+		c.cut()
+	} else if c.readable.Load() {
 		c.cut()
 	}
 }
@@ -177,6 +223,9 @@ func (c *liveConn) Err() error {
 func (c *liveConn) Close() error {
 	c.mu.Lock()
 	if c.err != nil {
+		if c.readable.Load() {
+			c.cut() // left open for the replies after a failed write
+		}
 		c.mu.Unlock()
 		return nil
 	}
@@ -193,6 +242,7 @@ func (c *liveConn) Close() error {
 // must end and every caller of c.mu waiting: a connection cut short is
 // broken anyway, and RESP needs no alert to tell a reply's end.
 func (c *liveConn) cut() {
+	c.readable.Store(false)
 	if tc, ok := c.nc.Conn.(*tls.Conn); ok {
 		tc.NetConn().Close()
 		return
@@ -232,6 +282,9 @@ func (c *liveConn) write() error {
 	_, err := c.nc.armedWrite(c.wbuf)
 	c.releaseWriteBuffer()
 	if err != nil {
+		if peerReset(err) {
+			return c.failWrite(err)
+		}
 		return c.fail(err)
 	}
 	return nil
@@ -247,7 +300,7 @@ func (c *liveConn) Receive() (any, error) {
 // received is read) for the whole of it, however slowly its bytes arrive. A server error reply is returned as a redis.Error; a failure
 // to read closes the connection.
 func (c *liveConn) ReceiveWithTimeout(timeout time.Duration) (any, error) {
-	if c.failed.Load() {
+	if c.failed.Load() && !c.readable.Load() {
 		return nil, c.Err()
 	}
 	c.nc.startReply(timeout)
@@ -324,6 +377,11 @@ func (c *liveConn) ReceiveContext(ctx context.Context) (any, error) {
 // first server error among them. Do("") only flushes and reads what is
 // pending, and returns the pending replies.
 func (c *liveConn) Do(cmd string, args ...any) (any, error) {
+	if cmd == "" && !c.failed.Load() && c.unanswered() && returning() {
+		// The pool's return: close rather than wait (giveback.go).
+		c.giveUp()
+		return nil, nil
+	}
 	return c.DoWithTimeout(c.readTimeout, cmd, args...)
 }
 

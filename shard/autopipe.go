@@ -544,8 +544,22 @@ func (pc *pipeConn) send(batch []*pipeReq) bool {
 	if err == nil {
 		return true
 	}
-	nerr := pc.fail(err)
-	if writeFailed(err) && !pc.aborted.Load() {
+	var nerr error
+	switch {
+	case pc.aborted.Load():
+		nerr = pc.fail(err)
+	case writeFailed(err):
+		pc.fail(err)
+		nerr = &NodeError{Node: pc.p.c.nodes.get(pc.p.node).node, Err: fmt.Errorf("%w: %w", errNotWritten, err)}
+	default:
+		// The connection had failed before this write: its reader
+		// failed it on a read (and noted that), or closed it after a
+		// protocol error reply (the command's fault, no failure of the
+		// node). The pool's connection refuses a Send once failed, so
+		// the command being queued was not written, nor those after it.
+		// (A Flush refused so leaves nothing here: the last command,
+		// perhaps written whole by its Send, went to the reader.)
+		pc.broken.Store(true)
 		nerr = &NodeError{Node: pc.p.c.nodes.get(pc.p.node).node, Err: fmt.Errorf("%w: %w", errNotWritten, err)}
 	}
 	for _, r := range batch[written:] {

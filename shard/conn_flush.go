@@ -626,15 +626,25 @@ func (f *flusher) sendPinned() {
 			unwritten = len(cmds) - 1
 		}
 	}
+	// The replies of the commands written whole before a write that the
+	// server reset are still read: the server answered them before its
+	// reset (a value over its proto-max-bulk-len is refused at once,
+	// with a protocol error), and the pool's connection returns them, then
+	// the reset, without waiting (readWritten in exec.go does the same).
+	// Only from the first one missing do they keep the write's error.
+	writeErr, replies := err, len(cmds)
 	if err != nil {
 		f.rc.c.noteTxFailure(f.ctx, tx.node, err) // as for a Do's (Stats, health)
-		fail(0, err, unwritten)
-		return
+		if !writeFailed(err) || unwritten == 0 {
+			fail(0, err, unwritten)
+			return
+		}
+		replies = unwritten
 	}
 	stop := context.AfterFunc(f.ctx, tx.conn.abort)
 	defer stop()
 	refused := false // NOAUTH or WRONGPASS: not a success of the node
-	for k := range cmds {
+	for k := range replies {
 		reply, err := tx.conn.ReceiveWithTimeout(timeout)
 		var re redis.Error
 		switch {
@@ -657,11 +667,18 @@ func (f *flusher) sendPinned() {
 			rerr := f.rc.c.commandReplyError(tx.node, cmds[k].name, cmds[k].args, re)
 			refused = refused || isAuthFailure(rerr)
 			set(k, Result{Err: rerr})
+		case writeErr != nil:
+			fail(k, writeErr, unwritten)
+			return
 		default:
 			f.rc.c.noteTxFailure(f.ctx, tx.node, err)
 			fail(k, err, len(cmds))
 			return
 		}
+	}
+	if writeErr != nil {
+		fail(unwritten, writeErr, unwritten)
+		return
 	}
 	if !refused {
 		f.rc.c.noteSuccess(tx.node)

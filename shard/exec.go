@@ -594,8 +594,12 @@ func (c *Client) send(ctx context.Context, node int, calls []*call, out []Result
 		err = conn.Flush()
 	}
 	if err != nil {
+		read := c.readWritten(node, conn, calls[:last], out, err)
 		conn.Close()
-		c.failSend(ctx, node, calls, out, last, err)
+		if out != nil {
+			out = out[read:]
+		}
+		c.failSend(ctx, node, calls[read:], out, last-read, err)
 		return nil
 	}
 	return conn
@@ -607,6 +611,47 @@ func (c *Client) send(ctx context.Context, node int, calls []*call, out []Result
 // all): the server never read it whole.
 var errNotWritten = errors.New("shardis: not run: the connection failed before the command was completely written")
 
+// readWritten reads the replies of calls, the commands written before a
+// write that failed with err, and returns how many got their result. A
+// server that resets the connection while a command is being written (a
+// value over its proto-max-bulk-len, refused as soon as its length is
+// read) has answered those before it: the pool's connection keeps them
+// readable after a write the server reset, and returns them, then the
+// reset, at once (pool/liveconn.go). A command refused with a protocol
+// error gets that reply, and those after it did not run. Reading stops
+// at the first failure: the calls from there keep the write's error
+// (failSend). Any other write failure closed the connection: nothing is
+// read. Nothing here is a verdict on the node, as in failSend.
+func (c *Client) readWritten(node int, conn redis.Conn, calls []*call, out []Result, err error) int {
+	if len(calls) == 0 || !writeFailed(err) {
+		return 0
+	}
+	for i, cl := range calls {
+		if cl.asking {
+			if _, err := redis.ReceiveWithTimeout(conn, c.readTimeout); err != nil {
+				if _, ok := err.(redis.Error); !ok {
+					return i
+				}
+			}
+		}
+		reply, err := redis.ReceiveWithTimeout(conn, c.readTimeout)
+		var re redis.Error
+		switch {
+		case err == nil:
+			setResult(calls, out, i, reply, nil)
+		case errors.As(err, &re) && isProtocolError(re):
+			setResult(calls, out, i, nil, re)
+			c.failFrom(node, calls, out, i+1, errAfterProtocolError)
+			return len(calls)
+		case errors.As(err, &re):
+			setResult(calls, out, i, nil, c.commandReplyError(node, cl.name, cl.args, re))
+		default:
+			return i
+		}
+	}
+	return len(calls)
+}
+
 // failSend fails the calls of a batch whose sending failed with err, on
 // the command of calls[last] (or its ASKING). A failed write on the
 // pool's connection stops before the end of what it was given, and what
@@ -614,7 +659,8 @@ var errNotWritten = errors.New("shardis: not run: the connection failed before t
 // buffer once the command that fills it is in) or the last one queued (a
 // Flush): that command was not completely written, and the commands
 // after it were never written. Neither ran. The commands before it may
-// have reached the server whole: their outcome is unknown
+// have reached the server whole: those whose replies were not read
+// first (readWritten) have an unknown outcome
 // (markUnknownOutcomes, the cluster's and Sentinel's retry rules). Any
 // other failure (a connection that had already failed, one the caller's
 // context closed) proves nothing, and every call keeps it.

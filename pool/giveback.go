@@ -1,0 +1,145 @@
+package pool
+
+import (
+	"errors"
+	"runtime"
+	"strings"
+
+	"github.com/shardis/shardis/shard/command"
+)
+
+// redigo's pool gives a connection back by reading every reply still
+// pending on it (Do("")), for as long as ReadTimeout allows, before it
+// keeps it. Two kinds of reply may never come, or only when the server
+// chooses:
+//
+//   - that of a blocking command (BLPOP, XREAD BLOCK, WAIT, ... outside
+//     MULTI) whose caller gave up on it: the server answers it when an
+//     element arrives, which the drain would then take and throw away,
+//     or never; the return waited up to ReadTimeout, forever without one;
+//   - any reply after CLIENT REPLY OFF or SKIP: the server sends none,
+//     and the return waited ReadTimeout for nothing.
+//
+// The connection would not be handed on in either state (the first
+// fails its read, the second is marked changed, connstate.go); waiting
+// gains nothing. So the return sends what was queued, as redigo's does,
+// and closes the connection instead of reading: the server forgets a
+// blocked command of a closed connection, and Close returns at once.
+// Only the pool's return does so: a caller's own Do("") reads the
+// replies it asked for, as redigo's does.
+
+// errGivenBack is the failure of a connection closed by the pool's return
+// because a reply pending on it may never come.
+var errGivenBack = errors.New("shardis: connection closed when given back: a reply pending on it may never come (blocking command or CLIENT REPLY OFF|SKIP)")
+
+// noteBlocking records, for a command being sent, whether it may block on
+// the server (see unanswered). It costs a byte comparison for most
+// commands: it runs for every command sent.
+func (c *liveConn) noteBlocking(cmd string, args []any) {
+	c.sent++
+	if len(cmd) == 0 || c.multi.Load() { // inside MULTI the server only queues it
+		return
+	}
+	switch cmd[0] | 0x20 {
+	case 'b', 'x', 'w':
+		if blocks(cmd, args) {
+			c.blockedAt = c.sent
+		}
+	case 'c':
+		if len(cmd) == 6 && strings.EqualFold(cmd, "client") && len(args) > 1 &&
+			argIs(args[0], "reply") && !argIs(args[1], "on") {
+			c.silenced = true
+		}
+	}
+}
+
+// blocks reports whether the command may block on the server: one flagged
+// blocking (BLPOP, BLMOVE, BZPOPMIN, ...), XREAD and XREADGROUP with a
+// BLOCK option, WAIT and WAITAOF.
+func blocks(cmd string, args []any) bool {
+	if strings.EqualFold(cmd, "wait") || strings.EqualFold(cmd, "waitaof") {
+		return true
+	}
+	info := command.Lookup(cmd)
+	if info == nil || info.Flags&command.Blocking == 0 {
+		return false
+	}
+	if info.Name != "xread" && info.Name != "xreadgroup" {
+		return true
+	}
+	for _, a := range args {
+		switch {
+		case argIs(a, "streams"):
+			return false
+		case argIs(a, "block"):
+			return true
+		}
+	}
+	return false
+}
+
+// argIs reports whether the argument a is the word w, in any case.
+func argIs(a any, w string) bool {
+	s, ok := command.Arg(a)
+	return ok && strings.EqualFold(s, w)
+}
+
+// unanswered reports whether a reply pending on c may never come, or
+// only when the server chooses: a blocking command's is among the
+// pending ones (the replies pending are those of the last commands
+// sent), or replies were silenced (CLIENT REPLY OFF or SKIP).
+func (c *liveConn) unanswered() bool {
+	pending := c.pending.Load()
+	if pending <= 0 {
+		return false
+	}
+	return c.silenced || c.blockedAt > 0 && c.blockedAt > c.sent-pending
+}
+
+// giveUp is the pool's return of a connection whose pending replies may
+// never come (unanswered): what was queued is sent, as the return would
+// send it, and the connection is closed instead of read. The return's
+// Do("") then answers nil: the caller gave the connection back, which
+// it did; the failure recorded makes the pool close the connection
+// rather than keep it.
+func (c *liveConn) giveUp() {
+	if len(c.wbuf) > 0 {
+		c.write() // a failure closes the connection anyway
+	}
+	c.fail(errGivenBack)
+}
+
+// Names of redigo's pooled connection's methods (pool.go), as the
+// runtime reports them.
+const (
+	redigoActiveClose = "github.com/gomodule/redigo/redis.(*activeConn).Close"
+	redigoActiveDo    = "github.com/gomodule/redigo/redis.(*activeConn).Do"
+)
+
+// returning reports whether the call of liveConn.Do that called it comes
+// from redigo's pool giving the connection back: activeConn.Close, or
+// the Do("") that the Close of a Pool's lender (Set.Pool) makes on the
+// Set's own connection. Nothing else tells it from a caller's Do(""),
+// which must keep reading. It runs only for a connection given back with
+// a reply pending that may never come (unanswered).
+//
+//go:noinline
+func returning() bool {
+	var pcs [8]uintptr
+	n := runtime.Callers(3, pcs[:]) // past Callers, returning and liveConn.Do
+	frames := runtime.CallersFrames(pcs[:n])
+	for {
+		f, more := frames.Next()
+		switch f.Function {
+		case redigoActiveClose:
+			return true
+		case redigoActiveDo:
+			// the lender's connection passing the return's Do("") on
+		default:
+			return false
+		}
+		if !more {
+			return false
+		}
+	}
+}

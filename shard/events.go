@@ -61,6 +61,13 @@ type NodeEvent struct {
 	Previous Node
 	// Err is the failure that marked the node down (NodeDown only).
 	Err error
+	// AddressLeft says that no entry of Node.Addr is in use any more
+	// (NodeRetired only): the client closed its connections there. A
+	// cluster server has an entry per role, and after a failover the
+	// entry of the role it left retires while the other goes on
+	// (AddressLeft false): what is kept per address (a metric series,
+	// say) should go only when it is true.
+	AddressLeft bool
 	// Time is when the client saw the change.
 	Time time.Time
 }
@@ -231,6 +238,14 @@ func (c *Client) slotMapChanged(old, cur *cluster.Table) {
 			ev.Time = now
 			o.h.SlotMap(ev)
 		}
+	}
+}
+
+// retiredEvent reports that node i retired to the NodeState hook;
+// addrLeft says no entry of its address is in use any more.
+func (c *Client) retiredEvent(i int, addrLeft bool) {
+	if o := c.obs; o != nil && o.state {
+		o.h.NodeState(NodeEvent{Kind: NodeRetired, Node: c.nodes.get(i).node, AddressLeft: addrLeft, Time: time.Now()})
 	}
 }
 

@@ -196,14 +196,15 @@ func (t *nodeTable) all() []*nodeState { return *t.list.Load() }
 func (c *Client) settleNodes() {
 	// The events go out once the lock is released: a NodeState hook may
 	// use the client, and so install a topology itself.
-	for _, i := range c.settleNodesLocked() {
-		c.nodeEvent(NodeRetired, i, nil)
+	retired, gone := c.settleNodesLocked()
+	for _, i := range retired {
+		c.retiredEvent(i, gone[c.nodes.get(i).node.Addr])
 	}
 }
 
 // settleNodesLocked is settleNodes under its lock; it returns the entries
-// that retired.
-func (c *Client) settleNodesLocked() []int {
+// that retired, and the addresses that no entry in use is left of.
+func (c *Client) settleNodesLocked() ([]int, map[string]bool) {
 	t := c.nodes
 	t.settle.Lock()
 	defer t.settle.Unlock()
@@ -247,7 +248,7 @@ func (c *Client) settleNodesLocked() []int {
 		_ = c.pools.Remove(addr) // ErrClosed only: Close closed them
 	}
 	t.rename(renamed(all, live))
-	return retired
+	return retired, gone
 }
 
 // nameNodes gives every node the name that the topology the client routes

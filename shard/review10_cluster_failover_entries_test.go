@@ -108,6 +108,25 @@ func TestReview10ClusterFailoverOneEntryPerServer(t *testing.T) {
 		require.Equal(t, s.readOnly, e[0].ReadOnly, "%s", s.addr)
 	}
 
+	// The entry of the role a server left retired, but both servers stay:
+	// no event says an address left (a metric kept per address stays).
+	mu.Lock()
+	var retired []shard.NodeEvent
+	for _, ev := range events {
+		if ev.Kind == shard.NodeRetired {
+			retired = append(retired, ev)
+		}
+	}
+	mu.Unlock()
+	retiredOld := 0
+	for _, ev := range retired {
+		require.False(t, ev.AddressLeft, "%v: the server is still in the cluster", ev)
+		if ev.Node.Addr == m.Addr {
+			retiredOld++
+		}
+	}
+	require.Equal(t, 1, retiredOld, "the old master's master entry retired once")
+
 	// Kill the old master, a replica now: one NodeDown.
 	require.NoError(t, m.Kill())
 	downs := func() int {

@@ -551,7 +551,7 @@ func (in *Instrumentation) nodeState(ev shard.NodeEvent) {
 		attrs := append(in.node(ev.Node.Addr).attrs(), NodeEventKey.String(ev.Kind.String()))
 		in.nodeEvents.Add(context.Background(), 1, metric.WithAttributes(in.withCommon(attrs)...))
 	}
-	if ev.Kind == shard.NodeRetired {
+	if ev.Kind == shard.NodeRetired && ev.AddressLeft {
 		in.forget(ev.Node.Addr)
 	}
 }

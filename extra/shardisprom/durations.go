@@ -29,8 +29,10 @@ import (
 // else (a typo, a name built from data), so the series stay bounded
 // whatever the callers send. The series of a node that left every
 // topology the client uses are deleted when the client retires it
-// (shard.NodeRetired: a master the cluster forgot, the old ring's shards
-// once a migration finished, a Sentinel replica no longer listed). A
+// (shard.NodeRetired with AddressLeft: a master the cluster forgot, the
+// old ring's shards once a migration finished, a Sentinel replica no
+// longer listed; not the entry of the role a cluster server left in a
+// failover, as it goes on in its other role). A
 // master that is only no longer a master (shard.SlotMapEvent.Removed: a
 // failover demoted it to a replica, or it failed and the cluster still
 // lists it) keeps them, as it keeps its shardis_node_up.
@@ -97,7 +99,7 @@ func (d *Durations) Hooks() *shard.Hooks {
 		// that left the slot map's masters (SlotMapEvent.Removed) may
 		// still be a replica, demoted by a failover: not a reason.
 		NodeState: func(ev shard.NodeEvent) {
-			if ev.Kind == shard.NodeRetired {
+			if ev.Kind == shard.NodeRetired && ev.AddressLeft {
 				d.retire(ev.Node.Addr, ev.Time)
 			}
 		},

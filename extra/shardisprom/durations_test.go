@@ -146,7 +146,14 @@ func TestDurationsDropSeriesOfRemovedMasters(t *testing.T) {
 				h.SlotMap(tc.ev)
 			}
 			for _, n := range tc.retired {
-				h.NodeState(shard.NodeEvent{Kind: shard.NodeRetired, Node: shard.Node{Name: n, Addr: n}})
+				h.NodeState(shard.NodeEvent{Kind: shard.NodeRetired, Node: shard.Node{Name: n, Addr: n}, AddressLeft: true})
+				// The entry of one role retiring (a failover) leaves them.
+				h.NodeState(shard.NodeEvent{Kind: shard.NodeRetired, Node: shard.Node{Name: n + " (replica)", Addr: n}})
+			}
+			for _, n := range nodes {
+				if !slices.Contains(tc.retired, n) {
+					h.NodeState(shard.NodeEvent{Kind: shard.NodeRetired, Node: shard.Node{Name: n, Addr: n}})
+				}
 			}
 
 			want := map[string]uint64{}

@@ -257,10 +257,17 @@ func (g *guardedRouter) Route(key string) (Node, error) {
 	if err != nil {
 		return n, err
 	}
-	if v := g.view.Load(); v != nil {
-		return v.listedAs(n)
+	v := g.view.Load()
+	if v == nil {
+		return n, nil
 	}
-	return n, nil
+	if res, ok := v.known(n.Addr); ok {
+		return res.apply(n)
+	}
+	// An address the list does not hold: the Router may have changed
+	// its nodes since they were read (a tick ago), so read them now.
+	g.Nodes()
+	return g.view.Load().listedAs(n)
 }
 
 func (g *guardedRouter) Nodes() []Node {

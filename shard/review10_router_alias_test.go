@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"net"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -105,5 +107,69 @@ func TestReview10RouterRouteSpellsTwoListedNodes(t *testing.T) {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("%q does not name %s", err, want)
 		}
+	}
+}
+
+// switchRouter is a user's Router whose nodes and route the test changes.
+type switchRouter struct {
+	mu     sync.Mutex
+	listed []shard.Node
+	route  shard.Node
+}
+
+func (r *switchRouter) set(listed []shard.Node, route shard.Node) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.listed, r.route = listed, route
+}
+
+func (r *switchRouter) Route(string) (shard.Node, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.route, nil
+}
+
+func (r *switchRouter) Nodes() []shard.Node {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.listed)
+}
+
+// TestReview10RouterRouteSpellsANodeListedSinceLastRead: the Router moves
+// its keys to a new server it lists as 127.0.0.1:Q and routes to as
+// localhost:Q. The client had read Nodes before the change (no health
+// tick read it since), so the answer matched nothing it knew and became
+// a node of its own beside the one Nodes names. An address the last list
+// does not hold has Nodes read again first.
+func TestReview10RouterRouteSpellsANodeListedSinceLastRead(t *testing.T) {
+	servers := redistest.StartNTB(t, 2, redistest.Options{})
+	_, port, err := net.SplitHostPort(servers[1].Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	first := shard.Node{Name: "a", Addr: servers[0].Addr}
+	r := &switchRouter{listed: []shard.Node{first}, route: first}
+	c, err := shard.New(ctx, shard.Config{Router: r, Health: shard.HealthOptions{Interval: -1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.Do(ctx, "SET", "review10:switch", "a"); err != nil {
+		t.Fatal(err)
+	}
+	r.set([]shard.Node{{Name: "b", Addr: servers[1].Addr}}, shard.Node{Name: "b", Addr: net.JoinHostPort("localhost", port)})
+	if _, err := c.Do(ctx, "SET", "review10:switch", "b"); err != nil {
+		t.Fatal(err)
+	}
+	for _, ns := range c.Stats().Nodes {
+		if ns.Node.Addr != servers[0].Addr && ns.Node.Addr != servers[1].Addr {
+			t.Errorf("Stats lists %+v, a second node for %s", ns, servers[1].Addr)
+		}
+	}
+	got, err := redis.String(servers[1].Do("GET", "review10:switch"))
+	if err != nil || got != "b" {
+		t.Errorf("GET on the new server = %q, %v; want b", got, err)
 	}
 }

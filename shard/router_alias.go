@@ -39,23 +39,35 @@ func newRouteView(nodes []Node) *routeView {
 	return v
 }
 
+// known returns what addr maps to when it is listed or was resolved
+// against this list before.
+func (v *routeView) known(addr string) (aliasResult, bool) {
+	if _, ok := v.listed[addr]; ok {
+		return aliasResult{}, true
+	}
+	if r, ok := v.alias.Load(addr); ok {
+		return r.(aliasResult), true
+	}
+	return aliasResult{}, false
+}
+
 // listedAs returns n with the address of the listed node it names.
 func (v *routeView) listedAs(n Node) (Node, error) {
-	if _, ok := v.listed[n.Addr]; ok {
-		return n, nil
-	}
-	var res aliasResult
-	if r, ok := v.alias.Load(n.Addr); ok {
-		res = r.(aliasResult)
-	} else {
+	res, ok := v.known(n.Addr)
+	if !ok {
 		res = v.resolve(n.Addr)
 		v.alias.Store(n.Addr, res)
 	}
+	return res.apply(n)
+}
+
+// apply returns n as the result maps it.
+func (r aliasResult) apply(n Node) (Node, error) {
 	switch {
-	case res.err != nil:
-		return Node{}, res.err
-	case res.addr != "":
-		n.Addr = res.addr
+	case r.err != nil:
+		return Node{}, r.err
+	case r.addr != "":
+		n.Addr = r.addr
 	}
 	return n, nil
 }

@@ -58,6 +58,9 @@ func TestReview10URLZoneIsPercentEncoded(t *testing.T) {
 	for _, raw := range []string{
 		"redis-ring://u:s3cret-Pw@[fe80::1%25]:6379",
 		"redis-ring://u:s3cret-Pw@[fe80::1%25%zz]:6379",
+		// An unencoded '?' cuts the user info short: the "host" is the
+		// password's start, and only a part after the '?' holds the '@'.
+		"redis-ring://[s3cret%25%zz]?Pw@10.0.0.1:6379",
 	} {
 		_, err := shard.ParseURL(raw)
 		if !errors.Is(err, shard.ErrBadConfig) {

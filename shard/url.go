@@ -91,11 +91,11 @@ func ParseURL(raw string) (Config, error) {
 	hosts := strings.Split(rest, ",")
 	for i, h := range hosts {
 		h, err := unescapeZone(h)
-		if err != nil {
-			return cfg, err
+		if err == nil {
+			hosts[i] = h
+			err = checkHostPort(h)
 		}
-		hosts[i] = h
-		if err := checkHostPort(h); err != nil {
+		if err != nil {
 			if !strings.Contains(raw[:len(raw)-len(query)], "@") && strings.Contains(query, "@") {
 				// The query holds an '@': an unencoded '?' in the
 				// password cut the user info, and h holds part of it.

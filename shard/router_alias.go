@@ -17,8 +17,8 @@ import (
 // for the server, with its own pool, its own Stats entry and no health
 // check. It is the listed node instead; an answer that spells two listed
 // nodes at once (localhost:P when both 127.0.0.1:P and [::1]:P are
-// listed) is an error, as either could be meant. Any other address is a
-// node of its own, as before.
+// listed) is an error, as either could be meant, and so is one with
+// credentials in it. Any other address is a node of its own, as before.
 type routeView struct {
 	nodes  []Node
 	listed map[string]struct{}
@@ -34,7 +34,9 @@ type aliasResult struct {
 func newRouteView(nodes []Node) *routeView {
 	v := &routeView{nodes: nodes, listed: make(map[string]struct{}, len(nodes))}
 	for _, n := range nodes {
-		v.listed[n.Addr] = struct{}{}
+		if !addrkey.HasCredentials(n.Addr) { // refused by resolve
+			v.listed[n.Addr] = struct{}{}
+		}
 	}
 	return v
 }
@@ -74,6 +76,12 @@ func (r aliasResult) apply(n Node) (Node, error) {
 
 // resolve finds the listed nodes that addr spells.
 func (v *routeView) resolve(addr string) aliasResult {
+	if addrkey.HasCredentials(addr) {
+		// Taken as written, it would be a node whose every error and
+		// Stats entry shows them.
+		return aliasResult{err: fmt.Errorf("%w: the Router routed a key to %q: an address holds no credentials (set Pool.Username and Pool.Password)",
+			ErrBadConfig, addrkey.Redact(addr))}
+	}
 	forms := addrkey.Of(addr)
 	if len(forms) == 0 {
 		return aliasResult{}

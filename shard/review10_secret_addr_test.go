@@ -12,6 +12,14 @@ import (
 	"github.com/shardis/shardis/shard"
 )
 
+// oneSentinelShard is a ring of one Sentinel shard "a" with options o.
+func oneSentinelShard(o shard.SentinelOptions) shard.Config {
+	if len(o.Shards) == 0 {
+		o.Shards = []shard.SentinelShard{{Name: "a"}}
+	}
+	return shard.Config{Shards: []ring.Shard{{Name: "a", Weight: 1}}, Sentinel: o}
+}
+
 // TestReview10AddressCredentialsNeverInErrors: an address with
 // credentials pasted into it ("user:password@host:port") is refused, and
 // the refusal shows it redacted. Validate checked a shard's weight and
@@ -19,7 +27,8 @@ import (
 // second spelling of the host quoted the password; a Router node's
 // label in its error was the raw address; and a Router's Route answer
 // with credentials became a node whose every error (and Stats entry)
-// showed them.
+// showed them. A Sentinel address with credentials was quoted raw, or
+// accepted when it otherwise looked like host:port.
 func TestReview10AddressCredentialsNeverInErrors(t *testing.T) {
 	const secret = "s3cretA"
 	for _, cfg := range []shard.Config{
@@ -28,6 +37,9 @@ func TestReview10AddressCredentialsNeverInErrors(t *testing.T) {
 		{Shards: []ring.Shard{{Addr: secret + "@h:1", Weight: 1}, {Addr: secret + "@H:1", Weight: 1}}},
 		{Router: listRouter{{Addr: "u:" + secret + "@127.0.0.1:1"}}},
 		{Router: listRouter{{Addr: secret + "@h:1"}}},
+		oneSentinelShard(shard.SentinelOptions{Addrs: []string{"u:" + secret + "@127.0.0.1:1"}}),
+		oneSentinelShard(shard.SentinelOptions{Addrs: []string{secret + "@h:1"}}),
+		oneSentinelShard(shard.SentinelOptions{Shards: []shard.SentinelShard{{Name: "a", Addrs: []string{"127.0.0.1:2", secret + "@h:1"}}}}),
 	} {
 		err := cfg.Validate()
 		if !errors.Is(err, shard.ErrBadConfig) {

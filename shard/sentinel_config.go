@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/shardis/shardis/internal/addrkey"
 	"github.com/shardis/shardis/ring"
 	"github.com/shardis/shardis/sentinel"
 )
@@ -308,6 +309,13 @@ func (c Config) validateSentinel() error {
 		}
 		byName[s.Name] = i
 		r := o.resolved(s)
+		for _, a := range r.Addrs {
+			if addrkey.HasCredentials(a) {
+				// Quoted raw by the sentinel package, or dialed with
+				// them in the host name.
+				return badConfigf("Sentinel shard %q: Sentinel address %q: an address holds no credentials (set Sentinel.Username and Sentinel.Password)", s.Name, addrkey.Redact(a))
+			}
+		}
 		if _, err := sentinel.New(r.master(), r.Addrs, o.clientOptions(r)); err != nil {
 			return badConfigf("Sentinel shard %q: %w", s.Name, err)
 		}

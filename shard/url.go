@@ -91,7 +91,11 @@ func ParseURL(raw string) (Config, error) {
 	hosts := strings.Split(rest, ",")
 	for i, h := range hosts {
 		h, err := unescapeZone(h)
-		if err == nil {
+		if strings.IndexByte(hosts[i], '/') >= 0 {
+			// redis://h:6379/2 names database 2; no host holds a '/'.
+			// Nothing is quoted: it may be a password's part (below).
+			err = errURLPath
+		} else if err == nil {
 			hosts[i] = h
 			err = checkHostPort(h)
 		}
@@ -175,6 +179,9 @@ func unescapeZone(h string) (string, error) {
 	}
 	return h[:pct+1] + zone + h[end:], nil
 }
+
+// errURLPath reports a URL with a path after its hosts.
+var errURLPath = fmt.Errorf("%w: URL has a path after its hosts: a redis-ring or redis-cluster URL names the database with the db option (?db=2), not as a path (/2)", ErrBadConfig)
 
 // errQuestionMark reports a URL whose user info an unencoded '?' cut.
 var errQuestionMark = fmt.Errorf("%w: URL address is not host:port (a '?' in a user name or password must be percent-encoded as %%3F)", ErrBadConfig)

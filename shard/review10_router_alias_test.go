@@ -32,8 +32,10 @@ func (r aliasRouter) Nodes() []shard.Node              { return r.listed }
 // knows (it refuses the two spellings side by side in Nodes). The client
 // compared Route's address as written, so it registered a second node for
 // the server: a second pool, a second entry in Stats carrying every
-// command while the listed node showed none, and a node no health check
-// watched. Route's answer is now taken as the listed node it spells.
+// command while the listed node showed none, a node no health check
+// watched, and a Scan that reported none of the keys (it walks the
+// listed node and keeps the keys Route places there, compared by
+// address). Route's answer is now taken as the listed node it spells.
 func TestReview10RouterRouteSpellsAListedNodeOtherwise(t *testing.T) {
 	srv := redistest.StartTB(t, redistest.Options{})
 	_, port, err := net.SplitHostPort(srv.Addr)
@@ -70,13 +72,25 @@ func TestReview10RouterRouteSpellsAListedNodeOtherwise(t *testing.T) {
 			}
 			st := c.Stats().Nodes
 			if len(st) != 1 {
-				t.Fatalf("Stats lists %d nodes for the one server: %+v", len(st), st)
-			}
-			if st[0].Node.Addr != srv.Addr || st[0].Commands != n {
+				t.Errorf("Stats lists %d nodes for the one server: %+v", len(st), st)
+			} else if st[0].Node.Addr != srv.Addr || st[0].Commands != n {
 				t.Errorf("Stats = %+v, want node %s with %d commands", st[0], srv.Addr, n)
 			}
 			if got := c.Nodes(); len(got) != 1 || got[0].Addr != srv.Addr {
 				t.Errorf("Nodes = %v, want the listed node only", got)
+			}
+			// Scan walks the listed node and reports the keys Route
+			// places there.
+			var keys []string
+			sc := c.Scan(shard.ScanOptions{Match: "review10:alias*"})
+			for sc.Next(ctx) {
+				keys = append(keys, sc.Key())
+			}
+			if err := sc.Err(); err != nil {
+				t.Fatal(err)
+			}
+			if len(keys) != 1 || keys[0] != "review10:alias" {
+				t.Errorf("Scan reported %q, want [review10:alias]", keys)
 			}
 		})
 	}

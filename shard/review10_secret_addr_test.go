@@ -28,7 +28,8 @@ func oneSentinelShard(o shard.SentinelOptions) shard.Config {
 // label in its error was the raw address; and a Router's Route answer
 // with credentials became a node whose every error (and Stats entry)
 // showed them. A Sentinel address with credentials was quoted raw, or
-// accepted when it otherwise looked like host:port.
+// accepted when it otherwise looked like host:port, and a Migration.Addrs
+// key was quoted raw in the error about its value.
 func TestReview10AddressCredentialsNeverInErrors(t *testing.T) {
 	const secret = "s3cretA"
 	for _, cfg := range []shard.Config{
@@ -40,6 +41,10 @@ func TestReview10AddressCredentialsNeverInErrors(t *testing.T) {
 		oneSentinelShard(shard.SentinelOptions{Addrs: []string{"u:" + secret + "@127.0.0.1:1"}}),
 		oneSentinelShard(shard.SentinelOptions{Addrs: []string{secret + "@h:1"}}),
 		oneSentinelShard(shard.SentinelOptions{Shards: []shard.SentinelShard{{Name: "a", Addrs: []string{"127.0.0.1:2", secret + "@h:1"}}}}),
+		{Shards: []ring.Shard{{Addr: "127.0.0.1:1", Weight: 1}}, Migration: &shard.Migration{
+			From:  &shard.Config{Shards: []ring.Shard{{Addr: "127.0.0.2:1", Weight: 1}}},
+			Addrs: map[string]string{"u:" + secret + "@127.0.0.2:1": "no-port"},
+		}},
 	} {
 		err := cfg.Validate()
 		if !errors.Is(err, shard.ErrBadConfig) {

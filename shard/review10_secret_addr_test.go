@@ -3,6 +3,7 @@ package shard_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -72,6 +73,28 @@ func TestReview10AddressCredentialsNeverInErrors(t *testing.T) {
 	for _, ns := range c.Stats().Nodes {
 		if strings.Contains(ns.Node.String()+ns.Node.Addr, secret) {
 			t.Errorf("Stats lists %+v", ns.Node)
+		}
+	}
+}
+
+// TestReview10ConfigPrintsNoPastedCredentials: what fmt prints of a
+// Config hides its passwords, and a program may log a Config before New
+// validates it; credentials pasted into a shard, seed or Sentinel address
+// were printed as written.
+func TestReview10ConfigPrintsNoPastedCredentials(t *testing.T) {
+	const secret = "s3cretA"
+	for _, cfg := range []shard.Config{
+		{Shards: []ring.Shard{{Addr: "u:" + secret + "@127.0.0.1:1", Weight: 1}}},
+		{Mode: shard.ModeCluster, Seeds: []string{secret + "@127.0.0.1:1"}},
+		oneSentinelShard(shard.SentinelOptions{Addrs: []string{"u:" + secret + "@127.0.0.1:26379"}}),
+		oneSentinelShard(shard.SentinelOptions{Shards: []shard.SentinelShard{{Name: "a", Addrs: []string{secret + "@127.0.0.1:26379"}}}}),
+	} {
+		for _, verb := range []string{"%v", "%+v", "%#v", "%s"} {
+			for _, v := range []any{cfg, cfg.Sentinel} {
+				if out := fmt.Sprintf(verb, v); strings.Contains(out, secret) {
+					t.Errorf("%s of %T shows the password: %s", verb, v, out)
+				}
+			}
 		}
 	}
 }

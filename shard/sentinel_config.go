@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"time"
 
@@ -134,7 +135,7 @@ func (o SentinelOptions) withDefaults() SentinelOptions {
 func (o SentinelOptions) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "{Addrs: %v, Username: %q, Password: %s, TLS: %t, ReadFrom: %q, RefreshInterval: %v, MinRefreshInterval: %v, Timeout: %v, FailoverWait: %v, Shards: [",
-		o.Addrs, o.Username, redacted(o.Password), o.TLSConfig != nil, o.ReadFrom, o.RefreshInterval, o.MinRefreshInterval, o.Timeout, o.FailoverWait)
+		redactAddrs(o.Addrs), o.Username, redacted(o.Password), o.TLSConfig != nil, o.ReadFrom, o.RefreshInterval, o.MinRefreshInterval, o.Timeout, o.FailoverWait)
 	for i, s := range o.Shards {
 		if i > 0 {
 			b.WriteString(" ")
@@ -152,11 +153,25 @@ func (o SentinelOptions) GoString() string { return "shard.SentinelOptions" + o.
 // String describes s without its password (shown as ***).
 func (s SentinelShard) String() string {
 	return fmt.Sprintf("{Name: %q, MasterName: %q, Addrs: %v, Username: %q, Password: %s, TLS: %t}",
-		s.Name, s.master(), s.Addrs, s.Username, redacted(s.Password), s.TLSConfig != nil)
+		s.Name, s.master(), redactAddrs(s.Addrs), s.Username, redacted(s.Password), s.TLSConfig != nil)
 }
 
 // GoString is String prefixed with the type, for %#v.
 func (s SentinelShard) GoString() string { return "shard.SentinelShard" + s.String() }
+
+// redactAddrs is addrs with credentials pasted into an address hidden
+// (addrkey.Redact), for printing: Validate refuses them, but a program
+// may print its options before.
+func redactAddrs(addrs []string) []string {
+	if !slices.ContainsFunc(addrs, addrkey.HasCredentials) {
+		return addrs
+	}
+	out := make([]string, len(addrs))
+	for i, a := range addrs {
+		out[i] = addrkey.Redact(a)
+	}
+	return out
+}
 
 // MarshalJSON encodes o as encoding/json encodes a struct, field by
 // field, except that a set Password (here and in Shards) is "***" and a

@@ -243,27 +243,46 @@ func (c *Client) insideCallback() bool {
 // list Nodes returned last. Nodes lists each address once, under its
 // first name: a Router that places two ranges of keys on one server may
 // list it under two names, and the client has one node for it, which
-// ForEachShard and Scan must visit once.
+// ForEachShard and Scan must visit once. Route's answer spelt otherwise
+// than the listed node it names ("localhost:P" for "127.0.0.1:P") is that
+// node (routeView).
 type guardedRouter struct {
 	c    *Client
 	r    Router
-	last atomic.Pointer[[]Node]
+	view atomic.Pointer[routeView] // what Nodes returned last
 }
 
-func (g *guardedRouter) Route(key string) (Node, error) { return callUserRoute(g.c, g.r, key) }
+func (g *guardedRouter) Route(key string) (Node, error) {
+	n, err := callUserRoute(g.c, g.r, key)
+	if err != nil {
+		return n, err
+	}
+	v := g.view.Load()
+	if v == nil {
+		return n, nil
+	}
+	if res, ok := v.known(n.Addr); ok {
+		return res.apply(n)
+	}
+	// An address the list does not hold: the Router may have changed
+	// its nodes since they were read (a tick ago), so read them now.
+	g.Nodes()
+	return g.view.Load().listedAs(n)
+}
 
 func (g *guardedRouter) Nodes() []Node {
 	nodes, perr := callUserNodes(g.c, g.r)
 	if perr != nil {
 		g.c.reportPanic(perr)
-		if p := g.last.Load(); p != nil {
-			return slices.Clone(*p)
+		if v := g.view.Load(); v != nil {
+			return slices.Clone(v.nodes)
 		}
 		return nil
 	}
 	nodes = oncePerAddr(nodes)
-	kept := slices.Clone(nodes)
-	g.last.Store(&kept)
+	if v := g.view.Load(); v == nil || !slices.Equal(v.nodes, nodes) {
+		g.view.Store(newRouteView(slices.Clone(nodes)))
+	}
 	return nodes
 }
 

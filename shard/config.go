@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/shardis/shardis/internal/addrkey"
 	"github.com/shardis/shardis/pool"
 	"github.com/shardis/shardis/ring"
 )
@@ -359,7 +360,7 @@ func checkMigrationAddrKeys(addrs map[string]string, known []string) error {
 		for _, a := range known {
 			if slices.ContainsFunc(serverKeys(a), func(f string) bool { return slices.Contains(kk, f) }) {
 				return badConfigf("Migration.Addrs[%q]: the node is configured as %s, and Addrs is looked up by that address: write the key as %s",
-					k, a, a)
+					addrkey.Redact(k), a, a)
 			}
 		}
 	}
@@ -373,7 +374,7 @@ func checkMigrationAddrs(addrs map[string]string) error {
 	for _, k := range slices.Sorted(maps.Keys(addrs)) {
 		if v := addrs[k]; v != "" {
 			if err := checkHostPort(v); err != nil {
-				return badConfigf("Migration.Addrs[%q]: %w", k, err)
+				return badConfigf("Migration.Addrs[%q]: %w", addrkey.Redact(k), err)
 			}
 		}
 	}

@@ -20,14 +20,14 @@ func checkShards(shards []ring.Shard) error {
 	for i, s := range shards {
 		if s.Weight <= 0 {
 			return badConfigf("shard %d (%s) has weight %d: weights are 1 or more (a file or URL that leaves the weight out gets 1; to take a shard out, remove it)",
-				i, s.Label(), s.Weight)
+				i, safeLabel(s.Name, s.Addr), s.Weight)
 		}
 		for _, k := range serverKeys(s.Addr) {
 			if j, dup := seen[k]; dup && shards[j].Addr != s.Addr {
 				// ring.New refuses the same address written twice with
 				// ErrDuplicateShard: two spellings match it too.
 				return &configError{cause: ring.ErrDuplicateShard,
-					msg: fmt.Sprintf("shards %d (%s) and %d (%s) are the same server", j, shards[j].Addr, i, s.Addr)}
+					msg: fmt.Sprintf("shards %d (%s) and %d (%s) are the same server", j, addrkey.Redact(shards[j].Addr), i, addrkey.Redact(s.Addr))}
 			}
 			seen[k] = i
 		}
@@ -48,7 +48,7 @@ func checkRouterNodes(nodes []Node) error {
 	seen := make(map[string]int, len(nodes))
 	for i, n := range nodes {
 		if err := checkHostPort(n.Addr); err != nil {
-			return badConfigf("Router node %d (%s): %w", i, n.String(), err)
+			return badConfigf("Router node %d (%s): %w", i, safeLabel(n.Name, n.Addr), err)
 		}
 		for _, k := range serverKeys(n.Addr) {
 			if j, dup := seen[k]; dup && nodes[j].Addr != n.Addr {
@@ -65,3 +65,13 @@ func checkRouterNodes(nodes []Node) error {
 // (addrkey.Of: one server under two spellings shares a form). Unparsable
 // addresses give none; the ring reports them.
 func serverKeys(addr string) []string { return addrkey.Of(addr) }
+
+// safeLabel is the label of a shard or node for an error: its name, or
+// its address with any credentials pasted into it redacted (the address
+// is quoted before it is checked).
+func safeLabel(name, addr string) string {
+	if name != "" {
+		return name
+	}
+	return addrkey.Redact(addr)
+}

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/shardis/shardis/internal/addrkey"
 	"github.com/shardis/shardis/pool"
 	"github.com/shardis/shardis/ring"
 )
@@ -21,7 +22,7 @@ func configString(c Config) string {
 	if mode == ModeCluster {
 		cl := c.Cluster.withDefaults()
 		fmt.Fprintf(&b, ", Seeds: %v, Cluster: {RefreshInterval: %s, MinRefreshInterval: %s, MaxRedirects: %d, MaxRetryWait: %s, ReadFrom: %s}",
-			c.Seeds, onOff(cl.RefreshInterval), cl.MinRefreshInterval, cl.MaxRedirects, cl.MaxRetryWait, cl.ReadFrom)
+			redactAddrs(c.Seeds), onOff(cl.RefreshInterval), cl.MinRefreshInterval, cl.MaxRedirects, cl.MaxRetryWait, cl.ReadFrom)
 	} else if c.Router == nil { // a Router places keys without a ring
 		// The ring fills in the algorithm's defaults; a one-shard ring is
 		// enough to learn them without building the configured one.
@@ -40,6 +41,7 @@ func configString(c Config) string {
 			if s.Addr == "" { // a Sentinel shard: its address comes from the Sentinels
 				s.Addr = "<sentinel>"
 			}
+			s.Addr = addrkey.Redact(s.Addr) // credentials pasted into it (Validate refuses them)
 			b.WriteString(s.String())
 		}
 		b.WriteString("]")

@@ -31,6 +31,18 @@ func (n Node) String() string {
 // returned last. New and Config.Validate, which list its Nodes before
 // there is a client to keep, let a panic go up to their caller.
 // Client.Router returns the Router as it was given.
+//
+// A Router may change its nodes at run time. Route's answer is where the
+// next command goes, at once: a node it has not listed is dialed as it
+// is (an address that is another spelling of a listed node's, such as
+// localhost:P for 127.0.0.1:P, is that node; see docs/config.md).
+// Client.Nodes, ForEachShard and Scan read Nodes at each call. What the
+// client keeps per node follows Nodes as read on each health tick and
+// when a migration installs a topology: the names in Stats, NodeError and
+// the hooks' events (a renamed node is reported under its old name until
+// then), which nodes are health-checked, and the retirement of a node
+// Nodes no longer lists. With health checks off (HealthOptions.Interval
+// below 0) that happens only at installs.
 type Router interface {
 	// Route returns the node that serves key.
 	Route(key string) (Node, error)

@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"time"
 
+	"github.com/shardis/shardis/internal/addrkey"
 	"github.com/shardis/shardis/ring"
 	"github.com/shardis/shardis/sentinel"
 )
@@ -138,7 +140,7 @@ func (o SentinelOptions) withDefaults() SentinelOptions {
 func (o SentinelOptions) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "{Addrs: %v, Username: %q, Password: %s, TLS: %t, ReadFrom: %q, RefreshInterval: %v, MinRefreshInterval: %v, Timeout: %v, FailoverWait: %v, Shards: [",
-		o.Addrs, o.Username, redacted(o.Password), o.TLSConfig != nil, o.ReadFrom, o.RefreshInterval, o.MinRefreshInterval, o.Timeout, o.FailoverWait)
+		redactAddrs(o.Addrs), o.Username, redacted(o.Password), o.TLSConfig != nil, o.ReadFrom, o.RefreshInterval, o.MinRefreshInterval, o.Timeout, o.FailoverWait)
 	for i, s := range o.Shards {
 		if i > 0 {
 			b.WriteString(" ")
@@ -156,11 +158,25 @@ func (o SentinelOptions) GoString() string { return "shard.SentinelOptions" + o.
 // String describes s without its password (shown as ***).
 func (s SentinelShard) String() string {
 	return fmt.Sprintf("{Name: %q, MasterName: %q, Addrs: %v, Username: %q, Password: %s, TLS: %t}",
-		s.Name, s.master(), s.Addrs, s.Username, redacted(s.Password), s.TLSConfig != nil)
+		s.Name, s.master(), redactAddrs(s.Addrs), s.Username, redacted(s.Password), s.TLSConfig != nil)
 }
 
 // GoString is String prefixed with the type, for %#v.
 func (s SentinelShard) GoString() string { return "shard.SentinelShard" + s.String() }
+
+// redactAddrs is addrs with credentials pasted into an address hidden
+// (addrkey.Redact), for printing: Validate refuses them, but a program
+// may print its options before.
+func redactAddrs(addrs []string) []string {
+	if !slices.ContainsFunc(addrs, addrkey.HasCredentials) {
+		return addrs
+	}
+	out := make([]string, len(addrs))
+	for i, a := range addrs {
+		out[i] = addrkey.Redact(a)
+	}
+	return out
+}
 
 // MarshalJSON encodes o as encoding/json encodes a struct, field by
 // field, except that a set Password (here and in Shards) is "***" and a
@@ -322,6 +338,13 @@ func (c Config) validateSentinel() error {
 		}
 		byName[s.Name] = i
 		r := o.resolved(s)
+		for _, a := range r.Addrs {
+			if addrkey.HasCredentials(a) {
+				// Quoted raw by the sentinel package, or dialed with
+				// them in the host name.
+				return badConfigf("Sentinel shard %q: Sentinel address %q: an address holds no credentials (set Sentinel.Username and Sentinel.Password)", s.Name, addrkey.Redact(a))
+			}
+		}
 		if _, err := sentinel.New(r.master(), r.Addrs, o.clientOptions(r)); err != nil {
 			return badConfigf("Sentinel shard %q: %w", s.Name, err)
 		}

@@ -51,6 +51,8 @@ import (
 //	from=URL                       migrate from the topology of that URL
 //	                               (percent-encoded; see Migration)
 //
+// An IPv6 host's zone follows "%25", the encoded '%' (RFC 6874), as in
+// redis-ring://[fe80::1%25eth0]:6379 (the address [fe80::1%eth0]:6379).
 // User name and password may be percent-encoded; user info without a ':'
 // is refused (write :password@ for a password alone). Errors never
 // include the password.
@@ -87,8 +89,17 @@ func ParseURL(raw string) (Config, error) {
 		return cfg, fmt.Errorf("%w: URL names no host", ErrBadConfig)
 	}
 	hosts := strings.Split(rest, ",")
-	for _, h := range hosts {
-		if err := checkHostPort(h); err != nil {
+	for i, h := range hosts {
+		h, err := unescapeZone(h)
+		if strings.IndexByte(hosts[i], '/') >= 0 {
+			// redis://h:6379/2 names database 2; no host holds a '/'.
+			// Nothing is quoted: it may be a password's part (below).
+			err = errURLPath
+		} else if err == nil {
+			hosts[i] = h
+			err = checkHostPort(h)
+		}
+		if err != nil {
 			if !strings.Contains(raw[:len(raw)-len(query)], "@") && strings.Contains(query, "@") {
 				// The query holds an '@': an unencoded '?' in the
 				// password cut the user info, and h holds part of it.
@@ -144,6 +155,33 @@ func ParseURL(raw string) (Config, error) {
 	}
 	return cfg, cfg.Validate()
 }
+
+// unescapeZone returns the URL host h with the zone of its IPv6 address
+// unescaped: a URL writes "[fe80::1%25eth0]" (RFC 6874: the '%' that
+// starts the zone is percent-encoded, and so may be the zone's own
+// characters), which is the address "[fe80::1%eth0]", as net/url reads
+// it. A zone whose '%' "25" does not follow ("[fe80::1%eth0]") is taken
+// as written, as before; so "[fe80::1%25]" is refused (an empty zone)
+// rather than read as the zone "25".
+func unescapeZone(h string) (string, error) {
+	if !strings.HasPrefix(h, "[") {
+		return h, nil
+	}
+	end := strings.IndexByte(h, ']')
+	pct := strings.IndexByte(h, '%')
+	if end < 0 || pct < 0 || pct > end || !strings.HasPrefix(h[pct:end], "%25") {
+		return h, nil
+	}
+	zone, err := url.PathUnescape(h[pct+len("%25") : end])
+	if err != nil || zone == "" {
+		return "", fmt.Errorf("%w: address %q: the IPv6 zone after %%25 is empty or not valid percent-encoding (write [fe80::1%%25eth0]:6379 for zone eth0)",
+			ErrBadConfig, addrkey.Redact(h))
+	}
+	return h[:pct+1] + zone + h[end:], nil
+}
+
+// errURLPath reports a URL with a path after its hosts.
+var errURLPath = fmt.Errorf("%w: URL has a path after its hosts: a redis-ring or redis-cluster URL names the database with the db option (?db=2), not as a path (/2)", ErrBadConfig)
 
 // errQuestionMark reports a URL whose user info an unencoded '?' cut.
 var errQuestionMark = fmt.Errorf("%w: URL address is not host:port (a '?' in a user name or password must be percent-encoded as %%3F)", ErrBadConfig)

@@ -106,6 +106,20 @@ func instrumented(t *testing.T, cfg shard.Config, opts ...shardisotel.Option) *t
 	return tel
 }
 
+// givingUpConfig is the config of a cluster client of rc that runs no
+// health checks and retries a command for at most 300ms: a command that
+// cannot succeed ends in shard.ErrRetryBudget after a few attempts, each
+// of which a span shows.
+func givingUpConfig(rc *redistest.Cluster, po pool.Options) shard.Config {
+	return shard.Config{
+		Mode:    shard.ModeCluster,
+		Seeds:   rc.Seeds(),
+		Pool:    po,
+		Health:  shard.HealthOptions{Interval: -1},
+		Cluster: shard.ClusterOptions{MaxRetryWait: 300 * time.Millisecond},
+	}
+}
+
 // keyOnMaster returns a key whose slot master m serves, and the slot.
 func keyOnMaster(t *testing.T, rc *redistest.Cluster, m *redistest.Server, prefix string) (string, int) {
 	t.Helper()

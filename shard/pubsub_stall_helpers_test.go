@@ -1,6 +1,7 @@
 package shard_test
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -28,6 +29,22 @@ func longWriteSubscription(t *testing.T, writeTimeout time.Duration) (*shard.Sub
 	sub, err := c.NewSubscription(shard.SubscriptionOptions{PingInterval: writeTimeout, PingTimeout: writeTimeout})
 	require.NoError(t, err)
 	return sub, servers[0]
+}
+
+// stallWrite makes sub, a longWriteSubscription, subscribe prefix+":a"
+// on server, stops server until the test's cleanup and takes the
+// subscription's lock as its placement loop does before a write. It
+// returns the hold, to write with and release, and bufferFillingChannels
+// of prefix: a SUBSCRIBE of them through the hold stalls in the write.
+func stallWrite(t *testing.T, sub *shard.Subscription, server *redistest.Server, prefix string) (*shard.HeldSubscription, []string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	require.NoError(t, sub.Subscribe(ctx, prefix+":a"))
+	require.Equal(t, 1, sub.Stats().Connections)
+	pauseUntilCleanup(t, server)
+	big := bufferFillingChannels(prefix)
+	return shard.HoldSubscription(sub), big
 }
 
 // bufferFillingChannels returns 32 channel names of a MiB each, starting

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -134,43 +133,6 @@ func (l *liveLoad) halt() []error {
 	return l.errs
 }
 
-// migrateSlot moves slot, keys and all, from one master to another the way
-// redis-cli --cluster reshard does.
-func migrateSlot(t *testing.T, slot int, from, to *redistest.Server, all []*redistest.Server) {
-	t.Helper()
-	id := func(s *redistest.Server) string {
-		v, err := s.Do("CLUSTER", "MYID")
-		require.NoError(t, err)
-		return v
-	}
-	s := strconv.Itoa(slot)
-	_, err := to.Do("CLUSTER", "SETSLOT", s, "IMPORTING", id(from))
-	require.NoError(t, err)
-	_, err = from.Do("CLUSTER", "SETSLOT", s, "MIGRATING", id(to))
-	require.NoError(t, err)
-	host, port, _ := strings.Cut(to.Addr, ":")
-	conn, err := redis.Dial("tcp", from.Addr)
-	require.NoError(t, err)
-	defer conn.Close()
-	for {
-		keys, err := redis.Strings(conn.Do("CLUSTER", "GETKEYSINSLOT", slot, 100))
-		require.NoError(t, err)
-		if len(keys) == 0 {
-			break
-		}
-		args := []any{host, port, "", 0, 5000, "KEYS"}
-		for _, k := range keys {
-			args = append(args, k)
-		}
-		_, err = conn.Do("MIGRATE", args...)
-		require.NoError(t, err)
-	}
-	for _, m := range append([]*redistest.Server{to, from}, all...) {
-		_, err = m.Do("CLUSTER", "SETSLOT", s, "NODE", id(to))
-		require.NoError(t, err)
-	}
-}
-
 // TestRingClientMovesIntoAClusterLive takes a live ring client of three
 // shards into a three-master cluster at run time under load (8
 // goroutines of INCR, SET, GET, MGET and pipelines): StartMigration with the
@@ -280,7 +242,8 @@ func TestRingClientMovesIntoAClusterLive(t *testing.T) {
 		}
 	}
 	require.NotNil(t, dst)
-	migrateSlot(t, slot, src, dst, rc.Masters())
+	_, err = redistest.MoveSlot(ctx, slot, src, dst, rc.Masters(), redistest.SlotMoveOptions{})
+	require.NoError(t, err)
 	movedBefore := movedCount(c)
 	v, err := redis.Int64(c.Do(ctx, "INCR", moved))
 	require.NoError(t, err)

@@ -234,14 +234,8 @@ func TestRingClientMovesIntoAClusterLive(t *testing.T) {
 	slot := cluster.Slot(moved)
 	src, err := rc.MasterOfSlot(slot)
 	require.NoError(t, err)
-	var dst *redistest.Server
-	for _, m := range rc.Masters() {
-		if m != src {
-			dst = m
-			break
-		}
-	}
-	require.NotNil(t, dst)
+	dst, err := rc.OtherMaster(src)
+	require.NoError(t, err)
 	_, err = redistest.MoveSlot(ctx, slot, src, dst, rc.Masters(), redistest.SlotMoveOptions{})
 	require.NoError(t, err)
 	movedBefore := movedCount(c)

@@ -48,14 +48,8 @@ func TestTransactionsSurviveASlotMigration(t *testing.T) {
 			slot := cluster.Slot(tag)
 			src, err := rc.MasterOfSlot(slot)
 			require.NoError(t, err)
-			var dst *redistest.Server
-			for _, m := range rc.Masters() {
-				if m.Addr != src.Addr {
-					dst = m
-					break
-				}
-			}
-			require.NotNil(t, dst)
+			dst, err := rc.OtherMaster(src)
+			require.NoError(t, err)
 
 			p := c.Pipeline()
 			for i := range fill {

@@ -3,12 +3,13 @@ package redistest
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"testing"
 )
 
 // TestMoveSlotMovesTheKeysAndTellsEveryMaster: MoveSlot on a cluster with
-// a password moves the 250 keys of a slot in batches of 100 (three
+// a password, from a slot's master to another (OtherMaster), moves the 250 keys of a slot in batches of 100 (three
 // MIGRATE calls, logged in at the target), and afterwards every master
 // names the target as the slot's owner and the source holds none of its
 // keys. A slot with no keys moves without a MIGRATE.
@@ -31,12 +32,12 @@ func TestMoveSlotMovesTheKeysAndTellsEveryMaster(t *testing.T) {
 	if len(masters) != 3 {
 		t.Fatalf("%d masters, want 3", len(masters))
 	}
-	var to *Server
-	for _, m := range masters {
-		if m != from {
-			to = m
-			break
-		}
+	to, err := c.OtherMaster(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if to == from || !slices.Contains(masters, to) {
+		t.Fatalf("OtherMaster(%s) = %s, not another of the masters %v", from, to, masters)
 	}
 	const n = 250
 	for i := range n {
@@ -75,12 +76,9 @@ func TestMoveSlotMovesTheKeysAndTellsEveryMaster(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var dst *Server
-	for _, m := range masters {
-		if m != owner {
-			dst = m
-			break
-		}
+	dst, err := c.OtherMaster(owner)
+	if err != nil {
+		t.Fatal(err)
 	}
 	calls, err = MoveSlot(ctx, empty, owner, dst, masters, SlotMoveOptions{})
 	if err != nil || calls != 0 {

@@ -203,6 +203,21 @@ func (c *Cluster) MasterOfSlot(slot int) (*Server, error) {
 	return nil, fmt.Errorf("shardis: no healthy master of this cluster serves slot %d", slot)
 }
 
+// OtherMaster returns a healthy master other than s (the first in
+// Masters' order), as CLUSTER NODES shows them now: where a test can move
+// a slot of s, or which it can stop while s serves on.
+func (c *Cluster) OtherMaster(s *Server) (*Server, error) {
+	if s == nil || c.byPort[s.Port] != s {
+		return nil, fmt.Errorf("%w: the server is not a node of this cluster", ErrInvalid)
+	}
+	for _, m := range c.Masters() {
+		if m != s {
+			return m, nil
+		}
+	}
+	return nil, fmt.Errorf("shardis: no healthy master of this cluster other than %s", s.Addr)
+}
+
 // ReplicaOf returns a healthy replica of master (the one with the lowest
 // port if there are several), as CLUSTER NODES shows it now.
 func (c *Cluster) ReplicaOf(master *Server) (*Server, error) {

@@ -72,17 +72,6 @@ func (p *probeCounter) waitChecks(t *testing.T, addr string, n int) {
 	})
 }
 
-// nodeStats returns the Stats entries of addr.
-func nodeStats(c *shard.Client, addr string) []shard.NodeStats {
-	var out []shard.NodeStats
-	for _, n := range c.Stats().Nodes {
-		if n.Node.Addr == addr {
-			out = append(out, n)
-		}
-	}
-	return out
-}
-
 // listedUp reports whether Stats lists addr, and not down.
 func listedUp(c *shard.Client, addr string) bool {
 	ns := nodeStats(c, addr)

@@ -28,14 +28,7 @@ func TestFailedNodeStaysWhileTheMastersAreBusy(t *testing.T) {
 	c := newClient(t, cfg)
 
 	victim, masters := failReplica(t, rc)
-	present := func() bool {
-		for _, ns := range c.Stats().Nodes {
-			if ns.Node.Addr == victim.Addr {
-				return true
-			}
-		}
-		return false
-	}
+	present := func() bool { return len(nodeStats(c, victim.Addr)) > 0 }
 	require.NoError(t, c.Refresh(ctx))
 	require.True(t, present(), "the failed replica, still listed by the cluster, is kept")
 

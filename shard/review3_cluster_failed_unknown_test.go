@@ -27,12 +27,8 @@ func TestFailedNodeStaysWhileNoMasterAnswers(t *testing.T) {
 
 	victim, masters := failReplica(t, rc)
 	present := func(addr string) (listed, down bool) {
-		for _, ns := range c.Stats().Nodes {
-			if ns.Node.Addr == addr {
-				return true, ns.Down
-			}
-		}
-		return false, false
+		ns := nodeStats(c, addr)
+		return len(ns) > 0, len(ns) > 0 && ns[0].Down
 	}
 	require.NoError(t, c.Refresh(ctx))
 	listed, _ := present(victim.Addr)

@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shardis/shardis/cluster"
 	"github.com/shardis/shardis/extra/shardisotel"
 	"github.com/shardis/shardis/internal/redistest"
 	"github.com/shardis/shardis/pool"
@@ -120,18 +119,13 @@ func givingUpConfig(rc *redistest.Cluster, po pool.Options) shard.Config {
 	}
 }
 
-// keyOnMaster returns a key whose slot master m serves, and the slot.
+// keyOnMaster returns a key whose slot master m serves, and the slot
+// (redistest.Cluster.KeyOn).
 func keyOnMaster(t *testing.T, rc *redistest.Cluster, m *redistest.Server, prefix string) (string, int) {
 	t.Helper()
-	for i := 0; ; i++ {
-		k := fmt.Sprintf("{%s%d}", prefix, i)
-		s := cluster.Slot(k)
-		owner, err := rc.MasterOfSlot(s)
-		require.NoError(t, err)
-		if owner.Addr == m.Addr {
-			return k, s
-		}
-	}
+	k, slot, err := rc.KeyOn(m, prefix)
+	require.NoError(t, err)
+	return k, slot
 }
 
 func attrs(kvs []attribute.KeyValue) map[string]string {

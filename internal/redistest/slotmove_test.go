@@ -91,6 +91,28 @@ func TestMoveSlotMovesTheKeysAndTellsEveryMaster(t *testing.T) {
 	}
 }
 
+// TestKeyOnFindsAKeyOfTheMaster: KeyOn returns a key whose slot, as the
+// server computes it, the given master serves.
+func TestKeyOnFindsAKeyOfTheMaster(t *testing.T) {
+	c := StartClusterTB(t, 3, 0, Options{})
+	masters := c.Masters()
+	if len(masters) != 3 {
+		t.Fatalf("%d masters, want 3", len(masters))
+	}
+	for _, m := range masters {
+		k, slot, err := c.KeyOn(m, "ko")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v, err := m.Do("CLUSTER", "KEYSLOT", k); err != nil || v != strconv.Itoa(slot) {
+			t.Errorf("KeyOn(%s) = %q in slot %d; KEYSLOT says %q, %v", m.Addr, k, slot, v, err)
+		}
+		if owner := slotOwner(t, masters[0], slot); owner != m.Port {
+			t.Errorf("KeyOn(%s) = %q in slot %d, which port %d serves", m.Addr, k, slot, owner)
+		}
+	}
+}
+
 // slotOwner returns the port of the master that s says serves slot, from
 // its CLUSTER NODES.
 func slotOwner(t *testing.T, s *Server, slot int) int {

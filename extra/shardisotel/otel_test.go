@@ -8,7 +8,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -34,33 +33,27 @@ const (
 	password = "otel-Pa55word-x9"
 )
 
-var (
-	sharedOnce    sync.Once
-	sharedCluster *redistest.Cluster
-	sharedErr     error
-)
+// shared is a 3 masters + 3 replicas cluster shared by the tests of the
+// package, with an ACL user that has a password.
+var shared = &redistest.SharedCluster{Masters: 3, ReplicasPerMaster: 1,
+	Options: redistest.Options{Users: []redistest.User{{Name: user, Password: password}}}}
 
-// clusterForTest returns a 3 masters + 3 replicas cluster shared by the
-// tests of the package, with an ACL user that has a password.
+// clusterForTest returns the shared cluster, started on first use.
 func clusterForTest(t *testing.T) *redistest.Cluster {
 	t.Helper()
 	redistest.Require(t)
-	sharedOnce.Do(func() {
-		sharedCluster, sharedErr = redistest.StartCluster(3, 1, redistest.Options{Users: []redistest.User{{Name: user, Password: password}}})
-	})
-	if sharedErr != nil {
-		t.Fatalf("start the shared cluster: %v", sharedErr)
+	c, err := shared.Get()
+	if err != nil {
+		t.Fatalf("start the shared cluster: %v", err)
 	}
-	return sharedCluster
+	return c
 }
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if sharedCluster != nil {
-		if err := sharedCluster.Stop(); err != nil {
-			fmt.Fprintln(os.Stderr, "stop the shared cluster:", err)
-			code = 1
-		}
+	if err := shared.Stop(); err != nil {
+		fmt.Fprintln(os.Stderr, "stop the shared cluster:", err)
+		code = 1
 	}
 	os.Exit(code)
 }

@@ -314,10 +314,7 @@ func TestRingClientIntoClusterRollbackWithTheMover(t *testing.T) {
 	require.Equal(t, shard.PhaseWaiting, info.Phase, "the rollback waits for its own fence")
 	_, isCluster := c.Router().(*shard.ClusterRouter)
 	require.True(t, isCluster, "until then the client routes by the cluster: %T", c.Router())
-	for i := 0; i < n; i += 2 {
-		_, err := c.Do(ctx, "INCR", fmt.Sprintf("rbc:%d", i))
-		require.NoError(t, err)
-	}
+	incrEvens(t, c, "rbc", n)
 	moveBack(t, from, to, 10*time.Second)
 	waitArmed(t, c, "the client to see the reverse fence armed")
 	_, isRing := c.Router().(*shard.RingRouter)
@@ -326,16 +323,7 @@ func TestRingClientIntoClusterRollbackWithTheMover(t *testing.T) {
 	require.NoError(t, reshard.ClearFence(ctx, to, from))
 	require.NoError(t, reshard.ClearFence(ctx, from, to))
 	assertBackOnTheRing(t, rc, servers)
-	for i := 0; i < n; i++ {
-		k := fmt.Sprintf("rbc:%d", i)
-		v, err := redis.Int(c.Do(ctx, "GET", k))
-		require.NoError(t, err, k)
-		want := i
-		if i%2 == 0 {
-			want++
-		}
-		require.Equal(t, want, v, "key %s", k)
-	}
+	requireFillIncremented(t, c, "rbc", n)
 	vr, err := reshard.Verify(ctx, from, reshard.VerifyOptions{})
 	require.NoError(t, err)
 	assert.Zero(t, vr.Misplaced)

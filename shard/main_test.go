@@ -17,12 +17,7 @@ var shared = &redistest.SharedCluster{Masters: 3, ReplicasPerMaster: 1}
 // clusterForTest returns the shared cluster, started on first use.
 func clusterForTest(t *testing.T) *redistest.Cluster {
 	t.Helper()
-	redistest.Require(t)
-	c, err := shared.Get()
-	if err != nil {
-		t.Fatalf("start the shared cluster: %v", err)
-	}
-	return c
+	return shared.ForTest(t)
 }
 
 // TestMain stops the shared cluster, then fails the package when any test

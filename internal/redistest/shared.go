@@ -1,6 +1,9 @@
 package redistest
 
-import "sync"
+import (
+	"sync"
+	"testing"
+)
 
 // SharedCluster is a Redis Cluster that the tests of a package share:
 // started by the first Get (so that a run of tests that need none starts
@@ -26,6 +29,18 @@ func (s *SharedCluster) Get() (*Cluster, error) {
 		s.cluster, s.err = StartCluster(s.Masters, s.ReplicasPerMaster, s.Options)
 	})
 	return s.cluster, s.err
+}
+
+// ForTest is Get for a test: it skips tb when redis-server is not
+// installed (see Require) and fails it when the cluster did not start.
+func (s *SharedCluster) ForTest(tb testing.TB) *Cluster {
+	tb.Helper()
+	Require(tb)
+	c, err := s.Get()
+	if err != nil {
+		tb.Fatalf("start the shared cluster: %v", err)
+	}
+	return c
 }
 
 // Stop stops the cluster when Get started it; it does nothing otherwise.

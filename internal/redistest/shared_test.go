@@ -25,6 +25,9 @@ func TestSharedClusterStartsOnceAndStops(t *testing.T) {
 	if err != nil || c2 != c1 {
 		t.Fatalf("second Get = %p, %v; want the first cluster %p", c2, err, c1)
 	}
+	if c3 := s.ForTest(t); c3 != c1 {
+		t.Fatalf("ForTest = %p, want the first cluster %p", c3, c1)
+	}
 	if _, err := c1.Nodes[0].Do("PING"); err != nil {
 		t.Fatalf("a node of the shared cluster: %v", err)
 	}

@@ -212,6 +212,22 @@ func leaveCluster(t *testing.T, n *redistest.Server, masters []*redistest.Server
 	}
 }
 
+// failedNodeCluster skips the test in -short mode, else starts a cluster
+// of 3 masters with a replica each and returns it with its clusterConfig,
+// periodic refreshes off: the test adjusts the config, creates its client
+// and fails a replica (failReplica); only the refreshes it asks for show
+// the client the failed node.
+func failedNodeCluster(t *testing.T) (*redistest.Cluster, shard.Config) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("starts its own cluster and waits for a node to be flagged fail")
+	}
+	rc := redistest.StartClusterTB(t, 3, 1, redistest.Options{})
+	cfg := clusterConfig(rc.Seeds()...)
+	cfg.Cluster.RefreshInterval = -1
+	return rc, cfg
+}
+
 // failReplica kills the first replica of rc, a cluster of 3 masters with
 // one replica each, and waits until the cluster flags it fail. It returns
 // the killed replica and the masters.

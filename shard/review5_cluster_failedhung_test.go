@@ -20,13 +20,8 @@ import (
 // dial and a read timeout, and everything waiting on the refresh waited
 // as long.
 func TestReview5ClusterFailedNodesDoNotWaitOnAHungMaster(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts its own cluster and waits for a node to be flagged fail")
-	}
 	ctx := context.Background()
-	rc := redistest.StartClusterTB(t, 3, 1, redistest.Options{})
-	cfg := clusterConfig(rc.Seeds()...)
-	cfg.Cluster.RefreshInterval = -1
+	rc, cfg := failedNodeCluster(t)
 	cfg.Health.Interval = -1
 	cfg.Pool = pool.Options{DialTimeout: 500 * time.Millisecond, ReadTimeout: 3 * time.Second, WriteTimeout: time.Second}
 	c := newClient(t, cfg)

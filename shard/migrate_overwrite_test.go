@@ -426,13 +426,10 @@ func TestRollbackFenceWaitsForAnOverwrite(t *testing.T) {
 	s.fenceAndArm(t, c)
 	k := s.moving(t, "rb", 1)[0]
 	oldOwner := s.setAtOldOwner(t, k, "old")
-	gate.arm()
-	done := make(chan error, 1)
-	go func() {
+	done := gate.hold(t, func() error {
 		_, err := c.Do(ctx, "SET", k, "new")
-		done <- err
-	}()
-	<-gate.held
+		return err
+	})
 	require.NoError(t, c.AbortMigration(ctx))
 	// The reverse fence waits for the held overwrite.
 	s.fenceOverHeld(t, c, gate.release, done, "an overwrite was between its two steps")

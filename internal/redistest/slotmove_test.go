@@ -24,21 +24,27 @@ func TestMoveSlotMovesTheKeysAndTellsEveryMaster(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	from, err := c.MasterOfSlot(slot)
-	if err != nil {
-		t.Fatal(err)
-	}
 	masters := c.Masters()
 	if len(masters) != 3 {
 		t.Fatalf("%d masters, want 3", len(masters))
 	}
-	to, err := c.OtherMaster(from)
-	if err != nil {
-		t.Fatal(err)
+	// ends returns the master of slot and another one to move it to.
+	ends := func(slot int) (from, to *Server) {
+		t.Helper()
+		from, err := c.MasterOfSlot(slot)
+		if err != nil {
+			t.Fatal(err)
+		}
+		to, err = c.OtherMaster(from)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if to == from || !slices.Contains(masters, to) {
+			t.Fatalf("OtherMaster(%s) = %s, not another of the masters %v", from, to, masters)
+		}
+		return from, to
 	}
-	if to == from || !slices.Contains(masters, to) {
-		t.Fatalf("OtherMaster(%s) = %s, not another of the masters %v", from, to, masters)
-	}
+	from, to := ends(slot)
 	const n = 250
 	for i := range n {
 		if _, err := from.Do("SET", fmt.Sprintf("{ms}:%d", i), strconv.Itoa(i)); err != nil {
@@ -72,14 +78,7 @@ func TestMoveSlotMovesTheKeysAndTellsEveryMaster(t *testing.T) {
 
 	// An empty slot: no MIGRATE, and the owner changes all the same.
 	empty := (slot + 1) % SlotCount
-	owner, err := c.MasterOfSlot(empty)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dst, err := c.OtherMaster(owner)
-	if err != nil {
-		t.Fatal(err)
-	}
+	owner, dst := ends(empty)
 	calls, err = MoveSlot(ctx, empty, owner, dst, masters, SlotMoveOptions{})
 	if err != nil || calls != 0 {
 		t.Errorf("MoveSlot of an empty slot = %d, %v; want 0 MIGRATE calls", calls, err)

@@ -27,6 +27,7 @@ func owner(t *testing.T, cfg shard.Config, key string) string {
 	return r.Shards()[r.Locate(key)].Addr
 }
 
+// fill sets prefix:i = i for i in 0..n-1 through a client of cfg.
 func fill(t *testing.T, cfg shard.Config, prefix string, n int) {
 	t.Helper()
 	c := newClient(t, cfg)
@@ -40,6 +41,33 @@ func fill(t *testing.T, cfg shard.Config, prefix string, n int) {
 		require.NoError(t, r.Err)
 	}
 	c.Close()
+}
+
+// incrEvens increments through c the even keys of a fill of prefix and
+// n: prefix:i becomes i+1 for an even i.
+func incrEvens(t *testing.T, c *shard.Client, prefix string, n int) {
+	t.Helper()
+	for i := 0; i < n; i += 2 {
+		_, err := c.Do(context.Background(), "INCR", fmt.Sprintf("%s:%d", prefix, i))
+		require.NoError(t, err)
+	}
+}
+
+// requireFillIncremented reads through c every key of a fill of prefix
+// and n whose even keys incrEvens incremented: prefix:i must be i + 1 for
+// an even i, i for an odd one.
+func requireFillIncremented(t *testing.T, c *shard.Client, prefix string, n int) {
+	t.Helper()
+	for i := 0; i < n; i++ {
+		k := fmt.Sprintf("%s:%d", prefix, i)
+		v, err := redis.Int(c.Do(context.Background(), "GET", k))
+		require.NoError(t, err, k)
+		want := i
+		if i%2 == 0 {
+			want++
+		}
+		require.Equal(t, want, v, "key %s", k)
+	}
 }
 
 func TestMoveRefusesWhileAProcessRoutesByOneTopology(t *testing.T) {
@@ -402,10 +430,7 @@ func TestRollbackAtHalfWay(t *testing.T) {
 	info, ok = c.Migration()
 	require.True(t, ok)
 	require.Equal(t, shard.PhaseWaiting, info.Phase, "the rollback waits for its own fence")
-	for i := 0; i < n; i += 2 {
-		_, err := c.Do(ctx, "INCR", fmt.Sprintf("rb:%d", i))
-		require.NoError(t, err)
-	}
+	incrEvens(t, c, "rb", n)
 	moveBack(t, from, to, 10*time.Second)
 	waitArmed(t, c, "the client to see the reverse fence armed")
 	require.NoError(t, c.FinishMigration())
@@ -422,16 +447,7 @@ func TestRollbackAtHalfWay(t *testing.T) {
 		require.NoError(t, err)
 		assert.Empty(t, keys, "no marker left on %s", s.Addr)
 	}
-	for i := 0; i < n; i++ {
-		k := fmt.Sprintf("rb:%d", i)
-		v, err := redis.Int(c.Do(ctx, "GET", k))
-		require.NoError(t, err, k)
-		want := i
-		if i%2 == 0 {
-			want++
-		}
-		assert.Equal(t, want, v, "key %s", k)
-	}
+	requireFillIncremented(t, c, "rb", n)
 }
 
 func strconvAtoi(s string, err error) (int, error) {

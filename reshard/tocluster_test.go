@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -134,43 +133,6 @@ func (l *liveLoad) halt() []error {
 	return l.errs
 }
 
-// migrateSlot moves slot, keys and all, from one master to another the way
-// redis-cli --cluster reshard does.
-func migrateSlot(t *testing.T, slot int, from, to *redistest.Server, all []*redistest.Server) {
-	t.Helper()
-	id := func(s *redistest.Server) string {
-		v, err := s.Do("CLUSTER", "MYID")
-		require.NoError(t, err)
-		return v
-	}
-	s := strconv.Itoa(slot)
-	_, err := to.Do("CLUSTER", "SETSLOT", s, "IMPORTING", id(from))
-	require.NoError(t, err)
-	_, err = from.Do("CLUSTER", "SETSLOT", s, "MIGRATING", id(to))
-	require.NoError(t, err)
-	host, port, _ := strings.Cut(to.Addr, ":")
-	conn, err := redis.Dial("tcp", from.Addr)
-	require.NoError(t, err)
-	defer conn.Close()
-	for {
-		keys, err := redis.Strings(conn.Do("CLUSTER", "GETKEYSINSLOT", slot, 100))
-		require.NoError(t, err)
-		if len(keys) == 0 {
-			break
-		}
-		args := []any{host, port, "", 0, 5000, "KEYS"}
-		for _, k := range keys {
-			args = append(args, k)
-		}
-		_, err = conn.Do("MIGRATE", args...)
-		require.NoError(t, err)
-	}
-	for _, m := range append([]*redistest.Server{to, from}, all...) {
-		_, err = m.Do("CLUSTER", "SETSLOT", s, "NODE", id(to))
-		require.NoError(t, err)
-	}
-}
-
 // TestRingClientMovesIntoAClusterLive takes a live ring client of three
 // shards into a three-master cluster at run time under load (8
 // goroutines of INCR, SET, GET, MGET and pipelines): StartMigration with the
@@ -272,15 +234,10 @@ func TestRingClientMovesIntoAClusterLive(t *testing.T) {
 	slot := cluster.Slot(moved)
 	src, err := rc.MasterOfSlot(slot)
 	require.NoError(t, err)
-	var dst *redistest.Server
-	for _, m := range rc.Masters() {
-		if m != src {
-			dst = m
-			break
-		}
-	}
-	require.NotNil(t, dst)
-	migrateSlot(t, slot, src, dst, rc.Masters())
+	dst, err := rc.OtherMaster(src)
+	require.NoError(t, err)
+	_, err = redistest.MoveSlot(ctx, slot, src, dst, rc.Masters(), redistest.SlotMoveOptions{})
+	require.NoError(t, err)
 	movedBefore := movedCount(c)
 	v, err := redis.Int64(c.Do(ctx, "INCR", moved))
 	require.NoError(t, err)
@@ -357,10 +314,7 @@ func TestRingClientIntoClusterRollbackWithTheMover(t *testing.T) {
 	require.Equal(t, shard.PhaseWaiting, info.Phase, "the rollback waits for its own fence")
 	_, isCluster := c.Router().(*shard.ClusterRouter)
 	require.True(t, isCluster, "until then the client routes by the cluster: %T", c.Router())
-	for i := 0; i < n; i += 2 {
-		_, err := c.Do(ctx, "INCR", fmt.Sprintf("rbc:%d", i))
-		require.NoError(t, err)
-	}
+	incrEvens(t, c, "rbc", n)
 	moveBack(t, from, to, 10*time.Second)
 	waitArmed(t, c, "the client to see the reverse fence armed")
 	_, isRing := c.Router().(*shard.RingRouter)
@@ -369,16 +323,7 @@ func TestRingClientIntoClusterRollbackWithTheMover(t *testing.T) {
 	require.NoError(t, reshard.ClearFence(ctx, to, from))
 	require.NoError(t, reshard.ClearFence(ctx, from, to))
 	assertBackOnTheRing(t, rc, servers)
-	for i := 0; i < n; i++ {
-		k := fmt.Sprintf("rbc:%d", i)
-		v, err := redis.Int(c.Do(ctx, "GET", k))
-		require.NoError(t, err, k)
-		want := i
-		if i%2 == 0 {
-			want++
-		}
-		require.Equal(t, want, v, "key %s", k)
-	}
+	requireFillIncremented(t, c, "rbc", n)
 	vr, err := reshard.Verify(ctx, from, reshard.VerifyOptions{})
 	require.NoError(t, err)
 	assert.Zero(t, vr.Misplaced)

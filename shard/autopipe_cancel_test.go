@@ -34,6 +34,21 @@ func stacks() []string {
 	}
 }
 
+// goroutineIn reports whether the stack of some goroutine contains every
+// one of parts (function names, or a state such as "[chan send").
+func goroutineIn(parts ...string) bool {
+	for _, g := range stacks() {
+		all := true
+		for _, p := range parts {
+			all = all && strings.Contains(g, p)
+		}
+		if all {
+			return true
+		}
+	}
+	return false
+}
+
 // pipelineWaiters counts the queuedCall goroutines that wait in an
 // automatic pipeline for their result: their command is queued or sent.
 func pipelineWaiters() int {
@@ -49,12 +64,7 @@ func pipelineWaiters() int {
 // writerConnecting reports whether a pipeline's writer is borrowing a
 // connection: it holds a batch it has not written.
 func writerConnecting() bool {
-	for _, g := range stacks() {
-		if strings.Contains(g, "shard.(*autoPipe).connect") {
-			return true
-		}
-	}
-	return false
+	return goroutineIn("shard.(*autoPipe).connect")
 }
 
 // writerIdle reports whether a pipeline's writer waits for commands, with

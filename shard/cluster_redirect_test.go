@@ -7,26 +7,19 @@ import (
 	"time"
 
 	"github.com/gomodule/redigo/redis"
-	"github.com/shardis/shardis/cluster"
 	"github.com/shardis/shardis/internal/redistest"
 	"github.com/shardis/shardis/shard"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-// keyInSlotOf returns a key with the given tag prefix whose slot is owned
-// by master m, and that slot.
+// keyOnMaster returns a key with the given tag prefix whose slot is owned
+// by master m, and that slot (redistest.Cluster.KeyOn).
 func keyOnMaster(t *testing.T, rc *redistest.Cluster, m *redistest.Server, prefix string) (string, int) {
 	t.Helper()
-	for i := 0; ; i++ {
-		k := fmt.Sprintf("{%s%d}", prefix, i)
-		s := cluster.Slot(k)
-		owner, err := rc.MasterOfSlot(s)
-		require.NoError(t, err)
-		if owner.Addr == m.Addr {
-			return k, s
-		}
-	}
+	k, slot, err := rc.KeyOn(m, prefix)
+	require.NoError(t, err)
+	return k, slot
 }
 
 func setSlot(t *testing.T, s *redistest.Server, args ...string) {

@@ -30,13 +30,8 @@ func TestClusterScanOfADownMasterFails(t *testing.T) {
 	}
 	owner0, err := rc.MasterOfSlot(0)
 	require.NoError(t, err)
-	var victim *redistest.Server
-	for _, m := range rc.Masters() {
-		if m.Addr != owner0.Addr {
-			victim = m
-			break
-		}
-	}
+	victim, err := rc.OtherMaster(owner0)
+	require.NoError(t, err)
 	victimKeys := 0
 	for i := 0; i < 300; i++ {
 		k := fmt.Sprintf("scan:%d", i)

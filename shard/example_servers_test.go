@@ -49,14 +49,12 @@ func redisAddrs(n int) []string {
 // clusterSeeds returns the seed addresses of the package's shared 3-master,
 // 3-replica cluster.
 func clusterSeeds() []string {
-	sharedOnce.Do(func() {
-		sharedCluster, sharedErr = redistest.StartCluster(3, 1, redistest.Options{})
-	})
-	if sharedErr != nil {
-		fmt.Fprintln(os.Stderr, "example cluster:", sharedErr)
+	c, err := shared.Get()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "example cluster:", err)
 		return []string{"127.0.0.1:1"}
 	}
-	return sharedCluster.Seeds()
+	return c.Seeds()
 }
 
 // skipExamplesWithoutRedis makes the test binary skip the examples when

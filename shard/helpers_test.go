@@ -45,6 +45,18 @@ func armedConfig(from, to shard.Config) shard.Config {
 	return to
 }
 
+// nodeStats returns the entries of c.Stats().Nodes for the node at addr
+// (none when the client does not list it).
+func nodeStats(c *shard.Client, addr string) []shard.NodeStats {
+	var out []shard.NodeStats
+	for _, n := range c.Stats().Nodes {
+		if n.Node.Addr == addr {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
 // newClient creates a client closed at the end of the test.
 func newClient(t *testing.T, cfg shard.Config) *shard.Client {
 	t.Helper()

@@ -3,6 +3,8 @@ package shard_test
 import (
 	"context"
 	"sync/atomic"
+	"testing"
+	"time"
 
 	"github.com/shardis/shardis/shard"
 )
@@ -22,6 +24,24 @@ func newHoldGate() *holdGate {
 
 // arm makes the gate hold the next call that reaches it.
 func (g *holdGate) arm() { g.armed.Store(true) }
+
+// hold arms the gate, runs call in a goroutine and returns once the gate
+// holds it (failing t if that takes 30s), with the channel on which
+// call's error comes once the test closes release.
+func (g *holdGate) hold(t *testing.T, call func() error) <-chan error {
+	t.Helper()
+	g.arm()
+	done := make(chan error, 1)
+	go func() { done <- call() }()
+	select {
+	case <-g.held:
+	case err := <-done:
+		t.Fatalf("the call ended without reaching the gate: %v", err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("the call did not reach the gate")
+	}
+	return done
+}
 
 // wait holds its caller if the gate is armed, disarming it.
 func (g *holdGate) wait() {

@@ -3,32 +3,21 @@ package shard_test
 import (
 	"fmt"
 	"os"
-	"sync"
 	"testing"
 
 	"github.com/shardis/shardis/internal/redistest"
 	"go.uber.org/goleak"
 )
 
-// sharedCluster is one 3-master + 3-replica Redis Cluster that the
-// package's cluster tests share (each test uses its own key prefix); tests
+// shared is one 3-master + 3-replica Redis Cluster that the package's
+// cluster tests and examples share (each uses its own key prefix); tests
 // that break a cluster start their own.
-var (
-	sharedOnce    sync.Once
-	sharedCluster *redistest.Cluster
-	sharedErr     error
-)
+var shared = &redistest.SharedCluster{Masters: 3, ReplicasPerMaster: 1}
 
+// clusterForTest returns the shared cluster, started on first use.
 func clusterForTest(t *testing.T) *redistest.Cluster {
 	t.Helper()
-	redistest.Require(t)
-	sharedOnce.Do(func() {
-		sharedCluster, sharedErr = redistest.StartCluster(3, 1, redistest.Options{})
-	})
-	if sharedErr != nil {
-		t.Fatalf("start the shared cluster: %v", sharedErr)
-	}
-	return sharedCluster
+	return shared.ForTest(t)
 }
 
 // TestMain stops the shared cluster, then fails the package when any test
@@ -38,10 +27,8 @@ func TestMain(m *testing.M) {
 	skipExamplesWithoutRedis()
 	code := m.Run()
 	stopExampleServers()
-	if sharedCluster != nil {
-		if err := sharedCluster.Stop(); err != nil {
-			fmt.Fprintln(os.Stderr, "stop shared cluster:", err)
-		}
+	if err := shared.Stop(); err != nil {
+		fmt.Fprintln(os.Stderr, "stop shared cluster:", err)
 	}
 	if code == 0 {
 		if err := goleak.Find(); err != nil {

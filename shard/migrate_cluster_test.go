@@ -449,14 +449,8 @@ func TestRingClientIntoClusterReadsTheTableAgainAtTheFence(t *testing.T) {
 	slot := cluster.Slot(key)
 	src, err := rc.MasterOfSlot(slot)
 	require.NoError(t, err)
-	var dst *redistest.Server
-	for _, m := range rc.Masters() {
-		if m != src {
-			dst = m
-			break
-		}
-	}
-	require.NotNil(t, dst)
+	dst, err := rc.OtherMaster(src)
+	require.NoError(t, err)
 	moveSlot(t, slot, src, dst, rc.Masters())
 
 	require.NoError(t, c.ArmMigration())

@@ -40,15 +40,7 @@ func TestMigrationFencePhases(t *testing.T) {
 			// A command waits for arming at most a read timeout: room for
 			// a loaded machine's polls.
 			from.Pool.ReadTimeout, to.Pool.ReadTimeout = 5*time.Second, 5*time.Second
-			var moving, staying []string
-			for i := 0; len(moving) < 20 || len(staying) < 20; i++ {
-				k := fmt.Sprintf("ph:%d", i)
-				if ringOwner(t, from, k) != ringOwner(t, to, k) {
-					moving = append(moving, k)
-				} else {
-					staying = append(staying, k)
-				}
-			}
+			moving, staying := keysByMove(t, from, to, "ph:%d", 20, 20)
 			var c *shard.Client
 			if runtime {
 				c = newClient(t, from)

@@ -22,15 +22,27 @@ import (
 // from and to.
 func movingKeys(t *testing.T, from, to shard.Config, p string, n int) []string {
 	t.Helper()
-	var keys []string
-	for i := 0; len(keys) < n && i < 100000; i++ {
-		k := fmt.Sprintf("%s%d", p, i)
+	moving, _ := keysByMove(t, from, to, p+"%d", n, 0)
+	return moving
+}
+
+// keysByMove sorts the names fmt.Sprintf(format, i), for i = 0, 1, ...,
+// into those whose owner differs between from and to (moving) and the
+// others (staying), until it has at least nMoving of the first and
+// nStaying of the second; it returns every name it looked at.
+func keysByMove(t *testing.T, from, to shard.Config, format string, nMoving, nStaying int) (moving, staying []string) {
+	t.Helper()
+	for i := 0; (len(moving) < nMoving || len(staying) < nStaying) && i < 100000; i++ {
+		k := fmt.Sprintf(format, i)
 		if ringOwner(t, from, k) != ringOwner(t, to, k) {
-			keys = append(keys, k)
+			moving = append(moving, k)
+		} else {
+			staying = append(staying, k)
 		}
 	}
-	require.Len(t, keys, n)
-	return keys
+	require.GreaterOrEqual(t, len(moving), nMoving, "keys that move")
+	require.GreaterOrEqual(t, len(staying), nStaying, "keys that stay")
+	return moving, staying
 }
 
 // TestMigrationOverwritesNeedNoMove: during a migration a single blind
@@ -414,13 +426,10 @@ func TestRollbackFenceWaitsForAnOverwrite(t *testing.T) {
 	s.fenceAndArm(t, c)
 	k := s.moving(t, "rb", 1)[0]
 	oldOwner := s.setAtOldOwner(t, k, "old")
-	gate.arm()
-	done := make(chan error, 1)
-	go func() {
+	done := gate.hold(t, func() error {
 		_, err := c.Do(ctx, "SET", k, "new")
-		done <- err
-	}()
-	<-gate.held
+		return err
+	})
 	require.NoError(t, c.AbortMigration(ctx))
 	// The reverse fence waits for the held overwrite.
 	s.fenceOverHeld(t, c, gate.release, done, "an overwrite was between its two steps")

@@ -514,13 +514,10 @@ func TestFenceSwitchGivesUpOnACallerHeldBeforeSending(t *testing.T) {
 	gate := newHoldGate()
 	c := s.migrating(t, gate.startHooks(""))
 	k := s.moving(t, "held", 1)[0]
-	gate.arm()
-	done := make(chan error, 1)
-	go func() {
+	done := gate.hold(t, func() error {
 		_, err := c.Do(ctx, "SET", k, "late")
-		done <- err
-	}()
-	<-gate.held
+		return err
+	})
 	s.mark(t, c, shard.PhaseFenced)
 	waitFor(t, 30*time.Second, "the switch to stop waiting for the held caller", func() bool { return s.beaconSays(shard.PhaseFenced) })
 	close(gate.release)
@@ -576,13 +573,10 @@ func TestFenceSwitchRingToClusterWaitsForAWritePlannedBefore(t *testing.T) {
 		list, err := servers[0].Do("CLIENT", "LIST")
 		return err == nil && strings.Contains(list, ":"+p.String()+":")
 	}
-	gate.arm()
-	done := make(chan error, 1)
-	go func() {
+	done := gate.hold(t, func() error {
 		_, err := c.Do(ctx, "MSET", args...)
-		done <- err
-	}()
-	<-gate.held
+		return err
+	})
 	mark(shard.PhaseFenced)
 	waitFor(t, 10*time.Second, "the client to switch", func() bool {
 		i, _ := c.Migration()

@@ -26,13 +26,9 @@ func TestSSubscribeFollowsMOVED(t *testing.T) {
 	slot := cluster.Slot(channel)
 	owner, err := rc.MasterOfSlot(slot)
 	require.NoError(t, err)
-	var wrong string
-	for _, m := range rc.Masters() {
-		if m.Addr != owner.Addr {
-			wrong = m.Addr
-			break
-		}
-	}
+	other, err := rc.OtherMaster(owner)
+	require.NoError(t, err)
+	wrong := other.Addr
 	shard.PointSlotAt(c, slot, wrong)
 	require.Equal(t, wrong, c.Router().(*shard.ClusterRouter).Table().Master(slot).Addr)
 

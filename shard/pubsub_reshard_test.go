@@ -14,19 +14,13 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// moveSlot migrates an empty slot from one master to another the way
-// redis-cli --cluster reshard does, telling every master the new owner.
+// moveSlot moves slot (with its keys, if any) from one master to another
+// the way redis-cli --cluster reshard does, telling every master of all
+// the new owner (redistest.MoveSlot).
 func moveSlot(t *testing.T, slot int, from, to *redistest.Server, all []*redistest.Server) {
 	t.Helper()
-	s := strconv.Itoa(slot)
-	_, err := to.Do("CLUSTER", "SETSLOT", s, "IMPORTING", nodeID(t, from))
+	_, err := redistest.MoveSlot(context.Background(), slot, from, to, all, redistest.SlotMoveOptions{})
 	require.NoError(t, err)
-	_, err = from.Do("CLUSTER", "SETSLOT", s, "MIGRATING", nodeID(t, to))
-	require.NoError(t, err)
-	for _, m := range append([]*redistest.Server{to, from}, all...) {
-		_, err = m.Do("CLUSTER", "SETSLOT", s, "NODE", nodeID(t, to))
-		require.NoError(t, err)
-	}
 }
 
 // TestSSubscribeFollowsLiveResharding moves the slots of 100 subscribed

@@ -72,17 +72,6 @@ func (p *probeCounter) waitChecks(t *testing.T, addr string, n int) {
 	})
 }
 
-// nodeStats returns the Stats entries of addr.
-func nodeStats(c *shard.Client, addr string) []shard.NodeStats {
-	var out []shard.NodeStats
-	for _, n := range c.Stats().Nodes {
-		if n.Node.Addr == addr {
-			out = append(out, n)
-		}
-	}
-	return out
-}
-
 // listedUp reports whether Stats lists addr, and not down.
 func listedUp(c *shard.Client, addr string) bool {
 	ns := nodeStats(c, addr)
@@ -221,6 +210,22 @@ func leaveCluster(t *testing.T, n *redistest.Server, masters []*redistest.Server
 	if forget {
 		forgetNode(t, nodeID(t, n), masters)
 	}
+}
+
+// failedNodeCluster skips the test in -short mode, else starts a cluster
+// of 3 masters with a replica each and returns it with its clusterConfig,
+// periodic refreshes off: the test adjusts the config, creates its client
+// and fails a replica (failReplica); only the refreshes it asks for show
+// the client the failed node.
+func failedNodeCluster(t *testing.T) (*redistest.Cluster, shard.Config) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("starts its own cluster and waits for a node to be flagged fail")
+	}
+	rc := redistest.StartClusterTB(t, 3, 1, redistest.Options{})
+	cfg := clusterConfig(rc.Seeds()...)
+	cfg.Cluster.RefreshInterval = -1
+	return rc, cfg
 }
 
 // failReplica kills the first replica of rc, a cluster of 3 masters with

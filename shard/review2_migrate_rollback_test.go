@@ -29,15 +29,12 @@ func TestReview2RollbackFenceWaitsForACommandPlannedBeforeTheTurn(t *testing.T) 
 	s.fenceAndArm(t, c)
 	k := s.moving(t, "rbi", 1)[0]
 	oldOwner := s.setAtOldOwner(t, k, "5")
-	gate.arm()
-	done := make(chan error, 1)
 	var got atomic.Int64
-	go func() {
+	done := gate.hold(t, func() error {
 		n, err := redis.Int64(c.Do(ctx, "INCR", k))
 		got.Store(n)
-		done <- err
-	}()
-	<-gate.held
+		return err
+	})
 	require.NoError(t, c.AbortMigration(ctx))
 	s.fenceOverHeld(t, c, gate.release, done, "an INCR planned before the turn was running")
 	assert.Equal(t, int64(6), got.Load(), "the held INCR continues the counter")

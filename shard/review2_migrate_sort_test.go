@@ -13,6 +13,22 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// sortFixture writes through c, under hash tag tg, a list tg+"list" of
+// 1, 2, 3 with the weights tg+"w_1".. 30, 20, 10 (so SORT ... BY
+// tg+"w_*" gives 3, 2, 1) and the values tg+"v_1".. "v1", "v2", "v3".
+func sortFixture(t *testing.T, c *shard.Client, tg string) {
+	t.Helper()
+	ctx := context.Background()
+	_, err := c.Do(ctx, "RPUSH", tg+"list", 1, 2, 3)
+	require.NoError(t, err)
+	for _, kv := range [][2]any{{1, 30}, {2, 20}, {3, 10}} {
+		_, err = c.Do(ctx, "SET", fmt.Sprintf("%sw_%d", tg, kv[0]), kv[1])
+		require.NoError(t, err)
+		_, err = c.Do(ctx, "SET", fmt.Sprintf("%sv_%d", tg, kv[0]), fmt.Sprintf("v%d", kv[0]))
+		require.NoError(t, err)
+	}
+}
+
 // TestReview2MigrationSortPatternsSeeTheLatestValues: SORT ... BY and GET
 // read keys named by a pattern (sharing the sorted key's hash tag), which
 // the client cannot know in advance and so cannot move. While those keys
@@ -26,29 +42,10 @@ func TestReview2MigrationSortPatternsSeeTheLatestValues(t *testing.T) {
 	from, to := ringConfig(servers[:3]), ringConfig(servers)
 	old := newClient(t, from)
 	c := newClient(t, armedConfig(from, to))
-	var moving, staying string
-	for i := 0; i < 10000 && (moving == "" || staying == ""); i++ {
-		tg := fmt.Sprintf("{s%d}", i)
-		if ringOwner(t, from, tg) != ringOwner(t, to, tg) {
-			if moving == "" {
-				moving = tg
-			}
-		} else if staying == "" {
-			staying = tg
-		}
-	}
-	require.NotEmpty(t, moving)
-	require.NotEmpty(t, staying)
+	movingTags, stayingTags := keysByMove(t, from, to, "{s%d}", 1, 1)
+	moving, staying := movingTags[0], stayingTags[0]
 	for _, tg := range []string{moving, staying} {
-		_, err := old.Do(ctx, "RPUSH", tg+"list", 1, 2, 3)
-		require.NoError(t, err)
-		// weights: 1 -> 30, 2 -> 20, 3 -> 10, so BY sorts 3, 2, 1
-		for _, kv := range [][2]any{{1, 30}, {2, 20}, {3, 10}} {
-			_, err = old.Do(ctx, "SET", fmt.Sprintf("%sw_%d", tg, kv[0]), kv[1])
-			require.NoError(t, err)
-			_, err = old.Do(ctx, "SET", fmt.Sprintf("%sv_%d", tg, kv[0]), fmt.Sprintf("v%d", kv[0]))
-			require.NoError(t, err)
-		}
+		sortFixture(t, old, tg)
 	}
 	// A pattern whose keys do not move: answered.
 	got, err := redis.Strings(c.Do(ctx, "SORT", staying+"list", "BY", staying+"w_*", "GET", staying+"v_*"))

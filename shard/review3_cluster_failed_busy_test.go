@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/gomodule/redigo/redis"
-	"github.com/shardis/shardis/internal/redistest"
 	"github.com/stretchr/testify/require"
 )
 
@@ -17,25 +16,13 @@ import (
 // alike; the replicas give the topology) learns nothing about it: BUSY is
 // no refusal for good, as NOPERM is, so the replica must stay. It retired.
 func TestFailedNodeStaysWhileTheMastersAreBusy(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts its own cluster and waits for a node to be flagged fail")
-	}
 	ctx := context.Background()
-	rc := redistest.StartClusterTB(t, 3, 1, redistest.Options{})
-	cfg := clusterConfig(rc.Seeds()...)
-	cfg.Cluster.RefreshInterval = -1
+	rc, cfg := failedNodeCluster(t)
 	cfg.Health.Interval = -1 // no health check marks the busy masters down
 	c := newClient(t, cfg)
 
 	victim, masters := failReplica(t, rc)
-	present := func() bool {
-		for _, ns := range c.Stats().Nodes {
-			if ns.Node.Addr == victim.Addr {
-				return true
-			}
-		}
-		return false
-	}
+	present := func() bool { return len(nodeStats(c, victim.Addr)) > 0 }
 	require.NoError(t, c.Refresh(ctx))
 	require.True(t, present(), "the failed replica, still listed by the cluster, is kept")
 

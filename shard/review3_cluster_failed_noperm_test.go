@@ -37,12 +37,8 @@ func TestFailedNodeStaysWithoutClusterNodesPermission(t *testing.T) {
 	victim := reps[0]
 	id := nodeID(t, victim)
 	present := func() (listed, down bool) {
-		for _, ns := range c.Stats().Nodes {
-			if ns.Node.Addr == victim.Addr {
-				return true, ns.Down
-			}
-		}
-		return false, false
+		ns := nodeStats(c, victim.Addr)
+		return len(ns) > 0, len(ns) > 0 && ns[0].Down
 	}
 	listed, _ := present()
 	require.True(t, listed, "the replica is in Stats to begin with")

@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shardis/shardis/internal/redistest"
 	"github.com/stretchr/testify/require"
 )
 
@@ -15,24 +14,15 @@ import (
 // the replicas give the topology) learns nothing about it, so the replica
 // must stay: it retired for good, as if the cluster had forgotten it.
 func TestFailedNodeStaysWhileNoMasterAnswers(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts its own cluster and waits for a node to be flagged fail")
-	}
 	ctx := context.Background()
-	rc := redistest.StartClusterTB(t, 3, 1, redistest.Options{})
-	cfg := clusterConfig(rc.Seeds()...)
-	cfg.Cluster.RefreshInterval = -1
+	rc, cfg := failedNodeCluster(t)
 	cfg.Health.Timeout = 200 * time.Millisecond
 	c := newClient(t, cfg)
 
 	victim, masters := failReplica(t, rc)
 	present := func(addr string) (listed, down bool) {
-		for _, ns := range c.Stats().Nodes {
-			if ns.Node.Addr == addr {
-				return true, ns.Down
-			}
-		}
-		return false, false
+		ns := nodeStats(c, addr)
+		return len(ns) > 0, len(ns) > 0 && ns[0].Down
 	}
 	require.NoError(t, c.Refresh(ctx))
 	listed, _ := present(victim.Addr)

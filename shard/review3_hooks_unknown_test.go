@@ -34,14 +34,15 @@ func outcomeOfPausedNode(t *testing.T, c *shard.Client, rec *recorder, node *red
 // as the error does, not timeout, so that a metric of unknown outcomes
 // counts it. A read that timed out stays a timeout.
 func TestReview3HooksWriteTimeoutIsUnknown(t *testing.T) {
-	for _, tc := range []struct {
+	cases := []struct {
 		name string
 		args []any
 		want shard.Outcome
 	}{
 		{"write", []any{"INCR"}, shard.OutcomeUnknown},
 		{"read", []any{"GET"}, shard.OutcomeTimeout},
-	} {
+	}
+	for _, tc := range cases {
 		t.Run("ring "+tc.name, func(t *testing.T) {
 			servers := redistest.StartNTB(t, 1, redistest.Options{})
 			rec := &recorder{}
@@ -55,14 +56,7 @@ func TestReview3HooksWriteTimeoutIsUnknown(t *testing.T) {
 		})
 	}
 	rc := redistest.StartClusterTB(t, 3, 0, redistest.Options{})
-	for _, tc := range []struct {
-		name string
-		args []any
-		want shard.Outcome
-	}{
-		{"write", []any{"INCR"}, shard.OutcomeUnknown},
-		{"read", []any{"GET"}, shard.OutcomeTimeout},
-	} {
+	for _, tc := range cases {
 		t.Run("cluster "+tc.name, func(t *testing.T) {
 			rec := &recorder{}
 			cfg := clusterConfig(rc.Seeds()...)

@@ -32,13 +32,10 @@ func TestReview3StartMigrationFencesACommandPlannedBefore(t *testing.T) {
 	k := s.moving(t, "r3before", 1)[0]
 	_, err := c.Do(ctx, "SET", k, 10)
 	require.NoError(t, err)
-	gate.arm()
-	done := make(chan error, 1)
-	go func() {
+	done := gate.hold(t, func() error {
 		_, err := c.Do(ctx, "INCR", k)
-		done <- err
-	}()
-	<-gate.held
+		return err
+	})
 	require.NoError(t, c.StartMigration(ctx, s.to))
 	s.fenceAndArm(t, c)
 	n, err := redis.Int(c.Do(ctx, "INCR", k)) // moves the key to its new owner

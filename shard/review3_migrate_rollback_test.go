@@ -29,13 +29,10 @@ func TestReview3RollbackFailsACallerHeldBeforeSendingAcrossTheTurn(t *testing.T)
 	k := s.moving(t, "r3rb", 1)[0]
 	_, err := c.Do(ctx, "SET", k, 10) // at its new owner
 	require.NoError(t, err)
-	gate.arm()
-	done := make(chan error, 1)
-	go func() {
+	done := gate.hold(t, func() error {
 		_, err := c.Do(ctx, "INCR", k)
-		done <- err
-	}()
-	<-gate.held
+		return err
+	})
 	require.NoError(t, c.AbortMigration(ctx))
 	s.fenceAndArm(t, c)                       // the reverse fence: its switch gives up waiting for the held INCR
 	n, err := redis.Int(c.Do(ctx, "INCR", k)) // moves the key back to its old owner

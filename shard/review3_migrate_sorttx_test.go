@@ -3,7 +3,6 @@ package shard_test
 import (
 	"context"
 	"errors"
-	"fmt"
 	"testing"
 
 	"github.com/gomodule/redigo/redis"
@@ -27,22 +26,10 @@ func TestReview3MigrationSortPatternsInTransactions(t *testing.T) {
 	from, to := ringConfig(servers[:3]), ringConfig(servers)
 	old := newClient(t, from)
 	c := newClient(t, armedConfig(from, to))
-	var tags []string
-	for i := 0; i < 10000 && len(tags) < 4; i++ {
-		tg := fmt.Sprintf("{r3s%d}", i)
-		if ringOwner(t, from, tg) != ringOwner(t, to, tg) {
-			tags = append(tags, tg)
-		}
-	}
+	tags, _ := keysByMove(t, from, to, "{r3s%d}", 4, 0)
 	require.Len(t, tags, 4)
 	for _, tg := range tags {
-		_, err := old.Do(ctx, "RPUSH", tg+"list", 1, 2, 3)
-		require.NoError(t, err)
-		// weights: 1 -> 30, 2 -> 20, 3 -> 10, so BY sorts 3, 2, 1
-		for _, kv := range [][2]any{{1, 30}, {2, 20}, {3, 10}} {
-			_, err = old.Do(ctx, "SET", fmt.Sprintf("%sw_%d", tg, kv[0]), kv[1])
-			require.NoError(t, err)
-		}
+		sortFixture(t, old, tg)
 	}
 	want := []string{"3", "2", "1"}
 	check := func(what string, reply any, err error) {

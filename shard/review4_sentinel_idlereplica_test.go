@@ -3,7 +3,6 @@ package shard_test
 import (
 	"context"
 	"errors"
-	"slices"
 	"testing"
 	"time"
 
@@ -24,19 +23,10 @@ func TestSentinelReplicaThatFailedHealthChecksServesNoReads(t *testing.T) {
 	ctx := context.Background()
 
 	master, replica := shardServers(t, set, 0)
-	if _, err := c.Do(ctx, "SET", "k", "v"); err != nil {
-		t.Fatal(err)
-	}
-	waitFor(t, 30*time.Second, "the replica to hold k and be listed", func() bool {
-		v, err := replica.Do("GET", "k")
-		st := c.Stats().Sentinel
-		return err == nil && v == "v" && len(st) == 1 && slices.Contains(st[0].Replicas, replica.Addr)
-	})
+	setKOnReplica(t, c, replica)
 	node := func() (shard.NodeStats, bool) {
-		for _, n := range c.Stats().Nodes {
-			if n.Node.Addr == replica.Addr {
-				return n, true
-			}
+		if ns := nodeStats(c, replica.Addr); len(ns) > 0 {
+			return ns[0], true
 		}
 		return shard.NodeStats{}, false
 	}

@@ -86,12 +86,7 @@ func TestReview5CloseDoesNotWaitForAStuckPipelineWrite(t *testing.T) {
 // writerWaitsForItsReader reports whether an automatic pipeline's writer
 // waits for room in its reader's queue.
 func writerWaitsForItsReader() bool {
-	for _, g := range stacks() {
-		if strings.Contains(g, "[chan send") && strings.Contains(g, "shard.(*pipeConn).send") {
-			return true
-		}
-	}
-	return false
+	return goroutineIn("[chan send", "shard.(*pipeConn).send")
 }
 
 // Close returns promptly while an automatic pipeline's writer waits for

@@ -14,12 +14,7 @@ import (
 // writerStuckInWrite reports whether an automatic pipeline's writer is
 // blocked writing its batch to the socket.
 func writerStuckInWrite() bool {
-	for _, g := range stacks() {
-		if strings.Contains(g, "shard.(*pipeConn).send") && strings.Contains(g, "net.(*conn).Write") {
-			return true
-		}
-	}
-	return false
+	return goroutineIn("shard.(*pipeConn).send", "net.(*conn).Write")
 }
 
 // A write that the server takes longer than the read timeout to accept

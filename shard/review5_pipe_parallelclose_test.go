@@ -3,7 +3,6 @@ package shard_test
 import (
 	"context"
 	"runtime"
-	"strings"
 	"testing"
 	"time"
 
@@ -15,12 +14,7 @@ import (
 // parallelWorkerRunning reports whether a worker of a batch decoded in
 // parallel is running.
 func parallelWorkerRunning() bool {
-	for _, g := range stacks() {
-		if strings.Contains(g, "shard.(*Client).roundTrip") {
-			return true
-		}
-	}
-	return false
+	return goroutineIn("shard.(*Client).roundTrip")
 }
 
 // Close while a large pipeline is decoded in parallel (4096 commands,

@@ -1,13 +1,10 @@
 package shard_test
 
 import (
-	"context"
 	"testing"
 	"time"
 
-	"github.com/shardis/shardis/shard"
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 )
 
 // A write to a node that does not read (here: stopped, its socket
@@ -19,18 +16,10 @@ func TestReview5PubSubCloseEndsAStalledWrite(t *testing.T) {
 	const writeTimeout = 40 * time.Second
 	sub, server := longWriteSubscription(t, writeTimeout)
 	defer sub.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
 	// The reader's own deadline (PingInterval+PingTimeout) also ends a
 	// stalled write, by closing the connection: longWriteSubscription
 	// makes it long.
-	require.NoError(t, sub.Subscribe(ctx, "r5w:a"))
-	require.Equal(t, 1, sub.Stats().Connections)
-
-	pauseUntilCleanup(t, server)
-	big := bufferFillingChannels("r5w")
-
-	h := shard.HoldSubscription(sub)
+	h, big := stallWrite(t, sub, server, "r5w")
 	closed := make(chan struct{})
 	go func() {
 		defer close(closed)

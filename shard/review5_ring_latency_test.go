@@ -91,10 +91,8 @@ func TestClusterLatencyReadsSpreadWithoutHealthChecks(t *testing.T) {
 	}
 	commands := func(addr string) int64 {
 		var n int64
-		for _, ns := range c.Stats().Nodes {
-			if ns.Node.Addr == addr {
-				n += ns.Commands
-			}
+		for _, ns := range nodeStats(c, addr) {
+			n += ns.Commands
 		}
 		return n
 	}

@@ -2,7 +2,6 @@ package shard_test
 
 import (
 	"context"
-	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -75,14 +74,7 @@ func TestSentinelReplicaRestartedBetweenHealthChecksServesNoReads(t *testing.T) 
 	c := newClient(t, cfg)
 	ctx := context.Background()
 
-	if _, err := c.Do(ctx, "SET", "k", "v"); err != nil {
-		t.Fatal(err)
-	}
-	waitFor(t, 30*time.Second, "the replica to hold k and be listed", func() bool {
-		v, err := replica.Do("GET", "k")
-		st := c.Stats().Sentinel
-		return err == nil && v == "v" && len(st) == 1 && slices.Contains(st[0].Replicas, replica.Addr)
-	})
+	setKOnReplica(t, c, replica)
 	// Reads are served by the replica, over pooled connections.
 	for i := range 20 {
 		if v, err := redis.String(c.Do(ctx, "GET", "k")); err != nil || v != "v" {

@@ -3,7 +3,6 @@ package shard_test
 import (
 	"context"
 	"errors"
-	"strings"
 	"testing"
 	"time"
 
@@ -29,12 +28,7 @@ func TestReview6RollbackOverwriteDeleteWaitingForAConnection(t *testing.T) {
 		done <- err
 	}()
 	waitFor(t, 10*time.Second, "the old copy's DEL to wait for a connection", func() bool {
-		for _, g := range stacks() {
-			if strings.Contains(g, "redis.(*Pool).waitVacantConn") && strings.Contains(g, "dropOld") {
-				return true
-			}
-		}
-		return false
+		return goroutineIn("redis.(*Pool).waitVacantConn", "dropOld")
 	})
 	s.fenceAndArm(t, c) // the reverse fence: its switch stops waiting for the overwrite
 	// A reverse-armed process writes the key: it moves back to its owner

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"testing"
 	"time"
 
@@ -32,12 +31,7 @@ func TestReview6RollbackForwardMoveWaitingForAConnection(t *testing.T) {
 		done <- err
 	}()
 	waitFor(t, 10*time.Second, "the forward MIGRATE to wait for a connection", func() bool {
-		for _, g := range stacks() {
-			if strings.Contains(g, "redis.(*Pool).waitVacantConn") && strings.Contains(g, "sendRounds") {
-				return true
-			}
-		}
-		return false
+		return goroutineIn("redis.(*Pool).waitVacantConn", "sendRounds")
 	})
 	s.fenceAndArm(t, c) // the reverse fence: its switch stops waiting for the INCR
 	// A reverse-armed process finds k at its owner (NOKEY from the

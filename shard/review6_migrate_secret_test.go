@@ -38,14 +38,7 @@ func TestMigrateErrorHidesThePassword(t *testing.T) {
 	}}
 	c := newClient(t, from)
 	ctx := context.Background()
-	var moving string
-	for i := 0; i < 1000 && moving == ""; i++ {
-		k := fmt.Sprintf("sec:%d", i)
-		if ringOwner(t, from, k) != ringOwner(t, to, k) {
-			moving = k
-		}
-	}
-	require.NotEmpty(t, moving, "no key moves from 3 to 4 shards")
+	moving := movingKeys(t, from, to, "sec:", 1)[0]
 	_, err := c.Do(ctx, "SET", moving, "v")
 	require.NoError(t, err)
 	require.NoError(t, c.StartMigration(ctx, to))

@@ -5,9 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shardis/shardis/shard"
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 )
 
 // While the placement loop writes to a node that does not read (stopped,
@@ -20,15 +18,8 @@ func TestReview7PubSubCallsBoundedByCtxBehindAStalledWrite(t *testing.T) {
 	const writeTimeout = 40 * time.Second
 	sub, server := longWriteSubscription(t, writeTimeout)
 	defer sub.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	require.NoError(t, sub.Subscribe(ctx, "r7sw:a"))
-	require.Equal(t, 1, sub.Stats().Connections)
-
-	pauseUntilCleanup(t, server)
-	big := bufferFillingChannels("r7sw")
 	// The write the placement loop would make, under the lock.
-	h := shard.HoldSubscription(sub)
+	h, big := stallWrite(t, sub, server, "r7sw")
 	written := make(chan error, 1)
 	go func() {
 		err := h.Review5Subscribe(server.Addr, big...)

@@ -3,12 +3,9 @@ package shard_test
 import (
 	"context"
 	"fmt"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
-	"github.com/gomodule/redigo/redis"
 	"github.com/shardis/shardis/internal/redistest"
 	"github.com/shardis/shardis/shard"
 	"github.com/stretchr/testify/assert"
@@ -56,22 +53,7 @@ func TestReview8PubSubChannelMoveKeepsOrder(t *testing.T) {
 			// how fast it reads does not matter.)
 			h := shard.HoldSubscription(sub)
 			require.NoError(t, h.Ping("hold"))
-			conn, err := redis.Dial("tcp", servers[0].Addr)
-			require.NoError(t, err)
-			defer conn.Close()
-			payload := strings.Repeat("b", 512)
-			for i := 0; i < flood; i++ {
-				require.NoError(t, conn.Send(tc.publish, busy, payload))
-			}
-			require.NoError(t, conn.Send(tc.publish, moving, "0"))
-			require.NoError(t, conn.Flush())
-			for i := 0; i < flood; i++ {
-				_, err := conn.Receive()
-				require.NoError(t, err)
-			}
-			n, err := redis.Int(conn.Receive())
-			require.NoError(t, err)
-			require.Equal(t, 1, n, "message 0 published while subscribed on the old node")
+			floodBeforeMove(t, servers[0].Addr, tc.publish, busy, moving, flood)
 			// It stalls a moment (a slow fork, say) while the channel
 			// moves: what it had not written yet comes after the move.
 			pauseUntilCleanup(t, servers[0])
@@ -81,41 +63,12 @@ func TestReview8PubSubChannelMoveKeepsOrder(t *testing.T) {
 			require.NoError(t, c.ArmMigration())
 			// Published on the new node until it has the subscriber, then
 			// a few more: each is published after the one before returned.
-			reached := []int{0}
-			seq := 0
-			for len(reached) < 6 {
-				require.NoError(t, ctx.Err(), "the subscriber never appeared on the new node")
-				seq++
-				n, err := redis.Int(c.Do(ctx, tc.publish, moving, strconv.Itoa(seq)))
-				require.NoError(t, err)
-				if n == 1 {
-					reached = append(reached, seq)
-				}
-			}
+			reached, seq := publishUntilReached(ctx, t, c, tc.publish, moving, "the subscriber")
 			require.NoError(t, servers[0].Resume())
 			// Its confirmation comes after every message of the channel.
 			require.NoError(t, tc.unsubscribe(sub, ctx, moving))
 
-			var got []int
-			busySeen := 0
-			for unsubscribed := false; busySeen < flood || !unsubscribed; {
-				v, err := sub.Receive(ctx)
-				require.NoError(t, err, "received %d of %d busy messages, and %v", busySeen, flood, got)
-				if m, ok := v.(redis.Subscription); ok && m.Kind == tc.unsubbed && m.Channel == moving {
-					unsubscribed = true
-				}
-				m, ok := v.(redis.Message)
-				if !ok {
-					continue
-				}
-				if m.Channel == busy {
-					busySeen++
-					continue
-				}
-				i, err := strconv.Atoi(string(m.Data))
-				require.NoError(t, err)
-				got = append(got, i)
-			}
+			got := receiveSeqs(ctx, t, sub, busy, flood, tc.unsubbed, moving, nil)
 			t.Logf("published 0..%d, %v reached a subscriber, delivered %v", seq, reached, fmt.Sprint(got))
 			assert.Equal(t, reached, got, "every message that reached a subscriber, in publishing order, once")
 			st := sub.Stats()

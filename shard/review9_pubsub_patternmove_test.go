@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -75,22 +74,7 @@ func testPatternMoveOrder(ctx context.Context, t *testing.T, c *shard.Client, se
 	// hold when the move starts (the reader is held at a pong meanwhile).
 	h := shard.HoldSubscription(sub)
 	require.NoError(t, h.Ping("hold"))
-	conn, err := redis.Dial("tcp", servers[0].Addr)
-	require.NoError(t, err)
-	defer conn.Close()
-	payload := strings.Repeat("b", 512)
-	for i := 0; i < flood; i++ {
-		require.NoError(t, conn.Send("PUBLISH", busy, payload))
-	}
-	require.NoError(t, conn.Send("PUBLISH", moving, "0"))
-	require.NoError(t, conn.Flush())
-	for i := 0; i < flood; i++ {
-		_, err := conn.Receive()
-		require.NoError(t, err)
-	}
-	n, err := redis.Int(conn.Receive())
-	require.NoError(t, err)
-	require.Equal(t, 1, n, "message 0 published while the pattern is subscribed on the old node")
+	floodBeforeMove(t, servers[0].Addr, "PUBLISH", busy, moving, flood)
 	// It stalls a moment while the channel moves.
 	require.NoError(t, servers[0].Pause())
 	t.Cleanup(func() { _ = servers[0].Resume() })
@@ -99,43 +83,15 @@ func testPatternMoveOrder(ctx context.Context, t *testing.T, c *shard.Client, se
 	require.NoError(t, move(ctx))
 	// Published on the new node until the pattern is subscribed there,
 	// then a few more, each after the one before returned.
-	reached := []int{0}
-	seq := 0
-	for len(reached) < 6 {
-		require.NoError(t, ctx.Err(), "the pattern never appeared on the new node")
-		seq++
-		n, err := redis.Int(c.Do(ctx, "PUBLISH", moving, strconv.Itoa(seq)))
-		require.NoError(t, err)
-		if n == 1 {
-			reached = append(reached, seq)
-		}
-	}
+	reached, seq := publishUntilReached(ctx, t, c, "PUBLISH", moving, "the pattern")
 	require.NoError(t, servers[0].Resume())
 	// Its confirmation comes once both shards let the pattern go: after
 	// every message it delivers.
 	require.NoError(t, sub.PUnsubscribe(ctx, pattern))
 
-	var got []int
-	busySeen := 0
-	for unsubscribed := false; busySeen < flood || !unsubscribed; {
-		v, err := sub.Receive(ctx)
-		require.NoError(t, err, "received %d of %d busy messages, and %v", busySeen, flood, got)
-		if m, ok := v.(redis.Subscription); ok && m.Kind == "punsubscribe" && m.Channel == pattern {
-			unsubscribed = true
-		}
-		m, ok := v.(redis.Message)
-		if !ok {
-			continue
-		}
-		if m.Channel == busy {
-			busySeen++
-			continue
-		}
+	got := receiveSeqs(ctx, t, sub, busy, flood, "punsubscribe", pattern, func(m redis.Message) {
 		require.Equal(t, pattern, m.Pattern)
-		i, err := strconv.Atoi(string(m.Data))
-		require.NoError(t, err)
-		got = append(got, i)
-	}
+	})
 	t.Logf("published 0..%d, %v reached a subscriber, delivered %v", seq, reached, fmt.Sprint(got))
 	assert.Equal(t, reached, got, "every message that reached a subscriber, in publishing order, once")
 	st := sub.Stats()

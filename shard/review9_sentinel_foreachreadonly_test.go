@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/gomodule/redigo/redis"
-	"github.com/shardis/shardis/internal/redistest"
 	"github.com/shardis/shardis/shard"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -19,11 +18,7 @@ import (
 // makes the client look for the new master, as a command does: the next
 // call runs there. Before, every later call went to the demoted master.
 func TestSentinelForEachShardFollowsReadOnlyMaster(t *testing.T) {
-	o := sentinelSetOptions(1)
-	o.Sentinels = 1
-	set := redistest.StartSentinelsTB(t, o)
-	cfg := sentinelConfig(set)
-	cfg.Sentinel.RefreshInterval = -1
+	set, cfg := loneSentinel(t)
 	c := newClient(t, cfg)
 	ctx := context.Background()
 	set1 := func(v string) error {
@@ -33,14 +28,9 @@ func TestSentinelForEachShardFollowsReadOnlyMaster(t *testing.T) {
 		})
 	}
 	require.NoError(t, set1("1"))
-	require.NoError(t, set.Sentinels[0].Kill())
-	old, err := set.Master(0)
-	require.NoError(t, err)
-	next, err := set.Replica(0)
-	require.NoError(t, err)
-	swapRoles(t, old, next)
+	_, next := unseenFailover(t, set)
 
-	err = set1("2")
+	err := set1("2")
 	var re redis.Error
 	require.ErrorAs(t, err, &re)
 	assert.True(t, strings.HasPrefix(string(re), "READONLY"), "%v", err)

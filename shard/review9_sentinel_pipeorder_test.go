@@ -20,28 +20,20 @@ import (
 // promises. Before, the read kept the answer the demoted master gave
 // before the write ran: the old value, next to an OK for the write.
 func TestSentinelPipelineReadAfterRetriedWriteSeesIt(t *testing.T) {
-	o := sentinelSetOptions(1)
-	o.Sentinels = 1
-	set := redistest.StartSentinelsTB(t, o)
-	cfg := sentinelConfig(set)
+	set, cfg := loneSentinel(t) // only the READONLY reply triggers a query
 	cfg.Sentinel.FailoverWait = 10 * time.Second
-	cfg.Sentinel.RefreshInterval = -1 // only the READONLY reply triggers the query
 	c := newClient(t, cfg)
 	ctx := context.Background()
 	const key = "pipeorder"
 	_, err := c.Do(ctx, "SET", key, "1")
 	require.NoError(t, err)
-
-	require.NoError(t, set.Sentinels[0].Kill())
-	old, err := set.Master(0)
-	require.NoError(t, err)
-	next, err := set.Replica(0)
+	replica, err := set.Replica(0)
 	require.NoError(t, err)
 	waitFor(t, 30*time.Second, "the replica to have the key", func() bool {
-		v, err := next.Do("GET", key)
+		v, err := replica.Do("GET", key)
 		return err == nil && v == "1"
 	})
-	swapRoles(t, old, next)
+	_, next := unseenFailover(t, set)
 
 	p := c.Pipeline()
 	p.Send("SET", key, "2")
@@ -74,12 +66,8 @@ func TestSentinelPipelineReadAfterRetriedWriteSeesIt(t *testing.T) {
 // *RetryError and the read keeps the reply it had, without an error: it
 // was only to be sent again for the write's sake.
 func TestSentinelPipelineReadKeepsItsReplyWhenTheWriteGivesUp(t *testing.T) {
-	o := sentinelSetOptions(1)
-	o.Sentinels = 1
-	set := redistest.StartSentinelsTB(t, o)
-	cfg := sentinelConfig(set)
+	set, cfg := loneSentinel(t)
 	cfg.Sentinel.FailoverWait = 500 * time.Millisecond
-	cfg.Sentinel.RefreshInterval = -1
 	c := newClient(t, cfg)
 	ctx := context.Background()
 	const key = "pipeorder:gaveup"

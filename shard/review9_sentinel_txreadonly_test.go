@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/gomodule/redigo/redis"
-	"github.com/shardis/shardis/internal/redistest"
 	"github.com/shardis/shardis/shard"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -24,11 +23,7 @@ import (
 func TestSentinelTxFollowsReadOnlyMaster(t *testing.T) {
 	for _, conn := range []bool{false, true} {
 		t.Run(fmt.Sprintf("conn=%t", conn), func(t *testing.T) {
-			o := sentinelSetOptions(1)
-			o.Sentinels = 1
-			set := redistest.StartSentinelsTB(t, o)
-			cfg := sentinelConfig(set)
-			cfg.Sentinel.RefreshInterval = -1 // only the failed transaction may trigger the query
+			set, cfg := loneSentinel(t) // only the failed transaction may trigger a query
 			c := newClient(t, cfg)
 			ctx := context.Background()
 			const key = "txro"
@@ -51,14 +46,9 @@ func TestSentinelTxFollowsReadOnlyMaster(t *testing.T) {
 				return err
 			}
 			require.NoError(t, tx("1"))
-			require.NoError(t, set.Sentinels[0].Kill())
-			old, err := set.Master(0)
-			require.NoError(t, err)
-			next, err := set.Replica(0)
-			require.NoError(t, err)
-			swapRoles(t, old, next)
+			_, next := unseenFailover(t, set)
 
-			err = tx("2")
+			err := tx("2")
 			require.Error(t, err)
 			var re redis.Error
 			require.ErrorAs(t, err, &re)

@@ -32,10 +32,8 @@ func TestReview9TxBatchIsReportedOnceItsConnectionIsBack(t *testing.T) {
 			return
 		}
 		n := -1
-		for _, ns := range c.Stats().Nodes {
-			if ns.Node.Addr == ev.Node.Addr {
-				n = ns.Pool.Active - ns.Pool.Idle
-			}
+		for _, ns := range nodeStats(c, ev.Node.Addr) {
+			n = ns.Pool.Active - ns.Pool.Idle
 		}
 		mu.Lock()
 		used[ev.Operation()] = append(used[ev.Operation()], n)

@@ -35,13 +35,8 @@ func TestReviewScanClusterSlotMoving(t *testing.T) {
 	slot := cluster.Slot(keys[0])
 	src, err := rc.MasterOfSlot(slot)
 	require.NoError(t, err)
-	var dst *redistest.Server
-	for _, m := range rc.Masters() {
-		if m.Addr != src.Addr {
-			dst = m
-			break
-		}
-	}
+	dst, err := rc.OtherMaster(src)
+	require.NoError(t, err)
 	id := func(s *redistest.Server) string {
 		v, err := s.Do("CLUSTER", "MYID")
 		require.NoError(t, err)

@@ -35,6 +35,21 @@ func shardServers(t *testing.T, set *redistest.SentinelSet, i int) (master, repl
 	return master, replica
 }
 
+// setKOnReplica sets k = v through c, a client of a one-shard Sentinel
+// set, and waits until replica holds it and the client lists replica
+// among the shard's replicas: a read from a replica can then find k.
+func setKOnReplica(t *testing.T, c *shard.Client, replica *redistest.Server) {
+	t.Helper()
+	if _, err := c.Do(context.Background(), "SET", "k", "v"); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 30*time.Second, "the replica to hold k and be listed", func() bool {
+		v, err := replica.Do("GET", "k")
+		st := c.Stats().Sentinel
+		return err == nil && v == "v" && len(st) == 1 && slices.Contains(st[0].Replicas, replica.Addr)
+	})
+}
+
 // replicaRefusingLogin starts a set with startSentinelSetApart and a
 // client on it that reads from replicas, with hooks (nil: none) and no
 // health checks (nothing marks the replica down: each read meets the
@@ -50,20 +65,12 @@ func replicaRefusingLogin(t *testing.T, hooks *shard.Hooks) (*shard.Client, *red
 	cfg.Health.Interval = 0
 	cfg.Hooks = hooks
 	c := newClient(t, cfg)
-	ctx := context.Background()
 
 	replica, err := set.Replica(0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.Do(ctx, "SET", "k", "v"); err != nil {
-		t.Fatal(err)
-	}
-	waitFor(t, 30*time.Second, "the replica to hold k and be listed", func() bool {
-		v, err := replica.Do("GET", "k")
-		st := c.Stats().Sentinel
-		return err == nil && v == "v" && len(st) == 1 && slices.Contains(st[0].Replicas, replica.Addr)
-	})
+	setKOnReplica(t, c, replica)
 	for _, cmd := range [][]string{
 		{"ACL", "SETUSER", sentDataUser, "resetpass", ">rotated-on-the-replica-only"},
 		{"CLIENT", "KILL", "USER", sentDataUser},

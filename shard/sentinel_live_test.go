@@ -60,6 +60,36 @@ func swapRoles(t *testing.T, old, next *redistest.Server) {
 	})
 }
 
+// loneSentinel starts one shard (a master and its replica) watched by a
+// single Sentinel, and returns it with its sentinelConfig with the
+// periodic Sentinel queries off: once that Sentinel is killed, only what
+// the data nodes answer can tell the client of a failover.
+func loneSentinel(t *testing.T) (*redistest.SentinelSet, shard.Config) {
+	t.Helper()
+	o := sentinelSetOptions(1)
+	o.Sentinels = 1
+	set := redistest.StartSentinelsTB(t, o)
+	cfg := sentinelConfig(set)
+	cfg.Sentinel.RefreshInterval = -1
+	return set, cfg
+}
+
+// unseenFailover kills the Sentinel of a loneSentinel set and swaps the
+// roles of its master and replica (swapRoles): a failover the client can
+// learn of only from the READONLY replies of the demoted master. It
+// returns the demoted master and the promoted replica.
+func unseenFailover(t *testing.T, set *redistest.SentinelSet) (old, next *redistest.Server) {
+	t.Helper()
+	require.Len(t, set.Sentinels, 1)
+	require.NoError(t, set.Sentinels[0].Kill())
+	old, err := set.Master(0)
+	require.NoError(t, err)
+	next, err = set.Replica(0)
+	require.NoError(t, err)
+	swapRoles(t, old, next)
+	return old, next
+}
+
 // sentinelConfig is a ring of the set's shards named shard-0.. by Sentinel.
 func sentinelConfig(set *redistest.SentinelSet) shard.Config {
 	cfg := shard.Config{

@@ -3,7 +3,6 @@ package shard_test
 import (
 	"context"
 	"fmt"
-	"net"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -17,64 +16,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
-
-// migrateSlot moves slot from src to dst as redis-cli --cluster does:
-// IMPORTING on the target, MIGRATING on the source, MIGRATE of batch keys
-// at a time until the source has none left, then SETSLOT NODE everywhere.
-// It pauses between MIGRATE calls, as a throttled migration tool does, and
-// returns the number of MIGRATE calls.
-func migrateSlot(rc *redistest.Cluster, slot int, src, dst *redistest.Server, batch int, pause time.Duration) (int, error) {
-	srcID, err := src.Do("CLUSTER", "MYID")
-	if err != nil {
-		return 0, err
-	}
-	dstID, err := dst.Do("CLUSTER", "MYID")
-	if err != nil {
-		return 0, err
-	}
-	srcID, dstID = strings.TrimSpace(srcID), strings.TrimSpace(dstID)
-	if _, err := dst.Do("CLUSTER", "SETSLOT", fmt.Sprint(slot), "IMPORTING", srcID); err != nil {
-		return 0, err
-	}
-	if _, err := src.Do("CLUSTER", "SETSLOT", fmt.Sprint(slot), "MIGRATING", dstID); err != nil {
-		return 0, err
-	}
-	conn, err := redis.Dial("tcp", src.Addr)
-	if err != nil {
-		return 0, err
-	}
-	defer conn.Close()
-	host, port, err := net.SplitHostPort(dst.Addr)
-	if err != nil {
-		return 0, err
-	}
-	calls := 0
-	for {
-		keys, err := redis.Strings(conn.Do("CLUSTER", "GETKEYSINSLOT", slot, batch))
-		if err != nil {
-			return calls, err
-		}
-		if len(keys) == 0 {
-			break
-		}
-		args := []any{host, port, "", 0, 5000, "KEYS"}
-		for _, k := range keys {
-			args = append(args, k)
-		}
-		if _, err := conn.Do("MIGRATE", args...); err != nil {
-			return calls, fmt.Errorf("MIGRATE: %w", err)
-		}
-		calls++
-		time.Sleep(pause)
-	}
-	// The target first, then the source, then the others (as redis-cli).
-	for _, s := range append([]*redistest.Server{dst, src}, rc.Masters()...) {
-		if _, err := s.Do("CLUSTER", "SETSLOT", fmt.Sprint(slot), "NODE", dstID); err != nil {
-			return calls, fmt.Errorf("SETSLOT NODE on %s: %w", s.Addr, err)
-		}
-	}
-	return calls, nil
-}
 
 // Transactions on a slot that migrates under them (20,000 keys moved 10
 // at a time, a few seconds of IMPORTING/MIGRATING) all succeed: a
@@ -107,14 +48,8 @@ func TestTransactionsSurviveASlotMigration(t *testing.T) {
 			slot := cluster.Slot(tag)
 			src, err := rc.MasterOfSlot(slot)
 			require.NoError(t, err)
-			var dst *redistest.Server
-			for _, m := range rc.Masters() {
-				if m.Addr != src.Addr {
-					dst = m
-					break
-				}
-			}
-			require.NotNil(t, dst)
+			dst, err := rc.OtherMaster(src)
+			require.NoError(t, err)
 
 			p := c.Pipeline()
 			for i := range fill {
@@ -183,7 +118,8 @@ func TestTransactionsSurviveASlotMigration(t *testing.T) {
 			waitFor(t, 10*time.Second, "transactions to run", func() bool { return total.Load() >= 100 })
 			migrating.Store(true)
 			start := time.Now()
-			calls, err := migrateSlot(rc, slot, src, dst, 10, time.Millisecond)
+			// Throttled, 10 keys at a time, as a migration tool does.
+			calls, err := redistest.MoveSlot(ctx, slot, src, dst, rc.Masters(), redistest.SlotMoveOptions{Batch: 10, Pause: time.Millisecond})
 			took := time.Since(start)
 			migrating.Store(false)
 			// Enough transactions in all, and some more after the move.

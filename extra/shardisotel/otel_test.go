@@ -8,11 +8,9 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/shardis/shardis/cluster"
 	"github.com/shardis/shardis/extra/shardisotel"
 	"github.com/shardis/shardis/internal/redistest"
 	"github.com/shardis/shardis/pool"
@@ -35,33 +33,22 @@ const (
 	password = "otel-Pa55word-x9"
 )
 
-var (
-	sharedOnce    sync.Once
-	sharedCluster *redistest.Cluster
-	sharedErr     error
-)
+// shared is a 3 masters + 3 replicas cluster shared by the tests of the
+// package, with an ACL user that has a password.
+var shared = &redistest.SharedCluster{Masters: 3, ReplicasPerMaster: 1,
+	Options: redistest.Options{Users: []redistest.User{{Name: user, Password: password}}}}
 
-// clusterForTest returns a 3 masters + 3 replicas cluster shared by the
-// tests of the package, with an ACL user that has a password.
+// clusterForTest returns the shared cluster, started on first use.
 func clusterForTest(t *testing.T) *redistest.Cluster {
 	t.Helper()
-	redistest.Require(t)
-	sharedOnce.Do(func() {
-		sharedCluster, sharedErr = redistest.StartCluster(3, 1, redistest.Options{Users: []redistest.User{{Name: user, Password: password}}})
-	})
-	if sharedErr != nil {
-		t.Fatalf("start the shared cluster: %v", sharedErr)
-	}
-	return sharedCluster
+	return shared.ForTest(t)
 }
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if sharedCluster != nil {
-		if err := sharedCluster.Stop(); err != nil {
-			fmt.Fprintln(os.Stderr, "stop the shared cluster:", err)
-			code = 1
-		}
+	if err := shared.Stop(); err != nil {
+		fmt.Fprintln(os.Stderr, "stop the shared cluster:", err)
+		code = 1
 	}
 	os.Exit(code)
 }
@@ -106,18 +93,27 @@ func instrumented(t *testing.T, cfg shard.Config, opts ...shardisotel.Option) *t
 	return tel
 }
 
-// keyOnMaster returns a key whose slot master m serves, and the slot.
+// givingUpConfig is the config of a cluster client of rc that runs no
+// health checks and retries a command for at most 300ms: a command that
+// cannot succeed ends in shard.ErrRetryBudget after a few attempts, each
+// of which a span shows.
+func givingUpConfig(rc *redistest.Cluster, po pool.Options) shard.Config {
+	return shard.Config{
+		Mode:    shard.ModeCluster,
+		Seeds:   rc.Seeds(),
+		Pool:    po,
+		Health:  shard.HealthOptions{Interval: -1},
+		Cluster: shard.ClusterOptions{MaxRetryWait: 300 * time.Millisecond},
+	}
+}
+
+// keyOnMaster returns a key whose slot master m serves, and the slot
+// (redistest.Cluster.KeyOn).
 func keyOnMaster(t *testing.T, rc *redistest.Cluster, m *redistest.Server, prefix string) (string, int) {
 	t.Helper()
-	for i := 0; ; i++ {
-		k := fmt.Sprintf("{%s%d}", prefix, i)
-		s := cluster.Slot(k)
-		owner, err := rc.MasterOfSlot(s)
-		require.NoError(t, err)
-		if owner.Addr == m.Addr {
-			return k, s
-		}
-	}
+	k, slot, err := rc.KeyOn(m, prefix)
+	require.NoError(t, err)
+	return k, slot
 }
 
 func attrs(kvs []attribute.KeyValue) map[string]string {

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/shardis/shardis/cluster"
-	"github.com/shardis/shardis/extra/shardisotel"
 	"github.com/shardis/shardis/internal/redistest"
 	"github.com/shardis/shardis/pool"
 	"github.com/shardis/shardis/shard"
@@ -16,7 +15,6 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/otel/codes"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 )
 
 // spanEvents lists a span's events as "name" followed by their
@@ -115,22 +113,15 @@ func TestReview8RetryAfterFailoverIsOneSpan(t *testing.T) {
 		t.Skip("starts its own cluster and kills a master")
 	}
 	rc := redistest.StartClusterTB(t, 3, 1, redistest.Options{NodeTimeout: time.Second})
-	spans := tracetest.NewSpanRecorder()
-	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans))
-	t.Cleanup(func() { tp.Shutdown(context.Background()) })
-	cfg := shard.Config{
+	tel := instrumented(t, shard.Config{
 		Mode:    shard.ModeCluster,
 		Seeds:   rc.Seeds(),
 		Pool:    pool.Options{DialTimeout: time.Second, ReadTimeout: time.Second},
 		Health:  shard.HealthOptions{Interval: 100 * time.Millisecond, FailureLimit: 2, Timeout: 300 * time.Millisecond},
 		Cluster: shard.ClusterOptions{MaxRetryWait: 60 * time.Second},
-	}
-	_, err := shardisotel.Instrument(&cfg, shardisotel.WithTracerProvider(tp))
-	require.NoError(t, err)
+	})
+	c, spans := tel.c, tel.spans
 	ctx := context.Background()
-	c, err := shard.New(ctx, cfg)
-	require.NoError(t, err)
-	t.Cleanup(func() { c.Close() })
 
 	victim, err := rc.MasterOfSlot(0)
 	require.NoError(t, err)

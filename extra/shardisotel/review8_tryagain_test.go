@@ -6,15 +6,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shardis/shardis/extra/shardisotel"
 	"github.com/shardis/shardis/internal/redistest"
 	"github.com/shardis/shardis/pool"
-	"github.com/shardis/shardis/shard"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/otel/codes"
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 )
 
 // TestReview8TryAgainIsAnEventOfOneSpan: a multi-key command whose keys
@@ -52,23 +48,10 @@ func TestReview8TryAgainIsAnEventOfOneSpan(t *testing.T) {
 	host, port := hostPort(t, to.Addr)
 	do(from, "MIGRATE", host, port, "", "0", "5000", "AUTH2", user, password, "KEYS", k1)
 
-	spans := tracetest.NewSpanRecorder()
-	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans))
-	t.Cleanup(func() { tp.Shutdown(context.Background()) })
-	cfg := shard.Config{
-		Mode:    shard.ModeCluster,
-		Seeds:   rc.Seeds(),
-		Pool:    pool.Options{Username: user, Password: password, DialTimeout: time.Second, ReadTimeout: 2 * time.Second},
-		Health:  shard.HealthOptions{Interval: -1},
-		Cluster: shard.ClusterOptions{MaxRetryWait: 300 * time.Millisecond},
-	}
-	_, err := shardisotel.Instrument(&cfg, shardisotel.WithTracerProvider(tp))
-	require.NoError(t, err)
-	c, err := shard.New(ctx, cfg)
-	require.NoError(t, err)
-	t.Cleanup(func() { c.Close() })
+	tel := instrumented(t, givingUpConfig(rc, pool.Options{Username: user, Password: password, DialTimeout: time.Second, ReadTimeout: 2 * time.Second}))
+	spans := tel.spans
 
-	_, err = c.Do(ctx, "MGET", k1, k2)
+	_, err := tel.c.Do(ctx, "MGET", k1, k2)
 	require.Error(t, err, "the keys are on two nodes while the slot moves")
 	ended := spans.Ended()
 	require.Len(t, ended, 1)

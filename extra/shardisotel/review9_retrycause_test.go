@@ -6,17 +6,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shardis/shardis/extra/shardisotel"
 	"github.com/shardis/shardis/internal/redistest"
 	"github.com/shardis/shardis/pool"
 	"github.com/shardis/shardis/shard"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/otel/codes"
-	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 )
 
 // TestReview9RetriedAttemptSaysItsCause: a command whose slot's master
@@ -32,27 +28,9 @@ func TestReview9RetriedAttemptSaysItsCause(t *testing.T) {
 	key, slot := emptySlotKey(t, rc, m, "r9rc")
 	s := strconv.Itoa(slot)
 
-	spans := tracetest.NewSpanRecorder()
-	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans))
-	reader := sdkmetric.NewManualReader()
-	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
-	t.Cleanup(func() {
-		tp.Shutdown(context.Background())
-		mp.Shutdown(context.Background())
-	})
-	cfg := shard.Config{
-		Mode:    shard.ModeCluster,
-		Seeds:   rc.Seeds(),
-		Pool:    pool.Options{Username: user, Password: password, DialTimeout: time.Second, ReadTimeout: 2 * time.Second},
-		Health:  shard.HealthOptions{Interval: -1},
-		Cluster: shard.ClusterOptions{MaxRetryWait: 300 * time.Millisecond},
-	}
-	_, err := shardisotel.Instrument(&cfg, shardisotel.WithTracerProvider(tp), shardisotel.WithMeterProvider(mp))
-	require.NoError(t, err)
-	c, err := shard.New(ctx, cfg)
-	require.NoError(t, err)
-	t.Cleanup(func() { c.Close() })
-	_, err = c.Do(ctx, "GET", key) // the client knows the slot's master
+	tel := instrumented(t, givingUpConfig(rc, pool.Options{Username: user, Password: password, DialTimeout: time.Second, ReadTimeout: 2 * time.Second}))
+	c, spans, reader := tel.c, tel.spans, tel.reader
+	_, err := c.Do(ctx, "GET", key) // the client knows the slot's master
 	require.NoError(t, err)
 
 	// The master stops serving the slot (the others still say it does):
@@ -107,24 +85,11 @@ func TestReview9RetriedAttemptOnADeadNodeSaysItsCause(t *testing.T) {
 		t.Skip("starts its own cluster and kills a master")
 	}
 	rc := redistest.StartClusterTB(t, 3, 0, redistest.Options{})
-	spans := tracetest.NewSpanRecorder()
-	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans))
-	t.Cleanup(func() { tp.Shutdown(context.Background()) })
-	cfg := shard.Config{
-		Mode:    shard.ModeCluster,
-		Seeds:   rc.Seeds(),
-		Pool:    pool.Options{DialTimeout: time.Second, ReadTimeout: time.Second},
-		Health:  shard.HealthOptions{Interval: -1},
-		Cluster: shard.ClusterOptions{MaxRetryWait: 300 * time.Millisecond},
-	}
-	_, err := shardisotel.Instrument(&cfg, shardisotel.WithTracerProvider(tp))
-	require.NoError(t, err)
+	tel := instrumented(t, givingUpConfig(rc, pool.Options{DialTimeout: time.Second, ReadTimeout: time.Second}))
+	c, spans := tel.c, tel.spans
 	ctx := context.Background()
-	c, err := shard.New(ctx, cfg)
-	require.NoError(t, err)
-	t.Cleanup(func() { c.Close() })
 	key := keyOfSlot0(t)
-	_, err = c.Do(ctx, "GET", key)
+	_, err := c.Do(ctx, "GET", key)
 	require.NoError(t, err)
 	victim, err := rc.MasterOfSlot(0)
 	require.NoError(t, err)

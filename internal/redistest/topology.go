@@ -203,6 +203,61 @@ func (c *Cluster) MasterOfSlot(slot int) (*Server, error) {
 	return nil, fmt.Errorf("shardis: no healthy master of this cluster serves slot %d", slot)
 }
 
+// KeyOn returns the first key "{prefix0}", "{prefix1}", ... (each its
+// own hash tag) whose slot the master m serves, as CLUSTER NODES shows the
+// slots now, and that slot. The slots are computed by the server (CLUSTER
+// KEYSLOT on m).
+func (c *Cluster) KeyOn(m *Server, prefix string) (string, int, error) {
+	if m == nil || c.byPort[m.Port] != m {
+		return "", 0, fmt.Errorf("%w: the server is not a node of this cluster", ErrInvalid)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), doTimeout)
+	defer cancel()
+	nodes, err := c.topology(ctx)
+	if err != nil {
+		return "", 0, err
+	}
+	var serves func(int) bool
+	for _, n := range healthyMasters(nodes) {
+		if n.Port == m.Port {
+			serves = n.owns
+		}
+	}
+	if serves == nil {
+		return "", 0, fmt.Errorf("shardis: %s is not a healthy master of this cluster", m.Addr)
+	}
+	for i := 0; i < 1<<16; i++ {
+		k := fmt.Sprintf("{%s%d}", prefix, i)
+		v, err := m.DoContext(ctx, "CLUSTER", "KEYSLOT", k)
+		if err != nil {
+			return "", 0, fmt.Errorf("shardis: CLUSTER KEYSLOT on %s: %w", m.Addr, err)
+		}
+		slot, err := strconv.Atoi(v)
+		if err != nil {
+			return "", 0, fmt.Errorf("%w: CLUSTER KEYSLOT answered %q", errProtocol, v)
+		}
+		if serves(slot) {
+			return k, slot, nil
+		}
+	}
+	return "", 0, fmt.Errorf("shardis: no key with prefix %q falls in a slot of %s", prefix, m.Addr)
+}
+
+// OtherMaster returns a healthy master other than s (the first in
+// Masters' order), as CLUSTER NODES shows them now: where a test can move
+// a slot of s, or which it can stop while s serves on.
+func (c *Cluster) OtherMaster(s *Server) (*Server, error) {
+	if s == nil || c.byPort[s.Port] != s {
+		return nil, fmt.Errorf("%w: the server is not a node of this cluster", ErrInvalid)
+	}
+	for _, m := range c.Masters() {
+		if m != s {
+			return m, nil
+		}
+	}
+	return nil, fmt.Errorf("shardis: no healthy master of this cluster other than %s", s.Addr)
+}
+
 // ReplicaOf returns a healthy replica of master (the one with the lowest
 // port if there are several), as CLUSTER NODES shows it now.
 func (c *Cluster) ReplicaOf(master *Server) (*Server, error) {

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/gomodule/redigo/redis"
 	"github.com/shardis/shardis/cluster"
@@ -34,6 +35,44 @@ import (
 type failedNode struct {
 	addr    string
 	replica bool
+}
+
+// testHookBeforeKeepFailed, when set (by tests), runs in a refresh after
+// a table was installed and before keepFailed asks the cluster.
+var testHookBeforeKeepFailed atomic.Pointer[func(*Client)]
+
+// pendFailed adds to r's list of failed nodes, before t replaces old, the
+// nodes of old that t leaves out. keepFailed, after the install, asks the
+// cluster which of them it still lists (failed) and drops the others;
+// until then they stay live, so that a settleNodes in between (a health
+// tick) does not retire a node that only failed: its NodeRetired would
+// tell every hook that its address left (a metric series deleted), and
+// the node would come back without a NodeDown. The caller holds
+// r.installMu.
+func (r *ClusterRouter) pendFailed(old, t *cluster.Table) {
+	if old == nil {
+		return
+	}
+	in := map[string]bool{}
+	for _, n := range t.Nodes() {
+		in[n.Addr] = true
+	}
+	var list []failedNode
+	if p := r.failed.Load(); p != nil {
+		list = slices.Clone(*p)
+	}
+	added := false
+	for _, n := range old.Nodes() {
+		if !in[n.Addr] && !slices.ContainsFunc(list, func(f failedNode) bool { return f.addr == n.Addr }) {
+			list = append(list, failedNode{addr: n.Addr, replica: n.Role != cluster.RoleMaster})
+			added = true
+		}
+	}
+	if !added {
+		return
+	}
+	slices.SortFunc(list, func(a, b failedNode) int { return strings.Compare(a.addr, b.addr) })
+	r.failed.Store(&list)
 }
 
 // keepFailed updates r's list of nodes the cluster still lists but t

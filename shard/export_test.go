@@ -15,3 +15,18 @@ func ResetModuleOperations() {
 	spellings.Clear()
 	spellingCount.Store(0)
 }
+
+// BeforeKeepFailed makes every refresh of every client run f after it
+// installed a new table and before it asks the cluster which nodes it
+// still lists; nil removes it.
+func BeforeKeepFailed(f func(*Client)) {
+	if f == nil {
+		testHookBeforeKeepFailed.Store(nil)
+		return
+	}
+	testHookBeforeKeepFailed.Store(&f)
+}
+
+// SettleNodes is what a health tick does to the client's nodes: the nodes
+// no topology in use lists retire, those listed again return.
+func SettleNodes(c *Client) { c.settleNodes() }

@@ -181,6 +181,7 @@ func (c *Client) discover(ctx context.Context) error {
 	// ones the client checks and reports (settleNodes).
 	changed := old == nil || !old.Equal(t) || !sameNodeAddrs(old, t)
 	if changed {
+		r.pendFailed(old, t) // cluster_failed.go
 		r.install(t)
 	}
 	if foreign && changed {
@@ -191,6 +192,9 @@ func (c *Client) discover(ctx context.Context) error {
 		c.slotMapChanged(old, t)
 	} else {
 		t = old
+	}
+	if h := testHookBeforeKeepFailed.Load(); h != nil {
+		(*h)(c)
 	}
 	// Nodes that left retire, those back return (nodes.go); failed ones
 	// stay until the cluster forgets them (cluster_failed.go).

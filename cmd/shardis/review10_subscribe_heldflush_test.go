@@ -16,15 +16,19 @@ import (
 // Buffered counts the messages a connection holds back while their
 // channel moves to another node (for up to PingInterval+PingTimeout). A
 // message of another channel delivered meanwhile was printed into the
-// buffer and stayed there until the hold ended: here 20 s, the read
-// timeout. Each delivered message is written out before the command waits
+// buffer and stayed there until the hold ended (up to PingInterval plus
+// the read timeout). Each delivered message is written out before the command waits
 // for the next one.
 func TestReview10SubscribeCLIPrintsWhileAMessageIsHeld(t *testing.T) {
 	servers := redistest.StartNTB(t, 2, redistest.Options{})
-	// Auto-eject moves the paused shard's channel to the other shard; the
-	// long read timeout keeps the paused shard's connection (and so the
-	// hold on its channel) alive far longer than the test waits.
-	url := fmt.Sprintf("redis-ring://%s,%s?auto_eject=true&health_interval=50ms&health_timeout=200ms&failure_limit=2&read_timeout=20s",
+	// Auto-eject moves the paused shard's channel to the other shard. The
+	// read timeout bounds the hold (PingInterval 1s + PingTimeout, the
+	// read timeout): 7 s keeps the paused shard's connection, and so the
+	// hold on its channel, alive while the test looks for the other
+	// channel's message, and ends it within the final wait even when the
+	// restored shard takes the channel back before it confirmed letting
+	// it go (then the hold lasts its whole limit).
+	url := fmt.Sprintf("redis-ring://%s,%s?auto_eject=true&health_interval=50ms&health_timeout=200ms&failure_limit=2&read_timeout=6s",
 		servers[0].Addr, servers[1].Addr)
 	cfg, err := shard.ParseURL(url)
 	require.NoError(t, err)

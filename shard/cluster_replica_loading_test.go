@@ -3,6 +3,9 @@ package shard_test
 import (
 	"context"
 	"fmt"
+	"strconv"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -33,7 +36,22 @@ func TestClusterReplicaReadFallsBackFromALoadingReplica(t *testing.T) {
 	}
 	_, err = direct(t, m.Addr).Do("WAIT", 1, 2000)
 	require.NoError(t, err)
-	_, err = rep.Do("CONFIG", "SET", "key-load-delay", "10000") // 10 ms a key: 3 s of LOADING
+	reloadSlowly(t, rep, key, 10*time.Millisecond) // 3 s of LOADING
+	start := time.Now()
+	v, err := redis.String(c.Do(ctx, "GET", key+":7"))
+	t.Logf("GET took %v (%d bytes, err %v)", time.Since(start), len(v), err)
+	require.NoError(t, err, "the master holds the key; the read should not fail because its replica is loading")
+	require.Equal(t, fmt.Sprintf("%d:%01000d", 7, 0), v)
+}
+
+// reloadSlowly makes the cluster replica rep reload its data (DEBUG
+// RELOAD) at perKey a key, so that it answers LOADING for a while, and
+// returns once a read of key there is refused with LOADING: probe is the
+// read-only connection that saw it, and reloaded waits for the reload to
+// end and returns its error (the test's end waits for it too).
+func reloadSlowly(t *testing.T, rep *redistest.Server, key string, perKey time.Duration) (probe redis.Conn, reloaded func() error) {
+	t.Helper()
+	_, err := rep.Do("CONFIG", "SET", "key-load-delay", strconv.FormatInt(perKey.Microseconds(), 10))
 	require.NoError(t, err)
 	_, err = rep.Do("CONFIG", "SET", "loading-process-events-interval-bytes", "1024")
 	require.NoError(t, err)
@@ -48,17 +66,21 @@ func TestClusterReplicaReadFallsBackFromALoadingReplica(t *testing.T) {
 		_, err = conn.Do("DEBUG", "RELOAD")
 		done <- err
 	}()
-	t.Cleanup(func() { <-done })
-	// Wait until the replica answers LOADING.
-	probe := direct(t, rep.Addr)
-	probe.Do("READONLY")
-	waitFor(t, 5*time.Second, "replica loading", func() bool {
+	var (
+		once sync.Once
+		rerr error
+	)
+	reloaded = func() error {
+		once.Do(func() { rerr = <-done })
+		return rerr
+	}
+	t.Cleanup(func() { _ = reloaded() })
+	probe = direct(t, rep.Addr)
+	_, err = probe.Do("READONLY")
+	require.NoError(t, err)
+	waitFor(t, 5*time.Second, "the replica loading", func() bool {
 		_, err := probe.Do("GET", key)
-		return err != nil && len(err.Error()) >= 7 && err.Error()[:7] == "LOADING"
+		return err != nil && strings.HasPrefix(err.Error(), "LOADING")
 	})
-	start := time.Now()
-	v, err := redis.String(c.Do(ctx, "GET", key+":7"))
-	t.Logf("GET took %v (%d bytes, err %v)", time.Since(start), len(v), err)
-	require.NoError(t, err, "the master holds the key; the read should not fail because its replica is loading")
-	require.Equal(t, fmt.Sprintf("%d:%01000d", 7, 0), v)
+	return probe, reloaded
 }

@@ -3,7 +3,6 @@ package shard_test
 import (
 	"context"
 	"fmt"
-	"strings"
 	"testing"
 	"time"
 
@@ -64,29 +63,7 @@ func TestReview10ClusterLoadingReplicaIsSkippedUntilLoaded(t *testing.T) {
 		return replicaEntry(t, c, rep.Addr).Commands > before
 	})
 
-	_, err = rep.Do("CONFIG", "SET", "key-load-delay", "20000") // 20 ms a key: 6 s of LOADING
-	require.NoError(t, err)
-	_, err = rep.Do("CONFIG", "SET", "loading-process-events-interval-bytes", "1024")
-	require.NoError(t, err)
-	done := make(chan error, 1)
-	go func() {
-		conn, err := redis.Dial("tcp", rep.Addr)
-		if err != nil {
-			done <- err
-			return
-		}
-		defer conn.Close()
-		_, err = conn.Do("DEBUG", "RELOAD")
-		done <- err
-	}()
-	t.Cleanup(func() { <-done })
-	probe := direct(t, rep.Addr)
-	_, err = probe.Do("READONLY")
-	require.NoError(t, err)
-	waitFor(t, 5*time.Second, "the replica loading", func() bool {
-		_, err := probe.Do("GET", key)
-		return err != nil && strings.HasPrefix(err.Error(), "LOADING")
-	})
+	probe, reloaded := reloadSlowly(t, rep, key, 20*time.Millisecond) // 6 s of LOADING
 
 	start := time.Now()
 	before := replicaEntry(t, c, rep.Addr).Commands
@@ -103,8 +80,7 @@ func TestReview10ClusterLoadingReplicaIsSkippedUntilLoaded(t *testing.T) {
 	require.ErrorContains(t, err, "LOADING", "the replica was loading throughout")
 
 	// Loaded, it serves reads again.
-	require.NoError(t, <-done)
-	done <- nil // for the cleanup
+	require.NoError(t, reloaded())
 	waitFor(t, 15*time.Second, "reads served by the loaded replica", func() bool {
 		before := replicaEntry(t, c, rep.Addr).Commands
 		_, err := c.Do(ctx, "GET", key+":1")

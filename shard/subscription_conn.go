@@ -115,7 +115,7 @@ type subConn struct {
 type pendingCmd struct {
 	push  string // the kind of its replies: "subscribe", ..., "pong"
 	cmd   string
-	names []subName // of a fenced or tallied command: the names not confirmed yet
+	names []subName // its names; of an unsubscribe, those not confirmed yet
 	left  int
 	user  bool       // asked for by the application: it sees the replies
 	tally unsubTally // of the application's unsubscribe: its confirmations still awaited
@@ -292,7 +292,9 @@ func (sc *subConn) match(push string, sn subName) (pendingCmd, bool) {
 			head.left--
 			return *head, true
 		}
-		if head.tally != nil {
+		if !isSubscribePush(push) {
+			// An unsubscribe's names not confirmed yet are the ones its
+			// node may still carry (unsubscribing, owedEnds).
 			// In place, without allocating: only this command's part of
 			// the array is written. Confirmed in the order sent, the
 			// names go from the front.

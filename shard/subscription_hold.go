@@ -1,6 +1,7 @@
 package shard
 
 import (
+	"slices"
 	"time"
 
 	"github.com/gomodule/redigo/redis"
@@ -21,11 +22,25 @@ import (
 // sent before that has been delivered then — or until holdLimit has
 // passed, the time in which a connection that sends nothing is taken for
 // dead.
+//
+// The hold waits for the subscriptions the other connections had when it
+// began, not for whatever they have later: a channel can come back to the
+// old connection before it let the channel go (a ring shard ejected and
+// restored at once: its new SUBSCRIBE sent before its confirmation of
+// the old UNSUBSCRIBE is read). Each connection's replies come in the
+// order of its commands, so the hold counts, for each other connection,
+// the ends of the channel it owes: one for the subscription it has (or
+// asked for), one for each unsubscribe not answered yet. The channel's
+// messages from a later subscription there are held by that connection
+// in turn while this one carries the channel.
 
 // heldMsgs are the messages of one name a connection holds back.
 type heldMsgs struct {
 	msgs  []redis.Message
 	until time.Time
+	// The other connections that carried the name when the hold began,
+	// and how many ends of it (see letGo) each still owes.
+	owed map[*subConn]int
 }
 
 // holdLimit is the longest a new connection holds a moving name's
@@ -47,19 +62,82 @@ func (s *Subscription) carriedElsewhere(sn subName, sc *subConn) bool {
 	return false
 }
 
+// owedEnds returns, for each connection other than sc that carries sn
+// (see carriedElsewhere), how many times its node has yet to let sn go
+// before everything it carries now is over: once for the subscription it
+// has or asked for, once for each unsubscribe of sn not answered yet. Nil
+// when none carries it. Caller holds s.mu.
+func (s *Subscription) owedEnds(sn subName, sc *subConn) map[*subConn]int {
+	var owed map[*subConn]int
+	for _, o := range s.conns {
+		if o == sc {
+			continue
+		}
+		n := 0
+		if o.sent[sn] {
+			n++
+		}
+		for _, p := range o.pending {
+			if p.push != "pong" && !isSubscribePush(p.push) && slices.Contains(p.names, sn) {
+				n++
+			}
+		}
+		if n > 0 {
+			if owed == nil {
+				owed = map[*subConn]int{}
+			}
+			owed[o] = n
+		}
+	}
+	return owed
+}
+
+// letGo records that o's node let sn go once: an unsubscribe of it
+// answered, the server's own unsubscribe, or a subscribe of it refused.
+// The holds that wait for it count it. Caller holds s.mu.
+func (s *Subscription) letGo(o *subConn, sn subName) {
+	if s.holds == 0 {
+		return
+	}
+	for _, sc := range s.conns {
+		if sc == o || sc.holding.Load() == 0 {
+			continue
+		}
+		if h := sc.hold[sn]; h != nil && h.owed[o] > 0 {
+			h.owed[o]--
+		}
+	}
+}
+
+// owing reports whether a connection h waits for has not let the name go
+// as often as it owed yet (one lost or closed since owes nothing: its
+// node dropped the name with it). Caller holds s.mu.
+func (s *Subscription) owing(h *heldMsgs) bool {
+	for o, n := range h.owed {
+		if n > 0 && !o.closed && s.conns[o.addr] == o {
+			return true
+		}
+	}
+	return false
+}
+
 // holdIfMoving makes sc hold back the messages of the names it is about
 // to subscribe that another connection still carries (see above).
 // Patterns are not held: a ring pattern is carried by every shard at
 // once. Caller holds s.mu.
 func (s *Subscription) holdIfMoving(sc *subConn, names []subName) {
 	for _, sn := range names {
-		if sn.kind == kindPattern || sc.hold[sn] != nil || !s.carriedElsewhere(sn, sc) {
+		if sn.kind == kindPattern || sc.hold[sn] != nil {
+			continue
+		}
+		owed := s.owedEnds(sn, sc)
+		if owed == nil {
 			continue
 		}
 		if sc.hold == nil {
 			sc.hold = map[subName]*heldMsgs{}
 		}
-		sc.hold[sn] = &heldMsgs{until: time.Now().Add(s.holdLimit())}
+		sc.hold[sn] = &heldMsgs{until: time.Now().Add(s.holdLimit()), owed: owed}
 		sc.holding.Add(1)
 		s.holds++
 	}
@@ -89,16 +167,17 @@ func (s *Subscription) holdMessage(sc *subConn, m redis.Message) bool {
 	return true
 }
 
-// stillMoving reports whether sc must go on holding sn's messages back:
-// another connection still carries the channel, or, for a pattern's
-// messages of channel sn.name, an old node's move fence has not come back
+// stillMoving reports whether sc must go on holding h, sn's messages:
+// another connection has not let go of the channel it carried when the
+// hold began (and still carries it), or, for a pattern's messages of
+// channel sn.name, an old node's move fence has not come back
 // (subscription_patternmove.go). Caller holds s.mu.
-func (s *Subscription) stillMoving(sc *subConn, sn subName) bool {
+func (s *Subscription) stillMoving(sc *subConn, sn subName, h *heldMsgs) bool {
 	if sn.kind == kindPattern {
 		_, awaited := s.fenceAwaited(sc, sn.name)
 		return awaited
 	}
-	return s.carriedElsewhere(sn, sc)
+	return s.owing(h) && s.carriedElsewhere(sn, sc)
 }
 
 // releaseHolds delivers, in order, the messages held back for names that
@@ -113,7 +192,7 @@ func (s *Subscription) releaseHolds(lost *subConn) {
 	}
 	release := func(sc *subConn, force bool) {
 		for sn, h := range sc.hold {
-			if !force && now.Before(h.until) && s.stillMoving(sc, sn) {
+			if !force && now.Before(h.until) && s.stillMoving(sc, sn, h) {
 				continue
 			}
 			for _, m := range h.msgs {

@@ -68,6 +68,9 @@ func (s *Subscription) onControl(sc *subConn, v any) {
 			}
 			return
 		}
+		if matched || sc.sent[sn] {
+			s.letGo(sc, sn)
+		}
 		// Messages another connection held back for sn come before its
 		// confirmation (subscription_hold.go).
 		s.releaseHolds(nil)
@@ -144,6 +147,9 @@ func (s *Subscription) onError(sc *subConn, re redis.Error) {
 		return
 	}
 	for _, sn := range cmd.names {
+		if sc.sent[sn] {
+			s.letGo(sc, sn) // the loop's next tick releases what waited for it
+		}
 		delete(sc.sent, sn)
 	}
 	s.dirty = true
@@ -231,6 +237,9 @@ func (s *Subscription) fencedError(sc *subConn, re redis.Error) {
 	head.names, head.left = nil, 0
 	if cluster.ErrorCode(string(re)) == "MOVED" {
 		// Whatever address it names ("?" too): the slot left the node.
+		for _, sn := range names {
+			s.letGo(sc, sn)
+		}
 		s.releaseHolds(nil)
 		if head.user {
 			for _, sn := range names {
@@ -265,6 +274,9 @@ func (s *Subscription) fencedError(sc *subConn, re redis.Error) {
 func (s *Subscription) endFence(sc *subConn) {
 	head := sc.pending[0]
 	sc.pending = sc.pending[1:]
+	for _, sn := range head.names {
+		s.letGo(sc, sn)
+	}
 	s.releaseHolds(nil)
 	if head.user {
 		// Names the node neither confirmed nor refused before the pong

@@ -25,9 +25,8 @@ func TestReview10SubscribeCLIPrintsWhileAMessageIsHeld(t *testing.T) {
 	// read timeout bounds the hold (PingInterval 1s + PingTimeout, the
 	// read timeout): 7 s keeps the paused shard's connection, and so the
 	// hold on its channel, alive while the test looks for the other
-	// channel's message, and ends it within the final wait even when the
-	// restored shard takes the channel back before it confirmed letting
-	// it go (then the hold lasts its whole limit).
+	// channel's message, and ends it within the final wait should the
+	// paused shard not let the channel go in time.
 	url := fmt.Sprintf("redis-ring://%s,%s?auto_eject=true&health_interval=50ms&health_timeout=200ms&failure_limit=2&read_timeout=6s",
 		servers[0].Addr, servers[1].Addr)
 	cfg, err := shard.ParseURL(url)

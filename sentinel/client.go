@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/gomodule/redigo/redis"
+	"github.com/shardis/shardis/internal/addrkey"
 	"github.com/shardis/shardis/pool"
 )
 
@@ -158,8 +159,14 @@ func New(master string, addrs []string, opts Options) (*Client, error) {
 	return &Client{master: master, opts: opts.withDefaults(), addrs: append([]string(nil), addrs...)}, nil
 }
 
-// CheckAddr reports whether addr is a usable "host:port".
+// CheckAddr reports whether addr is a usable "host:port". An address
+// with credentials pasted into it ("user:password@host:port", the
+// userinfo of a redis:// URL) is refused: the credentials go in Options.
+// The error quotes addr with what comes before its '@' hidden.
 func CheckAddr(addr string) error {
+	if addrkey.HasCredentials(addr) {
+		return fmt.Errorf("%w: Sentinel address %q: an address holds no credentials (set Options.Username and Options.Password)", ErrBadOptions, addrkey.Redact(addr))
+	}
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil || host == "" {
 		return fmt.Errorf("%w: Sentinel address %q: want host:port", ErrBadOptions, addr)
@@ -208,8 +215,14 @@ func (c *Client) promote(addr string) {
 // DialTimeout and ctx. It also returns the network connection, which the
 // caller may close from another goroutine to cut a blocked read short.
 // A refused AUTH is a *QueryError holding a *pool.AuthError (it matches
-// pool.ErrAuth), with no copy of the password.
+// pool.ErrAuth), with no copy of the password. An address with
+// credentials pasted into it is not dialed: the *QueryError matches
+// ErrBadOptions, and its Addr hides the credentials (see CheckAddr).
 func (c *Client) Dial(ctx context.Context, addr string) (redis.Conn, net.Conn, error) {
+	if addrkey.HasCredentials(addr) {
+		// Dialed, its failure would name the credentials as the host.
+		return nil, nil, &QueryError{Addr: addrkey.Redact(addr), Err: CheckAddr(addr)}
+	}
 	var nc net.Conn // the TCP socket, which Close never blocks on
 	o := c.opts
 	var tc *tls.Config

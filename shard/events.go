@@ -56,6 +56,13 @@ func (k NodeEventKind) String() string {
 type NodeEvent struct {
 	Kind NodeEventKind
 	Node Node
+	// ServerAddr is the host:port of Node's server when the event is
+	// reported (see CommandEvent.ServerAddr): Node.Addr, but for a
+	// Sentinel shard, whose Node.Addr names the shard
+	// ("sentinel/<name>"), its master's address (empty while it has
+	// none). A Sentinel shard's ReplicaPromoted gives the new master's,
+	// which is also its Node.Addr.
+	ServerAddr string
 	// Previous is the master a promoted replica replaced (ReplicaPromoted
 	// only).
 	Previous Node
@@ -205,7 +212,7 @@ func promotions(old, cur *cluster.Table) []NodeEvent {
 	var out []NodeEvent
 	for _, m := range cur.Masters() {
 		if prev, ok := wasReplicaOf[m.Addr]; ok {
-			out = append(out, NodeEvent{Kind: ReplicaPromoted, Node: Node{Name: m.Addr, Addr: m.Addr}, Previous: Node{Name: prev, Addr: prev}})
+			out = append(out, NodeEvent{Kind: ReplicaPromoted, Node: Node{Name: m.Addr, Addr: m.Addr}, ServerAddr: m.Addr, Previous: Node{Name: prev, Addr: prev}})
 		}
 	}
 	return out
@@ -245,14 +252,16 @@ func (c *Client) slotMapChanged(old, cur *cluster.Table) {
 // addrLeft says no entry of its address is in use any more.
 func (c *Client) retiredEvent(i int, addrLeft bool) {
 	if o := c.obs; o != nil && o.state {
-		o.h.NodeState(NodeEvent{Kind: NodeRetired, Node: c.nodes.get(i).node, AddressLeft: addrLeft, Time: time.Now()})
+		n := c.nodes.get(i).node
+		o.h.NodeState(NodeEvent{Kind: NodeRetired, Node: n, ServerAddr: c.serverAddr(n), AddressLeft: addrLeft, Time: time.Now()})
 	}
 }
 
 // nodeEvent reports a change of node i's state to the NodeState hook.
 func (c *Client) nodeEvent(kind NodeEventKind, i int, err error) {
 	if o := c.obs; o != nil && o.state {
-		o.h.NodeState(NodeEvent{Kind: kind, Node: c.nodes.get(i).node, Err: err, Time: time.Now()})
+		n := c.nodes.get(i).node
+		o.h.NodeState(NodeEvent{Kind: kind, Node: n, ServerAddr: c.serverAddr(n), Err: err, Time: time.Now()})
 	}
 }
 

@@ -20,7 +20,6 @@ type sentinels struct {
 	shards   []*sentShard
 	byMaster []*sentShard // configured node index -> its Sentinel shard, nil for plain shards
 	readers  bool         // ReadFrom is a replica policy
-	owners   sync.Map     // node index of a replica -> *sentShard
 
 	failovers atomic.Int64
 

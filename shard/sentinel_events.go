@@ -11,9 +11,10 @@ func (c *Client) sentinelPromoted(ev failoverEvent) {
 		return
 	}
 	o.h.NodeState(NodeEvent{
-		Kind:     ReplicaPromoted,
-		Node:     Node{Name: ev.Shard, Addr: ev.To},
-		Previous: Node{Name: ev.Shard, Addr: ev.From},
-		Time:     ev.At,
+		Kind:       ReplicaPromoted,
+		Node:       Node{Name: ev.Shard, Addr: ev.To},
+		ServerAddr: ev.To,
+		Previous:   Node{Name: ev.Shard, Addr: ev.From},
+		Time:       ev.At,
 	})
 }

@@ -12,19 +12,19 @@ import (
 	"github.com/gomodule/redigo/redis"
 )
 
-// shardOf returns the Sentinel shard that node belongs to, and whether
-// node is one of its replicas; nil for plain shards.
-func (s *sentinels) shardOf(node int) (*sentShard, bool) {
-	if node >= 0 && node < len(s.byMaster) && s.byMaster[node] != nil {
-		return s.byMaster[node], false
+// masterOf returns the Sentinel shard whose master node is node; nil for
+// a plain shard's node and for a replica. A replica is not looked up: one
+// re-pointed to another master set is on both shards' lists for a while,
+// and the shard that listed it last need not be the one a call was for
+// (see shardOfCall).
+func (s *sentinels) masterOf(node int) *sentShard {
+	if node >= 0 && node < len(s.byMaster) {
+		return s.byMaster[node]
 	}
-	if v, ok := s.owners.Load(node); ok {
-		return v.(*sentShard), true
-	}
-	return nil, false
+	return nil
 }
 
-// shardOfCall is shardOf for a call, which knows where it was routed: a
+// shardOfCall is the Sentinel shard of a call, which knows where it was routed: a
 // read on a replica belongs to the shard its key was placed on (cl.group:
 // placeSentinelRead only moves a call routed to a Sentinel shard's node,
 // whose index is its group), and any other call to the Sentinel shard
@@ -348,9 +348,9 @@ func (c *Client) sentinelTxFailover(ctx context.Context, node int, err error) *s
 	if c.sent == nil || err == nil || c.closed.Load() {
 		return nil
 	}
-	sh, replica := c.sent.shardOf(node)
-	if sh == nil || replica {
-		return nil
+	sh := c.sent.masterOf(node)
+	if sh == nil {
+		return nil // a plain shard, or a replica (only reads go there)
 	}
 	var re redis.Error
 	if errors.As(err, &re) {

@@ -203,7 +203,6 @@ func (c *Client) loadReplicas(ctx context.Context, sh *sentShard, master string)
 		nodes := make([]int32, len(listed))
 		for k, a := range listed {
 			i := c.nodes.add(Node{Name: sh.cfg.Name + " replica " + a, Addr: a})
-			c.sent.owners.Store(i, sh)
 			nodes[k] = int32(i)
 			seen[int32(i)] = c.nodes.get(i).errors.Load()
 		}

@@ -548,7 +548,10 @@ func (in *Instrumentation) refresh(ctx context.Context, ev *shard.RefreshEvent) 
 
 func (in *Instrumentation) nodeState(ev shard.NodeEvent) {
 	if !in.noMetrics {
-		attrs := append(in.node(ev.Node.Addr).attrs(), NodeEventKey.String(ev.Kind.String()))
+		// A Sentinel shard's event names its master (ServerAddr), as
+		// its commands' measurements do.
+		na, _ := in.nodeAt(ev.Node, ev.ServerAddr)
+		attrs := append(na.attrs(), NodeEventKey.String(ev.Kind.String()))
 		in.nodeEvents.Add(context.Background(), 1, metric.WithAttributes(in.withCommon(attrs)...))
 	}
 	if ev.Kind == shard.NodeRetired && ev.AddressLeft {

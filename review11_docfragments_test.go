@@ -18,6 +18,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/shardis/shardis/shard"
 )
 
 // The Go blocks of the documentation that are not whole programs are
@@ -214,5 +216,45 @@ func TestDocFragmentsTypeCheck(t *testing.T) {
 					name, strings.Join(problems, "\n"), f.src)
 			}
 		})
+	}
+}
+
+// TestDocConfigFilesEverywhereParse parses every YAML and JSON block of
+// README.md and docs/*.md as a configuration file (TestDocConfigFilesParse
+// covers docs/config.md alone). A block written as two files side by side
+// ("# before" and "# after" columns) is parsed as both files.
+func TestDocConfigFilesEverywhereParse(t *testing.T) {
+	t.Setenv("REDIS_PASSWORD", "x")
+	t.Setenv("SENTINEL_PASSWORD", "y")
+	n := 0
+	for _, b := range docBlocks(t) {
+		if b.lang != "yaml" && b.lang != "json" {
+			continue
+		}
+		files := []string{b.text}
+		first, _, _ := strings.Cut(b.text, "\n")
+		if col := strings.Index(first, "# after"); strings.HasPrefix(first, "# before") && col > 0 {
+			var left, right strings.Builder
+			for _, line := range strings.Split(b.text, "\n") {
+				if len(line) > col {
+					left.WriteString(line[:col] + "\n")
+					right.WriteString(line[col:] + "\n")
+				} else {
+					left.WriteString(line + "\n")
+				}
+			}
+			files = []string{left.String(), right.String()}
+		}
+		for i, f := range files {
+			n++
+			if _, err := shard.ParseConfig([]byte(f)); err != nil {
+				t.Errorf("%s:%d (file %d of the block): %v\n%s", b.file, b.line, i+1, err, f)
+			}
+		}
+	}
+	// README.md, cluster.md (two), config.md (three), resharding.md (two)
+	// and sentinel.md hold nine files.
+	if n < 9 {
+		t.Fatalf("found %d configuration files in the documentation, want at least 9", n)
 	}
 }

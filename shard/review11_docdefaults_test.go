@@ -11,7 +11,8 @@ import (
 )
 
 // TestDocumentedDefaultsMatchTheCode pins the defaults and bounds that
-// docs/cluster.md, docs/sentinel.md, docs/pubsub.md and docs/config.md state, each written
+// docs/cluster.md, docs/sentinel.md, docs/pubsub.md, docs/config.md and
+// docs/internals.md state, each written
 // here as the documentation gives it, so that changing one in the code
 // without the documentation (or the other way round) fails here.
 func TestDocumentedDefaultsMatchTheCode(t *testing.T) {
@@ -45,6 +46,13 @@ func TestDocumentedDefaultsMatchTheCode(t *testing.T) {
 		{"config.md: pool.dial_timeout 5s", pool.DefaultDialTimeout, 5 * time.Second},
 		{"config.md: pool.read_timeout 3s", pool.DefaultReadTimeout, 3 * time.Second},
 		{"config.md: pool.write_timeout 3s", pool.DefaultWriteTimeout, 3 * time.Second},
+		{"config.md: health.interval (10ms or more)", minHealthInterval, 10 * time.Millisecond},
+		{"config.md: health.timeout (1ms or more)", minHealthTimeout, time.Millisecond},
+		{"internals.md: at most 1 ms of waiting for a reply", harvestWait, time.Millisecond},
+		{"internals.md: and 5 ms for a node", harvestBudget, 5 * time.Millisecond},
+		{"internals.md: nothing queued for 100 ms: handed back to the pool", pipeIdleCheck, 100 * time.Millisecond},
+		{"internals.md/failures.md: Close gives the replies in flight 50 ms", closeGrace, 50 * time.Millisecond},
+		{"internals.md: its reader's queue (4096 commands)", autoQueue, 4096},
 		{"pubsub.md: BufferSize (default 16,384)", DefaultSubscriptionBuffer, 16384},
 		{"pubsub.md: PingInterval (1 s)", DefaultPingInterval, time.Second},
 		{"pubsub.md: MaxBackoff, 500 ms by default", DefaultMaxRedialBackoff, 500 * time.Millisecond},

@@ -164,3 +164,23 @@ func shardAddr(cfg Config, i int) string {
 	}
 	return cfg.Shards[i].Addr
 }
+
+// TestDocumentedSentinelURLPlus: docs/sentinel.md says a "+" in an option
+// value is a space ("sentinel_password=a+b is the password a b"), while in
+// the user info before the "@" a "+" is a "+".
+func TestDocumentedSentinelURLPlus(t *testing.T) {
+	cfg, err := ParseURL("redis-ring+sentinel://us+er:pa+ss@10.0.9.1:26379?shards=shard-b=master-b&sentinel_password=a+b&sentinel_username=c+d")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ what, got, want string }{
+		{"sentinel_password=a+b", cfg.Sentinel.Password, "a b"},
+		{"sentinel_username=c+d", cfg.Sentinel.Username, "c d"},
+		{"user before the @", cfg.Pool.Username, "us+er"},
+		{"password before the @", cfg.Pool.Password, "pa+ss"},
+	} {
+		if c.got != c.want {
+			t.Errorf("%s: got %q, want %q", c.what, c.got, c.want)
+		}
+	}
+}

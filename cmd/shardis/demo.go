@@ -10,6 +10,7 @@ import (
 
 	"github.com/alicebob/miniredis/v2"
 	"github.com/gomodule/redigo/redis"
+	"github.com/shardis/shardis/hashtag"
 	"github.com/shardis/shardis/pool"
 	"github.com/shardis/shardis/ring"
 	"github.com/shardis/shardis/shard"
@@ -138,7 +139,7 @@ func runDemo(ctx context.Context, env *cliEnv, args []string) error {
 		}
 		fmt.Fprintf(out, "  %-24s -> %s\n", k, n)
 	}
-	fmt.Fprintln(out, "  (keys with the same {tag} always share a shard)")
+	fmt.Fprintln(out, "  "+tagNote(cfg, samples[3], samples[4]))
 
 	// 3. One shard fails: only its keys fail.
 	if writeErr != nil && len(embedded) > 0 {
@@ -237,4 +238,26 @@ func checkReadBack(res []shard.Result, owners []shard.Node, victim shard.Node, k
 		rb.wrong = fmt.Errorf("%d replies for %d keys", len(res), len(owners))
 	}
 	return rb
+}
+
+// tagNote explains the placement of two keys that share a {tag}: they
+// share a shard only under a tag rule that hashes the part in braces
+// (cluster mode, or a ring with tag: cluster), not under "none" (the
+// default of the jedis and twemproxy placements) or another pair.
+func tagNote(cfg shard.Config, a, b string) string {
+	rule := "cluster" // Redis Cluster's own rule
+	if cfg.Mode != shard.ModeCluster {
+		if cfg.Router != nil {
+			return "(a Router places keys by its own rules)"
+		}
+		r, err := ring.New(cfg.RingConfig())
+		if err != nil {
+			return ""
+		}
+		rule = r.Config().Tag // the algorithm's default filled in
+	}
+	if t, err := hashtag.Parse(rule); err == nil && t.Tag(a) == t.Tag(b) {
+		return "(keys with the same {tag} always share a shard)"
+	}
+	return fmt.Sprintf("(with tag: %s the {...} part is no hash tag: these keys are placed independently; tag: cluster keeps them together)", rule)
 }

@@ -21,9 +21,9 @@ import (
 //   - a connection borrowed at the time is renamed when it comes back
 //     (the pool's Close sends Do(""), which checks the generation: one
 //     atomic load per return; the rename waits at most
-//     returnRenameTimeout, the caller's Close waiting for it), and
-//     again, if need be, when it is next borrowed (the pool's borrow
-//     check);
+//     returnRenameTimeout, the caller's Close waiting for it; a
+//     caller's own Do("") renames nothing), and again, if need be, when
+//     it is next borrowed (the pool's borrow check);
 //   - new connections are dialed with the current name.
 //
 // A rename that fails closes the connection instead. Connections that

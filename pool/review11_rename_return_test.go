@@ -99,3 +99,60 @@ func TestReview11ReturnRenameKeepsTheConnection(t *testing.T) {
 		})
 	}
 }
+
+// TestReview11CallersOwnDoEmptyDoesNotRename: a caller's own Do("")
+// with no reply pending (a flush with nothing queued) took the rename
+// meant for the pool's return: it sent CLIENT SETNAME on the borrowed
+// connection, and on a server that did not answer in time (paused here)
+// it closed the caller's connection under it, after waiting for the
+// reply; the caller's next command failed. Only the pool's return
+// renames: Do("") answers at once and leaves the connection as it is.
+func TestReview11CallersOwnDoEmptyDoesNotRename(t *testing.T) {
+	for _, b := range borrowers {
+		t.Run(b.name, func(t *testing.T) {
+			rs := redistest.StartTB(t, redistest.Options{})
+			t.Cleanup(func() { _ = rs.Resume() })
+			set := newTestSet(t, Options{ClientName: "review11-e", ReadTimeout: returnReadTimeout})
+			c, err := b.get(set, rs.Addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			if _, err := c.Do("PING"); err != nil {
+				t.Fatal(err)
+			}
+			if err := set.SetClientName(context.Background(), "review11-f"); err != nil {
+				t.Fatal(err)
+			}
+			if err := rs.Pause(); err != nil {
+				t.Fatal(err)
+			}
+			start := time.Now()
+			reply, err := c.Do("")
+			if took := time.Since(start); took > quickClose {
+				t.Errorf("Do(\"\") with nothing pending took %v on a paused server", took)
+			}
+			if reply != nil || err != nil {
+				t.Errorf("Do(\"\") = %v, %v; want nil, nil", reply, err)
+			}
+			if err := c.Err(); err != nil {
+				t.Errorf("the caller's connection failed after its own Do(\"\"): %v", err)
+			}
+			if err := rs.Resume(); err != nil {
+				t.Fatal(err)
+			}
+			if name, err := redis.String(c.Do("CLIENT", "GETNAME")); err != nil || name != "review11-e" {
+				t.Errorf("while borrowed the connection is named %q, %v; want review11-e", name, err)
+			}
+			timedClose(t, c)
+			c, err = b.get(set, rs.Addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			if name, err := redis.String(c.Do("CLIENT", "GETNAME")); err != nil || name != "review11-f" {
+				t.Errorf("the next caller's connection is named %q, %v; want review11-f", name, err)
+			}
+		})
+	}
+}

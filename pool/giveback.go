@@ -120,8 +120,9 @@ const (
 // from redigo's pool giving the connection back: activeConn.Close, or
 // the Do("") that the Close of a Pool's lender (Set.Pool) makes on the
 // Set's own connection. Nothing else tells it from a caller's Do(""),
-// which must keep reading. It runs only for a connection given back with
-// a reply pending that may never come (unanswered).
+// which must keep reading, and renames nothing. It runs only for a
+// connection given back with a reply pending that may never come
+// (unanswered), or under an old name (names.go).
 //
 //go:noinline
 func returning() bool {

@@ -377,10 +377,18 @@ func (c *liveConn) ReceiveContext(ctx context.Context) (any, error) {
 // first server error among them. Do("") only flushes and reads what is
 // pending, and returns the pending replies.
 func (c *liveConn) Do(cmd string, args ...any) (any, error) {
-	if cmd == "" && !c.failed.Load() && c.unanswered() && returning() {
-		// The pool's return: close rather than wait (giveback.go).
-		c.giveUp()
-		return nil, nil
+	if cmd == "" && !c.failed.Load() {
+		if c.unanswered() && returning() {
+			// The pool's return: close rather than wait (giveback.go).
+			c.giveUp()
+			return nil, nil
+		}
+		if _, stale := c.stale(); stale && c.pending.Load() == 0 && returning() {
+			// The pool's return of a connection under an old name
+			// (names.go); a caller's own Do("") sends nothing.
+			c.renameOnReturn()
+			return nil, nil
+		}
 	}
 	return c.DoWithTimeout(c.readTimeout, cmd, args...)
 }
@@ -391,11 +399,6 @@ func (c *liveConn) Do(cmd string, args ...any) (any, error) {
 func (c *liveConn) DoWithTimeout(timeout time.Duration, cmd string, args ...any) (any, error) {
 	pending := int(c.pending.Swap(0))
 	if cmd == "" && pending == 0 {
-		// What the pool's Close asks of every connection: a connection
-		// given back under an old name is renamed first (names.go).
-		if c.names != nil && c.names.cur.Load().gen != c.named {
-			c.renameOnReturn()
-		}
 		return nil, nil
 	}
 	if c.failed.Load() {

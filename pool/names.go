@@ -20,8 +20,10 @@ import (
 //     renames it) and gives it back;
 //   - a connection borrowed at the time is renamed when it comes back
 //     (the pool's Close sends Do(""), which checks the generation: one
-//     atomic load per return), and again, if need be, when it is next
-//     borrowed (the pool's borrow check);
+//     atomic load per return; the rename waits at most
+//     returnRenameTimeout, the caller's Close waiting for it; a
+//     caller's own Do("") renames nothing), and again, if need be, when
+//     it is next borrowed (the pool's borrow check);
 //   - new connections are dialed with the current name.
 //
 // A rename that fails closes the connection instead. Connections that
@@ -65,10 +67,12 @@ func (s *Set) ClientName() string { return s.names.cur.Load().name }
 // SetClientName changes the name (CLIENT SETNAME) of the Set's pooled
 // connections: new connections are dialed with it, every idle one is
 // renamed (or closed, when the rename fails) before SetClientName
-// returns, and one borrowed now is renamed when it is given back (Close),
-// or at the latest before it is handed out again. A connection given back
-// while SetClientName runs may sit idle under the old name until it is
-// next borrowed, where it is renamed before use. An empty name clears the
+// returns, and one borrowed now is renamed when it is given back (Close;
+// a server that does not answer that rename within 200 ms gets the
+// connection closed instead, so that Close does not wait on a hung
+// server), or at the latest before it is handed out again. A connection
+// given back while SetClientName runs may sit idle under the old name
+// until it is next borrowed, where it is renamed before use. An empty name clears the
 // names. Connections made by Dial keep the name they were dialed with.
 //
 // A name with spaces or characters other than printable ASCII gives an
@@ -192,9 +196,19 @@ func (lc *liveConn) renameTimeout() time.Duration {
 	return time.Second
 }
 
+// returnRenameTimeout bounds the rename of a connection being given
+// back: the caller's Close waits for it. A server that does not answer
+// CLIENT SETNAME within it (hung, overloaded) gets the connection closed
+// instead, as a failed rename does, and the next caller a fresh one:
+// waiting the read timeout there made every Close on a hung server take
+// the whole ReadTimeout. A live server answers in far less.
+const returnRenameTimeout = 200 * time.Millisecond
+
 // renameOnReturn brings a connection that is being given back to the
 // pool up to date; it loops because the name may change again meanwhile.
 func (lc *liveConn) renameOnReturn() {
+	ctx, cancel := context.WithTimeout(context.Background(), returnRenameTimeout)
+	defer cancel()
 	for range 3 {
 		cur, stale := lc.stale()
 		if !stale || lc.failed.Load() || lc.leftState() {
@@ -203,7 +217,7 @@ func (lc *liveConn) renameOnReturn() {
 			// for nothing while the caller's Close waits.
 			return
 		}
-		if lc.rename(context.Background(), cur) != nil {
+		if lc.rename(ctx, cur) != nil {
 			return
 		}
 	}

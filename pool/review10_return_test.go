@@ -42,6 +42,23 @@ func timedClose(t *testing.T, c redis.Conn) {
 	}
 }
 
+// nextCallerEchoes borrows a connection to addr with get, as the caller
+// after a connection given back does, and fails the test unless it
+// answers that caller's own command: a reply left pending on the
+// connection given back (a BLPOP's, say) would answer it instead, or
+// the read would wait for one that never comes.
+func nextCallerEchoes(t *testing.T, set *Set, addr string, get func(*Set, string) (redis.Conn, error)) {
+	t.Helper()
+	c, err := get(set, addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if reply, err := redis.String(c.Do("ECHO", "next")); err != nil || reply != "next" {
+		t.Errorf("the next caller's ECHO = %q, %v", reply, err)
+	}
+}
+
 // clientsField returns a field of the server's INFO clients
 // (connected_clients, blocked_clients).
 func clientsField(t *testing.T, admin redis.Conn, field string) string {
@@ -112,14 +129,7 @@ func TestReview10ReturnWithBlockedReplyIsQuick(t *testing.T) {
 					t.Errorf("LLEN %s = %d, %v after a push: the abandoned BLPOP took the element", key, n, err)
 				}
 
-				c, err = b.get(set, srv.Addr)
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer c.Close()
-				if reply, err := redis.String(c.Do("ECHO", "next")); err != nil || reply != "next" {
-					t.Errorf("the next caller's ECHO = %q, %v", reply, err)
-				}
+				nextCallerEchoes(t, set, srv.Addr, b.get)
 			})
 		}
 	}
@@ -209,14 +219,7 @@ func TestReview10ReturnWithSilencedRepliesIsQuick(t *testing.T) {
 					time.Sleep(20 * time.Millisecond)
 				}
 
-				c, err = b.get(set, srv.Addr)
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer c.Close()
-				if reply, err := redis.String(c.Do("ECHO", "next")); err != nil || reply != "next" {
-					t.Errorf("the next caller's ECHO = %q, %v", reply, err)
-				}
+				nextCallerEchoes(t, set, srv.Addr, b.get)
 			})
 		}
 	}
@@ -257,14 +260,7 @@ func TestReview10ReturnWithOtherBlockingRepliesIsQuick(t *testing.T) {
 				t.Fatal(err)
 			}
 			timedClose(t, c)
-			c, err = set.Get(context.Background(), srv.Addr)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer c.Close()
-			if reply, err := redis.String(c.Do("ECHO", "next")); err != nil || reply != "next" {
-				t.Errorf("the next caller's ECHO = %q, %v", reply, err)
-			}
+			nextCallerEchoes(t, set, srv.Addr, borrowers[0].get)
 			if d := set.Stats()[srv.Addr].Dials; d != tt.dials {
 				t.Errorf("%d dials, want %d (connection kept: %v)", d, tt.dials, tt.kept)
 			}

@@ -541,11 +541,17 @@ func (f *flusher) sendPinned() {
 		if !errors.Is(err, errNothingSent) && !errors.Is(err, errAfterProtocolError) {
 			f.rc.c.noteSentinelTxFailure(f.ctx, tx.node, nerr)
 		}
+		unrun := nerr
+		if writeFailed(err) {
+			// Cut short by the failed write, or never written: not run,
+			// and the error says so, as for a command sent by Do.
+			unrun = &NodeError{Node: node, Err: fmt.Errorf("%w: %w", errNotWritten, nerr.Err)}
+		}
 		for k := from; k < len(cmds); k++ {
 			if k < upTo {
 				set(k, Result{Err: sentError(f.ctx, node, cmds[k], in[k], err)})
 			} else {
-				set(k, Result{Err: nerr})
+				set(k, Result{Err: unrun})
 			}
 		}
 		closing := tx.closing
@@ -631,15 +637,18 @@ func (f *flusher) sendPinned() {
 	// reset (a value over its proto-max-bulk-len is refused at once,
 	// with a protocol error), and the pool's connection returns them, then
 	// the reset, without waiting (readWritten in exec.go does the same).
-	// Only from the first one missing do they keep the write's error.
+	// So is the refusal of the command the write cut short: a protocol
+	// error is the only reply the server sends to a command it did not
+	// read whole. Only from the first one missing do they keep the
+	// write's error.
 	writeErr, replies := err, len(cmds)
 	if err != nil {
 		f.rc.c.noteTxFailure(f.ctx, tx.node, err) // as for a Do's (Stats, health)
-		if !writeFailed(err) || unwritten == 0 {
+		if !writeFailed(err) {
 			fail(0, err, unwritten)
 			return
 		}
-		replies = unwritten
+		replies = unwritten + 1
 	}
 	stop := context.AfterFunc(f.ctx, tx.conn.abort)
 	defer stop()
@@ -648,11 +657,6 @@ func (f *flusher) sendPinned() {
 		reply, err := tx.conn.ReceiveWithTimeout(timeout)
 		var re redis.Error
 		switch {
-		case err == nil:
-			set(k, Result{Reply: reply})
-			if !in[k] && lowerName(cmds[k].name) == "watch" {
-				tx.watched = true
-			}
 		case errors.As(err, &re) && isProtocolError(re):
 			// The server closes the connection after this reply and
 			// runs nothing written after the command: the rest of the
@@ -661,6 +665,16 @@ func (f *flusher) sendPinned() {
 			tx.conn.markDirty()
 			fail(k+1, errAfterProtocolError, k+1)
 			return
+		case writeErr != nil && k >= unwritten:
+			// The command the write cut short, not refused: it keeps
+			// the write's error (it did not run), with those after it.
+			fail(k, writeErr, unwritten)
+			return
+		case err == nil:
+			set(k, Result{Reply: reply})
+			if !in[k] && lowerName(cmds[k].name) == "watch" {
+				tx.watched = true
+			}
 		case errors.As(err, &re):
 			f.noteMoved(re)
 			f.rc.c.noteSentinelTxFailure(f.ctx, tx.node, re)
@@ -675,10 +689,6 @@ func (f *flusher) sendPinned() {
 			fail(k, err, len(cmds))
 			return
 		}
-	}
-	if writeErr != nil {
-		fail(unwritten, writeErr, unwritten)
-		return
 	}
 	if !refused {
 		f.rc.c.noteSuccess(tx.node)

@@ -190,7 +190,16 @@ func (tx *Tx) send(name string, args []any) (any, error) {
 	tx.c.noteTxFailure(tx.ctx, tx.node, err)
 	if writeFailed(err) {
 		// The write stopped before the command's end: the server never
-		// read it whole, and did not run it.
+		// read it whole, and did not run it. A protocol error that it
+		// sent before resetting the connection (a value over its
+		// proto-max-bulk-len) is its refusal, the command's reply.
+		sent := 1
+		if tx.asking {
+			sent++
+		}
+		if re, ok := tx.c.refusalBeforeReset(tx.conn, sent, err); ok {
+			return nil, re
+		}
 		return nil, &NodeError{Node: node, Err: contextCause(tx.ctx, err)}
 	}
 	// The connection failed with the command written: a *NodeError, an
@@ -645,30 +654,33 @@ func (c *Client) txOnce(ctx context.Context, plan txPlan, node int, asking bool,
 		}
 		replies++
 	}
+	// A write that fails stops before the end of what it was given,
+	// which ends with the command being queued (a Send writes once the
+	// command that fills the buffer is in) or EXEC (Flush): the server
+	// never read a whole EXEC, and discards MULTI's queue with the
+	// connection. Nothing ran (txWriteFailed).
+	replies++
 	if err := conn.Send("MULTI"); err != nil {
-		c.noteTxFailure(ctx, node, err)
-		return nil, unwritten, &NodeError{Node: ns.node, Err: err}
+		how, err := c.txWriteFailed(ctx, node, conn, replies, err, unwritten)
+		return nil, how, err
 	}
 	for _, q := range queue {
+		replies++
 		if err := conn.Send(q.name, q.args...); err != nil {
-			c.noteTxFailure(ctx, node, err)
-			return nil, unwritten, &NodeError{Node: ns.node, Err: err}
+			how, err := c.txWriteFailed(ctx, node, conn, replies, err, unwritten)
+			return nil, how, err
 		}
 	}
+	replies++
 	if err := conn.Send("EXEC"); err != nil {
-		c.noteTxFailure(ctx, node, err)
-		return nil, unwritten, &NodeError{Node: ns.node, Err: err}
+		how, err := c.txWriteFailed(ctx, node, conn, replies, err, unwritten)
+		return nil, how, err
 	}
-	replies += 2 + len(queue)
 	stop := context.AfterFunc(ctx, conn.abort) // the write too ends with ctx
 	defer stop()
 	if err := conn.Flush(); err != nil {
-		// The write failed before its end, which is EXEC's: the server
-		// never read a whole EXEC, and discards MULTI's queue with the
-		// connection. Nothing ran (whatever the cause: a reset while a
-		// value over proto-max-bulk-len was written, say).
-		c.noteTxFailure(ctx, node, err)
-		return nil, unwritten, &NodeError{Node: ns.node, Err: contextCause(ctx, err)}
+		how, err := c.txWriteFailed(ctx, node, conn, replies, err, unwritten)
+		return nil, how, err
 	}
 	// The replies are read one at a time (as Do would, returning the
 	// first error reply among them), so that a protocol error reply is
@@ -730,6 +742,58 @@ func (c *Client) txOnce(ctx context.Context, plan txPlan, node int, asking bool,
 		return nil, txMayHaveRun, fmt.Errorf("shardis: EXEC: %w", err)
 	}
 	return vals, txMayHaveRun, nil
+}
+
+// txWriteFailed ends an attempt of a transaction whose write of MULTI ...
+// EXEC failed with err once sent commands (ASKING, MULTI, the queue,
+// EXEC) were handed to the connection: the last of them was not written
+// whole, EXEC was not, and nothing of MULTI ... EXEC ran. A server that
+// refuses a queued command with a protocol error (a value over its
+// proto-max-bulk-len) sends that refusal and resets the connection while
+// the rest is still being written: read before the reset
+// (refusalBeforeReset), the refusal is the error, as when the whole write
+// went out and it was read after it, and the attempt is not run again (no
+// failover refuses a value). Otherwise the error says that the
+// transaction did not run (errNotWritten), unless fn wrote through Do,
+// which did run: then the write's error alone is returned, and unwritten
+// says txMayHaveRun.
+func (c *Client) txWriteFailed(ctx context.Context, node int, conn *trackedConn, sent int, err error, unwritten txEnd) (txEnd, error) {
+	c.noteTxFailure(ctx, node, err)
+	if re, ok := c.refusalBeforeReset(conn, sent, err); ok {
+		return txMayHaveRun, re
+	}
+	cause := contextCause(ctx, err)
+	if unwritten == txNotWritten && writeFailed(err) {
+		cause = fmt.Errorf("%w: %w", errNotWritten, cause)
+	}
+	return unwritten, &NodeError{Node: c.nodes.get(node).node, Err: cause}
+}
+
+// refusalBeforeReset reads, after a write of sent commands on conn failed
+// with err, the replies the server sent before it reset the connection
+// (the pool's connection keeps them readable, and returns them, then the
+// reset, without waiting: pool/liveconn.go), and returns the first that
+// is a protocol error: the server's refusal of a command, after which it
+// read and ran nothing more. It reports false when there is none, or when
+// err is no failed write (the connection was closed: nothing is left to
+// read).
+func (c *Client) refusalBeforeReset(conn *trackedConn, sent int, err error) (redis.Error, bool) {
+	if !writeFailed(err) {
+		return "", false
+	}
+	for range sent {
+		_, err := conn.ReceiveWithTimeout(c.readTimeout)
+		var re redis.Error
+		switch {
+		case err == nil:
+		case errors.As(err, &re) && isProtocolError(re):
+			return re, true
+		case errors.As(err, &re):
+		default:
+			return "", false
+		}
+	}
+	return "", false
 }
 
 // execFailed is the error of a transaction whose connection failed once

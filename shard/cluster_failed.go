@@ -149,8 +149,8 @@ const (
 // waiting on it) up for a dial and a read timeout while the others answer.
 func (c *Client) clusterNodeAddrs(ctx context.Context, t *cluster.Table) (map[string]bool, listHow) {
 	var ask []string
-	for k, m := range t.Masters() {
-		if k == 3 {
+	for _, m := range t.Masters() {
+		if len(ask) == 3 {
 			break
 		}
 		if i, ok := c.nodes.lookup(m.Addr); ok && c.nodes.get(i).down.Load() {

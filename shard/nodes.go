@@ -172,6 +172,15 @@ func (t *nodeTable) lookup(addr string) (int, bool) {
 	return i, ok
 }
 
+// lookupReadOnly returns the index of the read-only (READONLY) entry of
+// the replica at addr.
+func (t *nodeTable) lookupReadOnly(addr string) (int, bool) {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	i, ok := t.byRO[addr]
+	return i, ok
+}
+
 // get returns node i's state.
 func (t *nodeTable) get(i int) *nodeState { return (*t.list.Load())[i] }
 

@@ -137,11 +137,17 @@ func (c *Client) discover(ctx context.Context) error {
 	// Those marked down come last, when neither they nor the seeds
 	// answered: a node back since the last health check answers already
 	// (every node down, all but the seeds back: the refresh failed for a
-	// whole health interval, and a Scan with it).
+	// whole health interval, and a Scan with it). A replica's health is
+	// that of its read-only entry: it has no plain one (or one left from
+	// when it was a master, no longer checked).
 	var down []string
 	if st != nil {
-		for _, n := range st.allNodes {
-			if i, ok := c.nodes.lookup(n.Addr); !ok || !c.nodes.get(i).down.Load() {
+		for k, n := range st.allNodes {
+			lookup := c.nodes.lookup
+			if k >= len(st.masters) {
+				lookup = c.nodes.lookupReadOnly
+			}
+			if i, ok := lookup(n.Addr); !ok || !c.nodes.get(i).down.Load() {
 				addAddr(n.Addr)
 			} else {
 				down = append(down, n.Addr)

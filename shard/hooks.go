@@ -45,6 +45,10 @@ type Hooks struct {
 	// blind overwrite) with the node it went to. In a Client.Tx it
 	// reports each WATCH and Tx.Do, on the transaction's node; for a
 	// Conn's transaction, each command sent alone on its connection.
+	// The attempts of a command planned by a migration's old topology
+	// while its fence may go up are reported once the command has its
+	// result (see docs/resharding.md, "The fence"), so that the switch
+	// does not wait for the hook; the same holds for Pipeline.
 	Command func(ctx context.Context, ev *CommandEvent)
 	// Pipeline is called for each node's part of a batch when the node
 	// received more than one command at once (a pipeline, or the parts of

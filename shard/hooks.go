@@ -347,7 +347,10 @@ type RefreshEvent struct {
 	// Start is when the refresh began; Duration how long it took.
 	Start    time.Time
 	Duration time.Duration
-	// Changed is true when the slot map differed from the one in use.
+	// Changed is true when the refresh installed the topology it read,
+	// which differed from the one in use (its slot map, or its nodes).
+	// A slot that a MOVED reply moved while the refresh ran (reported
+	// to the SlotMap hook on its own) does not make it true.
 	Changed bool
 	// Err is the refresh's error; the old map stays in use then.
 	Err error

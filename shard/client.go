@@ -227,8 +227,7 @@ func (c *Client) do(ctx context.Context, name string, args []any, routeKey any) 
 		c.add(b, loc, name, b.keep(args), routeKey)
 	}
 	ctx, op := c.opStart(ctx, name, b, false)
-	abandoned := c.executePlanned(ctx, b.calls, fp)
-	c.endPlan(fp, abandoned)
+	abandoned := c.runPlanned(ctx, b.calls, fp)
 	reply, err := b.reqs[0].result()
 	c.opFinish(ctx, op, b, err)
 	if !abandoned { // else workers cut off by the context may still read it

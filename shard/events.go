@@ -266,16 +266,18 @@ func (c *Client) nodeEvent(kind NodeEventKind, i int, err error) {
 }
 
 // observeRefresh runs a topology refresh and reports it to the Refresh
-// hook.
-func (c *Client) observeRefresh(ctx context.Context, discover func(context.Context) error) error {
+// hook. Changed is what the refresh did: a MOVED applied meanwhile, or
+// another refresh's table installed meanwhile, changes the table in use
+// but not this refresh's Changed.
+func (c *Client) observeRefresh(ctx context.Context, discover func(context.Context) (bool, error)) error {
 	if c.obs == nil || c.obs.h.Refresh == nil {
-		return discover(ctx)
+		_, err := discover(ctx)
+		return err
 	}
-	before := c.clusterTable()
 	other, switches := c.refr.otherCluster.Load(), c.refr.switches.Load()
 	start := time.Now()
-	err := discover(ctx)
-	c.obs.h.Refresh(ctx, &RefreshEvent{Start: start, Duration: time.Since(start), Err: err, Changed: c.clusterTable() != before,
+	installed, err := discover(ctx)
+	c.obs.h.Refresh(ctx, &RefreshEvent{Start: start, Duration: time.Since(start), Err: err, Changed: installed,
 		OtherCluster: int(c.refr.otherCluster.Load() - other), SwitchedCluster: c.refr.switches.Load() != switches})
 	return err
 }

@@ -20,9 +20,7 @@ import (
 // calls, so the caller must not reuse them.
 func (c *Client) execute(ctx context.Context, calls []*call) (abandoned bool) {
 	fp, _ := c.planFence() // calls addressed to nodes: counted as the fence requires (migrate_plan.go)
-	abandoned = c.executePlanned(ctx, calls, fp)
-	c.endPlan(fp, abandoned)
-	return abandoned
+	return c.runPlanned(ctx, calls, fp)
 }
 
 // executeIn is execute for calls planned in migration m (nil: none, or

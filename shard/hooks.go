@@ -45,6 +45,10 @@ type Hooks struct {
 	// blind overwrite) with the node it went to. In a Client.Tx it
 	// reports each WATCH and Tx.Do, on the transaction's node; for a
 	// Conn's transaction, each command sent alone on its connection.
+	// The attempts of a command planned by a migration's old topology
+	// while its fence may go up are reported once the command has its
+	// result (see docs/resharding.md, "The fence"), so that the switch
+	// does not wait for the hook; the same holds for Pipeline.
 	Command func(ctx context.Context, ev *CommandEvent)
 	// Pipeline is called for each node's part of a batch when the node
 	// received more than one command at once (a pipeline, or the parts of
@@ -343,7 +347,10 @@ type RefreshEvent struct {
 	// Start is when the refresh began; Duration how long it took.
 	Start    time.Time
 	Duration time.Duration
-	// Changed is true when the slot map differed from the one in use.
+	// Changed is true when the refresh installed the topology it read,
+	// which differed from the one in use (its slot map, or its nodes).
+	// A slot that a MOVED reply moved while the refresh ran (reported
+	// to the SlotMap hook on its own) does not make it true.
 	Changed bool
 	// Err is the refresh's error; the old map stays in use then.
 	Err error

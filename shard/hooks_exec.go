@@ -178,8 +178,12 @@ func (c *Client) runObservedWith(ctx context.Context, calls []*call, send func(c
 	if op != nil {
 		op.passed, op.end = true, start.Add(took)
 	}
+	var q *deferredReports
+	if c.mig.Load() != nil {
+		q, _ = ctx.Value(deferredKey{}).(*deferredReports)
+	}
 	for _, node := range ps.nodes {
-		c.reportPart(ctx, ps, node, start, took)
+		c.reportPart(ctx, ps, node, start, took, q)
 	}
 	clear(ps.sent)
 	ps.sent, ps.nodes = ps.sent[:0], ps.nodes[:0]
@@ -189,8 +193,9 @@ func (c *Client) runObservedWith(ctx context.Context, calls []*call, send func(c
 	return abandoned
 }
 
-// reportPart reports node's share of an observed batch.
-func (c *Client) reportPart(ctx context.Context, ps *passScratch, node int, start time.Time, took time.Duration) {
+// reportPart reports node's share of an observed batch, or hands it to q
+// (when not nil) to be reported later.
+func (c *Client) reportPart(ctx context.Context, ps *passScratch, node int, start time.Time, took time.Duration, q *deferredReports) {
 	h := &c.obs.h
 	n := 0
 	var only sentCall
@@ -212,7 +217,9 @@ func (c *Client) reportPart(ctx context.Context, ps *passScratch, node int, star
 		if ev.Outcome == OutcomeRedirect {
 			ev.Redirect = c.redirectOf(cl, from)
 		}
-		h.Command(ctx, ev)
+		if !q.command(ev) {
+			h.Command(ctx, ev)
+		}
 		*ev = CommandEvent{}
 		return
 	}
@@ -239,9 +246,96 @@ func (c *Client) reportPart(ctx context.Context, ps *passScratch, node int, star
 		}
 	}
 	ev.Redirects, ev.calls = ps.redir, ps.part
-	h.Pipeline(ctx, ev)
+	if !q.pipeline(ev) {
+		h.Pipeline(ctx, ev)
+	}
 	*ev = PipelineEvent{}
 	clear(ps.part)
+}
+
+// runPlanned runs calls planned under fp (executePlanned) and then stops
+// counting them (endPlan). An execution planned by a migration's old
+// topology is counted in its fence until it has its results, and the
+// switch waits for it: its Command and Pipeline events are reported once
+// it is no longer counted, so that a slow hook (a tracing exporter that
+// stalls) does not hold the switch, for every client of the deployment.
+func (c *Client) runPlanned(ctx context.Context, calls []*call, fp fencePlan) (abandoned bool) {
+	if !fp.counted || c.obs == nil || !c.obs.exec {
+		abandoned = c.executePlanned(ctx, calls, fp)
+		c.endPlan(fp, abandoned)
+		return abandoned
+	}
+	q := new(deferredReports)
+	abandoned = c.executePlanned(context.WithValue(ctx, deferredKey{}, q), calls, fp)
+	c.endPlan(fp, abandoned)
+	q.flush(ctx, &c.obs.h)
+	return abandoned
+}
+
+// deferredKey is the context key of an execution's deferredReports.
+type deferredKey struct{}
+
+// deferredReports keeps the Command and Pipeline events of an execution
+// until runPlanned reports them, in the order they came. Once flushed it
+// keeps nothing: a report that comes later (from a goroutine the
+// execution handed work to) is made at once.
+type deferredReports struct {
+	mu      sync.Mutex
+	flushed bool
+	events  []deferredEvent
+}
+
+// deferredEvent is one kept event: cmd or pipe.
+type deferredEvent struct {
+	cmd  *CommandEvent
+	pipe *PipelineEvent
+}
+
+// command keeps a copy of ev; false when q is nil or flushed.
+func (q *deferredReports) command(ev *CommandEvent) bool {
+	if q == nil {
+		return false
+	}
+	cp := *ev
+	return q.keep(deferredEvent{cmd: &cp})
+}
+
+// pipeline keeps a copy of ev (its lists copied too: they are reused);
+// false when q is nil or flushed.
+func (q *deferredReports) pipeline(ev *PipelineEvent) bool {
+	if q == nil {
+		return false
+	}
+	cp := *ev
+	cp.Redirects = append([]Redirect(nil), ev.Redirects...)
+	cp.calls = append([]*call(nil), ev.calls...)
+	return q.keep(deferredEvent{pipe: &cp})
+}
+
+func (q *deferredReports) keep(ev deferredEvent) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.flushed {
+		return false
+	}
+	q.events = append(q.events, ev)
+	return true
+}
+
+// flush reports the kept events to h's hooks.
+func (q *deferredReports) flush(ctx context.Context, h *Hooks) {
+	q.mu.Lock()
+	events := q.events
+	q.events, q.flushed = nil, true
+	q.mu.Unlock()
+	for _, ev := range events {
+		switch {
+		case ev.cmd != nil && h.Command != nil:
+			h.Command(ctx, ev.cmd)
+		case ev.pipe != nil && h.Pipeline != nil:
+			h.Pipeline(ctx, ev.pipe)
+		}
+	}
 }
 
 // classify tells how an attempt ended, from the call's result after the

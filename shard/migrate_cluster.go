@@ -43,15 +43,6 @@ func (c *Client) clusterOpts() *ClusterOptions {
 	return &defaultClusterOptions
 }
 
-// clusterTable returns the slot table of the cluster the client routes
-// by, or nil.
-func (c *Client) clusterTable() *cluster.Table {
-	if r := c.cl(); r != nil {
-		return r.Table()
-	}
-	return nil
-}
-
 // clusterSwitch serialises the switches of a client's routing.
 type clusterSwitch struct {
 	mu      sync.Mutex

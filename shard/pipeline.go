@@ -92,8 +92,7 @@ func (p *Pipeline) Exec(ctx context.Context) ([]Result, error) {
 	clear(p.cmds)
 	p.cmds = p.cmds[:0]
 	ctx, op := c.opStart(ctx, "PIPELINE", b, true)
-	abandoned := c.executePlanned(ctx, b.calls, fp)
-	c.endPlan(fp, abandoned)
+	abandoned := c.runPlanned(ctx, b.calls, fp)
 	out := make([]Result, len(b.reqs))
 	for i := range b.reqs {
 		out[i].Reply, out[i].Err = b.reqs[i].result()

@@ -113,10 +113,12 @@ func (c *Client) runOwed(d time.Duration) {
 
 // discover asks the known nodes not marked down, then the seeds, then the
 // nodes marked down, for the topology and installs the first good answer.
-func (c *Client) discover(ctx context.Context) error {
+// installed says it did: the answer differed from the table in use (and
+// no later discovery had installed its own first).
+func (c *Client) discover(ctx context.Context) (installed bool, err error) {
 	r := c.cl()
 	if r == nil {
-		return nil // a migration took the client back to a ring
+		return false, nil // a migration took the client back to a ring
 	}
 	var addrs []string
 	var seen map[string]bool
@@ -171,14 +173,14 @@ func (c *Client) discover(ctx context.Context) error {
 	isSeed := func(a string) bool { return slices.Contains(r.seeds, a) }
 	t, foreign, err := c.askTopology(ctx, addrs, known, isSeed)
 	if err != nil {
-		return fmt.Errorf("shardis: cluster topology: %w", err)
+		return false, fmt.Errorf("shardis: cluster topology: %w", err)
 	}
 	r.installMu.Lock()
 	if ticket < r.newest {
 		// A discovery that asked after this one has installed its
 		// answer, which is the newer view.
 		r.installMu.Unlock()
-		return nil
+		return false, nil
 	}
 	r.newest = ticket
 	old := r.Table()
@@ -207,7 +209,7 @@ func (c *Client) discover(ctx context.Context) error {
 	if kept := c.keepFailed(parent, r, old, t); changed || kept { // its own time bound
 		c.settleNodes()
 	}
-	return nil
+	return changed, nil
 }
 
 // hedgeDelay is how long askTopology waits for a node's answer before it

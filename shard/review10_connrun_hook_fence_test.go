@@ -28,9 +28,7 @@ func TestReview10ConnRunStartHookOutsideTheFence(t *testing.T) {
 	defer conn.Close()
 	_, err := conn.Do("WATCH", k) // planned by the old topology
 	require.NoError(t, err)
-	gate.arm()
-	done := make(chan error, 1)
-	go func() {
+	acked, done := s.fenceWhileHeld(t, c, gate, func() error {
 		err := conn.Send("MULTI")
 		if err == nil {
 			err = conn.Send("SET", k, "late")
@@ -38,21 +36,9 @@ func TestReview10ConnRunStartHookOutsideTheFence(t *testing.T) {
 		if err == nil {
 			_, err = redis.Values(conn.Do("EXEC"))
 		}
-		done <- err
-	}()
-	select {
-	case <-gate.held:
-	case <-time.After(30 * time.Second):
-		t.Fatal("the run's Start hook was never called")
-	}
-	s.mark(t, c, shard.PhaseFenced)
-	waitFor(t, 30*time.Second, "the switch to go on while the run's Start hook is held", func() bool { return s.beaconSays(shard.PhaseFenced) })
-	close(gate.release)
-	select {
-	case err = <-done:
-	case <-time.After(30 * time.Second):
-		t.Fatal("the held run never returned")
-	}
-	require.ErrorIs(t, err, shard.ErrFenceSwitched)
+		return err
+	})
+	require.ErrorIs(t, heldResult(t, done), shard.ErrFenceSwitched)
 	assert.Empty(t, holders(t, s.servers, k), "nothing written after the switch")
+	assert.True(t, acked, "the switch went on while the run's Start hook was held")
 }

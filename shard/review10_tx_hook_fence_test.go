@@ -25,37 +25,17 @@ func TestReview10TxCommandHookOutsideTheFence(t *testing.T) {
 	k := s.moving(t, "r10txf", 1)[0]
 	ctx := context.Background()
 
-	gate.arm()
-	done := make(chan error, 1)
-	go func() {
+	acked, done := s.fenceWhileHeld(t, c, gate, func() error {
 		_, err := c.Tx(ctx, []string{k}, func(tx *shard.Tx) error {
 			_, err := tx.Do("GET", k)
 			return err
 		})
-		done <- err
-	}()
-	select {
-	case <-gate.held:
-	case <-time.After(30 * time.Second):
-		t.Fatal("the GET's Command hook was never called")
-	}
-	s.mark(t, c, shard.PhaseFenced)
-	deadline := time.Now().Add(10 * time.Second)
-	for !s.beaconSays(shard.PhaseFenced) && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
-	acked := s.beaconSays(shard.PhaseFenced)
-	close(gate.release)
+		return err
+	})
 	if acked {
 		s.mark(t, c, shard.PhaseArmed) // the transaction, refused at MULTI, runs again by the new topology
 	}
-	select {
-	case err := <-done:
-		if acked {
-			require.NoError(t, err, "the transaction, run again by the new topology")
-		}
-	case <-time.After(60 * time.Second):
-		t.Fatal("the transaction never returned")
-	}
+	err := heldResult(t, done)
 	require.True(t, acked, "the switch waited for a Command hook that ran after its command's reply")
+	require.NoError(t, err, "the transaction, run again by the new topology")
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -30,6 +31,39 @@ func nextMessage(sub *shard.Subscription, d time.Duration) (redis.Message, error
 		}
 		if m, ok := v.(redis.Message); ok {
 			return m, nil
+		}
+	}
+}
+
+// reachesAfterMove publishes through c on each of chans (PUBLISH, or
+// SPUBLISH for those in sharded) until each has delivered one of its
+// messages, within d: a name that moves is not subscribed at its new node
+// at once. Messages of other channels are skipped.
+func reachesAfterMove(t *testing.T, c *shard.Client, sub *shard.Subscription, sharded map[string]bool, d time.Duration, chans ...string) {
+	t.Helper()
+	pending := map[string]bool{}
+	for _, ch := range chans {
+		pending[ch] = true
+	}
+	deadline := time.Now().Add(d)
+	for k := 0; len(pending) > 0; k++ {
+		require.True(t, time.Now().Before(deadline), "nothing delivered on %v after the move", pending)
+		for ch := range pending {
+			cmd := "PUBLISH"
+			if sharded[ch] {
+				cmd = "SPUBLISH"
+			}
+			_, err := c.Do(context.Background(), cmd, ch, fmt.Sprintf("after %d", k))
+			require.NoError(t, err)
+		}
+		for {
+			m, err := nextMessage(sub, 200*time.Millisecond)
+			if err != nil {
+				break
+			}
+			if strings.HasPrefix(string(m.Data), "after ") {
+				delete(pending, m.Channel)
+			}
 		}
 	}
 }
@@ -180,10 +214,66 @@ func TestReview11PubSubClusterClientWaitingOnARing(t *testing.T) {
 		}
 		return true
 	})
-	_, err = c.Do(ctx, "PUBLISH", pch, "pend")
+	reachesAfterMove(t, c, sub, nil, 10*time.Second, pch)
+	require.NoError(t, c.FinishMigration())
+}
+
+// The same for a cluster client migrating from another cluster: while it
+// waits, its names are on the old cluster, where its PUBLISH and SPUBLISH
+// go and where the processes not switched yet publish.
+func TestReview11PubSubClusterClientWaitingOnAnotherCluster(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a cluster of its own")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	oldCluster := redistest.StartClusterTB(t, 3, 0, redistest.Options{})
+	from := clusterConfig(oldCluster.Seeds()...)
+	to := clusterConfig(clusterForTest(t).Seeds()...)
+	f := from
+	to.Migration = &shard.Migration{From: &f}
+	c := newClient(t, to)
+	info, ok := c.Migration()
+	require.True(t, ok)
+	require.Equal(t, shard.PhaseWaiting, info.Phase)
+	plain := newClient(t, from) // a process still on the old cluster
+
+	tag := strconv.FormatUint(rand.Uint64(), 36)
+	ch, sch, pat, pch := "r11cc:"+tag, "r11ccs:"+tag, "r11ccp:"+tag+":*", "r11ccp:"+tag+":x"
+	sub, err := c.Subscribe(ctx, ch)
 	require.NoError(t, err)
-	m = next()
-	assert.Equal(t, "pend", string(m.Data))
-	assert.Equal(t, pat, m.Pattern)
+	defer sub.Close()
+	require.NoError(t, sub.SSubscribe(ctx, sch))
+	require.NoError(t, sub.PSubscribe(ctx, pat))
+
+	want := map[string]bool{}
+	for i, p := range []*shard.Client{c, plain} {
+		for _, cmd := range [][2]string{{"PUBLISH", ch}, {"SPUBLISH", sch}, {"PUBLISH", pch}} {
+			data := fmt.Sprintf("%s %s #%d", cmd[0], cmd[1], i)
+			_, err := p.Do(ctx, cmd[0], cmd[1], data)
+			require.NoError(t, err)
+			want[data] = true
+		}
+	}
+	for len(want) > 0 {
+		m, err := nextMessage(sub, 10*time.Second)
+		require.NoError(t, err, "while waiting, still expected: %v", want)
+		require.True(t, want[string(m.Data)], "unexpected or repeated message %q on %q", m.Data, m.Channel)
+		delete(want, string(m.Data))
+	}
+
+	require.NoError(t, c.ArmMigration())
+	waitFor(t, 10*time.Second, "the names left the old cluster", func() bool {
+		for _, s := range oldCluster.Masters() {
+			if numSub(t, s, "NUMSUB", ch)+numSub(t, s, "SHARDNUMSUB", sch) != 0 {
+				return false
+			}
+			if n, err := s.Do("PUBSUB", "NUMPAT"); err != nil || n != "0" {
+				return false
+			}
+		}
+		return true
+	})
+	reachesAfterMove(t, c, sub, map[string]bool{sch: true}, 10*time.Second, ch, sch, pch)
 	require.NoError(t, c.FinishMigration())
 }

@@ -151,6 +151,12 @@ func (c *Client) advance(ctx context.Context, m *migState, p MigrationPhase) err
 			c.switchTo(m.next) // a cluster becomes the client's (migrate_cluster.go)
 		}
 		m.phase.Store(int32(PhaseFenced))
+		if m.next == nil {
+			// A cluster client: its subscriptions leave the old
+			// topology for the cluster its commands go to now
+			// (subscription_place.go, waitingFrom).
+			c.subs.topo.notify()
+		}
 	}
 	if !m.switched.Load() {
 		if err := c.drainOld(ctx, m); err != nil {

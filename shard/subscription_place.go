@@ -197,9 +197,27 @@ func (s *Subscription) place() (map[string]map[subName]bool, bool) {
 
 // targets appends the nodes where sn belongs: in ring mode the shard its
 // name hashes to (every shard for a pattern); in cluster mode its slot's
-// master (shard channels), every master (keyspace patterns) or home.
+// master (shard channels), every master (keyspace patterns) or home; in
+// a cluster client whose migration waits behind the fence, where the old
+// topology places it (see waitingFrom).
 func (s *Subscription) targets(sn subName, st *clusterState, home string, dst []string) []string {
 	c := s.c
+	if old := s.waitingFrom(); old != nil {
+		if _, cl := old.(*ClusterRouter); sn.kind == kindPattern && !cl {
+			// PUBLISH reaches one node of a ring or router.
+			for _, n := range old.Nodes() {
+				dst = append(dst, n.Addr)
+			}
+			return dst
+		}
+		// A cluster broadcasts PUBLISH: one node of the old cluster
+		// carries a channel or pattern; a shard channel, its slot's
+		// master there, where SPUBLISH goes.
+		if n, err := old.Route(sn.name); err == nil {
+			dst = append(dst, n.Addr)
+		}
+		return dst
+	}
 	if c.cl() == nil {
 		// The router the client routes keys by now (it changes when a
 		// migration starts or ends), so that PUBLISH and SUBSCRIBE meet.
@@ -320,14 +338,44 @@ func (s *Subscription) pickHome(st *clusterState) string {
 // homed reports whether sn is placed on the home node (cluster mode):
 // such a name moves to another master at once when its node fails.
 func (s *Subscription) homed(sn subName) bool {
-	return s.c.cl() != nil && (sn.kind == kindChannel || (sn.kind == kindPattern && !s.everywhere))
+	return s.c.cl() != nil && (sn.kind == kindChannel || (sn.kind == kindPattern && !s.everywhere)) &&
+		s.waitingFrom() == nil
 }
 
 // spread reports whether sn is carried by several nodes at once: a
-// pattern in ring mode (every shard) or a keyspace pattern (every master
-// or shard).
+// pattern in ring mode (every shard), or placed by a ring or router that
+// a cluster client's waiting migration leaves (see waitingFrom), or a
+// keyspace pattern (every master or shard).
 func (s *Subscription) spread(sn subName) bool {
-	return sn.kind == kindPattern && (s.c.cl() == nil || s.everywhere)
+	if sn.kind != kindPattern {
+		return false
+	}
+	if s.c.cl() == nil || s.everywhere {
+		return true
+	}
+	old := s.waitingFrom()
+	_, cl := old.(*ClusterRouter)
+	return old != nil && !cl
+}
+
+// waitingFrom returns the old topology of a cluster client built with
+// Config.Migration while that migration waits behind the fence
+// (PhaseWaiting): the client routes PUBLISH and SPUBLISH by it then
+// (fencedLocator), so its channels, shard channels and patterns are
+// placed by it too, where its own messages and those of the processes
+// not switched yet go; they move to the cluster at the switch (advance).
+// Nil otherwise, and for keyspace subscriptions, which listen to both
+// sides (appendMigrationSources). A ring or router client routes by the
+// old topology itself while waiting (switchTo), and needs none of this.
+func (s *Subscription) waitingFrom() Router {
+	if s.everywhere {
+		return nil
+	}
+	m := s.c.mig.Load()
+	if m == nil || m.next != nil || m.phase.Load() != int32(PhaseWaiting) || s.c.cl() == nil {
+		return nil
+	}
+	return m.from
 }
 
 // subscribedAgain reports whether addr's confirmation of sn, announced

@@ -608,7 +608,11 @@ func (c Config) validateMigration() error {
 	if err := m.From.Validate(); err != nil {
 		return badConfigf("migration from: %w", err)
 	}
-	if err := sameTopology(TopologyID(*m.From), c); err != nil {
+	fromID, err := checkedTopologyID(*m.From)
+	if err != nil {
+		return err
+	}
+	if err := sameTopology(fromID, c); err != nil {
 		return err
 	}
 	if c.Health.AutoEject {
@@ -642,7 +646,11 @@ func (c Config) validateMigration() error {
 // TopologyIDer is named after its nodes' addresses, which two placements
 // over the same nodes share.
 func sameTopology(fromID string, to Config) error {
-	if TopologyID(to) != fromID {
+	toID, err := checkedTopologyID(to) // a panic of to's Router is the error
+	if err != nil {
+		return err
+	}
+	if toID != fromID {
 		return nil
 	}
 	return fmt.Errorf("%w: both topologies of the migration have the TopologyID %s, so the migration could not be told from its reverse; a Router that places keys otherwise on the same nodes must name its placement (implement TopologyIDer)", ErrBadConfig, fromID)

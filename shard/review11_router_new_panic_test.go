@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"net"
+	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/shardis/shardis/internal/redistest"
 	"github.com/shardis/shardis/pool"
+	"github.com/shardis/shardis/ring"
 	"github.com/shardis/shardis/shard"
 )
 
@@ -38,29 +40,26 @@ func (r *flakyNodesRouter) Nodes() []shard.Node {
 // panic went to the log, Route's answers were taken as written
 // (localhost:P became a node of its own next to the listed
 // 127.0.0.1:P, an address with credentials in it was dialed), until a
-// later Nodes call answered. And a panic in Validate's own call went up
-// through New to the caller. New and Validate now return an error
-// matching ErrBadConfig and *PanicError, and New leaves nothing running.
+// later Nodes call answered. A panic in any other of the calls New and
+// Validate make (Validate's check, the topology's ID, a migration's
+// checks) went up through New to the caller, leaving the client's pools
+// open. Whichever call panics, New and Validate now return an error
+// matching ErrBadConfig and *PanicError, or (a call made once the
+// client holds a list) New succeeds and the client keeps that list.
 func TestReview11RouterNodesPanicInNewIsAnError(t *testing.T) {
 	noLeaks(t)
-	servers := redistest.StartNTB(t, 1, redistest.Options{})
+	servers := redistest.StartNTB(t, 2, redistest.Options{})
 	_, port, err := net.SplitHostPort(servers[0].Addr)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, tc := range []struct {
-		name    string
-		panicOn map[int64]bool
-	}{
-		{"the first call (Validate's)", map[int64]bool{1: true}},
-		{"the second call (the client's list)", map[int64]bool{2: true}},
-		{"the third call", map[int64]bool{3: true}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
+	for _, migrating := range []bool{false, true} {
+		failedNew := 0
+		for n := int64(1); n <= 8; n++ {
 			r := &flakyNodesRouter{
 				listed:  shard.Node{Name: "a", Addr: servers[0].Addr},
 				routed:  shard.Node{Name: "a", Addr: net.JoinHostPort("localhost", port)},
-				panicOn: tc.panicOn,
+				panicOn: map[int64]bool{n: true},
 			}
 			var reported atomic.Int32
 			cfg := shard.Config{
@@ -69,40 +68,51 @@ func TestReview11RouterNodesPanicInNewIsAnError(t *testing.T) {
 				Health: shard.HealthOptions{Interval: -1},
 				Hooks:  &shard.Hooks{Panic: func(*shard.PanicError) { reported.Add(1) }},
 			}
+			if migrating {
+				cfg.Migration = &shard.Migration{From: &shard.Config{Shards: []ring.Shard{{Addr: servers[1].Addr, Weight: 1}}}, Armed: true}
+			}
 			var c *shard.Client
-			var err error
+			var newErr error
+			panicked := false
 			func() {
 				defer func() {
 					if v := recover(); v != nil {
-						t.Errorf("New panicked: %v", v)
+						panicked = true
+						t.Errorf("migrating %t, Nodes panicking on call %d: New panicked: %v", migrating, n, v)
 					}
 				}()
-				c, err = shard.New(context.Background(), cfg)
+				c, newErr = shard.New(context.Background(), cfg)
 			}()
-			if err == nil && c != nil {
-				defer c.Close()
-				_, doErr := c.Do(context.Background(), "SET", "k", "v")
-				var names []string
-				for _, n := range c.Stats().Nodes {
-					names = append(names, n.Node.Addr)
+			if panicked {
+				continue
+			}
+			if newErr != nil {
+				failedNew++
+				var perr *shard.PanicError
+				if !errors.Is(newErr, shard.ErrBadConfig) || !errors.As(newErr, &perr) {
+					t.Errorf("migrating %t, Nodes panicking on call %d: New: %v, want ErrBadConfig and a *PanicError", migrating, n, newErr)
+				} else if perr.Callback != "Router.Nodes" || perr.Value != "review11: Nodes" {
+					t.Errorf("migrating %t, call %d: PanicError = %q %v, want Router.Nodes review11: Nodes", migrating, n, perr.Callback, perr.Value)
 				}
-				t.Fatalf("New with Nodes panicking on call %v returned a client (Nodes called %d times, %d panics reported); SET: %v; nodes in Stats: %q",
-					tc.panicOn, r.calls.Load(), reported.Load(), doErr, names)
+				continue
 			}
-			if err == nil {
-				return // New panicked: reported above
+			// The client holds the list: Route's localhost:P is the listed node.
+			_, doErr := c.Do(context.Background(), "SET", "k", "v")
+			var addrs []string
+			for _, ns := range c.Stats().Nodes {
+				addrs = append(addrs, ns.Node.Addr)
 			}
-			if !errors.Is(err, shard.ErrBadConfig) {
-				t.Errorf("New: %v, want ErrBadConfig", err)
+			if doErr != nil || slices.Contains(addrs, r.routed.Addr) {
+				t.Errorf("migrating %t, Nodes panicking on call %d (of %d, %d panics reported): SET: %v; nodes in Stats: %q, want no %s",
+					migrating, n, r.calls.Load(), reported.Load(), doErr, addrs, r.routed.Addr)
 			}
-			var perr *shard.PanicError
-			if !errors.As(err, &perr) {
-				t.Fatalf("New: %v, want a *PanicError", err)
+			if err := c.Close(); err != nil {
+				t.Error(err)
 			}
-			if perr.Callback != "Router.Nodes" || perr.Value != "review11: Nodes" {
-				t.Errorf("PanicError = %q %v, want Router.Nodes review11: Nodes", perr.Callback, perr.Value)
-			}
-		})
+		}
+		if failedNew < 2 {
+			t.Errorf("migrating %t: New failed for %d of the calls, want at least Validate's and the client's list's", migrating, failedNew)
+		}
 	}
 
 	// Validate alone, likewise.

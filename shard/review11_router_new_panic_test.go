@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -129,5 +130,29 @@ func TestReview11RouterNodesPanicInNewIsAnError(t *testing.T) {
 	var perr *shard.PanicError
 	if !errors.Is(err2, shard.ErrBadConfig) || !errors.As(err2, &perr) {
 		t.Errorf("Validate: %v, want ErrBadConfig and a *PanicError", err2)
+	}
+}
+
+// TestReview11ConfigStringSurvivesAPanickingRouter: Config.String names a
+// migration's old topology by its TopologyID, which lists a Router's
+// nodes: a Router whose Nodes panicked made String panic (fmt then
+// printed "%!v(PANIC=String method: ...)" instead of the whole
+// configuration). String now shows the rest, and that Nodes panicked.
+func TestReview11ConfigStringSurvivesAPanickingRouter(t *testing.T) {
+	r := &flakyNodesRouter{listed: shard.Node{Addr: "127.0.0.1:6379"}, panicOn: map[int64]bool{1: true}}
+	cfg := shard.Config{Shards: []ring.Shard{{Addr: "127.0.0.1:6380", Weight: 1}}, Migration: &shard.Migration{From: &shard.Config{Router: r}}}
+	var s string
+	func() {
+		defer func() {
+			if v := recover(); v != nil {
+				t.Errorf("String panicked: %v", v)
+			}
+		}()
+		s = cfg.String()
+	}()
+	for _, want := range []string{"127.0.0.1:6380", "Router.Nodes panicked: review11: Nodes"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("String() = %q, want it to show %q", s, want)
+		}
 	}
 }

@@ -97,7 +97,10 @@
 // "[::ffff:10.0.0.1]:6379"), or name localhost and a loopback address, or
 // the unspecified address and the loopback address of its family
 // ("0.0.0.0:6379" and "127.0.0.1:6379": a connection to the first goes to
-// the second), or differ only in the case of a host name or a final dot. Host names are
+// the second), or differ only in the case of a host name or a final dot,
+// or in how they write an IPv6 zone ("[fe80::1%lo]" and "[fe80::1%1]"
+// when lo is interface 1; a zone on an address that needs none, which a
+// dial ignores: "[::1%lo]" and "[::1]"). Host names are
 // not looked up: "redis-1:6379" and the address it resolves to pass as two
 // shards, so name each server by one address everywhere. The check only
 // refuses; what a ring hashes is still the address (or name) as written.

@@ -30,7 +30,9 @@ import (
 //   - otherwise (a hook, Router.Nodes) it goes to Hooks.Panic, or, when
 //     that is not set, to the standard logger with its stack, as net/http
 //     does with a handler's panic. A Router whose Nodes panicked is taken
-//     to list the nodes its Nodes returned last.
+//     to list the nodes its Nodes returned last; in New, Config.Validate
+//     and StartMigration, which have no such list yet, the panic is their
+//     error, which also matches ErrBadConfig.
 //
 // A panic is not left to unwind through the client even on the caller's
 // own goroutine: the code runs in the middle of the client's bookkeeping
@@ -308,6 +310,44 @@ func oncePerAddr(nodes []Node) []Node {
 		return nodes
 	}
 	return out
+}
+
+// load reads the Router's nodes for a client that holds none of them yet
+// (New, a migration's start): a panic there is an error matching
+// ErrBadConfig and *PanicError, there being no list from before to keep
+// (taken as an empty one, Route's answers would be used as written: no
+// other spelling mapped to its listed node, no address with credentials
+// refused). Later calls of Nodes that panic fall back on this list.
+func (g *guardedRouter) load() error {
+	nodes, perr := callUserNodes(g.c, g.r)
+	if perr != nil {
+		return badConfigf("%w", perr)
+	}
+	g.view.Store(newRouteView(slices.Clone(oncePerAddr(nodes))))
+	return nil
+}
+
+// routerCall runs code of a Router's for Validate and New, before there
+// is a client (its Nodes, its TopologyID): a panic is an error matching
+// ErrBadConfig and *PanicError, named after callback.
+func routerCall[T any](callback string, f func() T) (v T, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = badConfigf("%w", newPanicError(callback, p))
+		}
+	}()
+	return f(), nil
+}
+
+// checkedTopologyID is TopologyID for New and StartMigration: a panic of
+// the Router's code it runs (its TopologyID, or its Nodes) is an error,
+// as routerCall makes it.
+func checkedTopologyID(cfg Config) (string, error) {
+	callback := "Router.Nodes"
+	if _, ok := cfg.Router.(TopologyIDer); ok {
+		callback = "TopologyIDer.TopologyID"
+	}
+	return routerCall(callback, func() string { return TopologyID(cfg) })
 }
 
 // userRouter returns the program's Router behind r.

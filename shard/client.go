@@ -93,12 +93,16 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("shardis: %w", err)
 	}
+	ids, err := topologyIDs(cfg) // a Router's code runs here: its panic is an error
+	if err != nil {
+		return nil, err
+	}
 	c := &Client{cfg: &cfg, nodes: newNodeTable(), stop: make(chan struct{}), closing: make(chan struct{}), health: cfg.Health.withDefaults(), autoPipe: !cfg.DisableAutoPipeline}
 	c.life, c.endLife = context.WithCancel(context.Background())
 	c.instance = newInstanceID()
 	if cfg.Pool.ClientName == AutoClientName {
-		c.autoName, c.baseID = true, TopologyID(cfg)
-		cfg.Pool.ClientName = ClientName{Instance: c.instance, Topology: initialRoutingID(cfg)}.String()
+		c.autoName, c.baseID = true, ids.id
+		cfg.Pool.ClientName = ClientName{Instance: c.instance, Topology: initialRoutingID(cfg, ids)}.String()
 	}
 	c.readTimeout = cfg.Pool.ReadTimeout
 	if c.readTimeout == 0 {
@@ -134,6 +138,11 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 			// Guarded: a panic of the program's Router is contained
 			// (callback.go).
 			g := &guardedRouter{c: c, r: cfg.Router}
+			if err := g.load(); err != nil {
+				c.endLife()
+				c.pools.Close()
+				return nil, err
+			}
 			c.router, c.loc = g, newRouterLocator(g, c.nodes)
 			break
 		}
@@ -152,7 +161,7 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 			return nil, err
 		}
 	}
-	if err := c.initTopology(ctx, cfg); err != nil {
+	if err := c.initTopology(ctx, cfg, ids); err != nil {
 		c.Close()
 		return nil, err
 	}

@@ -195,7 +195,11 @@ func (c Config) Validate() error {
 			if len(c.Shards) > 0 || len(c.Seeds) > 0 {
 				return fmt.Errorf("%w: a Router places keys by itself; give no shards or seeds", ErrBadConfig)
 			}
-			if err := checkRouterNodes(c.Router.Nodes()); err != nil {
+			nodes, err := routerCall("Router.Nodes", c.Router.Nodes)
+			if err != nil {
+				return err
+			}
+			if err := checkRouterNodes(nodes); err != nil {
 				return err
 			}
 			if err := checkTopologyIDer(c.Router); err != nil { // migrate_router.go
@@ -320,7 +324,15 @@ func (c Config) Validate() error {
 		if err := checkMigrationAddrs(m.Addrs); err != nil {
 			return err
 		}
-		if err := checkMigrationAddrKeys(m.Addrs, append(configAddrs(c), configAddrs(*m.From)...)); err != nil {
+		known, err := configAddrs(c)
+		if err != nil {
+			return err
+		}
+		from, err := configAddrs(*m.From)
+		if err != nil {
+			return err
+		}
+		if err := checkMigrationAddrKeys(m.Addrs, append(known, from...)); err != nil {
 			return err
 		}
 	}
@@ -328,8 +340,8 @@ func (c Config) Validate() error {
 }
 
 // configAddrs lists the node addresses c names: its plain shards, a
-// Router's nodes, its seeds.
-func configAddrs(c Config) []string {
+// Router's nodes, its seeds. A panic of the Router's Nodes is the error.
+func configAddrs(c Config) ([]string, error) {
 	var addrs []string
 	for _, s := range c.Shards {
 		if s.Addr != "" {
@@ -337,11 +349,15 @@ func configAddrs(c Config) []string {
 		}
 	}
 	if c.Router != nil {
-		for _, n := range c.Router.Nodes() {
+		nodes, err := routerCall("Router.Nodes", c.Router.Nodes)
+		if err != nil {
+			return nil, err
+		}
+		for _, n := range nodes {
 			addrs = append(addrs, n.Addr)
 		}
 	}
-	return append(addrs, c.Seeds...)
+	return append(addrs, c.Seeds...), nil
 }
 
 // checkMigrationAddrKeys refuses a Migration.Addrs key that names one of

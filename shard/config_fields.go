@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/shardis/shardis/internal/addrkey"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -32,8 +33,17 @@ func checkFields(n *yaml.Node, t reflect.Type, path string) error {
 			}
 		}
 	case yaml.MappingNode:
+		if t.Kind() == reflect.Map {
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				key := fmt.Sprintf("%s[%q]", path, addrkey.Redact(n.Content[i].Value))
+				if err := checkFields(n.Content[i+1], t.Elem(), key); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
 		if t.Kind() != reflect.Struct {
-			return nil // the decoder reports the type mismatch
+			return shapeError(n, t, path)
 		}
 		names, fields := yamlFields(t)
 		for i := 0; i+1 < len(n.Content); i += 2 {
@@ -68,6 +78,8 @@ func checkFields(n *yaml.Node, t reflect.Type, path string) error {
 		// error has only the line, which in JSON is often line 1).
 		switch {
 		case n.Tag == "!!null":
+		case t.Kind() == reflect.Struct || t.Kind() == reflect.Slice || t.Kind() == reflect.Map:
+			return shapeError(n, t, path)
 		case t == reflect.TypeFor[duration]():
 			if _, err := time.ParseDuration(n.Value); err != nil {
 				return fmt.Errorf("line %d: %s: %q is not a duration such as 500ms or 3s", n.Line, path, n.Value)
@@ -88,7 +100,7 @@ func checkFields(n *yaml.Node, t reflect.Type, path string) error {
 		}
 	case yaml.SequenceNode:
 		if t.Kind() != reflect.Slice && t.Kind() != reflect.Array {
-			return nil
+			return shapeError(n, t, path)
 		}
 		for i, c := range n.Content {
 			if err := checkFields(c, t.Elem(), fmt.Sprintf("%s[%d]", path, i)); err != nil {
@@ -158,6 +170,35 @@ func yamlFields(t reflect.Type) ([]string, map[string]reflect.StructField) {
 		fields[name] = f
 	}
 	return names, fields
+}
+
+// shapeError reports a value whose shape (mapping, list, single value)
+// is not the one its field takes, by the field's path and in the file's
+// terms; the decoder's own error names Go types ("struct { Addr string
+// ... }", "shard.Mode") and quotes the start of the value, which in the
+// wrong place may be a password. This one quotes nothing.
+func shapeError(n *yaml.Node, t reflect.Type, path string) error {
+	want := "a single value"
+	switch t.Kind() {
+	case reflect.Struct:
+		names, _ := yamlFields(t)
+		want = "a mapping of its fields (" + strings.Join(names, ", ") + ")"
+	case reflect.Map:
+		want = "a mapping"
+	case reflect.Slice, reflect.Array:
+		want = "a list"
+	}
+	got := "a single value"
+	switch n.Kind {
+	case yaml.MappingNode:
+		got = "a mapping"
+	case yaml.SequenceNode:
+		got = "a list"
+	}
+	if path == "" {
+		path = "the file"
+	}
+	return fmt.Errorf("line %d: %s: want %s, not %s", n.Line, path, want, got)
 }
 
 func joinPath(path, name string) string {

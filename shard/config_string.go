@@ -57,7 +57,11 @@ func configString(c Config) string {
 		// Only the old topology's placement counts (it shares the pool
 		// options), so that is what is shown.
 		from := *m.From
-		fmt.Fprintf(&b, ", Migration: {From: %s}", TopologyID(from))
+		id, err := checkedTopologyID(from) // a panic of its Router's is shown, not raised
+		if err != nil {
+			id = "<" + plainMessage(err) + ">"
+		}
+		fmt.Fprintf(&b, ", Migration: {From: %s}", id)
 	}
 	h := c.Health.withDefaults()
 	fmt.Fprintf(&b, ", AutoPipeline: %t, Pool: {%s}, Health: {Interval: %s, FailureLimit: %d, Timeout: %s, AutoEject: %t}}",

@@ -107,7 +107,9 @@ const neverWord = "never"
 // failover_wait. Besides the fields
 // of Config in snake case (mode, shards: [{addr, name, weight}], hash,
 // key_hash, tag, seeds, auto_pipeline, pool: {...}, health: {...}), a file may give a
-// url (as ParseURL) that the other fields then refine. pool.password_env
+// url (as ParseURL) that the other fields then refine: a setting given
+// (even 0 or false) overrides the URL's, and the shards and seeds listed
+// are added after the URL's hosts. pool.password_env
 // names an environment variable holding the password, so the file need not
 // hold the secret. pool.tls: {ca_file, cert_file, key_file, server_name}
 // turns TLS on.

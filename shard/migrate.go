@@ -148,11 +148,11 @@ func (l liveLocator) groupLabel(group int) string {
 
 // initTopology makes a ring or router client's placement replaceable and
 // installs cfg.Migration, if any. New calls it last.
-func (c *Client) initTopology(ctx context.Context, cfg Config) error {
+func (c *Client) initTopology(ctx context.Context, cfg Config, ids configIDs) error {
 	c.migMu = new(sync.Mutex)
 	if c.cl() == nil {
 		c.outCut.Store(new(fenceCut))
-		c.topo.Store(&topology{loc: c.loc, router: c.router, id: TopologyID(cfg)})
+		c.topo.Store(&topology{loc: c.loc, router: c.router, id: ids.id})
 		c.loc = liveLocator{c}
 	}
 	if cfg.Migration == nil {
@@ -171,7 +171,7 @@ func (c *Client) initTopology(ctx context.Context, cfg Config) error {
 	} else {
 		c.loc = fencedLocator{c: c, inner: c.loc}
 	}
-	return c.installMigration(ctx, from, TopologyID(*cfg.Migration.From), TopologyID(cfg), cfg.Migration.Addrs,
+	return c.installMigration(ctx, from, ids.from, ids.id, cfg.Migration.Addrs,
 		next, cfg.Migration.Armed, nil)
 }
 
@@ -189,7 +189,11 @@ func (c *Client) currentRouter() Router {
 func (c *Client) routerFor(ctx context.Context, cfg Config) (Router, error) {
 	switch {
 	case cfg.Router != nil:
-		return &guardedRouter{c: c, r: cfg.Router}, nil // a panic is contained (callback.go)
+		g := &guardedRouter{c: c, r: cfg.Router} // a panic is contained (callback.go)
+		if err := g.load(); err != nil {
+			return nil, err
+		}
+		return g, nil
 	case cfg.Mode == ModeCluster:
 		discover := cluster.Discover
 		if c.cfg.Pool.TLSConfig != nil {
@@ -335,7 +339,10 @@ func (c *Client) startMigration(ctx context.Context, to Config) error {
 	if err := sameTopology(cur.id, to); err != nil {
 		return fmt.Errorf("%w: %w", ErrMigration, err)
 	}
-	known := configAddrs(to) // config.go
+	known, err := configAddrs(to) // config.go
+	if err != nil {
+		return err
+	}
 	for _, n := range cur.router.Nodes() {
 		known = append(known, n.Addr)
 	}
@@ -395,8 +402,15 @@ type pendingTopology struct {
 func (c *Client) topologyFor(cfg Config) (*pendingTopology, error) {
 	if cfg.Router != nil {
 		g := &guardedRouter{c: c, r: cfg.Router} // a panic is contained (callback.go)
+		if err := g.load(); err != nil {
+			return nil, err
+		}
+		id, err := checkedTopologyID(cfg)
+		if err != nil {
+			return nil, err
+		}
 		return &pendingTopology{nodes: g.Nodes(), register: func() *topology {
-			return &topology{loc: newRouterLocator(g, c.nodes), router: g, id: TopologyID(cfg)}
+			return &topology{loc: newRouterLocator(g, c.nodes), router: g, id: id}
 		}}, nil
 	}
 	rr, err := NewRingRouter(cfg.RingConfig())
@@ -594,7 +608,11 @@ func (c Config) validateMigration() error {
 	if err := m.From.Validate(); err != nil {
 		return badConfigf("migration from: %w", err)
 	}
-	if err := sameTopology(TopologyID(*m.From), c); err != nil {
+	fromID, err := checkedTopologyID(*m.From)
+	if err != nil {
+		return err
+	}
+	if err := sameTopology(fromID, c); err != nil {
 		return err
 	}
 	if c.Health.AutoEject {
@@ -628,7 +646,11 @@ func (c Config) validateMigration() error {
 // TopologyIDer is named after its nodes' addresses, which two placements
 // over the same nodes share.
 func sameTopology(fromID string, to Config) error {
-	if TopologyID(to) != fromID {
+	toID, err := checkedTopologyID(to) // a panic of to's Router is the error
+	if err != nil {
+		return err
+	}
+	if toID != fromID {
 		return nil
 	}
 	return fmt.Errorf("%w: both topologies of the migration have the TopologyID %s, so the migration could not be told from its reverse; a Router that places keys otherwise on the same nodes must name its placement (implement TopologyIDer)", ErrBadConfig, fromID)

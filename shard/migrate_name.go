@@ -95,11 +95,29 @@ func newInstanceID() string {
 
 // initialRoutingID is the topology a client built from cfg routes by
 // first: the old one while its migration waits for the fence.
-func initialRoutingID(cfg Config) string {
+func initialRoutingID(cfg Config, ids configIDs) string {
 	if m := cfg.Migration; m != nil && m.From != nil && !m.Armed {
-		return TopologyID(*m.From)
+		return ids.from
 	}
-	return TopologyID(cfg)
+	return ids.id
+}
+
+// configIDs are the TopologyIDs of a Config given to New and of its
+// Migration.From (when set), worked out once, before anything starts.
+type configIDs struct{ id, from string }
+
+// topologyIDs returns cfg's configIDs; a panic of a Router's code they
+// run is the error (checkedTopologyID).
+func topologyIDs(cfg Config) (configIDs, error) {
+	var ids configIDs
+	var err error
+	if ids.id, err = checkedTopologyID(cfg); err != nil {
+		return ids, err
+	}
+	if m := cfg.Migration; m != nil && m.From != nil {
+		ids.from, err = checkedTopologyID(*m.From)
+	}
+	return ids, err
 }
 
 // routingID is the TopologyID of the topology the client routes by now.

@@ -158,7 +158,11 @@ func checkTopologyIDer(r Router) error {
 	if !ok {
 		return nil
 	}
-	id := sanitizeName(t.TopologyID())
+	raw, err := routerCall("TopologyIDer.TopologyID", t.TopologyID)
+	if err != nil {
+		return err
+	}
+	id := sanitizeName(raw)
 	why := ""
 	switch {
 	case id == "":

@@ -28,8 +28,10 @@ func (n Node) String() string {
 // goroutines and on its own (the health checks list its Nodes). A panic
 // there is recovered (see PanicError): Route's fails the command it was
 // routing, Nodes' goes to Hooks.Panic and the client keeps the list Nodes
-// returned last. New and Config.Validate, which list its Nodes before
-// there is a client to keep, let a panic go up to their caller.
+// returned last. New, Config.Validate and StartMigration, which list its
+// Nodes before there is a list to fall back on, return such a panic (or
+// one of TopologyIDer.TopologyID) as an error matching ErrBadConfig and
+// *PanicError.
 // Client.Router returns the Router as it was given.
 //
 // A Router may change its nodes at run time. Route's answer is where the

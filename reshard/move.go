@@ -269,22 +269,63 @@ func scanErr(err error, vals []any) error {
 }
 
 // moveChunk moves keys from old node src (conn) to dst, once the pace
-// allows, and returns how long the move itself took: the time the old
-// node was held, which adapt sizes the batches by. The pause that the
+// allows, and returns how long the moves themselves took: the time the
+// old node was held, which adapt sizes the batches by. The pause that the
 // pace imposes is not part of it; counting it would shrink the batches to
 // a few keys at a low rate and multiply the servers' cost per key.
+//
+// Under a pace in bytes the chunk goes in runs of at most a quarter
+// second's worth of bytes (at least one key each), as maxBatch caps a
+// batch under a pace in keys: a run is booked whole and moved at once.
 func (m *mover) moveChunk(ctx context.Context, conn redis.Conn, src, dst shard.Node, keys []string) (time.Duration, error) {
-	var size int64
+	var sizes []int64
 	if m.opts.DryRun || m.opts.BytesPerSecond > 0 {
 		var err error
-		if size, err = memoryUsage(ctx, conn, keys); err != nil {
+		if sizes, err = memoryUsage(ctx, conn, keys); err != nil {
 			return 0, &shard.NodeError{Node: src, Err: err}
 		}
 	}
 	if m.opts.DryRun {
-		m.count(src, dst, int64(len(keys)), size)
+		m.count(src, dst, int64(len(keys)), sum(sizes))
 		return 0, nil
 	}
+	var took time.Duration
+	for len(keys) > 0 {
+		n := len(keys)
+		if sizes != nil {
+			n = m.byteRun(sizes)
+		}
+		d, err := m.moveRun(ctx, conn, src, dst, keys[:n], sum(sizes[:min(n, len(sizes))]))
+		if err != nil {
+			return 0, err
+		}
+		took += d
+		keys = keys[n:]
+		if sizes != nil {
+			sizes = sizes[n:]
+		}
+	}
+	return took, nil
+}
+
+// byteRun returns how many of the keys sized sizes one run carries under
+// a pace in bytes: as many as a quarter second's worth holds, at least
+// one.
+func (m *mover) byteRun(sizes []int64) int {
+	budget := m.opts.BytesPerSecond / 4
+	var total float64
+	for i, s := range sizes {
+		total += float64(s)
+		if total > budget {
+			return max(1, i)
+		}
+	}
+	return len(sizes)
+}
+
+// moveRun moves keys, of size bytes in all, once the pace allows, and
+// returns how long the move took.
+func (m *mover) moveRun(ctx context.Context, conn redis.Conn, src, dst shard.Node, keys []string, size int64) (time.Duration, error) {
 	if err := m.limit.wait(ctx, len(keys), size); err != nil {
 		return 0, err
 	}
@@ -306,6 +347,14 @@ func (m *mover) moveChunk(ctx context.Context, conn redis.Conn, src, dst shard.N
 	}
 	m.count(src, dst, int64(moved), size)
 	return time.Since(start), nil
+}
+
+func sum(sizes []int64) int64 {
+	var t int64
+	for _, s := range sizes {
+		t += s
+	}
+	return t
 }
 
 // migrate moves keys with MIGRATE ... KEYS and returns how many it
@@ -486,7 +535,8 @@ func (m *mover) progress(done bool) Progress {
 	return p
 }
 
-// memoryUsage sums MEMORY USAGE of keys (pipelined); gone keys count 0.
+// memoryUsage returns MEMORY USAGE of each of keys (pipelined); gone keys
+// count 0.
 //
 // It samples, as MEMORY USAGE does by default (5 elements of an
 // aggregate, scaled by its length): SAMPLES 0 would be exact but visits
@@ -497,24 +547,24 @@ func (m *mover) progress(done bool) Progress {
 // The figure is the size of the value in the old node's memory, exact for
 // strings and for aggregates of like elements, an estimate for others;
 // it is what Report.Bytes, Flow.Bytes and BytesPerSecond count.
-func memoryUsage(ctx context.Context, conn redis.Conn, keys []string) (int64, error) {
+func memoryUsage(ctx context.Context, conn redis.Conn, keys []string) ([]int64, error) {
 	for _, k := range keys {
 		if err := conn.Send("MEMORY", "USAGE", k); err != nil {
-			return 0, err
+			return nil, err
 		}
 	}
 	if err := conn.Flush(); err != nil {
-		return 0, err
+		return nil, err
 	}
-	var sum int64
-	for range keys {
+	sizes := make([]int64, len(keys))
+	for i := range keys {
 		n, err := redis.Int64(redis.ReceiveContext(conn, ctx))
 		if err != nil && !errors.Is(err, redis.ErrNil) {
-			return 0, err
+			return nil, err
 		}
-		sum += n
+		sizes[i] = n
 	}
-	return sum, nil
+	return sizes, nil
 }
 
 // isReplyError reports a server error reply that names code. MIGRATE

@@ -2,11 +2,15 @@ package reshard_test
 
 import (
 	"context"
+	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/gomodule/redigo/redis"
+	"github.com/shardis/shardis/internal/redistest"
 	"github.com/shardis/shardis/reshard"
 	"github.com/stretchr/testify/require"
 )
@@ -25,7 +29,48 @@ func TestReview11RateHoldsOverFiveSeconds(t *testing.T) {
 	)
 	servers, from, to := moveAll(t)
 	fill(t, from, "rate", n)
+	worst, at := movedWithin5s(t, servers[1], n, reshard.Options{From: from, To: to, KeysPerSecond: rate,
+		SkipClientCheck: true})
+	limit := int(1.1 * rate * 5)
+	require.LessOrEqual(t, worst, limit, "%d keys moved within 5 s (%s) at a pace of %v keys/s", worst, at, rate)
+}
 
+// TestReview11ByteRateHoldsOverFiveSeconds: the same for a pace in bytes
+// (--rate 150KB/s, BytesPerSecond): whole batches of 512 keys of 1 KB
+// are more than 3 s worth each, so a 5 s window held two of them.
+func TestReview11ByteRateHoldsOverFiveSeconds(t *testing.T) {
+	const (
+		n    = 1500
+		rate = 150 << 10 // bytes per second
+	)
+	servers, from, to := moveAll(t)
+	conn, err := redis.Dial("tcp", servers[0].Addr)
+	require.NoError(t, err)
+	defer conn.Close()
+	val := strings.Repeat("v", 1000)
+	for i := 0; i < n; i++ {
+		require.NoError(t, conn.Send("SET", fmt.Sprintf("brate:%d", i), val))
+	}
+	require.NoError(t, conn.Flush())
+	for i := 0; i < n; i++ {
+		_, err := conn.Receive()
+		require.NoError(t, err)
+	}
+	size, err := redis.Int(conn.Do("MEMORY", "USAGE", "brate:0")) // what the pace counts per key
+	require.NoError(t, err)
+	require.Greater(t, size, 1000)
+	worst, at := movedWithin5s(t, servers[1], n, reshard.Options{From: from, To: to, BytesPerSecond: rate,
+		SkipClientCheck: true})
+	limit := int(1.1 * rate * 5 / float64(size))
+	require.LessOrEqual(t, worst, limit, "%d keys of %d bytes moved within 5 s (%s) at a pace of %v bytes/s",
+		worst, size, at, rate)
+}
+
+// movedWithin5s runs Move with opts, all of whose n keys move to dst,
+// and returns the most keys that arrived at dst within 5 s (a lower
+// bound of the most in any 5 s window) and when.
+func movedWithin5s(t *testing.T, dst *redistest.Server, n int, opts reshard.Options) (int, string) {
+	t.Helper()
 	type sample struct {
 		at   time.Time
 		keys int
@@ -41,7 +86,7 @@ func TestReview11RateHoldsOverFiveSeconds(t *testing.T) {
 	go func() { // the keys at the new node, every 50 ms
 		defer wg.Done()
 		for {
-			v, err := servers[1].Do("DBSIZE")
+			v, err := dst.Do("DBSIZE")
 			now := time.Now()
 			k, cerr := strconv.Atoi(v)
 			mu.Lock()
@@ -62,17 +107,13 @@ func TestReview11RateHoldsOverFiveSeconds(t *testing.T) {
 			}
 		}
 	}()
-	rep, err := reshard.Move(context.Background(), reshard.Options{From: from, To: to, KeysPerSecond: rate,
-		SkipClientCheck: true})
+	rep, err := reshard.Move(context.Background(), opts)
 	close(stop)
 	wg.Wait()
 	require.NoError(t, err)
 	require.NoError(t, sampErr)
 	require.EqualValues(t, n, rep.Moved)
 	require.Greater(t, len(samples), 50, "too few samples of the new node's keys")
-
-	// The most keys that arrived within 5 s (a lower bound of the most
-	// in any 5 s window).
 	worst, from5, to5 := 0, time.Duration(0), time.Duration(0)
 	for i := range samples {
 		for j := i + 1; j < len(samples) && samples[j].at.Sub(samples[i].at) <= 5*time.Second; j++ {
@@ -82,7 +123,5 @@ func TestReview11RateHoldsOverFiveSeconds(t *testing.T) {
 			}
 		}
 	}
-	limit := int(1.1 * rate * 5)
-	require.LessOrEqual(t, worst, limit, "%d keys moved within 5 s (%v to %v after the start) at a pace of %v keys/s",
-		worst, from5.Round(time.Millisecond), to5.Round(time.Millisecond), rate)
+	return worst, fmt.Sprintf("%v to %v after the start", from5.Round(time.Millisecond), to5.Round(time.Millisecond))
 }

@@ -415,7 +415,12 @@ func (c *Client) topologyFor(cfg Config) (*pendingTopology, error) {
 
 // FinishMigration ends a migration once every key has moved (after
 // reshard.Move and a clean reshard.Verify): the client keeps routing by
-// its topology and stops looking at the old one.
+// its topology and stops looking at the old one. Called before the
+// fence's switch finished (or before the fence went up), it ends the
+// commands still planned by the old topology as the switch would: a
+// blocking one whose keys the client now routes elsewhere (a BLPOP at a
+// node its queue left) fails with an error matching ErrFenceSwitched, to
+// be run again, and one whose keys stay is served where it waits.
 func (c *Client) FinishMigration() error {
 	c.migMu.Lock()
 	defer c.migMu.Unlock()

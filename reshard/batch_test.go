@@ -23,14 +23,16 @@ func TestMovePaceKeepsTheBatches(t *testing.T) {
 	fill(t, from, "batch", 300)
 	before := migrateCalls(t, servers[0])
 	start := time.Now()
-	// 300 keys at 150 keys/s: about 2 s, in batches of 100. A MIGRATE of
-	// 100 small keys holds its node a few ms, far under MaxBlock.
-	rep, err := reshard.Move(ctx, reshard.Options{From: from, To: to, KeysPerSecond: 150, Batch: 100,
-		ScanCount: 1000, MaxBlock: 250 * time.Millisecond, SkipClientCheck: true, SkipVerify: true})
+	// 300 keys at 400 keys/s: about 0.75 s, in batches of 100 (a quarter
+	// second's worth at the pace, the most a paced batch carries), each
+	// after a pause of 250 ms. A MIGRATE of 100 small keys holds its node
+	// a few ms, far under MaxBlock.
+	rep, err := reshard.Move(ctx, reshard.Options{From: from, To: to, KeysPerSecond: 400, Batch: 100,
+		ScanCount: 1000, MaxBlock: 100 * time.Millisecond, SkipClientCheck: true, SkipVerify: true})
 	require.NoError(t, err)
 	took := time.Since(start)
 	assert.Equal(t, int64(300), rep.Moved)
-	assert.GreaterOrEqual(t, took, 1500*time.Millisecond, "300 keys at 150/s")
+	assert.GreaterOrEqual(t, took, 600*time.Millisecond, "300 keys at 400/s")
 	calls := migrateCalls(t, servers[0]) - before
 	// Three batches of 100; one more if a MIGRATE was slow on a loaded
 	// machine. Sized by the pauses, they shrank to a third: 7 MIGRATEs.

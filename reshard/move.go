@@ -161,7 +161,7 @@ func (m *mover) drain(ctx context.Context, n shard.Node) error {
 	}
 	defer func() { conn.Close() }()
 	cursor := "0"
-	batch := m.opts.Batch // adapted so that one MIGRATE blocks the old node about MaxBlock
+	batch := m.maxBatch() // adapted so that one MIGRATE blocks the old node about MaxBlock
 	for {
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("shardis: %w", err)
@@ -241,9 +241,24 @@ func (m *mover) adapt(batch, n int, d time.Duration) int {
 	case d > limit:
 		return max(1, int(float64(n)*float64(limit)/float64(d)))
 	case d < limit/4:
-		return min(m.opts.Batch, 2*batch)
+		return min(m.maxBatch(), 2*batch)
 	}
 	return batch
+}
+
+// maxBatch is the most keys one MIGRATE carries: Batch, and under a pace
+// of KeysPerSecond no more than a quarter of a second's worth (at least
+// one). The pace books a batch whole and moves it at once when it falls
+// due, so a batch of seconds' worth (512 keys at 150 keys/s) made the
+// pace hold only on average: a 5 s window held two such batches, a third
+// over the pace. A quarter second's worth keeps any 5 s window within 5%
+// of it, and leaves the batches whole from 2,048 keys/s up.
+func (m *mover) maxBatch() int {
+	b := m.opts.Batch
+	if r := m.opts.KeysPerSecond; r > 0 && !m.opts.DryRun {
+		b = min(b, max(1, int(r/4)))
+	}
+	return b
 }
 
 func scanErr(err error, vals []any) error {
@@ -254,22 +269,63 @@ func scanErr(err error, vals []any) error {
 }
 
 // moveChunk moves keys from old node src (conn) to dst, once the pace
-// allows, and returns how long the move itself took: the time the old
-// node was held, which adapt sizes the batches by. The pause that the
+// allows, and returns how long the moves themselves took: the time the
+// old node was held, which adapt sizes the batches by. The pause that the
 // pace imposes is not part of it; counting it would shrink the batches to
 // a few keys at a low rate and multiply the servers' cost per key.
+//
+// Under a pace in bytes the chunk goes in runs of at most a quarter
+// second's worth of bytes (at least one key each), as maxBatch caps a
+// batch under a pace in keys: a run is booked whole and moved at once.
 func (m *mover) moveChunk(ctx context.Context, conn redis.Conn, src, dst shard.Node, keys []string) (time.Duration, error) {
-	var size int64
+	var sizes []int64
 	if m.opts.DryRun || m.opts.BytesPerSecond > 0 {
 		var err error
-		if size, err = memoryUsage(ctx, conn, keys); err != nil {
+		if sizes, err = memoryUsage(ctx, conn, keys); err != nil {
 			return 0, &shard.NodeError{Node: src, Err: err}
 		}
 	}
 	if m.opts.DryRun {
-		m.count(src, dst, int64(len(keys)), size)
+		m.count(src, dst, int64(len(keys)), sum(sizes))
 		return 0, nil
 	}
+	var took time.Duration
+	for len(keys) > 0 {
+		n := len(keys)
+		if sizes != nil {
+			n = m.byteRun(sizes)
+		}
+		d, err := m.moveRun(ctx, conn, src, dst, keys[:n], sum(sizes[:min(n, len(sizes))]))
+		if err != nil {
+			return 0, err
+		}
+		took += d
+		keys = keys[n:]
+		if sizes != nil {
+			sizes = sizes[n:]
+		}
+	}
+	return took, nil
+}
+
+// byteRun returns how many of the keys sized sizes one run carries under
+// a pace in bytes: as many as a quarter second's worth holds, at least
+// one.
+func (m *mover) byteRun(sizes []int64) int {
+	budget := m.opts.BytesPerSecond / 4
+	var total float64
+	for i, s := range sizes {
+		total += float64(s)
+		if total > budget {
+			return max(1, i)
+		}
+	}
+	return len(sizes)
+}
+
+// moveRun moves keys, of size bytes in all, once the pace allows, and
+// returns how long the move took.
+func (m *mover) moveRun(ctx context.Context, conn redis.Conn, src, dst shard.Node, keys []string, size int64) (time.Duration, error) {
 	if err := m.limit.wait(ctx, len(keys), size); err != nil {
 		return 0, err
 	}
@@ -291,6 +347,14 @@ func (m *mover) moveChunk(ctx context.Context, conn redis.Conn, src, dst shard.N
 	}
 	m.count(src, dst, int64(moved), size)
 	return time.Since(start), nil
+}
+
+func sum(sizes []int64) int64 {
+	var t int64
+	for _, s := range sizes {
+		t += s
+	}
+	return t
 }
 
 // migrate moves keys with MIGRATE ... KEYS and returns how many it
@@ -471,7 +535,8 @@ func (m *mover) progress(done bool) Progress {
 	return p
 }
 
-// memoryUsage sums MEMORY USAGE of keys (pipelined); gone keys count 0.
+// memoryUsage returns MEMORY USAGE of each of keys (pipelined); gone keys
+// count 0.
 //
 // It samples, as MEMORY USAGE does by default (5 elements of an
 // aggregate, scaled by its length): SAMPLES 0 would be exact but visits
@@ -482,24 +547,24 @@ func (m *mover) progress(done bool) Progress {
 // The figure is the size of the value in the old node's memory, exact for
 // strings and for aggregates of like elements, an estimate for others;
 // it is what Report.Bytes, Flow.Bytes and BytesPerSecond count.
-func memoryUsage(ctx context.Context, conn redis.Conn, keys []string) (int64, error) {
+func memoryUsage(ctx context.Context, conn redis.Conn, keys []string) ([]int64, error) {
 	for _, k := range keys {
 		if err := conn.Send("MEMORY", "USAGE", k); err != nil {
-			return 0, err
+			return nil, err
 		}
 	}
 	if err := conn.Flush(); err != nil {
-		return 0, err
+		return nil, err
 	}
-	var sum int64
-	for range keys {
+	sizes := make([]int64, len(keys))
+	for i := range keys {
 		n, err := redis.Int64(redis.ReceiveContext(conn, ctx))
 		if err != nil && !errors.Is(err, redis.ErrNil) {
-			return 0, err
+			return nil, err
 		}
-		sum += n
+		sizes[i] = n
 	}
-	return sum, nil
+	return sizes, nil
 }
 
 // isReplyError reports a server error reply that names code. MIGRATE

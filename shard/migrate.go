@@ -10,6 +10,7 @@ import (
 
 	"github.com/gomodule/redigo/redis"
 	"github.com/shardis/shardis/cluster"
+	"github.com/shardis/shardis/shard/command"
 )
 
 // Migration describes a live change of topology: keys move from the
@@ -428,19 +429,49 @@ func (c *Client) topologyFor(cfg Config) (*pendingTopology, error) {
 
 // FinishMigration ends a migration once every key has moved (after
 // reshard.Move and a clean reshard.Verify): the client keeps routing by
-// its topology and stops looking at the old one.
+// its topology and stops looking at the old one. Called before the
+// fence's switch finished (or before the fence went up), it ends the
+// commands still planned by the old topology as the switch would: a
+// blocking one whose keys the client now routes elsewhere (a BLPOP at a
+// node its queue left) fails with an error matching ErrFenceSwitched, to
+// be run again, and one whose keys stay is served where it waits.
 func (c *Client) FinishMigration() error {
 	c.migMu.Lock()
 	defer c.migMu.Unlock()
-	if c.mig.Load() == nil {
+	m := c.mig.Load()
+	if m == nil {
 		return fmt.Errorf("%w: no migration is on", ErrMigration)
 	}
-	c.newOutsideCut()
-	m := c.mig.Swap(nil)
+	// The beacons' loop first: a switch it had begun stops, incomplete
+	// (advance), and the phase and m.switched no longer change.
 	m.beacon.close()
-	m.end()
+	switched := m.switched.Load()
 	if m.next != nil && m.phase.Load() == int32(PhaseWaiting) {
 		c.switchTo(m.next) // never fenced: it still routed by the old topology
+	}
+	out := c.outCut.Load()
+	c.newOutsideCut()
+	c.mig.Store(nil)
+	m.end()
+	if !switched {
+		// The client leaves the old topology without the switch having
+		// waited for what was planned by it (never fenced, or the
+		// switch stopped above): cut that off now, as the switch would
+		// have, for the blocking commands whose keys the client now
+		// routes elsewhere. Such a command planned by the old topology
+		// (or before StartMigration) would otherwise stay blocked for
+		// good at a node its key has left, while producers push at the
+		// new owner; one whose keys stay is served where it waits. A
+		// command not begun yet, or a transaction's next round trip
+		// (enterWaiting), fails with ErrFenceSwitched instead of being
+		// sent there.
+		m.phase.CompareAndSwap(int32(PhaseWaiting), int32(PhaseFenced))
+		m.cut.cutMoving(c.leftBehind)
+		if m.prev != nil {
+			m.prev.activeCut.cutMoving(c.leftBehind) // planned by the topology a rollback leaves
+		} else if out != nil {
+			out.cutMoving(c.leftBehind)
+		}
 	}
 	c.settleReads()                     // replica reads, if the cluster's config asks for them
 	c.settleNodes()                     // the old topology's nodes that the new one lacks retire (nodes.go)
@@ -539,6 +570,29 @@ func (c *Client) abortRollback(ctx context.Context, m *migState) error {
 	c.subs.topo.notify() // subscriptions follow (subscription_registry.go)
 	c.renameConns(ctx)
 	return nil
+}
+
+// leftBehind reports whether a blocking call, routed to node by a
+// topology the client has left, has a key that the client now routes to
+// another node (or cannot place).
+func (c *Client) leftBehind(cl *call, node int) bool {
+	if _, ok := blockFor(cl); !ok || cl.info == nil {
+		return false
+	}
+	pos, err := cl.info.KeyPositions(cl.args, nil)
+	if err != nil {
+		return false
+	}
+	for _, p := range pos {
+		k, ok := command.Arg(cl.args[p])
+		if !ok {
+			continue
+		}
+		if n, _, err := c.loc.locate(k); err != nil || n != node {
+			return true
+		}
+	}
+	return false
 }
 
 // newOutsideCut gives the blocking commands planned outside a migration

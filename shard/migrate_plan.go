@@ -140,7 +140,13 @@ func (c *Client) bind(ctx context.Context, fp fencePlan, calls []*call) (_ conte
 	}
 	cut := f.context()
 	bctx, cancel := context.WithCancelCause(ctx)
-	if cut.Err() != nil {
+	b := &cutBind{calls: calls, nodes: make([]int, len(calls)), cancel: cancel}
+	for i, cl := range calls {
+		b.nodes[i] = cl.node // as planned: a redirect may change cl.node meanwhile
+	}
+	f.mu.Lock()
+	if f.over.Load() {
+		f.mu.Unlock()
 		if fp.counted {
 			cancel(nil)
 			return ctx, nil // cut off already; runFenced fails the calls
@@ -149,13 +155,28 @@ func (c *Client) bind(ctx context.Context, fp fencePlan, calls []*call) (_ conte
 		cancel(ErrFenceSwitched)
 		return bctx, func() {}
 	}
+	if f.binds == nil {
+		f.binds = map[*cutBind]struct{}{}
+	}
+	f.binds[b] = struct{}{}
+	f.mu.Unlock()
 	f.bound.Add(1)
 	stop := context.AfterFunc(cut, func() { cancel(ErrFenceSwitched) })
 	return bctx, func() {
 		stop()
 		cancel(nil)
+		f.mu.Lock()
+		delete(f.binds, b)
+		f.mu.Unlock()
 		f.bound.Add(-1)
 	}
+}
+
+// cutBind is an execution bound to a fenceCut (bind).
+type cutBind struct {
+	calls  []*call // their names, args and info do not change
+	nodes  []int   // each call's node as planned
+	cancel context.CancelCauseFunc
 }
 
 // hasBlocking reports whether calls include a blocking command.
@@ -309,7 +330,10 @@ type fenceCut struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	bound  atomic.Int64 // contexts bound to it and not released yet (bind)
-	over   atomic.Bool  // cutOff was called: the cheap test of executePlanned
+	over   atomic.Bool  // cutOff or cutMoving was called: the cheap test of executePlanned
+
+	mu    sync.Mutex            // guards binds, and over's setting against bind
+	binds map[*cutBind]struct{} // the executions bound and not released yet (bind)
 }
 
 func (f *fenceCut) context() context.Context {
@@ -320,11 +344,32 @@ func (f *fenceCut) context() context.Context {
 // cutOff ends every context bound to the old plans.
 func (f *fenceCut) cutOff() {
 	f.context()
+	f.mu.Lock()
 	f.over.Store(true)
+	f.mu.Unlock()
 	f.cancel()
 }
 
-func (f *fenceCut) done() bool { return f.context().Err() != nil }
+// cutMoving is cutOff for a client that leaves the old plans' topology
+// without a switch's wait (FinishMigration): the executions not begun
+// fail as after cutOff, but of those bound (the blocking commands), only
+// the ones with a call that moved reports true end: a blocking command
+// whose keys stay where it waits is served there as before.
+func (f *fenceCut) cutMoving(moved func(cl *call, node int) bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.over.Store(true)
+	for b := range f.binds {
+		for i, cl := range b.calls {
+			if moved(cl, b.nodes[i]) {
+				b.cancel(ErrFenceSwitched)
+				break
+			}
+		}
+	}
+}
+
+func (f *fenceCut) done() bool { return f.over.Load() }
 
 // drainOld waits, once the phase has left PhaseWaiting, until no
 // execution planned by the old topology runs. After the client's read

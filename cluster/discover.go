@@ -102,6 +102,9 @@ func dialTCP(ctx context.Context, addr string) (redis.Conn, error) {
 func discoverOne(ctx context.Context, seed string, dial Dialer, useTLS bool) (*Table, error) {
 	conn, err := dial(ctx, seed)
 	if err != nil {
+		if strings.HasPrefix(errtext.Cause(err), "dial ") {
+			return nil, err // it says so already ("dial tcp A: ...", a *pool.DialError)
+		}
 		return nil, errtext.Errorf("dial: %w", err)
 	}
 	defer conn.Close()

@@ -82,7 +82,7 @@ func TestReview11ErrorTextPrefixOnce(t *testing.T) {
 			make:  newErr(shard.Config{Mode: shard.ModeCluster, Seeds: []string{goneAddr}, Pool: quick}),
 			is:    []error{syscall.ECONNREFUSED},
 			as:    func(err error) bool { var de *pool.DialError; return errors.As(err, &de) },
-			words: []string{"cluster discovery", "dial " + goneAddr},
+			words: []string{"cluster discovery", "\nseed " + goneAddr + ": dial " + goneAddr + ": dial tcp"},
 		},
 		{
 			name:  "auth refused through a cluster client",

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/gomodule/redigo/redis"
+	"github.com/shardis/shardis/internal/errtext"
 )
 
 // Dialer opens a connection to the node at addr (host:port), ready for
@@ -79,7 +80,7 @@ func discover(ctx context.Context, seeds []string, dial Dialer, useTLS bool) (*T
 		}
 		errs = append(errs, &SeedError{Seed: seed, Err: err})
 	}
-	return nil, fmt.Errorf("shardis: no seed gave a usable cluster topology (%d of %d tried):\n%w",
+	return nil, errtext.Errorf("shardis: no seed gave a usable cluster topology (%d of %d tried):\n%w",
 		tried, len(seeds), errors.Join(errs...))
 }
 
@@ -101,7 +102,10 @@ func dialTCP(ctx context.Context, addr string) (redis.Conn, error) {
 func discoverOne(ctx context.Context, seed string, dial Dialer, useTLS bool) (*Table, error) {
 	conn, err := dial(ctx, seed)
 	if err != nil {
-		return nil, fmt.Errorf("dial: %w", err)
+		if strings.HasPrefix(errtext.Cause(err), "dial ") {
+			return nil, err // it says so already ("dial tcp A: ...", a *pool.DialError)
+		}
+		return nil, errtext.Errorf("dial: %w", err)
 	}
 	defer conn.Close()
 	reply, err := do(ctx, conn, "CLUSTER", "SHARDS")
@@ -123,7 +127,7 @@ func discoverOne(ctx context.Context, seed string, dial Dialer, useTLS bool) (*T
 			return nil, fmt.Errorf("CLUSTER SHARDS: %w", err)
 		}
 		if notCluster(re) {
-			return nil, fmt.Errorf("%w: %w", ErrNotCluster, re)
+			return nil, errtext.Errorf("%w: %w", ErrNotCluster, re)
 		}
 		shardsErr = re
 	}
@@ -131,7 +135,7 @@ func discoverOne(ctx context.Context, seed string, dial Dialer, useTLS bool) (*T
 	if err != nil {
 		var slotsErr redis.Error
 		if errors.As(err, &slotsErr) && notCluster(slotsErr) {
-			return nil, fmt.Errorf("%w: %w", ErrNotCluster, slotsErr)
+			return nil, errtext.Errorf("%w: %w", ErrNotCluster, slotsErr)
 		}
 		return nil, fmt.Errorf("CLUSTER SHARDS: %v; CLUSTER SLOTS: %w", shardsErr, err)
 	}

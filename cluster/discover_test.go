@@ -95,7 +95,8 @@ func TestDiscoverAllSeedsDead(t *testing.T) {
 	}
 	msg := err.Error()
 	for _, seed := range seeds {
-		if !strings.Contains(msg, "shardis: seed "+seed+": dial") {
+		// One line per seed, without the prefix the first line gives.
+		if !strings.Contains(msg, "\nseed "+seed+": dial") {
 			t.Errorf("error does not name seed %s:\n%s", seed, msg)
 		}
 	}

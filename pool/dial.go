@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/gomodule/redigo/redis"
+	"github.com/shardis/shardis/internal/errtext"
 )
 
 // dialer makes ready-to-use connections to one address.
@@ -144,7 +145,7 @@ func (d *dialer) setup(ctx context.Context, c redis.Conn, addr, name string) err
 			if errors.As(err, &reply) && strings.HasPrefix(string(reply), "NOAUTH ") {
 				return newAuthError(addr, o.Username, o.Password, reply)
 			}
-			return &DialError{Addr: addr, Err: fmt.Errorf("%s: %w", s.name, err)}
+			return &DialError{Addr: addr, Err: errtext.Errorf("%s: %w", s.name, err)}
 		}
 	}
 	if d.readOnly {

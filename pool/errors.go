@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/gomodule/redigo/redis"
+	"github.com/shardis/shardis/internal/errtext"
 )
 
 var (
@@ -50,7 +51,7 @@ type DialError struct {
 
 // Error returns "shardis: dial <addr>: <cause>".
 func (e *DialError) Error() string {
-	return "shardis: dial " + e.Addr + ": " + e.Err.Error()
+	return "shardis: dial " + e.Addr + ": " + errtext.Cause(e.Err)
 }
 
 // Unwrap returns the underlying failure.

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/gomodule/redigo/redis"
+	"github.com/shardis/shardis/internal/errtext"
 )
 
 // The connection name (CLIENT SETNAME) of a Set can change at run time
@@ -120,7 +121,7 @@ func (s *Set) SetClientName(ctx context.Context, name string) error {
 	wg.Wait()
 	for _, err := range errs {
 		if err != nil {
-			return fmt.Errorf("shardis: renaming idle connections: %w", err)
+			return errtext.Errorf("shardis: renaming idle connections: %w", err)
 		}
 	}
 	return nil

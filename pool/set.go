@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/gomodule/redigo/redis"
+	"github.com/shardis/shardis/internal/errtext"
 )
 
 // Set holds one redis.Pool per node address (and a second one per address
@@ -87,7 +88,7 @@ func (s *Set) GetReadOnly(ctx context.Context, addr string) (redis.Conn, error) 
 
 func (s *Set) get(ctx context.Context, addr string, readOnly bool) (redis.Conn, error) {
 	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("shardis: get connection to %s: %w", addr, err)
+		return nil, errtext.Errorf("shardis: get connection to %s: %w", addr, err)
 	}
 	// A pool closed by a concurrent Remove is replaced by a fresh one, for
 	// as long as the Set is open and ctx is not done.
@@ -103,7 +104,7 @@ func (s *Set) get(ctx context.Context, addr string, readOnly bool) (redis.Conn, 
 				// that had ended (dialer.ping): the connection goes
 				// back untouched, and the caller gets ctx's error.
 				c.Close()
-				return nil, fmt.Errorf("shardis: get connection to %s: %w", addr, cerr)
+				return nil, errtext.Errorf("shardis: get connection to %s: %w", addr, cerr)
 			}
 			return c, nil
 		}
@@ -118,7 +119,7 @@ func (s *Set) get(ctx context.Context, addr string, readOnly bool) (redis.Conn, 
 		if cp.removed.Load() && ctx.Err() == nil {
 			continue
 		}
-		return nil, fmt.Errorf("shardis: get connection to %s: %w", addr, err)
+		return nil, errtext.Errorf("shardis: get connection to %s: %w", addr, err)
 	}
 }
 

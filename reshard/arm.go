@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/gomodule/redigo/redis"
+	"github.com/shardis/shardis/internal/errtext"
 	"github.com/shardis/shardis/pool"
 	"github.com/shardis/shardis/shard"
 )
@@ -172,7 +173,7 @@ func setFence(ctx context.Context, pools *pool.Set, info shard.MigrationInfo, ke
 func ClearFence(ctx context.Context, from, to shard.Config) error {
 	pools, err := pool.NewSet(moverPool(to.Pool))
 	if err != nil {
-		return fmt.Errorf("%w: %w", shard.ErrBadConfig, err)
+		return errtext.Errorf("%w: %w", shard.ErrBadConfig, err)
 	}
 	defer pools.Close()
 	c, err := routingClient(ctx, from, to, nil)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/gomodule/redigo/redis"
+	"github.com/shardis/shardis/internal/errtext"
 	"github.com/shardis/shardis/pool"
 	"github.com/shardis/shardis/shard"
 )
@@ -33,7 +34,7 @@ func CheckClients(ctx context.Context, from, to shard.Config, allowUnnamed bool)
 func withMigration(ctx context.Context, from, to shard.Config, fn func(*pool.Set, shard.MigrationInfo, string) error) error {
 	pools, err := pool.NewSet(moverPool(to.Pool))
 	if err != nil {
-		return fmt.Errorf("%w: %w", shard.ErrBadConfig, err)
+		return errtext.Errorf("%w: %w", shard.ErrBadConfig, err)
 	}
 	defer pools.Close()
 	c, err := routingClient(ctx, from, to, nil)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gomodule/redigo/redis"
+	"github.com/shardis/shardis/internal/errtext"
 	"github.com/shardis/shardis/shard"
 )
 
@@ -182,7 +183,7 @@ func (m *mover) dumpMove(ctx context.Context, conn redis.Conn, src, dst shard.No
 			continue
 		}
 		if isReplyError(err, "PAUSEOVER") {
-			err = fmt.Errorf("%w: %w", ErrPauseOver, err)
+			err = errtext.Errorf("%w: %w", ErrPauseOver, err)
 		}
 		var re redis.Error
 		if err != nil && !errors.Is(err, ErrPauseOver) && (!errors.As(err, &re) || isReplyError(err, "Protocol error")) {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/gomodule/redigo/redis"
+	"github.com/shardis/shardis/internal/errtext"
 	"github.com/shardis/shardis/pool"
 	"github.com/shardis/shardis/shard"
 )
@@ -67,7 +68,7 @@ func finish(ctx context.Context, pools *pool.Set, info shard.MigrationInfo, self
 		// it must not wait behind a fence that is gone while others
 		// have moved keys. Put them back; it arms on its next poll.
 		if serr := setFence(ctx, pools, info, key, shard.PhaseArmed); serr != nil {
-			return rep, fmt.Errorf("%w (and putting the fence back failed: %w)", err, serr)
+			return rep, errtext.Errorf("%w (and putting the fence back failed: %w)", err, serr)
 		}
 		return rep, err
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/gomodule/redigo/redis"
+	"github.com/shardis/shardis/internal/errtext"
 	"github.com/shardis/shardis/pool"
 	"github.com/shardis/shardis/shard"
 )
@@ -48,7 +49,7 @@ func Move(ctx context.Context, opts Options) (*Report, error) {
 	info, _ := c.Migration()
 	pools, err := pool.NewSet(moverPoolFor(opts.To.Pool, info))
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", shard.ErrBadConfig, err)
+		return nil, errtext.Errorf("%w: %w", shard.ErrBadConfig, err)
 	}
 	defer pools.Close()
 	if err := followNodes(c, pools, info.To.Nodes()); err != nil { // servers.go
@@ -185,7 +186,7 @@ func (m *mover) drain(ctx context.Context, n shard.Node) error {
 			}
 			owner, err := m.to.Route(k)
 			if err != nil {
-				return fmt.Errorf("shardis: routing %q: %w", k, err)
+				return errtext.Errorf("shardis: routing %q: %w", k, err)
 			}
 			if owner.Addr == n.Addr {
 				continue

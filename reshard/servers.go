@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/shardis/shardis/internal/errtext"
 	"github.com/shardis/shardis/internal/runid"
 	"github.com/shardis/shardis/pool"
 	"github.com/shardis/shardis/shard"
@@ -65,7 +66,7 @@ func followNodes(c *shard.Client, pools *pool.Set, nodes []shard.Node) error {
 			continue
 		}
 		if err := pools.SetResolver(n.Addr, func() (string, error) { return c.NodeAddr(n) }); err != nil {
-			return fmt.Errorf("%w: node %s: %w", shard.ErrBadConfig, n, err)
+			return errtext.Errorf("%w: node %s: %w", shard.ErrBadConfig, n, err)
 		}
 	}
 	return nil

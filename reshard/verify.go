@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/gomodule/redigo/redis"
+	"github.com/shardis/shardis/internal/errtext"
 	"github.com/shardis/shardis/pool"
 	"github.com/shardis/shardis/shard"
 )
@@ -83,7 +84,7 @@ func Verify(ctx context.Context, cfg shard.Config, opts VerifyOptions) (*VerifyR
 	}
 	pools, err := pool.NewSet(moverPool(cfg.Pool))
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", shard.ErrBadConfig, err)
+		return nil, errtext.Errorf("%w: %w", shard.ErrBadConfig, err)
 	}
 	defer pools.Close()
 	nodes := to.Nodes()

@@ -15,6 +15,7 @@ import (
 
 	"github.com/gomodule/redigo/redis"
 	"github.com/shardis/shardis/internal/addrkey"
+	"github.com/shardis/shardis/internal/errtext"
 	"github.com/shardis/shardis/pool"
 )
 
@@ -366,7 +367,7 @@ func (c *Client) VerifiedMasterAddr(ctx context.Context, verify func(ctx context
 			checked[i] = true
 			if verify != nil {
 				if verr := verify(ctx, named[i]); verr != nil {
-					errs[i] = fmt.Errorf("named %s, which failed the check: %w", named[i], verr)
+					errs[i] = errtext.ErrorfIn("sentinel: ", "named %s, which failed the check: %w", named[i], verr)
 					continue
 				}
 			}

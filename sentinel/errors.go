@@ -3,6 +3,8 @@ package sentinel
 import (
 	"errors"
 	"fmt"
+
+	"github.com/shardis/shardis/internal/errtext"
 )
 
 var (
@@ -39,8 +41,12 @@ type QueryError struct {
 	Err error
 }
 
-// Error implements error.
-func (e *QueryError) Error() string { return "sentinel " + e.Addr + ": " + e.Err.Error() }
+// Error implements error: "sentinel <addr>: <cause>", the cause without
+// its package prefix (this package's or the module's), which the error
+// that holds the QueryError (a *SetError) gives once.
+func (e *QueryError) Error() string {
+	return "sentinel " + e.Addr + ": " + errtext.Trim(e.Err.Error(), errtext.Prefix+"sentinel: ", errtext.Prefix)
+}
 
 // Unwrap returns the cause.
 func (e *QueryError) Unwrap() error { return e.Err }

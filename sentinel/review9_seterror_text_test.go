@@ -28,7 +28,7 @@ func TestReview9SetErrorSaysWhyNoAnswerWasUsable(t *testing.T) {
 				&sentinel.QueryError{Addr: "127.0.0.1:26379", Err: errors.New("connection refused")},
 				&sentinel.QueryError{Addr: "127.0.0.1:26380", Err: sentinel.ErrUnknownMaster},
 			},
-			want: `shardis: sentinel: no usable answer from the Sentinels for master "mymaster"; sentinel 127.0.0.1:26379: connection refused; sentinel 127.0.0.1:26380: shardis: sentinel: unknown master name`,
+			want: `shardis: sentinel: no usable answer from the Sentinels for master "mymaster"; sentinel 127.0.0.1:26379: connection refused; sentinel 127.0.0.1:26380: unknown master name`,
 		},
 	}
 	for _, tt := range tests {

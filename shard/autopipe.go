@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/gomodule/redigo/redis"
+	"github.com/shardis/shardis/internal/errtext"
 	"github.com/shardis/shardis/pool"
 	"github.com/shardis/shardis/shard/command"
 )
@@ -550,7 +551,7 @@ func (pc *pipeConn) send(batch []*pipeReq) bool {
 		nerr = pc.fail(err)
 	case writeFailed(err):
 		pc.fail(err)
-		nerr = &NodeError{Node: pc.p.c.nodes.get(pc.p.node).node, Err: fmt.Errorf("%w: %w", errNotWritten, err)}
+		nerr = &NodeError{Node: pc.p.c.nodes.get(pc.p.node).node, Err: errtext.Errorf("%w: %w", errNotWritten, err)}
 	default:
 		// The connection had failed before this write: its reader
 		// failed it on a read (and noted that), or closed it after a
@@ -560,7 +561,7 @@ func (pc *pipeConn) send(batch []*pipeReq) bool {
 		// (A Flush refused so leaves nothing here: the last command,
 		// perhaps written whole by its Send, went to the reader.)
 		pc.broken.Store(true)
-		nerr = &NodeError{Node: pc.p.c.nodes.get(pc.p.node).node, Err: fmt.Errorf("%w: %w", errNotWritten, err)}
+		nerr = &NodeError{Node: pc.p.c.nodes.get(pc.p.node).node, Err: errtext.Errorf("%w: %w", errNotWritten, err)}
 	}
 	for _, r := range batch[written:] {
 		r.finish(nil, nerr)

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/shardis/shardis/internal/errtext"
 	"github.com/shardis/shardis/pool"
 	"github.com/shardis/shardis/shard/command"
 )
@@ -115,7 +116,7 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 	c.obs = obs
 	pools, err := pool.NewSetWithDialHook(cfg.Pool, onDial)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrBadConfig, err)
+		return nil, errtext.Errorf("%w: %w", ErrBadConfig, err)
 	}
 	c.pools = pools
 	switch cfg.Mode {
@@ -150,7 +151,7 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 		if err != nil {
 			c.endLife()
 			c.pools.Close()
-			return nil, fmt.Errorf("%w: %w", ErrBadConfig, err)
+			return nil, errtext.Errorf("%w: %w", ErrBadConfig, err)
 		}
 		for _, n := range rr.Nodes() {
 			c.nodes.add(n)
@@ -177,7 +178,7 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 func (c *Client) discoverSeeds(ctx context.Context) error {
 	t, err := c.discoverFunc()(ctx, c.cfg.Seeds, c.topologyDialer)
 	if err != nil {
-		return fmt.Errorf("shardis: cluster discovery: %w", err)
+		return errtext.Errorf("shardis: cluster discovery: %w", err)
 	}
 	c.cl().install(t)
 	c.refr.last = time.Now()

@@ -10,6 +10,7 @@ import (
 
 	"github.com/gomodule/redigo/redis"
 	"github.com/shardis/shardis/cluster"
+	"github.com/shardis/shardis/internal/errtext"
 	"github.com/shardis/shardis/pool"
 	"github.com/shardis/shardis/shard/command"
 )
@@ -27,7 +28,7 @@ type RetryError struct {
 
 // Error implements error.
 func (e *RetryError) Error() string {
-	return fmt.Sprintf("shardis: %s: gave up after %d attempts; last: %s", e.Command, e.Attempts, e.Last)
+	return fmt.Sprintf("shardis: %s: gave up after %d attempts; last: %s", e.Command, e.Attempts, errtext.Trim(e.Last))
 }
 
 // Unwrap returns the last failure.
@@ -50,7 +51,7 @@ type UnknownOutcomeError struct {
 
 // Error implements error.
 func (e *UnknownOutcomeError) Error() string {
-	return fmt.Sprintf("shardis: %s on %s: outcome unknown (connection failed after sending): %v", e.Command, e.Node, e.Err)
+	return fmt.Sprintf("shardis: %s on %s: outcome unknown (connection failed after sending): %s", e.Command, e.Node, errtext.Cause(e.Err))
 }
 
 // Unwrap returns the connection error.
@@ -121,7 +122,7 @@ func (c *Client) retryCluster(ctx context.Context, calls []*call) (abandoned boo
 			case <-ctx.Done():
 				t.Stop()
 				for _, cl := range pending {
-					cl.err, cl.done = fmt.Errorf("shardis: %w (while retrying: %v)", ctx.Err(), cl.err), true
+					cl.err, cl.done = errtext.Errorf("shardis: %w (while retrying: %v)", ctx.Err(), cl.err), true
 				}
 				return false
 			}
@@ -129,7 +130,7 @@ func (c *Client) retryCluster(ctx context.Context, calls []*call) (abandoned boo
 		if c.closed.Load() {
 			// Close came while these waited: nothing more is sent.
 			for _, cl := range pending {
-				cl.err, cl.done = fmt.Errorf("%w (while retrying: %w)", ErrClosed, cl.err), true
+				cl.err, cl.done = errtext.Errorf("%w (while retrying: %w)", ErrClosed, cl.err), true
 			}
 			return false
 		}
@@ -246,7 +247,7 @@ func (c *Client) judge(cl *call) (v verdict, refresh bool) {
 	if c.closed.Load() && (notSent(ne.Err) || errors.Is(ne.Err, pool.ErrClosed)) {
 		// The client was closed: nothing was sent (the pools are
 		// closed), and no retry would send it.
-		cl.err = fmt.Errorf("%w (%w)", ErrClosed, cl.err)
+		cl.err = errtext.Errorf("%w (%w)", ErrClosed, cl.err)
 		return final, false
 	}
 	if errors.Is(ne.Err, redis.ErrPoolExhausted) {

@@ -8,6 +8,15 @@ import (
 	"github.com/shardis/shardis/shard/command"
 )
 
+// How error texts read, in this package and in every other package of
+// the module: "shardis: " starts the text once. A layer that wraps
+// another error adds its context words and drops the cause's own
+// "shardis: " (internal/errtext writes such texts), so a chain reads
+// "shardis: Sentinel discovery: Sentinel shard shard-0: sentinel: no
+// usable answer ...", the way os.PathError reads "open /x: permission
+// denied". Only the text is shortened: the wrapped errors are unchanged,
+// so errors.Is and errors.As match the same sentinel errors and types.
+
 // Sentinel errors. Errors returned by the client wrap one of these (or
 // one of the typed errors below) so that callers can use errors.Is.
 var (

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/gomodule/redigo/redis"
+	"github.com/shardis/shardis/internal/errtext"
 )
 
 // execute runs calls and, in cluster mode, follows redirects and retries
@@ -683,7 +684,7 @@ func (c *Client) failSend(ctx context.Context, node int, calls []*call, out []Re
 	if out != nil {
 		rest = out[last:]
 	}
-	c.failFrom(node, calls[last:], rest, 0, fmt.Errorf("%w: %w", errNotWritten, cerr))
+	c.failFrom(node, calls[last:], rest, 0, errtext.Errorf("%w: %w", errNotWritten, cerr))
 }
 
 // receive reads the replies of calls from conn. A server error reply is

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/gomodule/redigo/redis"
+	"github.com/shardis/shardis/internal/errtext"
 	"github.com/shardis/shardis/pool"
 )
 
@@ -71,7 +72,7 @@ func (c *Client) forEach(ctx context.Context, nodes []Node, fn func(ctx context.
 			conn, err := c.borrowTracked(ctx, n.Addr)
 			if err != nil {
 				if errors.Is(err, pool.ErrClosed) {
-					err = fmt.Errorf("%w (%w)", ErrClosed, err) // Close came first (another node's fn, say)
+					err = errtext.Errorf("%w (%w)", ErrClosed, err) // Close came first (another node's fn, say)
 				} else if j, ok := c.nodes.lookup(n.Addr); ok {
 					c.noteFailure(ctx, j, err) // as for a Do's (Stats, health)
 				}

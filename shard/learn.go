@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/gomodule/redigo/redis"
+	"github.com/shardis/shardis/internal/errtext"
 	"github.com/shardis/shardis/shard/command"
 )
 
@@ -152,7 +153,7 @@ func (c *Client) learnFrom(ctx context.Context, node Node, name string, args []a
 	reply, err := redis.Values(redis.DoContext(conn, ctx, "COMMAND", "INFO", name))
 	if err != nil {
 		if _, ok := err.(redis.Error); ok {
-			return nil, fmt.Errorf("%w %q: COMMAND INFO: %w", ErrUnknownCommand, name, err)
+			return nil, errtext.Errorf("%w %q: COMMAND INFO: %w", ErrUnknownCommand, name, err)
 		}
 		return nil, &NodeError{Node: node, Err: err}
 	}
@@ -191,7 +192,7 @@ func checkKeys(ctx context.Context, conn redis.Conn, node Node, info *command.In
 		if posErr != nil {
 			return nil // both refuse these arguments; the server will say why
 		}
-		return fmt.Errorf("%w %q: its key specs find keys at %v, COMMAND GETKEYS says: %w", ErrUnknownCommand, name, pos, err)
+		return errtext.Errorf("%w %q: its key specs find keys at %v, COMMAND GETKEYS says: %w", ErrUnknownCommand, name, pos, err)
 	}
 	mine := make([]string, 0, len(pos))
 	for _, p := range pos {
@@ -224,7 +225,7 @@ func (c *Client) commandInfo(ctx context.Context, name string, args []any) (*com
 	if err != nil {
 		var ne *NodeError
 		if errors.As(err, &ne) || ctx.Err() != nil {
-			return nil, fmt.Errorf("%w %q: the table does not know it and the server could not be asked: %w", ErrUnknownCommand, name, err)
+			return nil, errtext.Errorf("%w %q: the table does not know it and the server could not be asked: %w", ErrUnknownCommand, name, err)
 		}
 		c.learned.store(lower, learnedCommand{err: err, at: time.Now()})
 		return nil, err

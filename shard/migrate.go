@@ -10,6 +10,7 @@ import (
 
 	"github.com/gomodule/redigo/redis"
 	"github.com/shardis/shardis/cluster"
+	"github.com/shardis/shardis/internal/errtext"
 	"github.com/shardis/shardis/shard/command"
 )
 
@@ -72,7 +73,7 @@ type MigrateError struct {
 
 // Error implements error.
 func (e *MigrateError) Error() string {
-	return fmt.Sprintf("shardis: moving key %q from %s to %s: %v", e.Key, e.From, e.To, e.Err)
+	return fmt.Sprintf("shardis: moving key %q from %s to %s: %s", e.Key, e.From, e.To, errtext.Cause(e.Err))
 }
 
 // Unwrap returns the cause.
@@ -202,7 +203,7 @@ func (c *Client) routerFor(ctx context.Context, cfg Config) (Router, error) {
 		}
 		t, err := discover(ctx, cfg.Seeds, c.topologyDialer)
 		if err != nil {
-			return nil, fmt.Errorf("%w: discovering the cluster %v: %w", ErrMigration, cfg.Seeds, err)
+			return nil, errtext.Errorf("%w: discovering the cluster %v: %w", ErrMigration, cfg.Seeds, err)
 		}
 		r := newClusterRouter(c.nodes, cfg.Seeds)
 		r.install(t)
@@ -210,7 +211,7 @@ func (c *Client) routerFor(ctx context.Context, cfg Config) (Router, error) {
 	default:
 		rr, err := NewRingRouter(cfg.RingConfig())
 		if err != nil {
-			return nil, fmt.Errorf("%w: %w", ErrBadConfig, err)
+			return nil, errtext.Errorf("%w: %w", ErrBadConfig, err)
 		}
 		return rr, nil
 	}
@@ -338,7 +339,7 @@ func (c *Client) startMigration(ctx context.Context, to Config) error {
 		return err
 	}
 	if err := sameTopology(cur.id, to); err != nil {
-		return fmt.Errorf("%w: %w", ErrMigration, err)
+		return errtext.Errorf("%w: %w", ErrMigration, err)
 	}
 	known, err := configAddrs(to) // config.go
 	if err != nil {
@@ -360,7 +361,7 @@ func (c *Client) startMigration(ctx context.Context, to Config) error {
 		return err
 	}
 	if err := sentinelMigrationErr(*c.cfg, to); err != nil { // migrate_target.go
-		return fmt.Errorf("%w: %w", ErrMigration, err)
+		return errtext.Errorf("%w: %w", ErrMigration, err)
 	}
 	var pending *pendingTopology
 	if to.Mode == ModeCluster {
@@ -416,7 +417,7 @@ func (c *Client) topologyFor(cfg Config) (*pendingTopology, error) {
 	}
 	rr, err := NewRingRouter(cfg.RingConfig())
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrBadConfig, err)
+		return nil, errtext.Errorf("%w: %w", ErrBadConfig, err)
 	}
 	return &pendingTopology{nodes: rr.Nodes(), register: func() *topology {
 		idx := make([]int, len(rr.Nodes()))
@@ -676,7 +677,7 @@ func (c Config) validateMigration() error {
 		return fmt.Errorf("%w: replica reads cannot see keys being moved; read from masters during a migration", ErrBadConfig)
 	}
 	if err := sentinelMigrationErr(c, *m.From); err != nil { // migrate_target.go
-		return fmt.Errorf("%w: %w", ErrBadConfig, err)
+		return errtext.Errorf("%w: %w", ErrBadConfig, err)
 	}
 	if err := tlsDropped(c, *m.From, "Migration.From"); err != nil {
 		return err

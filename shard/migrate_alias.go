@@ -2,9 +2,9 @@ package shard
 
 import (
 	"context"
-	"fmt"
 	"slices"
 
+	"github.com/shardis/shardis/internal/errtext"
 	"github.com/shardis/shardis/internal/runid"
 )
 
@@ -61,7 +61,7 @@ func (c *Client) distinctServers(ctx context.Context, from, to []Node) error {
 			first[id] = a
 			continue
 		}
-		return fmt.Errorf("%w: %w: %s (%s) and %s (%s) are one server (the same run_id): keys placed under one address would move to the server they are on under the other; name it by one address in both topologies",
+		return errtext.Errorf("%w: %w: %s (%s) and %s (%s) are one server (the same run_id): keys placed under one address would move to the server they are on under the other; name it by one address in both topologies",
 			ErrMigration, ErrBadConfig, prev, side(prev), a, side(a))
 	}
 	return nil

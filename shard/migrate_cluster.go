@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/shardis/shardis/cluster"
+	"github.com/shardis/shardis/internal/errtext"
 )
 
 // A ring or router client can migrate into a Redis Cluster at run time
@@ -122,7 +123,7 @@ func (c *Client) clusterTopology(ctx context.Context, cfg Config) (*pendingTopol
 	}
 	t, err := c.discoverFunc()(ctx, cfg.Seeds, c.topologyDialer)
 	if err != nil {
-		return nil, fmt.Errorf("%w: discovering the cluster %v: %w", ErrMigration, cfg.Seeds, err)
+		return nil, errtext.Errorf("%w: discovering the cluster %v: %w", ErrMigration, cfg.Seeds, err)
 	}
 	var masters []Node // what the router's Nodes will list
 	for _, n := range t.Nodes() {

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/shardis/shardis/internal/errtext"
 	"github.com/shardis/shardis/shard/command"
 )
 
@@ -177,7 +178,7 @@ func (c *Client) moveFirst(ctx context.Context, m *migState, calls []*call, read
 func (c *Client) learnRouted(ctx context.Context, cl *call) bool {
 	info, err := c.commandInfo(ctx, cl.name, cl.args)
 	if err != nil {
-		cl.err = fmt.Errorf("%w: %s, routed by the caller's key, cannot have its keys moved first: %w", ErrMigration, cl.name, err)
+		cl.err = errtext.Errorf("%w: %s, routed by the caller's key, cannot have its keys moved first: %w", ErrMigration, cl.name, err)
 		cl.done = true
 		return false
 	}

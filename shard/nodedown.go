@@ -3,11 +3,11 @@ package shard
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net"
 	"strings"
 
 	"github.com/gomodule/redigo/redis"
+	"github.com/shardis/shardis/internal/errtext"
 	"github.com/shardis/shardis/pool"
 )
 
@@ -131,5 +131,5 @@ func (c *Client) ringDownErr(rr *RingRouter) error {
 	if len(errs) == 0 {
 		return ErrNoNodes
 	}
-	return fmt.Errorf("%w: every shard is down: %w", ErrNoNodes, errors.Join(errs...))
+	return errtext.Errorf("%w: every shard is down: %w", ErrNoNodes, errors.Join(errs...))
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/gomodule/redigo/redis"
 	"github.com/shardis/shardis/cluster"
+	"github.com/shardis/shardis/internal/errtext"
 	"github.com/shardis/shardis/shard/command"
 )
 
@@ -223,7 +224,7 @@ func (c *Client) add(b *batch, loc locator, name string, args []any, routeKey an
 	pos, err := info.KeyPositions(args, b.keyPos[:0])
 	b.keyPos = pos[:0]
 	if err != nil {
-		req.err = fmt.Errorf("%w: %w", ErrBadCommand, err)
+		req.err = errtext.Errorf("%w: %w", ErrBadCommand, err)
 		return
 	}
 	if len(pos) == 0 {
@@ -483,7 +484,7 @@ func (req *request) result() (any, error) {
 		for _, p := range req.parts {
 			n, err := redis.Int64(p.call.reply, nil)
 			if err != nil {
-				return nil, fmt.Errorf("shardis: %s part: %w", strings.ToUpper(p.call.name), err)
+				return nil, errtext.Errorf("shardis: %s part: %w", strings.ToUpper(p.call.name), err)
 			}
 			sum += n
 		}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/gomodule/redigo/redis"
 	"github.com/shardis/shardis/cluster"
+	"github.com/shardis/shardis/internal/errtext"
 )
 
 // refresher coalesces topology refreshes: at most one is in flight, and a
@@ -173,7 +174,7 @@ func (c *Client) discover(ctx context.Context) (installed bool, err error) {
 	isSeed := func(a string) bool { return slices.Contains(r.seeds, a) }
 	t, foreign, err := c.askTopology(ctx, addrs, known, isSeed)
 	if err != nil {
-		return false, fmt.Errorf("shardis: cluster topology: %w", err)
+		return false, errtext.Errorf("shardis: cluster topology: %w", err)
 	}
 	r.installMu.Lock()
 	if ticket < r.newest {
@@ -311,7 +312,7 @@ func (c *Client) askTopology(ctx context.Context, addrs []string, known *cluster
 	if err := ctx.Err(); err != nil && tried < len(addrs) {
 		errs = append(errs, fmt.Errorf("shardis: discovery stopped: %w", err))
 	}
-	return nil, false, fmt.Errorf("shardis: no node gave a usable cluster topology (%d of %d tried):\n%w",
+	return nil, false, errtext.Errorf("shardis: no node gave a usable cluster topology (%d of %d tried):\n%w",
 		tried, len(addrs), errors.Join(errs...))
 }
 

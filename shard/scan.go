@@ -7,6 +7,7 @@ import (
 
 	"github.com/gomodule/redigo/redis"
 	"github.com/shardis/shardis/cluster"
+	"github.com/shardis/shardis/internal/errtext"
 )
 
 // ScanOptions filters a Scan.
@@ -190,7 +191,7 @@ func (s *Scanner) more(ctx context.Context) bool {
 		return false
 	}
 	if err := s.c.Refresh(ctx); err != nil {
-		s.err = fmt.Errorf("shardis: SCAN: looking for masters added since the Scan began: %w", err)
+		s.err = errtext.Errorf("shardis: SCAN: looking for masters added since the Scan began: %w", err)
 		return false
 	}
 	s.noteSlots()

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/shardis/shardis/internal/errtext"
 	"github.com/shardis/shardis/pool"
 	"github.com/shardis/shardis/ring"
 	"github.com/shardis/shardis/sentinel"
@@ -146,7 +147,7 @@ func (c *Client) startSentinels(ctx context.Context) error {
 		}
 		sh := &sentShard{cfg: sc, key: sentinelKey(s.Name), node: i, cli: cli, kick: make(chan struct{}, 1), urgent: make(chan struct{}, 1), round: make(chan struct{})}
 		if err := c.pools.SetResolver(sh.key, sh.resolve); err != nil {
-			return fmt.Errorf("shardis: Sentinel shard %q: %w", s.Name, err)
+			return errtext.Errorf("shardis: Sentinel shard %q: %w", s.Name, err)
 		}
 		st.shards = append(st.shards, sh)
 		st.byMaster[i] = sh
@@ -160,7 +161,7 @@ func (c *Client) startSentinels(ctx context.Context) error {
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
-		return fmt.Errorf("shardis: Sentinel discovery: %w", err)
+		return errtext.Errorf("shardis: Sentinel discovery: %w", err)
 	}
 	if err := st.sameServer(cfg.Shards); err != nil {
 		return err

@@ -3,13 +3,13 @@ package shard
 import (
 	"context"
 	"errors"
-	"fmt"
 	"math/rand/v2"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/gomodule/redigo/redis"
+	"github.com/shardis/shardis/internal/errtext"
 )
 
 // masterOf returns the Sentinel shard whose master node is node; nil for
@@ -214,8 +214,8 @@ func (c *Client) giveUpSentinel(calls []*call) {
 	for _, cl := range calls {
 		if sh, _ := c.sent.shardOfCall(cl); sh != nil && sh.stale.Load() {
 			if p := sh.queryErr.Load(); p != nil {
-				cl.err = fmt.Errorf("%w (%w)", cl.err, *p)
-				c.giveUp([]*call{cl}, why+"; the Sentinels named none: "+(*p).Error())
+				cl.err = errtext.Errorf("%w (%w)", cl.err, *p)
+				c.giveUp([]*call{cl}, why+"; the Sentinels named none: "+errtext.Cause(*p))
 				continue
 			}
 		}
@@ -411,8 +411,8 @@ func (c *Client) retrySentinelTx(ctx context.Context, node, attempt int, err err
 		const why = "no new master within the failover wait"
 		cause, last := err, err.Error()+" ("+why+")"
 		if p := sh.queryErr.Load(); p != nil && sh.stale.Load() {
-			cause = fmt.Errorf("%w (%w)", err, *p)
-			last = err.Error() + " (" + why + "; the Sentinels named none: " + (*p).Error() + ")"
+			cause = errtext.Errorf("%w (%w)", err, *p)
+			last = err.Error() + " (" + why + "; the Sentinels named none: " + errtext.Cause(*p) + ")"
 		}
 		return false, &RetryError{Command: "MULTI/EXEC", Attempts: attempt + 1, Last: last, Err: cause}
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gomodule/redigo/redis"
+	"github.com/shardis/shardis/internal/errtext"
 	"github.com/shardis/shardis/sentinel"
 )
 
@@ -28,7 +29,7 @@ func (c *Client) query(ctx context.Context, sh *sentShard) error {
 		// known one, and say so in Stats. If it says it has become a
 		// replica of another server that ROLE confirms, follow it there.
 		msg := err.Error()
-		serr := fmt.Errorf("shardis: Sentinel shard %s: %w", sh.cfg.Name, err)
+		serr := errtext.Errorf("shardis: Sentinel shard %s: %w", sh.cfg.Name, err)
 		sh.lastErr.Store(&msg)
 		sh.queryErr.Store(&serr)
 		sh.stale.Store(true)

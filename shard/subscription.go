@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/gomodule/redigo/redis"
+	"github.com/shardis/shardis/internal/errtext"
 )
 
 // ErrSubscriptionClosed is returned by the calls on a closed Subscription.
@@ -303,13 +304,13 @@ func (s *Subscription) add(ctx context.Context, k subKind, names []string) error
 		return err
 	}
 	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("shardis: subscribe: %w", err)
+		return errtext.Errorf("shardis: subscribe: %w", err)
 	}
 	if len(names) == 0 {
 		return fmt.Errorf("%w: %s needs at least one name", ErrBadCommand, k.subCommand())
 	}
 	if err := s.mu.LockContext(ctx); err != nil {
-		return fmt.Errorf("shardis: subscribe: %w while the subscription was busy (writing to a node that does not read); nothing was added", err)
+		return errtext.Errorf("shardis: subscribe: %w while the subscription was busy (writing to a node that does not read); nothing was added", err)
 	}
 	w, err := s.addLocked(k, names)
 	done := err == nil && w.left == 0
@@ -336,7 +337,7 @@ func (s *Subscription) await(ctx context.Context, w *waiter) error {
 	// w.done is closed: nothing writes w.errs any more.
 	err := errors.Join(w.errs...)
 	if err != nil {
-		return fmt.Errorf("shardis: subscribe: %w", err)
+		return errtext.Errorf("shardis: subscribe: %w", err)
 	}
 	return nil
 }
@@ -405,10 +406,10 @@ func (s *Subscription) remove(ctx context.Context, k subKind, names []string) er
 		return err
 	}
 	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("shardis: unsubscribe: %w", err)
+		return errtext.Errorf("shardis: unsubscribe: %w", err)
 	}
 	if err := s.mu.LockContext(ctx); err != nil {
-		return fmt.Errorf("shardis: unsubscribe: %w while the subscription was busy (writing to a node that does not read); nothing was removed", err)
+		return errtext.Errorf("shardis: unsubscribe: %w while the subscription was busy (writing to a node that does not read); nothing was removed", err)
 	}
 	defer s.mu.Unlock()
 	return s.removeLocked(k, names)
@@ -521,10 +522,10 @@ func (s *Subscription) Ping(ctx context.Context, data string) error {
 		return err
 	}
 	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("shardis: ping: %w", err)
+		return errtext.Errorf("shardis: ping: %w", err)
 	}
 	if err := s.mu.LockContext(ctx); err != nil {
-		return fmt.Errorf("shardis: ping: %w while the subscription was busy (writing to a node that does not read)", err)
+		return errtext.Errorf("shardis: ping: %w while the subscription was busy (writing to a node that does not read)", err)
 	}
 	defer s.mu.Unlock()
 	return s.pingLocked(data)
@@ -536,7 +537,7 @@ func (s *Subscription) pingLocked(data string) error {
 		return ErrSubscriptionClosed
 	}
 	if len(s.conns) == 0 {
-		return fmt.Errorf("shardis: ping: %w: the subscription has no connection open", ErrNoNodes)
+		return errtext.Errorf("shardis: ping: %w: the subscription has no connection open", ErrNoNodes)
 	}
 	var errs []error
 	for _, sc := range s.conns {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/gomodule/redigo/redis"
 	"github.com/shardis/shardis/cluster"
+	"github.com/shardis/shardis/internal/errtext"
 )
 
 // subKind is the kind of a subscribed name.
@@ -82,7 +83,7 @@ func (e *SubscribeError) Error() string {
 	if len(names) > 4 {
 		names, more = names[:4], fmt.Sprintf(" and %d more", len(e.Names)-4)
 	}
-	return fmt.Sprintf("shardis: node %s: %s %s%s: %v", e.Node.Addr, e.Command, strings.Join(names, " "), more, e.Err)
+	return fmt.Sprintf("shardis: node %s: %s %s%s: %s", e.Node.Addr, e.Command, strings.Join(names, " "), more, errtext.Cause(e.Err))
 }
 
 // Unwrap returns the server's reply.

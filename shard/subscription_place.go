@@ -10,6 +10,7 @@ import (
 
 	"github.com/gomodule/redigo/redis"
 	"github.com/shardis/shardis/cluster"
+	"github.com/shardis/shardis/internal/errtext"
 )
 
 // loop keeps the connections in line with what the subscription wants and
@@ -422,7 +423,7 @@ func (s *Subscription) dial(addr string) {
 		cancel()
 		if err != nil {
 			conn.Close()
-			err = fmt.Errorf("shardis: %v %v: %w", s.setup[0], s.setup[1], err)
+			err = errtext.Errorf("shardis: %v %v: %w", s.setup[0], s.setup[1], err)
 		}
 	}
 	s.mu.Lock()
@@ -500,14 +501,14 @@ func (s *Subscription) failHomeless(plan map[string]map[subName]bool) {
 		}
 		werr := err
 		if rerr := s.routeErr(sn); rerr != nil {
-			werr = fmt.Errorf("%w: %s %q: %w", ErrNoNodes, sn.kind.subCommand(), sn.name, rerr)
+			werr = errtext.Errorf("%w: %s %q: %w", ErrNoNodes, sn.kind.subCommand(), sn.name, rerr)
 		} else if !mastersDone {
 			mastersDone = true
 			if merr := s.mastersErr(); merr != nil {
-				err = fmt.Errorf("%w: no master can carry the names now; they stay and are subscribed once one can: %w", ErrNoNodes, merr)
+				err = errtext.Errorf("%w: no master can carry the names now; they stay and are subscribed once one can: %w", ErrNoNodes, merr)
 				werr = err
 			} else if derr := s.shardsDownErr(); derr != nil {
-				err = fmt.Errorf("%w: every shard is down; the names stay and are subscribed once one is back: %w", ErrNoNodes, derr)
+				err = errtext.Errorf("%w: every shard is down; the names stay and are subscribed once one is back: %w", ErrNoNodes, derr)
 				werr = err
 			}
 		}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/gomodule/redigo/redis"
 	"github.com/shardis/shardis/cluster"
+	"github.com/shardis/shardis/internal/errtext"
 	"github.com/shardis/shardis/shard/command"
 )
 
@@ -314,7 +315,7 @@ func (c *Client) commandKeys(ctx context.Context, name string, args []any) ([]an
 	}
 	pos, err := info.KeyPositions(args, nil)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrBadCommand, err)
+		return nil, errtext.Errorf("%w: %w", ErrBadCommand, err)
 	}
 	keys := make([]any, len(pos))
 	for i, p := range pos {

@@ -431,6 +431,10 @@ func (c *Client) refreshLoop() {
 	}
 }
 
+// testHookAfterMoved, when set (by tests), runs in applyMoved after it
+// installed its table and before it reports the change.
+var testHookAfterMoved atomic.Pointer[func(*Client)]
+
 // applyMoved points slot at addr at once, before the full refresh that a
 // MOVED also asks for.
 func (c *Client) applyMoved(slot int, addr string) int {
@@ -449,7 +453,13 @@ func (c *Client) applyMoved(slot int, addr string) int {
 		t := st.table.WithSlotOwner(slot, addr)
 		same := r.moveSlot(st, t, slot) // the same nodes: none joins or leaves
 		if same || r.installOver(st, t) {
-			c.slotMapChanged(st.table, r.Table())
+			if h := testHookAfterMoved.Load(); h != nil {
+				(*h)(c)
+			}
+			// The change is that of t, the table this MOVED installed:
+			// the table in use may already be a refresh's, which that
+			// refresh reports itself.
+			c.slotMapChanged(st.table, t)
 			if !same {
 				c.settleNodes() // addr may be a node that left and is back
 			}

@@ -354,12 +354,13 @@ type RefreshEvent struct {
 	Changed bool
 	// Err is the refresh's error; the old map stays in use then.
 	Err error
-	// OtherCluster is the number of nodes that answered during the
-	// refresh for another cluster (see Stats.OtherCluster). Their
-	// answers were refused, and the refresh may have succeeded all the
-	// same, with another node's answer, unless SwitchedCluster is set.
+	// OtherCluster is the number of nodes this refresh asked that
+	// answered for another cluster (see Stats.OtherCluster; another
+	// refresh running meanwhile counts its own). Their answers were
+	// refused, and the refresh may have succeeded all the same, with
+	// another node's answer, unless SwitchedCluster is set.
 	OtherCluster int
-	// SwitchedCluster is true when the refresh took one of those
+	// SwitchedCluster is true when this refresh took one of those
 	// answers, from a seed, because no node of the cluster in use
 	// answered: the client now follows that other cluster (see
 	// Stats.ClusterSwitches).

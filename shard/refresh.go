@@ -111,14 +111,25 @@ func (c *Client) runOwed(d time.Duration) {
 	}
 }
 
+// refreshOutcome is what one discovery did, for its RefreshEvent.
+type refreshOutcome struct {
+	// installed: the answer differed from the table in use, and no
+	// later discovery had installed its own first.
+	installed bool
+	// otherCluster counts the answers of another cluster this discovery
+	// met; switched says it installed one.
+	otherCluster int
+	switched     bool
+}
+
 // discover asks the known nodes not marked down, then the seeds, then the
 // nodes marked down, for the topology and installs the first good answer.
-// installed says it did: the answer differed from the table in use (and
-// no later discovery had installed its own first).
-func (c *Client) discover(ctx context.Context) (installed bool, err error) {
+// out says what this discovery itself did, whatever others did
+// meanwhile.
+func (c *Client) discover(ctx context.Context) (out refreshOutcome, err error) {
 	r := c.cl()
 	if r == nil {
-		return false, nil // a migration took the client back to a ring
+		return out, nil // a migration took the client back to a ring
 	}
 	var addrs []string
 	var seen map[string]bool
@@ -172,15 +183,16 @@ func (c *Client) discover(ctx context.Context) (installed bool, err error) {
 	}
 	isSeed := func(a string) bool { return slices.Contains(r.seeds, a) }
 	t, foreign, err := c.askTopology(ctx, addrs, known, isSeed)
+	out.otherCluster = foreign.refused
 	if err != nil {
-		return false, fmt.Errorf("shardis: cluster topology: %w", err)
+		return out, fmt.Errorf("shardis: cluster topology: %w", err)
 	}
 	r.installMu.Lock()
 	if ticket < r.newest {
 		// A discovery that asked after this one has installed its
 		// answer, which is the newer view.
 		r.installMu.Unlock()
-		return false, nil
+		return out, nil
 	}
 	r.newest = ticket
 	old := r.Table()
@@ -192,8 +204,9 @@ func (c *Client) discover(ctx context.Context) (installed bool, err error) {
 		r.pendFailed(old, t) // cluster_failed.go
 		r.install(t)
 	}
-	if foreign && changed {
+	if foreign.taken && changed {
 		c.refr.switches.Add(1)
+		out.switched = true
 	}
 	r.installMu.Unlock()
 	if changed {
@@ -209,7 +222,8 @@ func (c *Client) discover(ctx context.Context) (installed bool, err error) {
 	if kept := c.keepFailed(parent, r, old, t); changed || kept { // its own time bound
 		c.settleNodes()
 	}
-	return changed, nil
+	out.installed = changed
+	return out, nil
 }
 
 // hedgeDelay is how long askTopology waits for a node's answer before it
@@ -224,9 +238,10 @@ const hedgeDelay = 100 * time.Millisecond
 // cluster.ErrOtherCluster, and is taken only when no node answers for
 // known's cluster and it came from a seed (isSeed), the addresses the
 // program named: so a cluster replaced as a whole, every node, is
-// followed, not a stray node of another cluster; foreign says that it was
-// taken. A node that fails makes it ask the next one at once; a node that
-// has not answered within hedgeDelay, the next one as well,
+// followed, not a stray node of another cluster; foreign counts those
+// answers (with an error as well) and says whether one was taken. A node
+// that fails makes it ask the next one at once; a node that has not
+// answered within hedgeDelay, the next one as well,
 // while it keeps waiting for the first. Each node has its own bound (a
 // dial timeout and a read timeout), within ctx's: a hung node (one that
 // accepts connections and never answers: a frozen host, a partition that
@@ -235,9 +250,9 @@ const hedgeDelay = 100 * time.Millisecond
 // the nodes that answer were asked. When no node gives a usable answer,
 // the error joins one *cluster.SeedError per node asked, as
 // cluster.Discover's does.
-func (c *Client) askTopology(ctx context.Context, addrs []string, known *cluster.Table, isSeed func(string) bool) (t *cluster.Table, foreign bool, err error) {
+func (c *Client) askTopology(ctx context.Context, addrs []string, known *cluster.Table, isSeed func(string) bool) (t *cluster.Table, foreign foreignAnswers, err error) {
 	if len(addrs) == 0 {
-		return nil, false, cluster.ErrNoSeeds
+		return nil, foreign, cluster.ErrNoSeeds
 	}
 	discover := c.discoverFunc()
 	perNode := c.dialTimeout() + c.readTimeout
@@ -278,10 +293,11 @@ func (c *Client) askTopology(ctx context.Context, addrs []string, known *cluster
 			running--
 			if a.err == nil {
 				if sameCluster(known, a.t) {
-					return a.t, false, nil
+					return a.t, foreign, nil
 				}
 				a.err = otherClusterError(known, a.t)
 				c.refr.otherCluster.Add(1)
+				foreign.refused++
 				if other == nil && isSeed(addrs[a.i]) {
 					other = a.t
 				}
@@ -304,15 +320,25 @@ func (c *Client) askTopology(ctx context.Context, addrs []string, known *cluster
 		}
 	}
 	if other != nil {
-		return other, true, nil // no node of the known cluster answered
+		foreign.taken = true
+		return other, foreign, nil // no node of the known cluster answered
 	}
 	tried := next
 	errs = errs[:tried]
 	if err := ctx.Err(); err != nil && tried < len(addrs) {
 		errs = append(errs, fmt.Errorf("shardis: discovery stopped: %w", err))
 	}
-	return nil, false, fmt.Errorf("shardis: no node gave a usable cluster topology (%d of %d tried):\n%w",
+	return nil, foreign, fmt.Errorf("shardis: no node gave a usable cluster topology (%d of %d tried):\n%w",
 		tried, len(addrs), errors.Join(errs...))
+}
+
+// foreignAnswers is what askTopology met of another cluster.
+type foreignAnswers struct {
+	// refused counts the answers of another cluster, each a node's
+	// failure (the one then taken, if any, as well).
+	refused int
+	// taken: one of them is the answer returned.
+	taken bool
 }
 
 // sameCluster reports whether answer may be taken as a view of the

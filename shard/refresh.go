@@ -195,14 +195,33 @@ func (c *Client) discover(ctx context.Context) (out refreshOutcome, err error) {
 		return out, nil
 	}
 	r.newest = ticket
-	old := r.Table()
-	// Equal ignores masters without slots and replicas unfit for reads:
-	// a table that gained or lost one routes alike, but its nodes are the
-	// ones the client checks and reports (settleNodes).
-	changed := old == nil || !old.Equal(t) || !sameNodeAddrs(old, t)
-	if changed {
+	var old *cluster.Table
+	var changed bool
+	for {
+		cur := r.state.Load()
+		old = nil
+		if cur != nil {
+			old = cur.table
+		}
+		if h := testHookBeforeInstall.Load(); h != nil {
+			(*h)(c)
+		}
+		// Equal ignores masters without slots and replicas unfit for
+		// reads: a table that gained or lost one routes alike, but its
+		// nodes are the ones the client checks and reports
+		// (settleNodes).
+		changed = old == nil || !old.Equal(t) || !sameNodeAddrs(old, t)
+		if !changed {
+			break
+		}
 		r.pendFailed(old, t) // cluster_failed.go
-		r.install(t)
+		// Only over the table compared with: a MOVED applied meanwhile
+		// (applyMoved does not wait for installMu) has reported its
+		// slot; compared with its table, the change reported below is
+		// this refresh's alone.
+		if r.installOver(cur, t) {
+			break
+		}
 	}
 	if foreign.taken && changed {
 		c.refr.switches.Add(1)
@@ -456,6 +475,10 @@ func (c *Client) refreshLoop() {
 		}
 	}
 }
+
+// testHookBeforeInstall, when set (by tests), runs in a refresh when it
+// has read the table in use and is about to compare its answer with it.
+var testHookBeforeInstall atomic.Pointer[func(*Client)]
 
 // testHookAfterMoved, when set (by tests), runs in applyMoved after it
 // installed its table and before it reports the change.

@@ -69,7 +69,9 @@ type Hooks struct {
 	NodeState func(ev NodeEvent)
 	// SlotMap is called when the cluster slot map the client routes by
 	// changes (after a refresh, or at once for a MOVED), with a summary of
-	// what moved. Not called for the first map.
+	// what moved. Not called for the first map. Each change is reported
+	// once, by the refresh or MOVED that made it, so the events add up;
+	// those of changes made at the same time may come in either order.
 	SlotMap func(ev SlotMapEvent)
 	// Panic is called with a panic that the client recovered from code it
 	// ran for the program, when no call was there to return it to: a

@@ -266,18 +266,18 @@ func (c *Client) nodeEvent(kind NodeEventKind, i int, err error) {
 }
 
 // observeRefresh runs a topology refresh and reports it to the Refresh
-// hook. Changed is what the refresh did: a MOVED applied meanwhile, or
-// another refresh's table installed meanwhile, changes the table in use
-// but not this refresh's Changed.
-func (c *Client) observeRefresh(ctx context.Context, discover func(context.Context) (bool, error)) error {
+// hook. The event is what the refresh itself did: a MOVED applied
+// meanwhile, or another refresh that installed its table, met another
+// cluster's answer or switched to it meanwhile, changes the table in use
+// and the client's counters but not this refresh's event.
+func (c *Client) observeRefresh(ctx context.Context, discover func(context.Context) (refreshOutcome, error)) error {
 	if c.obs == nil || c.obs.h.Refresh == nil {
 		_, err := discover(ctx)
 		return err
 	}
-	other, switches := c.refr.otherCluster.Load(), c.refr.switches.Load()
 	start := time.Now()
-	installed, err := discover(ctx)
-	c.obs.h.Refresh(ctx, &RefreshEvent{Start: start, Duration: time.Since(start), Err: err, Changed: installed,
-		OtherCluster: int(c.refr.otherCluster.Load() - other), SwitchedCluster: c.refr.switches.Load() != switches})
+	out, err := discover(ctx)
+	c.obs.h.Refresh(ctx, &RefreshEvent{Start: start, Duration: time.Since(start), Err: err, Changed: out.installed,
+		OtherCluster: out.otherCluster, SwitchedCluster: out.switched})
 	return err
 }

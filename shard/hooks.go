@@ -69,7 +69,9 @@ type Hooks struct {
 	NodeState func(ev NodeEvent)
 	// SlotMap is called when the cluster slot map the client routes by
 	// changes (after a refresh, or at once for a MOVED), with a summary of
-	// what moved. Not called for the first map.
+	// what moved. Not called for the first map. Each change is reported
+	// once, by the refresh or MOVED that made it, so the events add up;
+	// those of changes made at the same time may come in either order.
 	SlotMap func(ev SlotMapEvent)
 	// Panic is called with a panic that the client recovered from code it
 	// ran for the program, when no call was there to return it to: a
@@ -354,12 +356,13 @@ type RefreshEvent struct {
 	Changed bool
 	// Err is the refresh's error; the old map stays in use then.
 	Err error
-	// OtherCluster is the number of nodes that answered during the
-	// refresh for another cluster (see Stats.OtherCluster). Their
-	// answers were refused, and the refresh may have succeeded all the
-	// same, with another node's answer, unless SwitchedCluster is set.
+	// OtherCluster is the number of nodes this refresh asked that
+	// answered for another cluster (see Stats.OtherCluster; another
+	// refresh running meanwhile counts its own). Their answers were
+	// refused, and the refresh may have succeeded all the same, with
+	// another node's answer, unless SwitchedCluster is set.
 	OtherCluster int
-	// SwitchedCluster is true when the refresh took one of those
+	// SwitchedCluster is true when this refresh took one of those
 	// answers, from a seed, because no node of the cluster in use
 	// answered: the client now follows that other cluster (see
 	// Stats.ClusterSwitches).

@@ -112,14 +112,25 @@ func (c *Client) runOwed(d time.Duration) {
 	}
 }
 
+// refreshOutcome is what one discovery did, for its RefreshEvent.
+type refreshOutcome struct {
+	// installed: the answer differed from the table in use, and no
+	// later discovery had installed its own first.
+	installed bool
+	// otherCluster counts the answers of another cluster this discovery
+	// met; switched says it installed one.
+	otherCluster int
+	switched     bool
+}
+
 // discover asks the known nodes not marked down, then the seeds, then the
 // nodes marked down, for the topology and installs the first good answer.
-// installed says it did: the answer differed from the table in use (and
-// no later discovery had installed its own first).
-func (c *Client) discover(ctx context.Context) (installed bool, err error) {
+// out says what this discovery itself did, whatever others did
+// meanwhile.
+func (c *Client) discover(ctx context.Context) (out refreshOutcome, err error) {
 	r := c.cl()
 	if r == nil {
-		return false, nil // a migration took the client back to a ring
+		return out, nil // a migration took the client back to a ring
 	}
 	var addrs []string
 	var seen map[string]bool
@@ -173,28 +184,49 @@ func (c *Client) discover(ctx context.Context) (installed bool, err error) {
 	}
 	isSeed := func(a string) bool { return slices.Contains(r.seeds, a) }
 	t, foreign, err := c.askTopology(ctx, addrs, known, isSeed)
+	out.otherCluster = foreign.refused
 	if err != nil {
-		return false, errtext.Errorf("shardis: cluster topology: %w", err)
+		return out, errtext.Errorf("shardis: cluster topology: %w", err)
 	}
 	r.installMu.Lock()
 	if ticket < r.newest {
 		// A discovery that asked after this one has installed its
 		// answer, which is the newer view.
 		r.installMu.Unlock()
-		return false, nil
+		return out, nil
 	}
 	r.newest = ticket
-	old := r.Table()
-	// Equal ignores masters without slots and replicas unfit for reads:
-	// a table that gained or lost one routes alike, but its nodes are the
-	// ones the client checks and reports (settleNodes).
-	changed := old == nil || !old.Equal(t) || !sameNodeAddrs(old, t)
-	if changed {
+	var old *cluster.Table
+	var changed bool
+	for {
+		cur := r.state.Load()
+		old = nil
+		if cur != nil {
+			old = cur.table
+		}
+		if h := testHookBeforeInstall.Load(); h != nil {
+			(*h)(c)
+		}
+		// Equal ignores masters without slots and replicas unfit for
+		// reads: a table that gained or lost one routes alike, but its
+		// nodes are the ones the client checks and reports
+		// (settleNodes).
+		changed = old == nil || !old.Equal(t) || !sameNodeAddrs(old, t)
+		if !changed {
+			break
+		}
 		r.pendFailed(old, t) // cluster_failed.go
-		r.install(t)
+		// Only over the table compared with: a MOVED applied meanwhile
+		// (applyMoved does not wait for installMu) has reported its
+		// slot; compared with its table, the change reported below is
+		// this refresh's alone.
+		if r.installOver(cur, t) {
+			break
+		}
 	}
-	if foreign && changed {
+	if foreign.taken && changed {
 		c.refr.switches.Add(1)
+		out.switched = true
 	}
 	r.installMu.Unlock()
 	if changed {
@@ -210,7 +242,8 @@ func (c *Client) discover(ctx context.Context) (installed bool, err error) {
 	if kept := c.keepFailed(parent, r, old, t); changed || kept { // its own time bound
 		c.settleNodes()
 	}
-	return changed, nil
+	out.installed = changed
+	return out, nil
 }
 
 // hedgeDelay is how long askTopology waits for a node's answer before it
@@ -225,9 +258,10 @@ const hedgeDelay = 100 * time.Millisecond
 // cluster.ErrOtherCluster, and is taken only when no node answers for
 // known's cluster and it came from a seed (isSeed), the addresses the
 // program named: so a cluster replaced as a whole, every node, is
-// followed, not a stray node of another cluster; foreign says that it was
-// taken. A node that fails makes it ask the next one at once; a node that
-// has not answered within hedgeDelay, the next one as well,
+// followed, not a stray node of another cluster; foreign counts those
+// answers (with an error as well) and says whether one was taken. A node
+// that fails makes it ask the next one at once; a node that has not
+// answered within hedgeDelay, the next one as well,
 // while it keeps waiting for the first. Each node has its own bound (a
 // dial timeout and a read timeout), within ctx's: a hung node (one that
 // accepts connections and never answers: a frozen host, a partition that
@@ -236,9 +270,9 @@ const hedgeDelay = 100 * time.Millisecond
 // the nodes that answer were asked. When no node gives a usable answer,
 // the error joins one *cluster.SeedError per node asked, as
 // cluster.Discover's does.
-func (c *Client) askTopology(ctx context.Context, addrs []string, known *cluster.Table, isSeed func(string) bool) (t *cluster.Table, foreign bool, err error) {
+func (c *Client) askTopology(ctx context.Context, addrs []string, known *cluster.Table, isSeed func(string) bool) (t *cluster.Table, foreign foreignAnswers, err error) {
 	if len(addrs) == 0 {
-		return nil, false, cluster.ErrNoSeeds
+		return nil, foreign, cluster.ErrNoSeeds
 	}
 	discover := c.discoverFunc()
 	perNode := c.dialTimeout() + c.readTimeout
@@ -279,10 +313,11 @@ func (c *Client) askTopology(ctx context.Context, addrs []string, known *cluster
 			running--
 			if a.err == nil {
 				if sameCluster(known, a.t) {
-					return a.t, false, nil
+					return a.t, foreign, nil
 				}
 				a.err = otherClusterError(known, a.t)
 				c.refr.otherCluster.Add(1)
+				foreign.refused++
 				if other == nil && isSeed(addrs[a.i]) {
 					other = a.t
 				}
@@ -305,15 +340,25 @@ func (c *Client) askTopology(ctx context.Context, addrs []string, known *cluster
 		}
 	}
 	if other != nil {
-		return other, true, nil // no node of the known cluster answered
+		foreign.taken = true
+		return other, foreign, nil // no node of the known cluster answered
 	}
 	tried := next
 	errs = errs[:tried]
 	if err := ctx.Err(); err != nil && tried < len(addrs) {
 		errs = append(errs, fmt.Errorf("shardis: discovery stopped: %w", err))
 	}
-	return nil, false, errtext.Errorf("shardis: no node gave a usable cluster topology (%d of %d tried):\n%w",
+	return nil, foreign, errtext.Errorf("shardis: no node gave a usable cluster topology (%d of %d tried):\n%w",
 		tried, len(addrs), errors.Join(errs...))
+}
+
+// foreignAnswers is what askTopology met of another cluster.
+type foreignAnswers struct {
+	// refused counts the answers of another cluster, each a node's
+	// failure (the one then taken, if any, as well).
+	refused int
+	// taken: one of them is the answer returned.
+	taken bool
 }
 
 // sameCluster reports whether answer may be taken as a view of the
@@ -432,6 +477,14 @@ func (c *Client) refreshLoop() {
 	}
 }
 
+// testHookBeforeInstall, when set (by tests), runs in a refresh when it
+// has read the table in use and is about to compare its answer with it.
+var testHookBeforeInstall atomic.Pointer[func(*Client)]
+
+// testHookAfterMoved, when set (by tests), runs in applyMoved after it
+// installed its table and before it reports the change.
+var testHookAfterMoved atomic.Pointer[func(*Client)]
+
 // applyMoved points slot at addr at once, before the full refresh that a
 // MOVED also asks for.
 func (c *Client) applyMoved(slot int, addr string) int {
@@ -450,7 +503,13 @@ func (c *Client) applyMoved(slot int, addr string) int {
 		t := st.table.WithSlotOwner(slot, addr)
 		same := r.moveSlot(st, t, slot) // the same nodes: none joins or leaves
 		if same || r.installOver(st, t) {
-			c.slotMapChanged(st.table, r.Table())
+			if h := testHookAfterMoved.Load(); h != nil {
+				(*h)(c)
+			}
+			// The change is that of t, the table this MOVED installed:
+			// the table in use may already be a refresh's, which that
+			// refresh reports itself.
+			c.slotMapChanged(st.table, t)
 			if !same {
 				c.settleNodes() // addr may be a node that left and is back
 			}

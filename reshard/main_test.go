@@ -26,8 +26,10 @@ func TestMain(m *testing.M) {
 	if spec := os.Getenv(faultLoadEnv); spec != "" {
 		os.Exit(runFaultLoad(spec))
 	}
+	skipExamplesWithoutRedis() // example_servers_test.go
 	code := m.Run()
 	removeCLI() // cli_test.go
+	stopExampleServers()
 	if code == 0 {
 		if err := goleak.Find(); err != nil {
 			fmt.Fprintln(os.Stderr, "goroutine leak:", err)

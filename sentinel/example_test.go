@@ -5,25 +5,59 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/gomodule/redigo/redis"
 	"github.com/shardis/shardis/sentinel"
 )
 
 // Find the current master of a set and follow its failovers.
 func ExampleClient() {
-	c, err := sentinel.New("mymaster", []string{"127.0.0.1:26379", "127.0.0.1:26380"}, sentinel.Options{DialTimeout: 200 * time.Millisecond})
+	sentinels, masters := sentinelAddrs() // the Sentinels' "host:port", and the master sets they monitor
+	c, err := sentinel.New(masters[0], sentinels, sentinel.Options{DialTimeout: time.Second})
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if addr, from, err := c.MasterAddr(ctx); err == nil {
-		fmt.Println("master", addr, "according to", from)
+	addr, _, err := c.MasterAddr(ctx)
+	if err != nil {
+		fmt.Println(err)
+		return
 	}
+	failovers := make(chan sentinel.SwitchMaster, 1)
 	w := c.Watch(func(sentinelAddr string, ev sentinel.SwitchMaster) {
-		fmt.Println("failover:", ev.OldAddr, "->", ev.NewAddr)
+		select {
+		case failovers <- ev: // each Sentinel announces the failover: keep one
+		default:
+		}
 	})
 	defer w.Close()
+	for w.Connected() < len(sentinels) && ctx.Err() == nil {
+		time.Sleep(10 * time.Millisecond) // until every subscription is on
+	}
+
+	// An operator's failover, for maintenance of the master's host.
+	conn, err := redis.Dial("tcp", sentinels[0])
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer conn.Close()
+	if _, err := conn.Do("SENTINEL", "FAILOVER", masters[0]); err != nil {
+		fmt.Println(err)
+		return
+	}
+	select {
+	case ev := <-failovers:
+		now, _, err := c.MasterAddr(ctx)
+		fmt.Println("failover from the old master:", ev.OldAddr == addr)
+		fmt.Println("the Sentinels name the new one:", now == ev.NewAddr && now != addr, err)
+	case <-ctx.Done():
+		fmt.Println("no failover seen")
+	}
+	// Output:
+	// failover from the old master: true
+	// the Sentinels name the new one: true <nil>
 }
 
 func ExampleParseSwitchMaster() {
@@ -36,14 +70,19 @@ func ExampleParseSwitchMaster() {
 // the master again when a subscription comes back after a loss: a
 // failover announced meanwhile was missed.
 func ExampleClient_WatchAllWith() {
-	c, err := sentinel.New("mymaster", []string{"127.0.0.1:26379"}, sentinel.Options{DialTimeout: 200 * time.Millisecond})
+	sentinels, masters := sentinelAddrs() // the Sentinels' "host:port", and the master sets they monitor
+	c, err := sentinel.New(masters[0], sentinels, sentinel.Options{DialTimeout: time.Second})
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
+	switched := make(chan string, 1)
 	w := c.WatchAllWith(sentinel.WatchHandlers{
 		Switch: func(sentinelAddr string, ev sentinel.SwitchMaster) {
-			fmt.Println("failover of", ev.Master, "to", ev.NewAddr)
+			select {
+			case switched <- ev.Master:
+			default:
+			}
 		},
 		Resubscribed: func(sentinelAddr string) {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
@@ -54,7 +93,31 @@ func ExampleClient_WatchAllWith() {
 		},
 	})
 	defer w.Close()
+	deadline := time.Now().Add(30 * time.Second)
+	for w.Connected() < len(sentinels) && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
 	if err := w.Err(); err != nil {
 		fmt.Println("not subscribed to every Sentinel:", err)
 	}
+
+	// A failover of another master set than the Client's.
+	conn, err := redis.Dial("tcp", sentinels[0])
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer conn.Close()
+	if _, err := conn.Do("SENTINEL", "FAILOVER", masters[1]); err != nil {
+		fmt.Println(err)
+		return
+	}
+	select {
+	case master := <-switched:
+		fmt.Println("failover of", master)
+	case <-time.After(30 * time.Second):
+		fmt.Println("no failover seen")
+	}
+	// Output:
+	// failover of master-1
 }

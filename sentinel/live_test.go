@@ -3,6 +3,8 @@ package sentinel_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -15,7 +17,20 @@ import (
 	"go.uber.org/goleak"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+// TestMain stops the examples' servers (example_servers_test.go), then
+// fails the package when a test left a goroutine behind.
+func TestMain(m *testing.M) {
+	skipExamplesWithoutRedis()
+	code := m.Run()
+	stopExampleSentinels()
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintln(os.Stderr, "goroutine leak:", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
 
 const sentinelPassword = "s3ntinel-secret"
 

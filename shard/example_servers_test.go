@@ -19,6 +19,10 @@ var (
 	exampleOnce    sync.Once
 	exampleServers []*redistest.Server
 	exampleErr     error
+
+	sentinelOnce sync.Once
+	sentinelSet  *redistest.SentinelSet
+	sentinelErr  error
 )
 
 // redisAddrs returns the addresses of n (at most 3) empty redis-servers.
@@ -57,6 +61,19 @@ func clusterSeeds() []string {
 	return c.Seeds()
 }
 
+// sentinelAddrs returns the addresses of a Sentinel and the name of the
+// one master set (with one replica) it monitors.
+func sentinelAddrs() (addrs []string, master string) {
+	sentinelOnce.Do(func() {
+		sentinelSet, sentinelErr = redistest.StartSentinels(redistest.SentinelOptions{Shards: 1, Replicas: 1, Sentinels: 1})
+	})
+	if sentinelErr != nil {
+		fmt.Fprintln(os.Stderr, "example sentinels:", sentinelErr)
+		return []string{"127.0.0.1:1"}, "master-0" // refused
+	}
+	return sentinelSet.Addrs(), sentinelSet.Names()[0]
+}
+
 // skipExamplesWithoutRedis makes the test binary skip the examples when
 // redis-server is not installed and CI is not set; under CI a missing
 // server stays a failure.
@@ -73,6 +90,11 @@ func skipExamplesWithoutRedis() {
 
 // stopExampleServers stops the examples' servers, if they were started.
 func stopExampleServers() {
+	if sentinelSet != nil {
+		if err := sentinelSet.Stop(); err != nil {
+			fmt.Fprintln(os.Stderr, "stop example sentinels:", err)
+		}
+	}
 	for _, s := range exampleServers {
 		if err := s.Stop(); err != nil {
 			fmt.Fprintln(os.Stderr, "stop example server:", err)

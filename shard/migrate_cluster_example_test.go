@@ -2,8 +2,11 @@ package shard_test
 
 import (
 	"context"
+	"fmt"
 	"log"
+	"strings"
 
+	"github.com/gomodule/redigo/redis"
 	"github.com/shardis/shardis/shard"
 )
 
@@ -15,7 +18,8 @@ import (
 // client, which reads from replicas here (read_from).
 func ExampleClient_StartMigration_cluster() {
 	ctx := context.Background()
-	cfg, err := shard.ParseURL("redis-ring://10.0.0.1:6379,10.0.0.2:6379,10.0.0.3:6379?names=a,b,c&client_name=auto")
+	addrs := redisAddrs(3) // "host:port" of the ring's redis-servers
+	cfg, err := shard.ParseURL("redis-ring://" + strings.Join(addrs, ",") + "?names=a,b,c&client_name=auto")
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -24,7 +28,11 @@ func ExampleClient_StartMigration_cluster() {
 		log.Fatal(err)
 	}
 	defer c.Close()
-	to, err := shard.ParseURL("redis-cluster://10.0.1.1:7000,10.0.1.2:7000,10.0.1.3:7000?read_from=replica-random")
+	if _, err := c.Do(ctx, "SET", "page:visits", 41); err != nil {
+		log.Fatal(err)
+	}
+	seeds := clusterSeeds() // "host:port" of some of the cluster's nodes
+	to, err := shard.ParseURL("redis-cluster://" + strings.Join(seeds, ",") + "?read_from=replica-random")
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -33,12 +41,26 @@ func ExampleClient_StartMigration_cluster() {
 		// discovered, the client uses a database other than 0, ...
 		log.Fatal(err)
 	}
-	// ... the mover arms the fence: c.Migration() reports PhaseArmed and
-	// c.Router() is a *shard.ClusterRouter; the mover moves and verifies ...
-	if _, err := c.Do(ctx, "INCR", "visits"); err != nil { // moved from the ring first, if it was still there
+	// ... the mover arms the fence (alone here, the client does it) ...
+	if err := c.ArmMigration(); err != nil {
 		log.Fatal(err)
 	}
+	_, isCluster := c.Router().(*shard.ClusterRouter)
+	fmt.Println("cluster client:", isCluster)
+	// ... the mover moves and verifies; a key still on the ring moves
+	// first when it is used.
+	visits, err := redis.Int(c.Do(ctx, "INCR", "page:visits"))
+	fmt.Println("visits:", visits, err)
 	if err := c.FinishMigration(); err != nil {
 		log.Fatal(err)
 	}
+	_, migrating := c.Migration()
+	fmt.Println("migrating:", migrating)
+	if _, err := c.Do(ctx, "DEL", "page:visits"); err != nil { // leave the cluster as it was
+		log.Fatal(err)
+	}
+	// Output:
+	// cluster client: true
+	// visits: 42 <nil>
+	// migrating: false
 }

@@ -40,6 +40,7 @@ func Example_sentinel() {
 	// shard.New(ctx, cfg) then finds each master through the Sentinels;
 	// client.Stats().Sentinel shows each shard's master, replicas and
 	// failovers.
+
 	// Output:
 	// <nil>
 	// <nil> 3 2

@@ -2,6 +2,7 @@ package pool
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -131,5 +132,38 @@ func TestReview11RenameIdleDroppedDoesNotRedial(t *testing.T) {
 	defer c.Close()
 	if name, err := redis.String(c.Do("CLIENT", "GETNAME")); err != nil || name != "app-b" {
 		t.Errorf("the next connection's name = %q, %v; want app-b", name, err)
+	}
+}
+
+// TestReview11RenameIdleWithWaitRenamesEvery: under MaxActive and Wait,
+// renaming that takes idle connections only still renames every idle
+// one, with no dial, name after name.
+func TestReview11RenameIdleWithWaitRenamesEvery(t *testing.T) {
+	srv := plainServer(t)
+	set := newTestSet(t, Options{ClientName: "app-0", MaxIdle: 8, MaxActive: 3, Wait: true})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var conns []redis.Conn
+	for range 3 {
+		c, err := set.Get(ctx, srv.Addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		conns = append(conns, c)
+	}
+	for _, c := range conns {
+		c.Close()
+	}
+	for i := 1; i <= 20; i++ {
+		name := fmt.Sprintf("app-%d", i)
+		if err := set.SetClientName(ctx, name); err != nil {
+			t.Fatalf("SetClientName(%s): %v", name, err)
+		}
+		if got := serverNames(t, srv); got[name] != 3 || len(got) != 1 {
+			t.Fatalf("after SetClientName(%s): CLIENT LIST names %v, want 3 %s", name, got, name)
+		}
+	}
+	if st := set.Stats()[srv.Addr]; st.Dials != 3 || st.Idle != 3 {
+		t.Errorf("Dials %d, Idle %d; want 3 and 3", st.Dials, st.Idle)
 	}
 }

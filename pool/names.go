@@ -2,6 +2,7 @@ package pool
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -18,7 +19,9 @@ import (
 // date by the goroutine that owns it at the time:
 //
 //   - SetClientName borrows every idle connection (the borrow check
-//     renames it) and gives it back;
+//     renames it) and gives it back; these borrows take idle
+//     connections only, never dialing one nor waiting for one to be
+//     given back (getIdle);
 //   - a connection borrowed at the time is renamed when it comes back
 //     (the pool's Close sends Do(""), which checks the generation: one
 //     atomic load per return; the rename waits at most
@@ -73,8 +76,10 @@ func (s *Set) ClientName() string { return s.names.cur.Load().name }
 // connection closed instead, so that Close does not wait on a hung
 // server), or at the latest before it is handed out again. A connection
 // given back while SetClientName runs may sit idle under the old name
-// until it is next borrowed, where it is renamed before use. An empty name clears the
-// names. Connections made by Dial keep the name they were dialed with.
+// until it is next borrowed, where it is renamed before use. Renaming
+// neither dials a connection nor waits for a borrowed one to be given
+// back. An empty name clears the names. Connections made by Dial keep the
+// name they were dialed with.
 //
 // A name with spaces or characters other than printable ASCII gives an
 // error wrapping ErrBadOptions and changes nothing; after Close the error
@@ -145,7 +150,7 @@ func (cp *counted) renameIdle(ctx context.Context) error {
 		if err := ended(ctx); err != nil {
 			return err
 		}
-		c, err := cp.get(ctx)
+		c, err := cp.getIdle(ctx)
 		if err != nil {
 			if cerr := ended(ctx); cerr != nil {
 				return cerr
@@ -155,6 +160,62 @@ func (cp *counted) renameIdle(ctx context.Context) error {
 		held = append(held, c)
 	}
 	return nil
+}
+
+// errNotIdle is the dial's answer to a borrow of getIdle's: the pool had
+// no idle connection to hand it.
+var errNotIdle = errors.New("shardis: no idle connection to rename")
+
+// idleBorrowKey marks the context of a borrow of getIdle's; its value is
+// the *idleBorrow.
+type idleBorrowKey struct{}
+
+// idleBorrow is one borrow of getIdle's.
+type idleBorrow struct {
+	// ctx is getIdle's caller's: the borrow check renames under it, not
+	// under the borrow's own context, which getIdle may cancel.
+	ctx context.Context
+	// passed is set when the pool hands the borrow check a connection:
+	// the borrow waits no more.
+	passed atomic.Bool
+}
+
+// getIdle borrows an idle connection of the pool, or none: the count
+// taken before may be stale, as another caller can borrow the connection
+// meanwhile, and a borrow of the pool's own would then dial a connection
+// to rename (or wait, with MaxActive and Wait, for one to be given
+// back, which a blocking command may hold for ever). The dial refuses
+// such a borrow (errNotIdle). The pool waits for a free slot before it
+// looks at its idle connections, and a slot is free whenever one is
+// idle: so a borrow still waiting while none is idle has nothing to
+// rename, and is cancelled (a connection given back is renamed on its
+// return).
+func (cp *counted) getIdle(ctx context.Context) (redis.Conn, error) {
+	b := &idleBorrow{ctx: ctx}
+	bctx, cancel := context.WithCancel(context.WithValue(ctx, idleBorrowKey{}, b))
+	defer cancel()
+	if cp.pool.Wait && cp.pool.MaxActive > 0 {
+		stop := make(chan struct{})
+		defer close(stop)
+		go func() {
+			tick := time.NewTicker(time.Millisecond)
+			defer tick.Stop()
+			for {
+				select {
+				case <-stop:
+					return
+				case <-bctx.Done():
+					return
+				case <-tick.C:
+					if !b.passed.Load() && cp.pool.IdleCount() == 0 {
+						cancel()
+						return
+					}
+				}
+			}
+		}()
+	}
+	return cp.get(bctx)
 }
 
 // stale reports whether lc carries an older name than the Set's.

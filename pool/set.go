@@ -316,6 +316,9 @@ func (s *Set) newPool(addr string, readOnly bool, resolve func() (string, error)
 		MaxConnLifetime: s.opts.MaxConnLifetime,
 		Wait:            s.opts.Wait,
 		DialContext: func(ctx context.Context) (redis.Conn, error) {
+			if ctx.Value(idleBorrowKey{}) != nil {
+				return nil, errNotIdle // renaming takes idle connections only
+			}
 			cp.dials.Add(1)
 			gen := cp.gen.Load()
 			c, err := s.dial(ctx, d)
@@ -331,6 +334,10 @@ func (s *Set) newPool(addr string, readOnly bool, resolve func() (string, error)
 		},
 	}
 	cp.pool.TestOnBorrowContext = func(ctx context.Context, c redis.Conn, lastUsed time.Time) error {
+		if b, ok := ctx.Value(idleBorrowKey{}).(*idleBorrow); ok {
+			b.passed.Store(true)
+			ctx = b.ctx // not the borrow's own, which getIdle may cancel
+		}
 		lc, _ := c.(*liveConn)
 		if lc != nil && lc.gen < cp.gen.Load() {
 			return errDropped

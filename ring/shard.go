@@ -1,6 +1,7 @@
 package ring
 
 import (
+	"encoding/json"
 	"fmt"
 	"net"
 	"strconv"
@@ -39,13 +40,42 @@ func (s Shard) Label() string {
 }
 
 // String returns the shard in ParseShards syntax: "host:port:weight[ name]".
+// Credentials pasted into Addr ("user:password@host:port", which New and
+// ParseShards refuse) show as "xxxxx@host:port", as in every output of a
+// Shard (GoString, MarshalJSON, MarshalYAML); Label and the ring's
+// placement use Addr as it is.
 func (s Shard) String() string {
-	e := s.Addr + ":" + strconv.Itoa(s.Weight)
+	e := addrkey.Redact(s.Addr) + ":" + strconv.Itoa(s.Weight)
 	if s.Name != "" {
 		e += " " + s.Name
 	}
 	return e
 }
+
+// GoString returns s as Go syntax, as %#v prints a struct, with
+// credentials in Addr shown as "xxxxx@host:port" (see String).
+func (s Shard) GoString() string {
+	return fmt.Sprintf("ring.Shard{Name:%q, Addr:%q, Weight:%d}", s.Name, addrkey.Redact(s.Addr), s.Weight)
+}
+
+// shardFields is a Shard without its methods, for the encoders.
+type shardFields Shard
+
+// redacted returns s's fields with credentials in Addr hidden.
+func (s Shard) redacted() shardFields {
+	s.Addr = addrkey.Redact(s.Addr)
+	return shardFields(s)
+}
+
+// MarshalJSON encodes s as encoding/json encodes a struct, field by
+// field, except that credentials pasted into Addr are shown as
+// "xxxxx@host:port" (see String).
+func (s Shard) MarshalJSON() ([]byte, error) { return json.Marshal(s.redacted()) }
+
+// MarshalYAML is MarshalJSON for the YAML encoders (go.yaml.in/yaml/v3,
+// gopkg.in/yaml.v3): the fields as they encode a struct, with
+// credentials in Addr hidden.
+func (s Shard) MarshalYAML() (any, error) { return s.redacted(), nil }
 
 // ParseShards parses a comma-separated list of twemproxy-style server
 // entries "HOST:PORT[:WEIGHT][ NAME]", for example
@@ -118,7 +148,8 @@ func (e *shardListError) Unwrap() []error {
 
 // FormatShards returns shards in the syntax ParseShards reads, one entry per
 // shard with an explicit weight. ParseShards(FormatShards(s)) returns s for
-// every list ParseShards accepted.
+// every list ParseShards accepted. Credentials in an address, which
+// ParseShards refuses, are hidden (see Shard.String).
 func FormatShards(shards []Shard) string {
 	parts := make([]string, len(shards))
 	for i, s := range shards {

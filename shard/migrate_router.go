@@ -106,6 +106,13 @@ type TopologyIDer interface {
 // configs with the same ID put every key on the same node. Processes name
 // their connections with it (CLIENT SETNAME), so that the mover can tell
 // which topology each process routes by.
+//
+// For a Config with a Router, TopologyID runs the Router's code (its
+// TopologyID when it is a TopologyIDer, else its Nodes) in the caller's
+// goroutine and does not recover a panic of it: the panic reaches the
+// caller. Validate, New and StartMigration, which work the ID out the same
+// way, return such a panic as an error matching ErrBadConfig and
+// *PanicError: call Validate first to have it as an error.
 func TopologyID(cfg Config) string {
 	h := fnv.New64a()
 	switch {

@@ -55,20 +55,25 @@ import (
 // redis-ring://[fe80::1%25eth0]:6379 (the address [fe80::1%eth0]:6379).
 // User name and password may be percent-encoded; user info without a ':'
 // is refused (write :password@ for a password alone). Errors never
-// include the password.
+// include the password. The scheme's case does not matter
+// (REDIS-RING:// is redis-ring://).
 func ParseURL(raw string) (Config, error) {
 	var cfg Config
-	scheme, rest, ok := strings.Cut(raw, "://")
+	rawScheme, rest, ok := strings.Cut(raw, "://")
 	if !ok {
 		return cfg, fmt.Errorf("%w: URL has no scheme (want redis-ring:// or redis-cluster://)", ErrBadConfig)
 	}
+	// Schemes are case-insensitive (RFC 3986 3.1): REDIS-RING:// is
+	// redis-ring://. Only ASCII letters fold, as net/url does, so no
+	// Unicode lookalike (the long s, "\u017f") reads as one of ours.
+	scheme := asciiLower(rawScheme)
 	switch scheme {
 	case "redis-ring", "rediss-ring", schemeSentinel, schemeSentinelTLS:
 		cfg.Mode = ModeRing
 	case "redis-cluster", "rediss-cluster":
 		cfg.Mode = ModeCluster
 	default:
-		return cfg, fmt.Errorf("%w: unknown URL scheme %q (want redis-ring, rediss-ring, redis-cluster, rediss-cluster, redis-ring+sentinel or rediss-ring+sentinel)", ErrBadConfig, scheme)
+		return cfg, fmt.Errorf("%w: unknown URL scheme %q (want redis-ring, rediss-ring, redis-cluster, rediss-cluster, redis-ring+sentinel or rediss-ring+sentinel)", ErrBadConfig, rawScheme)
 	}
 	if strings.HasPrefix(scheme, "rediss") {
 		cfg.Pool.TLSConfig = &tls.Config{MinVersion: tls.VersionTLS12}
@@ -386,4 +391,16 @@ func applyURLOption(cfg *Config, name, v string) error {
 		return fmt.Errorf("%w: unknown URL option %q", ErrBadConfig, name)
 	}
 	return nil
+}
+
+// asciiLower returns s with its ASCII upper-case letters lowered, and
+// every other byte as it is.
+func asciiLower(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
 }

@@ -189,7 +189,9 @@ func (c *Client) loadReplicas(ctx context.Context, sh *sentShard, master string)
 	}
 	var listed []string
 	for _, r := range reps {
-		if !r.Healthy() || r.Addr == master || (r.MasterAddr != "" && r.MasterAddr != master) {
+		// The Sentinels may spell the master otherwise than the replica
+		// does (a host name, announced, against an IP address).
+		if !r.Healthy() || sameServer(r.Addr, master) || (r.MasterAddr != "" && !sameServer(r.MasterAddr, master)) {
 			continue
 		}
 		listed = append(listed, r.Addr)

@@ -204,7 +204,7 @@ func (c *Client) loadReplicas(ctx context.Context, sh *sentShard, master string)
 		// check counts against the replica.
 		nodes := make([]int32, len(listed))
 		for k, a := range listed {
-			i := c.nodes.add(Node{Name: sh.cfg.Name + " replica " + a, Addr: a})
+			i := c.nodes.add(Node{Name: sh.replicaName(a), Addr: a})
 			nodes[k] = int32(i)
 			seen[int32(i)] = c.nodes.get(i).errors.Load()
 		}
@@ -233,6 +233,12 @@ func (c *Client) loadReplicas(ctx context.Context, sh *sentShard, master string)
 	if prev == nil || !slices.Equal(*prev, idx) || unsynced {
 		c.settleNodes() // a replica no longer listed retires (nodes.go)
 	}
+}
+
+// replicaName is the node name of the shard's replica at addr, under
+// which it serves the shard's reads (Stats, the hooks' events).
+func (sh *sentShard) replicaName(addr string) string {
+	return sh.cfg.Name + " replica " + addr
 }
 
 // syncedReplicas returns those of addrs (in order) that say, with ROLE,

@@ -60,11 +60,11 @@ type NodeEvent struct {
 	// reported (see CommandEvent.ServerAddr): Node.Addr, but for a
 	// Sentinel shard, whose Node.Addr names the shard
 	// ("sentinel/<name>"), its master's address (empty while it has
-	// none). A Sentinel shard's ReplicaPromoted gives the new master's,
-	// which is also its Node.Addr.
+	// none). A Sentinel shard's ReplicaPromoted gives the new master's.
 	ServerAddr string
 	// Previous is the master a promoted replica replaced (ReplicaPromoted
-	// only).
+	// only). For a Sentinel shard it is the shard at the old master's
+	// host:port.
 	Previous Node
 	// Err is the failure that marked the node down (NodeDown only).
 	Err error

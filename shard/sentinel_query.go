@@ -169,7 +169,7 @@ func (c *Client) installed(sh *sentShard, old *string, addr string) {
 	c.noteSuccess(sh.node)
 	sh.failovers.Add(1)
 	c.sent.failovers.Add(1)
-	c.sent.notify(failoverEvent{Shard: sh.cfg.Name, MasterSet: sh.cfg.master(), From: *old, To: addr, At: time.Now()})
+	c.sent.notify(failoverEvent{Shard: sh.cfg.Name, MasterSet: sh.cfg.master(), Node: sh.node, From: *old, To: addr, At: time.Now()})
 	c.subs.topo.notify() // subscriptions leave the old master (subscription_place.go)
 }
 

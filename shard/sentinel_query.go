@@ -70,9 +70,9 @@ func (c *Client) installFound(ctx context.Context, sh *sentShard, addr string, g
 		(*h)(addr)
 	}
 	sh.instMu.Lock()
-	back := addr == sh.switchedFrom && time.Since(sh.switchedAt) < switchBackGuard
+	back := sameServer(addr, sh.switchedFrom) && time.Since(sh.switchedAt) < switchBackGuard
 	sh.instMu.Unlock()
-	if cur := sh.master.Load(); back && cur != nil && *cur != addr && c.checkMaster(ctx, *cur) == nil {
+	if cur := sh.master.Load(); back && cur != nil && !sameServer(*cur, addr) && c.checkMaster(ctx, *cur) == nil {
 		return false
 	}
 	sh.instMu.Lock()
@@ -146,10 +146,12 @@ func (c *Client) roleOf(ctx context.Context, addr string) (sentinel.Role, error)
 // installed follows a change of the shard's master from old to addr
 // (installFound or switched swapped it in): the pools of the shard start
 // over (connections to the old master close as they come back), the node
-// counts as up again, and the failover is counted. It runs outside
-// instMu, as it calls the user's hooks.
+// counts as up again, and the failover is counted. The same server under
+// another spelling (Sentinels that announce host names and Sentinels
+// that do not) is no change. It runs outside instMu, as it calls the
+// user's hooks.
 func (c *Client) installed(sh *sentShard, old *string, addr string) {
-	if old == nil || *old == addr {
+	if old == nil || sameServer(*old, addr) {
 		return
 	}
 	ns := c.nodes.get(sh.node)

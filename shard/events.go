@@ -83,6 +83,11 @@ type NodeEvent struct {
 func (e NodeEvent) String() string {
 	switch e.Kind {
 	case ReplicaPromoted:
+		if e.ServerAddr != "" && e.ServerAddr != e.Node.Addr {
+			// A Sentinel shard: Node and Previous are the shard, the
+			// servers are ServerAddr and Previous.Addr.
+			return fmt.Sprintf("%s: replica %s promoted (replaces %s)", e.Node, e.ServerAddr, e.Previous.Addr)
+		}
 		return fmt.Sprintf("replica %s promoted (replaces %s)", e.Node, e.Previous)
 	case NodeDown:
 		if e.Err != nil {

@@ -60,11 +60,11 @@ type NodeEvent struct {
 	// reported (see CommandEvent.ServerAddr): Node.Addr, but for a
 	// Sentinel shard, whose Node.Addr names the shard
 	// ("sentinel/<name>"), its master's address (empty while it has
-	// none). A Sentinel shard's ReplicaPromoted gives the new master's,
-	// which is also its Node.Addr.
+	// none). A Sentinel shard's ReplicaPromoted gives the new master's.
 	ServerAddr string
 	// Previous is the master a promoted replica replaced (ReplicaPromoted
-	// only).
+	// only). For a Sentinel shard it is the shard at the old master's
+	// host:port.
 	Previous Node
 	// Err is the failure that marked the node down (NodeDown only).
 	Err error
@@ -83,6 +83,11 @@ type NodeEvent struct {
 func (e NodeEvent) String() string {
 	switch e.Kind {
 	case ReplicaPromoted:
+		if e.ServerAddr != "" && e.ServerAddr != e.Node.Addr {
+			// A Sentinel shard: Node and Previous are the shard, the
+			// servers are ServerAddr and Previous.Addr.
+			return fmt.Sprintf("%s: replica %s promoted (replaces %s)", e.Node, e.ServerAddr, e.Previous.Addr)
+		}
 		return fmt.Sprintf("replica %s promoted (replaces %s)", e.Node, e.Previous)
 	case NodeDown:
 		if e.Err != nil {

@@ -327,7 +327,8 @@ func (l liveSet) lists(ns *nodeState) bool {
 // client uses now, each with its name and the entries listed: the one it
 // routes by, the cluster it follows, both sides of a migration (and of
 // the armed migration a rollback turns around), and the replicas of its
-// Sentinel shards that serve reads. An address listed by several
+// Sentinel shards that serve reads. (named after the shard whose reads they
+// serve). An address listed by several
 // topologies has the name of the first in that order, so the topology
 // the client routes by names it, as Nodes does. A cluster lists its
 // masters' plain entries and its replicas' read-only ones: a server
@@ -381,10 +382,16 @@ func (c *Client) liveNodes() liveSet {
 		}
 	}
 	if c.sent != nil {
+		// A replica is named after the shard it serves reads of now, not
+		// the one that listed it first: a replica re-pointed to another
+		// master set moves to that shard's name. While two shards list
+		// it (the move is seen by one only), the first in order names
+		// it.
 		for _, sh := range c.sent.shards {
 			if p := sh.replicas.Load(); p != nil {
 				for _, i := range *p {
-					put(c.nodes.get(int(i)).node, livePlain)
+					addr := c.nodes.get(int(i)).node.Addr
+					put(Node{Name: sh.replicaName(addr), Addr: addr}, livePlain)
 				}
 			}
 		}

@@ -14,7 +14,8 @@ import (
 // names the shard ("sentinel/<name>"), and an observer keyed by server
 // (a metric's server.address) had only that. The master's death is
 // reported down at the old master's address, and the failover as the
-// replica promoted and the shard up again at the new master's.
+// replica promoted and the shard up again at the new master's; every one
+// of them names the shard's node, as the shard's other events do.
 func TestReview11SentinelNodeEventsCarryTheServerAddress(t *testing.T) {
 	set := redistest.StartSentinelsTB(t, sentinelSetOptions(1))
 	old, next := shardServers(t, set, 0)
@@ -52,7 +53,7 @@ func TestReview11SentinelNodeEventsCarryTheServerAddress(t *testing.T) {
 	})
 	want := map[shard.NodeEventKind]struct{ node, server string }{
 		shard.NodeDown:        {key, old.Addr},
-		shard.ReplicaPromoted: {next.Addr, next.Addr},
+		shard.ReplicaPromoted: {key, next.Addr},
 		shard.NodeUp:          {key, next.Addr},
 	}
 	for kind, w := range want {

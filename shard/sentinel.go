@@ -86,6 +86,7 @@ type sentShard struct {
 type failoverEvent struct {
 	Shard     string
 	MasterSet string
+	Node      int // the shard's node index
 	From, To  string
 	At        time.Time
 }

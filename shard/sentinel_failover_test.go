@@ -351,7 +351,10 @@ func testSentinelFailover(t *testing.T, wait time.Duration, auto bool) {
 	defer hookMu.Unlock()
 	if assert.Len(t, promoted, 1) {
 		want := fmt.Sprintf("shard-%d", victimShard)
-		assert.Equal(t, shard.Node{Name: want, Addr: replica.Addr}, promoted[0].Node)
+		// The shard's node, as in its other events; the new master is
+		// the event's server.
+		assert.Equal(t, shard.Node{Name: want, Addr: "sentinel/" + want}, promoted[0].Node)
+		assert.Equal(t, replica.Addr, promoted[0].ServerAddr)
 		assert.Equal(t, shard.Node{Name: want, Addr: victim.Addr}, promoted[0].Previous)
 	}
 	evMu.Unlock()

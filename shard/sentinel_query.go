@@ -71,9 +71,9 @@ func (c *Client) installFound(ctx context.Context, sh *sentShard, addr string, g
 		(*h)(addr)
 	}
 	sh.instMu.Lock()
-	back := addr == sh.switchedFrom && time.Since(sh.switchedAt) < switchBackGuard
+	back := sameServer(addr, sh.switchedFrom) && time.Since(sh.switchedAt) < switchBackGuard
 	sh.instMu.Unlock()
-	if cur := sh.master.Load(); back && cur != nil && *cur != addr && c.checkMaster(ctx, *cur) == nil {
+	if cur := sh.master.Load(); back && cur != nil && !sameServer(*cur, addr) && c.checkMaster(ctx, *cur) == nil {
 		return false
 	}
 	sh.instMu.Lock()
@@ -147,10 +147,12 @@ func (c *Client) roleOf(ctx context.Context, addr string) (sentinel.Role, error)
 // installed follows a change of the shard's master from old to addr
 // (installFound or switched swapped it in): the pools of the shard start
 // over (connections to the old master close as they come back), the node
-// counts as up again, and the failover is counted. It runs outside
-// instMu, as it calls the user's hooks.
+// counts as up again, and the failover is counted. The same server under
+// another spelling (Sentinels that announce host names and Sentinels
+// that do not) is no change. It runs outside instMu, as it calls the
+// user's hooks.
 func (c *Client) installed(sh *sentShard, old *string, addr string) {
-	if old == nil || *old == addr {
+	if old == nil || sameServer(*old, addr) {
 		return
 	}
 	ns := c.nodes.get(sh.node)
@@ -170,7 +172,7 @@ func (c *Client) installed(sh *sentShard, old *string, addr string) {
 	c.noteSuccess(sh.node)
 	sh.failovers.Add(1)
 	c.sent.failovers.Add(1)
-	c.sent.notify(failoverEvent{Shard: sh.cfg.Name, MasterSet: sh.cfg.master(), From: *old, To: addr, At: time.Now()})
+	c.sent.notify(failoverEvent{Shard: sh.cfg.Name, MasterSet: sh.cfg.master(), Node: sh.node, From: *old, To: addr, At: time.Now()})
 	c.subs.topo.notify() // subscriptions leave the old master (subscription_place.go)
 }
 
@@ -190,7 +192,9 @@ func (c *Client) loadReplicas(ctx context.Context, sh *sentShard, master string)
 	}
 	var listed []string
 	for _, r := range reps {
-		if !r.Healthy() || r.Addr == master || (r.MasterAddr != "" && r.MasterAddr != master) {
+		// The Sentinels may spell the master otherwise than the replica
+		// does (a host name, announced, against an IP address).
+		if !r.Healthy() || sameServer(r.Addr, master) || (r.MasterAddr != "" && !sameServer(r.MasterAddr, master)) {
 			continue
 		}
 		listed = append(listed, r.Addr)
@@ -203,7 +207,7 @@ func (c *Client) loadReplicas(ctx context.Context, sh *sentShard, master string)
 		// check counts against the replica.
 		nodes := make([]int32, len(listed))
 		for k, a := range listed {
-			i := c.nodes.add(Node{Name: sh.cfg.Name + " replica " + a, Addr: a})
+			i := c.nodes.add(Node{Name: sh.replicaName(a), Addr: a})
 			nodes[k] = int32(i)
 			seen[int32(i)] = c.nodes.get(i).errors.Load()
 		}
@@ -232,6 +236,12 @@ func (c *Client) loadReplicas(ctx context.Context, sh *sentShard, master string)
 	if prev == nil || !slices.Equal(*prev, idx) || unsynced {
 		c.settleNodes() // a replica no longer listed retires (nodes.go)
 	}
+}
+
+// replicaName is the node name of the shard's replica at addr, under
+// which it serves the shard's reads (Stats, the hooks' events).
+func (sh *sentShard) replicaName(addr string) string {
+	return sh.cfg.Name + " replica " + addr
 }
 
 // syncedReplicas returns those of addrs (in order) that say, with ROLE,

@@ -94,7 +94,7 @@ func (c *Client) switched(sh *sentShard, ev sentinel.SwitchMaster) {
 		sh.instMu.Lock()
 		old := sh.master.Swap(&addr)
 		sh.switchInstall++
-		if ev.OldAddr != "" && ev.OldAddr != addr {
+		if ev.OldAddr != "" && !sameServer(ev.OldAddr, addr) {
 			// Even when a query installed the new master first.
 			sh.switchedFrom, sh.switchedAt = ev.OldAddr, time.Now()
 		}

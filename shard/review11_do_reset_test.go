@@ -53,7 +53,7 @@ func requireRefusedOrNotWritten(t *testing.T, err error, what string) {
 // command was completely written: write ...: connection reset by peer"
 // (every round), without the refusal, which was in the socket: the reply
 // of the command the write cut short was never read (a transaction's
-// is). The refusal must be the error, in ring and cluster mode, through
+// is). The refusal must be the error, in ring, cluster and Sentinel mode, through
 // the automatic pipeline too, and in a pipeline the SET's result, with
 // the INCR before it answered and the one after it not run.
 func TestReview11DoResetGetsTheServersRefusal(t *testing.T) {
@@ -122,6 +122,34 @@ func TestReview11DoResetGetsTheServersRefusal(t *testing.T) {
 				requireRefused(t, err, "autopipeline "+strconv.FormatBool(auto)+", round "+strconv.Itoa(i)+": SET of 32 MB")
 				require.Less(t, took, 5*time.Second, "the refused SET was sent again")
 			}
+		}
+	})
+	t.Run("sentinel", func(t *testing.T) {
+		o := sentinelSetOptions(1)
+		o.Sentinels = 1
+		set := redistest.StartSentinelsTB(t, o)
+		master, err := set.Master(0)
+		require.NoError(t, err)
+		_, err = master.Do("CONFIG", "SET", "proto-max-bulk-len", "1mb")
+		require.NoError(t, err)
+		for _, auto := range []bool{false, true} {
+			cfg := sentinelConfig(set)
+			const wait = 20 * time.Second
+			cfg.Sentinel.FailoverWait = wait
+			cfg.Health.Interval = time.Hour
+			cfg.DisableAutoPipeline = !auto
+			c := newClient(t, cfg)
+			if auto {
+				shard.AlwaysPipeline(c)
+			}
+			for i := range 3 {
+				start := time.Now()
+				_, err := c.Do(ctx, "SET", "r11do:big", big)
+				took := time.Since(start)
+				requireRefused(t, err, "autopipeline "+strconv.FormatBool(auto)+", round "+strconv.Itoa(i)+": SET of 32 MB")
+				require.Less(t, took, wait/4, "the refused SET was sent again")
+			}
+			require.Zero(t, c.Stats().Sentinel[0].Failovers)
 		}
 	})
 }

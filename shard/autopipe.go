@@ -69,6 +69,10 @@ type pipeReq struct {
 	// timeout, however many replies are read before it on the
 	// connection; one clock read per batch instead of per command.
 	sent time.Time
+	// unwritten is set by the writer on the command that a failed write
+	// cut short: its result unless the server refused it with a protocol
+	// error before it reset the connection (pipeConn.readCut).
+	unwritten error
 }
 
 // The states of a pipeReq. A queued command is taken by the writer to be
@@ -89,7 +93,7 @@ var pipeReqs = sync.Pool{New: func() any { return &pipeReq{done: make(chan struc
 // recycle puts back a pipeReq that nobody else holds and whose done
 // channel is empty.
 func (r *pipeReq) recycle() {
-	r.cl, r.pre, r.ctx, r.cut, r.reply, r.err = nil, nil, nil, nil, nil, nil
+	r.cl, r.pre, r.ctx, r.cut, r.reply, r.err, r.unwritten = nil, nil, nil, nil, nil, nil, nil
 	pipeReqs.Put(r)
 }
 
@@ -528,6 +532,36 @@ func (pc *pipeConn) send(batch []*pipeReq) bool {
 	if err != nil && i == len(batch) && len(batch) > 0 && writeFailed(err) && !pc.aborted.Load() {
 		written = i - 1
 	}
+	var nerr error
+	toReader := written // the commands whose results the reader gives
+	if err != nil {
+		switch {
+		case pc.aborted.Load():
+			nerr = pc.fail(err)
+		case writeFailed(err):
+			pc.fail(err)
+			nerr = &NodeError{Node: pc.p.c.nodes.get(pc.p.node).node, Err: errtext.Errorf("%w: %w", errNotWritten, err)}
+			if written < len(batch) {
+				// The command cut short goes to the reader too: a
+				// server that refuses it (a value over its
+				// proto-max-bulk-len) sends its protocol error before
+				// it resets the connection, and that refusal is its
+				// result; otherwise it did not run (readCut).
+				batch[written].unwritten = nerr
+				toReader++
+			}
+		default:
+			// The connection had failed before this write: its reader
+			// failed it on a read (and noted that), or closed it after a
+			// protocol error reply (the command's fault, no failure of the
+			// node). The pool's connection refuses a Send once failed, so
+			// the command being queued was not written, nor those after it.
+			// (A Flush refused so leaves nothing here: the last command,
+			// perhaps written whole by its Send, went to the reader.)
+			pc.broken.Store(true)
+			nerr = &NodeError{Node: pc.p.c.nodes.get(pc.p.node).node, Err: errtext.Errorf("%w: %w", errNotWritten, err)}
+		}
+	}
 	// The replies are due a read timeout after the batch is written, as
 	// on a connection of one's own (where the read timeout starts after
 	// the flush): a write the server was slow to take (a large value, a
@@ -535,7 +569,7 @@ func (pc *pipeConn) send(batch []*pipeReq) bool {
 	// the reply. The reader gets the commands written only now, so that
 	// it never reads a sent time being set.
 	now := time.Now()
-	for _, r := range batch[:written] {
+	for _, r := range batch[:toReader] {
 		r.sent = now
 		if pc.drained != nil {
 			pc.outstanding.Add(1)
@@ -545,28 +579,35 @@ func (pc *pipeConn) send(batch []*pipeReq) bool {
 	if err == nil {
 		return true
 	}
-	var nerr error
-	switch {
-	case pc.aborted.Load():
-		nerr = pc.fail(err)
-	case writeFailed(err):
-		pc.fail(err)
-		nerr = &NodeError{Node: pc.p.c.nodes.get(pc.p.node).node, Err: errtext.Errorf("%w: %w", errNotWritten, err)}
-	default:
-		// The connection had failed before this write: its reader
-		// failed it on a read (and noted that), or closed it after a
-		// protocol error reply (the command's fault, no failure of the
-		// node). The pool's connection refuses a Send once failed, so
-		// the command being queued was not written, nor those after it.
-		// (A Flush refused so leaves nothing here: the last command,
-		// perhaps written whole by its Send, went to the reader.)
-		pc.broken.Store(true)
-		nerr = &NodeError{Node: pc.p.c.nodes.get(pc.p.node).node, Err: errtext.Errorf("%w: %w", errNotWritten, err)}
-	}
-	for _, r := range batch[written:] {
+	for _, r := range batch[toReader:] {
 		r.finish(nil, nerr)
 	}
 	return false
+}
+
+// readCut gives r, the command that a failed write cut short, its
+// result: the server's refusal when it sent a protocol error for it (or
+// for the command of a transaction written before it, r.pre) before it
+// reset the connection, and otherwise r.unwritten, which says that it did
+// not run. The replies before the reset are readable, and then the
+// reset, at once (pool/liveconn.go). failed is the connection's failure
+// on a read before r: nothing more is read then.
+func (pc *pipeConn) readCut(r *pipeReq, failed error) {
+	if failed == nil {
+		due := r.sent.Add(pc.p.c.readTimeout)
+		for range len(r.pre) + 1 {
+			_, err := pool.ReceiveBy(pc.conn, due)
+			var re redis.Error
+			if errors.As(err, &re) && isProtocolError(re) {
+				r.finish(nil, re)
+				return
+			}
+			if err != nil && !errors.As(err, &re) {
+				break
+			}
+		}
+	}
+	r.finish(nil, r.unwritten)
 }
 
 // fail marks the connection broken and returns the error its commands get.
@@ -657,6 +698,12 @@ func (pc *pipeConn) read() {
 		refused bool // NOAUTH or WRONGPASS since the last success noted
 	)
 	for r := range pc.inflight {
+		if r.unwritten != nil {
+			// The last command on the connection: the write failed in it.
+			pc.readCut(r, failed)
+			pc.settle()
+			continue
+		}
 		if failed != nil {
 			r.finish(nil, failed)
 			pc.settle()

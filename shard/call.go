@@ -27,8 +27,8 @@ type call struct {
 	reroute bool // route again by slot before the next attempt
 	done    bool // the result is final
 	served  bool // answered at the key's old owner during a migration (migrate_read.go)
-	// resets counts the Sentinel master's resets of this command's write
-	// in a row (judgeSentinel).
+	// resets counts the resets of this command's write in a row, by a
+	// Sentinel shard's master (judgeSentinel) or a cluster node (judge).
 	resets    uint8
 	redirects int // MOVED/ASK hops so far
 	attempts  int // sends after the first

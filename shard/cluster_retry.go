@@ -151,6 +151,12 @@ func (c *Client) retryCluster(ctx context.Context, calls []*call) (abandoned boo
 // judge decides what to do with a failed call and sets its next target.
 func (c *Client) judge(cl *call) (v verdict, refresh bool) {
 	ns := c.nodes.get(cl.node)
+	reset := writeRefused(cl)
+	if reset {
+		cl.resets++
+	} else {
+		cl.resets = 0
+	}
 	if ns.readOnly && cl.replica && !mayWrite(cl.info) && !c.closed.Load() && replicaRefusedLogin(cl.err) {
 		// ACL users are per node: a replica that refuses the
 		// credentials (its users not yet rolled out, a password rotated
@@ -263,6 +269,16 @@ func (c *Client) judge(cl *call) (v verdict, refresh bool) {
 		// master, another node, can serve it now.
 		cl.replica = false
 		return retryNow, true
+	}
+	if reset && cl.resets >= 2 {
+		// The node reset the command's write again, with no refusal
+		// (a query over its client-query-buffer-limit): it refuses the
+		// command, it is not going away (a node that dies mid-write
+		// does it once; the next dial fails). It did not run. Sent
+		// again, the whole value each time, until MaxRetryWait ran out,
+		// it ended "waited too long for the cluster" (as on a Sentinel
+		// shard: judgeSentinel).
+		return final, false
 	}
 	if notSent(ne.Err) {
 		return retryLater, true

@@ -148,7 +148,9 @@ type ClusterOptions struct {
 	// MaxRetryWait bounds the time one command spends waiting and
 	// retrying while the cluster cannot serve it (CLUSTERDOWN, TRYAGAIN,
 	// LOADING, a refused connection during failover). 0 means 5s. The
-	// context's deadline bounds it too.
+	// context's deadline bounds it too. A command (or transaction) whose
+	// write a node resets twice in a row (a value over its limits) is not
+	// sent again: it fails with the *NodeError that says it did not run.
 	MaxRetryWait time.Duration
 	// ReadFrom chooses the nodes that serve read-only commands; "" means
 	// ReadMaster.

@@ -593,12 +593,14 @@ func (c *Client) send(ctx context.Context, node int, calls []*call, out []Result
 		err = conn.Flush()
 	}
 	if err != nil {
-		read := c.readWritten(node, conn, calls[:last], out, err)
+		// The command the write cut short is read too: the server's
+		// refusal of it may be there (readWritten).
+		read := c.readWritten(node, conn, calls[:last+1], out, err)
 		conn.Close()
 		if out != nil {
 			out = out[read:]
 		}
-		c.failSend(ctx, node, calls[read:], out, last-read, err)
+		c.failSend(ctx, node, calls[read:], out, max(last-read, 0), err)
 		return nil
 	}
 	return conn
@@ -610,21 +612,26 @@ func (c *Client) send(ctx context.Context, node int, calls []*call, out []Result
 // all): the server never read it whole.
 var errNotWritten = errors.New("shardis: not run: the connection failed before the command was completely written")
 
-// readWritten reads the replies of calls, the commands written before a
-// write that failed with err, and returns how many got their result. A
-// server that resets the connection while a command is being written (a
-// value over its proto-max-bulk-len, refused as soon as its length is
-// read) has answered those before it: the pool's connection keeps them
+// readWritten reads the replies of calls, the commands handed to a write
+// that failed with err, the last of them the one the write cut short,
+// and returns how many got their result. A server that resets the
+// connection while a command is being written (a value over its
+// proto-max-bulk-len, refused as soon as its length is read) has
+// answered those before it, and sent its refusal of that command, a
+// protocol error, before the reset: the pool's connection keeps them
 // readable after a write the server reset, and returns them, then the
 // reset, at once (pool/liveconn.go). A command refused with a protocol
-// error gets that reply, and those after it did not run. Reading stops
-// at the first failure: the calls from there keep the write's error
-// (failSend). Any other write failure closed the connection: nothing is
-// read. Nothing here is a verdict on the node, as in failSend.
+// error gets that reply (the server's refusal: it did not run), and those
+// after it did not run. The command cut short gets no other reply: the
+// server never read it whole. Reading stops at the first failure: the
+// calls from there keep the write's error (failSend). Any other write
+// failure closed the connection: nothing is read. Nothing here is a
+// verdict on the node, as in failSend.
 func (c *Client) readWritten(node int, conn redis.Conn, calls []*call, out []Result, err error) int {
 	if len(calls) == 0 || !writeFailed(err) {
 		return 0
 	}
+	cut := len(calls) - 1
 	for i, cl := range calls {
 		if cl.asking {
 			if _, err := redis.ReceiveWithTimeout(conn, c.readTimeout); err != nil {
@@ -636,12 +643,14 @@ func (c *Client) readWritten(node int, conn redis.Conn, calls []*call, out []Res
 		reply, err := redis.ReceiveWithTimeout(conn, c.readTimeout)
 		var re redis.Error
 		switch {
-		case err == nil:
-			setResult(calls, out, i, reply, nil)
 		case errors.As(err, &re) && isProtocolError(re):
 			setResult(calls, out, i, nil, re)
 			c.failFrom(node, calls, out, i+1, errAfterProtocolError)
 			return len(calls)
+		case i == cut:
+			return i // not refused: it keeps the write's error, not run
+		case err == nil:
+			setResult(calls, out, i, reply, nil)
 		case errors.As(err, &re):
 			setResult(calls, out, i, nil, c.commandReplyError(node, cl.name, cl.args, re))
 		default:

@@ -387,6 +387,9 @@ func (c *Client) classify(cl *call) Outcome {
 	if !errors.As(err, &ne) || errors.Is(ne.Err, redis.ErrPoolExhausted) {
 		return OutcomeFailed // a full pool is final at once (judge)
 	}
+	if cl.resets >= 1 && writeRefused(cl) {
+		return OutcomeFailed // the write reset again: final (judge)
+	}
 	if notSent(ne.Err) || !mayWrite(cl.info) {
 		return OutcomeRetry
 	}

@@ -30,9 +30,28 @@ func TestReview8ClusterWriteResetIsNotRun(t *testing.T) {
 
 	for i := 0; i < 4; i++ {
 		_, err := c.Do(ctx, "SET", "{r8wc}big", big)
-		requireNotWritten(t, err, "oversized SET")
+		requireRefusedOrNotWritten(t, err, "oversized SET")
 	}
-	requireOversizedSetStopsThePipeline(t, c, big, "{r8wc}big", "{r8wc}after", "oversized SET in a pipeline")
+	// The INCR queued after the SET was never written: not run, it is
+	// sent again as an unsent command is, and runs once (the SET,
+	// refused, is not sent again), or fails as not run.
+	p := c.Pipeline()
+	p.Send("SET", "{r8wc}big", big)
+	p.Send("INCR", "{r8wc}after")
+	res, err := p.Exec(ctx)
+	require.NoError(t, err)
+	require.Len(t, res, 2)
+	requireRefusedOrNotWritten(t, res[0].Err, "oversized SET in a pipeline")
+	want := any(nil)
+	if res[1].Err == nil {
+		require.Equal(t, int64(1), res[1].Reply, "INCR queued after it, sent again")
+		want = []byte("1")
+	} else {
+		requireNotWritten(t, res[1].Err, "INCR queued after it")
+	}
+	after, err := c.Do(ctx, "GET", "{r8wc}after")
+	require.NoError(t, err)
+	require.Equal(t, want, after, "the INCR after the oversized SET")
 	for _, n := range c.Stats().Nodes {
 		require.False(t, n.Down, "node %s marked down by write resets", n.Node.Addr)
 	}

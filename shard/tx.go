@@ -359,8 +359,10 @@ func (c *Client) txPlaceKeys(ctx context.Context, name string, args []any) ([]an
 // CLUSTERDOWN, LOADING, MASTERDOWN, READONLY, more than MaxRedirects
 // redirects in a row, or a node that could not be reached before anything
 // was sent (a dead master, until its replica takes over), after a backoff
-// and a look at the topology. When the budget is spent the error
-// is a *RetryError. A transaction is never split over nodes: keys on
+// and a look at the topology; a MULTI ... EXEC write that the node resets
+// before its end likewise, but not after a second reset in a row (a value
+// over its limits: the *NodeError says it did not run). When the budget
+// is spent the error is a *RetryError. A transaction is never split over nodes: keys on
 // different slots fail with a *CrossShardError before anything is sent.
 //
 // On a Sentinel shard with SentinelOptions.FailoverWait, a transaction
@@ -425,6 +427,7 @@ func (c *Client) txRun(ctx context.Context, keys []string, args []any, fn func(t
 		ask     = -1    // the node an ASK named: the next attempt runs there
 		hops    = 0     // MOVED and ASK redirects since the last wait
 		again   = false // this attempt sends the transaction again (Stats' Retries)
+		resets  = 0     // writes of MULTI ... EXEC reset before their end, in a row
 		sw      sentinelTxWait
 	)
 	for attempt := 0; ; attempt++ {
@@ -482,6 +485,17 @@ func (c *Client) txRun(ctx context.Context, keys []string, args []any, fn func(t
 			ne   *NodeError
 			code string
 		)
+		if errors.As(err, &ne) && errors.Is(ne.Err, errNotWritten) {
+			if resets++; resets >= 2 {
+				// The node reset the write again, with no refusal (a
+				// value over its client-query-buffer-limit): it refuses
+				// the transaction, which did not run, as judge does for
+				// a command; not sent again until MaxRetryWait.
+				return reply, err
+			}
+		} else {
+			resets = 0
+		}
 		switch {
 		case errors.As(err, &re):
 			code = cluster.ErrorCode(string(re))

@@ -696,6 +696,9 @@ func (pc *pipeConn) read() {
 	var (
 		failed  error
 		refused bool // NOAUTH or WRONGPASS since the last success noted
+		// LOADING or MASTERDOWN since then: a failure of the node
+		// (noteUnserving), not a success
+		unserving error
 	)
 	for r := range pc.inflight {
 		if r.unwritten != nil {
@@ -743,6 +746,9 @@ func (pc *pipeConn) read() {
 		case errors.As(err, &re):
 			rerr, no := pc.p.c.replyError(pc.p.node, hideSecretEcho(r.cl.name, r.cl.args, re)) // secret_echo.go
 			refused = refused || no
+			if unserving == nil && cannotServe(re) {
+				unserving = re
+			}
 			r.finish(nil, rerr)
 		default:
 			failed = pc.fail(err)
@@ -752,10 +758,13 @@ func (pc *pipeConn) read() {
 		}
 		pc.settle()
 		if len(pc.inflight) == 0 {
-			if !refused {
+			switch {
+			case unserving != nil:
+				pc.p.c.noteUnserving(pc.p.node, unserving)
+			case !refused:
 				pc.p.c.noteSuccess(pc.p.node)
 			}
-			refused = false
+			refused, unserving = false, nil
 		}
 	}
 }

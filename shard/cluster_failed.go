@@ -199,7 +199,13 @@ func (c *Client) askClusterNodes(ctx context.Context, addr string) (map[string]b
 	defer conn.Close()
 	text, err := redis.String(redis.DoContext(conn, ctx, "CLUSTER", "NODES"))
 	if err == nil {
-		return clusterNodesAddrs(text, addr), listKnown
+		if addrs := clusterNodesAddrs(text, addr); len(addrs) > 0 {
+			return addrs, listKnown
+		}
+		// A node lists itself at least: a list without a node it could
+		// read says nothing, and taken as known would retire every
+		// failed node.
+		return nil, listUnknown
 	}
 	var nodesErr redis.Error
 	if !errors.As(err, &nodesErr) {
@@ -233,7 +239,10 @@ func refusedForGood(re redis.Error) bool {
 // failed nodes included: each node's endpoint, ip and hostname, each with
 // its port and its tls-port, as the slot table may name it any of these
 // ways; asked is the node that replied (for an empty endpoint). ok is
-// false for a reply of another shape.
+// false for a reply of another shape: not an array of shards that each
+// hold an array of nodes, each a map, or one that names no node (a node
+// lists itself at least). Such a reply says nothing about the failed
+// nodes, which an empty list taken as known would all retire.
 func clusterShardsAddrs(reply any, asked string) (map[string]bool, bool) {
 	askedHost, _, err := net.SplitHostPort(asked)
 	if err != nil {
@@ -245,8 +254,14 @@ func clusterShardsAddrs(reply any, asked string) (map[string]bool, bool) {
 	}
 	out := map[string]bool{}
 	for _, sh := range shards {
-		nodes, _ := mapField(sh, "nodes").([]any)
+		nodes, ok := mapField(sh, "nodes").([]any)
+		if !ok {
+			return nil, false
+		}
 		for _, n := range nodes {
+			if _, ok := n.([]any); !ok {
+				return nil, false
+			}
 			var hosts, ports []string
 			for _, k := range []string{"endpoint", "ip", "hostname"} {
 				v := mapField(n, k)
@@ -270,7 +285,7 @@ func clusterShardsAddrs(reply any, asked string) (map[string]bool, bool) {
 			}
 		}
 	}
-	return out, true
+	return out, len(out) > 0
 }
 
 // mapField returns the value of key in a flat RESP2 map ([k, v, k, v,

@@ -20,7 +20,7 @@ import (
 // MaxRetryWait spent on CLUSTERDOWN, TRYAGAIN, LOADING or refused
 // connections. Err is the last failure.
 type RetryError struct {
-	Command  string
+	Command  string // the caller's command, e.g. "MGET" for a part of a split MGET
 	Attempts int
 	Last     string // the last redirect or error reply, e.g. "MOVED 3999 127.0.0.1:7001"
 	Err      error

@@ -15,9 +15,10 @@ type NodeEventKind uint8
 // The node events.
 const (
 	// NodeDown: enough failures in a row (HealthOptions.FailureLimit)
-	// marked the node down; commands to it fail fast. A cluster replica
-	// that answers a read LOADING or MASTERDOWN (a state its health
-	// check's PING meets too) is marked down at once; Err is that reply.
+	// marked the node down; commands to it fail fast. A LOADING or
+	// MASTERDOWN reply to a command (a state its health check's PING
+	// meets too) counts as such a failure, and a cluster replica that
+	// answers a read so is marked down at once; Err is that reply.
 	NodeDown NodeEventKind = iota + 1
 	// NodeUp: a node marked down answered again.
 	NodeUp

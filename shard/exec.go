@@ -710,7 +710,8 @@ func (c *Client) receive(ctx context.Context, node int, conn redis.Conn, calls [
 		// its call and those after it say that they may have run.
 		timeout = -1
 	}
-	refused := false // NOAUTH or WRONGPASS: not a success of the node
+	refused := false    // NOAUTH or WRONGPASS: not a success of the node
+	var unserving error // LOADING or MASTERDOWN: a failure of the node (noteUnserving)
 	for i, cl := range calls {
 		if cl.asking {
 			if _, err := redis.ReceiveWithTimeout(conn, timeout); err != nil {
@@ -743,6 +744,9 @@ func (c *Client) receive(ctx context.Context, node int, conn redis.Conn, calls [
 				// or HELLO (commandReplyError).
 				rerr := c.commandReplyError(node, cl.name, cl.args, re)
 				refused = refused || isAuthFailure(rerr)
+				if unserving == nil && cannotServe(re) {
+					unserving = re
+				}
 				setResult(calls, out, i, nil, rerr)
 				continue
 			}
@@ -753,7 +757,10 @@ func (c *Client) receive(ctx context.Context, node int, conn redis.Conn, calls [
 		}
 		setResult(calls, out, i, reply, nil)
 	}
-	if !refused {
+	switch {
+	case unserving != nil:
+		c.noteUnserving(node, unserving)
+	case !refused:
 		c.noteSuccess(node)
 	}
 }

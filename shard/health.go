@@ -170,6 +170,33 @@ func (c *Client) noteFailureOf(ctx context.Context, i int, err error, probe bool
 		// borrowed now.
 		c.pools.DropIdle(ns.node.Addr)
 	}
+	c.countFailure(i, ns, err)
+}
+
+// noteUnserving records that node i answered a command with a reply that
+// says it cannot serve, in a state that lasts and that its health check's
+// PING meets too (LOADING, MASTERDOWN: see cannotServe). For the node's
+// state it counts as a failed health check: such replies are no proof
+// that the node answers (noteSuccess), which kept a loading master under
+// traffic from ever being marked down. It is no connection failure, so
+// Stats.Errors does not count it and the idle connections stay.
+func (c *Client) noteUnserving(i int, err error) {
+	ns := c.nodes.get(i)
+	ns.noteCause(err)
+	c.countFailure(i, ns, err)
+}
+
+// cannotServe reports whether re says that its node cannot serve in a
+// state that lasts: loading its data, or a replica cut off from its
+// master that serves no stale data.
+func cannotServe(re redis.Error) bool {
+	s := string(re)
+	return strings.HasPrefix(s, "LOADING") || strings.HasPrefix(s, "MASTERDOWN")
+}
+
+// countFailure counts one failure in a row of node i, and marks it down
+// at HealthOptions.FailureLimit.
+func (c *Client) countFailure(i int, ns *nodeState, err error) {
 	// Without background probes nothing would bring a node back, so
 	// nodes are marked down only when health checks run, and never while
 	// retired (left every topology: not checked; settleNodes).

@@ -457,6 +457,14 @@ func (req *request) result() (any, error) {
 				p.call.reply, p.call.err = nil, nil
 				continue
 			}
+			if rt, ok := p.call.err.(*RetryError); ok && req.kind == splitGet && p.keys == nil {
+				// The part went as a GET: the caller sent an MGET, and
+				// learns of that (a copy: a call cut off by the context
+				// may still be read).
+				named := *rt
+				named.Command = "MGET"
+				return nil, &named
+			}
 			return nil, p.call.err
 		}
 	}

@@ -1,0 +1,162 @@
+package shard_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/shardis/shardis/internal/redistest"
+	"github.com/shardis/shardis/shard"
+	"github.com/stretchr/testify/require"
+)
+
+// TestReview11ClusterLoadingMasterIsMarkedDownUnderTraffic: a master that
+// answers LOADING cannot serve, and its health check's PING fails with
+// the same reply, which marks it down after FailureLimit ticks when it is
+// idle. Commands kept busy on it (callers retrying their reads) must not
+// count its LOADING replies as the node answering: they used to reset
+// the health checks' count on every reply, so that a loading master
+// under traffic was never marked down, and every topology refresh kept
+// asking it first, waiting the hedge delay for it. Both ways a command
+// is read count: a Do's (the automatic pipeline) and a Pipeline's.
+func TestReview11ClusterLoadingMasterIsMarkedDownUnderTraffic(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts its own cluster")
+	}
+	ctx := context.Background()
+	rc := redistest.StartClusterTB(t, 3, 0, redistest.Options{NodeTimeout: time.Minute})
+	m := rc.Masters()[0]
+	type client struct {
+		name   string
+		c      *shard.Client
+		read   func(c *shard.Client, key string) error
+		mu     sync.Mutex
+		events []shard.NodeEvent // NodeDown and NodeUp of m
+		reads  atomic.Int64
+	}
+	clients := []*client{
+		{name: "Do", read: func(c *shard.Client, key string) error {
+			_, err := c.Do(ctx, "GET", key)
+			return err
+		}},
+		{name: "Pipeline", read: func(c *shard.Client, key string) error {
+			p := c.Pipeline()
+			p.Send("GET", key)
+			p.Send("GET", key)
+			_, err := p.Exec(ctx)
+			return err
+		}},
+	}
+	for _, cl := range clients {
+		cfg := clusterConfig(rc.Seeds()...)
+		cfg.Cluster.MaxRetryWait = 200 * time.Millisecond
+		cfg.Hooks = &shard.Hooks{NodeState: func(ev shard.NodeEvent) {
+			if ev.ServerAddr == m.Addr && (ev.Kind == shard.NodeDown || ev.Kind == shard.NodeUp) {
+				cl.mu.Lock()
+				cl.events = append(cl.events, ev)
+				cl.mu.Unlock()
+			}
+		}}
+		cl.c = newClient(t, cfg)
+	}
+	// downOf returns the event that marked m down, and how many times
+	// it came up since (a LOADING reply taken for an answer).
+	downOf := func(cl *client) (ev shard.NodeEvent, down bool, ups int) {
+		cl.mu.Lock()
+		defer cl.mu.Unlock()
+		for _, e := range cl.events {
+			switch {
+			case e.Kind == shard.NodeDown && !down:
+				ev, down = e, true
+			case e.Kind == shard.NodeUp && down:
+				ups++
+			}
+		}
+		return ev, down, ups
+	}
+	key, _ := keyOnMaster(t, rc, m, "review11loadinghealth")
+	for i := 0; i < 300; i++ {
+		_, err := clients[0].c.Do(ctx, "SET", fmt.Sprintf("%s:%d", key, i), fmt.Sprintf("%d:%01000d", i, 0))
+		require.NoError(t, err)
+	}
+
+	// 300 keys at 20 ms: some 6 s of LOADING.
+	probe, reloaded := reloadSlowly(t, m, key, 20*time.Millisecond)
+	start := time.Now()
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for _, cl := range clients {
+		for g := 0; g < 2; g++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					_ = cl.read(cl.c, fmt.Sprintf("%s:%d", key, g))
+					cl.reads.Add(1)
+				}
+			}()
+		}
+	}
+	waitDown := func() bool {
+		for _, cl := range clients {
+			if _, ok, _ := downOf(cl); !ok {
+				return false
+			}
+		}
+		return true
+	}
+	for deadline := time.Now().Add(3 * time.Second); time.Now().Before(deadline) && !waitDown(); {
+		time.Sleep(20 * time.Millisecond)
+	}
+	took := time.Since(start)
+	// Traffic goes on for a while longer: the master stays down.
+	for deadline := time.Now().Add(time.Second); time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
+	}
+	close(stop)
+	wg.Wait()
+	_, err := probe.Do("GET", key)
+	require.ErrorContains(t, err, "LOADING", "the master was loading throughout")
+	for _, cl := range clients {
+		ev, down, ups := downOf(cl)
+		t.Logf("%s: NodeDown %v within %v, up again %d times (%d reads): %v", cl.name, down, took, ups, cl.reads.Load(), ev.Err)
+	}
+	for _, cl := range clients {
+		ev, down, ups := downOf(cl)
+		require.Positive(t, cl.reads.Load(), "%s: no read was sent", cl.name)
+		require.True(t, down, "%s: a master answering LOADING to every read was not marked down in %v", cl.name, took)
+		require.ErrorContains(t, ev.Err, "LOADING", cl.name)
+		require.Zero(t, ups, "%s: the loading master was taken for up again", cl.name)
+	}
+
+	// A refresh now asks the other masters first: it no longer waits
+	// for the loading one (askTopology's 100 ms hedge delay) each time.
+	var fastest time.Duration
+	for k := range 3 {
+		s := time.Now()
+		require.NoError(t, clients[0].c.Refresh(ctx))
+		if d := time.Since(s); k == 0 || d < fastest {
+			fastest = d
+		}
+	}
+	_, err = probe.Do("GET", key)
+	require.ErrorContains(t, err, "LOADING", "the master was loading throughout")
+	t.Logf("fastest of 3 refreshes while the master loads: %v", fastest)
+	require.Less(t, fastest, 90*time.Millisecond, "every refresh waited for the loading master")
+	require.NoError(t, reloaded())
+
+	// Loaded, it is brought back up and serves.
+	for _, cl := range clients {
+		waitFor(t, 10*time.Second, cl.name+" served by the master again", func() bool {
+			return cl.read(cl.c, key+":1") == nil
+		})
+	}
+}

@@ -29,8 +29,10 @@ import (
 // Move killed at any point and run again simply scans again and moves
 // what is left; keys already moved are not on the old nodes any more.
 //
-// Before moving, Move checks that no process routes by one topology
-// alone (CheckClients) and arms the fence (Arm). Keys on an old node that neither topology places
+// Before moving, Move checks that no other Move of the same migration is
+// running (a *ClientsError matching ErrMoverAlreadyRunning names its
+// connections), that no process routes by one topology alone
+// (CheckClients), and arms the fence (Arm). Keys on an old node that neither topology places
 // there (strays, for example left by auto-eject) are left alone and
 // counted; Verify reports them.
 func Move(ctx context.Context, opts Options) (*Report, error) {
@@ -47,13 +49,29 @@ func Move(ctx context.Context, opts Options) (*Report, error) {
 	}
 	defer c.Close()
 	info, _ := c.Migration()
-	pools, err := pool.NewSet(moverPoolFor(opts.To.Pool, info))
+	// A dry run moves nothing: its connections do not name the
+	// migration, so that no mover takes it for one of its own or of the
+	// opposite migration (opposite.go).
+	po := moverPoolFor(opts.To.Pool, info, c.InstanceID())
+	if opts.DryRun {
+		po = moverPool(opts.To.Pool)
+	}
+	pools, err := pool.NewSet(po)
 	if err != nil {
 		return nil, errtext.Errorf("%w: %w", shard.ErrBadConfig, err)
 	}
 	defer pools.Close()
 	if err := followNodes(c, pools, info.To.Nodes()); err != nil { // servers.go
 		return nil, err
+	}
+	if !opts.DryRun {
+		// Two movers of one migration (a second shardis reshard, a
+		// retried cron job) would each take the other's beacons for a
+		// process still on the migration and keep the fence, and count
+		// the same keys twice.
+		if err := noOtherMover(ctx, pools, info, c.InstanceID()); err != nil { // opposite.go
+			return nil, err
+		}
 	}
 	if opts.DryRun {
 		if err := checkDistinctServers(ctx, pools, info); err != nil { // servers.go

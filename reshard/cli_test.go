@@ -1,23 +1,23 @@
 package reshard_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
+	"slices"
 	"strconv"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/gomodule/redigo/redis"
 	"github.com/shardis/shardis/reshard"
+	"github.com/shardis/shardis/ring"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -80,26 +80,13 @@ func testRand(t *testing.T) *rand.Rand {
 	return rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
 }
 
-// progressMoved reads the count of moved keys from the CLI's progress bar.
-var progressMoved = regexp.MustCompile(`, (\d+) moved,`)
-
-// scanBarLines splits the CLI's stderr at '\r' (the progress bar redraws
-// its line) as well as at '\n'.
-func scanBarLines(data []byte, atEOF bool) (int, []byte, error) {
-	if i := bytes.IndexAny(data, "\r\n"); i >= 0 {
-		return i + 1, data[:i], nil
-	}
-	if atEOF && len(data) > 0 {
-		return len(data), data, nil
-	}
-	return 0, nil, nil
-}
-
 // killCLIMoverAtRandom runs `shardis reshard --from --to` and SIGKILLs the
-// process once its progress bar shows at least a random number of moved
-// keys, between 1 and 80 % of those that move (rng chooses; the seed is
-// logged). It returns how many keys the bar showed moved when the signal
-// went.
+// process once the nodes of to that are not in from (the shards a grow
+// adds; there must be one) hold at least a random number of keys more
+// than when it started, between 1 and 80 % of those that move (rng
+// chooses; the seed is logged). It watches the servers, not the CLI's
+// progress, which is a line every 10 s when stderr is not a terminal. It
+// returns how many keys those nodes had gained when the signal went.
 func killCLIMoverAtRandom(t *testing.T, rng *rand.Rand, fromURL, toURL string) int64 {
 	t.Helper()
 	bin := shardisCLI(t)
@@ -110,38 +97,55 @@ func killCLIMoverAtRandom(t *testing.T, rng *rand.Rand, fromURL, toURL string) i
 	target := 1 + rng.Int64N(max(dry.Moved*8/10, 1))
 	t.Logf("the mover is killed once it has moved %d of %d keys", target, dry.Moved)
 
+	var added []string // the nodes of to alone
+	for _, s := range to.Shards {
+		if !slices.ContainsFunc(from.Shards, func(f ring.Shard) bool { return f.Addr == s.Addr }) {
+			added = append(added, s.Addr)
+		}
+	}
+	require.NotEmpty(t, added, "no node of %s is new", toURL)
+	keys := func() int64 {
+		var n int64
+		for _, a := range added {
+			c, err := redis.Dial("tcp", a)
+			require.NoError(t, err)
+			size, err := redis.Int64(c.Do("DBSIZE"))
+			c.Close()
+			require.NoError(t, err)
+			n += size
+		}
+		return n
+	}
+	before := keys()
+
 	cmd := exec.Command(bin, "reshard", "--from", fromURL, "--to", toURL, "--rate", "1500/s", "--yes")
-	var stdout bytes.Buffer
-	cmd.Stdout = &stdout
-	stderr, err := cmd.StderrPipe()
-	require.NoError(t, err)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
 	require.NoError(t, cmd.Start())
-	var tail []string // the last lines, for the failure message
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
 	killedAt := int64(-1)
-	sc := bufio.NewScanner(stderr)
-	sc.Split(scanBarLines)
-	for sc.Scan() {
-		line := sc.Text()
-		if len(tail) == 5 {
-			tail = tail[1:]
-		}
-		tail = append(tail, line)
-		m := progressMoved.FindStringSubmatch(line)
-		if m == nil {
-			continue
-		}
-		moved, _ := strconv.ParseInt(m[1], 10, 64)
-		if moved >= target {
+	deadline := time.Now().Add(120 * time.Second)
+	for killedAt < 0 {
+		if moved := keys() - before; moved >= target {
 			require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
 			killedAt = moved
 			break
 		}
+		select {
+		case err := <-exited:
+			t.Fatalf("the mover was not killed mid-way (it ended first: %v)\n%s", err, out.String())
+		case <-time.After(20 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			_ = cmd.Process.Kill()
+			<-exited
+			t.Fatalf("the mover did not move %d keys within 120 s:\n%s", target, out.String())
+		}
 	}
-	_, _ = io.Copy(io.Discard, stderr) // until the process is gone
-	err = cmd.Wait()
-	require.GreaterOrEqual(t, killedAt, int64(0), "the mover was not killed mid-way (it ended first: %v)\n%s\n%s", err, tail, stdout.String())
+	err = <-exited
 	var ee *exec.ExitError
-	require.ErrorAs(t, err, &ee)
+	require.ErrorAs(t, err, &ee, "%s", out.String())
 	assert.Equal(t, "signal: killed", ee.Error(), "the mover died of the SIGKILL")
 	t.Logf("mover (pid %d) SIGKILLed after %d moved keys", cmd.Process.Pid, killedAt)
 	return killedAt

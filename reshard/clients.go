@@ -21,9 +21,15 @@ const moverName = "shardis-reshard"
 // from -> to), and — unless allowUnnamed — every connection it cannot
 // attribute to a shardis process (a non-shardis client such as a Jedis
 // service may route by the old placement). Replication links and movers
-// are ignored. See the naming convention in shard.ParseClientName.
+// are ignored, except that a Move of from -> to already running (its
+// connections on the nodes of either topology) is reported first, as a
+// *ClientsError matching ErrMoverAlreadyRunning. See the naming
+// convention in shard.ParseClientName.
 func CheckClients(ctx context.Context, from, to shard.Config, allowUnnamed bool) error {
 	return withMigration(ctx, from, to, func(pools *pool.Set, info shard.MigrationInfo, _ string) error {
+		if err := noOtherMover(ctx, pools, info, ""); err != nil { // opposite.go
+			return err
+		}
 		return checkClients(ctx, pools, info, allowUnnamed)
 	})
 }
@@ -53,7 +59,7 @@ func withMigration(ctx context.Context, from, to shard.Config, fn func(*pool.Set
 type clientEntry struct {
 	node                  string
 	id, addr, name, flags string
-	cmd                   string
+	cmd, age              string
 }
 
 func checkClients(ctx context.Context, pools *pool.Set, info shard.MigrationInfo, allowUnnamed bool) error {
@@ -223,6 +229,8 @@ func parseClientList(node, text string) []clientEntry {
 				e.flags = v
 			case "cmd":
 				e.cmd = v
+			case "age":
+				e.age = v
 			}
 		}
 		out = append(out, e)
@@ -237,12 +245,13 @@ func moverPool(o pool.Options) pool.Options {
 }
 
 // moverPoolFor is moverPool for the connections of a Move, whose name
-// also says which migration it runs ("shardis-reshard:FROM>TO"), so that
-// the arm of the opposite migration can tell that it is still running
-// (opposite.go).
-func moverPoolFor(o pool.Options, info shard.MigrationInfo) pool.Options {
+// also says which migration it runs and which run it is
+// ("shardis-reshard:FROM>TO>INSTANCE", self the instance of its routing
+// client), so that the arm of the opposite migration, and another Move of
+// the same one, can tell that it is still running (opposite.go).
+func moverPoolFor(o pool.Options, info shard.MigrationInfo, self string) pool.Options {
 	o = moverPool(o)
-	o.ClientName += ":" + info.FromID + ">" + info.ToID
+	o.ClientName += ":" + info.FromID + ">" + info.ToID + ">" + self
 	return o
 }
 

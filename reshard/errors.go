@@ -87,3 +87,9 @@ var ErrClients = errors.New("shardis: clients do not follow the migration protoc
 func (e *ClientsError) Is(target error) bool {
 	return target == ErrClients || e.err != nil && target == e.err
 }
+
+// ErrMoverAlreadyRunning is matched (errors.Is) by the *ClientsError with
+// which Move and CheckClients refuse to start while another Move of the
+// same migration (a second `shardis reshard` of it) has connections open;
+// the error names them (node, id, the other mover's address, name).
+var ErrMoverAlreadyRunning = errors.New("shardis: another mover of this migration is already running")

@@ -52,6 +52,9 @@ func ExampleMove() {
 			}
 		},
 	})
+	if errors.Is(err, reshard.ErrMoverAlreadyRunning) {
+		log.Fatal(err) // another mover of this migration runs: its *reshard.ClientsError names it; let it end
+	}
 	if err != nil {
 		log.Fatal(err) // a *reshard.ClientsError names a process still on the old ring
 	}

@@ -87,6 +87,14 @@ func stillMigrating(ctx context.Context, pools *pool.Set, info shard.MigrationIn
 	if err != nil {
 		return err
 	}
+	// The routing clients of Moves of this migration still running keep
+	// beacons too (opposite.go names their connections).
+	movers := map[string]bool{}
+	for _, e := range entries {
+		if _, _, inst, ok := parseMoverName(e.name); ok && inst != "" && sameMover(e.name, info, self) {
+			movers[inst] = true
+		}
+	}
 	var bad []ClientConn
 	for _, e := range entries {
 		if e.ignorable() {
@@ -101,6 +109,9 @@ func stillMigrating(ctx context.Context, pools *pool.Set, info shard.MigrationIn
 			continue
 		}
 		cc.Reason = fmt.Sprintf("still routes by the migration (phase %s): give it the plain config of the new topology, or call FinishMigration", cn.Phase)
+		if movers[cn.Instance] {
+			cc.Reason = "a mover of this migration (shardis reshard), still running: let it end"
+		}
 		bad = append(bad, cc)
 	}
 	if len(bad) > 0 {

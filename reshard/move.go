@@ -29,8 +29,10 @@ import (
 // Move killed at any point and run again simply scans again and moves
 // what is left; keys already moved are not on the old nodes any more.
 //
-// Before moving, Move checks that no process routes by one topology
-// alone (CheckClients) and arms the fence (Arm). Keys on an old node that neither topology places
+// Before moving, Move checks that no other Move of the same migration is
+// running (a *ClientsError matching ErrMoverAlreadyRunning names its
+// connections), that no process routes by one topology alone
+// (CheckClients), and arms the fence (Arm). Keys on an old node that neither topology places
 // there (strays, for example left by auto-eject) are left alone and
 // counted; Verify reports them.
 func Move(ctx context.Context, opts Options) (*Report, error) {
@@ -47,13 +49,29 @@ func Move(ctx context.Context, opts Options) (*Report, error) {
 	}
 	defer c.Close()
 	info, _ := c.Migration()
-	pools, err := pool.NewSet(moverPoolFor(opts.To.Pool, info))
+	// A dry run moves nothing: its connections do not name the
+	// migration, so that no mover takes it for one of its own or of the
+	// opposite migration (opposite.go).
+	po := moverPoolFor(opts.To.Pool, info, c.InstanceID())
+	if opts.DryRun {
+		po = moverPool(opts.To.Pool)
+	}
+	pools, err := pool.NewSet(po)
 	if err != nil {
 		return nil, errtext.Errorf("%w: %w", shard.ErrBadConfig, err)
 	}
 	defer pools.Close()
 	if err := followNodes(c, pools, info.To.Nodes()); err != nil { // servers.go
 		return nil, err
+	}
+	if !opts.DryRun {
+		// Two movers of one migration (a second shardis reshard, a
+		// retried cron job) would each take the other's beacons for a
+		// process still on the migration and keep the fence, and count
+		// the same keys twice.
+		if err := noOtherMover(ctx, pools, info, c.InstanceID()); err != nil { // opposite.go
+			return nil, err
+		}
 	}
 	if opts.DryRun {
 		if err := checkDistinctServers(ctx, pools, info); err != nil { // servers.go
@@ -364,9 +382,11 @@ func sum(sizes []int64) int64 {
 // between the servers falls back to DUMP/RESTORE through the mover.
 //
 // MIGRATE ... KEYS skips keys that are gone (deleted, expired or moved by
-// a client since the scan) and answers NOKEY when none was left: such a
-// batch moved nothing. When only some are gone, the reply does not say
-// how many; they count as moved.
+// a client since the scan) and answers NOKEY when none was left; when only
+// some are gone it answers OK all the same. So the batch's MIGRATE runs in
+// a transaction after an EXISTS of its keys (migrateCounted): the keys it
+// found are those it moved, and a key a client moved first ("move before
+// touch") is counted by the client alone.
 func (m *mover) migrate(ctx context.Context, conn redis.Conn, src, dst shard.Node, keys []string) (int, error) {
 	// The reply can take as long as MIGRATE's own timeout (a large value),
 	// longer than the pool's read timeout.
@@ -375,13 +395,13 @@ func (m *mover) migrate(ctx context.Context, conn redis.Conn, src, dst shard.Nod
 	if err != nil {
 		return 0, &shard.NodeError{Node: dst, Err: err}
 	}
-	reply, err := redis.DoWithTimeout(conn, wait, "MIGRATE", args...)
+	present, reply, err := migrateCounted(conn, wait, args, keys)
 	switch {
 	case err == nil:
 		if isNoKey(reply) {
 			return 0, nil
 		}
-		return len(keys), nil
+		return present, nil
 	case isReplyError(err, "BUSYKEY"):
 		// The batch moved the keys the new owner took; each key is now
 		// moved again on its own: NOKEY for those.
@@ -404,12 +424,67 @@ func (m *mover) migrate(ctx context.Context, conn redis.Conn, src, dst shard.Nod
 				return 0, m.migrateErr(src, dst, fmt.Sprintf("moving %q", k), err)
 			}
 		}
-		return len(keys) - busy, nil
+		return max(0, present-busy), nil // a busy key was there, and stayed
 	case isReplyError(err, "IOERR"):
 		return m.dumpMove(ctx, conn, src, dst, keys)
 	default:
 		return 0, m.migrateErr(src, dst, fmt.Sprintf("MIGRATE of %d keys", len(keys)), err)
 	}
+}
+
+// migrateCounted sends MULTI, EXISTS keys, MIGRATE args (which carries
+// keys) and EXEC on conn, and returns how many of keys were there when
+// MIGRATE ran (the old node runs the transaction on its single thread,
+// nothing in between, and Redis 7 reads the clock once for it, so a key
+// expiring meanwhile is gone for both) and MIGRATE's own reply or error
+// (a redis.Error: BUSYKEY, IOERR, ...). It waits up to wait for each
+// reply.
+func migrateCounted(conn redis.Conn, wait time.Duration, args []any, keys []string) (int, any, error) {
+	exists := make([]any, len(keys))
+	for i, k := range keys {
+		exists[i] = k
+	}
+	for _, cmd := range []struct {
+		name string
+		args []any
+	}{{"MULTI", nil}, {"EXISTS", exists}, {"MIGRATE", args}, {"EXEC", nil}} {
+		if err := conn.Send(cmd.name, cmd.args...); err != nil {
+			return 0, nil, err
+		}
+	}
+	if err := conn.Flush(); err != nil {
+		return 0, nil, err
+	}
+	var queueErr error // a command refused when queued aborts the EXEC
+	for range 3 {      // MULTI's OK, then QUEUED twice
+		if _, err := redis.ReceiveWithTimeout(conn, wait); err != nil {
+			var re redis.Error
+			if !errors.As(err, &re) {
+				return 0, nil, err
+			}
+			if queueErr == nil {
+				queueErr = err
+			}
+		}
+	}
+	reply, err := redis.Values(redis.ReceiveWithTimeout(conn, wait))
+	if err != nil {
+		if queueErr != nil {
+			return 0, nil, queueErr
+		}
+		return 0, nil, err
+	}
+	if len(reply) != 2 {
+		return 0, nil, fmt.Errorf("EXEC of EXISTS and MIGRATE: a reply of %d elements", len(reply))
+	}
+	present, err := redis.Int(reply[0], nil)
+	if err != nil {
+		return 0, nil, fmt.Errorf("EXISTS: %w", err)
+	}
+	if re, ok := reply[1].(redis.Error); ok {
+		return present, nil, re
+	}
+	return present, reply[1], nil
 }
 
 // migrateErr is the error of a MIGRATE (what) from src to dst that failed

@@ -104,10 +104,10 @@ type Flow struct {
 type Report struct {
 	Scanned int64 // keys looked at on the old nodes
 	// Moved counts the keys the mover moved (would move, in a dry run).
-	// A key the new owner already had is not among them, nor a batch
-	// whose keys were all gone when it moved (deleted, expired, or moved
-	// by a client); a key gone from a batch whose other keys moved still
-	// counts, as MIGRATE does not say which were there.
+	// A key the new owner already had is not among them, nor a key gone
+	// from the old node when its batch moved (deleted, expired, or moved
+	// by a client that touched it first: that client counts it): each
+	// batch's MIGRATE runs in a transaction after an EXISTS of its keys.
 	Moved int64
 	// Busy counts keys that the new owner already had: the new owner's
 	// copy was kept and the mover deleted the old one (a delete that

@@ -325,6 +325,13 @@ func (c *Client) MasterAddr(ctx context.Context) (addr, sentinel string, err err
 // old master restarted empty, and it must not win over the others
 // because it was asked first. Once a majority of the Sentinels name the
 // same master and verify accepts it, the others are not waited for.
+//
+// Answers that name one server under two spellings ("localhost:6379" and
+// "127.0.0.1:6379", as Sentinels with and without announce-hostnames
+// give them; "::ffff:127.0.0.1" and "127.0.0.1", the case of a host
+// name) count as one master, nothing being looked up; of its spellings,
+// the one most of the answers in hand gave (among equals, the first in
+// the order of Addrs) is checked and returned first.
 func (c *Client) VerifiedMasterAddr(ctx context.Context, verify func(ctx context.Context, addr string) error) (addr, sentinel string, err error) {
 	addrs := c.Addrs()
 	type answer struct {
@@ -356,8 +363,14 @@ func (c *Client) VerifiedMasterAddr(ctx context.Context, verify func(ctx context
 	named := make([]string, len(addrs)) // what each Sentinel named, "" if nothing
 	errs := make([]error, len(addrs))
 	checked := make([]bool, len(addrs))
-	votes := map[string]int{}
-	first := map[string]int{} // the first Sentinel (in addrs) naming each master
+	// Sentinels may spell one master differently (one that announces
+	// host names says "localhost:P", another "127.0.0.1:P"): the votes
+	// go to the server, each answer in the group of the first answer
+	// naming the same server (sameServer).
+	group := make([]int, len(addrs)) // the group of each Sentinel's answer
+	votes := map[int]int{}           // by group
+	first := map[int]int{}           // by group: the first Sentinel (in addrs) in it
+	spelled := map[string]int{}      // how many Sentinels gave each exact answer
 	// try checks the answers of the Sentinels in order not checked yet.
 	try := func(order []int) (int, bool) {
 		for _, i := range order {
@@ -375,6 +388,15 @@ func (c *Client) VerifiedMasterAddr(ctx context.Context, verify func(ctx context
 		}
 		return 0, false
 	}
+	// bySpelling orders the answers of one group: the spelling most
+	// Sentinels gave first (it is the one returned, and dialled), then
+	// in the order of addrs.
+	bySpelling := func(x, y int) int {
+		if d := spelled[named[y]] - spelled[named[x]]; d != 0 {
+			return d
+		}
+		return x - y
+	}
 	quorum := len(addrs)/2 + 1
 	for range addrs {
 		a := <-ch
@@ -383,17 +405,27 @@ func (c *Client) VerifiedMasterAddr(ctx context.Context, verify func(ctx context
 			continue
 		}
 		named[a.i] = a.addr
-		votes[a.addr]++
-		if f, ok := first[a.addr]; !ok || a.i < f {
-			first[a.addr] = a.i
+		spelled[a.addr]++
+		g := a.i
+		for j, n := range named {
+			if j != a.i && n != "" && sameServer(n, a.addr) {
+				g = group[j]
+				break
+			}
 		}
-		if votes[a.addr] >= quorum {
+		group[a.i] = g
+		votes[g]++
+		if f, ok := first[g]; !ok || a.i < f {
+			first[g] = a.i
+		}
+		if votes[g] >= quorum {
 			var order []int
 			for i, n := range named {
-				if n == a.addr {
+				if n != "" && group[i] == g {
 					order = append(order, i)
 				}
 			}
+			slices.SortStableFunc(order, bySpelling)
 			if i, ok := try(order); ok {
 				c.promote(addrs[i])
 				return named[i], addrs[i], nil
@@ -407,11 +439,14 @@ func (c *Client) VerifiedMasterAddr(ctx context.Context, verify func(ctx context
 		}
 	}
 	slices.SortStableFunc(order, func(x, y int) int {
-		nx, ny := named[x], named[y]
-		if d := votes[ny] - votes[nx]; d != 0 {
+		gx, gy := group[x], group[y]
+		if d := votes[gy] - votes[gx]; d != 0 {
 			return d
 		}
-		return first[nx] - first[ny]
+		if d := first[gx] - first[gy]; d != 0 {
+			return d
+		}
+		return bySpelling(x, y)
 	})
 	if i, ok := try(order); ok {
 		c.promote(addrs[i])
@@ -422,6 +457,21 @@ func (c *Client) VerifiedMasterAddr(ctx context.Context, verify func(ctx context
 		qerrs = append(qerrs, &QueryError{Addr: s, Err: errs[i]})
 	}
 	return "", "", &SetError{Master: c.master, Errs: qerrs}
+}
+
+// sameServer reports whether host:port addresses a and b name one
+// server, also under two spellings (addrkey.Of).
+func sameServer(a, b string) bool {
+	if a == b {
+		return true
+	}
+	kb := addrkey.Of(b)
+	for _, k := range addrkey.Of(a) {
+		if slices.Contains(kb, k) {
+			return true
+		}
+	}
+	return false
 }
 
 // Replicas asks the Sentinels in turn for the master's replicas, the one

@@ -63,14 +63,11 @@ func (c *Client) placeSentinelRead(cl *call, node int) {
 	// not failed since a query checked it (it may have restarted empty;
 	// then it is dropped until a query checks it again).
 	fit := func(r int32) bool {
-		ns := c.nodes.get(int(r))
-		if seen != nil {
-			if base, ok := (*seen)[r]; ok && ns.errors.Load() > base {
-				sh.dropReplica(int(r))
-				return false
-			}
+		if c.failedSinceCheck(seen, r) {
+			sh.dropReplica(int(r))
+			return false
 		}
-		return !ns.down.Load()
+		return !c.nodes.get(int(r)).down.Load()
 	}
 	best := -1
 	// The scan starts at a random replica: with no round trip measured

@@ -351,3 +351,14 @@ func (sh *sentShard) dropReplica(node int) {
 	sh.repMu.Unlock()
 	sh.request()
 }
+
+// failedSinceCheck reports whether the replica at node index r failed (a
+// command, a health check) since the query that checked it, seen being
+// the failure counts that query read (repSeen).
+func (c *Client) failedSinceCheck(seen *map[int32]int64, r int32) bool {
+	if seen == nil {
+		return false
+	}
+	base, ok := (*seen)[r]
+	return ok && c.nodes.get(int(r)).errors.Load() > base
+}

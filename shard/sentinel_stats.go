@@ -10,9 +10,13 @@ type SentinelStats struct {
 	// one the Sentinels named and ROLE confirmed.
 	Master string
 	// Replicas are the master's healthy replicas as the Sentinels last
-	// listed them; they serve reads when ReadFrom is a replica policy
-	// (then only those that said with ROLE that their link to the master
-	// is up).
+	// listed them. When ReadFrom is a replica policy they are those that
+	// serve reads: only those that said with ROLE that their link to the
+	// master is up, and not those that failed since (a read or a health
+	// check failed there), which serve no reads until a query finds them
+	// synced again, however long the Sentinels are down. One that health
+	// checks marked down before the query stays listed; its Stats.Nodes
+	// entry says Down, and reads skip it while it is.
 	Replicas []string
 	// Failovers counts the master changes the client followed.
 	Failovers int64
@@ -59,9 +63,7 @@ func (c *Client) sentinelStats(out *Stats) {
 		if p := sh.master.Load(); p != nil {
 			s.Master = *p
 		}
-		if p := sh.repAddrs.Load(); p != nil {
-			s.Replicas = append([]string(nil), (*p)...)
-		}
+		s.Replicas = c.statsReplicas(sh)
 		if p := sh.lastErr.Load(); p != nil {
 			s.LastError = *p
 		}
@@ -73,4 +75,30 @@ func (c *Client) sentinelStats(out *Stats) {
 		}
 		out.Sentinel = append(out.Sentinel, s)
 	}
+}
+
+// statsReplicas is what Stats lists as sh's replicas: those the last
+// query found, less, when they serve reads, those that reads cannot use
+// now (placeSentinelRead's fit): dropped after a failure, or failed
+// since the query (dropped at the next read). Being down shows in the
+// node's own stats.
+func (c *Client) statsReplicas(sh *sentShard) []string {
+	if !c.sent.readers {
+		if p := sh.repAddrs.Load(); p != nil {
+			return append([]string(nil), (*p)...)
+		}
+		return nil
+	}
+	p := sh.replicas.Load()
+	if p == nil {
+		return nil
+	}
+	seen := sh.repSeen.Load()
+	var out []string
+	for _, r := range *p {
+		if !c.failedSinceCheck(seen, r) {
+			out = append(out, c.nodes.get(int(r)).node.Addr)
+		}
+	}
+	return out
 }

@@ -652,7 +652,7 @@ func (f *flusher) sendPinned() {
 	}
 	stop := context.AfterFunc(f.ctx, tx.conn.abort)
 	defer stop()
-	refused := false // NOAUTH or WRONGPASS: not a success of the node
+	var answers txAnswers // what the replies say of the node
 	for k := range replies {
 		reply, err := tx.conn.ReceiveWithTimeout(timeout)
 		var re redis.Error
@@ -672,6 +672,7 @@ func (f *flusher) sendPinned() {
 			return
 		case err == nil:
 			set(k, Result{Reply: reply})
+			answers.reply(cmds[k].name, nil)
 			if !in[k] && lowerName(cmds[k].name) == "watch" {
 				tx.watched = true
 			}
@@ -679,7 +680,7 @@ func (f *flusher) sendPinned() {
 			f.noteMoved(re)
 			f.rc.c.noteSentinelTxFailure(f.ctx, tx.node, re)
 			rerr := f.rc.c.commandReplyError(tx.node, cmds[k].name, cmds[k].args, re)
-			refused = refused || isAuthFailure(rerr)
+			answers.reply(cmds[k].name, rerr)
 			set(k, Result{Err: rerr})
 		case writeErr != nil:
 			fail(k, writeErr, unwritten)
@@ -690,9 +691,7 @@ func (f *flusher) sendPinned() {
 			return
 		}
 	}
-	if !refused {
-		f.rc.c.noteSuccess(tx.node)
-	}
+	answers.note(f.rc.c, tx.node)
 	if tx.closing && !tx.multi {
 		tx.finish()
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/gomodule/redigo/redis"
 	"github.com/shardis/shardis/pool"
+	"github.com/shardis/shardis/shard/command"
 )
 
 // healthLoop PINGs every node of the current topology each interval
@@ -192,6 +193,59 @@ func (c *Client) noteUnserving(i int, err error) {
 func cannotServe(re redis.Error) bool {
 	s := string(re)
 	return strings.HasPrefix(s, "LOADING") || strings.HasPrefix(s, "MASTERDOWN")
+}
+
+// txAnswers is what the replies read on a transaction's connection (a
+// Client.Tx's, a Conn's pinned one) in one round trip say of its node. A
+// LOADING or MASTERDOWN reply (the reply to a queued command, or to
+// EXEC) counts as a failure of the node (noteUnserving), whatever else
+// the node answered. The OK that a node which cannot serve gives WATCH,
+// MULTI or EXEC (servesWhileUnserving) proves nothing: counted as an
+// answer, the WATCH of every transaction reset the count of failures,
+// and a loading master that only transactions used was never marked
+// down. Any other reply, an error one included, is an answer of the
+// node, unless a NOAUTH or WRONGPASS came (refused: counted by
+// replyError).
+type txAnswers struct {
+	answered  bool
+	refused   bool
+	unserving error
+}
+
+// reply records the reply to the command name: err is nil, or its error
+// reply (after replyError or authReply: an authentication failure is
+// refused).
+func (a *txAnswers) reply(name string, err error) {
+	var re redis.Error
+	switch {
+	case errors.As(err, &re) && cannotServe(re):
+		if a.unserving == nil {
+			a.unserving = re
+		}
+	case isAuthFailure(err):
+		a.refused = true
+	case !servesWhileUnserving(name):
+		a.answered = true
+	}
+}
+
+// note records the verdict of the replies on node i.
+func (a *txAnswers) note(c *Client, i int) {
+	switch {
+	case a.unserving != nil:
+		c.noteUnserving(i, a.unserving)
+	case a.answered && !a.refused:
+		c.noteSuccess(i)
+	}
+}
+
+// servesWhileUnserving reports whether a server answers the command name
+// even while loading its data or cut off from its master (flagged
+// loading or stale: WATCH, MULTI, EXEC, ...): its reply is no proof that
+// the node serves.
+func servesWhileUnserving(name string) bool {
+	info := command.Lookup(name)
+	return info != nil && info.Flags&(command.Loading|command.Stale) != 0
 }
 
 // countFailure counts one failure in a row of node i, and marks it down

@@ -178,14 +178,18 @@ func (tx *Tx) send(name string, args []any) (any, error) {
 		reply, err = redis.DoContext(tx.conn, tx.ctx, name, args...)
 	}
 	if err == nil {
-		tx.c.noteSuccess(tx.node)
+		var a txAnswers
+		a.reply(name, nil)
+		a.note(tx.c, tx.node)
 		return reply, nil
 	}
 	if re, ok := err.(redis.Error); ok {
+		// The server answered, unless it refused the connection
+		// (replyError counted that) or cannot serve (txAnswers).
 		rerr := tx.c.commandReplyError(tx.node, name, args, re)
-		if !isAuthFailure(rerr) { // the server answered (replyError counted a refusal)
-			tx.c.noteSuccess(tx.node)
-		}
+		var a txAnswers
+		a.reply(name, rerr)
+		a.note(tx.c, tx.node)
 		return reply, rerr
 	}
 	tx.c.noteTxFailure(tx.ctx, tx.node, err)
@@ -705,8 +709,20 @@ func (c *Client) txOnce(ctx context.Context, plan txPlan, node int, asking bool,
 		reply    any
 		firstErr error
 		refused  bool // EXEC's own reply is an error: it ran nothing
+		answers  txAnswers
 	)
 	first := replies - 1 - len(queue) // the reply of queue[0]
+	nameOf := func(k int) string {
+		switch q := k - first; {
+		case q >= 0 && q < len(queue):
+			return queue[q].name
+		case q == len(queue):
+			return "EXEC"
+		case q == -1:
+			return "MULTI"
+		}
+		return "ASKING"
+	}
 	for k := range replies {
 		received = k
 		r, err := redis.ReceiveContext(conn, ctx)
@@ -714,6 +730,7 @@ func (c *Client) txOnce(ctx context.Context, plan txPlan, node int, asking bool,
 		switch {
 		case err == nil:
 			reply = r
+			answers.reply(nameOf(k), nil)
 		case errors.As(err, &re) && isProtocolError(re):
 			return nil, txMayHaveRun, re
 		case errors.As(err, &re):
@@ -729,6 +746,7 @@ func (c *Client) txOnce(ctx context.Context, plan txPlan, node int, asking bool,
 			if firstErr == nil {
 				firstErr, _ = c.replyError(node, re)
 			}
+			answers.reply(nameOf(k), c.authReply(ns.node.Addr, re))
 			refused = k == replies-1
 			reply = nil
 		default:
@@ -737,9 +755,7 @@ func (c *Client) txOnce(ctx context.Context, plan txPlan, node int, asking bool,
 		}
 		received = k + 1
 	}
-	if !isAuthFailure(firstErr) { // the server answered every command
-		c.noteSuccess(node)
-	}
+	answers.note(c, node) // the server answered every command
 	if firstErr != nil {
 		if refused {
 			return nil, unrun, firstErr

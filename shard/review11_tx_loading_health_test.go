@@ -1,0 +1,209 @@
+package shard_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/shardis/shardis/internal/redistest"
+	"github.com/shardis/shardis/shard"
+	"github.com/stretchr/testify/require"
+)
+
+// TestReview11LoadingMasterIsMarkedDownUnderTransactions: a master that
+// answers LOADING cannot serve, and its health check's PING fails with
+// the same reply, which marks it down after FailureLimit ticks when it is
+// idle. A client whose traffic is all transactions must see it marked
+// down too: the replies of a transaction (a Client.Tx's, a Conn's
+// WATCH ... MULTI ... EXEC) used to count as the node answering, LOADING
+// to the queued commands included, and so did the OK that a loading
+// server gives WATCH and MULTI, so that every transaction reset the
+// health checks' count and the master stayed up (and every topology
+// refresh kept asking it first).
+func TestReview11LoadingMasterIsMarkedDownUnderTransactions(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts its own cluster")
+	}
+	ctx := context.Background()
+	rc := redistest.StartClusterTB(t, 3, 0, redistest.Options{NodeTimeout: time.Minute})
+	m := rc.Masters()[0]
+	key, _ := keyOnMaster(t, rc, m, "review11txloading")
+	type client struct {
+		name   string
+		c      *shard.Client
+		run    func(c *shard.Client, key string) error
+		mu     sync.Mutex
+		events []shard.NodeEvent // NodeDown and NodeUp of m
+		runs   atomic.Int64
+	}
+	clients := []*client{
+		{name: "Tx", run: func(c *shard.Client, key string) error {
+			_, err := c.Tx(ctx, []string{key}, func(tx *shard.Tx) error {
+				return tx.Queue("SET", key, "v")
+			})
+			return err
+		}},
+		{name: "Tx with Do", run: func(c *shard.Client, key string) error {
+			_, err := c.Tx(ctx, []string{key}, func(tx *shard.Tx) error {
+				if _, err := tx.Do("GET", key); err != nil {
+					return err
+				}
+				return tx.Queue("SET", key, "v")
+			})
+			return err
+		}},
+		{name: "Conn", run: func(c *shard.Client, key string) error {
+			conn := c.Conn()
+			defer conn.Close()
+			if _, err := conn.Do("WATCH", key); err != nil {
+				return err
+			}
+			if _, err := conn.Do("GET", key); err != nil {
+				return err
+			}
+			if err := conn.Send("MULTI"); err != nil {
+				return err
+			}
+			if err := conn.Send("SET", key, "v"); err != nil {
+				return err
+			}
+			_, err := conn.Do("EXEC")
+			return err
+		}},
+		{name: "Conn MULTI", run: func(c *shard.Client, key string) error {
+			conn := c.Conn()
+			defer conn.Close()
+			if err := conn.Send("MULTI"); err != nil {
+				return err
+			}
+			if err := conn.Send("SET", key, "v"); err != nil {
+				return err
+			}
+			_, err := conn.Do("EXEC")
+			return err
+		}},
+	}
+	for _, cl := range clients {
+		cfg := clusterConfig(rc.Seeds()...)
+		cfg.Cluster.MaxRetryWait = 200 * time.Millisecond
+		cfg.Hooks = &shard.Hooks{NodeState: func(ev shard.NodeEvent) {
+			if ev.ServerAddr == m.Addr && (ev.Kind == shard.NodeDown || ev.Kind == shard.NodeUp) {
+				cl.mu.Lock()
+				cl.events = append(cl.events, ev)
+				cl.mu.Unlock()
+			}
+		}}
+		cl.c = newClient(t, cfg)
+		require.NoError(t, cl.run(cl.c, key), "%s: before the reload", cl.name)
+	}
+	// downOf returns the event that marked m down, and how many times
+	// it came up since (a transaction's reply taken for an answer).
+	downOf := func(cl *client) (ev shard.NodeEvent, down bool, ups int) {
+		cl.mu.Lock()
+		defer cl.mu.Unlock()
+		for _, e := range cl.events {
+			switch {
+			case e.Kind == shard.NodeDown && !down:
+				ev, down = e, true
+			case e.Kind == shard.NodeUp && down:
+				ups++
+			}
+		}
+		return ev, down, ups
+	}
+	for i := 0; i < 300; i++ {
+		_, err := clients[0].c.Do(ctx, "SET", fmt.Sprintf("%s:%d", key, i), fmt.Sprintf("%d:%01000d", i, 0))
+		require.NoError(t, err)
+	}
+	for _, cl := range clients {
+		_, _, ups := downOf(cl)
+		cl.mu.Lock()
+		n := len(cl.events)
+		cl.mu.Unlock()
+		require.Zero(t, n, "%s: the master changed state before the reload (%d up)", cl.name, ups)
+	}
+
+	// 300 keys at 20 ms: some 6 s of LOADING.
+	probe, reloaded := reloadSlowly(t, m, key, 20*time.Millisecond)
+	start := time.Now()
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for _, cl := range clients {
+		for g := 0; g < 2; g++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					_ = cl.run(cl.c, fmt.Sprintf("%s:%d", key, g))
+					cl.runs.Add(1)
+				}
+			}()
+		}
+	}
+	allDown := func() bool {
+		for _, cl := range clients {
+			if _, ok, _ := downOf(cl); !ok {
+				return false
+			}
+		}
+		return true
+	}
+	for deadline := time.Now().Add(3 * time.Second); time.Now().Before(deadline) && !allDown(); {
+		time.Sleep(20 * time.Millisecond)
+	}
+	took := time.Since(start)
+	// The transactions go on for a while longer: the master stays down.
+	for deadline := time.Now().Add(time.Second); time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
+	}
+	close(stop)
+	wg.Wait()
+	_, err := probe.Do("GET", key)
+	require.ErrorContains(t, err, "LOADING", "the master was loading throughout")
+	for _, cl := range clients {
+		ev, down, ups := downOf(cl)
+		t.Logf("%s: NodeDown %v within %v, up again %d times (%d transactions): %v", cl.name, down, took, ups, cl.runs.Load(), ev.Err)
+	}
+	for _, cl := range clients {
+		ev, down, ups := downOf(cl)
+		require.Positive(t, cl.runs.Load(), "%s: no transaction was run", cl.name)
+		require.True(t, down, "%s: a master answering LOADING to every transaction was not marked down in %v", cl.name, took)
+		require.ErrorContains(t, ev.Err, "LOADING", cl.name)
+		require.Zero(t, ups, "%s: the loading master was taken for up again", cl.name)
+	}
+
+	// A refresh now asks the other masters first: it no longer waits
+	// for the loading one (askTopology's 100 ms hedge delay) each time.
+	for _, cl := range clients {
+		var fastest time.Duration
+		for k := range 3 {
+			s := time.Now()
+			require.NoError(t, cl.c.Refresh(ctx))
+			if d := time.Since(s); k == 0 || d < fastest {
+				fastest = d
+			}
+		}
+		t.Logf("%s: fastest of 3 refreshes while the master loads: %v", cl.name, fastest)
+		require.Less(t, fastest, 90*time.Millisecond, "%s: every refresh waited for the loading master", cl.name)
+	}
+	_, err = probe.Do("GET", key)
+	require.ErrorContains(t, err, "LOADING", "the master was loading throughout")
+	require.NoError(t, reloaded())
+
+	// Loaded, it is brought back up and serves the transactions.
+	for _, cl := range clients {
+		waitFor(t, 10*time.Second, cl.name+" served by the master again", func() bool {
+			return cl.run(cl.c, key+":1") == nil
+		})
+		_, down, ups := downOf(cl)
+		require.True(t, down && ups >= 1, "%s: the master served again without NodeUp", cl.name)
+	}
+}

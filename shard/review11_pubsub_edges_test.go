@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/shardis/shardis/cluster"
 	"github.com/shardis/shardis/internal/redistest"
 	"github.com/shardis/shardis/shard"
 )
@@ -88,4 +89,84 @@ func TestReview11PubSubRefusalOfAnEarlierSubscribeKeepsTheLaterOne(t *testing.T)
 		}
 	}
 	assert.Equal(t, 2, sub.Stats().Channels, "both channels in the subscription")
+}
+
+// A cluster client built with Config.Migration subscribes its shard
+// channels on the old cluster while it waits. A slot moved there: the
+// old owner dropped the channel, the SSUBSCRIBE sent to it again (the
+// old table, never refreshed, still named it) met a MOVED, and that
+// MOVED was written into the client's own (new) cluster table, which
+// then sent the slot's commands to a node of the old cluster; the
+// channel was sent to the stale owner again and again, each time meeting
+// the same MOVED, and never delivered again while the client waited.
+func TestReview11PubSubMovedOnTheOldClusterStaysThere(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a cluster of its own")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	oldCluster := redistest.StartClusterTB(t, 3, 0, redistest.Options{})
+	from := clusterConfig(oldCluster.Seeds()...)
+	newCluster := clusterForTest(t)
+	to := clusterConfig(newCluster.Seeds()...)
+	f := from
+	to.Migration = &shard.Migration{From: &f}
+	c := newClient(t, to)
+	info, ok := c.Migration()
+	require.True(t, ok)
+	require.Equal(t, shard.PhaseWaiting, info.Phase)
+	plain := newClient(t, from) // a process still on the old cluster
+	own, ok := c.Router().(*shard.ClusterRouter)
+	require.True(t, ok, "%T", c.Router())
+	oldAddrs := map[string]bool{}
+	for _, s := range oldCluster.Masters() {
+		oldAddrs[s.Addr] = true
+	}
+
+	tag := strconv.FormatUint(rand.Uint64(), 36)
+	sch := "r11oldmoved:{" + tag + "}"
+	sub, err := c.SSubscribe(ctx, sch)
+	require.NoError(t, err)
+	defer sub.Close()
+	t.Cleanup(func() { t.Logf("shard channels moved: %d", sub.Stats().Moved) })
+	n, err := redis.Int(plain.Do(ctx, "SPUBLISH", sch, "before"))
+	require.NoError(t, err)
+	require.Equal(t, 1, n, "the shard channel is on the old cluster while waiting")
+	m, err := nextMessage(sub, 10*time.Second)
+	require.NoError(t, err)
+	require.Equal(t, "before", string(m.Data))
+
+	ownerAddr, err := plain.Router().Route(sch)
+	require.NoError(t, err)
+	var owner, dst *redistest.Server
+	for _, s := range oldCluster.Masters() {
+		if s.Addr == ownerAddr.Addr {
+			owner = s
+		} else if dst == nil {
+			dst = s
+		}
+	}
+	require.NotNil(t, owner, "the old owner of %q", sch)
+	require.NotNil(t, dst)
+	_, err = redistest.MoveSlot(ctx, cluster.Slot(sch), owner, dst, oldCluster.Masters(), redistest.SlotMoveOptions{})
+	require.NoError(t, err)
+
+	// The subscription follows the slot on the old cluster, and the
+	// client's own table keeps pointing at the new cluster.
+	waitFor(t, 10*time.Second, "the shard channel at the slot's new owner on the old cluster", func() bool {
+		return numSub(t, dst, "SHARDNUMSUB", sch) == 1
+	})
+	movedBefore := sub.Stats().Moved
+	for end := time.Now().Add(time.Second); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
+		nd, err := own.Route(sch)
+		require.NoError(t, err)
+		require.False(t, oldAddrs[nd.Addr], "the client's own table routes %q to %s, a node of the old cluster", sch, nd.Addr)
+	}
+	assert.LessOrEqual(t, sub.Stats().Moved-movedBefore, int64(0), "the shard channel kept meeting MOVED")
+	n, err = redis.Int(plain.Do(ctx, "SPUBLISH", sch, "after"))
+	require.NoError(t, err)
+	require.Equal(t, 1, n, "SPUBLISH on the old cluster after the move reaches the subscriber")
+	m, err = nextMessage(sub, 10*time.Second)
+	require.NoError(t, err)
+	assert.Equal(t, "after", string(m.Data))
 }

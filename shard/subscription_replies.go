@@ -168,8 +168,7 @@ func (s *Subscription) onError(sc *subConn, re redis.Error) {
 	case "MOVED":
 		if rd, ok := cluster.ParseRedirect(string(re), sc.addr); ok && s.c.cl() != nil {
 			s.st.moved.Add(int64(len(names)))
-			s.c.applyMoved(rd.Slot, rd.Addr)
-			s.refreshTopology()
+			s.applyMoved(sc.addr, rd.Slot, rd.Addr)
 			return
 		} else if s.c.cl() != nil {
 			s.movedNoAddr(names)
@@ -237,6 +236,25 @@ func (s *Subscription) movedNoAddr(names []subName) {
 	s.refreshTopology()
 }
 
+// applyMoved writes a MOVED that the node at from answered into the slot
+// table of the cluster that node belongs to. While a client built with
+// Config.Migration waits, its shard channels are on the old cluster
+// (waitingFrom), whose MOVED replies used to be written into the client's
+// own table: that pointed a slot of the new cluster at a node of the old
+// one until the next refresh, and the old table, never corrected, sent
+// the channel back to the node that had just refused it, thousands of
+// times a second, for the rest of the wait. Caller holds s.mu.
+func (s *Subscription) applyMoved(from string, slot int, addr string) {
+	if m := s.c.mig.Load(); m != nil {
+		if old, ok := m.from.(*ClusterRouter); ok && old != s.c.cl() && old.lists(from) && !s.c.cl().lists(from) {
+			old.applyMovedHere(slot, addr)
+			return
+		}
+	}
+	s.c.applyMoved(slot, addr)
+	s.refreshTopology()
+}
+
 func isSubscribePush(push string) bool {
 	_, subscribe := kindOfPush(push)
 	return subscribe
@@ -269,9 +287,10 @@ func (s *Subscription) fencedError(sc *subConn, re redis.Error) {
 		}
 		if s.c.cl() != nil {
 			if rd, ok := cluster.ParseRedirect(string(re), sc.addr); ok {
-				s.c.applyMoved(rd.Slot, rd.Addr)
+				s.applyMoved(sc.addr, rd.Slot, rd.Addr)
+			} else {
+				s.refreshTopology()
 			}
-			s.refreshTopology()
 		}
 		s.dirty = true
 		s.poke()

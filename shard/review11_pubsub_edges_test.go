@@ -3,6 +3,7 @@ package shard_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"strconv"
 	"strings"
@@ -169,4 +170,47 @@ func TestReview11PubSubMovedOnTheOldClusterStaysThere(t *testing.T) {
 	m, err = nextMessage(sub, 10*time.Second)
 	require.NoError(t, err)
 	assert.Equal(t, "after", string(m.Data))
+}
+
+// A channel moves off a node that is alive but has a backlog for the
+// subscriber: 55,000 messages of another channel (29 MB, under the
+// server's default 32 MB output buffer limit) queued before the move,
+// then the move's unsubscribe confirmation. The new node's connection
+// held the channel's messages for PingInterval + PingTimeout from the
+// start of the hold, not from the old node's last message: with tight
+// health settings (here 150 ms) the old node was still delivering when
+// the hold ran out, and the messages published after the move came
+// before the one published before it.
+func TestReview11PubSubHoldOutlastsALiveBacklog(t *testing.T) {
+	const pingInterval, pingTimeout = 50 * time.Millisecond, 100 * time.Millisecond
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	servers := redistest.StartNTB(t, 2, redistest.Options{})
+	from, to := archiveMigration(servers)
+	c := newClient(t, from)
+
+	const moving, busy, flood = "y2020:seq", "y2024:busy", 55000
+	sub, err := c.NewSubscription(shard.SubscriptionOptions{BufferSize: 4 * flood, PingInterval: pingInterval, PingTimeout: pingTimeout})
+	require.NoError(t, err)
+	defer sub.Close()
+	require.NoError(t, sub.Subscribe(ctx, moving, busy))
+
+	// The backlog: the reader is held at a pong while the old node
+	// queues the flood and message 0 of the moving channel.
+	h := shard.HoldSubscription(sub)
+	require.NoError(t, h.Ping("hold"))
+	floodBeforeMove(t, servers[0].Addr, "PUBLISH", busy, moving, flood)
+	h.Release()
+	start := time.Now()
+	require.NoError(t, c.StartMigration(ctx, to))
+	require.NoError(t, c.ArmMigration())
+	reached, seq := publishUntilReached(ctx, t, c, "PUBLISH", moving, "the subscriber")
+	require.NoError(t, sub.Unsubscribe(ctx, moving))
+
+	got := receiveSeqs(ctx, t, sub, busy, flood, "unsubscribe", moving, nil)
+	t.Logf("published 0..%d, %v reached a subscriber, delivered %v, all within %v", seq, reached, fmt.Sprint(got), time.Since(start))
+	assert.Equal(t, reached, got, "every message that reached a subscriber, in publishing order, once")
+	st := sub.Stats()
+	assert.Zero(t, st.Lost, "the old node's connection was taken for dead")
+	assert.Zero(t, st.Dropped)
 }

@@ -4,9 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
+	"net"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -172,35 +175,36 @@ func TestReview11PubSubMovedOnTheOldClusterStaysThere(t *testing.T) {
 	assert.Equal(t, "after", string(m.Data))
 }
 
-// A channel moves off a node that is alive but has a backlog for the
-// subscriber: 55,000 messages of another channel (29 MB, under the
-// server's default 32 MB output buffer limit) queued before the move,
-// then the move's unsubscribe confirmation. The new node's connection
-// held the channel's messages for PingInterval + PingTimeout from the
-// start of the hold, not from the old node's last message: with tight
-// health settings (here 150 ms) the old node was still delivering when
-// the hold ran out, and the messages published after the move came
-// before the one published before it.
+// A channel moves off a node that is alive but slow to reach (a
+// throttled link, about 8 MB/s here), with a backlog for the subscriber:
+// 55,000 messages of another channel (29 MB, under the server's default
+// 32 MB output buffer limit) queued before the move, then message 0 of
+// the moving channel, then the move's unsubscribe confirmation. The new
+// node's connection held the channel's messages for PingInterval +
+// PingTimeout (2 s here) from the start of the hold, not from the old
+// node's last message: the hold ran out while the old node was still
+// delivering, and the messages published after the move came before
+// message 0.
 func TestReview11PubSubHoldOutlastsALiveBacklog(t *testing.T) {
-	const pingInterval, pingTimeout = 50 * time.Millisecond, 100 * time.Millisecond
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	servers := redistest.StartNTB(t, 2, redistest.Options{})
-	from, to := archiveMigration(servers)
+	link := startSlowLink(t, servers[0].Addr, 8<<10, time.Millisecond)
+	recent := shard.Node{Name: "recent", Addr: link}
+	archive := shard.Node{Name: "archive", Addr: servers[1].Addr}
+	base := ringConfig(servers[:1])
+	from := shard.Config{Router: yearRouter{recent: recent, archive: recent}, Pool: base.Pool, Health: base.Health}
+	to := shard.Config{Router: yearRouter{recent: recent, archive: archive}, Pool: base.Pool, Health: base.Health}
 	c := newClient(t, from)
 
 	const moving, busy, flood = "y2020:seq", "y2024:busy", 55000
-	sub, err := c.NewSubscription(shard.SubscriptionOptions{BufferSize: 4 * flood, PingInterval: pingInterval, PingTimeout: pingTimeout})
+	sub, err := c.NewSubscription(shard.SubscriptionOptions{BufferSize: 4 * flood})
 	require.NoError(t, err)
 	defer sub.Close()
 	require.NoError(t, sub.Subscribe(ctx, moving, busy))
 
-	// The backlog: the reader is held at a pong while the old node
-	// queues the flood and message 0 of the moving channel.
-	h := shard.HoldSubscription(sub)
-	require.NoError(t, h.Ping("hold"))
+	// The backlog: queued on the old node while the move starts.
 	floodBeforeMove(t, servers[0].Addr, "PUBLISH", busy, moving, flood)
-	h.Release()
 	start := time.Now()
 	require.NoError(t, c.StartMigration(ctx, to))
 	require.NoError(t, c.ArmMigration())
@@ -213,4 +217,73 @@ func TestReview11PubSubHoldOutlastsALiveBacklog(t *testing.T) {
 	st := sub.Stats()
 	assert.Zero(t, st.Lost, "the old node's connection was taken for dead")
 	assert.Zero(t, st.Dropped)
+}
+
+// startSlowLink starts a loopback TCP proxy to backend that passes what
+// the backend sends on at most chunk bytes per pause (what clients send
+// goes through as it comes), and returns its address. It stops when the
+// test ends.
+func startSlowLink(t *testing.T, backend string, chunk int, pause time.Duration) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	var (
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		conns []net.Conn
+	)
+	keep := func(cs ...net.Conn) {
+		mu.Lock()
+		conns = append(conns, cs...)
+		mu.Unlock()
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			b, err := net.Dial("tcp", backend)
+			if err != nil {
+				c.Close()
+				continue
+			}
+			keep(c, b)
+			wg.Add(2)
+			go func() {
+				defer wg.Done()
+				_, _ = io.Copy(b, c)
+				b.Close()
+			}()
+			go func() {
+				defer wg.Done()
+				buf := make([]byte, chunk)
+				for {
+					n, err := b.Read(buf)
+					if n > 0 {
+						if _, werr := c.Write(buf[:n]); werr != nil {
+							break
+						}
+					}
+					if err != nil {
+						break
+					}
+					time.Sleep(pause)
+				}
+				c.Close()
+			}()
+		}
+	}()
+	t.Cleanup(func() {
+		ln.Close()
+		mu.Lock()
+		for _, c := range conns {
+			c.Close()
+		}
+		mu.Unlock()
+		wg.Wait()
+	})
+	return ln.Addr().String()
 }

@@ -26,11 +26,12 @@ import (
 // queued before the move (a backlog of other channels' messages, up to the
 // server's output buffer limit, 32 MB by default) is alive, and its
 // unsubscribe's confirmation comes after that backlog. Counted from the
-// start, a hold shorter than the backlog's delivery (PingInterval 100 ms
-// and PingTimeout 200 ms, say, and 29 MB queued) released the new node's
-// messages before the old node's, out of order. A node that answers but
-// sends no message (busy with a script: it refuses the unsubscribe and
-// the health PINGs with BUSY) does not prolong it.
+// start, a hold shorter than the backlog's delivery (29 MB behind a link
+// of 8 MB/s take some 4 s, the default limit with a 3 s read timeout)
+// released the new node's messages before the old node's, out of order.
+// A node that answers but sends no message (busy with a script: it
+// refuses the unsubscribe and the health PINGs with BUSY) does not
+// prolong it.
 //
 // The hold waits for the subscriptions the other connections had when it
 // began, not for whatever they have later: a channel can come back to the

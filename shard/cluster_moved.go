@@ -33,3 +33,34 @@ func (r *ClusterRouter) moveSlot(st *clusterState, t *cluster.Table, slot int) b
 	r.watch.notify()
 	return true
 }
+
+// applyMovedHere writes a MOVED into r's table alone, for a cluster the
+// client does not route by: the old cluster of a client built with
+// Config.Migration, while it waits (its subscriptions are there). No
+// slot-map event is reported, no refresh asked for: r is not refreshed.
+func (r *ClusterRouter) applyMovedHere(slot int, addr string) {
+	for {
+		st := r.state.Load()
+		if st == nil || r.nodes.get(int(st.master[slot])).node.Addr == addr {
+			return
+		}
+		t := st.table.WithSlotOwner(slot, addr)
+		if t == st.table || r.moveSlot(st, t, slot) || r.installOver(st, t) {
+			return
+		}
+	}
+}
+
+// lists reports whether addr is one of the nodes of r's table.
+func (r *ClusterRouter) lists(addr string) bool {
+	st := r.state.Load()
+	if st == nil {
+		return false
+	}
+	for _, n := range st.allNodes {
+		if n.Addr == addr {
+			return true
+		}
+	}
+	return false
+}

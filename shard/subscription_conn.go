@@ -104,6 +104,7 @@ type subConn struct {
 	lastPing time.Time
 	closed   bool
 	lastRead atomic.Int64 // unix nanoseconds of the last reply
+	lastMsg  atomic.Int64 // unix nanoseconds of the last message (holdsOn)
 	epoch    int64        // its node's epoch when it was dialled (leaveMovedNodes)
 	// The moving names whose messages it holds back (subscription_hold.go),
 	// and their number, which its reader reads without the lock.
@@ -346,7 +347,8 @@ func (sc *subConn) read() {
 			s.lost(sc, err)
 			return
 		}
-		sc.lastRead.Store(time.Now().UnixNano())
+		now := time.Now().UnixNano()
+		sc.lastRead.Store(now)
 		v, err := parsePush(reply)
 		if err != nil && s.barePong(sc, reply) {
 			continue
@@ -358,6 +360,7 @@ func (sc *subConn) read() {
 			return
 		}
 		if m, ok := v.(redis.Message); ok {
+			sc.lastMsg.Store(now)
 			s.st.received.Add(1)
 			if (sc.holding.Load() > 0 || m.Pattern != "" && s.mayHoldPattern(sc)) && s.holdMessage(sc, m) {
 				continue

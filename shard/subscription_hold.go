@@ -21,7 +21,17 @@ import (
 // own unsubscribe push, or the connection lost) — everything the old node
 // sent before that has been delivered then — or until holdLimit has
 // passed, the time in which a connection that sends nothing is taken for
-// dead.
+// dead. That time counts from the old connection's last message, not from
+// the start of the hold: a node that is still delivering what it had
+// queued before the move (a backlog of other channels' messages, up to the
+// server's output buffer limit, 32 MB by default) is alive, and its
+// unsubscribe's confirmation comes after that backlog. Counted from the
+// start, a hold shorter than the backlog's delivery (29 MB behind a link
+// of 8 MB/s take some 4 s, the default limit with a 3 s read timeout)
+// released the new node's messages before the old node's, out of order.
+// A node that answers but sends no message (busy with a script: it
+// refuses the unsubscribe and the health PINGs with BUSY) does not
+// prolong it.
 //
 // The hold waits for the subscriptions the other connections had when it
 // began, not for whatever they have later: a channel can come back to the
@@ -43,8 +53,9 @@ type heldMsgs struct {
 	owed map[*subConn]int
 }
 
-// holdLimit is the longest a new connection holds a moving name's
-// messages back.
+// holdLimit is how long a new connection holds a moving name's messages
+// back at least, and after the old connection's last message at most
+// (see delivering).
 func (s *Subscription) holdLimit() time.Duration { return s.opts.PingInterval + s.opts.PingTimeout }
 
 // carriedElsewhere reports whether a connection other than sc has sn
@@ -121,6 +132,19 @@ func (s *Subscription) owing(h *heldMsgs) bool {
 	return false
 }
 
+// delivering reports whether a connection h waits for, and that has not
+// let the name go yet, read a message less than holdLimit ago: it is
+// alive, working through what its node queued before the move, and its
+// confirmation is on its way behind that. Caller holds s.mu.
+func (s *Subscription) delivering(h *heldMsgs, now time.Time) bool {
+	for o, n := range h.owed {
+		if n > 0 && !o.closed && s.conns[o.addr] == o && now.Sub(time.Unix(0, o.lastMsg.Load())) < s.holdLimit() {
+			return true
+		}
+	}
+	return false
+}
+
 // holdIfMoving makes sc hold back the messages of the names it is about
 // to subscribe that another connection still carries (see above).
 // Patterns are not held: a ring pattern is carried by every shard at
@@ -182,7 +206,7 @@ func (s *Subscription) stillMoving(sc *subConn, sn subName, h *heldMsgs) bool {
 
 // releaseHolds delivers, in order, the messages held back for names that
 // no other connection carries any more (for a pattern's channel: whose
-// old node's move fence came back), or held for holdLimit; all of
+// old node's move fence came back), or held past holdLimit; all of
 // sc's when sc is lost (nil: none). Caller holds s.mu.
 func (s *Subscription) releaseHolds(lost *subConn) {
 	now := time.Now()
@@ -192,7 +216,7 @@ func (s *Subscription) releaseHolds(lost *subConn) {
 	}
 	release := func(sc *subConn, force bool) {
 		for sn, h := range sc.hold {
-			if !force && now.Before(h.until) && s.stillMoving(sc, sn, h) {
+			if !force && (now.Before(h.until) || s.delivering(h, now)) && s.stillMoving(sc, sn, h) {
 				continue
 			}
 			for _, m := range h.msgs {

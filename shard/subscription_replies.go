@@ -2,6 +2,7 @@ package shard
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/gomodule/redigo/redis"
@@ -118,11 +119,7 @@ func (s *Subscription) onError(sc *subConn, re redis.Error) {
 	}
 	cmd := sc.pending[0]
 	sc.pending = sc.pending[1:]
-	names := make([]string, len(cmd.names))
-	for i, sn := range cmd.names {
-		names[i] = sn.name
-	}
-	serr := &SubscribeError{Node: s.node(sc.addr), Command: cmd.cmd, Names: names, Err: re}
+	serr := &SubscribeError{Node: s.node(sc.addr), Command: cmd.cmd, Names: nameList(cmd.names), Err: re}
 	if cmd.push == "pong" || !isSubscribePush(cmd.push) {
 		// A refused unsubscribe (BUSY, say) left the names subscribed on
 		// the node: it is sent again later. (A cluster SUNSUBSCRIBE,
@@ -146,7 +143,20 @@ func (s *Subscription) onError(sc *subConn, re redis.Error) {
 		}
 		return
 	}
-	for _, sn := range cmd.names {
+	// A name unsubscribed and subscribed again on sc since this command
+	// was sent has a later SUBSCRIBE pending there, which answers for it:
+	// this refusal concerns a subscription the application already left
+	// (its Subscribe returned at the unsubscribe). Dropping the name here
+	// dropped the new subscription too: its Subscribe returned this
+	// refusal, and the channel, accepted by the node, never delivered.
+	names := slices.DeleteFunc(slices.Clone(cmd.names), sc.subscribing)
+	if len(names) == 0 {
+		return
+	}
+	if len(names) < len(cmd.names) {
+		serr.Names = nameList(names)
+	}
+	for _, sn := range names {
 		if sc.sent[sn] {
 			s.letGo(sc, sn) // the loop's next tick releases what waited for it
 		}
@@ -157,12 +167,11 @@ func (s *Subscription) onError(sc *subConn, re redis.Error) {
 	switch code := cluster.ErrorCode(string(re)); code {
 	case "MOVED":
 		if rd, ok := cluster.ParseRedirect(string(re), sc.addr); ok && s.c.cl() != nil {
-			s.st.moved.Add(int64(len(cmd.names)))
-			s.c.applyMoved(rd.Slot, rd.Addr)
-			s.refreshTopology()
+			s.st.moved.Add(int64(len(names)))
+			s.applyMoved(sc.addr, rd.Slot, rd.Addr)
 			return
 		} else if s.c.cl() != nil {
-			s.movedNoAddr(cmd.names)
+			s.movedNoAddr(names)
 			return
 		}
 	case "CLUSTERDOWN", "TRYAGAIN", "LOADING", "MASTERDOWN", "BUSY":
@@ -171,7 +180,7 @@ func (s *Subscription) onError(sc *subConn, re redis.Error) {
 		// the names left).
 		nerr := &NodeError{Node: s.node(sc.addr), Err: fmt.Errorf("%s: %w", cmd.cmd, re)}
 		s.backoff(sc.addr, nerr)
-		for _, sn := range cmd.names {
+		for _, sn := range names {
 			if ws := s.want[sn]; ws != nil {
 				for _, w := range ws.waiters {
 					w.settle(nerr)
@@ -184,7 +193,7 @@ func (s *Subscription) onError(sc *subConn, re redis.Error) {
 	// Refused for good (an ACL, say): the names leave the subscription,
 	// before their callers learn it (a caller that reads Stats once its
 	// Subscribe returned must not count them).
-	for _, sn := range cmd.names {
+	for _, sn := range names {
 		if ws := s.want[sn]; ws != nil {
 			s.dropWant(sn)
 			for _, w := range ws.waiters {
@@ -193,6 +202,15 @@ func (s *Subscription) onError(sc *subConn, re redis.Error) {
 		}
 	}
 	s.q.push(serr)
+}
+
+// nameList returns the names of names, in order.
+func nameList(names []subName) []string {
+	list := make([]string, len(names))
+	for i, sn := range names {
+		list[i] = sn.name
+	}
+	return list
 }
 
 // movedNoAddrHold is how long names refused with a MOVED that named no
@@ -215,6 +233,25 @@ func (s *Subscription) movedNoAddr(names []subName) {
 			ws.holdUntil = until
 		}
 	}
+	s.refreshTopology()
+}
+
+// applyMoved writes a MOVED that the node at from answered into the slot
+// table of the cluster that node belongs to. While a client built with
+// Config.Migration waits, its shard channels are on the old cluster
+// (waitingFrom), whose MOVED replies used to be written into the client's
+// own table: that pointed a slot of the new cluster at a node of the old
+// one until the next refresh, and the old table, never corrected, sent
+// the channel back to the node that had just refused it, thousands of
+// times a second, for the rest of the wait. Caller holds s.mu.
+func (s *Subscription) applyMoved(from string, slot int, addr string) {
+	if m := s.c.mig.Load(); m != nil {
+		if old, ok := m.from.(*ClusterRouter); ok && old != s.c.cl() && old.lists(from) && !s.c.cl().lists(from) {
+			old.applyMovedHere(slot, addr)
+			return
+		}
+	}
+	s.c.applyMoved(slot, addr)
 	s.refreshTopology()
 }
 
@@ -250,9 +287,10 @@ func (s *Subscription) fencedError(sc *subConn, re redis.Error) {
 		}
 		if s.c.cl() != nil {
 			if rd, ok := cluster.ParseRedirect(string(re), sc.addr); ok {
-				s.c.applyMoved(rd.Slot, rd.Addr)
+				s.applyMoved(sc.addr, rd.Slot, rd.Addr)
+			} else {
+				s.refreshTopology()
 			}
-			s.refreshTopology()
 		}
 		s.dirty = true
 		s.poke()
@@ -291,6 +329,18 @@ func (s *Subscription) endFence(sc *subConn) {
 		s.dirty = true
 		s.poke()
 	}
+}
+
+// subscribing reports whether a subscribe of sn is pending on sc: sent
+// after sn was unsubscribed there, when the reply being handled answers an
+// earlier one (onError). Caller holds s.mu.
+func (sc *subConn) subscribing(sn subName) bool {
+	for _, p := range sc.pending {
+		if p.push != "pong" && isSubscribePush(p.push) && slices.Contains(p.names, sn) {
+			return true
+		}
+	}
+	return false
 }
 
 // unsubscribing reports whether an unsubscribe of sn is pending on sc: a

@@ -159,6 +159,45 @@ func TestReview11ErrorTextPrefixOnce(t *testing.T) {
 			words: []string{"no node available: every shard is down: node shard-0 (", "\nnode shard-1 ("},
 		},
 		{
+			name: "a blocking command cut short by the caller's deadline",
+			make: func(t *testing.T) error {
+				c := newClient(t, shard.Config{Shards: []ring.Shard{{Addr: plain.Addr, Weight: 1}}, Pool: quick})
+				dctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+				defer cancel()
+				_, err := c.Do(dctx, "BLPOP", "errtext:empty", 0)
+				return err
+			},
+			is:    []error{context.DeadlineExceeded},
+			as:    func(err error) bool { var ne *shard.NodeError; return errors.As(err, &ne) },
+			words: []string{"node " + plain.Addr, "context deadline exceeded before the reply came (the command may have run): "},
+		},
+		{
+			name: "a write cut short by the caller's deadline on a stalled server",
+			make: func(t *testing.T) error {
+				stalled := redistest.StartTB(t, redistest.Options{})
+				c := newClient(t, shard.Config{Shards: []ring.Shard{{Addr: stalled.Addr, Weight: 1}}, Pool: quick})
+				if _, err := c.Do(ctx, "GET", "errtext:k"); err != nil {
+					t.Fatal(err)
+				}
+				if err := stalled.Pause(); err != nil {
+					t.Fatal(err)
+				}
+				defer func() {
+					if err := stalled.Resume(); err != nil {
+						t.Error(err)
+					}
+				}()
+				dctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+				defer cancel()
+				// Far more than the socket buffers take: the write blocks.
+				_, err := c.Do(dctx, "SET", "errtext:big", strings.Repeat("x", 32<<20))
+				return err
+			},
+			is:    []error{context.DeadlineExceeded},
+			as:    func(err error) bool { var ne *shard.NodeError; return errors.As(err, &ne) },
+			words: []string{"node ", "context deadline exceeded ("},
+		},
+		{
 			name: "a Sentinel shard's master and Sentinels down",
 			make: func(t *testing.T) error {
 				o := sentinelSetOptions(1)

@@ -198,6 +198,28 @@ func TestReview11ErrorTextPrefixOnce(t *testing.T) {
 			words: []string{"node ", "context deadline exceeded ("},
 		},
 		{
+			name: "a blocking command cut off by a migration's switch",
+			make: func(t *testing.T) error {
+				s := newSwitchSetup(t, 2*time.Second)
+				c := newClient(t, s.from)
+				k := s.moving(t, "errtext:queue", 1)[0]
+				done := blockedBLPOP(t, c, k, serversByAddr(s.servers)[ringOwner(t, s.from, k)], "the BLPOP to block at the old owner")
+				if err := c.StartMigration(ctx, s.to); err != nil {
+					t.Fatal(err)
+				}
+				s.fenceAndArm(t, c)
+				select {
+				case r := <-done:
+					return r.err
+				case <-time.After(20 * time.Second):
+					t.Fatal("the BLPOP is still blocked at the old owner")
+					return nil
+				}
+			},
+			is:    []error{shard.ErrFenceSwitched},
+			words: []string{"cut off by the switch while running at the old owner (it may have run): node "},
+		},
+		{
 			name: "a Sentinel shard's master and Sentinels down",
 			make: func(t *testing.T) error {
 				o := sentinelSetOptions(1)

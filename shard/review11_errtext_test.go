@@ -148,6 +148,20 @@ func TestReview11ErrorTextPrefixOnce(t *testing.T) {
 			words: []string{"node ", ": dial ", ": the server closed the connection before its first reply"},
 		},
 		{
+			name: "a plain-text client with a password on a TLS port",
+			make: func(t *testing.T) error {
+				tlsOnly := redistest.StartTB(t, redistest.Options{TLS: true})
+				withPW := quick
+				withPW.Password = password // AUTH meets the closed connection
+				c := newClient(t, shard.Config{Shards: []ring.Shard{{Addr: tlsOnly.Addr, Weight: 1}}, Pool: withPW})
+				_, err := c.Do(ctx, "GET", "errtext:k")
+				return err
+			},
+			is:    []error{pool.ErrClosedBeforeReply},
+			as:    func(err error) bool { var de *pool.DialError; return errors.As(err, &de) },
+			words: []string{"node ", ": dial ", ": AUTH: the server closed the connection before its first reply"},
+		},
+		{
 			name: "every shard of a ring down",
 			make: func(t *testing.T) error {
 				c, _ := allEjectedRing(t)

@@ -124,7 +124,7 @@ func discoverOne(ctx context.Context, seed string, dial Dialer, useTLS bool) (*T
 	} else {
 		var re redis.Error
 		if !errors.As(err, &re) {
-			return nil, fmt.Errorf("CLUSTER SHARDS: %w", err)
+			return nil, errtext.Errorf("CLUSTER SHARDS: %w", err)
 		}
 		if notCluster(re) {
 			return nil, errtext.Errorf("%w: %w", ErrNotCluster, re)
@@ -137,7 +137,7 @@ func discoverOne(ctx context.Context, seed string, dial Dialer, useTLS bool) (*T
 		if errors.As(err, &slotsErr) && notCluster(slotsErr) {
 			return nil, errtext.Errorf("%w: %w", ErrNotCluster, slotsErr)
 		}
-		return nil, fmt.Errorf("CLUSTER SHARDS: %v; CLUSTER SLOTS: %w", shardsErr, err)
+		return nil, errtext.Errorf("CLUSTER SHARDS: %v; CLUSTER SLOTS: %w", shardsErr, err)
 	}
 	return ParseSlots(reply, seed)
 }

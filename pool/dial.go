@@ -117,7 +117,7 @@ func (d *dialer) setup(ctx context.Context, c redis.Conn, addr, name string) err
 			// A network or context failure (the reply never came), or
 			// a full server's refusal, sent before the AUTH was read:
 			// nothing in err can hold the password.
-			return &DialError{Addr: addr, Err: fmt.Errorf("AUTH: %w", err)}
+			return &DialError{Addr: addr, Err: errtext.Errorf("AUTH: %w", err)}
 		}
 	}
 	steps := []struct {
@@ -182,7 +182,7 @@ func replicaSynced(ctx context.Context, c redis.Conn) error {
 		if errors.As(err, &reply) {
 			return nil
 		}
-		return fmt.Errorf("INFO replication: %w", err)
+		return errtext.Errorf("INFO replication: %w", err)
 	}
 	role, offset := "", ""
 	for line := range strings.Lines(info) {

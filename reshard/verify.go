@@ -77,7 +77,7 @@ func Verify(ctx context.Context, cfg shard.Config, opts VerifyOptions) (*VerifyR
 		// client reaches both topologies.
 		old, err := placementClient(ctx, *m.From, cfg.Pool)
 		if err != nil {
-			return nil, fmt.Errorf("migration from: %w", err)
+			return nil, errtext.Errorf("shardis: migration from: %w", err)
 		}
 		defer old.Close()
 		from = old.Router()

@@ -820,7 +820,7 @@ func sentCause(ctx context.Context, err error) error {
 		}
 		cerr = context.DeadlineExceeded
 	}
-	return fmt.Errorf("%w before the reply came (the command may have run): %v", cerr, err)
+	return errtext.Errorf("%w before the reply came (the command may have run): %v", cerr, err)
 }
 
 // contextCause marks an I/O error that the caller's context caused (its
@@ -828,10 +828,10 @@ func sentCause(ctx context.Context, err error) error {
 // the context error.
 func contextCause(ctx context.Context, err error) error {
 	if cerr := ctx.Err(); cerr != nil {
-		return fmt.Errorf("%w (%v)", cerr, err)
+		return errtext.Errorf("%w (%v)", cerr, err)
 	}
 	if dl, ok := ctx.Deadline(); ok && !time.Now().Before(dl) {
-		return fmt.Errorf("%w (%v)", context.DeadlineExceeded, err)
+		return errtext.Errorf("%w (%v)", context.DeadlineExceeded, err)
 	}
 	return err
 }

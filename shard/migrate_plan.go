@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/shardis/shardis/internal/errtext"
 	"github.com/shardis/shardis/pool"
 )
 
@@ -318,7 +319,7 @@ func failCut(calls []*call) {
 func markCut(calls []*call) {
 	for _, cl := range calls {
 		if cl.err != nil && errors.Is(cl.err, context.Canceled) {
-			cl.err = fmt.Errorf("%w: cut off by the switch while running at the old owner (it may have run): %v", ErrFenceSwitched, cl.err)
+			cl.err = errtext.Errorf("%w: cut off by the switch while running at the old owner (it may have run): %v", ErrFenceSwitched, cl.err)
 		}
 	}
 }

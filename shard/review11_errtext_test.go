@@ -148,6 +148,20 @@ func TestReview11ErrorTextPrefixOnce(t *testing.T) {
 			words: []string{"node ", ": dial ", ": the server closed the connection before its first reply"},
 		},
 		{
+			name: "a plain-text client with a password on a TLS port",
+			make: func(t *testing.T) error {
+				tlsOnly := redistest.StartTB(t, redistest.Options{TLS: true})
+				withPW := quick
+				withPW.Password = password // AUTH meets the closed connection
+				c := newClient(t, shard.Config{Shards: []ring.Shard{{Addr: tlsOnly.Addr, Weight: 1}}, Pool: withPW})
+				_, err := c.Do(ctx, "GET", "errtext:k")
+				return err
+			},
+			is:    []error{pool.ErrClosedBeforeReply},
+			as:    func(err error) bool { var de *pool.DialError; return errors.As(err, &de) },
+			words: []string{"node ", ": dial ", ": AUTH: the server closed the connection before its first reply"},
+		},
+		{
 			name: "every shard of a ring down",
 			make: func(t *testing.T) error {
 				c, _ := allEjectedRing(t)
@@ -157,6 +171,67 @@ func TestReview11ErrorTextPrefixOnce(t *testing.T) {
 			is:    []error{shard.ErrNoNodes, shard.ErrNodeDown},
 			as:    func(err error) bool { var ne *shard.NodeError; return errors.As(err, &ne) },
 			words: []string{"no node available: every shard is down: node shard-0 (", "\nnode shard-1 ("},
+		},
+		{
+			name: "a blocking command cut short by the caller's deadline",
+			make: func(t *testing.T) error {
+				c := newClient(t, shard.Config{Shards: []ring.Shard{{Addr: plain.Addr, Weight: 1}}, Pool: quick})
+				dctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+				defer cancel()
+				_, err := c.Do(dctx, "BLPOP", "errtext:empty", 0)
+				return err
+			},
+			is:    []error{context.DeadlineExceeded},
+			as:    func(err error) bool { var ne *shard.NodeError; return errors.As(err, &ne) },
+			words: []string{"node " + plain.Addr, "context deadline exceeded before the reply came (the command may have run): "},
+		},
+		{
+			name: "a write cut short by the caller's deadline on a stalled server",
+			make: func(t *testing.T) error {
+				stalled := redistest.StartTB(t, redistest.Options{})
+				c := newClient(t, shard.Config{Shards: []ring.Shard{{Addr: stalled.Addr, Weight: 1}}, Pool: quick})
+				if _, err := c.Do(ctx, "GET", "errtext:k"); err != nil {
+					t.Fatal(err)
+				}
+				if err := stalled.Pause(); err != nil {
+					t.Fatal(err)
+				}
+				defer func() {
+					if err := stalled.Resume(); err != nil {
+						t.Error(err)
+					}
+				}()
+				dctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+				defer cancel()
+				// Far more than the socket buffers take: the write blocks.
+				_, err := c.Do(dctx, "SET", "errtext:big", strings.Repeat("x", 32<<20))
+				return err
+			},
+			is:    []error{context.DeadlineExceeded},
+			as:    func(err error) bool { var ne *shard.NodeError; return errors.As(err, &ne) },
+			words: []string{"node ", "context deadline exceeded ("},
+		},
+		{
+			name: "a blocking command cut off by a migration's switch",
+			make: func(t *testing.T) error {
+				s := newSwitchSetup(t, 2*time.Second)
+				c := newClient(t, s.from)
+				k := s.moving(t, "errtext:queue", 1)[0]
+				done := blockedBLPOP(t, c, k, serversByAddr(s.servers)[ringOwner(t, s.from, k)], "the BLPOP to block at the old owner")
+				if err := c.StartMigration(ctx, s.to); err != nil {
+					t.Fatal(err)
+				}
+				s.fenceAndArm(t, c)
+				select {
+				case r := <-done:
+					return r.err
+				case <-time.After(20 * time.Second):
+					t.Fatal("the BLPOP is still blocked at the old owner")
+					return nil
+				}
+			},
+			is:    []error{shard.ErrFenceSwitched},
+			words: []string{"cut off by the switch while running at the old owner (it may have run): node "},
 		},
 		{
 			name: "a Sentinel shard's master and Sentinels down",

@@ -10,6 +10,7 @@ import (
 
 	"github.com/shardis/shardis/bench/e2e"
 	"github.com/shardis/shardis/bench/report"
+	"github.com/shardis/shardis/internal/errtext"
 	"github.com/shardis/shardis/shard"
 )
 
@@ -64,7 +65,7 @@ func runBenchE2E(ctx context.Context, env *cliEnv, args []string) error {
 	}
 	cases, err := e2eCases(*callers, *pipelines, *multi)
 	if err != nil {
-		return fmt.Errorf("%w: %w", errUsage, err)
+		return errtext.Errorf("%w: %w", errUsage, err)
 	}
 	info := env.stdout
 	if *asJSON {
@@ -136,7 +137,7 @@ func runBenchE2E(ctx context.Context, env *cliEnv, args []string) error {
 	}
 	if runErr != nil {
 		if rep.Interrupted {
-			return fmt.Errorf("interrupted; printed what was measured: %w", runErr)
+			return errtext.Errorf("interrupted; printed what was measured: %w", runErr)
 		}
 		return runErr
 	}

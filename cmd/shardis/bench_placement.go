@@ -11,6 +11,7 @@ import (
 
 	"github.com/shardis/shardis/bench/placement"
 	"github.com/shardis/shardis/bench/report"
+	"github.com/shardis/shardis/internal/errtext"
 )
 
 const benchPlacementUsage = `Usage: shardis bench placement [--keys FILE | --generate N [--pattern P]]
@@ -89,13 +90,13 @@ func runBenchPlacement(ctx context.Context, env *cliEnv, args []string) error {
 	}
 	strategies, err := placement.ParseStrategies(*strategyList)
 	if err != nil {
-		return fmt.Errorf("%w: %w", errUsage, err)
+		return errtext.Errorf("%w: %w", errUsage, err)
 	}
 	layouts := placement.DefaultLayouts()
 	if *shardList != "" {
 		l, err := placement.ParseLayout(*shardList)
 		if err != nil {
-			return fmt.Errorf("%w: --shards: %w", errUsage, err)
+			return errtext.Errorf("%w: --shards: %w", errUsage, err)
 		}
 		layouts = append(layouts, l)
 	}
@@ -142,7 +143,7 @@ func runBenchPlacement(ctx context.Context, env *cliEnv, args []string) error {
 		listFiles(info, paths)
 	}
 	if runErr != nil {
-		return fmt.Errorf("interrupted; printed what was measured: %w", runErr)
+		return errtext.Errorf("interrupted; printed what was measured: %w", runErr)
 	}
 	return nil
 }
@@ -156,7 +157,7 @@ func placementKeys(env *cliEnv, file string, generate int, pattern string) ([]st
 		}
 		keys, err := placement.GenerateKeys(pattern, n)
 		if err != nil {
-			return nil, "", fmt.Errorf("%w: %w", errUsage, err)
+			return nil, "", errtext.Errorf("%w: %w", errUsage, err)
 		}
 		return keys, fmt.Sprintf("generated from %q", pattern), nil
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/alicebob/miniredis/v2"
 	"github.com/gomodule/redigo/redis"
 	"github.com/shardis/shardis/hashtag"
+	"github.com/shardis/shardis/internal/errtext"
 	"github.com/shardis/shardis/pool"
 	"github.com/shardis/shardis/ring"
 	"github.com/shardis/shardis/shard"
@@ -49,7 +50,7 @@ func runDemo(ctx context.Context, env *cliEnv, args []string) error {
 		for _, name := range []string{"shard-a", "shard-b", "shard-c"} {
 			m := miniredis.NewMiniRedis()
 			if err := m.StartAddr("127.0.0.1:0"); err != nil {
-				return fmt.Errorf("start embedded server: %w", err)
+				return errtext.Errorf("start embedded server: %w", err)
 			}
 			defer m.Close()
 			embedded = append(embedded, m)
@@ -105,7 +106,7 @@ func runDemo(ctx context.Context, env *cliEnv, args []string) error {
 	// its exit status then says that not all of them were.
 	var writeErr error
 	if failed > 0 {
-		writeErr = fmt.Errorf("%d of %d SETs failed, the first with: %w", failed, *keys, firstErr)
+		writeErr = errtext.Errorf("%d of %d SETs failed, the first with: %w", failed, *keys, firstErr)
 	}
 
 	// 2. Where did they go?
@@ -174,7 +175,7 @@ func runDemo(ctx context.Context, env *cliEnv, args []string) error {
 		fmt.Fprintf(out, "  a failed command's error: %v\n", rb.sampleErr)
 	}
 	if rb.wrong != nil {
-		return fmt.Errorf("the read-back after stopping %s went wrong: %w", victim, rb.wrong)
+		return errtext.Errorf("the read-back after stopping %s went wrong: %w", victim, rb.wrong)
 	}
 	fmt.Fprintln(out, "Only the stopped shard's keys failed; the others kept serving, every value as written.")
 	return nil
@@ -210,7 +211,7 @@ func checkReadBack(res []shard.Result, owners []shard.Node, victim shard.Node, k
 				rb.sampleErr = r.Err
 			}
 			if rb.wrong == nil && (n.Addr != victim.Addr || !isNodeErr) {
-				rb.wrong = fmt.Errorf("GET %s on %s failed: %w", demoKey(j), n, r.Err)
+				rb.wrong = errtext.Errorf("GET %s on %s failed: %w", demoKey(j), n, r.Err)
 			}
 			continue
 		}

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/shardis/shardis/internal/errtext"
 	"github.com/shardis/shardis/ring"
 	"github.com/shardis/shardis/shard"
 )
@@ -94,13 +95,13 @@ func runLocate(ctx context.Context, env *cliEnv, args []string) error {
 		}
 		shards, err := ring.ParseShards(*shardList)
 		if err != nil {
-			return fmt.Errorf("%w: %w", errUsage, err)
+			return errtext.Errorf("%w: %w", errUsage, err)
 		}
 		ringCfg = ring.Config{Algorithm: ring.Algorithm(*algorithm), KeyHash: *keyHash, Tag: *tag, Shards: shards}
 	}
 	r, err := ring.New(ringCfg)
 	if err != nil {
-		return fmt.Errorf("%w: %w", errUsage, err)
+		return errtext.Errorf("%w: %w", errUsage, err)
 	}
 	shards := r.Shards()
 	loc := &locator{ring: r, shards: shards}

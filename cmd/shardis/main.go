@@ -19,6 +19,7 @@ import (
 	"sort"
 	"syscall"
 
+	"github.com/shardis/shardis/internal/errtext"
 	"github.com/shardis/shardis/shard"
 )
 
@@ -82,7 +83,7 @@ func run(ctx context.Context, env *cliEnv, args []string) int {
 		if errors.Is(err, errHelp) {
 			return 0 // the usage is printed (parseFlags)
 		}
-		fmt.Fprintf(env.stderr, "shardis %s: %v\n", c.name, err)
+		fmt.Fprintf(env.stderr, "shardis %s: %s\n", c.name, errtext.Cause(err))
 		// A config that cannot be read, parsed or used is a usage error
 		// too, in every command: status 1 says the work itself failed.
 		if errors.Is(err, errUsage) || errors.Is(err, shard.ErrBadConfig) {

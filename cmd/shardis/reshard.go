@@ -14,6 +14,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/shardis/shardis/internal/errtext"
 	"github.com/shardis/shardis/reshard"
 	"github.com/shardis/shardis/shard"
 )
@@ -84,7 +85,7 @@ func runReshard(ctx context.Context, env *cliEnv, args []string) error {
 	}
 	keysPS, bytesPS, err := parseRate(*rate)
 	if err != nil {
-		return fmt.Errorf("%w: %w", errUsage, err)
+		return errtext.Errorf("%w: %w", errUsage, err)
 	}
 	if *batch < 0 {
 		return fmt.Errorf("%w: --batch %d: want a positive number of keys", errUsage, *batch)
@@ -99,11 +100,11 @@ func runReshard(ctx context.Context, env *cliEnv, args []string) error {
 	// 2), as in verify: status 1 says that the move failed.
 	from, err := loadTopology(*fromArg)
 	if err != nil {
-		return usageError{fmt.Errorf("--from: %w", err)}
+		return usageError{errtext.Errorf("--from: %w", err)}
 	}
 	to, err := loadTopology(*toArg)
 	if err != nil {
-		return usageError{fmt.Errorf("--to: %w", err)}
+		return usageError{errtext.Errorf("--to: %w", err)}
 	}
 	if n := count(*armOnly, *finish, *clearFence); n > 1 {
 		return fmt.Errorf("%w: --arm, --finish and --clear-fence exclude each other", errUsage)
@@ -173,7 +174,7 @@ func reshardVerb(ctx context.Context, env *cliEnv, from, to shard.Config, f resh
 			line, err := readAnswer(ctx, env.stdin)
 			if err != nil {
 				fmt.Fprintln(env.stderr)
-				return fmt.Errorf("not confirmed; nothing moved: %w", err)
+				return errtext.Errorf("not confirmed; nothing moved: %w", err)
 			}
 			if a := strings.ToLower(strings.TrimSpace(line)); a != "y" && a != "yes" {
 				return errors.New("not confirmed; nothing moved")

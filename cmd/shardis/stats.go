@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gomodule/redigo/redis"
+	"github.com/shardis/shardis/internal/errtext"
 	"github.com/shardis/shardis/shard"
 )
 
@@ -120,7 +121,7 @@ func runStats(ctx context.Context, env *cliEnv, args []string) error {
 	}
 	fmt.Fprintf(env.stdout, "probe: %d commands in %v, %d failed\n", 2**ops, time.Since(start).Round(time.Millisecond), failed)
 	if failed > 0 {
-		return fmt.Errorf("probe: %d of %d commands failed, the first with: %w", failed, 2**ops, firstErr)
+		return errtext.Errorf("probe: %d of %d commands failed, the first with: %w", failed, 2**ops, firstErr)
 	}
 	return nil
 }

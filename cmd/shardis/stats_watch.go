@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/shardis/shardis/internal/errtext"
 	"github.com/shardis/shardis/shard"
 )
 
@@ -141,7 +142,7 @@ func watchStats(ctx context.Context, env *cliEnv, c *shard.Client, cfg shard.Con
 	// done is the end of the run: nil when every probe command succeeded.
 	done := func() error {
 		if failed > 0 {
-			return fmt.Errorf("probe: %d of %d commands failed, the first with: %w", failed, commands, firstErr)
+			return errtext.Errorf("probe: %d of %d commands failed, the first with: %w", failed, commands, firstErr)
 		}
 		return nil
 	}

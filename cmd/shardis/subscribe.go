@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/gomodule/redigo/redis"
+	"github.com/shardis/shardis/internal/errtext"
 	"github.com/shardis/shardis/pool"
 	"github.com/shardis/shardis/shard"
 )
@@ -119,7 +120,7 @@ func runSubscribe(ctx context.Context, env *cliEnv, args []string) error {
 			}
 			var se *shard.SubscribeError
 			if errors.As(err, &se) {
-				fmt.Fprintf(env.stderr, "shardis subscribe: %v\n", err)
+				fmt.Fprintf(env.stderr, "shardis subscribe: %s\n", errtext.Cause(err))
 				continue
 			}
 			return err

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/shardis/shardis/internal/errtext"
 	"github.com/shardis/shardis/reshard"
 	"github.com/shardis/shardis/shard"
 )
@@ -45,7 +46,7 @@ func runVerify(ctx context.Context, env *cliEnv, args []string) error {
 	cfg, err := loadTopology(*cfgArg)
 	if err != nil {
 		// Not status 1, which says that keys are misplaced.
-		return usageError{fmt.Errorf("--config: %w", err)} // reshard.go
+		return usageError{errtext.Errorf("--config: %w", err)} // reshard.go
 	}
 	var extra []string
 	for _, n := range strings.Split(*nodes, ",") {
@@ -58,7 +59,7 @@ func runVerify(ctx context.Context, env *cliEnv, args []string) error {
 		return usageError{err}
 	}
 	if err != nil {
-		return fmt.Errorf("%w (%w)", err, errIncomplete)
+		return errtext.Errorf("%w (%w)", err, errIncomplete)
 	}
 	for _, m := range rep.Samples {
 		fmt.Fprintf(env.stdout, "misplaced %s\n", m)

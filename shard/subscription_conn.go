@@ -104,7 +104,7 @@ type subConn struct {
 	lastPing time.Time
 	closed   bool
 	lastRead atomic.Int64 // unix nanoseconds of the last reply
-	lastMsg  atomic.Int64 // unix nanoseconds of the last message (holdsOn)
+	lastMsg  atomic.Int64 // unix nanoseconds of the last message (delivering, fenceBehindMessages)
 	epoch    int64        // its node's epoch when it was dialled (leaveMovedNodes)
 	// The moving names whose messages it holds back (subscription_hold.go),
 	// and their number, which its reader reads without the lock.

@@ -47,7 +47,7 @@ import (
 // heldMsgs are the messages of one name a connection holds back.
 type heldMsgs struct {
 	msgs  []redis.Message
-	until time.Time
+	until time.Time // a channel's: holdLimit after its start (a pattern's lasts while its moves do)
 	// The other connections that carried the name when the hold began,
 	// and how many ends of it (see letGo) each still owes.
 	owed map[*subConn]int
@@ -198,8 +198,7 @@ func (s *Subscription) holdMessage(sc *subConn, m redis.Message) bool {
 // (subscription_patternmove.go). Caller holds s.mu.
 func (s *Subscription) stillMoving(sc *subConn, sn subName, h *heldMsgs) bool {
 	if sn.kind == kindPattern {
-		_, awaited := s.fenceAwaited(sc, sn.name)
-		return awaited
+		return s.fenceAwaited(sc, sn.name) // within their limit: see pruneMoves
 	}
 	return s.owing(h) && s.carriedElsewhere(sn, sc)
 }
@@ -216,7 +215,7 @@ func (s *Subscription) releaseHolds(lost *subConn) {
 	}
 	release := func(sc *subConn, force bool) {
 		for sn, h := range sc.hold {
-			if !force && (now.Before(h.until) || s.delivering(h, now)) && s.stillMoving(sc, sn, h) {
+			if !force && (sn.kind == kindPattern || now.Before(h.until) || s.delivering(h, now)) && s.stillMoving(sc, sn, h) {
 				continue
 			}
 			for _, m := range h.msgs {

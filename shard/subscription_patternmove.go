@@ -14,7 +14,15 @@ import "time"
 // a connection receives afterwards for a channel the previous placement
 // routed to another node whose fence has not come back is held, until
 // that fence's pong (everything the old node sent before it has been
-// delivered then), the old connection lost, or holdLimit.
+// delivered then), the old connection lost, or until the old connection
+// has read no message for holdLimit (and at least holdLimit from the
+// move): as for a channel's hold (subscription_hold.go), an old node that
+// is still working through a backlog queued before the move is alive, and
+// its fence's pong comes after that backlog. Counted from the move, a
+// hold shorter than the backlog's delivery (29 MB behind a link of 8 MB/s
+// take some 4 s; the limit is 2 s with the default PingInterval and a
+// 1 s read timeout) released the new node's messages of the channel
+// before the old node's.
 //
 // Keyspace subscriptions are left out: their channels name keys, which
 // the router does not place by the channel's name.
@@ -61,7 +69,7 @@ func (p placement) addr(ch string) (string, bool) {
 type patternMove struct {
 	from    placement
 	waiting map[string]*subConn // the connections whose fence has not come back, by address
-	until   time.Time
+	until   time.Time           // holdLimit after the move: the least it is waited for
 }
 
 // followsPatternMoves reports whether the subscription orders pattern
@@ -158,14 +166,14 @@ func (s *Subscription) patternHold(sc *subConn, ch string) *heldMsgs {
 	if h := sc.hold[sn]; h != nil {
 		return h // after the messages held before it
 	}
-	until, ok := s.fenceAwaited(sc, ch)
-	if !ok {
+	if !s.fenceAwaited(sc, ch) {
 		return nil
 	}
 	if sc.hold == nil {
 		sc.hold = map[subName]*heldMsgs{}
 	}
-	h := &heldMsgs{until: until}
+	// No until: the hold lasts while its moves do (pruneMoves).
+	h := &heldMsgs{}
 	sc.hold[sn] = h
 	sc.holding.Add(1)
 	s.holds++
@@ -173,20 +181,16 @@ func (s *Subscription) patternHold(sc *subConn, ch string) *heldMsgs {
 }
 
 // fenceAwaited reports whether a move's previous placement routed
-// channel ch to another node than sc's whose fence has not come back,
-// and until when the last of them may be waited for. Caller holds s.mu.
-func (s *Subscription) fenceAwaited(sc *subConn, ch string) (until time.Time, awaited bool) {
+// channel ch to another node than sc's whose fence has not come back.
+// Caller holds s.mu.
+func (s *Subscription) fenceAwaited(sc *subConn, ch string) bool {
 	for _, mv := range s.moves {
 		old, ok := mv.from.addr(ch)
-		if !ok || old == sc.addr || mv.waiting[old] == nil {
-			continue
-		}
-		awaited = true
-		if mv.until.After(until) {
-			until = mv.until
+		if ok && old != sc.addr && mv.waiting[old] != nil {
+			return true
 		}
 	}
-	return until, awaited
+	return false
 }
 
 // fenceDone records that sc answered its move fence, or was lost (its
@@ -202,20 +206,34 @@ func (s *Subscription) fenceDone(sc *subConn) {
 }
 
 // pruneMoves forgets the moves whose fences all came back, or that
-// lasted holdLimit. Caller holds s.mu.
+// lasted holdLimit and whose awaited connections have read no message
+// for as long (see above). Caller holds s.mu.
 func (s *Subscription) pruneMoves(now time.Time) {
 	if len(s.moves) == 0 {
 		return
 	}
 	kept := s.moves[:0]
 	for _, mv := range s.moves {
-		if len(mv.waiting) > 0 && now.Before(mv.until) {
+		if len(mv.waiting) > 0 && (now.Before(mv.until) || s.fenceBehindMessages(mv, now)) {
 			kept = append(kept, mv)
 		}
 	}
 	clear(s.moves[len(kept):])
 	s.moves = kept
 	s.moving.Store(int64(len(s.moves)))
+}
+
+// fenceBehindMessages reports whether a connection whose fence mv awaits
+// read a message less than holdLimit ago: it is alive, working through
+// what its node queued before the move, and its fence's pong is on its
+// way behind that. Caller holds s.mu.
+func (s *Subscription) fenceBehindMessages(mv *patternMove, now time.Time) bool {
+	for addr, sc := range mv.waiting {
+		if !sc.closed && s.conns[addr] == sc && now.Sub(time.Unix(0, sc.lastMsg.Load())) < s.holdLimit() {
+			return true
+		}
+	}
+	return false
 }
 
 // releasePattern delivers the messages the connections hold back for

@@ -51,8 +51,29 @@ func (r *ClusterRouter) applyMovedHere(slot int, addr string) {
 	}
 }
 
-// lists reports whether addr is one of the nodes of r's table.
+// oldClusterOf returns the cluster a migration moves away from when the
+// node at addr belongs to it and not to the client's own cluster (nil
+// otherwise): a MOVED that node answers is about the old cluster's slot
+// map, to be written into the old table (applyMovedHere), not into the
+// one the client refreshes and routes by once the migration has switched.
+func (c *Client) oldClusterOf(addr string) *ClusterRouter {
+	m := c.mig.Load()
+	if m == nil {
+		return nil
+	}
+	old, ok := m.from.(*ClusterRouter)
+	if !ok || old == c.cl() || !old.lists(addr) || c.cl().lists(addr) {
+		return nil
+	}
+	return old
+}
+
+// lists reports whether addr is one of the nodes of r's table (false for
+// a nil r).
 func (r *ClusterRouter) lists(addr string) bool {
+	if r == nil {
+		return false
+	}
 	st := r.state.Load()
 	if st == nil {
 		return false

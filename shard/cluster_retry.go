@@ -193,6 +193,18 @@ func (c *Client) judge(cl *call) (v verdict, refresh bool) {
 			}
 			if rd.Kind == cluster.Moved {
 				ns.moved.Add(1)
+				if old := c.oldClusterOf(ns.node.Addr); old != nil {
+					// A command routed by the old cluster while a
+					// migration waits: the MOVED corrects the old
+					// table, which routes the slot's later commands.
+					// Written into the client's own table, it pointed
+					// a slot of the new cluster at an old node until a
+					// refresh, and left the old table stale: every
+					// later command on the slot paid the same hop.
+					old.applyMovedHere(rd.Slot, rd.Addr)
+					cl.node, cl.asking, cl.reroute = c.nodes.add(Node{Name: rd.Addr, Addr: rd.Addr}), false, false
+					return retryNow, false
+				}
 				cl.node, cl.asking, cl.reroute = c.applyMoved(rd.Slot, rd.Addr), false, false
 				return retryNow, true
 			}

@@ -245,11 +245,9 @@ func (s *Subscription) movedNoAddr(names []subName) {
 // the channel back to the node that had just refused it, thousands of
 // times a second, for the rest of the wait. Caller holds s.mu.
 func (s *Subscription) applyMoved(from string, slot int, addr string) {
-	if m := s.c.mig.Load(); m != nil {
-		if old, ok := m.from.(*ClusterRouter); ok && old != s.c.cl() && old.lists(from) && !s.c.cl().lists(from) {
-			old.applyMovedHere(slot, addr)
-			return
-		}
+	if old := s.c.oldClusterOf(from); old != nil {
+		old.applyMovedHere(slot, addr)
+		return
 	}
 	s.c.applyMoved(slot, addr)
 	s.refreshTopology()

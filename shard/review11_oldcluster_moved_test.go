@@ -1,0 +1,117 @@
+package shard_test
+
+import (
+	"context"
+	"math/rand/v2"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gomodule/redigo/redis"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/shardis/shardis/cluster"
+	"github.com/shardis/shardis/internal/redistest"
+	"github.com/shardis/shardis/shard"
+)
+
+// A cluster client built with Config.Migration routes its commands by
+// the old cluster while it waits. A slot moved there: the GET sent to the
+// old owner met a MOVED, which was written into the client's own (new)
+// cluster table, pointing a slot of the new cluster at a node of the old
+// one until a refresh, while the old table, never corrected, kept sending
+// every later command on the slot to the old owner, each paying a MOVED
+// hop.
+func TestReview11OldClusterMovedGoesToTheOldTable(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a cluster of its own")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	oldCluster := redistest.StartClusterTB(t, 3, 0, redistest.Options{})
+	oldAddrs := map[string]bool{}
+	for _, s := range oldCluster.Masters() {
+		oldAddrs[s.Addr] = true
+	}
+	from := clusterConfig(oldCluster.Seeds()...)
+	newCluster := clusterForTest(t)
+	to := clusterConfig(newCluster.Seeds()...)
+	f := from
+	to.Migration = &shard.Migration{From: &f}
+	var (
+		mu      sync.Mutex
+		strayed []string // slot map changes of the client's own table that name an old-cluster node
+	)
+	to.Hooks = &shard.Hooks{SlotMap: func(ev shard.SlotMapEvent) {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, m := range ev.Moves {
+			if oldAddrs[m.To.Addr] {
+				strayed = append(strayed, ev.String())
+			}
+		}
+		for _, n := range ev.Added {
+			if oldAddrs[n.Addr] {
+				strayed = append(strayed, ev.String())
+			}
+		}
+	}}
+	c := newClient(t, to)
+	info, ok := c.Migration()
+	require.True(t, ok)
+	require.Equal(t, shard.PhaseWaiting, info.Phase)
+	plain := newClient(t, from) // a process still on the old cluster
+	own, ok := c.Router().(*shard.ClusterRouter)
+	require.True(t, ok, "%T", c.Router())
+
+	key := "r11oldmovedcmd:{" + strconv.FormatUint(rand.Uint64(), 36) + "}"
+	_, err := c.Do(ctx, "SET", key, "v1")
+	require.NoError(t, err)
+	got, err := redis.String(plain.Do(ctx, "GET", key))
+	require.NoError(t, err)
+	require.Equal(t, "v1", got, "the key is written on the old cluster while waiting")
+
+	ownerAddr, err := plain.Router().Route(key)
+	require.NoError(t, err)
+	var owner, dst *redistest.Server
+	for _, s := range oldCluster.Masters() {
+		if s.Addr == ownerAddr.Addr {
+			owner = s
+		} else if dst == nil {
+			dst = s
+		}
+	}
+	require.NotNil(t, owner, "the old owner of %q", key)
+	require.NotNil(t, dst)
+	_, err = redistest.MoveSlot(ctx, cluster.Slot(key), owner, dst, oldCluster.Masters(), redistest.SlotMoveOptions{})
+	require.NoError(t, err)
+
+	movedAt := func() int64 {
+		var n int64
+		for _, ns := range c.Stats().Nodes {
+			if oldAddrs[ns.Node.Addr] {
+				n += ns.Moved
+			}
+		}
+		return n
+	}
+	before := movedAt()
+	const gets = 20
+	for i := 0; i < gets; i++ {
+		got, err := redis.String(c.Do(ctx, "GET", key))
+		require.NoError(t, err)
+		require.Equal(t, "v1", got)
+	}
+	hops := movedAt() - before
+	t.Logf("MOVED from the old cluster over %d GETs: %d", gets, hops)
+	assert.Equal(t, int64(1), hops, "the old table follows the first MOVED; later GETs go to the slot's new owner at once")
+
+	nd, err := own.Route(key)
+	require.NoError(t, err)
+	assert.False(t, oldAddrs[nd.Addr], "the client's own table routes %q to %s, a node of the old cluster", key, nd.Addr)
+	mu.Lock()
+	defer mu.Unlock()
+	assert.Empty(t, strayed, "the client's own slot map took a node of the old cluster")
+}

@@ -1,6 +1,10 @@
 package shard
 
-import "github.com/shardis/shardis/cluster"
+import (
+	"context"
+
+	"github.com/shardis/shardis/cluster"
+)
 
 // moveSlot installs t in place of st when t has the same nodes as st's
 // table (cluster.Table.SameNodes: slot moved between two existing
@@ -84,4 +88,44 @@ func (r *ClusterRouter) lists(addr string) bool {
 		}
 	}
 	return false
+}
+
+// refreshOldFor reads the topology of the old cluster again for the
+// calls routed by it that a redirect naming no usable address ("?") sent
+// back to it (judge): only that cluster can say where their slot went.
+// The old cluster's table is otherwise never refreshed. One read at a
+// time per cluster: a call that finds one running is routed by the table
+// that was current, and tries again after its backoff.
+func (c *Client) refreshOldFor(ctx context.Context, calls []*call) {
+	var done *ClusterRouter
+	for _, cl := range calls {
+		if cl.old == nil || !cl.reroute || cl.oldSlot < 0 || cl.old == done {
+			continue
+		}
+		done = cl.old
+		c.refreshOld(ctx, cl.old)
+	}
+}
+
+// refreshOld is refreshOldFor for r.
+func (c *Client) refreshOld(ctx context.Context, r *ClusterRouter) {
+	if !r.oldReading.CompareAndSwap(false, true) {
+		return
+	}
+	defer r.oldReading.Store(false)
+	st := r.state.Load()
+	var addrs []string
+	if st != nil {
+		for _, n := range st.allNodes {
+			addrs = append(addrs, n.Addr)
+		}
+	}
+	addrs = append(addrs, r.seeds...)
+	ctx, cancel := context.WithTimeout(ctx, 2*c.dialTimeout()+c.readTimeout)
+	defer cancel()
+	t, err := c.discoverFunc()(ctx, addrs, c.topologyDialer)
+	if err != nil || st == nil {
+		return // the calls try again, within MaxRetryWait
+	}
+	r.installOver(st, t) // not over a MOVED applied meanwhile, which is newer
 }

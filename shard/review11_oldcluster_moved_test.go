@@ -115,3 +115,56 @@ func TestReview11OldClusterMovedGoesToTheOldTable(t *testing.T) {
 	defer mu.Unlock()
 	assert.Empty(t, strayed, "the client's own slot map took a node of the old cluster")
 }
+
+// The same, when the old cluster's nodes announce no hostname and their
+// MOVED names no address ("?"): only the old cluster's topology can say
+// where the slot went. The command was routed again by the client's own
+// (new) table, which knows nothing of the old cluster's slots.
+func TestReview11OldClusterMovedWithoutAddress(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a cluster of its own")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	oldCluster := startNoHostnameCluster(t)
+	from := clusterConfig(oldCluster.Seeds()...)
+	newCluster := clusterForTest(t)
+	to := clusterConfig(newCluster.Seeds()...)
+	f := from
+	to.Migration = &shard.Migration{From: &f}
+	c := newClient(t, to)
+	info, ok := c.Migration()
+	require.True(t, ok)
+	require.Equal(t, shard.PhaseWaiting, info.Phase)
+	plain := newClient(t, from) // a process still on the old cluster
+
+	key := "r11oldmovedq:{" + strconv.FormatUint(rand.Uint64(), 36) + "}"
+	_, err := c.Do(ctx, "SET", key, "v1")
+	require.NoError(t, err)
+	got, err := redis.String(plain.Do(ctx, "GET", key))
+	require.NoError(t, err)
+	require.Equal(t, "v1", got, "the key is written on the old cluster while waiting")
+	ownerAddr, err := plain.Router().Route(key)
+	require.NoError(t, err)
+	var owner, dst *redistest.Server
+	for _, s := range oldCluster.Masters() {
+		if s.Addr == ownerAddr.Addr {
+			owner = s
+		} else if dst == nil {
+			dst = s
+		}
+	}
+	require.NotNil(t, owner, "the old owner of %q", key)
+	require.NotNil(t, dst)
+	_, err = redistest.MoveSlot(ctx, cluster.Slot(key), owner, dst, oldCluster.Masters(), redistest.SlotMoveOptions{})
+	require.NoError(t, err)
+
+	got, err = redis.String(c.Do(ctx, "GET", key))
+	require.NoError(t, err, "GET on the old cluster after its slot moved")
+	assert.Equal(t, "v1", got, "the GET reads the old cluster, where the key is while the client waits")
+	_, err = c.Do(ctx, "SET", key, "v2")
+	require.NoError(t, err)
+	got, err = redis.String(dst.Do("GET", key))
+	require.NoError(t, err)
+	assert.Equal(t, "v2", got, "the SET lands at the slot's new owner on the old cluster")
+}

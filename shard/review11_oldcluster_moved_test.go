@@ -168,3 +168,53 @@ func TestReview11OldClusterMovedWithoutAddress(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "v2", got, "the SET lands at the slot's new owner on the old cluster")
 }
+
+// A command routed by the old cluster while the client waits, whose node
+// there refuses connections, is retried within MaxRetryWait. Routed
+// again, it was sent by the client's own (new) cluster table, at the
+// master of a slot numbered as the old node's index: a GET answered nil
+// and a SET was written on the new cluster, while the key was on the old
+// one and the other processes still read there.
+func TestReview11OldClusterRetryStaysOnTheOldCluster(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a cluster of its own")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	oldCluster := redistest.StartClusterTB(t, 3, 0, redistest.Options{})
+	from := clusterConfig(oldCluster.Seeds()...)
+	newCluster := clusterForTest(t)
+	to := clusterConfig(newCluster.Seeds()...)
+	to.Cluster.MaxRetryWait = time.Second
+	f := from
+	to.Migration = &shard.Migration{From: &f}
+	c := newClient(t, to)
+	info, ok := c.Migration()
+	require.True(t, ok)
+	require.Equal(t, shard.PhaseWaiting, info.Phase)
+	plain := newClient(t, from)
+	onNew := newClient(t, clusterConfig(newCluster.Seeds()...))
+
+	key := "r11oldretry:{" + strconv.FormatUint(rand.Uint64(), 36) + "}"
+	t.Cleanup(func() { _, _ = onNew.Do(context.Background(), "DEL", key) }) // the shared cluster, had the key landed there
+	_, err := c.Do(ctx, "SET", key, "v1")
+	require.NoError(t, err)
+	ownerAddr, err := plain.Router().Route(key)
+	require.NoError(t, err)
+	var owner *redistest.Server
+	for _, s := range oldCluster.Masters() {
+		if s.Addr == ownerAddr.Addr {
+			owner = s
+		}
+	}
+	require.NotNil(t, owner, "the old owner of %q", key)
+	require.NoError(t, owner.Stop())
+
+	v, err := c.Do(ctx, "GET", key)
+	assert.Error(t, err, "GET while the key's old owner is down; answered %v", v)
+	_, err = c.Do(ctx, "SET", key, "v2")
+	assert.Error(t, err, "SET while the key's old owner is down")
+	n, err := redis.Int(onNew.Do(ctx, "EXISTS", key))
+	require.NoError(t, err)
+	assert.Equal(t, 0, n, "the key was written on the new cluster while the client waits")
+}

@@ -218,3 +218,63 @@ func TestReview11OldClusterRetryStaysOnTheOldCluster(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 0, n, "the key was written on the new cluster while the client waits")
 }
+
+// A shard channel subscribed on the old cluster while the client waits,
+// whose slot moved there, between nodes that announce no hostname: the
+// MOVED names no address ("?"), and only the old cluster's topology says
+// where the slot went. The refresh it asked for read the client's own
+// cluster, the old table was never corrected, and the channel was sent
+// to the old owner again every 50 ms, never delivering until the switch.
+func TestReview11OldClusterSubscriptionMovedWithoutAddress(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a cluster of its own")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	oldCluster := startNoHostnameCluster(t)
+	from := clusterConfig(oldCluster.Seeds()...)
+	newCluster := clusterForTest(t)
+	to := clusterConfig(newCluster.Seeds()...)
+	f := from
+	to.Migration = &shard.Migration{From: &f}
+	c := newClient(t, to)
+	info, ok := c.Migration()
+	require.True(t, ok)
+	require.Equal(t, shard.PhaseWaiting, info.Phase)
+	plain := newClient(t, from)
+
+	sch := "r11oldmovedqsub:{" + strconv.FormatUint(rand.Uint64(), 36) + "}"
+	sub, err := c.SSubscribe(ctx, sch)
+	require.NoError(t, err)
+	defer sub.Close()
+	ownerAddr, err := plain.Router().Route(sch)
+	require.NoError(t, err)
+	var owner, dst *redistest.Server
+	for _, s := range oldCluster.Masters() {
+		if s.Addr == ownerAddr.Addr {
+			owner = s
+		} else if dst == nil {
+			dst = s
+		}
+	}
+	require.NotNil(t, owner, "the old owner of %q", sch)
+	require.NotNil(t, dst)
+	waitFor(t, 10*time.Second, "the shard channel at its owner on the old cluster", func() bool {
+		return numSub(t, owner, "SHARDNUMSUB", sch) == 1
+	})
+	_, err = redistest.MoveSlot(ctx, cluster.Slot(sch), owner, dst, oldCluster.Masters(), redistest.SlotMoveOptions{})
+	require.NoError(t, err)
+	_, err = owner.Do("SPUBLISH", sch, "x")
+	require.Error(t, err)
+	require.Contains(t, err.Error(), "?:", "the old owner's redirect names no host")
+
+	waitFor(t, 10*time.Second, "the shard channel at the slot's new owner on the old cluster", func() bool {
+		return numSub(t, dst, "SHARDNUMSUB", sch) == 1
+	})
+	n, err := redis.Int(plain.Do(ctx, "SPUBLISH", sch, "after"))
+	require.NoError(t, err)
+	require.Equal(t, 1, n)
+	m, err := nextMessage(sub, 10*time.Second)
+	require.NoError(t, err)
+	assert.Equal(t, "after", string(m.Data))
+}

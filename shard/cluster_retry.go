@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strconv"
 	"strings"
 	"time"
 
@@ -104,6 +105,7 @@ func (c *Client) retryCluster(ctx context.Context, calls []*call) (abandoned boo
 		if refresh {
 			c.refresh(ctx, later)
 		}
+		c.refreshOldFor(ctx, pending)
 		if later {
 			wait := min(backoff, 100*time.Millisecond)
 			if backoff < 100*time.Millisecond {
@@ -166,12 +168,32 @@ func (c *Client) judge(cl *call) (v verdict, refresh bool) {
 		cl.last, cl.reroute, cl.replica = cl.err.Error(), true, false
 		return retryNow, true
 	}
+	if cl.old == nil {
+		if cl.old = c.oldClusterOf(ns.node.Addr); cl.old != nil {
+			cl.oldSlot = -1
+		}
+	}
 	var re redis.Error
 	if errors.As(cl.err, &re) {
 		msg := string(re)
 		switch cluster.ErrorCode(msg) {
 		case "MOVED", "ASK":
 			rd, ok := cluster.ParseRedirect(msg, ns.node.Addr)
+			if !ok && cl.old != nil {
+				// From a node of the old cluster, to a command routed
+				// by it while a migration waits: the old cluster's
+				// topology says where the slot went (refreshOldFor),
+				// not the client's own cluster, whose table knows
+				// nothing of the old one's slots: routed again by it,
+				// the command ran on the new cluster, where a GET
+				// read nil for a key the old cluster held.
+				countRedirect(ns, msg)
+				cl.last, cl.reroute = msg, true
+				if slot, ok := redirectSlot(msg); ok {
+					cl.oldSlot = slot
+				}
+				return retryLater, false
+			}
 			if !ok {
 				// A redirect to an endpoint we cannot dial ("?", port 0,
 				// no port, a slot out of range): ask the topology where
@@ -193,6 +215,19 @@ func (c *Client) judge(cl *call) (v verdict, refresh bool) {
 			}
 			if rd.Kind == cluster.Moved {
 				ns.moved.Add(1)
+				if old := cl.old; old != nil {
+					// A command routed by the old cluster while a
+					// migration waits: the MOVED corrects the old
+					// table, which routes the slot's later commands.
+					// Written into the client's own table, it pointed
+					// a slot of the new cluster at an old node until a
+					// refresh, and left the old table stale: every
+					// later command on the slot paid the same hop.
+					old.applyMovedHere(rd.Slot, rd.Addr)
+					cl.oldSlot = rd.Slot
+					cl.node, cl.asking, cl.reroute = c.nodes.add(Node{Name: rd.Addr, Addr: rd.Addr}), false, false
+					return retryNow, false
+				}
 				cl.node, cl.asking, cl.reroute = c.applyMoved(rd.Slot, rd.Addr), false, false
 				return retryNow, true
 			}
@@ -342,8 +377,16 @@ func notSent(err error) bool {
 }
 
 // routeSlot points cl at its slot's master (or replica) in the current
-// table.
+// table. A call routed by a migration's old cluster (cl.old) is routed
+// by that cluster's table, at the slot a redirect named; without one it
+// stays on its node, as a ring's call does: its group is a node index.
 func (c *Client) routeSlot(cl *call) {
+	if cl.old != nil {
+		if st := cl.old.state.Load(); st != nil && cl.oldSlot >= 0 && cl.oldSlot < cluster.SlotCount {
+			cl.node, cl.asking, cl.replica = int(st.master[cl.oldSlot]), false, false
+		}
+		return
+	}
 	r := c.cl()
 	if r == nil || cl.group < 0 || cl.group >= cluster.SlotCount {
 		return // routed by a ring: its node stays
@@ -376,3 +419,17 @@ func lastOf(cl *call, why string) string {
 // message published twice arrives twice. An unknown command may do
 // anything.
 func mayWrite(info *command.Info) bool { return info == nil || !info.IsReadOnly() }
+
+// redirectSlot returns the slot of a MOVED or ASK reply, also of one
+// whose address cluster.ParseRedirect cannot use ("?").
+func redirectSlot(msg string) (int, bool) {
+	f := strings.Fields(strings.TrimPrefix(msg, "-"))
+	if len(f) < 2 {
+		return 0, false
+	}
+	slot, err := strconv.Atoi(f[1])
+	if err != nil || slot < 0 || slot >= cluster.SlotCount {
+		return 0, false
+	}
+	return slot, true
+}

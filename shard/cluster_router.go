@@ -18,6 +18,9 @@ type ClusterRouter struct {
 	watch topologyWatchers // told of every new table (subscriptions)
 	seeds []string         // where a refresh looks when no known node answers
 	opts  *ClusterOptions  // a cluster the client routes by (New, StartMigration); nil for a migration's From
+	// oldReading says that the topology of a migration's From is being
+	// read again (refreshOld): one read at a time.
+	oldReading atomic.Bool
 	// failed are the nodes the cluster still lists that the table leaves
 	// out (failed, not forgotten: cluster_failed.go); sorted by address,
 	// nil for none.

@@ -171,7 +171,7 @@ func (s *Subscription) onError(sc *subConn, re redis.Error) {
 			s.applyMoved(sc.addr, rd.Slot, rd.Addr)
 			return
 		} else if s.c.cl() != nil {
-			s.movedNoAddr(names)
+			s.movedNoAddr(sc.addr, names)
 			return
 		}
 	case "CLUSTERDOWN", "TRYAGAIN", "LOADING", "MASTERDOWN", "BUSY":
@@ -223,15 +223,25 @@ const movedNoAddrHold = 50 * time.Millisecond
 // they wait movedNoAddrHold (sent again at once, they would meet the same
 // MOVED at the same node as fast as it answers until the refresh is in)
 // and are placed again by the refreshed table. They used to leave the
-// subscription for good, as if an ACL had refused them. Caller holds
-// s.mu.
-func (s *Subscription) movedNoAddr(names []subName) {
+// subscription for good, as if an ACL had refused them. The topology
+// read is that of the cluster whose node at from answered: while a
+// client built with Config.Migration waits, its shard channels are on
+// the old cluster, whose table only such a read corrects (refreshing the
+// client's own cluster left the channel going back to the old owner
+// every movedNoAddrHold, never delivering until the switch). Caller
+// holds s.mu.
+func (s *Subscription) movedNoAddr(from string, names []subName) {
 	s.st.moved.Add(int64(len(names)))
 	until := time.Now().Add(movedNoAddrHold)
 	for _, sn := range names {
 		if ws := s.want[sn]; ws != nil {
 			ws.holdUntil = until
 		}
+	}
+	if old := s.c.oldClusterOf(from); old != nil {
+		c := s.c
+		c.goTracked(&c.bg, func() { c.refreshOld(c.life, old) }) // not under s.mu: it dials
+		return
 	}
 	s.refreshTopology()
 }
@@ -245,11 +255,9 @@ func (s *Subscription) movedNoAddr(names []subName) {
 // the channel back to the node that had just refused it, thousands of
 // times a second, for the rest of the wait. Caller holds s.mu.
 func (s *Subscription) applyMoved(from string, slot int, addr string) {
-	if m := s.c.mig.Load(); m != nil {
-		if old, ok := m.from.(*ClusterRouter); ok && old != s.c.cl() && old.lists(from) && !s.c.cl().lists(from) {
-			old.applyMovedHere(slot, addr)
-			return
-		}
+	if old := s.c.oldClusterOf(from); old != nil {
+		old.applyMovedHere(slot, addr)
+		return
 	}
 	s.c.applyMoved(slot, addr)
 	s.refreshTopology()

@@ -43,7 +43,7 @@ lint:
 	@for m in $(MODULES); do echo "staticcheck ($$m)"; (cd $$m && $(STATICCHECK) ./...) || exit 1; done
 
 test: deps vet lint
-	@for m in $(MODULES); do echo "go test ($$m)"; (cd $$m && $(GO) test -race -count=1 -p 1 -timeout 30m ./...) || exit 1; done
+	@for m in $(MODULES); do echo "go test ($$m)"; (cd $$m && $(GO) test -race -count=1 -p 1 -timeout 60m ./...) || exit 1; done
 	# Allocation counts once more without -race, whose sync.Pool drops items.
 	$(GO) test -count=1 -p 1 -run 'Alloc' ./...
 

@@ -3,6 +3,7 @@
 package addrkey
 
 import (
+	"context"
 	"net"
 	"net/netip"
 	"strconv"
@@ -80,3 +81,65 @@ func Redact(s string) string {
 // HasCredentials reports an address with an '@' in it, which no host name
 // or IP address holds: credentials pasted from a URL's userinfo.
 func HasCredentials(addr string) bool { return strings.IndexByte(addr, '@') >= 0 }
+
+// NeedsLookup reports whether host is a name that only a lookup ties to
+// an address: not an IP address (zone or not), not localhost (Of knows
+// it), not empty.
+func NeedsLookup(host string) bool {
+	if host == "" {
+		return false
+	}
+	if _, err := netip.ParseAddr(host); err == nil {
+		return false
+	}
+	return strings.ToLower(strings.TrimSuffix(host, ".")) != "localhost"
+}
+
+// Lookup returns Of(addr) and, when addr's host needs a lookup
+// (NeedsLookup), the forms of each address the host resolves to, looked
+// up within ctx. A name that does not resolve has its own forms only.
+func Lookup(ctx context.Context, addr string) []string {
+	f := Of(addr)
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil || !NeedsLookup(host) {
+		return f
+	}
+	ips, err := net.DefaultResolver.LookupNetIP(ctx, "ip", host)
+	if err != nil {
+		return f
+	}
+	for _, ip := range ips {
+		f = append(f, Of(net.JoinHostPort(ip.String(), port))...)
+	}
+	return f
+}
+
+// Shares reports whether two lists of forms have one in common: the
+// addresses they are the forms of name one server.
+func Shares(a, b []string) bool {
+	for _, k := range a {
+		for _, l := range b {
+			if k == l {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// SameServerLookup reports whether host:port addresses a and b name one
+// server, by their forms (Of) and, when they do not match so, one of
+// them has a host name and both have one port, by the addresses the
+// names resolve to (Lookup), looked up within ctx. Two ports are two
+// servers without a lookup.
+func SameServerLookup(ctx context.Context, a, b string) bool {
+	if a == b || Shares(Of(a), Of(b)) {
+		return true
+	}
+	ha, pa, erra := net.SplitHostPort(a)
+	hb, pb, errb := net.SplitHostPort(b)
+	if erra != nil || errb != nil || pa != pb || (!NeedsLookup(ha) && !NeedsLookup(hb)) {
+		return false
+	}
+	return Shares(Lookup(ctx, a), Lookup(ctx, b))
+}

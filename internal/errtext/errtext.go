@@ -47,6 +47,49 @@ func Cause(err error) string {
 	return Trim(err.Error())
 }
 
+// Nested returns err's text as the cause that ends the first line of an
+// error of one node or one server in a list of errors (one error per
+// line, see Join): Cause, with every line after the first indented by a
+// tab, so that a cause of several lines (an errors.Join) reads as the
+// one error's and not as errors of its own. A nil err reads "<nil>".
+func Nested(err error) string {
+	return strings.ReplaceAll(Cause(err), "\n", "\n\t")
+}
+
+// Join is errors.Join under a heading, for an operation that failed on
+// several nodes or servers, each with an error of its own: nil when
+// every err is nil; otherwise head, then ": " and the one error, or ":"
+// and each error on a line of its own, each as its Cause (head starts
+// with Prefix; the errors' own texts do not repeat it). The result's
+// Unwrap() []error returns the non-nil errs, in order, as errors.Join's
+// does.
+func Join(head string, errs ...error) error {
+	var nonNil []error
+	for _, err := range errs {
+		if err != nil {
+			nonNil = append(nonNil, err)
+		}
+	}
+	if len(nonNil) == 0 {
+		return nil
+	}
+	sep := ": "
+	if len(nonNil) > 1 {
+		sep = ":\n"
+	}
+	format := strings.ReplaceAll(head, "%", "%%") + sep + strings.Repeat("%w\n", len(nonNil)-1) + "%w"
+	args := make([]any, len(nonNil))
+	for i, err := range nonNil {
+		args[i] = err
+	}
+	if len(nonNil) == 1 {
+		// Errorf would give Unwrap() error: keep Unwrap() []error.
+		w := Errorf(format, args...).(*wrapError)
+		return &wrapErrors{msg: w.msg, errs: nonNil}
+	}
+	return Errorf(format, args...)
+}
+
 // cause formats an error operand of Errorf by its text without the first
 // of prefixes that starts it (see Trim).
 type cause struct {

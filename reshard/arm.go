@@ -38,9 +38,17 @@ type ArmOptions struct {
 //  4. the marker is set to "armed" on every old node: processes move keys.
 //
 // Arm is idempotent: run on an armed migration it returns nil at once.
-// Move calls it before moving.
+// Move calls it before moving. While a Move of the same migration runs
+// (it arms by itself), Arm refuses with a *ClientsError matching
+// ErrMoverAlreadyRunning that names the mover's connections, and a Move
+// started while Arm runs refuses likewise: beside a mover's end, an arm
+// could set the marker again after the mover had cleared it, or make it
+// keep the fence, taking the arm for a process still on the migration.
 func Arm(ctx context.Context, from, to shard.Config, opts ArmOptions) error {
-	return withMigration(ctx, from, to, func(pools *pool.Set, info shard.MigrationInfo, _ string) error {
+	return withMigrationAs(ctx, from, to, true, func(pools *pool.Set, info shard.MigrationInfo, self string) error {
+		if err := noOtherMover(ctx, pools, info, self); err != nil { // opposite.go
+			return err
+		}
 		return arm(ctx, pools, info, opts)
 	})
 }

@@ -38,17 +38,33 @@ func CheckClients(ctx context.Context, from, to shard.Config, allowUnnamed bool)
 // migration from -> to and the instance name of the mover's routing
 // client (its beacons carry it), and closes both afterwards.
 func withMigration(ctx context.Context, from, to shard.Config, fn func(*pool.Set, shard.MigrationInfo, string) error) error {
-	pools, err := pool.NewSet(moverPool(to.Pool))
-	if err != nil {
+	return withMigrationAs(ctx, from, to, false, fn)
+}
+
+// withMigrationAs is withMigration; named gives the pools' connections a
+// Move's name (moverPoolFor), so that another Move, a Finish and the end
+// of a Move take the run for one of this migration's movers, still
+// running, as Arm's must be (its routing client keeps beacons of the
+// migration meanwhile, and it may set the marker).
+func withMigrationAs(ctx context.Context, from, to shard.Config, named bool, fn func(*pool.Set, shard.MigrationInfo, string) error) error {
+	if err := moverPool(to.Pool).Validate(); err != nil { // options no pool takes: refused before any dial
 		return errtext.Errorf("%w: %w", shard.ErrBadConfig, err)
 	}
-	defer pools.Close()
 	c, err := routingClient(ctx, from, to, nil)
 	if err != nil {
 		return err
 	}
 	defer c.Close()
 	info, _ := c.Migration()
+	po := moverPool(to.Pool)
+	if named {
+		po = moverPoolFor(to.Pool, info, c.InstanceID())
+	}
+	pools, err := pool.NewSet(po)
+	if err != nil {
+		return errtext.Errorf("%w: %w", shard.ErrBadConfig, err)
+	}
+	defer pools.Close()
 	if err := followNodes(c, pools, info.To.Nodes()); err != nil { // servers.go
 		return err
 	}

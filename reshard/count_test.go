@@ -42,7 +42,7 @@ func TestMoveCountsOnlyKeysThatMoved(t *testing.T) {
 				_, err := r.servers[1].Do("SET", k, "new")
 				require.NoError(t, err)
 			}
-			_, err := r.m.moveChunk(ctx, r.conn, r.src, r.dst, tc.keys)
+			_, err := r.m.moveChunk(ctx, r.conn, r.src, r.dst, tc.keys, nil)
 			require.NoError(t, err)
 			require.Equal(t, int64(tc.wantMoved), r.m.moved.Load(), "keys counted as moved")
 			require.Equal(t, tc.wantBusy, r.m.busy.Load(), "keys counted as busy")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"strconv"
 	"strings"
 	"time"
@@ -24,11 +25,20 @@ var delIfSame = redis.NewScript(1, `if redis.call('DUMP', KEYS[1]) == ARGV[1] th
 // answers PAUSEOVER. A RESTORE slow on its way would otherwise land after
 // a client moved the key (its MIGRATE found no copy yet) and deleted it:
 // the deleted value back.
+//
+// A key the new node has already (BUSYKEY) with the very value dumped
+// answers SAME: a MIGRATE of the batch that failed midway (IOERR) carried
+// it there and lost the answer, or an earlier batch restored it and did
+// not delete the old copy. The key is then moved, not busy.
 const restoreBeforeSrc = `local t = redis.call('TIME')
 if tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) >= tonumber(ARGV[1]) then
   return redis.error_reply('PAUSEOVER the old node may take writes again: nothing restored')
 end
-return redis.pcall('RESTORE', KEYS[1], ARGV[2], ARGV[3])`
+local r = redis.pcall('RESTORE', KEYS[1], ARGV[2], ARGV[3])
+if type(r) == 'table' and r.err and string.find(r.err, 'BUSYKEY', 1, true) and redis.call('DUMP', KEYS[1]) == ARGV[3] then
+  return 'SAME'
+end
+return r`
 
 var restoreBefore = redis.NewScript(1, restoreBeforeSrc)
 
@@ -172,12 +182,16 @@ func (m *mover) dumpMove(ctx context.Context, conn redis.Conn, src, dst shard.No
 		}
 	}
 	if err := dconn.Flush(); err != nil {
-		return 0, &shard.NodeError{Node: dst, Err: restoreConnErr(len(items), items[largest].key, len(items[largest].payload), err)}
+		return 0, &shard.NodeError{Node: dst, Err: restoreConnErr(len(items), items[largest].key, len(items[largest].payload), m.opts.Timeout, err)}
 	}
 	moved := 0
 	busy := make([]bool, len(items)) // the new node had the key: counted once the old copy is deleted
 	for i, it := range items {
-		_, err := receive(dconn)
+		reply, err := receive(dconn)
+		if s, _ := redis.String(reply, err); s == "SAME" {
+			moved++ // the new node holds the dumped value already
+			continue
+		}
 		if isReplyError(err, "BUSYKEY") {
 			busy[i] = true
 			continue
@@ -189,7 +203,7 @@ func (m *mover) dumpMove(ctx context.Context, conn redis.Conn, src, dst shard.No
 		if err != nil && !errors.Is(err, ErrPauseOver) && (!errors.As(err, &re) || isReplyError(err, "Protocol error")) {
 			// The connection failed, or the new node refused what it
 			// read and closes it.
-			return 0, &shard.NodeError{Node: dst, Err: restoreConnErr(len(items), items[largest].key, len(items[largest].payload), err)}
+			return 0, &shard.NodeError{Node: dst, Err: restoreConnErr(len(items), items[largest].key, len(items[largest].payload), m.opts.Timeout, err)}
 		}
 		if err != nil {
 			return 0, &shard.NodeError{Node: dst, Err: fmt.Errorf("RESTORE %q: %w", it.key, err)}
@@ -240,14 +254,36 @@ func (m *mover) dumpMove(ctx context.Context, conn redis.Conn, src, dst shard.No
 	return moved, nil
 }
 
-// restoreConnErr describes a failure of the new node's connection while
-// a batch of n RESTOREs was sent or answered. A new node closes the
-// connection of a value over its proto-max-bulk-len or
-// client-query-buffer-limit, which the bare "connection reset by peer"
-// does not say: the error names the batch's largest value.
-func restoreConnErr(n int, key string, size int, err error) error {
-	return fmt.Errorf("restoring %d keys, the largest %q of %d bytes dumped (the new node closes the connection of a value over its proto-max-bulk-len or client-query-buffer-limit: raise them, or move that key otherwise): %w", n, key, size, err)
+// restoreConnErr describes a failure of the new node's connection, whose
+// answers the mover waited up to wait for, while a batch of n RESTOREs
+// was sent or answered, the largest value key of size bytes dumped. A
+// new node closes the connection of a value over its proto-max-bulk-len
+// or client-query-buffer-limit, which the bare "connection reset by
+// peer" does not say: the error says so, and names that value, when the
+// evidence supports it: the new node's protocol error, or a connection
+// closed during a batch with a value that can be over such a limit
+// (Redis accepts none under 1 MB). A timeout is no such evidence (the
+// new node paused by CLIENT PAUSE, busy, or out of reach): the error
+// says the new node did not answer in time, as a closed connection
+// with small values says only what happened.
+func restoreConnErr(n int, key string, size int, wait time.Duration, err error) error {
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return fmt.Errorf("restoring %d keys: the new node did not answer, or take the batch, within %v (its writes paused by CLIENT PAUSE, busy, or slow to reach: try again, or raise Timeout, --timeout of shardis reshard): %w", n, wait, err)
+	}
+	if isReplyError(err, "Protocol error") || size+limitSlack >= smallestBulkLimit {
+		return fmt.Errorf("restoring %d keys, the largest %q of %d bytes dumped (the new node closes the connection of a value over its proto-max-bulk-len or client-query-buffer-limit: raise them, or move that key otherwise): %w", n, key, size, err)
+	}
+	return fmt.Errorf("restoring %d keys, the largest %q of %d bytes dumped: %w", n, key, size, err)
 }
+
+// smallestBulkLimit is the least proto-max-bulk-len and
+// client-query-buffer-limit that Redis accepts (1 MB); limitSlack
+// allows for the rest of a RESTORE's request around its value.
+const (
+	smallestBulkLimit = 1 << 20
+	limitSlack        = 64 << 10
+)
 
 // countBusy counts the keys of a batch that the new node already had
 // (busy) and whose old copy was deleted.

@@ -1,6 +1,7 @@
 package reshard
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -25,9 +26,11 @@ import (
 //
 // Move is resumable: it keeps no state of its own. MIGRATE moves each key
 // atomically on the old node (the key is at the old owner or at the new
-// one, never lost, never at both once the command has returned), so a
-// Move killed at any point and run again simply scans again and moves
-// what is left; keys already moved are not on the old nodes any more.
+// one, never lost, never at both once the command has returned, but for
+// the keys whose answers an I/O error between the servers lost, which the
+// DUMP/RESTORE that follows settles), so a Move killed at any point and
+// run again simply scans again and moves what is left; keys already moved
+// are not on the old nodes any more.
 //
 // Before moving, Move checks that no other Move of the same migration is
 // running (a *ClientsError matching ErrMoverAlreadyRunning names its
@@ -219,6 +222,23 @@ func (m *mover) drain(ctx context.Context, n shard.Node) error {
 			owners[g] = owner
 		}
 		m.scanned.Add(stay)
+		// The page's moving keys are measured at once: one round trip
+		// per page, not one per batch (out of a cluster a batch holds
+		// the keys of one slot, often a single key).
+		var moving []string
+		for _, ks := range byOwner {
+			moving = append(moving, ks...)
+		}
+		sizeOf := make(map[string]int64, len(moving))
+		if len(moving) > 0 {
+			sizes, err := m.measure(ctx, conn, n, moving)
+			if err != nil {
+				return err
+			}
+			for i, k := range moving {
+				sizeOf[k] = sizes[i]
+			}
+		}
 		for _, addr := range sortedKeys(byOwner) {
 			ks := byOwner[addr]
 			for len(ks) > 0 {
@@ -234,7 +254,11 @@ func (m *mover) drain(ctx context.Context, n shard.Node) error {
 					}
 					conn = fresh
 				}
-				took, err := m.moveChunk(ctx, conn, n, owners[addr], chunk)
+				sizes := make([]int64, len(chunk))
+				for i, k := range chunk {
+					sizes[i] = sizeOf[k]
+				}
+				took, err := m.moveChunk(ctx, conn, n, owners[addr], chunk, sizes)
 				if err != nil {
 					return err
 				}
@@ -296,12 +320,13 @@ func scanErr(err error, vals []any) error {
 // Under a pace in bytes the chunk goes in runs of at most a quarter
 // second's worth of bytes (at least one key each), as maxBatch caps a
 // batch under a pace in keys: a run is booked whole and moved at once.
-func (m *mover) moveChunk(ctx context.Context, conn redis.Conn, src, dst shard.Node, keys []string) (time.Duration, error) {
-	var sizes []int64
-	if m.opts.DryRun || m.opts.BytesPerSecond > 0 {
+//
+// sizes are the keys' sizes (measure); nil: moveChunk measures them.
+func (m *mover) moveChunk(ctx context.Context, conn redis.Conn, src, dst shard.Node, keys []string, sizes []int64) (time.Duration, error) {
+	if sizes == nil {
 		var err error
-		if sizes, err = memoryUsage(ctx, conn, keys); err != nil {
-			return 0, &shard.NodeError{Node: src, Err: err}
+		if sizes, err = m.measure(ctx, conn, src, keys); err != nil {
+			return 0, err
 		}
 	}
 	if m.opts.DryRun {
@@ -311,20 +336,36 @@ func (m *mover) moveChunk(ctx context.Context, conn redis.Conn, src, dst shard.N
 	var took time.Duration
 	for len(keys) > 0 {
 		n := len(keys)
-		if sizes != nil {
+		if m.opts.BytesPerSecond > 0 {
 			n = m.byteRun(sizes)
 		}
-		d, err := m.moveRun(ctx, conn, src, dst, keys[:n], sum(sizes[:min(n, len(sizes))]))
+		d, err := m.moveRun(ctx, conn, src, dst, keys[:n], sizes[:n])
 		if err != nil {
 			return 0, err
 		}
 		took += d
 		keys = keys[n:]
-		if sizes != nil {
-			sizes = sizes[n:]
-		}
+		sizes = sizes[n:]
 	}
 	return took, nil
+}
+
+// measure returns the sizes of keys on old node src (conn), MEMORY
+// USAGE: a dry run's figures, what a pace in bytes books, and what bounds
+// the wait for a MIGRATE (migrateWait). An old node that refuses MEMORY
+// USAGE (a user not allowed it) is moved from without sizes (zeros), as
+// before they bounded the wait, its bytes not counted, unless a dry run
+// or a pace in bytes needs them.
+func (m *mover) measure(ctx context.Context, conn redis.Conn, src shard.Node, keys []string) ([]int64, error) {
+	sizes, err := memoryUsage(ctx, conn, keys)
+	var re redis.Error
+	switch {
+	case err == nil:
+		return sizes, nil
+	case !m.opts.DryRun && m.opts.BytesPerSecond == 0 && errors.As(err, &re):
+		return make([]int64, len(keys)), nil
+	}
+	return nil, &shard.NodeError{Node: src, Err: err}
 }
 
 // byteRun returns how many of the keys sized sizes one run carries under
@@ -342,9 +383,10 @@ func (m *mover) byteRun(sizes []int64) int {
 	return len(sizes)
 }
 
-// moveRun moves keys, of size bytes in all, once the pace allows, and
+// moveRun moves keys, of sizes bytes each, once the pace allows, and
 // returns how long the move took.
-func (m *mover) moveRun(ctx context.Context, conn redis.Conn, src, dst shard.Node, keys []string, size int64) (time.Duration, error) {
+func (m *mover) moveRun(ctx context.Context, conn redis.Conn, src, dst shard.Node, keys []string, sizes []int64) (time.Duration, error) {
+	size := sum(sizes)
 	if err := m.limit.wait(ctx, len(keys), size); err != nil {
 		return 0, err
 	}
@@ -354,17 +396,21 @@ func (m *mover) moveRun(ctx context.Context, conn redis.Conn, src, dst shard.Nod
 	if m.opts.Dump {
 		moved, err = m.dumpMove(ctx, conn, src, dst, keys)
 	} else {
-		moved, err = m.migrate(ctx, conn, src, dst, keys)
-	}
-	if err != nil {
-		return 0, err
+		moved, err = m.migrate(ctx, conn, src, dst, keys, sizes)
 	}
 	if moved < len(keys) && moved > 0 {
 		size = size * int64(moved) / int64(len(keys))
 	} else if moved == 0 {
 		size = 0
 	}
-	m.count(src, dst, int64(moved), size)
+	// A batch that failed may have moved keys before: they are at the
+	// new node and gone from the old one, and count all the same.
+	if err == nil || moved > 0 {
+		m.count(src, dst, int64(moved), size)
+	}
+	if err != nil {
+		return 0, err
+	}
 	return time.Since(start), nil
 }
 
@@ -376,70 +422,156 @@ func sum(sizes []int64) int64 {
 	return t
 }
 
-// migrate moves keys with MIGRATE ... KEYS and returns how many it
-// moved; a key the new owner has is settled one by one (the new owner's
-// copy wins, and the key is counted as busy, not moved); an I/O error
-// between the servers falls back to DUMP/RESTORE through the mover.
+// migrate moves keys (of sizes bytes each, MEMORY USAGE; nil: not
+// known) with MIGRATE ... KEYS and returns how many it moved, also when
+// it fails (the keys moved before the error); a key the new owner has is
+// settled one by one (the new owner's copy wins, and the key is counted
+// as busy, not moved, unless that copy is the very value of the old one:
+// settleBusy); an I/O error between the servers falls back to
+// DUMP/RESTORE through the mover.
 //
 // MIGRATE ... KEYS skips keys that are gone (deleted, expired or moved by
 // a client since the scan) and answers NOKEY when none was left; when only
-// some are gone it answers OK all the same. So the batch's MIGRATE runs in
-// a transaction after an EXISTS of its keys (migrateCounted): the keys it
-// found are those it moved, and a key a client moved first ("move before
-// touch") is counted by the client alone.
-func (m *mover) migrate(ctx context.Context, conn redis.Conn, src, dst shard.Node, keys []string) (int, error) {
-	// The reply can take as long as MIGRATE's own timeout (a large value),
-	// longer than the pool's read timeout.
-	wait := m.opts.Timeout + time.Second
+// some are gone it answers OK all the same. When it fails midway (an
+// error of the new node for one key, BUSYKEY; or IOERR, the connection
+// between the servers failing after some keys went) it has still moved,
+// and deleted from the old node, every key the new node acknowledged. So
+// the batch's MIGRATE runs in a transaction between two EXISTS of its keys
+// (migrateCounted): the keys found before and gone after are those it
+// moved, and a key a client moved first ("move before touch") is counted
+// by the client alone.
+func (m *mover) migrate(ctx context.Context, conn redis.Conn, src, dst shard.Node, keys []string, sizes []int64) (int, error) {
 	args, err := m.migrateArgs(dst, keys)
 	if err != nil {
 		return 0, &shard.NodeError{Node: dst, Err: err}
 	}
-	present, reply, err := migrateCounted(conn, wait, args, keys)
+	moved, err := migrateCounted(conn, m.migrateWait(sum(sizes)), args, keys)
 	switch {
 	case err == nil:
-		if isNoKey(reply) {
-			return 0, nil
-		}
-		return present, nil
+		return moved, nil
 	case isReplyError(err, "BUSYKEY"):
 		// The batch moved the keys the new owner took; each key is now
 		// moved again on its own: NOKEY for those.
-		busy := 0
-		for _, k := range keys {
-			args, err := m.migrateArgs(dst, []string{k})
-			if err != nil {
-				return 0, &shard.NodeError{Node: dst, Err: err}
-			}
-			_, err = redis.DoWithTimeout(conn, wait, "MIGRATE", args...)
-			if isReplyError(err, "BUSYKEY") {
-				var n int
-				n, err = redis.Int(redis.DoContext(conn, ctx, "DEL", k))
-				busy++ // not moved, whatever the DEL did
-				if err == nil && n > 0 {
-					m.busy.Add(1) // the old copy was deleted: not when the DEL failed or found none
-				}
-			}
-			if err != nil {
-				return 0, m.migrateErr(src, dst, fmt.Sprintf("moving %q", k), err)
-			}
-		}
-		return max(0, present-busy), nil // a busy key was there, and stayed
+		n, err := m.migrateEach(ctx, conn, src, dst, keys, sizes)
+		return moved + n, err
 	case isReplyError(err, "IOERR"):
-		return m.dumpMove(ctx, conn, src, dst, keys)
+		// The keys the new node acknowledged are moved; those whose
+		// answer was lost may be at both nodes, which DUMP/RESTORE
+		// settles (restoreBefore: the new node holds the dumped value).
+		n, err := m.dumpMove(ctx, conn, src, dst, keys)
+		return moved + n, err
 	default:
-		return 0, m.migrateErr(src, dst, fmt.Sprintf("MIGRATE of %d keys", len(keys)), err)
+		return moved, m.migrateErr(src, dst, fmt.Sprintf("MIGRATE of %d keys", len(keys)), err)
 	}
 }
 
+// migrateEach moves keys (of sizes bytes each; nil: not known) one by
+// one with MIGRATE, after a batch of them met BUSYKEY, and returns how
+// many it moved, also when it fails. A key the new owner has is settled
+// by settleBusy.
+// A MIGRATE that fails with IOERR (the connection between the servers
+// failing, or timing out) leaves its key at the old node, and perhaps at
+// the new one too, its answer lost: that key and the rest move with
+// DUMP/RESTORE, as after an IOERR of the whole batch, rather than fail
+// the move midway with keys that the fallback would move.
+func (m *mover) migrateEach(ctx context.Context, conn redis.Conn, src, dst shard.Node, keys []string, sizes []int64) (int, error) {
+	moved := 0
+	for i, k := range keys {
+		args, err := m.migrateArgs(dst, []string{k})
+		if err != nil {
+			return moved, &shard.NodeError{Node: dst, Err: err}
+		}
+		var size int64
+		if i < len(sizes) {
+			size = sizes[i]
+		}
+		reply, err := redis.DoWithTimeout(conn, m.migrateWait(size), "MIGRATE", args...)
+		switch {
+		case isReplyError(err, "BUSYKEY"):
+			// Not moved by this MIGRATE, whatever the DEL does: the new
+			// owner's copy stays.
+			same, err := m.settleBusy(ctx, conn, dst, k)
+			if same {
+				moved++
+			}
+			if err != nil {
+				return moved, m.migrateErr(src, dst, fmt.Sprintf("moving %q", k), err)
+			}
+		case isReplyError(err, "IOERR"):
+			n, err := m.dumpMove(ctx, conn, src, dst, keys[i:])
+			return moved + n, err
+		case err != nil:
+			return moved, m.migrateErr(src, dst, fmt.Sprintf("moving %q", k), err)
+		case !isNoKey(reply):
+			moved++ // the new owner's copy went away meanwhile
+		}
+	}
+	return moved, nil
+}
+
+// settleBusy deletes the old copy (conn) of key k, which the new owner
+// dst has too (BUSYKEY: its copy wins), and reports whether the new
+// owner's copy is the very value of the old one (their DUMPs are equal):
+// a copy the mover itself restored or carried before losing the answer
+// (a MIGRATE that failed with IOERR, a DUMP/RESTORE that failed before
+// its deletes), which counts as moved, as its DUMP/RESTORE path counts a
+// key already restored (restoreBefore's SAME). Any other copy counts as
+// busy once the old one is deleted; a comparison that cannot be made
+// (DUMP refused, the new node unreachable from the mover) counts busy
+// too, as before it was made.
+func (m *mover) settleBusy(ctx context.Context, conn redis.Conn, dst shard.Node, k string) (same bool, err error) {
+	old, err := redis.Bytes(redis.DoContext(conn, ctx, "DUMP", k))
+	if err == nil {
+		if dconn, derr := m.pools.Get(ctx, dst.Addr); derr == nil {
+			theirs, derr := redis.Bytes(redis.DoContext(dconn, ctx, "DUMP", k))
+			same = derr == nil && bytes.Equal(old, theirs)
+			dconn.Close()
+		}
+	}
+	n, err := redis.Int(redis.DoContext(conn, ctx, "DEL", k))
+	switch {
+	case err != nil || n == 0:
+		// The old copy stays (the DEL failed), or was gone already
+		// (moved or deleted by a client): neither moved nor busy here.
+		return false, err
+	case same:
+		return true, nil
+	}
+	m.busy.Add(1)
+	return false, nil
+}
+
+// migrateChunk is how much of its payload MIGRATE writes at once, each
+// write bounded by its timeout (Redis's migrateCommand).
+const migrateChunk = 64 << 10
+
+// migrateWait is how long the mover waits for a MIGRATE of keys holding
+// size bytes in all (MEMORY USAGE, which the payload does not exceed but for
+// sampled aggregates) before it gives up on the old node. MIGRATE's
+// timeout bounds each of its I/O operations, not the whole command: its
+// connection, each write of up to 64 KiB of its payload, and each answer
+// it reads. A batch of large values to a new node behind a slow link, or
+// too loaded to restore them fast, legitimately takes many Timeouts (a
+// wait of Timeout plus a second gave up on the connection while the old
+// node went on moving, the count of its moves lost). So the wait allows
+// Timeout for the connection, one per 64 KiB of payload, and one for the
+// answers, plus a second; it is bounded, so an old node that hangs
+// fails the move after it. The payload's transfer and the new node's
+// restoring grow with the bytes, which the allowance per 64 KiB covers.
+func (m *mover) migrateWait(size int64) time.Duration {
+	chunks := max(0, size+migrateChunk-1) / migrateChunk
+	return time.Duration(2+chunks)*m.opts.Timeout + time.Second
+}
+
 // migrateCounted sends MULTI, EXISTS keys, MIGRATE args (which carries
-// keys) and EXEC on conn, and returns how many of keys were there when
-// MIGRATE ran (the old node runs the transaction on its single thread,
-// nothing in between, and Redis 7 reads the clock once for it, so a key
-// expiring meanwhile is gone for both) and MIGRATE's own reply or error
-// (a redis.Error: BUSYKEY, IOERR, ...). It waits up to wait for each
-// reply.
-func migrateCounted(conn redis.Conn, wait time.Duration, args []any, keys []string) (int, any, error) {
+// keys), EXISTS keys and EXEC on conn, and returns how many of keys the
+// MIGRATE moved: those there before it ran and gone after (the old node
+// runs the transaction on its single thread, nothing in between, and
+// Redis 7 reads the clock once for it, so a key expiring meanwhile is
+// gone for all three), and MIGRATE's own error (a redis.Error: BUSYKEY,
+// IOERR, ...), with which moved still counts the keys it moved before
+// failing. It waits up to wait for each reply.
+func migrateCounted(conn redis.Conn, wait time.Duration, args []any, keys []string) (moved int, err error) {
 	exists := make([]any, len(keys))
 	for i, k := range keys {
 		exists[i] = k
@@ -447,20 +579,20 @@ func migrateCounted(conn redis.Conn, wait time.Duration, args []any, keys []stri
 	for _, cmd := range []struct {
 		name string
 		args []any
-	}{{"MULTI", nil}, {"EXISTS", exists}, {"MIGRATE", args}, {"EXEC", nil}} {
+	}{{"MULTI", nil}, {"EXISTS", exists}, {"MIGRATE", args}, {"EXISTS", exists}, {"EXEC", nil}} {
 		if err := conn.Send(cmd.name, cmd.args...); err != nil {
-			return 0, nil, err
+			return 0, err
 		}
 	}
 	if err := conn.Flush(); err != nil {
-		return 0, nil, err
+		return 0, err
 	}
 	var queueErr error // a command refused when queued aborts the EXEC
-	for range 3 {      // MULTI's OK, then QUEUED twice
+	for range 4 {      // MULTI's OK, then QUEUED three times
 		if _, err := redis.ReceiveWithTimeout(conn, wait); err != nil {
 			var re redis.Error
 			if !errors.As(err, &re) {
-				return 0, nil, err
+				return 0, err
 			}
 			if queueErr == nil {
 				queueErr = err
@@ -470,21 +602,26 @@ func migrateCounted(conn redis.Conn, wait time.Duration, args []any, keys []stri
 	reply, err := redis.Values(redis.ReceiveWithTimeout(conn, wait))
 	if err != nil {
 		if queueErr != nil {
-			return 0, nil, queueErr
+			return 0, queueErr
 		}
-		return 0, nil, err
+		return 0, err
 	}
-	if len(reply) != 2 {
-		return 0, nil, fmt.Errorf("EXEC of EXISTS and MIGRATE: a reply of %d elements", len(reply))
+	if len(reply) != 3 {
+		return 0, fmt.Errorf("EXEC of EXISTS, MIGRATE and EXISTS: a reply of %d elements", len(reply))
 	}
-	present, err := redis.Int(reply[0], nil)
+	before, err := redis.Int(reply[0], nil)
 	if err != nil {
-		return 0, nil, fmt.Errorf("EXISTS: %w", err)
+		return 0, fmt.Errorf("EXISTS: %w", err)
 	}
+	after, err := redis.Int(reply[2], nil)
+	if err != nil {
+		return 0, fmt.Errorf("EXISTS after MIGRATE: %w", err)
+	}
+	moved = max(0, before-after)
 	if re, ok := reply[1].(redis.Error); ok {
-		return present, nil, re
+		return moved, re
 	}
-	return present, reply[1], nil
+	return moved, nil
 }
 
 // migrateErr is the error of a MIGRATE (what) from src to dst that failed
@@ -633,12 +770,23 @@ func memoryUsage(ctx context.Context, conn redis.Conn, keys []string) ([]int64, 
 		return nil, err
 	}
 	sizes := make([]int64, len(keys))
+	var refused error // an error reply: the others are read all the same, so that the connection stays in step
 	for i := range keys {
 		n, err := redis.Int64(redis.ReceiveContext(conn, ctx))
-		if err != nil && !errors.Is(err, redis.ErrNil) {
+		var re redis.Error
+		switch {
+		case err == nil || errors.Is(err, redis.ErrNil):
+		case errors.As(err, &re):
+			if refused == nil {
+				refused = fmt.Errorf("MEMORY USAGE: %w", err)
+			}
+		default:
 			return nil, err
 		}
 		sizes[i] = n
+	}
+	if refused != nil {
+		return nil, refused
 	}
 	return sizes, nil
 }

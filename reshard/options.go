@@ -20,10 +20,11 @@ type Options struct {
 
 	// KeysPerSecond and BytesPerSecond limit the pace (0: no limit), so
 	// that production traffic keeps its latency. Bytes are measured with
-	// MEMORY USAGE, which costs one more command per moving key; it
-	// samples a few elements of an aggregate (its default), so that its
-	// cost does not grow with the value, and so estimates the size of an
-	// aggregate whose elements differ in size.
+	// MEMORY USAGE, one more command per moving key (pipelined, one round
+	// trip per SCAN page), which also bounds how long the mover waits for a
+	// MIGRATE (see Timeout); it samples a few elements of an aggregate
+	// (its default), so that its cost does not grow with the value, and
+	// so estimates the size of an aggregate whose elements differ in size.
 	KeysPerSecond  float64
 	BytesPerSecond float64
 	// Batch is the most keys one MIGRATE carries (0: 512). The old node
@@ -36,7 +37,10 @@ type Options struct {
 	MaxBlock time.Duration
 	// ScanCount is the COUNT hint of each SCAN (0: 1000).
 	ScanCount int
-	// Timeout bounds each MIGRATE's I/O between the servers (0: 10s).
+	// Timeout bounds each MIGRATE's I/O between the servers (0: 10s):
+	// its connection, each write of up to 64 KiB of its payload, each
+	// answer it reads. The mover waits for a MIGRATE's reply Timeout
+	// twice, plus once per 64 KiB of the batch's bytes, plus a second.
 	Timeout time.Duration
 
 	// DryRun counts the keys and bytes that would move, between which
@@ -85,7 +89,7 @@ type Progress struct {
 	Total   int64 // keys on the old nodes when the move began (DBSIZE)
 	Scanned int64 // keys looked at so far
 	Moved   int64 // keys moved (or, in a dry run, that would move)
-	Bytes   int64 // bytes moved, when measured
+	Bytes   int64 // bytes moved (MEMORY USAGE, sampled; 0 where the old node refuses MEMORY USAGE)
 	// KeysPerSecond is the scan rate; ETA the time left at that rate.
 	KeysPerSecond float64
 	ETA           time.Duration
@@ -97,7 +101,7 @@ type Progress struct {
 type Flow struct {
 	From, To string // node addresses
 	Keys     int64
-	Bytes    int64 // measured in dry runs and when BytesPerSecond is set (MEMORY USAGE, sampled)
+	Bytes    int64 // MEMORY USAGE, sampled (0 where the old node refuses it)
 }
 
 // Report is the outcome of Move.
@@ -107,12 +111,17 @@ type Report struct {
 	// A key the new owner already had is not among them, nor a key gone
 	// from the old node when its batch moved (deleted, expired, or moved
 	// by a client that touched it first: that client counts it): each
-	// batch's MIGRATE runs in a transaction after an EXISTS of its keys.
+	// batch's MIGRATE runs in a transaction between two EXISTS of its
+	// keys. A batch that fails midway counts the keys it moved before
+	// (Move then returns the error with the report); a key the new owner
+	// holds with the very value the mover dumped counts as moved.
 	Moved int64
-	// Busy counts keys that the new owner already had: the new owner's
-	// copy was kept and the mover deleted the old one (a delete that
-	// failed fails the move instead, and one that found the old copy gone
-	// is not counted).
+	// Busy counts keys that the new owner already had with another
+	// value: the new owner's copy was kept and the mover deleted the old
+	// one (a delete that failed fails the move instead, and one that
+	// found the old copy gone is not counted). A copy with the very value
+	// of the old one (equal DUMPs), which a failed earlier move of the
+	// mover leaves, counts as moved.
 	Busy  int64
 	Bytes int64
 	// Strays counts keys found on an old node that owns them in neither

@@ -52,7 +52,7 @@ func TestReview7MigrateCountsBusyOnlyWhenTheOldCopyIsDeleted(t *testing.T) {
 			require.NoError(t, err)
 			defer conn.Close()
 
-			moved, err := m.migrate(ctx, conn, src, dst, []string{"k"})
+			moved, err := m.migrate(ctx, conn, src, dst, []string{"k"}, nil)
 			if tc.wantErr {
 				var nerr *shard.NodeError
 				require.True(t, errors.As(err, &nerr), "%T %v, want a NodeError", err, err)

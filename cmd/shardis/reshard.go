@@ -40,7 +40,8 @@ shardis client named. It is safe to stop (Ctrl-C, or a kill) and run again.
 Processes in migration mode move no key until the fence is armed: they route
 by OLD until a marker on the old nodes says so. Before moving, reshard arms
 it (sets the marker to "fenced", waits until every process acknowledges in
-CLIENT LIST, then sets it to "armed"); --arm does only that, without moving.
+CLIENT LIST, then sets it to "armed"); --arm does only that, without moving
+(refused while a mover of the same migration runs: it arms by itself).
 
 Once every process runs the plain NEW config, --finish ends the migration: it
 checks CLIENT LIST on the old nodes (no process may still route by the

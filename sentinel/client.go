@@ -329,9 +329,13 @@ func (c *Client) MasterAddr(ctx context.Context) (addr, sentinel string, err err
 // Answers that name one server under two spellings ("localhost:6379" and
 // "127.0.0.1:6379", as Sentinels with and without announce-hostnames
 // give them; "::ffff:127.0.0.1" and "127.0.0.1", the case of a host
-// name) count as one master, nothing being looked up; of its spellings,
-// the one most of the answers in hand gave (among equals, the first in
-// the order of Addrs) is checked and returned first.
+// name) count as one master. A host name other than localhost is looked
+// up (within ctx and DialTimeout) only when two answers differ so: a
+// name and an address it resolves to count as one master. The grouping
+// is transitive ("localhost:P" joins "127.0.0.1:P" and "[::1]:P"), so
+// that it does not depend on which Sentinel answers first. Of a master's
+// spellings, the one most of the answers in hand gave (among equals,
+// the first in the order of Addrs) is checked and returned first.
 func (c *Client) VerifiedMasterAddr(ctx context.Context, verify func(ctx context.Context, addr string) error) (addr, sentinel string, err error) {
 	addrs := c.Addrs()
 	type answer struct {
@@ -364,13 +368,25 @@ func (c *Client) VerifiedMasterAddr(ctx context.Context, verify func(ctx context
 	errs := make([]error, len(addrs))
 	checked := make([]bool, len(addrs))
 	// Sentinels may spell one master differently (one that announces
-	// host names says "localhost:P", another "127.0.0.1:P"): the votes
-	// go to the server, each answer in the group of the first answer
-	// naming the same server (sameServer).
-	group := make([]int, len(addrs)) // the group of each Sentinel's answer
-	votes := map[int]int{}           // by group
-	first := map[int]int{}           // by group: the first Sentinel (in addrs) in it
-	spelled := map[string]int{}      // how many Sentinels gave each exact answer
+	// host names says "localhost:P" or "redis-1:P", another
+	// "127.0.0.1:P"): the votes go to the server. The answers that name
+	// one server (sameServer, through the host names looked up) form a
+	// group, taken transitively: "localhost:P" joins "127.0.0.1:P" and
+	// "[::1]:P" whatever order the answers came in, so that the groups,
+	// and the master chosen, depend on the answers only.
+	parent := make([]int, len(addrs)) // union-find over the Sentinels' answers
+	for i := range parent {
+		parent[i] = i
+	}
+	var root func(i int) int
+	root = func(i int) int {
+		if parent[i] != i {
+			parent[i] = root(parent[i])
+		}
+		return parent[i]
+	}
+	spelled := map[string]int{} // how many Sentinels gave each exact answer
+	same := c.sameServerFunc(ctx)
 	// try checks the answers of the Sentinels in order not checked yet.
 	try := func(order []int) (int, bool) {
 		for _, i := range order {
@@ -397,6 +413,22 @@ func (c *Client) VerifiedMasterAddr(ctx context.Context, verify func(ctx context
 		}
 		return x - y
 	}
+	// groups returns the votes and the first Sentinel (in addrs) of each
+	// group, by its root.
+	groups := func() (votes, first map[int]int) {
+		votes, first = map[int]int{}, map[int]int{}
+		for i, n := range named {
+			if n == "" {
+				continue
+			}
+			g := root(i)
+			votes[g]++
+			if f, ok := first[g]; !ok || i < f {
+				first[g] = i
+			}
+		}
+		return votes, first
+	}
 	quorum := len(addrs)/2 + 1
 	for range addrs {
 		a := <-ch
@@ -406,22 +438,17 @@ func (c *Client) VerifiedMasterAddr(ctx context.Context, verify func(ctx context
 		}
 		named[a.i] = a.addr
 		spelled[a.addr]++
-		g := a.i
 		for j, n := range named {
-			if j != a.i && n != "" && sameServer(n, a.addr) {
-				g = group[j]
-				break
+			if j != a.i && n != "" && root(j) != root(a.i) && same(n, a.addr) {
+				parent[root(j)] = root(a.i)
 			}
 		}
-		group[a.i] = g
-		votes[g]++
-		if f, ok := first[g]; !ok || a.i < f {
-			first[g] = a.i
-		}
+		g := root(a.i)
+		votes, _ := groups()
 		if votes[g] >= quorum {
 			var order []int
 			for i, n := range named {
-				if n != "" && group[i] == g {
+				if n != "" && root(i) == g {
 					order = append(order, i)
 				}
 			}
@@ -432,6 +459,7 @@ func (c *Client) VerifiedMasterAddr(ctx context.Context, verify func(ctx context
 			}
 		}
 	}
+	votes, first := groups()
 	var order []int
 	for i, n := range named {
 		if n != "" {
@@ -439,7 +467,7 @@ func (c *Client) VerifiedMasterAddr(ctx context.Context, verify func(ctx context
 		}
 	}
 	slices.SortStableFunc(order, func(x, y int) int {
-		gx, gy := group[x], group[y]
+		gx, gy := root(x), root(y)
 		if d := votes[gy] - votes[gx]; d != 0 {
 			return d
 		}
@@ -462,16 +490,39 @@ func (c *Client) VerifiedMasterAddr(ctx context.Context, verify func(ctx context
 // sameServer reports whether host:port addresses a and b name one
 // server, also under two spellings (addrkey.Of).
 func sameServer(a, b string) bool {
-	if a == b {
-		return true
+	return a == b || addrkey.Shares(addrkey.Of(a), addrkey.Of(b))
+}
+
+// sameServerFunc returns sameServer for the answers of one query that
+// also looks up the host names (other than localhost) of two answers
+// that sameServer does not match: "redis-1:P", from a Sentinel that
+// announces host names, and "10.0.0.1:P", from one that does not, name
+// one server when redis-1 has that address. Each answer is looked up
+// once per query, within ctx and DialTimeout; a name that does not
+// resolve matches only its own spellings.
+func (c *Client) sameServerFunc(ctx context.Context) func(a, b string) bool {
+	resolved := map[string][]string{} // by answer: its forms, the looked-up addresses' included
+	forms := func(addr string) []string {
+		if f, ok := resolved[addr]; ok {
+			return f
+		}
+		lctx, cancel := context.WithTimeout(ctx, c.opts.DialTimeout)
+		defer cancel()
+		f := addrkey.Lookup(lctx, addr)
+		resolved[addr] = f
+		return f
 	}
-	kb := addrkey.Of(b)
-	for _, k := range addrkey.Of(a) {
-		if slices.Contains(kb, k) {
+	return func(a, b string) bool {
+		if sameServer(a, b) {
 			return true
 		}
+		ha, _, erra := net.SplitHostPort(a)
+		hb, _, errb := net.SplitHostPort(b)
+		if erra != nil || errb != nil || (!addrkey.NeedsLookup(ha) && !addrkey.NeedsLookup(hb)) {
+			return false
+		}
+		return addrkey.Shares(forms(a), forms(b))
 	}
-	return false
 }
 
 // Replicas asks the Sentinels in turn for the master's replicas, the one

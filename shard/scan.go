@@ -43,7 +43,11 @@ type ScanOptions struct {
 // its start, the keys already reported not reported again; one whose walk
 // was over when a replica took over (a failover, planned or not) is not
 // walked again on that replica, which holds the keys reported already. A
-// Scanner is not safe for concurrent use.
+// Sentinel shard's SCAN waits for a new master within
+// SentinelOptions.FailoverWait, as a read does; a shard whose master
+// changed during its walk is walked again on the new master from its
+// start (a cursor means nothing to another server), the keys already
+// reported not reported again. A Scanner is not safe for concurrent use.
 type Scanner struct {
 	c     *Client
 	opts  ScanOptions
@@ -71,10 +75,14 @@ type Scanner struct {
 	took map[string]string
 	// fresh: the topology was refreshed as the walk began (cluster mode).
 	fresh bool
-	buf   []string
-	key   string
-	err   error
-	done  bool
+	// from is, when the current node is a Sentinel shard's, its master
+	// as the walk of its cursor began (see sentinelMoved).
+	from   string
+	fromOK bool
+	buf    []string
+	key    string
+	err    error
+	done   bool
 }
 
 // Scan returns a Scanner over every node's keys.
@@ -314,6 +322,10 @@ func (s *Scanner) scanOnce(ctx context.Context) {
 			s.asOf[n.Addr] = r.Table()
 		}
 	}
+	sh := s.c.sentinelShardOf(n)
+	if sh != nil && s.cur == "0" {
+		s.from, s.fromOK = sh.currentMaster()
+	}
 	reply, err := s.scanNode(ctx, n, args)
 	if err != nil {
 		if to, ok := s.replacement(n); ok && ctx.Err() == nil && !s.c.closed.Load() {
@@ -351,6 +363,16 @@ func (s *Scanner) scanOnce(ctx context.Context) {
 		s.seen[k] = struct{}{}
 		s.buf = append(s.buf, k)
 	}
+	if sh != nil && s.sentinelMoved(sh) {
+		// The shard failed over during the walk: the cursor, and the
+		// reply to it if the new master gave it, mean nothing there
+		// (each server's hash table is its own). The keys are real
+		// ones; the walk starts over on the new master, those reported
+		// already not reported again.
+		s.cur = "0"
+		s.from, s.fromOK = sh.currentMaster()
+		return
+	}
 	if cur == "0" {
 		s.ni++
 		s.cur = "0"
@@ -360,6 +382,13 @@ func (s *Scanner) scanOnce(ctx context.Context) {
 		return
 	}
 	s.cur = cur
+}
+
+// sentinelMoved reports whether the master of Sentinel shard sh is no
+// longer the server the walk of the current cursor began on.
+func (s *Scanner) sentinelMoved(sh *sentShard) bool {
+	now, ok := sh.currentMaster()
+	return ok != s.fromOK || (ok && !sameServer(now, s.from))
 }
 
 // scanNode sends SCAN to n. In cluster mode the call is cut short as

@@ -183,6 +183,27 @@ func (sh *sentShard) resolve() (string, error) {
 	return "", fmt.Errorf("%w: Sentinel shard %s has no verified master yet", pool.ErrNoAddr, sh.cfg.Name)
 }
 
+// currentMaster returns the shard's verified master, if there is one.
+func (sh *sentShard) currentMaster() (string, bool) {
+	if p := sh.master.Load(); p != nil {
+		return *p, true
+	}
+	return "", false
+}
+
+// sentinelShardOf returns the Sentinel shard whose master node is n (a
+// ring node addressed by the shard's key); nil for any other node.
+func (c *Client) sentinelShardOf(n Node) *sentShard {
+	if c.sent == nil {
+		return nil
+	}
+	i, ok := c.nodes.lookup(n.Addr)
+	if !ok {
+		return nil
+	}
+	return c.sent.masterOf(i)
+}
+
 // sameServer refuses, once every Sentinel shard's master is found, a ring
 // in which two shards are the same server: a plain shard listed at a
 // Sentinel shard's master, or two Sentinel shards (under master names of

@@ -182,7 +182,7 @@ func (c *Client) retrySentinel(ctx context.Context, calls []*call) (abandoned bo
 			case <-ctx.Done():
 				t.Stop()
 				for _, cl := range withoutReruns(pending, rerun) {
-					cl.err, cl.done = errors.Join(ctx.Err(), cl.err), true
+					cl.err, cl.done = errtext.Errorf("shardis: %w while waiting for a new master: %w", ctx.Err(), cl.err), true
 				}
 				return false
 			}
@@ -384,8 +384,9 @@ type sentinelTxWait struct {
 // and returns true. When FailoverWait is spent it returns the
 // *RetryError to fail with. As for a command, a write of MULTI ... EXEC
 // that the master resets twice in a row is its refusal (a value over
-// proto-max-bulk-len), not a failover: it is not run again.
-func (c *Client) retrySentinelTx(ctx context.Context, node, attempt int, err error, how txEnd, w *sentinelTxWait) (bool, error) {
+// proto-max-bulk-len), not a failover: it is not run again. what names
+// the operation in the *RetryError (its Command).
+func (c *Client) retrySentinelTx(ctx context.Context, node, attempt int, err error, how txEnd, w *sentinelTxWait, what string) (bool, error) {
 	if how == txMayHaveRun || c.sent == nil || c.sent.opts.FailoverWait <= 0 || isAuthFailure(err) {
 		return false, nil
 	}
@@ -411,7 +412,7 @@ func (c *Client) retrySentinelTx(ctx context.Context, node, attempt int, err err
 			cause = errtext.Errorf("%w (%w)", err, *p)
 			last = err.Error() + " (" + why + "; the Sentinels named none: " + errtext.Cause(*p) + ")"
 		}
-		return false, &RetryError{Command: "MULTI/EXEC", Attempts: attempt + 1, Last: last, Err: cause}
+		return false, &RetryError{Command: what, Attempts: attempt + 1, Last: last, Err: cause}
 	}
 	round := sh.request()
 	t := time.NewTimer(min(w.backoff, left))

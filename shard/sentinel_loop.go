@@ -2,9 +2,10 @@ package shard
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
+
+	"github.com/shardis/shardis/internal/errtext"
 )
 
 // request asks the shard's loop for a query (coalesced: requests made
@@ -23,7 +24,8 @@ func (sh *sentShard) request() <-chan struct{} {
 
 // refreshSentinels asks every Sentinel shard for a query now and waits
 // for each to end (Refresh): the error joins the errors of the shards
-// whose query named no confirmed master.
+// whose query named no confirmed master (Unwrap() []error returns them),
+// under a heading that says how many of the shards they are.
 func (c *Client) refreshSentinels(ctx context.Context) error {
 	if c.closed.Load() {
 		return ErrClosed
@@ -45,7 +47,7 @@ func (c *Client) refreshSentinels(ctx context.Context) error {
 			errs = append(errs, *p)
 		}
 	}
-	return errors.Join(errs...)
+	return errtext.Join(fmt.Sprintf("shardis: Refresh: %d of %d Sentinel shards named no confirmed master", len(errs), len(c.sent.shards)), errs...)
 }
 
 // sentinelLoop runs a shard's queries until Close: when asked (at most one

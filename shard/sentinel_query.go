@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gomodule/redigo/redis"
+	"github.com/shardis/shardis/internal/addrkey"
 	"github.com/shardis/shardis/internal/errtext"
 	"github.com/shardis/shardis/sentinel"
 )
@@ -65,15 +66,21 @@ const switchBackGuard = 10 * time.Second
 // then be the master just failed over from, and installing it would send
 // writes back to it. The query that the message asked for follows. Nor
 // does it bring back, within switchBackGuard, the master a +switch-master
-// replaced while the announced one still says it is the master.
+// replaced while the announced one still says it is the master. Both
+// comparisons take a host name and its address for one server
+// (sameServerLookup), as installed does: a Sentinel that announces host
+// names may name the replaced master "redis-1:P" after a +switch-master
+// that named it "10.0.0.1:P".
 func (c *Client) installFound(ctx context.Context, sh *sentShard, addr string, gen uint64) bool {
 	if h := sh.queryHook.Load(); h != nil {
 		(*h)(addr)
 	}
 	sh.instMu.Lock()
-	back := sameServer(addr, sh.switchedFrom) && time.Since(sh.switchedAt) < switchBackGuard
+	from, at := sh.switchedFrom, sh.switchedAt
 	sh.instMu.Unlock()
-	if cur := sh.master.Load(); back && cur != nil && !sameServer(*cur, addr) && c.checkMaster(ctx, *cur) == nil {
+	// Looked up outside instMu, and only within the guard's time.
+	back := from != "" && time.Since(at) < switchBackGuard && c.sameServerLookup(ctx, addr, from)
+	if cur := sh.master.Load(); back && cur != nil && !c.sameServerLookup(ctx, *cur, addr) && c.checkMaster(ctx, *cur) == nil {
 		return false
 	}
 	sh.instMu.Lock()
@@ -146,13 +153,15 @@ func (c *Client) roleOf(ctx context.Context, addr string) (sentinel.Role, error)
 
 // installed follows a change of the shard's master from old to addr
 // (installFound or switched swapped it in): the pools of the shard start
-// over (connections to the old master close as they come back), the node
-// counts as up again, and the failover is counted. The same server under
+// over (connections to the old master close as they come back), its
+// failure count starts over (a node marked down comes up when the new
+// master answers a health check, run at once), and the failover is
+// counted. The same server under
 // another spelling (Sentinels that announce host names and Sentinels
-// that do not) is no change. It runs outside instMu, as it calls the
+// that do not, a host name and its address) is no change. It runs outside instMu, as it calls the
 // user's hooks.
 func (c *Client) installed(sh *sentShard, old *string, addr string) {
-	if old == nil || sameServer(*old, addr) {
+	if old == nil || c.sameServerLookup(c.life, *old, addr) {
 		return
 	}
 	ns := c.nodes.get(sh.node)
@@ -169,11 +178,23 @@ func (c *Client) installed(sh *sentShard, old *string, addr string) {
 	}
 	_ = c.pools.Remove(sh.key)
 	c.poolStatsMu.Unlock()
-	c.noteSuccess(sh.node)
+	// The failures counted were the old master's: the count starts over.
+	// A node marked down is not marked up for that: ROLE, which confirmed
+	// the new master, is answered also by a master loading its data,
+	// which refuses every command (LOADING). It comes up when the new
+	// master answers its health check, run now rather than a
+	// HealthOptions.Interval later.
+	ns.fails.Store(0)
+	if !ns.down.Load() {
+		ns.cause.Store(nil)
+	}
 	sh.failovers.Add(1)
 	c.sent.failovers.Add(1)
 	c.sent.notify(failoverEvent{Shard: sh.cfg.Name, MasterSet: sh.cfg.master(), Node: sh.node, From: *old, To: addr, At: time.Now()})
 	c.subs.topo.notify() // subscriptions leave the old master (subscription_place.go)
+	if ns.down.Load() && !c.closed.Load() {
+		c.probe(sh.node)
+	}
 }
 
 // loadReplicas lists the shard's healthy replicas of master (for Stats)
@@ -194,7 +215,7 @@ func (c *Client) loadReplicas(ctx context.Context, sh *sentShard, master string)
 	for _, r := range reps {
 		// The Sentinels may spell the master otherwise than the replica
 		// does (a host name, announced, against an IP address).
-		if !r.Healthy() || sameServer(r.Addr, master) || (r.MasterAddr != "" && !sameServer(r.MasterAddr, master)) {
+		if !r.Healthy() || c.sameServerLookup(ctx, r.Addr, master) || (r.MasterAddr != "" && !c.sameServerLookup(ctx, r.MasterAddr, master)) {
 			continue
 		}
 		listed = append(listed, r.Addr)
@@ -256,7 +277,7 @@ func (c *Client) syncedReplicas(ctx context.Context, addrs []string, master stri
 			// A full pool (MaxActive borrowed, no Pool.Wait) means reads
 			// are being served there now: no verdict against it.
 			ok[i] = errors.Is(err, redis.ErrPoolExhausted) ||
-				err == nil && replicaSynced(role, master)
+				err == nil && c.replicaSynced(ctx, role, master)
 		})
 	}
 	wg.Wait()
@@ -303,7 +324,7 @@ func (c *Client) checkReplicaRole(i int) {
 	}
 	for _, sh := range serving {
 		m := sh.master.Load()
-		if err != nil || m == nil || !replicaSynced(role, *m) {
+		if err != nil || m == nil || !c.replicaSynced(ctx, role, *m) {
 			sh.dropReplica(i)
 		}
 	}
@@ -313,8 +334,11 @@ func (c *Client) checkReplicaRole(i int) {
 // link to it is up. A replica of another server (made so by hand, or by a
 // stale configuration) holds that server's data, while the Sentinels,
 // which read a replica's INFO every 10s, may still list it under master.
-func replicaSynced(role sentinel.Role, master string) bool {
-	return role.Kind == sentinel.RoleReplica && role.State == replicaLinkUp && sameServer(role.MasterAddr, master)
+// The replica may name its master otherwise than the Sentinels do (an
+// address against an announced host name): the two are compared as
+// sameServerLookup does, within ctx.
+func (c *Client) replicaSynced(ctx context.Context, role sentinel.Role, master string) bool {
+	return role.Kind == sentinel.RoleReplica && role.State == replicaLinkUp && c.sameServerLookup(ctx, role.MasterAddr, master)
 }
 
 // sameServer reports whether host:port addresses a and b name the same
@@ -331,6 +355,21 @@ func sameServer(a, b string) bool {
 		}
 	}
 	return false
+}
+
+// sameServerLookup is sameServer that also looks up a host name (other
+// than localhost) when the two addresses do not match otherwise and
+// have one port, within ctx and the dial timeout: a Sentinel that
+// announces host names names the master "redis-1:P", another
+// "10.0.0.1:P", and a replica its master "10.0.0.1:P". Every comparison
+// of a Sentinel shard's master with another spelling goes through it.
+func (c *Client) sameServerLookup(ctx context.Context, a, b string) bool {
+	if sameServer(a, b) {
+		return true
+	}
+	ctx, cancel := context.WithTimeout(ctx, c.dialTimeout())
+	defer cancel()
+	return addrkey.SameServerLookup(ctx, a, b)
 }
 
 // replicaLinkUp is the state ROLE reports for a replica once its link to

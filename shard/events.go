@@ -115,7 +115,8 @@ type SlotMapEvent struct {
 	Added, Removed []Node
 	// Promoted lists the replicas that became masters.
 	Promoted []Node
-	// Time is when the client installed the new map.
+	// Time is when the client reported the change, once it had
+	// installed the map it leads to.
 	Time time.Time
 }
 
@@ -232,13 +233,62 @@ func addrSet(nodes []cluster.NodeInfo) map[string]bool {
 	return m
 }
 
-// slotMapChanged reports the change from old to cur to the SlotMap and
-// NodeState hooks. It is called after cur was installed.
-func (c *Client) slotMapChanged(old, cur *cluster.Table) {
+// slotMapChanged reports a change of r's slot map to the SlotMap and
+// NodeState hooks. It is called after the change was installed. What it
+// reports is the change from the map the last report ended at to the map
+// in use, so the events come in the order of the maps they lead to and,
+// applied in the order they come, end at the map in use: two installs
+// reported each by its own caller (a MOVED applied while a refresh
+// installs its answer) could otherwise be told in the other order, and a
+// slot that moved A -> B and back be left at B by the later event. One
+// goroutine reports at a time; a change installed meanwhile is reported
+// by that one, after the event it is telling (no caller waits for another
+// caller's hook), together with any other change made by then.
+func (c *Client) slotMapChanged(r *ClusterRouter) {
 	o := c.obs
-	if o == nil || (!o.slots && !o.state) || old == nil || cur == nil {
+	if o == nil || (!o.slots && !o.state) || r == nil {
 		return
 	}
+	r.repMu.Lock()
+	if r.reporting {
+		r.repMu.Unlock()
+		return // the reporting goroutine reads the map again after its event
+	}
+	r.reporting = true
+	r.repMu.Unlock()
+	finished := false
+	defer func() {
+		if !finished { // a hook that did not return (runtime.Goexit)
+			r.repMu.Lock()
+			r.reporting = false
+			r.repMu.Unlock()
+		}
+	}()
+	for {
+		r.repMu.Lock()
+		var cur *cluster.Table
+		if st := r.state.Load(); st != nil {
+			cur = st.table
+		}
+		old := r.reported
+		if cur == nil || cur == old {
+			// Read under repMu after the reporting flag was seen set by
+			// any caller that returned above: its change is in cur.
+			r.reporting, finished = false, true
+			r.repMu.Unlock()
+			return
+		}
+		r.reported = cur
+		r.repMu.Unlock()
+		if old != nil { // the first map is not reported
+			c.reportSlotChange(old, cur)
+		}
+	}
+}
+
+// reportSlotChange tells the hooks of the change from old to cur.
+func (c *Client) reportSlotChange(old, cur *cluster.Table) {
+	o := c.obs
 	now := time.Now()
 	if o.state {
 		for _, ev := range promotions(old, cur) {

@@ -13,7 +13,20 @@ import (
 // ForEachShard calls fn once for every node the router serves keys from,
 // in parallel, each with a connection to that node, which is fn's alone
 // until fn returns. Use it for keyless commands (FLUSHALL, INFO, SCRIPT
-// LOAD, ...). The error joins every node's error, each a *NodeError.
+// LOAD, ...). The error joins every node's error, each a *NodeError
+// (its Unwrap() []error returns them, in the order of the nodes); its
+// text says how many nodes failed and lists them, one a line:
+//
+//	shardis: ForEachShard: 2 of 3 nodes failed:
+//	node shard-1 (10.0.0.2:6379): dial tcp 10.0.0.2:6379: connect: connection refused
+//	node shard-2 (10.0.0.3:6379): ERR unknown command ...
+//
+// On a Sentinel shard whose master cannot be reached or refuses the
+// connection (a failover under way), fn, which has not run, waits for
+// the new master within SentinelOptions.FailoverWait, as a command does
+// (then the *NodeError wraps a *RetryError). A fn that ran and failed is
+// never run again, as it may have written: its error, like that of a
+// dead master without FailoverWait, says that a failover may be under way.
 //
 // fn may do anything with its connection, MONITOR, SUBSCRIBE, SELECT or
 // CLIENT SETNAME included: every command sent on it is noted (and
@@ -23,19 +36,29 @@ import (
 // state changed otherwise is closed. The connection must not be used after
 // fn returns (it then fails every call).
 //
+// The hooks (Config.Hooks) see what fn sends as they see a Conn's
+// commands, on the node the connection goes to and under fn's ctx (or
+// the context given to DoContext): each Do (DoContext, DoWithTimeout) is
+// an operation of its command with a Command event; the commands queued
+// with Send and flushed at once (or sent by Do("")) are one, reported once
+// Receive has read their replies (with a Pipeline event when there are
+// several). Replies read past those (MONITOR's feed, pub/sub messages)
+// are not reported; a command whose reply was not read when fn returned
+// is reported failed with an error matching ErrConnClosed.
+//
 // fn runs on goroutines of the client's. One that panics does not stop
 // the others nor the process: its panic is that node's error, a
 // *NodeError wrapping a *PanicError with the panic's value and stack, and
 // its connection is closed. fn may call Close: Close then does not wait
 // for fn's goroutine, and ForEachShard returns once every fn has.
 func (c *Client) ForEachShard(ctx context.Context, fn func(ctx context.Context, node Node, conn redis.Conn) error) error {
-	return c.forEach(ctx, c.shardNodes(), fn)
+	return c.forEach(ctx, "ForEachShard", c.shardNodes(), fn)
 }
 
 // ForEachMaster is ForEachShard under its cluster-mode name: fn runs once
 // for every master that serves slots.
 func (c *Client) ForEachMaster(ctx context.Context, fn func(ctx context.Context, node Node, conn redis.Conn) error) error {
-	return c.forEach(ctx, c.shardNodes(), fn)
+	return c.forEach(ctx, "ForEachMaster", c.shardNodes(), fn)
 }
 
 // ForEachNode calls fn for every node: in cluster mode the masters and then
@@ -48,13 +71,15 @@ func (c *Client) ForEachNode(ctx context.Context, fn func(ctx context.Context, n
 	if r := c.cl(); r != nil && c.mig.Load() == nil {
 		nodes = r.AllNodes()
 	}
-	return c.forEach(ctx, nodes, fn)
+	return c.forEach(ctx, "ForEachNode", nodes, fn)
 }
 
 // forEachName is the Callback of a ForEachShard function's PanicError.
 const forEachName = "ForEachShard"
 
-func (c *Client) forEach(ctx context.Context, nodes []Node, fn func(ctx context.Context, node Node, conn redis.Conn) error) error {
+// forEach runs fn on nodes for the function name (which heads the text
+// of the error).
+func (c *Client) forEach(ctx context.Context, name string, nodes []Node, fn func(ctx context.Context, node Node, conn redis.Conn) error) error {
 	if err := checkContext(ctx); err != nil {
 		return err
 	}
@@ -69,30 +94,31 @@ func (c *Client) forEach(ctx context.Context, nodes []Node, fn func(ctx context.
 	for i, n := range nodes {
 		go func(i int, n Node) {
 			defer func() { done <- struct{}{} }()
-			conn, err := c.borrowTracked(ctx, n.Addr)
+			conn, err := c.borrowForEach(ctx, n)
 			if err != nil {
-				if errors.Is(err, pool.ErrClosed) {
-					err = errtext.Errorf("%w (%w)", ErrClosed, err) // Close came first (another node's fn, say)
-				} else if j, ok := c.nodes.lookup(n.Addr); ok {
-					c.noteFailure(ctx, j, err) // as for a Do's (Stats, health)
-				}
-				errs[i] = &NodeError{Node: n, Err: err}
-				c.noteSentinelFailure(ctx, n.Addr, errs[i])
+				errs[i] = err
 				return
 			}
 			defer conn.release()
 			if j, ok := c.nodes.lookup(n.Addr); ok {
-				// What fn sends counts in NodeStats.Commands, as a Do's.
+				// What fn sends counts in NodeStats.Commands, as a Do's,
+				// and reaches the hooks as a Conn's (hooks_lent.go).
 				conn.commands = &c.nodes.get(j).commands
+				conn.hooks = c.lendHooks(ctx, j)
 			}
 			err = callUserErr(c, forEachName, func() error { return fn(ctx, n, conn) })
 			if _, ok := err.(*PanicError); ok {
 				conn.markDirty() // fn stopped anywhere: closed, not pooled
 			}
 			if err != nil {
-				errs[i] = &NodeError{Node: n, Err: err}
 				// fn's own error: a READONLY reply (a demoted master)
-				// counts, not whatever else fn returns.
+				// counts, not whatever else fn returns. fn is not run
+				// again (it may have written): its error says that the
+				// shard may be failing over.
+				if sh := c.sentinelShardOf(n); sh != nil && c.sentinelTxFailover(ctx, sh.node, err) != nil {
+					err = errtext.Errorf("%w (Sentinel shard %s: its master failed or refused: a failover may be under way; the function is not run again)", err, sh.cfg.Name)
+				}
+				errs[i] = &NodeError{Node: n, Err: err}
 				c.noteSentinelFailure(ctx, n.Addr, err)
 			}
 		}(i, n)
@@ -100,5 +126,51 @@ func (c *Client) forEach(ctx context.Context, nodes []Node, fn func(ctx context.
 	for range nodes {
 		<-done
 	}
-	return errors.Join(errs...)
+	failed := 0
+	for _, err := range errs {
+		if err != nil {
+			failed++
+		}
+	}
+	return errtext.Join(fmt.Sprintf("shardis: %s: %d of %d nodes failed", name, failed, len(nodes)), errs...)
+}
+
+// borrowForEach borrows a connection to n for a ForEachShard function,
+// which has not run yet: on a Sentinel shard whose master is unreachable
+// or refuses it (a failover under way), it waits for the new master
+// within SentinelOptions.FailoverWait, as a command does, and borrows
+// again. The error is a *NodeError; one that waited in vain wraps a
+// *RetryError (Command "ForEachShard") that says so.
+func (c *Client) borrowForEach(ctx context.Context, n Node) (*trackedConn, error) {
+	var w sentinelTxWait
+	for attempt := 0; ; attempt++ {
+		conn, err := c.borrowTracked(ctx, n.Addr)
+		if err == nil {
+			return conn, nil
+		}
+		j, known := c.nodes.lookup(n.Addr)
+		if errors.Is(err, pool.ErrClosed) {
+			return nil, &NodeError{Node: n, Err: errtext.Errorf("%w (%w)", ErrClosed, err)} // Close came first (another node's fn, say)
+		}
+		if known {
+			c.noteFailure(ctx, j, err) // as for a Do's (Stats, health)
+		}
+		ne := &NodeError{Node: n, Err: err}
+		c.noteSentinelFailure(ctx, n.Addr, ne)
+		sh := c.sentinelShardOf(n)
+		if sh == nil {
+			return nil, ne
+		}
+		retry, ferr := c.retrySentinelTx(ctx, j, attempt, ne, txNotRun, &w, forEachName)
+		switch {
+		case retry:
+			continue
+		case ferr != nil:
+			return nil, &NodeError{Node: n, Err: ferr}
+		case c.sentinelTxFailover(ctx, j, ne) != nil:
+			// No FailoverWait: it fails at once, as a command does.
+			return nil, &NodeError{Node: n, Err: errtext.Errorf("%w (Sentinel shard %s: its master failed: a failover may be under way)", err, sh.cfg.Name)}
+		}
+		return nil, ne
+	}
 }

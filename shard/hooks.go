@@ -28,11 +28,16 @@ type Hooks struct {
 	// Start is called when an operation begins: a Do or DoKey (one
 	// command, perhaps split over several nodes), a Pipeline.Exec, or a
 	// Client.Tx (the whole transaction, every attempt and fn included,
-	// is one operation named "MULTI"; see Op). The
+	// is one operation named "MULTI"; see Op), or a command sent on a
+	// connection a ForEachShard function was lent (see ForEachShard). The
 	// context it returns is the one the operation runs with and the one
 	// its later hooks (Command, Pipeline, Finish) receive: a tracer puts
 	// its span there. It must derive from ctx (keep its deadline and
-	// cancellation). Nil means ctx is used unchanged.
+	// cancellation). Nil means ctx is used unchanged. During a
+	// migration it runs outside the fence's count (docs/resharding.md,
+	// "The fence"): a slow Start holds neither the switch nor a
+	// rollback's, and an operation whose plan it outlasted is planned
+	// again.
 	Start func(ctx context.Context, op *Op) context.Context
 	// Finish is called once every command of the operation has its final
 	// result, after every redirect and retry.
@@ -46,9 +51,10 @@ type Hooks struct {
 	// reports each WATCH and Tx.Do, on the transaction's node; for a
 	// Conn's transaction, each command sent alone on its connection.
 	// The attempts of a command planned by a migration's old topology
-	// while its fence may go up are reported once the command has its
-	// result (see docs/resharding.md, "The fence"), so that the switch
-	// does not wait for the hook; the same holds for Pipeline.
+	// while its fence may go up, or by the new topology of a migration
+	// that a rollback may turn around, are reported once the command has
+	// its result (see docs/resharding.md, "The fence"), so that the
+	// switch does not wait for the hook; the same holds for Pipeline.
 	Command func(ctx context.Context, ev *CommandEvent)
 	// Pipeline is called for each node's part of a batch when the node
 	// received more than one command at once (a pipeline, or the parts of
@@ -69,9 +75,13 @@ type Hooks struct {
 	NodeState func(ev NodeEvent)
 	// SlotMap is called when the cluster slot map the client routes by
 	// changes (after a refresh, or at once for a MOVED), with a summary of
-	// what moved. Not called for the first map. Each change is reported
-	// once, by the refresh or MOVED that made it, so the events add up;
-	// those of changes made at the same time may come in either order.
+	// what moved. Not called for the first map. Each event is the change
+	// from the map the event before ended at to the map in use when it
+	// is reported, and events come one at a time, in that order: applied
+	// in the order they come, they end at the map the client routes by.
+	// Changes made close together (a MOVED applied while a refresh
+	// installs its answer) may come as one event, and a change undone
+	// before it was reported (a slot moved and moved back) not at all.
 	SlotMap func(ev SlotMapEvent)
 	// Panic is called with a panic that the client recovered from code it
 	// ran for the program, when no call was there to return it to: a

@@ -256,11 +256,13 @@ func (c *Client) reportPart(ctx context.Context, ps *passScratch, node int, star
 // runPlanned runs calls planned under fp (executePlanned) and then stops
 // counting them (endPlan). An execution planned by a migration's old
 // topology is counted in its fence until it has its results, and the
-// switch waits for it: its Command and Pipeline events are reported once
-// it is no longer counted, so that a slow hook (a tracing exporter that
-// stalls) does not hold the switch, for every client of the deployment.
+// switch waits for it; so is one planned by the new topology of a
+// migration that a rollback may turn around, which the rollback's switch
+// waits for: their Command and Pipeline events are reported once they are
+// no longer counted, so that a slow hook (a tracing exporter that stalls)
+// does not hold the switch, for every client of the deployment.
 func (c *Client) runPlanned(ctx context.Context, calls []*call, fp fencePlan) (abandoned bool) {
-	if !fp.counted || c.obs == nil || !c.obs.exec {
+	if (!fp.counted && !fp.active) || c.obs == nil || !c.obs.exec {
 		abandoned = c.executePlanned(ctx, calls, fp)
 		c.endPlan(fp, abandoned)
 		return abandoned
@@ -564,13 +566,63 @@ func containsInt(list []int, v int) bool {
 	return false
 }
 
-// opStart begins an operation for the Start and Finish hooks; without
-// them it returns ctx and nil, and opFinish does nothing.
-func (c *Client) opStart(ctx context.Context, name string, b *batch, pipeline bool) (context.Context, *Op) {
+// opStartPlanned begins an operation planned under fp for the Start and
+// Finish hooks; without them it returns ctx and a nil *Op, and opFinish
+// does nothing. A plan
+// counted by a migration's fence (by the old topology while it waits, or
+// by the new one of a migration a rollback may turn around) is held by
+// the fence's switch until it ends: the Start hook, program code that may
+// be slow (a tracing exporter that stalls), runs outside that count, so
+// that it holds neither the switch nor, behind it, the commands on moving
+// keys of every process. The operation is counted again after the hook;
+// when the plan now differs (the switch came meanwhile, or the client
+// turned around), opStartPlanned returns the locator to plan the
+// operation again by (nil otherwise): the caller plans its commands again
+// and calls replanned. It returns the plan the operation runs under.
+func (c *Client) opStartPlanned(ctx context.Context, name string, b *batch, pipeline bool, fp fencePlan) (context.Context, *Op, fencePlan, locator) {
 	if c.obs == nil || !c.obs.ops {
-		return ctx, nil
+		return ctx, nil, fp, nil
 	}
-	return c.startOp(ctx, name, b, pipeline)
+	if c.obs.h.Start == nil || (!fp.counted && !fp.active) {
+		ctx, op := c.startOp(ctx, name, b, pipeline)
+		return ctx, op, fp, nil
+	}
+	c.endPlan(fp, false) // nothing of it ran
+	ctx, op := c.startOp(ctx, name, b, pipeline)
+	again, loc := c.planFence()
+	if again == fp {
+		// Still counted in the same migration and phase: planned by the
+		// same topology, the plan stands.
+		return ctx, op, fp, nil
+	}
+	return ctx, op, again, loc
+}
+
+// testHookPlanned, when set (by tests), runs in a Do or Pipeline.Exec
+// counted by a migration's fence, between its planning (and its Start
+// hook) and its execution, with the operation's name ("PIPELINE" for a
+// pipeline): a caller held there holds the fence's switch.
+var testHookPlanned atomic.Pointer[func(c *Client, op string)]
+
+// plannedHold runs testHookPlanned for an operation counted under fp.
+func (c *Client) plannedHold(fp fencePlan, op string) {
+	if fp.counted || fp.active {
+		if h := testHookPlanned.Load(); h != nil {
+			(*h)(c, op)
+		}
+	}
+}
+
+// replanned points op at b's commands once the caller planned them again
+// (opStartPlanned).
+func (c *Client) replanned(op *Op, b *batch) {
+	if op == nil {
+		return
+	}
+	op.calls = b.calls
+	if len(b.calls) > 0 {
+		b.calls[0].op = op
+	}
 }
 
 func (c *Client) startOp(ctx context.Context, name string, b *batch, pipeline bool) (context.Context, *Op) {
@@ -599,7 +651,7 @@ func (c *Client) startOp(ctx context.Context, name string, b *batch, pipeline bo
 	return ctx, op
 }
 
-// opFinish ends a Do started by opStart with its result's error.
+// opFinish ends a Do started by opStartPlanned with its result's error.
 func (c *Client) opFinish(ctx context.Context, op *Op, b *batch, err error) {
 	if op == nil {
 		return
@@ -610,7 +662,7 @@ func (c *Client) opFinish(ctx context.Context, op *Op, b *batch, err error) {
 	c.finishOp(ctx, op, b)
 }
 
-// opFinishPipeline ends a Pipeline.Exec started by opStart.
+// opFinishPipeline ends a Pipeline.Exec started by opStartPlanned.
 func (c *Client) opFinishPipeline(ctx context.Context, op *Op, b *batch, out []Result) {
 	if op == nil {
 		return

@@ -435,6 +435,9 @@ func TestSubscriptionOverTLS(t *testing.T) {
 	servers := redistest.StartNTB(t, 2, redistest.Options{TLS: true})
 	cfg := ringConfig(servers)
 	cfg.Pool.TLSConfig = servers[0].TLS.ClientConfig()
+	// A TLS handshake under -race on a loaded machine can take more than
+	// ringConfig's second.
+	cfg.Pool.DialTimeout, cfg.Pool.ReadTimeout, cfg.Pool.WriteTimeout = 5*time.Second, 5*time.Second, 5*time.Second
 	c := newClient(t, cfg)
 	sub, err := c.PSubscribe(ctx, "tls:*")
 	require.NoError(t, err, "both shards confirmed over TLS")

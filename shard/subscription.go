@@ -1,11 +1,14 @@
 package shard
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -284,7 +287,10 @@ func (s *Subscription) SSubscribe(ctx context.Context, channels ...string) error
 // does. Messages already received stay in the buffer. A
 // connection found broken gives a *NodeError: the names are removed all
 // the same (the server dropped them with the connection), and their
-// confirmation may not come.
+// confirmation may not come. The error says how many of the nodes the
+// call was sent to failed, one node a line when several did
+// ("shardis: Unsubscribe: 2 of 3 nodes failed:"); its Unwrap() []error
+// returns their *NodeErrors.
 func (s *Subscription) Unsubscribe(ctx context.Context, channels ...string) error {
 	return s.remove(ctx, kindChannel, channels)
 }
@@ -335,11 +341,10 @@ func (s *Subscription) await(ctx context.Context, w *waiter) error {
 		return ErrSubscriptionClosed
 	}
 	// w.done is closed: nothing writes w.errs any more.
-	err := errors.Join(w.errs...)
-	if err != nil {
-		return errtext.Errorf("shardis: subscribe: %w", err)
-	}
-	return nil
+	// One error per refusing or failing node, each on a line of its own
+	// under one heading (the module's prefix once); Unwrap() []error
+	// returns them.
+	return errtext.Join("shardis: subscribe", w.errs...)
 }
 
 // abandon removes w, whose caller stopped waiting, from the waiters of
@@ -443,7 +448,8 @@ func (s *Subscription) removeLocked(k subKind, names []string) error {
 			s.dropWant(sn)
 		}
 	}
-	var errs []error
+	var errs []*NodeError
+	sent := 0
 	// A name carried by several connections (a ring pattern, keyspace
 	// patterns) delivers one confirmation: the last connection's.
 	tally := unsubTally{}
@@ -468,6 +474,9 @@ func (s *Subscription) removeLocked(k subKind, names []string) error {
 				}
 			}
 		}
+		if len(mine) > 0 {
+			sent++
+		}
 		// A connection that broke (the reader handles it) took the
 		// names with it on the server.
 		if err := sc.unsubscribe(mine, tally); err != nil {
@@ -480,7 +489,36 @@ func (s *Subscription) removeLocked(k subKind, names []string) error {
 	if len(errs) > 0 && s.closing.Load() {
 		return ErrSubscriptionClosed // Close closed the connections under the write
 	}
-	return errors.Join(errs...)
+	return s.nodesError(k.unsubMethod(), sent, errs)
+}
+
+// nodesError is the error of the call method, sent on sent connections,
+// that failed on the nodes of errs: nil when errs is empty; otherwise
+// errs in the order of the client's nodes (Unwrap() []error returns
+// them), under a heading that names the call and says how many nodes
+// failed, one node a line ("shardis: Ping: 2 of 3 nodes failed:"), or
+// on the heading's line when one did.
+func (s *Subscription) nodesError(method string, sent int, errs []*NodeError) error {
+	if len(errs) == 0 {
+		return nil
+	}
+	order := func(ne *NodeError) int {
+		if i, ok := s.c.nodes.lookup(ne.Node.Addr); ok {
+			return i
+		}
+		return math.MaxInt
+	}
+	slices.SortStableFunc(errs, func(a, b *NodeError) int {
+		if c := cmp.Compare(order(a), order(b)); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Node.Addr, b.Node.Addr)
+	})
+	list := make([]error, len(errs))
+	for i, ne := range errs {
+		list[i] = ne
+	}
+	return errtext.Join(fmt.Sprintf("shardis: %s: %d of %d nodes failed", method, len(errs), max(sent, len(errs))), list...)
 }
 
 // confirmUncarried delivers at once the confirmation of each dropped
@@ -516,7 +554,8 @@ func (s *Subscription) confirmUncarried(k subKind, names []string, drop map[subN
 // answers with a redis.Pong. With no connection open (no names, or every
 // node they need is down) nothing would answer: it returns an error
 // wrapping ErrNoNodes; a connection found broken gives a *NodeError (it
-// is dialled again, and sends no pong).
+// is dialled again, and sends no pong), under a heading that says how
+// many of the connections failed, as Unsubscribe's.
 func (s *Subscription) Ping(ctx context.Context, data string) error {
 	if err := checkContext(ctx); err != nil {
 		return err
@@ -539,7 +578,7 @@ func (s *Subscription) pingLocked(data string) error {
 	if len(s.conns) == 0 {
 		return errtext.Errorf("shardis: ping: %w: the subscription has no connection open", ErrNoNodes)
 	}
-	var errs []error
+	var errs []*NodeError
 	for _, sc := range s.conns {
 		if err := sc.ping(data, true); err != nil {
 			errs = append(errs, &NodeError{Node: s.node(sc.addr), Err: err})
@@ -548,7 +587,7 @@ func (s *Subscription) pingLocked(data string) error {
 	if len(errs) > 0 && s.closing.Load() {
 		return ErrSubscriptionClosed // Close closed the connections under the write
 	}
-	return errors.Join(errs...)
+	return s.nodesError("Ping", len(s.conns), errs)
 }
 
 // Receive returns the next redis.Message, redis.Subscription or redis.Pong,
@@ -712,8 +751,11 @@ func (s *Subscription) backoff(addr string, err error) {
 	if s.home == addr {
 		s.home = ""
 	}
-	// The node may have failed over or left: look at the topology.
-	s.refreshTopology()
+	// The node may have failed over or left: look at the topology (the
+	// old cluster's, for a node of the old cluster of a client built
+	// with Config.Migration while it waits: refreshing the client's own
+	// left a channel on a dead old master for the rest of the wait).
+	s.refreshClusterOf(addr)
 }
 
 // refreshTopology asks for a cluster topology refresh (coalesced and rate

@@ -411,3 +411,8 @@ func (s *Subscription) barePong(sc *subConn, reply any) bool {
 	s.onControl(sc, redis.Pong{Data: string(data)})
 	return true
 }
+
+// unsubMethod is the Subscription method that removes names of kind k.
+func (k subKind) unsubMethod() string {
+	return [...]string{"Unsubscribe", "PUnsubscribe", "SUnsubscribe"}[k]
+}

@@ -33,7 +33,7 @@ func (s *Subscription) loop() {
 			again = !s.reconcile()
 			if again {
 				// A node is missing: a failover may be under way.
-				s.refreshTopology()
+				s.refreshPlacing()
 			}
 		}
 		s.pingIdle()
@@ -357,6 +357,18 @@ func (s *Subscription) spread(sn subName) bool {
 	old := s.waitingFrom()
 	_, cl := old.(*ClusterRouter)
 	return old != nil && !cl
+}
+
+// refreshPlacing asks for a read of the topology that places the
+// subscription's names: while a client built with Config.Migration waits,
+// the old cluster's (waitingFrom), where they are; reading the client's
+// own cluster left the old table as it was. Caller holds s.mu.
+func (s *Subscription) refreshPlacing() {
+	if old, ok := s.waitingFrom().(*ClusterRouter); ok && old != s.c.cl() && !s.c.closed.Load() {
+		s.c.readOldLater(old, "") // rate limited; not under s.mu: it dials
+		return
+	}
+	s.refreshTopology()
 }
 
 // waitingFrom returns the old topology of a cluster client built with

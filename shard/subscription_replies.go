@@ -96,7 +96,10 @@ func (s *Subscription) onControl(sc *subConn, v any) {
 			}
 			s.dirty = true
 			s.poke()
-			s.refreshTopology()
+			// The topology of the cluster the node belongs to: of the
+			// old one, for a node of the old cluster of a client
+			// built with Config.Migration while it waits.
+			s.refreshClusterOf(sc.addr)
 		}
 		if sc.idle() && s.conns[sc.addr] == sc {
 			s.dirty = true
@@ -238,9 +241,17 @@ func (s *Subscription) movedNoAddr(from string, names []subName) {
 			ws.holdUntil = until
 		}
 	}
+	s.refreshClusterOf(from)
+}
+
+// refreshClusterOf asks for a read of the topology of the cluster whose
+// node at from answered: while a client built with Config.Migration
+// waits, a node of the old cluster, whose table only such a read corrects
+// (refreshOld); else the client's own cluster (refreshTopology). Caller
+// holds s.mu.
+func (s *Subscription) refreshClusterOf(from string) {
 	if old := s.c.oldClusterOf(from); old != nil {
-		c := s.c
-		c.goTracked(&c.bg, func() { c.refreshOld(c.life, old) }) // not under s.mu: it dials
+		s.c.readOldLater(old, "") // not under s.mu: it dials
 		return
 	}
 	s.refreshTopology()
@@ -256,7 +267,7 @@ func (s *Subscription) movedNoAddr(from string, names []subName) {
 // times a second, for the rest of the wait. Caller holds s.mu.
 func (s *Subscription) applyMoved(from string, slot int, addr string) {
 	if old := s.c.oldClusterOf(from); old != nil {
-		old.applyMovedHere(slot, addr)
+		s.c.applyMovedHere(old, slot, addr)
 		return
 	}
 	s.c.applyMoved(slot, addr)
@@ -297,7 +308,11 @@ func (s *Subscription) fencedError(sc *subConn, re redis.Error) {
 			if rd, ok := cluster.ParseRedirect(string(re), sc.addr); ok {
 				s.applyMoved(sc.addr, rd.Slot, rd.Addr)
 			} else {
-				s.refreshTopology()
+				// Of the old cluster, while a client built with
+				// Config.Migration waits: its table is corrected by
+				// its own topology alone (refreshing the client's
+				// own cluster left it naming the node that refused).
+				s.refreshClusterOf(sc.addr)
 			}
 		}
 		s.dirty = true

@@ -166,7 +166,7 @@ func subscribeNames(ctx context.Context, env *cliEnv, c *shard.Client, newSub fu
 	}
 	if ctx.Err() == nil && nodesUnreachable(err) && anyNodeAnswers(ctx, c) {
 		if st := sub.Stats(); st.Channels+st.Patterns+st.ShardChannels > 0 {
-			fmt.Fprintf(env.stderr, "shardis subscribe: %v\nshardis subscribe: the names of the nodes above are subscribed once they answer\n", err)
+			fmt.Fprintf(env.stderr, "shardis subscribe: %s\nshardis subscribe: the names of the nodes above are subscribed once they answer\n", errtext.Cause(err))
 			return sub, nil
 		}
 	}

@@ -25,7 +25,7 @@ type SeedError struct {
 
 // Error names the seed and the failure.
 func (e *SeedError) Error() string {
-	return "shardis: seed " + e.Seed + ": " + strings.TrimPrefix(e.Err.Error(), "shardis: ")
+	return "shardis: seed " + e.Seed + ": " + errtext.Nested(e.Err) // a cause of several lines stays under this seed
 }
 
 // Unwrap returns Err.

@@ -114,8 +114,8 @@ func (c *Client) keepFailed(ctx context.Context, r *ClusterRouter, old, t *clust
 			// the nodes, so they stay until a refresh can tell.
 			keep = left
 		case listRefused:
-			// Neither CLUSTER NODES nor CLUSTER SHARDS is allowed (NOPERM)
-			// or known: the client can never tell, and a node the cluster
+			// Every master asked allows (NOPERM) or knows neither CLUSTER
+			// NODES nor CLUSTER SHARDS: the client can never tell, and a node the cluster
 			// forgot must not be checked for good, so the nodes that left
 			// retire.
 		}
@@ -138,7 +138,7 @@ type listHow uint8
 const (
 	listKnown   listHow = iota // the cluster's node list
 	listUnknown                // no master answered (or each was busy, loading...)
-	listRefused                // the masters refused both commands for good (an ACL)
+	listRefused                // every master asked refused both commands for good (an ACL)
 )
 
 // clusterNodeAddrs returns the addresses that CLUSTER NODES (or, when
@@ -177,16 +177,23 @@ func (c *Client) clusterNodeAddrs(ctx context.Context, t *cluster.Table) (map[st
 			answers <- answer{addrs, h}
 		}()
 	}
-	how := listUnknown
+	// A refusal is no listing: only when every master asked refused for
+	// good is the list unknowable. One that refused while the others were
+	// silent (down, hung: an ACL differs from node to node) says nothing
+	// about the nodes, which stay until a refresh can tell.
+	refused := 0
 	for range ask {
 		switch a := <-answers; a.how {
 		case listKnown:
 			return a.addrs, a.how
 		case listRefused:
-			how = a.how
+			refused++
 		}
 	}
-	return nil, how
+	if len(ask) > 0 && refused == len(ask) {
+		return nil, listRefused
+	}
+	return nil, listUnknown
 }
 
 func (c *Client) askClusterNodes(ctx context.Context, addr string) (map[string]bool, listHow) {

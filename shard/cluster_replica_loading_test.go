@@ -74,7 +74,10 @@ func reloadSlowly(t *testing.T, rep *redistest.Server, key string, perKey time.D
 		once.Do(func() { rerr = <-done })
 		return rerr
 	}
-	t.Cleanup(func() { _ = reloaded() })
+	t.Cleanup(func() {
+		hurryReload(t, rep) // the test is over: the rest need not be slow
+		_ = reloaded()
+	})
 	probe = direct(t, rep.Addr)
 	_, err = probe.Do("READONLY")
 	require.NoError(t, err)
@@ -83,4 +86,15 @@ func reloadSlowly(t *testing.T, rep *redistest.Server, key string, perKey time.D
 		return err != nil && strings.HasPrefix(err.Error(), "LOADING")
 	})
 	return probe, reloaded
+}
+
+// hurryReload makes a reload that reloadSlowly started on s load its
+// remaining keys at full speed (key-load-delay 0; Redis reads it before
+// each key), once the test needs s loading no longer.
+func hurryReload(t *testing.T, s *redistest.Server) {
+	t.Helper()
+	_, err := s.Do("CONFIG", "SET", "key-load-delay", "0")
+	if err != nil {
+		t.Errorf("CONFIG SET key-load-delay 0 on %s: %v", s.Addr, err)
+	}
 }

@@ -151,7 +151,65 @@ func (c *Client) retryCluster(ctx context.Context, calls []*call) (abandoned boo
 }
 
 // judge decides what to do with a failed call and sets its next target.
+//
+// A call routed by a migration's old cluster (cl.old) whose failure asks
+// for a topology read (a node that refuses connections or is marked
+// down, CLUSTERDOWN, READONLY: a failover, say) asks for the old
+// cluster's, and is routed again by that cluster's table at its key's
+// slot (refreshOldFor, routeSlot). It used to ask for the client's own
+// cluster's, which knows nothing of the old one, and to stay on its
+// node: after a failover in the old cluster, every command on the dead
+// master's slots ended with a *RetryError for the rest of the wait.
 func (c *Client) judge(cl *call) (v verdict, refresh bool) {
+	v, refresh = c.judgeCall(cl)
+	if cl.old == nil || !refresh {
+		return v, refresh
+	}
+	if v == final {
+		c.refreshOldAfter(cl) // in the background, nothing waits for it
+		return v, false
+	}
+	if cl.oldSlot < 0 {
+		if slot, ok := callSlot(cl); ok {
+			cl.oldSlot = slot
+		}
+	}
+	cl.readOld = true
+	return v, false
+}
+
+// callSlot returns the hash slot of cl's keys, false when it has none or
+// keys of several slots.
+func callSlot(cl *call) (int, bool) {
+	if cl.info == nil {
+		return 0, false
+	}
+	var buf [16]int
+	pos, err := cl.info.KeyPositions(cl.args, buf[:0])
+	if err != nil || len(pos) == 0 {
+		return 0, false
+	}
+	slot := -1
+	for _, p := range pos {
+		if p < 0 || p >= len(cl.args) {
+			return 0, false
+		}
+		k, ok := command.Arg(cl.args[p])
+		if !ok {
+			return 0, false
+		}
+		s := cluster.Slot(k)
+		if slot >= 0 && s != slot {
+			return 0, false
+		}
+		slot = s
+	}
+	return slot, true
+}
+
+// judgeCall is judge for any call: the refresh it asks for is the
+// client's own cluster's.
+func (c *Client) judgeCall(cl *call) (v verdict, refresh bool) {
 	ns := c.nodes.get(cl.node)
 	reset := writeRefused(cl)
 	if reset {
@@ -188,7 +246,7 @@ func (c *Client) judge(cl *call) (v verdict, refresh bool) {
 				// the command ran on the new cluster, where a GET
 				// read nil for a key the old cluster held.
 				countRedirect(ns, msg)
-				cl.last, cl.reroute = msg, true
+				cl.last, cl.reroute, cl.readOld = msg, true, true
 				if slot, ok := redirectSlot(msg); ok {
 					cl.oldSlot = slot
 				}
@@ -223,7 +281,7 @@ func (c *Client) judge(cl *call) (v verdict, refresh bool) {
 					// a slot of the new cluster at an old node until a
 					// refresh, and left the old table stale: every
 					// later command on the slot paid the same hop.
-					old.applyMovedHere(rd.Slot, rd.Addr)
+					c.applyMovedHere(old, rd.Slot, rd.Addr)
 					cl.oldSlot = rd.Slot
 					cl.node, cl.asking, cl.reroute = c.nodes.add(Node{Name: rd.Addr, Addr: rd.Addr}), false, false
 					return retryNow, false
@@ -322,8 +380,9 @@ func (c *Client) judge(cl *call) (v verdict, refresh bool) {
 		// The node was sent the command and did not answer within the
 		// whole read timeout: a hung node. Sending again would wait as
 		// long once more, so the timeout is final (the topology is
-		// refreshed in case a replica takes over); a write's outcome is
-		// unknown.
+		// refreshed in case a replica takes over: the old cluster's too,
+		// for a call routed by it, refreshOldAfter); a write's outcome
+		// is unknown.
 		if mayWrite(cl.info) {
 			cl.err = &UnknownOutcomeError{Command: strings.ToUpper(cl.name), Node: ne.Node, Err: ne}
 		}
@@ -378,8 +437,8 @@ func notSent(err error) bool {
 
 // routeSlot points cl at its slot's master (or replica) in the current
 // table. A call routed by a migration's old cluster (cl.old) is routed
-// by that cluster's table, at the slot a redirect named; without one it
-// stays on its node, as a ring's call does: its group is a node index.
+// by that cluster's table, at the slot a redirect named or its keys'
+// slot (judge); without one it stays on its node.
 func (c *Client) routeSlot(cl *call) {
 	if cl.old != nil {
 		if st := cl.old.state.Load(); st != nil && cl.oldSlot >= 0 && cl.oldSlot < cluster.SlotCount {

@@ -18,9 +18,9 @@ type ClusterRouter struct {
 	watch topologyWatchers // told of every new table (subscriptions)
 	seeds []string         // where a refresh looks when no known node answers
 	opts  *ClusterOptions  // a cluster the client routes by (New, StartMigration); nil for a migration's From
-	// oldReading says that the topology of a migration's From is being
-	// read again (refreshOld): one read at a time.
-	oldReading atomic.Bool
+	// oldTopo orders the reads of a migration's From's topology
+	// (refreshOld): one at a time, at most one per MinRefreshInterval.
+	oldTopo oldTopoReads
 	// failed are the nodes the cluster still lists that the table leaves
 	// out (failed, not forgotten: cluster_failed.go); sorted by address,
 	// nil for none.
@@ -33,6 +33,12 @@ type ClusterRouter struct {
 	asked     atomic.Uint64
 	installMu sync.Mutex
 	newest    uint64
+	// reported is the table the last slot-map report ended at (the first
+	// table: not reported), and reporting says a goroutine is reporting
+	// (Client.slotMapChanged); both under repMu.
+	repMu     sync.Mutex
+	reported  *cluster.Table
+	reporting bool
 }
 
 // clusterState is one slot table plus the client's node indexes for it.
@@ -54,6 +60,11 @@ func newClusterRouter(nodes *nodeTable, seeds []string) *ClusterRouter {
 // refresh of a thousand-master topology makes little garbage.
 func (r *ClusterRouter) install(t *cluster.Table) {
 	r.state.Store(r.build(t))
+	r.repMu.Lock()
+	if r.reported == nil {
+		r.reported = t // the first table: later changes are reported from it
+	}
+	r.repMu.Unlock()
 	r.watch.notify()
 }
 

@@ -195,6 +195,19 @@ func cannotServe(re redis.Error) bool {
 	return strings.HasPrefix(s, "LOADING") || strings.HasPrefix(s, "MASTERDOWN")
 }
 
+// busyScript reports whether re is a BUSY reply: the server is running
+// a script (or function) longer than its busy-reply-threshold and
+// refuses everything else until it ends or is killed. It is the caller's
+// own error reply, no failure of the node, but no proof that the node
+// serves either: counted as an answer, every command kept busy on a
+// server stuck in a script reset the count of its health checks, whose
+// PINGs meet BUSY too, so that it was never marked down under traffic
+// while an idle one was. BUSYKEY and BUSYGROUP are ordinary answers.
+func busyScript(re redis.Error) bool {
+	s := string(re)
+	return s == "BUSY" || strings.HasPrefix(s, "BUSY ")
+}
+
 // txAnswers is what the replies read on a transaction's connection (a
 // Client.Tx's, a Conn's pinned one) in one round trip say of its node. A
 // LOADING or MASTERDOWN reply (the reply to a queued command, or to
@@ -203,9 +216,9 @@ func cannotServe(re redis.Error) bool {
 // MULTI or EXEC (servesWhileUnserving) proves nothing: counted as an
 // answer, the WATCH of every transaction reset the count of failures,
 // and a loading master that only transactions used was never marked
-// down. Any other reply, an error one included, is an answer of the
-// node, unless a NOAUTH or WRONGPASS came (refused: counted by
-// replyError).
+// down. A BUSY reply counts neither way (busyScript). Any other reply,
+// an error one included, is an answer of the node, unless a NOAUTH or
+// WRONGPASS came (refused: counted by replyError).
 type txAnswers struct {
 	answered  bool
 	refused   bool
@@ -224,6 +237,8 @@ func (a *txAnswers) reply(name string, err error) {
 		}
 	case isAuthFailure(err):
 		a.refused = true
+	case errors.As(err, &re) && busyScript(re):
+		// neither an answer nor a failure (busyScript)
 	case !servesWhileUnserving(name):
 		a.answered = true
 	}
@@ -237,6 +252,34 @@ func (a *txAnswers) note(c *Client, i int) {
 	case a.answered && !a.refused:
 		c.noteSuccess(i)
 	}
+}
+
+// replyProves reports whether a reply to cl (or to one of the commands
+// written with it, pre: a transaction's) proves that its node serves: not
+// when each of them is one a server answers even while it cannot serve
+// (servesWhileUnserving: SPUBLISH, PUBLISH, ECHO, INFO, TIME, ...).
+// Counted as answers, the replies of a loading master to its callers'
+// SPUBLISH reset the health checks' count of failed PINGs, and the master
+// was never marked down.
+func replyProves(cl *call, pre []*call) bool {
+	if !servesWhileUnservingInfo(cl.info, cl.name) {
+		return true
+	}
+	for _, p := range pre {
+		if !servesWhileUnservingInfo(p.info, p.name) {
+			return true
+		}
+	}
+	return false
+}
+
+// servesWhileUnservingInfo is servesWhileUnserving for a command whose
+// info may be known already.
+func servesWhileUnservingInfo(info *command.Info, name string) bool {
+	if info == nil {
+		return servesWhileUnserving(name)
+	}
+	return info.Flags&(command.Loading|command.Stale) != 0
 }
 
 // servesWhileUnserving reports whether a server answers the command name

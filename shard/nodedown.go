@@ -23,7 +23,7 @@ type nodeDownError struct {
 
 // Error returns "shardis: node is down (last failure: <cause>)".
 func (e *nodeDownError) Error() string {
-	return ErrNodeDown.Error() + " (last failure: " + strings.TrimPrefix(e.cause.Error(), "shardis: ") + ")"
+	return ErrNodeDown.Error() + " (last failure: " + errtext.Nested(e.cause) + ")"
 }
 
 // Unwrap returns ErrNodeDown and the cause.

@@ -230,7 +230,7 @@ func (c *Client) discover(ctx context.Context) (out refreshOutcome, err error) {
 	}
 	r.installMu.Unlock()
 	if changed {
-		c.slotMapChanged(old, t)
+		c.slotMapChanged(r)
 	} else {
 		t = old
 	}
@@ -506,10 +506,9 @@ func (c *Client) applyMoved(slot int, addr string) int {
 			if h := testHookAfterMoved.Load(); h != nil {
 				(*h)(c)
 			}
-			// The change is that of t, the table this MOVED installed:
-			// the table in use may already be a refresh's, which that
-			// refresh reports itself.
-			c.slotMapChanged(st.table, t)
+			// Reported from the map the last report ended at to the
+			// map in use, which may already be a refresh's (events.go).
+			c.slotMapChanged(r)
 			if !same {
 				c.settleNodes() // addr may be a node that left and is back
 			}

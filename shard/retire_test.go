@@ -212,6 +212,17 @@ func leaveCluster(t *testing.T, n *redistest.Server, masters []*redistest.Server
 	}
 }
 
+// failNodeTimeout is the cluster-node-timeout of a cluster that is to
+// flag a killed node fail: a second, so that the flag comes in about 2 s
+// rather than the 7 s of the default 5 s. failReplica raises it to
+// settledNodeTimeout once the node is flagged.
+const failNodeTimeout = time.Second
+
+// settledNodeTimeout is the cluster-node-timeout that a failed-node test
+// runs its checks under (the default): masters it stalls for a second or
+// two stay well within it, so nothing fails over.
+const settledNodeTimeout = 5 * time.Second
+
 // failedNodeCluster skips the test in -short mode, else starts a cluster
 // of 3 masters with a replica each and returns it with its clusterConfig,
 // periodic refreshes off: the test adjusts the config, creates its client
@@ -222,14 +233,15 @@ func failedNodeCluster(t *testing.T) (*redistest.Cluster, shard.Config) {
 	if testing.Short() {
 		t.Skip("starts its own cluster and waits for a node to be flagged fail")
 	}
-	rc := redistest.StartClusterTB(t, 3, 1, redistest.Options{})
+	rc := redistest.StartClusterTB(t, 3, 1, redistest.Options{NodeTimeout: failNodeTimeout})
 	cfg := clusterConfig(rc.Seeds()...)
 	cfg.Cluster.RefreshInterval = -1
 	return rc, cfg
 }
 
 // failReplica kills the first replica of rc, a cluster of 3 masters with
-// one replica each, and waits until the cluster flags it fail. It returns
+// one replica each started by failedNodeCluster, waits until the cluster
+// flags it fail and gives the other nodes settledNodeTimeout. It returns
 // the killed replica and the masters.
 func failReplica(t *testing.T, rc *redistest.Cluster) (victim *redistest.Server, masters []*redistest.Server) {
 	t.Helper()
@@ -238,13 +250,35 @@ func failReplica(t *testing.T, rc *redistest.Cluster) (victim *redistest.Server,
 	masters = rc.Masters()
 	require.Len(t, masters, 3)
 	victim = reps[0]
+	killUntilFlagged(t, victim, masters)
+	settleNodeTimeout(t, rc, victim)
+	return victim, masters
+}
+
+// killUntilFlagged kills victim and waits until masters[0] flags it fail.
+// It returns victim's node ID.
+func killUntilFlagged(t *testing.T, victim *redistest.Server, masters []*redistest.Server) string {
+	t.Helper()
 	id := nodeID(t, victim)
 	require.NoError(t, victim.Kill())
-	waitFor(t, 30*time.Second, "the cluster to flag the replica fail", func() bool {
+	waitFor(t, 30*time.Second, "the cluster to flag the node fail", func() bool {
 		nodes, err := masters[0].Do("CLUSTER", "NODES")
 		return err == nil && flagged(nodes, id, "fail")
 	})
-	return victim, masters
+	return id
+}
+
+// settleNodeTimeout sets the cluster-node-timeout of every node of rc but
+// killed to settledNodeTimeout.
+func settleNodeTimeout(t *testing.T, rc *redistest.Cluster, killed *redistest.Server) {
+	t.Helper()
+	for _, s := range rc.Nodes {
+		if s == killed {
+			continue
+		}
+		_, err := s.Do("CONFIG", "SET", "cluster-node-timeout", fmt.Sprint(settledNodeTimeout.Milliseconds()))
+		require.NoError(t, err, "CONFIG SET cluster-node-timeout on %s", s.Addr)
+	}
 }
 
 // flagged reports whether the CLUSTER NODES text lists node id with flag.

@@ -26,7 +26,7 @@ func TestReview11FailedNodeRetiresWhileTheFirstMastersAreDown(t *testing.T) {
 		t.Skip("starts its own cluster and waits for a node to be flagged fail")
 	}
 	ctx := context.Background()
-	rc := redistest.StartClusterTB(t, 4, 1, redistest.Options{})
+	rc := redistest.StartClusterTB(t, 4, 1, redistest.Options{NodeTimeout: failNodeTimeout})
 	cfg := clusterConfig(rc.Seeds()...)
 	cfg.Cluster.RefreshInterval = -1
 	// The health checks of the masters named sick fail: they are marked
@@ -50,12 +50,8 @@ func TestReview11FailedNodeRetiresWhileTheFirstMastersAreDown(t *testing.T) {
 	reps := rc.Replicas()
 	require.Len(t, reps, 4)
 	victim := reps[0]
-	id := nodeID(t, victim)
-	require.NoError(t, victim.Kill())
-	waitFor(t, 30*time.Second, "the cluster to flag the replica fail", func() bool {
-		nodes, err := masters[0].Do("CLUSTER", "NODES")
-		return err == nil && flagged(nodes, id, "fail")
-	})
+	id := killUntilFlagged(t, victim, masters)
+	settleNodeTimeout(t, rc, victim)
 	require.NoError(t, c.Refresh(ctx))
 	require.NotEmpty(t, nodeStats(c, victim.Addr), "the failed replica, still listed by the cluster, is kept")
 

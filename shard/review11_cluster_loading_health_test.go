@@ -33,8 +33,7 @@ func TestReview11ClusterLoadingMasterIsMarkedDownUnderTraffic(t *testing.T) {
 		name   string
 		c      *shard.Client
 		read   func(c *shard.Client, key string) error
-		mu     sync.Mutex
-		events []shard.NodeEvent // NodeDown and NodeUp of m
+		upDown upDownLog // NodeDown and NodeUp of m
 		reads  atomic.Int64
 	}
 	clients := []*client{
@@ -53,29 +52,9 @@ func TestReview11ClusterLoadingMasterIsMarkedDownUnderTraffic(t *testing.T) {
 	for _, cl := range clients {
 		cfg := clusterConfig(rc.Seeds()...)
 		cfg.Cluster.MaxRetryWait = 200 * time.Millisecond
-		cfg.Hooks = &shard.Hooks{NodeState: func(ev shard.NodeEvent) {
-			if ev.ServerAddr == m.Addr && (ev.Kind == shard.NodeDown || ev.Kind == shard.NodeUp) {
-				cl.mu.Lock()
-				cl.events = append(cl.events, ev)
-				cl.mu.Unlock()
-			}
-		}}
+		cl.upDown.addr = m.Addr
+		cfg.Hooks = &shard.Hooks{NodeState: cl.upDown.record}
 		cl.c = newClient(t, cfg)
-	}
-	// downOf returns the event that marked m down, and how many times
-	// it came up since (a LOADING reply taken for an answer).
-	downOf := func(cl *client) (ev shard.NodeEvent, down bool, ups int) {
-		cl.mu.Lock()
-		defer cl.mu.Unlock()
-		for _, e := range cl.events {
-			switch {
-			case e.Kind == shard.NodeDown && !down:
-				ev, down = e, true
-			case e.Kind == shard.NodeUp && down:
-				ups++
-			}
-		}
-		return ev, down, ups
 	}
 	key, _ := keyOnMaster(t, rc, m, "review11loadinghealth")
 	for i := 0; i < 300; i++ {
@@ -107,7 +86,7 @@ func TestReview11ClusterLoadingMasterIsMarkedDownUnderTraffic(t *testing.T) {
 	}
 	waitDown := func() bool {
 		for _, cl := range clients {
-			if _, ok, _ := downOf(cl); !ok {
+			if _, ok, _ := cl.upDown.down(); !ok {
 				return false
 			}
 		}
@@ -126,11 +105,11 @@ func TestReview11ClusterLoadingMasterIsMarkedDownUnderTraffic(t *testing.T) {
 	_, err := probe.Do("GET", key)
 	require.ErrorContains(t, err, "LOADING", "the master was loading throughout")
 	for _, cl := range clients {
-		ev, down, ups := downOf(cl)
+		ev, down, ups := cl.upDown.down()
 		t.Logf("%s: NodeDown %v within %v, up again %d times (%d reads): %v", cl.name, down, took, ups, cl.reads.Load(), ev.Err)
 	}
 	for _, cl := range clients {
-		ev, down, ups := downOf(cl)
+		ev, down, ups := cl.upDown.down()
 		require.Positive(t, cl.reads.Load(), "%s: no read was sent", cl.name)
 		require.True(t, down, "%s: a master answering LOADING to every read was not marked down in %v", cl.name, took)
 		require.ErrorContains(t, ev.Err, "LOADING", cl.name)

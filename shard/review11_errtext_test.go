@@ -176,7 +176,7 @@ func TestReview11ErrorTextPrefixOnce(t *testing.T) {
 			name: "a blocking command cut short by the caller's deadline",
 			make: func(t *testing.T) error {
 				c := newClient(t, shard.Config{Shards: []ring.Shard{{Addr: plain.Addr, Weight: 1}}, Pool: quick})
-				dctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+				dctx, cancel := context.WithTimeout(ctx, time.Second)
 				defer cancel()
 				_, err := c.Do(dctx, "BLPOP", "errtext:empty", 0)
 				return err
@@ -201,7 +201,7 @@ func TestReview11ErrorTextPrefixOnce(t *testing.T) {
 						t.Error(err)
 					}
 				}()
-				dctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+				dctx, cancel := context.WithTimeout(ctx, time.Second)
 				defer cancel()
 				// Far more than the socket buffers take: the write blocks.
 				_, err := c.Do(dctx, "SET", "errtext:big", strings.Repeat("x", 32<<20))

@@ -127,15 +127,7 @@ func TestReview11OldClusterMovedWithoutAddress(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	oldCluster := startNoHostnameCluster(t)
-	from := clusterConfig(oldCluster.Seeds()...)
-	newCluster := clusterForTest(t)
-	to := clusterConfig(newCluster.Seeds()...)
-	f := from
-	to.Migration = &shard.Migration{From: &f}
-	c := newClient(t, to)
-	info, ok := c.Migration()
-	require.True(t, ok)
-	require.Equal(t, shard.PhaseWaiting, info.Phase)
+	c, from := waitingOn(t, oldCluster, nil)
 	plain := newClient(t, from) // a process still on the old cluster
 
 	key := "r11oldmovedq:{" + strconv.FormatUint(rand.Uint64(), 36) + "}"
@@ -182,18 +174,9 @@ func TestReview11OldClusterRetryStaysOnTheOldCluster(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	oldCluster := redistest.StartClusterTB(t, 3, 0, redistest.Options{})
-	from := clusterConfig(oldCluster.Seeds()...)
-	newCluster := clusterForTest(t)
-	to := clusterConfig(newCluster.Seeds()...)
-	to.Cluster.MaxRetryWait = time.Second
-	f := from
-	to.Migration = &shard.Migration{From: &f}
-	c := newClient(t, to)
-	info, ok := c.Migration()
-	require.True(t, ok)
-	require.Equal(t, shard.PhaseWaiting, info.Phase)
+	c, from := waitingOn(t, oldCluster, func(_, to *shard.Config) { to.Cluster.MaxRetryWait = time.Second })
 	plain := newClient(t, from)
-	onNew := newClient(t, clusterConfig(newCluster.Seeds()...))
+	onNew := newClient(t, clusterConfig(clusterForTest(t).Seeds()...))
 
 	key := "r11oldretry:{" + strconv.FormatUint(rand.Uint64(), 36) + "}"
 	t.Cleanup(func() { _, _ = onNew.Do(context.Background(), "DEL", key) }) // the shared cluster, had the key landed there
@@ -232,15 +215,7 @@ func TestReview11OldClusterSubscriptionMovedWithoutAddress(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	oldCluster := startNoHostnameCluster(t)
-	from := clusterConfig(oldCluster.Seeds()...)
-	newCluster := clusterForTest(t)
-	to := clusterConfig(newCluster.Seeds()...)
-	f := from
-	to.Migration = &shard.Migration{From: &f}
-	c := newClient(t, to)
-	info, ok := c.Migration()
-	require.True(t, ok)
-	require.Equal(t, shard.PhaseWaiting, info.Phase)
+	c, from := waitingOn(t, oldCluster, nil)
 	plain := newClient(t, from)
 
 	sch := "r11oldmovedqsub:{" + strconv.FormatUint(rand.Uint64(), 36) + "}"

@@ -35,8 +35,7 @@ func TestReview11LoadingMasterIsMarkedDownUnderTransactions(t *testing.T) {
 		name   string
 		c      *shard.Client
 		run    func(c *shard.Client, key string) error
-		mu     sync.Mutex
-		events []shard.NodeEvent // NodeDown and NodeUp of m
+		upDown upDownLog // NodeDown and NodeUp of m
 		runs   atomic.Int64
 	}
 	clients := []*client{
@@ -89,40 +88,18 @@ func TestReview11LoadingMasterIsMarkedDownUnderTransactions(t *testing.T) {
 	for _, cl := range clients {
 		cfg := clusterConfig(rc.Seeds()...)
 		cfg.Cluster.MaxRetryWait = 200 * time.Millisecond
-		cfg.Hooks = &shard.Hooks{NodeState: func(ev shard.NodeEvent) {
-			if ev.ServerAddr == m.Addr && (ev.Kind == shard.NodeDown || ev.Kind == shard.NodeUp) {
-				cl.mu.Lock()
-				cl.events = append(cl.events, ev)
-				cl.mu.Unlock()
-			}
-		}}
+		cl.upDown.addr = m.Addr
+		cfg.Hooks = &shard.Hooks{NodeState: cl.upDown.record}
 		cl.c = newClient(t, cfg)
 		require.NoError(t, cl.run(cl.c, key), "%s: before the reload", cl.name)
-	}
-	// downOf returns the event that marked m down, and how many times
-	// it came up since (a transaction's reply taken for an answer).
-	downOf := func(cl *client) (ev shard.NodeEvent, down bool, ups int) {
-		cl.mu.Lock()
-		defer cl.mu.Unlock()
-		for _, e := range cl.events {
-			switch {
-			case e.Kind == shard.NodeDown && !down:
-				ev, down = e, true
-			case e.Kind == shard.NodeUp && down:
-				ups++
-			}
-		}
-		return ev, down, ups
 	}
 	for i := 0; i < 300; i++ {
 		_, err := clients[0].c.Do(ctx, "SET", fmt.Sprintf("%s:%d", key, i), fmt.Sprintf("%d:%01000d", i, 0))
 		require.NoError(t, err)
 	}
 	for _, cl := range clients {
-		_, _, ups := downOf(cl)
-		cl.mu.Lock()
-		n := len(cl.events)
-		cl.mu.Unlock()
+		_, _, ups := cl.upDown.down()
+		n := cl.upDown.count()
 		require.Zero(t, n, "%s: the master changed state before the reload (%d up)", cl.name, ups)
 	}
 
@@ -150,7 +127,7 @@ func TestReview11LoadingMasterIsMarkedDownUnderTransactions(t *testing.T) {
 	}
 	allDown := func() bool {
 		for _, cl := range clients {
-			if _, ok, _ := downOf(cl); !ok {
+			if _, ok, _ := cl.upDown.down(); !ok {
 				return false
 			}
 		}
@@ -169,11 +146,11 @@ func TestReview11LoadingMasterIsMarkedDownUnderTransactions(t *testing.T) {
 	_, err := probe.Do("GET", key)
 	require.ErrorContains(t, err, "LOADING", "the master was loading throughout")
 	for _, cl := range clients {
-		ev, down, ups := downOf(cl)
+		ev, down, ups := cl.upDown.down()
 		t.Logf("%s: NodeDown %v within %v, up again %d times (%d transactions): %v", cl.name, down, took, ups, cl.runs.Load(), ev.Err)
 	}
 	for _, cl := range clients {
-		ev, down, ups := downOf(cl)
+		ev, down, ups := cl.upDown.down()
 		require.Positive(t, cl.runs.Load(), "%s: no transaction was run", cl.name)
 		require.True(t, down, "%s: a master answering LOADING to every transaction was not marked down in %v", cl.name, took)
 		require.ErrorContains(t, ev.Err, "LOADING", cl.name)
@@ -203,7 +180,7 @@ func TestReview11LoadingMasterIsMarkedDownUnderTransactions(t *testing.T) {
 		waitFor(t, 10*time.Second, cl.name+" served by the master again", func() bool {
 			return cl.run(cl.c, key+":1") == nil
 		})
-		_, down, ups := downOf(cl)
+		_, down, ups := cl.upDown.down()
 		require.True(t, down && ups >= 1, "%s: the master served again without NodeUp", cl.name)
 	}
 }

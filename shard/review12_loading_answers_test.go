@@ -1,0 +1,130 @@
+package shard_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/shardis/shardis/internal/redistest"
+	"github.com/shardis/shardis/shard"
+	"github.com/stretchr/testify/require"
+)
+
+// TestReview12LoadingMasterIsMarkedDownUnderSPublish: a loading server
+// still answers the commands flagged loading (SPUBLISH, PUBLISH, ECHO,
+// INFO, TIME, ...), so such a reply is no proof that the node serves. A
+// master that answers LOADING to its health check's PING must be marked
+// down after FailureLimit ticks even while callers keep publishing to
+// its shard channels: each SPUBLISH reply (an integer, from a master
+// that serves no key) used to count as the node answering and reset the
+// health checks' count, so that the master stayed up throughout. Both
+// ways a command is read count: a Do's (the automatic pipeline) and a
+// Pipeline's.
+func TestReview12LoadingMasterIsMarkedDownUnderSPublish(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts its own cluster")
+	}
+	ctx := context.Background()
+	rc := redistest.StartClusterTB(t, 3, 0, redistest.Options{NodeTimeout: time.Minute})
+	m := rc.Masters()[0]
+	type client struct {
+		name   string
+		c      *shard.Client
+		send   func(c *shard.Client, ch string) error
+		upDown upDownLog // NodeDown and NodeUp of m
+		sent   atomic.Int64
+	}
+	clients := []*client{
+		{name: "Do", send: func(c *shard.Client, ch string) error {
+			_, err := c.Do(ctx, "SPUBLISH", ch, "m")
+			return err
+		}},
+		{name: "Pipeline", send: func(c *shard.Client, ch string) error {
+			p := c.Pipeline()
+			p.Send("SPUBLISH", ch, "m")
+			p.Send("SPUBLISH", ch, "m")
+			_, err := p.Exec(ctx)
+			return err
+		}},
+	}
+	for _, cl := range clients {
+		cfg := clusterConfig(rc.Seeds()...)
+		cl.upDown.addr = m.Addr
+		cfg.Hooks = &shard.Hooks{NodeState: cl.upDown.record}
+		cl.c = newClient(t, cfg)
+	}
+	key, _ := keyOnMaster(t, rc, m, "review12loadingpublish")
+	for i := 0; i < 400; i++ {
+		_, err := clients[0].c.Do(ctx, "SET", fmt.Sprintf("%s:%d", key, i), fmt.Sprintf("%d:%01000d", i, 0))
+		require.NoError(t, err)
+	}
+	for _, cl := range clients {
+		require.NoError(t, cl.send(cl.c, key), "%s: SPUBLISH reaches the master", cl.name)
+	}
+
+	// 400 keys at 20 ms: some 8 s of LOADING.
+	probe, reloaded := reloadSlowly(t, m, key, 20*time.Millisecond)
+	start := time.Now()
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	errs := make(chan error, 4)
+	for _, cl := range clients {
+		for g := 0; g < 2; g++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					if err := cl.send(cl.c, key); err == nil {
+						cl.sent.Add(1)
+					} else if cl.sent.Load() == 0 {
+						select {
+						case errs <- fmt.Errorf("%s: %w", cl.name, err):
+						default:
+						}
+					}
+				}
+			}()
+		}
+	}
+	allDown := func() bool {
+		for _, cl := range clients {
+			if _, ok, _ := cl.upDown.down(); !ok {
+				return false
+			}
+		}
+		return true
+	}
+	for deadline := time.Now().Add(4 * time.Second); time.Now().Before(deadline) && !allDown(); {
+		time.Sleep(20 * time.Millisecond)
+	}
+	took := time.Since(start)
+	close(stop)
+	wg.Wait()
+	_, err := probe.Do("GET", key)
+	require.ErrorContains(t, err, "LOADING", "the master was loading throughout")
+	for _, cl := range clients {
+		ev, down, ups := cl.upDown.down()
+		t.Logf("%s: NodeDown %v within %v, up again %d times (%d SPUBLISH answered): %v", cl.name, down, took, ups, cl.sent.Load(), ev.Err)
+	}
+	for _, cl := range clients {
+		ev, down, ups := cl.upDown.down()
+		require.True(t, down, "%s: a loading master kept busy with SPUBLISH was not marked down in %v", cl.name, took)
+		require.ErrorContains(t, ev.Err, "LOADING", cl.name)
+		require.Zero(t, ups, "%s: the loading master was taken for up again", cl.name)
+	}
+	require.NoError(t, reloaded())
+	for _, cl := range clients {
+		waitFor(t, 15*time.Second, cl.name+": the loaded master up again", func() bool {
+			_, down, ups := cl.upDown.down()
+			return down && ups > 0
+		})
+	}
+}

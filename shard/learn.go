@@ -162,7 +162,7 @@ func (c *Client) learnFrom(ctx context.Context, node Node, name string, args []a
 	}
 	info, err := command.FromCommandInfo(reply[0])
 	if err != nil {
-		return nil, fmt.Errorf("%w %q: %v", ErrUnknownCommand, name, err)
+		return nil, errtext.Errorf("%w %q: %w", ErrUnknownCommand, name, err) // a reply the client cannot read: no *NodeError
 	}
 	if err := checkKeys(ctx, conn, node, info, name, args); err != nil {
 		return nil, err
@@ -201,7 +201,7 @@ func checkKeys(ctx context.Context, conn redis.Conn, node Node, info *command.In
 		}
 	}
 	if posErr != nil || !slices.Equal(mine, server) {
-		return fmt.Errorf("%w %q: its key specs find keys %q (%v), COMMAND GETKEYS finds %q", ErrUnknownCommand, name, mine, posErr, server)
+		return errtext.Errorf("%w %q: its key specs find keys %q (%v), COMMAND GETKEYS finds %q", ErrUnknownCommand, name, mine, posErr, server)
 	}
 	return nil
 }

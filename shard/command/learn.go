@@ -20,14 +20,11 @@ import (
 // before trusting its key positions. An error describes what is malformed
 // in the reply.
 func FromCommandInfo(entry any) (*Info, error) {
-	cmds, err := cmdspec.ParseCommands([]any{entry})
+	cmd, err := cmdspec.ParseCommand(entry)
 	if err != nil {
 		return nil, fmt.Errorf("shardis: COMMAND INFO reply: %w", err)
 	}
-	if len(cmds) != 1 {
-		return nil, fmt.Errorf("shardis: COMMAND INFO reply holds %d commands, want 1", len(cmds))
-	}
-	info := fromSpec(cmds[0])
+	info := fromSpec(cmd)
 	info.finish()
 	return info, nil
 }

@@ -52,6 +52,19 @@ func ParseCommands(reply []any) ([]Command, error) {
 	return cmds, nil
 }
 
+// ParseCommand turns one entry of a COMMAND or COMMAND INFO reply (as
+// redigo returns it) into a command, its subcommands sorted by name. Its
+// error says what is wrong with the entry in the reply's terms, without
+// a prefix: the caller's error names the reply.
+func ParseCommand(raw any) (Command, error) {
+	c, err := parseCommand(raw)
+	if err != nil {
+		return Command{}, err
+	}
+	sortCommands(c.Subcommands)
+	return c, nil
+}
+
 func sortCommands(cmds []Command) {
 	sort.Slice(cmds, func(i, j int) bool { return cmds[i].Name < cmds[j].Name })
 	for i := range cmds {
@@ -74,8 +87,12 @@ func infoField(info, field string) string {
 func parseCommand(raw any) (Command, error) {
 	var c Command
 	e, ok := raw.([]any)
-	if !ok || len(e) < 10 {
-		return c, fmt.Errorf("not a 10-element array (Redis 7 format): %T", raw)
+	if !ok {
+		return c, fmt.Errorf("the entry is %s, not an array", describe(raw))
+	}
+	if len(e) < 10 {
+		// Redis 6 sends 7 elements, Redis 5 and older 6.
+		return c, fmt.Errorf("the entry is an array of %d elements, not the 10 of Redis 7 and later (a server older than Redis 7?)", len(e))
 	}
 	var err error
 	if c.Name, err = text(e[0]); err != nil {
@@ -108,7 +125,7 @@ func parseCommand(raw any) (Command, error) {
 	}
 	specs, ok := e[8].([]any)
 	if !ok {
-		return fail("key specs", fmt.Errorf("not an array: %T", e[8]))
+		return fail("key specs", fmt.Errorf("not an array: %s", describe(e[8])))
 	}
 	for i, s := range specs {
 		ks, err := parseKeySpec(s)
@@ -119,7 +136,7 @@ func parseCommand(raw any) (Command, error) {
 	}
 	subs, ok := e[9].([]any)
 	if !ok {
-		return fail("subcommands", fmt.Errorf("not an array: %T", e[9]))
+		return fail("subcommands", fmt.Errorf("not an array: %s", describe(e[9])))
 	}
 	for _, s := range subs {
 		sc, err := parseCommand(s)
@@ -248,7 +265,7 @@ func typed(raw any) (string, map[string]any, error) {
 func pairs(raw any) (map[string]any, error) {
 	a, ok := raw.([]any)
 	if !ok || len(a)%2 != 0 {
-		return nil, fmt.Errorf("not a map: %T of length %d", raw, len(a))
+		return nil, fmt.Errorf("not a map (an array of key, value pairs): %s", describe(raw))
 	}
 	m := make(map[string]any, len(a)/2)
 	for i := 0; i < len(a); i += 2 {
@@ -292,13 +309,13 @@ func text(v any) (string, error) {
 	case []byte:
 		return string(v), nil
 	}
-	return "", fmt.Errorf("not a string: %T", v)
+	return "", fmt.Errorf("not a string: %s", describe(v))
 }
 
 func texts(v any) ([]string, error) {
 	a, ok := v.([]any)
 	if !ok {
-		return nil, fmt.Errorf("not an array: %T", v)
+		return nil, fmt.Errorf("not an array: %s", describe(v))
 	}
 	out := make([]string, 0, len(a))
 	for _, x := range a {
@@ -314,10 +331,42 @@ func texts(v any) ([]string, error) {
 func integer(v any) (int, error) {
 	n, ok := v.(int64)
 	if !ok {
-		return 0, fmt.Errorf("not an integer: %T", v)
+		return 0, fmt.Errorf("not an integer: %s", describe(v))
 	}
 	if int64(int(n)) != n {
 		return 0, fmt.Errorf("integer %d out of range", n)
 	}
 	return int(n), nil
+}
+
+// describe names the kind of a RESP2 reply value as redigo returns it,
+// for an error that says what a reply held instead of what was expected.
+func describe(v any) string {
+	switch v := v.(type) {
+	case nil:
+		return "a nil reply"
+	case string:
+		return fmt.Sprintf("the status reply %q", v)
+	case []byte:
+		return fmt.Sprintf("the bulk string %q", truncate(string(v)))
+	case int64:
+		return fmt.Sprintf("the integer %d", v)
+	case redis.Error:
+		return fmt.Sprintf("the error reply %q", truncate(string(v)))
+	case []any:
+		if len(v) == 1 {
+			return "an array of 1 element"
+		}
+		return fmt.Sprintf("an array of %d elements", len(v))
+	}
+	return fmt.Sprintf("a value of type %T", v)
+}
+
+// truncate shortens a reply's text for an error.
+func truncate(s string) string {
+	const most = 40
+	if len(s) <= most {
+		return s
+	}
+	return s[:most] + "..."
 }

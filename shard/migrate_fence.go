@@ -268,8 +268,15 @@ func (l fencedLocator) groupLabel(group int) string {
 }
 
 // locatorFor returns a locator for a router's placement, registering its
-// nodes with the client.
+// nodes with the client. A cluster's keys are grouped by slot, as the
+// client's own cluster routing groups them: grouped by node, a multi-key
+// command over several slots of one master went out whole and the server
+// refused it (CROSSSLOT), and a transaction over them was sent instead of
+// being refused with a *CrossShardError.
 func (c *Client) locatorFor(r Router) locator {
+	if cr, ok := r.(*ClusterRouter); ok {
+		return clusterLocator{cr} // its nodes were registered by its table (build)
+	}
 	if rr, ok := r.(*RingRouter); ok {
 		idx := make([]int, len(rr.Nodes()))
 		for i, n := range rr.Nodes() {

@@ -7,6 +7,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/shardis/shardis/shard/command"
@@ -159,6 +160,10 @@ func blindOverwriteTTL(name string, args []any) (time.Duration, bool) {
 // when its expiry passed while it was in flight and the old copy had left
 // meanwhile.
 var errExpiredInFlight = errors.New("the overwrite's expiry passed before its old copy was deleted, and the old copy had moved: whether the write took effect is unknown")
+
+// testHookOverwritten, when set (by tests), runs between a blind
+// overwrite's two steps: the write at the new owner and dropOld.
+var testHookOverwritten atomic.Pointer[func(*Client)]
 
 // dropOld deletes the old copy of an overwritten key once the write has
 // succeeded at the new owner (cl holds its result), and remembers the key

@@ -359,9 +359,11 @@ func TestMigrationOverwriteExpiredInFlight(t *testing.T) {
 	var moveOld atomic.Value // the key another process moves after the SET
 	var hookErr atomic.Value
 	cfg := armedConfig(from, to)
-	cfg.Hooks = &shard.Hooks{Command: func(_ context.Context, ev *shard.CommandEvent) {
+	// Between the overwrite's write at the new owner and the delete of
+	// the old copy.
+	shard.BetweenOverwriteSteps(func(*shard.Client) {
 		k, _ := moveOld.Load().(string)
-		if ev.Name != "SET" || k == "" {
+		if k == "" {
 			return
 		}
 		time.Sleep(20 * time.Millisecond) // past the overwrite's 5 ms expiry: the condition under test
@@ -369,7 +371,8 @@ func TestMigrationOverwriteExpiredInFlight(t *testing.T) {
 		if _, err := byAddr[ringOwner(t, from, k)].Do("MIGRATE", host, port, "", "0", "5000", "KEYS", k); err != nil {
 			hookErr.Store(err)
 		}
-	}}
+	})
+	t.Cleanup(func() { shard.BetweenOverwriteSteps(nil) })
 	c := newClient(t, cfg)
 	keys := movingKeys(t, from, to, "exp:", 2)
 	// overwrite puts "old" at k's old owner and overwrites it with "new"
@@ -422,7 +425,8 @@ func TestRollbackFenceWaitsForAnOverwrite(t *testing.T) {
 	ctx := context.Background()
 	s := newSwitchSetup(t, 20*time.Second)
 	gate := newHoldGate()
-	c := s.migrating(t, gate.commandHooks("SET"))
+	gate.holdOverwrite(t)
+	c := s.migrating(t, nil)
 	s.fenceAndArm(t, c)
 	k := s.moving(t, "rb", 1)[0]
 	oldOwner := s.setAtOldOwner(t, k, "old")

@@ -48,7 +48,10 @@ import (
 // planned by the old topology of a migration that the fence's switch cut
 // off or refused (see docs/resharding.md, "The fence"). It matches
 // ErrMigration. Nothing of a refused transaction ran; a cut command may
-// have run. Running it again plans it by the new topology.
+// have run. Running it again plans it by the new topology. The error of
+// a cut command does not match context.Canceled (the caller's context
+// did not end); for one cut off at a node, errors.As finds that node's
+// *NodeError.
 var ErrFenceSwitched = fmt.Errorf("%w: the fence switched to the new topology", ErrMigration)
 
 // errTxFenced fails a transaction planned by the old topology whose next
@@ -315,12 +318,30 @@ func failCut(calls []*call) {
 	}
 }
 
-// markCut gives the calls that the cut ended the error that says so.
+// errCutConn is the cause in the *NodeError of a call that the switch
+// cut off: the switch closed its connection to the old owner.
+var errCutConn = errors.New("shardis: its connection closed by the switch")
+
+// markCut gives the calls that the cut ended the error that says so. Their
+// error was the context.Canceled of the context that the switch ended
+// (bind), which is not the caller's: the new one does not match
+// context.Canceled, as a caller's loop that reads Canceled as "the caller
+// gave up" would drop the command instead of running it again by the new
+// topology, and does not say "context canceled". It matches
+// ErrFenceSwitched, and for a call cut off at a node errors.As finds a
+// *NodeError of that node.
 func markCut(calls []*call) {
 	for _, cl := range calls {
-		if cl.err != nil && errors.Is(cl.err, context.Canceled) {
-			cl.err = errtext.Errorf("%w: cut off by the switch while running at the old owner (it may have run): %v", ErrFenceSwitched, cl.err)
+		if cl.err == nil || !errors.Is(cl.err, context.Canceled) {
+			continue
 		}
+		var ne *NodeError
+		if errors.As(cl.err, &ne) {
+			cl.err = errtext.Errorf("%w: cut off by the switch while running at the old owner (it may have run): %w",
+				ErrFenceSwitched, &NodeError{Node: ne.Node, Err: errCutConn})
+			continue
+		}
+		cl.err = errtext.Errorf("%w: cut off by the switch while running at the old owner (it may have run)", ErrFenceSwitched)
 	}
 }
 

@@ -151,7 +151,8 @@ func TestFenceSwitchWaitsForAWritePlannedBefore(t *testing.T) {
 			ctx := context.Background()
 			s := newSwitchSetup(t, 20*time.Second)
 			gate := newHoldGate()
-			c := s.migrating(t, gate.startHooks(name))
+			gate.holdPlanned(t, name)
+			c := s.migrating(t, nil)
 			keys := s.moving(t, "ws", 6)
 			args := make([]any, 0, 2*len(keys))
 			for i, k := range keys {
@@ -367,10 +368,18 @@ func TestFenceSwitchUnderLoad(t *testing.T) {
 			_, err := srv.Do("FLUSHALL")
 			require.NoError(t, err)
 		}
-		c := s.migrating(t, &shard.Hooks{Start: func(ctx context.Context, op *shard.Op) context.Context {
+		// A slow tracer's Start hook (outside the fence's count: an
+		// operation it outlasts the plan of is planned again), and
+		// callers delayed between planning and execution.
+		delay := func() {
 			if rand.IntN(4) == 0 {
-				time.Sleep(time.Duration(rand.IntN(300)) * time.Microsecond) // a slow tracer
+				time.Sleep(time.Duration(rand.IntN(300)) * time.Microsecond)
 			}
+		}
+		shard.AfterPlanning(func(*shard.Client, string) { delay() })
+		t.Cleanup(func() { shard.AfterPlanning(nil) })
+		c := s.migrating(t, &shard.Hooks{Start: func(ctx context.Context, op *shard.Op) context.Context {
+			delay()
 			return ctx
 		}})
 		type state struct {
@@ -504,7 +513,7 @@ func TestFenceSwitchUnderLoad(t *testing.T) {
 }
 
 // TestFenceSwitchGivesUpOnACallerHeldBeforeSending: a caller held (here
-// in a hook that ignores its context) between planning by the old
+// by the tests' hook; in life descheduled, or stalled in a Router) between planning by the old
 // topology and sending cannot hold the switch for ever: the switch stops
 // waiting after its bound, and the caller, once it goes on, fails with
 // ErrFenceSwitched without sending anything to the old owner.
@@ -512,7 +521,8 @@ func TestFenceSwitchGivesUpOnACallerHeldBeforeSending(t *testing.T) {
 	ctx := context.Background()
 	s := newSwitchSetup(t, 300*time.Millisecond)
 	gate := newHoldGate()
-	c := s.migrating(t, gate.startHooks(""))
+	gate.holdPlanned(t, "")
+	c := s.migrating(t, nil)
 	k := s.moving(t, "held", 1)[0]
 	done := gate.hold(t, func() error {
 		_, err := c.Do(ctx, "SET", k, "late")
@@ -544,8 +554,8 @@ func TestFenceSwitchRingToClusterWaitsForAWritePlannedBefore(t *testing.T) {
 	from.Pool.ReadTimeout = 20 * time.Second
 	gate := newHoldGate()
 	cfg := shard.Config{Mode: shard.ModeCluster, Seeds: cl.Seeds(), Pool: from.Pool, Health: from.Health,
-		Migration: &shard.Migration{From: &from},
-		Hooks:     gate.startHooks("MSET")}
+		Migration: &shard.Migration{From: &from}}
+	gate.holdPlanned(t, "MSET")
 	c := newClient(t, cfg)
 	info, ok := c.Migration()
 	require.True(t, ok)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -21,9 +22,26 @@ import (
 // key on.
 func ringOwner(t *testing.T, cfg shard.Config, key string) string {
 	t.Helper()
-	r, err := ring.New(cfg.RingConfig())
-	require.NoError(t, err)
+	r := ringOf(t, cfg.RingConfig())
 	return r.Shards()[r.Locate(key)].Addr
+}
+
+// rings holds the rings that ringOf built, by their configuration in
+// %#v (ring.Config holds values only): building one takes milliseconds
+// with -race, and the tests place thousands of keys on a few rings.
+var rings sync.Map // string -> *ring.Ring
+
+// ringOf returns the ring of cfg, built once.
+func ringOf(t *testing.T, cfg ring.Config) *ring.Ring {
+	t.Helper()
+	k := fmt.Sprintf("%#v", cfg)
+	if r, ok := rings.Load(k); ok {
+		return r.(*ring.Ring)
+	}
+	r, err := ring.New(cfg)
+	require.NoError(t, err)
+	rings.Store(k, r)
+	return r
 }
 
 // holders returns the servers that hold key.

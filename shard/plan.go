@@ -1,6 +1,7 @@
 package shard
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -59,6 +60,7 @@ func splitKindOf(name string) splitKind {
 // multi-key command.
 type request struct {
 	call  *call
+	whole *call // a split command's own call: its name and arguments
 	parts []part
 	kind  splitKind
 	nkeys int
@@ -262,6 +264,7 @@ func (c *Client) add(b *batch, loc locator, name string, args []any, routeKey an
 		req.err = crossShardError(loc, name, args, pos)
 		return
 	}
+	req.whole = cl
 	c.split(b, req, loc, cl, kind)
 }
 
@@ -393,9 +396,10 @@ func (c *Client) split(b *batch, req *request, loc locator, cl *call, kind split
 	}
 	for i := range req.parts {
 		p := &req.parts[i]
-		if kind == splitGet && p.keys == nil {
+		if kind == splitGet && p.keys == nil && !c.noGetParts.Load() {
 			// One key: GET is cheaper than a one-key MGET for the server
-			// and for the reply parser.
+			// and for the reply parser (unless a server refused GET:
+			// getPartRefused).
 			p.call.name, p.call.info = "GET", getInfo
 		}
 		b.calls = append(b.calls, p.call)
@@ -438,6 +442,29 @@ func (x *groupIndex) set(g, p int) {
 	}
 }
 
+// getPartRefused reports whether a server refused a one-key part of the
+// split MGET req, sent as GET, for good because of the command (an ACL
+// user that may run MGET and not GET: "NOPERM ... the 'get' command";
+// GET renamed away: "ERR unknown command 'GET'"). The caller never sent
+// GET, and its MGET would fail for that: the client then stops sending
+// such parts as GET (noGetParts), and the caller sends req again.
+func (c *Client) getPartRefused(req *request) bool {
+	if req.kind != splitGet || req.err != nil {
+		return false
+	}
+	for _, p := range req.parts {
+		if p.keys != nil || p.call.info != getInfo {
+			continue
+		}
+		var re redis.Error
+		if errors.As(p.call.err, &re) && refusedForGood(re) && strings.Contains(strings.ToLower(string(re)), "'get'") {
+			c.noGetParts.Store(true)
+			return true
+		}
+	}
+	return false
+}
+
 // getInfo is GET's command table entry.
 var getInfo = command.Lookup("GET")
 
@@ -472,8 +499,16 @@ func (req *request) result() (any, error) {
 	case splitGet:
 		out := make([]any, req.nkeys)
 		for _, p := range req.parts {
-			if p.keys == nil { // a GET
+			if p.keys == nil && p.call.info == getInfo { // a GET
 				out[p.first] = p.call.reply
+				continue
+			}
+			if p.keys == nil { // a one-key MGET (noGetParts)
+				vals, ok := p.call.reply.([]any)
+				if !ok || len(vals) != 1 {
+					return nil, fmt.Errorf("%w: MGET part returned %T", ErrBadCommand, p.call.reply)
+				}
+				out[p.first] = vals[0]
 				continue
 			}
 			vals, ok := p.call.reply.([]any)

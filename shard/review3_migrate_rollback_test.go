@@ -12,7 +12,7 @@ import (
 
 // TestReview3RollbackFailsACallerHeldBeforeSendingAcrossTheTurn: an INCR
 // planned while the forward migration was armed (by the new topology) and
-// held before sending (a slow Start hook) for longer than the rollback's
+// held before sending (descheduled, say) for longer than the rollback's
 // switch waits: the switch stops waiting, the reverse fence is armed and
 // the key moves back to its old owner. Sent then at the forward new owner,
 // the INCR started a fresh counter there, which every later read misses.
@@ -24,7 +24,8 @@ func TestReview3RollbackFailsACallerHeldBeforeSendingAcrossTheTurn(t *testing.T)
 	s.from.Pool.DialTimeout, s.to.Pool.DialTimeout = 300*time.Millisecond, 300*time.Millisecond
 	s.from.Pool.WriteTimeout, s.to.Pool.WriteTimeout = 300*time.Millisecond, 300*time.Millisecond
 	gate := newHoldGate()
-	c := s.migrating(t, gate.startHooks("INCR"))
+	gate.holdPlanned(t, "INCR")
+	c := s.migrating(t, nil)
 	s.fenceAndArm(t, c)
 	k := s.moving(t, "r3rb", 1)[0]
 	_, err := c.Do(ctx, "SET", k, 10) // at its new owner

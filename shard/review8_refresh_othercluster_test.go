@@ -58,6 +58,11 @@ func reusedAddrSetup(t *testing.T, seeds func(rc *redistest.Cluster) []string, h
 	defer cancel()
 	_, err := reused.DoContext(ctx, "CLUSTER", "RESET", "HARD")
 	require.NoError(t, err)
+	// Alone in its cluster, the node turns its state ok only after its
+	// rejoin delay, its node timeout capped to 5 s: half a second will do
+	// (it knows no other node to time out).
+	_, err = reused.DoContext(ctx, "CONFIG", "SET", "cluster-node-timeout", "500")
+	require.NoError(t, err)
 	_, err = reused.DoContext(ctx, "CLUSTER", "ADDSLOTSRANGE", "0", "16383")
 	require.NoError(t, err)
 	waitFor(t, 20*time.Second, "the reused address serves its own cluster", func() bool {

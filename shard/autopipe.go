@@ -73,6 +73,9 @@ type pipeReq struct {
 	// cut short: its result unless the server refused it with a protocol
 	// error before it reset the connection (pipeConn.readCut).
 	unwritten error
+	// proves is whether the reply proves that the node serves
+	// (replyProves), set before the caller may give up on cl.
+	proves bool
 }
 
 // The states of a pipeReq. A queued command is taken by the writer to be
@@ -196,6 +199,7 @@ func (c *Client) autoRoundTrip(ctx context.Context, p *autoPipe, cl *call, pre [
 	}
 	r := pipeReqs.Get().(*pipeReq)
 	r.cl, r.pre, r.ctx, r.cut = cl, pre, ctx, cl.cut
+	r.proves = replyProves(cl, pre)
 	r.state.Store(reqQueued)
 	select {
 	case p.reqs <- r:
@@ -696,6 +700,8 @@ func (pc *pipeConn) read() {
 	var (
 		failed  error
 		refused bool // NOAUTH or WRONGPASS since the last success noted
+		// a reply since then that proves the node serves (replyProves)
+		answered bool
 		// LOADING or MASTERDOWN since then: a failure of the node
 		// (noteUnserving), not a success
 		unserving error
@@ -717,13 +723,24 @@ func (pc *pipeConn) read() {
 		// is still taken when that time has passed (and costs no clock
 		// read).
 		due := r.sent.Add(pc.p.c.readTimeout)
-		reply, err := skipReplies(pc.conn, len(r.pre), due)
-		if err == nil {
+		var reply any
+		dropped, err := skipReplies(pc.conn, len(r.pre), due)
+		switch {
+		case err == nil && dropped != "" && isProtocolError(dropped):
+			// A transaction's command refused with a protocol error:
+			// the server closes the connection, EXEC never comes, and
+			// the refusal is the transaction's answer.
+			err = dropped
+		case err == nil:
 			reply, err = pool.ReceiveBy(pc.conn, due)
+		}
+		if dropped != "" && unserving == nil && cannotServe(dropped) {
+			unserving = dropped // the cause of EXEC's EXECABORT
 		}
 		var re redis.Error
 		switch {
 		case err == nil:
+			answered = answered || r.proves
 			r.finish(reply, nil)
 		case errors.As(err, &re) && isProtocolError(re):
 			// The server closes the connection after this reply and
@@ -749,6 +766,7 @@ func (pc *pipeConn) read() {
 			if unserving == nil && cannotServe(re) {
 				unserving = re
 			}
+			answered = answered || (r.proves && !busyScript(re))
 			r.finish(nil, rerr)
 		default:
 			failed = pc.fail(err)
@@ -761,10 +779,10 @@ func (pc *pipeConn) read() {
 			switch {
 			case unserving != nil:
 				pc.p.c.noteUnserving(pc.p.node, unserving)
-			case !refused:
+			case answered && !refused:
 				pc.p.c.noteSuccess(pc.p.node)
 			}
-			refused, unserving = false, nil
+			refused, unserving, answered = false, nil, false
 		}
 	}
 }

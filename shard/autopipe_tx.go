@@ -37,17 +37,25 @@ func (c *Client) autoDoTx(ctx context.Context, calls []*call) (abandoned bool) {
 	return c.autoRoundTrip(ctx, p, exec, calls[:len(calls)-1])
 }
 
-// skipReplies reads and drops n replies from conn, due by deadline. A
-// server error reply is dropped like any other; a connection failure is
-// returned.
-func skipReplies(conn redis.Conn, n int, deadline time.Time) (any, error) {
+// skipReplies reads and drops n replies from conn, due by deadline, and
+// returns the first error reply among them (the server's cause of an
+// EXECABORT: a LOADING, a NOPERM...). A protocol error ends the skipping:
+// the server closes the connection after it and answers nothing written
+// later. A connection failure is returned as err.
+func skipReplies(conn redis.Conn, n int, deadline time.Time) (first redis.Error, err error) {
 	for range n {
 		if _, err := pool.ReceiveBy(conn, deadline); err != nil {
 			var re redis.Error
 			if !errors.As(err, &re) {
-				return nil, err
+				return first, err
+			}
+			if first == "" || isProtocolError(re) {
+				first = re
+			}
+			if isProtocolError(re) {
+				return first, nil
 			}
 		}
 	}
-	return nil, nil
+	return first, nil
 }

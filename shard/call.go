@@ -27,11 +27,15 @@ type call struct {
 	reroute bool // route again by slot before the next attempt
 	// old is the cluster a migration moves away from, for a call routed
 	// by it while the migration waits (its group is then a node index,
-	// not a slot), and oldSlot the slot a redirect of its named, -1 for
-	// none: such a call is routed again by old's table, never by the
-	// client's own (routeSlot).
+	// not a slot), and oldSlot the slot a redirect of its named, or its
+	// key's when its node could not be reached, -1 for none: such a call
+	// is routed again by old's table, never by the client's own
+	// (routeSlot).
 	old     *ClusterRouter
 	oldSlot int
+	// readOld: the call's last failure asks for old's topology to be
+	// read again before it is routed again (refreshOldFor).
+	readOld bool
 	done    bool // the result is final
 	served  bool // answered at the key's old owner during a migration (migrate_read.go)
 	// resets counts the resets of this command's write in a row, by a

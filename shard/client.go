@@ -45,6 +45,11 @@ type Client struct {
 	lifeMu  sync.RWMutex    // goroutines started at run time vs Close (lifecycle.go)
 	sent    *sentinels      // ring mode with Sentinel shards only
 
+	// noGetParts is set once a server refused a split MGET's one-key
+	// part sent as GET (an ACL without GET, GET renamed away): such
+	// parts go as one-key MGETs from then on (plan.go).
+	noGetParts atomic.Bool
+
 	autoPipe   bool
 	autoPipes  autoPipes
 	alwaysPipe bool // tests: lone callers use the pipeline too
@@ -216,6 +221,7 @@ func (c *Client) DoKey(ctx context.Context, key string, name string, args ...any
 }
 
 func (c *Client) do(ctx context.Context, name string, args []any, routeKey any) (any, error) {
+	callerCtx := ctx
 	if err := checkContext(ctx); err != nil {
 		return nil, err
 	}
@@ -236,13 +242,25 @@ func (c *Client) do(ctx context.Context, name string, args []any, routeKey any) 
 		b.reset(1)
 		c.add(b, loc, name, b.keep(args), routeKey)
 	}
-	ctx, op := c.opStart(ctx, name, b, false)
+	ctx, op, fp, replan := c.opStartPlanned(ctx, name, b, false, fp)
+	if replan != nil { // the Start hook outlasted the plan (opStartPlanned)
+		b.reset(1)
+		c.add(b, replan, name, b.keep(args), routeKey)
+		c.replanned(op, b)
+	}
+	c.plannedHold(fp, name)
 	abandoned := c.runPlanned(ctx, b.calls, fp)
+	again := !abandoned && c.getPartRefused(&b.reqs[0])
 	reply, err := b.reqs[0].result()
 	c.opFinish(ctx, op, b, err)
 	if !abandoned { // else workers cut off by the context may still read it
 		b.release()
 		singleBatches.Put(b)
+	}
+	if again {
+		// A read of keys only, sent once more without GET parts
+		// (noGetParts is set now): no loop.
+		return c.do(callerCtx, name, args, routeKey)
 	}
 	return reply, err
 }

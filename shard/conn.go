@@ -51,7 +51,12 @@ import (
 //     A keyless command inside MULTI must follow a keyed one. MULTI's reply
 //     is "OK" at once when no key is known yet (the server's is read when
 //     the transaction's node is known). Redirects are not followed inside a
-//     transaction: use Client.Tx for retries in cluster mode.
+//     transaction: use Client.Tx for retries in cluster mode. On a Sentinel
+//     shard whose master is marked down or cannot be reached as the
+//     transaction (or WATCH) takes its connection, nothing of it sent yet,
+//     it waits for the new master within SentinelOptions.FailoverWait, as
+//     a command does, then fails with a *RetryError; once commands were
+//     sent it is never sent again.
 //   - PING and ECHO check every shard (ForEachShard) and return the reply
 //     they all gave; on a Conn pinned by a transaction they go to its node.
 //   - SELECT succeeds only for the database the client is configured for

@@ -271,16 +271,9 @@ func (f *flusher) inMulti(i int, name string) {
 func (f *flusher) pin(node, group int) error {
 	tx := &f.rc.tx
 	f.sendPlain()
-	ns := f.rc.c.nodes.get(node)
-	if ns.down.Load() {
-		return &NodeError{Node: ns.node, Err: ns.downErr()}
-	}
-	conn, err := f.rc.c.borrowTracked(f.ctx, ns.node.Addr)
+	conn, err := f.rc.c.borrowPinned(f.ctx, node)
 	if err != nil {
-		f.rc.c.noteFailure(f.ctx, node, err) // as for a Do's (Stats, health)
-		nerr := &NodeError{Node: ns.node, Err: err}
-		f.rc.c.noteSentinelTxFailure(f.ctx, node, nerr)
-		return nerr
+		return err
 	}
 	tx.conn, tx.node, tx.group = conn, node, group
 	if tx.multi && !tx.multiSent {
@@ -295,6 +288,39 @@ func (f *flusher) pin(node, group int) error {
 		f.held = f.held[:0]
 	}
 	return nil
+}
+
+// borrowPinned borrows the connection a Conn's transaction is pinned to
+// on node i. Nothing of the transaction has been sent yet: on a Sentinel
+// shard whose master is marked down or cannot be reached (a failover
+// under way) it waits for the new master within
+// SentinelOptions.FailoverWait, as a command does, and then fails with
+// the *RetryError that says so. Otherwise the error is a *NodeError.
+func (c *Client) borrowPinned(ctx context.Context, i int) (*trackedConn, error) {
+	var w sentinelTxWait
+	for attempt := 0; ; attempt++ {
+		ns := c.nodes.get(i)
+		var err error
+		if ns.down.Load() {
+			err = ns.downErr()
+		} else {
+			var conn *trackedConn
+			if conn, err = c.borrowTracked(ctx, ns.node.Addr); err == nil {
+				return conn, nil
+			}
+			c.noteFailure(ctx, i, err) // as for a Do's (Stats, health)
+		}
+		nerr := &NodeError{Node: ns.node, Err: err}
+		c.noteSentinelTxFailure(ctx, i, nerr)
+		retry, ferr := c.retrySentinelTx(ctx, i, attempt, nerr, txNotRun, &w, "MULTI/EXEC")
+		switch {
+		case retry:
+			continue
+		case ferr != nil:
+			return nil, ferr
+		}
+		return nil, nerr
+	}
 }
 
 // watch handles WATCH: it pins the Conn to its keys' node.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/shardis/shardis/internal/errtext"
 	"github.com/shardis/shardis/shard/command"
 )
 
@@ -69,7 +70,7 @@ type NodeError struct {
 func (e *NodeError) Error() string {
 	cause := "<nil>"
 	if e.Err != nil {
-		cause = strings.TrimPrefix(e.Err.Error(), "shardis: ")
+		cause = errtext.Nested(e.Err) // a cause of several lines stays under this node
 	}
 	label := e.Node.Name
 	if label == "" || label == e.Node.Addr {

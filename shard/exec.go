@@ -51,6 +51,9 @@ func (c *Client) executeIn(ctx context.Context, m *migState, r *ClusterRouter, c
 	}
 	if ow.srcIdx >= 0 {
 		if !abandoned {
+			if h := testHookOverwritten.Load(); h != nil {
+				(*h)(c)
+			}
 			c.dropOld(ctx, m, ow, calls[0])
 		}
 		c.endOverwrite(m, abandoned)
@@ -712,6 +715,7 @@ func (c *Client) receive(ctx context.Context, node int, conn redis.Conn, calls [
 	}
 	refused := false    // NOAUTH or WRONGPASS: not a success of the node
 	var unserving error // LOADING or MASTERDOWN: a failure of the node (noteUnserving)
+	answered := false   // a reply that proves the node serves (replyProves)
 	for i, cl := range calls {
 		if cl.asking {
 			if _, err := redis.ReceiveWithTimeout(conn, timeout); err != nil {
@@ -747,6 +751,7 @@ func (c *Client) receive(ctx context.Context, node int, conn redis.Conn, calls [
 				if unserving == nil && cannotServe(re) {
 					unserving = re
 				}
+				answered = answered || (replyProves(cl, nil) && !busyScript(re))
 				setResult(calls, out, i, nil, rerr)
 				continue
 			}
@@ -755,12 +760,13 @@ func (c *Client) receive(ctx context.Context, node int, conn redis.Conn, calls [
 			c.failFrom(node, calls, out, i, err)
 			return
 		}
+		answered = answered || replyProves(cl, nil)
 		setResult(calls, out, i, reply, nil)
 	}
 	switch {
 	case unserving != nil:
 		c.noteUnserving(node, unserving)
-	case !refused:
+	case answered && !refused:
 		c.noteSuccess(node)
 	}
 }

@@ -10,8 +10,10 @@ import (
 )
 
 // holdGate holds, once armed, the first call that reaches it until
-// release is closed: a slow hook between a command's planning and its
-// sending (startHooks) or during its execution (commandHooks).
+// release is closed: a caller held between a command's planning and its
+// sending (holdPlanned; startHooks: a slow Start hook, which a migration's
+// fence does not count) or a slow hook during its execution
+// (commandHooks).
 type holdGate struct {
 	armed   atomic.Bool
 	held    chan struct{} // closed when a call is held
@@ -60,6 +62,27 @@ func (g *holdGate) startHooks(name string) *shard.Hooks {
 		}
 		return ctx
 	}}
+}
+
+// holdPlanned makes the gate hold, until t ends, an operation named name
+// (any, if name is "") counted by a migration's fence between its
+// planning and its execution (shard.AfterPlanning): a caller held there
+// (descheduled, or waiting for a pooled connection) holds the switch.
+func (g *holdGate) holdPlanned(t *testing.T, name string) {
+	shard.AfterPlanning(func(_ *shard.Client, op string) {
+		if name == "" || op == name {
+			g.wait()
+		}
+	})
+	t.Cleanup(func() { shard.AfterPlanning(nil) })
+}
+
+// holdOverwrite makes the gate hold, until t ends, a blind overwrite of
+// a migration between its write at the new owner and the delete of the
+// old copy (shard.BetweenOverwriteSteps).
+func (g *holdGate) holdOverwrite(t *testing.T) {
+	shard.BetweenOverwriteSteps(func(*shard.Client) { g.wait() })
+	t.Cleanup(func() { shard.BetweenOverwriteSteps(nil) })
 }
 
 // commandHooks returns hooks whose Command hook waits at the gate for a

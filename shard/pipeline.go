@@ -89,12 +89,31 @@ func (p *Pipeline) Exec(ctx context.Context) ([]Result, error) {
 			c.add(b, loc, q.name, q.args, q.routeKey)
 		}
 	}
+	callerCtx := ctx
+	ctx, op, fp, replan := c.opStartPlanned(ctx, "PIPELINE", b, true, fp)
+	if replan != nil { // the Start hook outlasted the plan (opStartPlanned)
+		b.reset(len(p.cmds))
+		for _, q := range p.cmds {
+			c.add(b, replan, q.name, q.args, q.routeKey)
+		}
+		c.replanned(op, b)
+	}
 	clear(p.cmds)
 	p.cmds = p.cmds[:0]
-	ctx, op := c.opStart(ctx, "PIPELINE", b, true)
+	c.plannedHold(fp, "PIPELINE")
 	abandoned := c.runPlanned(ctx, b.calls, fp)
 	out := make([]Result, len(b.reqs))
+	var again *Pipeline // MGETs whose GET parts a server refused (getPartRefused)
+	var againAt []int
 	for i := range b.reqs {
+		if !abandoned && c.getPartRefused(&b.reqs[i]) {
+			if again == nil {
+				again = c.Pipeline()
+			}
+			cl := b.reqs[i].whole
+			again.Send(cl.name, cl.args...) // copied
+			againAt = append(againAt, i)
+		}
 		out[i].Reply, out[i].Err = b.reqs[i].result()
 	}
 	c.opFinishPipeline(ctx, op, b, out)
@@ -107,6 +126,15 @@ func (p *Pipeline) Exec(ctx context.Context) ([]Result, error) {
 		b.release() // drop the replies so the garbage collector can have them
 		clear(p.args)
 		p.args = p.args[:0]
+	}
+	if again != nil {
+		// Reads of keys only, sent once more without GET parts
+		// (noGetParts is set now): no loop.
+		if res, err := again.Exec(callerCtx); err == nil && len(res) == len(againAt) {
+			for j, i := range againAt {
+				out[i] = res[j]
+			}
+		}
 	}
 	return out, nil
 }

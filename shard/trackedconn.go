@@ -44,6 +44,9 @@ type trackedConn struct {
 	// its node's NodeStats.Commands (a ForEachShard callback's); nil
 	// where the lender counts what it sends itself (the transactions).
 	commands *atomic.Int64
+	// hooks, when set, reports the commands sent on the connection to
+	// the client's hooks (a ForEachShard callback's; hooks_lent.go).
+	hooks *lentHooks
 }
 
 var (
@@ -153,6 +156,7 @@ func (tc *trackedConn) release() error {
 	}
 	tc.released = true
 	dirty, watching, multi := tc.dirty || tc.asking, tc.watching, tc.multi
+	defer tc.hooks.release() // after the lock: it runs the hooks
 	if tc.blockedAt > tc.read {
 		// A blocking command's reply is unread: draining it (the undo
 		// below, or the pool's return) would wait until the server
@@ -231,7 +235,9 @@ func (tc *trackedConn) Do(name string, args ...any) (any, error) {
 	}
 	tc.note(name, args)
 	defer tc.replied(-1)
+	earlier, run := tc.hooks.doStart(name, args)
 	reply, err := tc.conn.Do(name, args...)
+	tc.hooks.doEnd(earlier, run, name == "", reply, err)
 	tc.noteProtocolError(err)
 	return reply, err
 }
@@ -249,7 +255,9 @@ func (tc *trackedConn) DoContext(ctx context.Context, name string, args ...any) 
 	}
 	tc.note(name, args)
 	defer tc.replied(-1)
+	earlier, run := tc.hooks.doStartIn(ctx, name, args)
 	reply, err := redis.DoContext(tc.conn, ctx, name, args...)
+	tc.hooks.doEnd(earlier, run, name == "", reply, err)
 	tc.noteProtocolError(err)
 	return reply, err
 }
@@ -261,7 +269,9 @@ func (tc *trackedConn) DoWithTimeout(timeout time.Duration, name string, args ..
 	}
 	tc.note(name, args)
 	defer tc.replied(-1)
+	earlier, run := tc.hooks.doStart(name, args)
 	reply, err := redis.DoWithTimeout(tc.conn, timeout, name, args...)
+	tc.hooks.doEnd(earlier, run, name == "", reply, err)
 	tc.noteProtocolError(err)
 	return reply, err
 }
@@ -272,6 +282,7 @@ func (tc *trackedConn) Send(name string, args ...any) error {
 		return err
 	}
 	tc.note(name, args)
+	tc.hooks.send(name, args)
 	return tc.conn.Send(name, args...)
 }
 
@@ -280,7 +291,12 @@ func (tc *trackedConn) Flush() error {
 	if err := tc.usable(); err != nil {
 		return err
 	}
-	return tc.conn.Flush()
+	tc.hooks.flush()
+	err := tc.conn.Flush()
+	if err != nil {
+		tc.hooks.received(nil, err) // the runs flushed get no reply
+	}
+	return err
 }
 
 // Receive reads the next reply (redis.Conn).
@@ -290,6 +306,7 @@ func (tc *trackedConn) Receive() (any, error) {
 	}
 	reply, err := tc.conn.Receive()
 	tc.receiveDone(err)
+	tc.hooks.received(reply, replyErr(reply, err))
 	return reply, err
 }
 
@@ -300,6 +317,7 @@ func (tc *trackedConn) ReceiveContext(ctx context.Context) (any, error) {
 	}
 	reply, err := redis.ReceiveContext(tc.conn, ctx)
 	tc.receiveDone(err)
+	tc.hooks.received(reply, replyErr(reply, err))
 	return reply, err
 }
 
@@ -311,5 +329,18 @@ func (tc *trackedConn) ReceiveWithTimeout(timeout time.Duration) (any, error) {
 	}
 	reply, err := redis.ReceiveWithTimeout(tc.conn, timeout)
 	tc.receiveDone(err)
+	tc.hooks.received(reply, replyErr(reply, err))
 	return reply, err
+}
+
+// replyErr is the error of a reply that Receive read: the error itself,
+// or the server's error reply, which Receive returns as both.
+func replyErr(reply any, err error) error {
+	if err != nil {
+		return err
+	}
+	if re, ok := reply.(redis.Error); ok {
+		return re
+	}
+	return nil
 }

@@ -475,7 +475,7 @@ func (c *Client) txRun(ctx context.Context, keys []string, args []any, fn func(t
 		}
 		if c.cl() == nil || err == nil {
 			c.noteSentinelTxFailure(ctx, node, err)
-			if retry, ferr := c.retrySentinelTx(ctx, node, attempt, err, how, &sw); retry {
+			if retry, ferr := c.retrySentinelTx(ctx, node, attempt, err, how, &sw, "MULTI/EXEC"); retry {
 				last, again = err.Error(), true
 				continue
 			} else if ferr != nil {

@@ -363,7 +363,7 @@ func (s *Scanner) scanOnce(ctx context.Context) {
 		s.seen[k] = struct{}{}
 		s.buf = append(s.buf, k)
 	}
-	if sh != nil && s.sentinelMoved(sh) {
+	if sh != nil && s.sentinelMoved(ctx, sh) {
 		// The shard failed over during the walk: the cursor, and the
 		// reply to it if the new master gave it, mean nothing there
 		// (each server's hash table is its own). The keys are real
@@ -385,10 +385,24 @@ func (s *Scanner) scanOnce(ctx context.Context) {
 }
 
 // sentinelMoved reports whether the master of Sentinel shard sh is no
-// longer the server the walk of the current cursor began on.
-func (s *Scanner) sentinelMoved(sh *sentShard) bool {
+// longer the server the walk of the current cursor began on. The same
+// server under another spelling (a host name the Sentinels announce and
+// its address) is no move, as for the failover count (installed): the
+// names are compared as sameServerLookup does, and the walk goes on
+// under the new spelling, so that the lookup runs once per change.
+func (s *Scanner) sentinelMoved(ctx context.Context, sh *sentShard) bool {
 	now, ok := sh.currentMaster()
-	return ok != s.fromOK || (ok && !sameServer(now, s.from))
+	if ok != s.fromOK {
+		return true
+	}
+	if !ok || now == s.from {
+		return false
+	}
+	if !s.c.sameServerLookup(ctx, now, s.from) {
+		return true
+	}
+	s.from = now
+	return false
 }
 
 // scanNode sends SCAN to n. In cluster mode the call is cut short as

@@ -1,5 +1,5 @@
 // Package addrkey tells whether two spellings of a host:port address name
-// one server, without DNS lookups.
+// one server: without DNS lookups (Of), or with cached ones (Lookup).
 package addrkey
 
 import (
@@ -8,7 +8,12 @@ import (
 	"net/netip"
 	"strconv"
 	"strings"
+	"sync"
+	"time"
 )
+
+// lookupNetIP resolves a host name; tests replace it.
+var lookupNetIP = net.DefaultResolver.LookupNetIP
 
 // Of returns the canonical forms of a host:port address; two addresses
 // name one server when their forms share one. An IP address is taken by
@@ -98,14 +103,16 @@ func NeedsLookup(host string) bool {
 // Lookup returns Of(addr) and, when addr's host needs a lookup
 // (NeedsLookup), the forms of each address the host resolves to, looked
 // up within ctx. A name that does not resolve has its own forms only.
+// Answers are kept a few seconds (lookupTTL, failedTTL): a name that
+// moves to another address is seen to within that time.
 func Lookup(ctx context.Context, addr string) []string {
 	f := Of(addr)
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil || !NeedsLookup(host) {
 		return f
 	}
-	ips, err := net.DefaultResolver.LookupNetIP(ctx, "ip", host)
-	if err != nil {
+	ips, ok := resolve(ctx, host)
+	if !ok {
 		return f
 	}
 	for _, ip := range ips {
@@ -142,4 +149,80 @@ func SameServerLookup(ctx context.Context, a, b string) bool {
 		return false
 	}
 	return Shares(Lookup(ctx, a), Lookup(ctx, b))
+}
+
+// The answers of lookups are kept for a while: a Sentinel shard compares
+// a replica's master with the announced one after each health check of
+// the replica, and a query compares every Sentinel's answer, each time
+// looking up the same few names. A name that resolves is kept for
+// lookupTTL, one that does not (the resolver said so) for failedTTL; a
+// lookup cut short by the caller's context is not kept. At most
+// cacheMax names are kept.
+const (
+	lookupTTL = 5 * time.Second
+	failedTTL = time.Second
+	cacheMax  = 256
+)
+
+// cached is a lookup's answer: ok false when the name did not resolve.
+type cached struct {
+	ips []netip.Addr
+	ok  bool
+	at  time.Time
+}
+
+func (e cached) fresh(now time.Time) bool {
+	ttl := lookupTTL
+	if !e.ok {
+		ttl = failedTTL
+	}
+	d := now.Sub(e.at)
+	return d >= 0 && d < ttl
+}
+
+var (
+	clock   = time.Now // the cache's clock; tests replace it
+	cacheMu sync.Mutex
+	cache   = map[string]cached{} // by host name, in lower case without a final dot
+)
+
+// resetCache empties the cache (tests).
+func resetCache() {
+	cacheMu.Lock()
+	clear(cache)
+	cacheMu.Unlock()
+}
+
+// resolve returns the addresses host resolves to, and false when it does
+// not resolve (or the lookup did not end within ctx): from the cache
+// while its answer is fresh, otherwise looked up within ctx, outside the
+// lock (concurrent lookups of one name are joined by the resolver).
+func resolve(ctx context.Context, host string) ([]netip.Addr, bool) {
+	key := strings.ToLower(strings.TrimSuffix(host, "."))
+	cacheMu.Lock()
+	e, hit := cache[key]
+	cacheMu.Unlock()
+	if hit && e.fresh(clock()) {
+		return e.ips, e.ok
+	}
+	ips, err := lookupNetIP(ctx, "ip", host)
+	if err != nil && ctx.Err() != nil {
+		return nil, false // cut short: the name's answer is not known
+	}
+	e = cached{ips: ips, ok: err == nil, at: clock()}
+	cacheMu.Lock()
+	defer cacheMu.Unlock()
+	if _, ok := cache[key]; !ok && len(cache) >= cacheMax {
+		now := clock()
+		for k, old := range cache {
+			if !old.fresh(now) {
+				delete(cache, k)
+			}
+		}
+		if len(cache) >= cacheMax {
+			clear(cache)
+		}
+	}
+	cache[key] = e
+	return e.ips, e.ok
 }

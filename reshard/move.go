@@ -445,8 +445,16 @@ func (m *mover) migrate(ctx context.Context, conn redis.Conn, src, dst shard.Nod
 	if err != nil {
 		return 0, &shard.NodeError{Node: dst, Err: err}
 	}
-	moved, err := migrateCounted(conn, m.migrateWait(sum(sizes)), args, keys)
+	wait := m.migrateWait(sum(sizes))
+	var moved int
+	err = m.watchedMigrate(ctx, conn, src, dst, len(keys), wait, func(c redis.Conn) error {
+		var err error
+		moved, err = migrateCounted(c, wait, args, keys)
+		return err
+	})
 	switch {
+	case errors.Is(err, ErrOldNodeStalled):
+		return moved, err
 	case err == nil:
 		return moved, nil
 	case isReplyError(err, "BUSYKEY"):
@@ -485,7 +493,13 @@ func (m *mover) migrateEach(ctx context.Context, conn redis.Conn, src, dst shard
 		if i < len(sizes) {
 			size = sizes[i]
 		}
-		reply, err := redis.DoWithTimeout(conn, m.migrateWait(size), "MIGRATE", args...)
+		wait := m.migrateWait(size)
+		var reply any
+		err = m.watchedMigrate(ctx, conn, src, dst, 1, wait, func(c redis.Conn) error {
+			var err error
+			reply, err = redis.DoWithTimeout(c, wait, "MIGRATE", args...)
+			return err
+		})
 		switch {
 		case isReplyError(err, "BUSYKEY"):
 			// Not moved by this MIGRATE, whatever the DEL does: the new
@@ -497,6 +511,8 @@ func (m *mover) migrateEach(ctx context.Context, conn redis.Conn, src, dst shard
 			if err != nil {
 				return moved, m.migrateErr(src, dst, fmt.Sprintf("moving %q", k), err)
 			}
+		case errors.Is(err, ErrOldNodeStalled):
+			return moved, err
 		case isReplyError(err, "IOERR"):
 			n, err := m.dumpMove(ctx, conn, src, dst, keys[i:])
 			return moved + n, err

@@ -27,16 +27,23 @@ var delIfSame = redis.NewScript(1, `if redis.call('DUMP', KEYS[1]) == ARGV[1] th
 // the deleted value back.
 //
 // A key the new node has already (BUSYKEY) with the very value dumped
-// answers SAME: a MIGRATE of the batch that failed midway (IOERR) carried
-// it there and lost the answer, or an earlier batch restored it and did
-// not delete the old copy. The key is then moved, not busy.
+// and the same expiry (none for both, or TTLs within ARGV[4] ms: see
+// sameExpiry) answers SAME: a MIGRATE of the batch that failed midway
+// (IOERR) carried it there and lost the answer, or an earlier batch
+// restored it and did not delete the old copy. The key is then moved, not
+// busy. The same value with another expiry is a client's write (DUMP
+// carries no TTL): busy, as any other copy.
 const restoreBeforeSrc = `local t = redis.call('TIME')
 if tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) >= tonumber(ARGV[1]) then
   return redis.error_reply('PAUSEOVER the old node may take writes again: nothing restored')
 end
 local r = redis.pcall('RESTORE', KEYS[1], ARGV[2], ARGV[3])
 if type(r) == 'table' and r.err and string.find(r.err, 'BUSYKEY', 1, true) and redis.call('DUMP', KEYS[1]) == ARGV[3] then
-  return 'SAME'
+  local p = redis.call('PTTL', KEYS[1])
+  local want = tonumber(ARGV[2])
+  if (p == -1 and want == 0) or (p >= 0 and want > 0 and math.abs(p - want) <= tonumber(ARGV[4])) then
+    return 'SAME'
+  end
 end
 return r`
 
@@ -171,7 +178,7 @@ func (m *mover) dumpMove(ctx context.Context, conn redis.Conn, src, dst shard.No
 	}
 	restoring = true
 	for _, it := range items {
-		restoreBefore.SendHash(dconn, it.key, newDeadline, it.ttl, it.payload)
+		restoreBefore.SendHash(dconn, it.key, newDeadline, it.ttl, it.payload, m.expirySlack().Milliseconds())
 	}
 	// The largest value of the batch, which a failure of the new node's
 	// connection names (restoreConnErr).
@@ -275,6 +282,25 @@ func restoreConnErr(n int, key string, size int, wait time.Duration, err error) 
 		return fmt.Errorf("restoring %d keys, the largest %q of %d bytes dumped (the new node closes the connection of a value over its proto-max-bulk-len or client-query-buffer-limit: raise them, or move that key otherwise): %w", n, key, size, err)
 	}
 	return fmt.Errorf("restoring %d keys, the largest %q of %d bytes dumped: %w", n, key, size, err)
+}
+
+// expirySlack is how far apart the TTLs of a key's two copies with one
+// value may be for the new node's copy to be taken for one the mover (or
+// a MIGRATE) left, which carries the old copy's TTL as it was when sent:
+// restored up to a batch's Timeout plus a second later, its expiry is
+// that much later at most. A copy whose expiry differs more (or that has
+// none while the old one has one, or the reverse) is a client's write.
+func (m *mover) expirySlack() time.Duration {
+	return m.opts.Timeout + time.Second
+}
+
+// sameExpiry reports whether two PTTL answers (-1: no expiry) tell of one
+// expiry, within slack.
+func sameExpiry(a, b int64, slack time.Duration) bool {
+	if a < 0 || b < 0 {
+		return a == b
+	}
+	return max(a-b, b-a) <= slack.Milliseconds()
 }
 
 // smallestBulkLimit is the least proto-max-bulk-len and

@@ -32,6 +32,15 @@ var ErrPauseOver = errors.New("shardis: a DUMP/RESTORE batch outlasted the pause
 // pause, as before.
 var ErrPausedByOther = errors.New("shardis: another client paused the old node's writes during a DUMP/RESTORE batch; the pause is left on and the batch's old copies stay until it ends")
 
+// ErrOldNodeStalled is returned (wrapped in a *shard.NodeError naming
+// the old node) when a MIGRATE of large values, waited for a Timeout per
+// 64 KiB, brought the new node nothing for longer than a live MIGRATE
+// allows (the old node stopped, or its host froze): the mover gives up on
+// it after seconds, not hours. The batch's keys are at the old node or,
+// those it moved, at the new one; run the mover again once the old node
+// answers.
+var ErrOldNodeStalled = errors.New("shardis: the old node stopped in the middle of a MIGRATE")
+
 // ErrMoverRunning is matched (errors.Is) by the *ClientsError with which
 // Arm and Move refuse to start while a Move of the opposite migration
 // (the one a rollback turns around) still has connections open.

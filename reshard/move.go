@@ -445,8 +445,16 @@ func (m *mover) migrate(ctx context.Context, conn redis.Conn, src, dst shard.Nod
 	if err != nil {
 		return 0, &shard.NodeError{Node: dst, Err: err}
 	}
-	moved, err := migrateCounted(conn, m.migrateWait(sum(sizes)), args, keys)
+	wait := m.migrateWait(sum(sizes))
+	var moved int
+	err = m.watchedMigrate(ctx, conn, src, dst, len(keys), wait, func(c redis.Conn) error {
+		var err error
+		moved, err = migrateCounted(c, wait, args, keys)
+		return err
+	})
 	switch {
+	case errors.Is(err, ErrOldNodeStalled):
+		return moved, err
 	case err == nil:
 		return moved, nil
 	case isReplyError(err, "BUSYKEY"):
@@ -485,7 +493,13 @@ func (m *mover) migrateEach(ctx context.Context, conn redis.Conn, src, dst shard
 		if i < len(sizes) {
 			size = sizes[i]
 		}
-		reply, err := redis.DoWithTimeout(conn, m.migrateWait(size), "MIGRATE", args...)
+		wait := m.migrateWait(size)
+		var reply any
+		err = m.watchedMigrate(ctx, conn, src, dst, 1, wait, func(c redis.Conn) error {
+			var err error
+			reply, err = redis.DoWithTimeout(c, wait, "MIGRATE", args...)
+			return err
+		})
 		switch {
 		case isReplyError(err, "BUSYKEY"):
 			// Not moved by this MIGRATE, whatever the DEL does: the new
@@ -497,6 +511,8 @@ func (m *mover) migrateEach(ctx context.Context, conn redis.Conn, src, dst shard
 			if err != nil {
 				return moved, m.migrateErr(src, dst, fmt.Sprintf("moving %q", k), err)
 			}
+		case errors.Is(err, ErrOldNodeStalled):
+			return moved, err
 		case isReplyError(err, "IOERR"):
 			n, err := m.dumpMove(ctx, conn, src, dst, keys[i:])
 			return moved + n, err
@@ -511,20 +527,22 @@ func (m *mover) migrateEach(ctx context.Context, conn redis.Conn, src, dst shard
 
 // settleBusy deletes the old copy (conn) of key k, which the new owner
 // dst has too (BUSYKEY: its copy wins), and reports whether the new
-// owner's copy is the very value of the old one (their DUMPs are equal):
-// a copy the mover itself restored or carried before losing the answer
-// (a MIGRATE that failed with IOERR, a DUMP/RESTORE that failed before
-// its deletes), which counts as moved, as its DUMP/RESTORE path counts a
-// key already restored (restoreBefore's SAME). Any other copy counts as
-// busy once the old one is deleted; a comparison that cannot be made
-// (DUMP refused, the new node unreachable from the mover) counts busy
-// too, as before it was made.
+// owner's copy is the very value of the old one (their DUMPs are equal)
+// with the same expiry (sameExpiry: DUMP carries no TTL): a copy the
+// mover itself restored or carried before losing the answer (a MIGRATE
+// that failed with IOERR, a DUMP/RESTORE that failed before its deletes),
+// which counts as moved, as its DUMP/RESTORE path counts a key already
+// restored (restoreBefore's SAME). Any other copy, the same value with
+// another expiry included (a client's write), counts as busy once the old
+// one is deleted; a comparison that cannot be made (DUMP refused, the new
+// node unreachable from the mover) counts busy too, as before it was
+// made.
 func (m *mover) settleBusy(ctx context.Context, conn redis.Conn, dst shard.Node, k string) (same bool, err error) {
-	old, err := redis.Bytes(redis.DoContext(conn, ctx, "DUMP", k))
+	old, oldTTL, err := dumpAndTTL(ctx, conn, k)
 	if err == nil {
 		if dconn, derr := m.pools.Get(ctx, dst.Addr); derr == nil {
-			theirs, derr := redis.Bytes(redis.DoContext(dconn, ctx, "DUMP", k))
-			same = derr == nil && bytes.Equal(old, theirs)
+			theirs, theirTTL, derr := dumpAndTTL(ctx, dconn, k)
+			same = derr == nil && bytes.Equal(old, theirs) && sameExpiry(oldTTL, theirTTL, m.expirySlack())
 			dconn.Close()
 		}
 	}
@@ -539,6 +557,21 @@ func (m *mover) settleBusy(ctx context.Context, conn redis.Conn, dst shard.Node,
 	}
 	m.busy.Add(1)
 	return false, nil
+}
+
+// dumpAndTTL returns DUMP and PTTL of key k (conn), in one round trip.
+func dumpAndTTL(ctx context.Context, conn redis.Conn, k string) ([]byte, int64, error) {
+	conn.Send("DUMP", k)
+	conn.Send("PTTL", k)
+	if err := conn.Flush(); err != nil {
+		return nil, 0, err
+	}
+	payload, err := redis.Bytes(redis.ReceiveContext(conn, ctx))
+	ttl, err2 := redis.Int64(redis.ReceiveContext(conn, ctx))
+	if err == nil {
+		err = err2
+	}
+	return payload, ttl, err
 }
 
 // migrateChunk is how much of its payload MIGRATE writes at once, each

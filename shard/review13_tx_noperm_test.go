@@ -51,17 +51,34 @@ func requireNodesServing(t *testing.T, c *shard.Client, what string) {
 // with that NOPERM, on every transaction path and with the automatic
 // pipeline forced on, and the refusal counts nothing against the node.
 func TestReview13TxNoPermCause(t *testing.T) {
-	ctx := context.Background()
 	servers := redistest.StartNTB(t, 1, redistest.Options{})
 	noPermUser(t, servers)
 	_, err := servers[0].Do("SET", "r13np:k", "v")
 	require.NoError(t, err)
 	cfg := ringConfig(servers)
 	cfg.Pool.Username, cfg.Pool.Password = "r13noget", "pw"
-	c := newClient(t, cfg)
-	shard.AlwaysPipeline(c)
+	checkTxNoPerm(t, newClient(t, cfg))
 
-	_, err = c.Tx(ctx, []string{"r13np:k"}, func(tx *shard.Tx) error {
+	rc := clusterForTest(t)
+	noPermUser(t, rc.Nodes)
+	t.Cleanup(func() {
+		for _, s := range rc.Nodes {
+			_, _ = s.Do("ACL", "DELUSER", "r13noget", "r13nokey")
+		}
+	})
+	cfg = clusterConfig(rc.Seeds()...)
+	cfg.Pool.Username, cfg.Pool.Password = "r13noget", "pw"
+	checkTxNoPerm(t, newClient(t, cfg))
+}
+
+// checkTxNoPerm runs a transaction whose GET the server refuses through
+// Client.Tx, a Conn and a Pipeline of c, with the automatic pipeline
+// forced on.
+func checkTxNoPerm(t *testing.T, c *shard.Client) {
+	t.Helper()
+	ctx := context.Background()
+	shard.AlwaysPipeline(c)
+	_, err := c.Tx(ctx, []string{"r13np:k"}, func(tx *shard.Tx) error {
 		return tx.Queue("GET", "r13np:k")
 	})
 	requireNoPerm(t, err, "Client.Tx")

@@ -76,6 +76,9 @@ type pipeReq struct {
 	// proves is whether the reply proves that the node serves
 	// (replyProves), set before the caller may give up on cl.
 	proves bool
+	// refused holds, by position, the error replies to pre (nil when
+	// none came): set by the reader, read by the caller with reply.
+	refused []error
 }
 
 // The states of a pipeReq. A queued command is taken by the writer to be
@@ -96,7 +99,7 @@ var pipeReqs = sync.Pool{New: func() any { return &pipeReq{done: make(chan struc
 // recycle puts back a pipeReq that nobody else holds and whose done
 // channel is empty.
 func (r *pipeReq) recycle() {
-	r.cl, r.pre, r.ctx, r.cut, r.reply, r.err, r.unwritten = nil, nil, nil, nil, nil, nil, nil
+	r.cl, r.pre, r.ctx, r.cut, r.reply, r.err, r.unwritten, r.refused = nil, nil, nil, nil, nil, nil, nil, nil
 	pipeReqs.Put(r)
 }
 
@@ -242,6 +245,7 @@ func (c *Client) autoRoundTrip(ctx context.Context, p *autoPipe, cl *call, pre [
 		}
 	}
 	cl.reply, cl.err = r.reply, r.err
+	setRefused(pre, r.refused) // autopipe_tx.go
 	r.recycle()
 	return false
 }
@@ -724,7 +728,8 @@ func (pc *pipeConn) read() {
 		// read).
 		due := r.sent.Add(pc.p.c.readTimeout)
 		var reply any
-		dropped, err := skipReplies(pc.conn, len(r.pre), due)
+		dropped, preRefused, err := skipReplies(pc.conn, len(r.pre), due)
+		r.refused = preRefused
 		switch {
 		case err == nil && dropped != "" && isProtocolError(dropped):
 			// A transaction's command refused with a protocol error:

@@ -37,25 +37,51 @@ func (c *Client) autoDoTx(ctx context.Context, calls []*call) (abandoned bool) {
 	return c.autoRoundTrip(ctx, p, exec, calls[:len(calls)-1])
 }
 
-// skipReplies reads and drops n replies from conn, due by deadline, and
-// returns the first error reply among them (the server's cause of an
-// EXECABORT: a LOADING, a NOPERM...). A protocol error ends the skipping:
-// the server closes the connection after it and answers nothing written
-// later. A connection failure is returned as err.
-func skipReplies(conn redis.Conn, n int, deadline time.Time) (first redis.Error, err error) {
-	for range n {
+// skipReplies reads the n replies of a transaction's commands written
+// before its EXEC (MULTI and the queued commands) from conn, due by
+// deadline. It returns the error replies among them, by position (nil
+// when none came): the server's refusal of a command it would not queue
+// (a NOPERM, a wrong number of arguments, a LOADING...), which is why
+// EXEC then answers EXECABORT; and first, the first of them, or the
+// protocol error that ends the skipping: the server closes the
+// connection after it and answers nothing written later. A connection
+// failure is returned as err.
+func skipReplies(conn redis.Conn, n int, deadline time.Time) (first redis.Error, refused []error, err error) {
+	for i := range n {
 		if _, err := pool.ReceiveBy(conn, deadline); err != nil {
 			var re redis.Error
 			if !errors.As(err, &re) {
-				return first, err
+				return first, refused, err
 			}
+			if refused == nil {
+				refused = make([]error, n)
+			}
+			refused[i] = re
 			if first == "" || isProtocolError(re) {
 				first = re
 			}
 			if isProtocolError(re) {
-				return first, nil
+				return first, refused, nil
 			}
 		}
 	}
-	return first, nil
+	return first, refused, nil
+}
+
+// setRefused gives each command of a transaction written before its EXEC
+// (pre) the error reply that refused it (refused, by position, from
+// skipReplies), as each command of a transaction sent on a pooled
+// connection gets its reply, so that the caller sees which command the
+// server would not queue and why. It runs on the caller's goroutine,
+// once the reply came: a caller that gave up never reads them.
+func setRefused(pre []*call, refused []error) {
+	if len(refused) != len(pre) {
+		return
+	}
+	for i, err := range refused {
+		var re redis.Error
+		if errors.As(err, &re) {
+			pre[i].err = hideSecretEcho(pre[i].name, pre[i].args, re) // secret_echo.go
+		}
+	}
 }

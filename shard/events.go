@@ -35,7 +35,7 @@ const (
 	// migration ended, a Sentinel replica no longer listed). It is no
 	// longer health-checked nor in Stats, and a NodeDown before it gets
 	// no NodeUp. A node that joins again at the same address is
-	// checked and listed again. A cluster server's entries are per role
+	// checked and listed again (one still down gets a NodeDown again). A cluster server's entries are per role
 	// (Node.Name "127.0.0.1:7000" as a master, "127.0.0.1:7000 (replica)"
 	// as a replica): after a failover the entry of the role it left
 	// retires, while the other goes on.

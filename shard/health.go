@@ -346,6 +346,11 @@ func (c *Client) noteSuccess(i int) {
 		ns.trans.Lock()
 		defer ns.trans.Unlock()
 		if ns.down.Swap(false) {
+			if ns.downUnreported.Swap(false) {
+				// Listed again while down, and not yet reported so
+				// (reportRelistedDown): the NodeUp closes a NodeDown.
+				c.nodeEvent(NodeDown, i, ns.downCause())
+			}
 			c.nodeEvent(NodeUp, i, nil)
 			c.nodeUp(i)
 		}

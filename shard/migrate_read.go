@@ -2,6 +2,8 @@ package shard
 
 import (
 	"context"
+	"errors"
+	"strings"
 
 	"github.com/gomodule/redigo/redis"
 
@@ -167,6 +169,18 @@ func (c *Client) runOldReads(ctx context.Context, m *migState, rd *oldReads, mv 
 		if r.multi[3] == nil {
 			continue // moves with the batch's other commands on its keys
 		}
+		if err := refusedRead(r.multi[2], r.multi[3]); err != nil {
+			// The server would not queue the command itself: its
+			// refusal is the answer, which moving the keys and running
+			// it at the new owner would only pay a MIGRATE for, or
+			// replace with the refusal of that MIGRATE.
+			r.cl.reply, r.cl.err = nil, err
+			r.cl.served, r.cl.done = true, true
+			r.cl.node = r.srcIdx
+			rd.served++
+			m.oldReads.Add(1)
+			continue
+		}
 		switch n, reply, err := execReply(r.multi[3]); {
 		case n == len(r.keys):
 			r.cl.reply, r.cl.err = reply, err
@@ -208,6 +222,22 @@ func (mv *moves) holdsAny(src, dst Node, keys []string) bool {
 		}
 	}
 	return false
+}
+
+// refusedRead returns the refusal of an old-owner read's command (read),
+// or nil, when the server would not queue it for want of permission (NOPERM: an
+// ACL without the command or its keys), so that EXEC answered EXECABORT:
+// the answer the caller gets at any owner of the keys. A command refused
+// for the node's state (MOVED, LOADING, ...) is no such answer.
+func refusedRead(read, exec *call) error {
+	var re redis.Error
+	if !errors.As(exec.err, &re) || !strings.HasPrefix(string(re), "EXECABORT") {
+		return nil
+	}
+	if !errors.As(read.err, &re) || !strings.HasPrefix(string(re), "NOPERM") {
+		return nil
+	}
+	return read.err
 }
 
 // execReply reads the EXEC of an old-owner read: the EXISTS count and the

@@ -56,6 +56,15 @@ func (ns *nodeState) downErr() error {
 	return ErrNodeDown
 }
 
+// downCause returns the failure that keeps the node down, for a NodeDown
+// event: the last one noted, or ErrNodeDown when none was.
+func (ns *nodeState) downCause() error {
+	if e := ns.cause.Load(); e != nil {
+		return e.cause
+	}
+	return ErrNodeDown
+}
+
 // authReply turns a server's refusal of an unauthenticated or wrongly
 // authenticated connection (NOAUTH, WRONGPASS) into a *pool.AuthError, as
 // a refused AUTH at dial time is: a node that answers so is not down, its

@@ -53,6 +53,10 @@ type nodeLife struct {
 	// there dials it); it is down again if it comes back before anything
 	// answered (settleNodes, noteSuccess).
 	downRetired atomic.Bool
+	// downUnreported: the node was listed again while downRetired, and
+	// is down without a NodeDown since its NodeRetired; settleNodes, or
+	// the first health check that answers, reports it (under trans).
+	downUnreported atomic.Bool
 
 	commands atomic.Int64
 	errors   atomic.Int64
@@ -205,21 +209,39 @@ func (t *nodeTable) all() []*nodeState { return *t.list.Load() }
 func (c *Client) settleNodes() {
 	// The events go out once the lock is released: a NodeState hook may
 	// use the client, and so install a topology itself.
-	retired, gone := c.settleNodesLocked()
+	retired, gone, relisted := c.settleNodesLocked()
 	for _, i := range retired {
 		c.retiredEvent(i, gone[c.nodes.get(i).node.Addr])
+	}
+	for _, i := range relisted {
+		c.reportRelistedDown(i)
+	}
+}
+
+// reportRelistedDown gives the NodeState hook a NodeDown for node i,
+// listed again while it was down when it retired (settleNodesLocked): its
+// NodeRetired closed its NodeDown, and it is held down until a health
+// check answers, so its commands fail fast; the NodeUp of that answer
+// then closes a NodeDown, as every NodeUp does. A health check that
+// answered first reported both (noteSuccess).
+func (c *Client) reportRelistedDown(i int) {
+	ns := c.nodes.get(i)
+	ns.trans.Lock()
+	defer ns.trans.Unlock()
+	if ns.downUnreported.Swap(false) && ns.down.Load() {
+		c.nodeEvent(NodeDown, i, ns.downCause())
 	}
 }
 
 // settleNodesLocked is settleNodes under its lock; it returns the entries
-// that retired, and the addresses that no entry in use is left of.
-func (c *Client) settleNodesLocked() ([]int, map[string]bool) {
+// that retired, the addresses that no entry in use is left of, and the
+// entries listed again that are down (a NodeDown to report).
+func (c *Client) settleNodesLocked() (retired []int, gone map[string]bool, relisted []int) {
 	t := c.nodes
 	t.settle.Lock()
 	defer t.settle.Unlock()
 	all := t.all() // first: a node registered after live was read is left as it is
 	live := c.liveNodes()
-	var retired []int
 	for i, ns := range all {
 		retire := !live.lists(ns)
 		if ns.retired.Load() == retire {
@@ -233,9 +255,12 @@ func (c *Client) settleNodesLocked() ([]int, map[string]bool) {
 			// would fail fast for good. Its NodeRetired closes the
 			// NodeDown.
 			ns.downRetired.Store(true)
+			ns.downUnreported.Store(false)
 			ns.fails.Store(0)
 		} else if !retire && ns.downRetired.Swap(false) {
 			ns.down.Store(true) // down until its first health check answers
+			ns.downUnreported.Store(true)
+			relisted = append(relisted, i)
 		}
 		ns.trans.Unlock()
 		if retire {
@@ -244,7 +269,7 @@ func (c *Client) settleNodesLocked() ([]int, map[string]bool) {
 	}
 	// The pools of an address go once every entry of it retired (a
 	// master's, and its read-only one if it was a replica once).
-	gone := map[string]bool{}
+	gone = map[string]bool{}
 	for _, i := range retired {
 		gone[all[i].node.Addr] = true
 	}
@@ -257,7 +282,7 @@ func (c *Client) settleNodesLocked() ([]int, map[string]bool) {
 		_ = c.pools.Remove(addr) // ErrClosed only: Close closed them
 	}
 	t.rename(renamed(all, live))
-	return retired, gone
+	return retired, gone, relisted
 }
 
 // nameNodes gives every node the name that the topology the client routes

@@ -72,7 +72,9 @@ func (l *learnedCommands) store(name string, e learnedCommand) {
 
 // learnUnknown learns the commands of a planned batch that failed with
 // ErrUnknownCommand, and reports whether it learned any, in which case the
-// caller plans the batch again. call(i) returns request i's command name
+// caller plans the batch again. The caller must not hold the batch's
+// plan counted by a migration's fence meanwhile: the servers may be slow
+// to answer, and the fence's switch would wait for them. call(i) returns request i's command name
 // and arguments, and false when the request named its own route (DoKey).
 //
 // A command that could not be learned is asked about once per batch: its
@@ -112,6 +114,45 @@ func (c *Client) learnUnknown(ctx context.Context, b *batch, call func(i int) (s
 		learned = true
 	}
 	return learned
+}
+
+// hasUnknown reports whether a request of b failed with ErrUnknownCommand.
+func hasUnknown(b *batch) bool {
+	for i := range b.reqs {
+		if b.reqs[i].err != nil && errors.Is(b.reqs[i].err, ErrUnknownCommand) {
+			return true
+		}
+	}
+	return false
+}
+
+// unknownErrs returns the errors of b's requests that stay unknown after
+// learnUnknown (nil for the others), for keepUnknownErrs once b has been
+// planned again.
+func unknownErrs(b *batch) []error {
+	var errs []error
+	for i := range b.reqs {
+		if err := b.reqs[i].err; err != nil && errors.Is(err, ErrUnknownCommand) {
+			if errs == nil {
+				errs = make([]error, len(b.reqs))
+			}
+			errs[i] = err
+		}
+	}
+	return errs
+}
+
+// keepUnknownErrs gives the requests of b, planned again, that are still
+// unknown the errors learnUnknown gave them (unknownErrs), which say why.
+func keepUnknownErrs(b *batch, errs []error) {
+	if len(errs) != len(b.reqs) {
+		return
+	}
+	for i := range b.reqs {
+		if errs[i] != nil && b.reqs[i].err != nil && errors.Is(b.reqs[i].err, ErrUnknownCommand) {
+			b.reqs[i].err = errs[i]
+		}
+	}
 }
 
 // learnOne is learnUnknown for a batch of one command. args must not be

@@ -83,11 +83,21 @@ func (p *Pipeline) Exec(ctx context.Context) ([]Result, error) {
 	for _, q := range p.cmds {
 		c.add(b, loc, q.name, q.args, q.routeKey)
 	}
-	if c.learnUnknown(ctx, b, func(i int) (string, []any, bool) { q := p.cmds[i]; return q.name, q.args, q.routeKey == nil }) {
+	if hasUnknown(b) {
+		// Learning asks a server (COMMAND INFO), which may be slow: not
+		// counted by the fence, whose switch would wait for it. Nothing
+		// ran; the commands are planned again afterwards, by the
+		// topology then, the ones that stay unknown keeping the error
+		// that says why.
+		c.endPlan(fp, false)
+		c.learnUnknown(ctx, b, func(i int) (string, []any, bool) { q := p.cmds[i]; return q.name, q.args, q.routeKey == nil })
+		unknown := unknownErrs(b)
+		fp, loc = c.planFence()
 		b.reset(len(p.cmds))
 		for _, q := range p.cmds {
 			c.add(b, loc, q.name, q.args, q.routeKey)
 		}
+		keepUnknownErrs(b, unknown)
 	}
 	callerCtx := ctx
 	ctx, op, fp, replan := c.opStartPlanned(ctx, "PIPELINE", b, true, fp)

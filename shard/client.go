@@ -251,6 +251,17 @@ func (c *Client) do(ctx context.Context, name string, args []any, routeKey any) 
 			b.reset(1)
 			c.add(b, loc, name, b.keep(args), routeKey)
 		} // else b holds the request's error alone, and no call
+	} else if routeKey != nil && fp.learnsRouted() && unknownRouted(b) {
+		// The same for a command routed by the caller's key that the
+		// execution would learn to move its keys first.
+		c.endPlan(fp, false)
+		failed := c.learnRoutedAhead(ctx, b)
+		fp, loc = c.planFence()
+		b.reset(1)
+		c.add(b, loc, name, b.keep(args), routeKey)
+		if fp.learnsRouted() {
+			failRouted(b, failed)
+		}
 	}
 	ctx, op, fp, replan := c.opStartPlanned(ctx, name, b, false, fp)
 	if replan != nil { // the Start hook outlasted the plan (opStartPlanned)

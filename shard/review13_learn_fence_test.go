@@ -130,19 +130,23 @@ func learnFenceSetup(t *testing.T, hold *infoHold) *switchSetup {
 // INFO. A server slow to answer that (2s here) kept the switch waiting
 // as long: ArmMigration, or the rollback's switch, took the COMMAND
 // INFO's time, while the commands on moving keys of every process wait
-// at the fence. Learning needs no fence: it is done before the command
-// is counted.
+// at the fence. So did a command sent with DoKey or SendKey, learned
+// during a migration to move its keys first. Learning needs no fence: it
+// is done before the command is counted.
 func TestReview13LearnDoesNotHoldTheSwitch(t *testing.T) {
 	const holdTime = 2 * time.Second
 	for _, tc := range []struct {
 		name     string
 		pipeline bool
 		rollback bool
+		byKey    bool // DoKey, SendKey: learned to move its keys first
 	}{
-		{"Do/forward", false, false},
-		{"Pipeline/forward", true, false},
-		{"Do/rollback", false, true},
-		{"Pipeline/rollback", true, true},
+		{"Do/forward", false, false, false},
+		{"Pipeline/forward", true, false, false},
+		{"Do/rollback", false, true, false},
+		{"Pipeline/rollback", true, true, false},
+		{"DoKey/rollback", false, true, true},
+		{"SendKey/rollback", true, true, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := context.Background()
@@ -163,7 +167,11 @@ func TestReview13LearnDoesNotHoldTheSwitch(t *testing.T) {
 				if tc.pipeline {
 					p := c.Pipeline()
 					p.Send("GET", k)
-					p.Send("R13STRLEN", k)
+					if tc.byKey {
+						p.SendKey(k, "R13STRLEN", k)
+					} else {
+						p.Send("R13STRLEN", k)
+					}
 					var res []shard.Result
 					res, err = p.Exec(ctx)
 					if err == nil && len(res) == 2 {
@@ -171,6 +179,8 @@ func TestReview13LearnDoesNotHoldTheSwitch(t *testing.T) {
 					} else if err == nil {
 						err = fmt.Errorf("%d results, want 2", len(res))
 					}
+				} else if tc.byKey {
+					n, err = redis.Int(c.DoKey(ctx, k, "R13STRLEN", k))
 				} else {
 					n, err = redis.Int(c.Do(ctx, "R13STRLEN", k))
 				}

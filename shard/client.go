@@ -2,6 +2,7 @@ package shard
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -238,9 +239,29 @@ func (c *Client) do(ctx context.Context, name string, args []any, routeKey any) 
 	// fence allows (migrate_plan.go).
 	fp, loc := c.planFence()
 	c.add(b, loc, name, kept, routeKey)
-	if b.reqs[0].err != nil && routeKey == nil && c.learnOne(ctx, b, name, kept) {
+	if b.reqs[0].err != nil && routeKey == nil && errors.Is(b.reqs[0].err, ErrUnknownCommand) {
+		// Learning asks a server (COMMAND INFO), which may be slow: not
+		// counted by the fence, whose switch would wait for it. Nothing
+		// of the command ran; it is planned again afterwards, by the
+		// topology then.
+		c.endPlan(fp, false)
+		learned := c.learnOne(ctx, b, name, kept)
+		fp, loc = c.planFence()
+		if learned {
+			b.reset(1)
+			c.add(b, loc, name, b.keep(args), routeKey)
+		} // else b holds the request's error alone, and no call
+	} else if routeKey != nil && fp.learnsRouted() && unknownRouted(b) {
+		// The same for a command routed by the caller's key that the
+		// execution would learn to move its keys first.
+		c.endPlan(fp, false)
+		failed := c.learnRoutedAhead(ctx, b)
+		fp, loc = c.planFence()
 		b.reset(1)
 		c.add(b, loc, name, b.keep(args), routeKey)
+		if fp.learnsRouted() {
+			failRouted(b, failed)
+		}
 	}
 	ctx, op, fp, replan := c.opStartPlanned(ctx, name, b, false, fp)
 	if replan != nil { // the Start hook outlasted the plan (opStartPlanned)

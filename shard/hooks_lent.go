@@ -79,9 +79,16 @@ func (h *lentHooks) flush() {
 	}
 }
 
-// received notes a reply read by Receive: the oldest run's next one.
+// received notes a reply read by Receive: the oldest run's next one. An
+// error that is not a server's error reply is the connection's failure
+// (a failed Flush passes its own): no reply of any run will be read,
+// and every run ends with it (failed).
 func (h *lentHooks) received(reply any, err error) {
 	if h == nil {
+		return
+	}
+	if err != nil && !isRedisError(err) {
+		h.failed(err)
 		return
 	}
 	h.mu.Lock()
@@ -92,12 +99,27 @@ func (h *lentHooks) received(reply any, err error) {
 	run := h.runs[0]
 	run.r.result(run.read, reply, err)
 	run.read++
-	done := run.read == run.n || (err != nil && !isRedisError(err)) // a failed connection reads no more
+	done := run.read == run.n
 	if done {
 		h.runs = h.runs[1:]
 	}
 	h.mu.Unlock()
 	if done {
+		run.r.end(run.ctx)
+	}
+}
+
+// failed ends every run flushed whose replies were not all read: each
+// command without a reply counts as failed with err.
+func (h *lentHooks) failed(err error) {
+	h.mu.Lock()
+	runs := h.runs
+	h.runs = nil
+	h.mu.Unlock()
+	for _, run := range runs {
+		for ; run.read < run.n; run.read++ {
+			run.r.result(run.read, nil, err)
+		}
 		run.r.end(run.ctx)
 	}
 }
@@ -188,13 +210,7 @@ func (h *lentHooks) release() {
 		return
 	}
 	h.mu.Lock()
-	runs := h.runs
-	h.runs, h.queued = nil, nil
+	h.queued = nil
 	h.mu.Unlock()
-	for _, run := range runs {
-		for ; run.read < run.n; run.read++ {
-			run.r.result(run.read, nil, errTrackedReleased)
-		}
-		run.r.end(run.ctx)
-	}
+	h.failed(errTrackedReleased)
 }

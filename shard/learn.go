@@ -72,7 +72,9 @@ func (l *learnedCommands) store(name string, e learnedCommand) {
 
 // learnUnknown learns the commands of a planned batch that failed with
 // ErrUnknownCommand, and reports whether it learned any, in which case the
-// caller plans the batch again. call(i) returns request i's command name
+// caller plans the batch again. The caller must not hold the batch's
+// plan counted by a migration's fence meanwhile: the servers may be slow
+// to answer, and the fence's switch would wait for them. call(i) returns request i's command name
 // and arguments, and false when the request named its own route (DoKey).
 //
 // A command that could not be learned is asked about once per batch: its
@@ -112,6 +114,113 @@ func (c *Client) learnUnknown(ctx context.Context, b *batch, call func(i int) (s
 		learned = true
 	}
 	return learned
+}
+
+// hasUnknown reports whether a request of b failed with ErrUnknownCommand.
+func hasUnknown(b *batch) bool {
+	for i := range b.reqs {
+		if b.reqs[i].err != nil && errors.Is(b.reqs[i].err, ErrUnknownCommand) {
+			return true
+		}
+	}
+	return false
+}
+
+// unknownErrs returns the errors of b's requests that stay unknown after
+// learnUnknown (nil for the others), for keepUnknownErrs once b has been
+// planned again.
+func unknownErrs(b *batch) []error {
+	var errs []error
+	for i := range b.reqs {
+		if err := b.reqs[i].err; err != nil && errors.Is(err, ErrUnknownCommand) {
+			if errs == nil {
+				errs = make([]error, len(b.reqs))
+			}
+			errs[i] = err
+		}
+	}
+	return errs
+}
+
+// keepUnknownErrs gives the requests of b, planned again, that are still
+// unknown the errors learnUnknown gave them (unknownErrs), which say why.
+func keepUnknownErrs(b *batch, errs []error) {
+	if len(errs) != len(b.reqs) {
+		return
+	}
+	for i := range b.reqs {
+		if errs[i] != nil && b.reqs[i].err != nil && errors.Is(b.reqs[i].err, ErrUnknownCommand) {
+			b.reqs[i].err = errs[i]
+		}
+	}
+}
+
+// learnsRouted reports whether executing a plan learns, counted by the
+// fence, the commands the client does not know that are routed by the
+// caller's key (DoKey, SendKey): a migration's execution learns their
+// keys to move them first (learnRouted in migrate_exec.go). Planned by
+// the new topology of a migration that a rollback may turn around
+// (active), or by the old one of a rollback not fenced yet, the
+// execution holds the count that a switch waits for: the caller learns
+// them before (learnRoutedAhead) instead.
+func (fp fencePlan) learnsRouted() bool {
+	return fp.active || (fp.counted && fp.m.prev != nil)
+}
+
+// unknownRouted reports whether b holds a call, routed by the caller's
+// key, of a command the client does not know (a command routed by its
+// own keys fails planning instead).
+func unknownRouted(b *batch) bool {
+	for i := range b.reqs {
+		if r := &b.reqs[i]; r.err == nil && r.call != nil && r.call.info == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// learnRoutedAhead learns the commands of unknownRouted's calls, and
+// returns why the ones that stay unknown do (by lower-case name; nil when
+// all were learned). The caller holds no plan of b meanwhile.
+func (c *Client) learnRoutedAhead(ctx context.Context, b *batch) map[string]error {
+	var failed map[string]error
+	for i := range b.reqs {
+		r := &b.reqs[i]
+		if r.err != nil || r.call == nil || r.call.info != nil {
+			continue
+		}
+		lower := strings.ToLower(r.call.name)
+		if _, ok := failed[lower]; ok {
+			continue
+		}
+		if _, err := c.commandInfo(ctx, r.call.name, r.call.args); err != nil {
+			if failed == nil {
+				failed = make(map[string]error)
+			}
+			failed[lower] = err
+		}
+	}
+	return failed
+}
+
+// failRouted refuses the calls of b, planned again after
+// learnRoutedAhead, whose commands could not be learned (failed), as the
+// execution would (learnRouted): nothing is sent, and the execution does
+// not ask the servers again inside the fence's count.
+func failRouted(b *batch, failed map[string]error) {
+	if len(failed) == 0 {
+		return
+	}
+	for i := range b.reqs {
+		r := &b.reqs[i]
+		if r.err != nil || r.call == nil || r.call.info != nil {
+			continue
+		}
+		if err := failed[strings.ToLower(r.call.name)]; err != nil {
+			r.call.err = errtext.Errorf("%w: %s, routed by the caller's key, cannot have its keys moved first: %w", ErrMigration, r.call.name, err)
+			r.call.done = true
+		}
+	}
 }
 
 // learnOne is learnUnknown for a batch of one command. args must not be

@@ -83,10 +83,29 @@ func (p *Pipeline) Exec(ctx context.Context) ([]Result, error) {
 	for _, q := range p.cmds {
 		c.add(b, loc, q.name, q.args, q.routeKey)
 	}
-	if c.learnUnknown(ctx, b, func(i int) (string, []any, bool) { q := p.cmds[i]; return q.name, q.args, q.routeKey == nil }) {
+	if routed := fp.learnsRouted() && unknownRouted(b); routed || hasUnknown(b) {
+		// Learning asks a server (COMMAND INFO), which may be slow: not
+		// counted by the fence, whose switch would wait for it. Nothing
+		// ran; the commands are planned again afterwards, by the
+		// topology then, the ones that stay unknown keeping the error
+		// that says why. The commands routed by the caller's key are
+		// learned too when the execution would learn them, to move
+		// their keys first (learnsRouted).
+		c.endPlan(fp, false)
+		c.learnUnknown(ctx, b, func(i int) (string, []any, bool) { q := p.cmds[i]; return q.name, q.args, q.routeKey == nil })
+		var failed map[string]error
+		if routed {
+			failed = c.learnRoutedAhead(ctx, b)
+		}
+		unknown := unknownErrs(b)
+		fp, loc = c.planFence()
 		b.reset(len(p.cmds))
 		for _, q := range p.cmds {
 			c.add(b, loc, q.name, q.args, q.routeKey)
+		}
+		keepUnknownErrs(b, unknown)
+		if fp.learnsRouted() {
+			failRouted(b, failed)
 		}
 	}
 	callerCtx := ctx

@@ -62,6 +62,9 @@ type Subscription struct {
 	retry   map[string]*redial     // nodes whose last attempt failed
 	home    string                 // cluster mode: the master for channels and patterns
 	dirty   bool                   // the placement must be looked at again
+	// MOVED replies the loop writes into the slot tables, with mu
+	// released (writeRedirects).
+	redirects []subRedirect
 
 	// The open connections again, under a lock of their own: Close closes
 	// them before it takes mu, which a write to a node that does not read

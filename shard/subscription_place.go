@@ -29,6 +29,8 @@ func (s *Subscription) loop() {
 		case <-tick.C:
 		}
 		s.mu.Lock()
+		// Before the placement, which follows the tables they correct.
+		s.writeRedirects()
 		if again || s.dirty {
 			again = !s.reconcile()
 			if again {

@@ -62,6 +62,9 @@ type Subscription struct {
 	retry   map[string]*redial     // nodes whose last attempt failed
 	home    string                 // cluster mode: the master for channels and patterns
 	dirty   bool                   // the placement must be looked at again
+	// MOVED replies the loop writes into the slot tables, with mu
+	// released (writeRedirects).
+	redirects []subRedirect
 
 	// The open connections again, under a lock of their own: Close closes
 	// them before it takes mu, which a write to a node that does not read
@@ -198,7 +201,20 @@ func (c *Client) newSubscription(opts SubscriptionOptions, everywhere bool, setu
 		// Its slot table, and the end of a migration (keyspace
 		// subscriptions leave the old topology's nodes then).
 		stopCluster, stopTopo := c.cl().watch.add(kick), c.subs.topo.add(kick)
-		s.stopWatch = func() { stopCluster(); stopTopo() }
+		stopOld := func() {}
+		if m := c.mig.Load(); m != nil {
+			// And the table of the cluster a Config.Migration moves
+			// away from, where names are placed meanwhile (keyspace
+			// patterns; the others while it waits). Its changes (a
+			// MOVED a command met there, a read after its failover)
+			// went unseen by a placement that was complete: the names
+			// stayed on a master that had left, until the client's own
+			// table changed.
+			if old, ok := m.from.(*ClusterRouter); ok && old != c.cl() {
+				stopOld = old.watch.add(kick)
+			}
+		}
+		s.stopWatch = func() { stopCluster(); stopTopo(); stopOld() }
 	case c.ring != nil:
 		// Ejections and restores, and switches to another topology.
 		stopRing, stopTopo := c.ring.watch.add(kick), c.subs.topo.add(kick)

@@ -20,6 +20,7 @@ func (s *Subscription) loop() {
 	tick := time.NewTicker(min(s.opts.PingInterval/4, 50*time.Millisecond))
 	defer tick.Stop()
 	again := true
+	oldRead := time.Now() // the last periodic read of an old cluster's topology
 	for {
 		select {
 		case <-s.done:
@@ -29,6 +30,11 @@ func (s *Subscription) loop() {
 		case <-tick.C:
 		}
 		s.mu.Lock()
+		// Before the placement, which follows the tables they correct.
+		s.writeRedirects()
+		if now := time.Now(); s.readOldPeriodically(now.Sub(oldRead)) {
+			oldRead = now
+		}
 		if again || s.dirty {
 			again = !s.reconcile()
 			if again {
@@ -369,6 +375,35 @@ func (s *Subscription) refreshPlacing() {
 		return
 	}
 	s.refreshTopology()
+}
+
+// readOldPeriodically asks for a read of the topology of the cluster a
+// Config.Migration moves away from, when the subscription has names
+// placed by it (keyspace patterns, or any name while the migration waits:
+// see waitingFrom) and since, the time since the last such read, is at
+// least the client's RefreshInterval. That table is otherwise read only
+// when a command or the subscription meets a redirect or a node that
+// fails: a master of the old cluster demoted by hand (CLUSTER FAILOVER)
+// lives on as a replica, whose connection stays healthy, and the
+// subscription stayed there, missing what the promoted master emits
+// (its expiries, its shard channels' messages), for the rest of the
+// migration. It reports whether it asked. Caller holds s.mu.
+func (s *Subscription) readOldPeriodically(since time.Duration) bool {
+	c := s.c
+	every := c.clusterOpts().RefreshInterval
+	if every <= 0 || since < every || len(s.want) == 0 || c.closed.Load() {
+		return false
+	}
+	m := c.mig.Load()
+	if m == nil {
+		return false
+	}
+	old, ok := m.from.(*ClusterRouter)
+	if !ok || old == c.cl() || (!s.everywhere && s.waitingFrom() == nil) {
+		return false
+	}
+	c.readOldLater(old, "") // rate limited; in the background
+	return true
 }
 
 // waitingFrom returns the old topology of a cluster client built with

@@ -257,21 +257,53 @@ func (s *Subscription) refreshClusterOf(from string) {
 	s.refreshTopology()
 }
 
-// applyMoved writes a MOVED that the node at from answered into the slot
-// table of the cluster that node belongs to. While a client built with
-// Config.Migration waits, its shard channels are on the old cluster
-// (waitingFrom), whose MOVED replies used to be written into the client's
-// own table: that pointed a slot of the new cluster at a node of the old
-// one until the next refresh, and the old table, never corrected, sent
-// the channel back to the node that had just refused it, thousands of
-// times a second, for the rest of the wait. Caller holds s.mu.
+// applyMoved notes a MOVED that the node at from answered, for the loop
+// to write into a slot table (writeRedirects) before it places the names
+// again. Writing it here, under s.mu, ran the SlotMap and NodeState hooks
+// under s.mu: a hook that used the subscription (Ping, Subscribe, ...)
+// waited for a lock its own caller held, until its ctx ended (for good
+// without a deadline), and no reader of the subscription delivered
+// meanwhile. Caller holds s.mu.
 func (s *Subscription) applyMoved(from string, slot int, addr string) {
-	if old := s.c.oldClusterOf(from); old != nil {
-		s.c.applyMovedHere(old, slot, addr)
-		return
+	s.redirects = append(s.redirects, subRedirect{from: from, slot: slot, addr: addr})
+	s.poke()
+}
+
+// subRedirect is a MOVED noted by applyMoved: the node at from said slot
+// is served at addr.
+type subRedirect struct {
+	from, addr string
+	slot       int
+}
+
+// writeRedirects writes the MOVED replies noted since the last call, in
+// the order they came, with s.mu released: writing a table reports the
+// change to the hooks, which may use the subscription. Caller holds s.mu;
+// it is held again on return, and only the loop calls it (one goroutine
+// writes them, so they are written in order).
+//
+// Each goes into the slot table of the cluster its node belongs to. While
+// a client built with Config.Migration waits, its shard channels are on
+// the old cluster (waitingFrom), whose MOVED replies used to be written
+// into the client's own table: that pointed a slot of the new cluster at
+// a node of the old one until the next refresh, and the old table, never
+// corrected, sent the channel back to the node that had just refused it,
+// thousands of times a second, for the rest of the wait.
+func (s *Subscription) writeRedirects() {
+	for len(s.redirects) > 0 {
+		rs := s.redirects
+		s.redirects = nil
+		s.mu.Unlock()
+		for _, rd := range rs {
+			if old := s.c.oldClusterOf(rd.from); old != nil {
+				s.c.applyMovedHere(old, rd.slot, rd.addr)
+				continue
+			}
+			s.c.applyMoved(rd.slot, rd.addr)
+			s.refreshTopology()
+		}
+		s.mu.Lock()
 	}
-	s.c.applyMoved(slot, addr)
-	s.refreshTopology()
 }
 
 func isSubscribePush(push string) bool {

@@ -342,7 +342,11 @@ func (c *Client) noteSuccess(i int) {
 	if ns.fails.Load() != 0 {
 		ns.fails.Store(0)
 	}
-	if ns.cause.Load() != nil {
+	// Read before it is cleared: a NodeDown still to report below
+	// carries the failure that kept the node down, not a bare
+	// ErrNodeDown.
+	cause := ns.cause.Load()
+	if cause != nil {
 		ns.cause.Store(nil) // a later failure starts afresh
 	}
 	if ns.downRetired.Load() {
@@ -357,7 +361,11 @@ func (c *Client) noteSuccess(i int) {
 		if ns.downUnreported.Swap(false) {
 			// Listed again while down, and not yet reported so
 			// (reportRelistedDown): the NodeUp closes a NodeDown.
-			c.queueNodeEvent(NodeDown, i, ns.downCause())
+			err := error(ErrNodeDown)
+			if cause != nil {
+				err = cause.cause
+			}
+			c.queueNodeEvent(NodeDown, i, err)
 		}
 		c.queueNodeEvent(NodeUp, i, nil)
 		c.nodeUp(i)

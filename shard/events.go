@@ -304,21 +304,69 @@ func (c *Client) reportSlotChange(old, cur *cluster.Table) {
 	}
 }
 
-// retiredEvent reports that node i retired to the NodeState hook;
-// addrLeft says no entry of its address is in use any more.
-func (c *Client) retiredEvent(i int, addrLeft bool) {
-	if o := c.obs; o != nil && o.state {
-		n := c.nodes.get(i).node
-		o.h.NodeState(NodeEvent{Kind: NodeRetired, Node: n, ServerAddr: c.serverAddr(n), AddressLeft: addrLeft, Time: time.Now()})
-	}
+// queueNodeEvent queues an event of node i for the NodeState hook. The
+// caller holds the node's trans, so that the events queue in the order
+// of the changes they tell, and calls flushNodeEvents once it has
+// released it: the hook may use the client (a command to the node, a
+// Refresh, Stats), which could need that lock, and a slow hook must not
+// hold up a command whose answer marks the node up.
+func (c *Client) queueNodeEvent(kind NodeEventKind, i int, err error) {
+	c.queueNodeEventOf(NodeEvent{Kind: kind, Err: err}, i)
 }
 
-// nodeEvent reports a change of node i's state to the NodeState hook.
-func (c *Client) nodeEvent(kind NodeEventKind, i int, err error) {
-	if o := c.obs; o != nil && o.state {
-		n := c.nodes.get(i).node
-		o.h.NodeState(NodeEvent{Kind: kind, Node: n, ServerAddr: c.serverAddr(n), Err: err, Time: time.Now()})
+// queueNodeEventOf queues ev, completed with node i and the time, for
+// the NodeState hook (see queueNodeEvent).
+func (c *Client) queueNodeEventOf(ev NodeEvent, i int) {
+	o := c.obs
+	if o == nil || !o.state {
+		return
 	}
+	ns := c.nodes.get(i)
+	ev.Node = ns.node
+	ev.ServerAddr = c.serverAddr(ns.node)
+	ev.Time = time.Now()
+	ns.evMu.Lock()
+	ns.evQueue = append(ns.evQueue, ev)
+	ns.evMu.Unlock()
+}
+
+// flushNodeEvents gives the queued events of node i to the NodeState
+// hook, in the order they were queued. One goroutine gives a node's
+// events at a time: an event queued meanwhile (by a hook that used the
+// client, or by another goroutine) is given by that one after the event
+// it is giving, so that a NodeUp never comes before the NodeDown it
+// closes and no caller waits for another caller's hook.
+func (c *Client) flushNodeEvents(i int) {
+	o := c.obs
+	if o == nil || !o.state {
+		return
+	}
+	ns := c.nodes.get(i)
+	ns.evMu.Lock()
+	if ns.evFlushing || len(ns.evQueue) == 0 {
+		ns.evMu.Unlock()
+		return
+	}
+	ns.evFlushing = true
+	finished := false
+	defer func() {
+		if !finished { // a hook that did not return (runtime.Goexit)
+			ns.evMu.Lock()
+			ns.evFlushing = false
+			ns.evMu.Unlock()
+		}
+	}()
+	for len(ns.evQueue) > 0 {
+		ev := ns.evQueue[0]
+		ns.evQueue[0] = NodeEvent{}
+		ns.evQueue = ns.evQueue[1:]
+		ns.evMu.Unlock()
+		o.h.NodeState(ev)
+		ns.evMu.Lock()
+	}
+	ns.evQueue = nil
+	ns.evFlushing, finished = false, true
+	ns.evMu.Unlock()
 }
 
 // observeRefresh runs a topology refresh and reports it to the Refresh

@@ -299,10 +299,14 @@ func (c *Client) countFailure(i int, ns *nodeState, err error) {
 	// retired (left every topology: not checked; settleNodes).
 	if int(ns.fails.Add(1)) >= c.health.FailureLimit && c.health.Interval > 0 && !ns.down.Load() && !ns.retired.Load() {
 		ns.trans.Lock()
-		defer ns.trans.Unlock()
-		if ns.fails.Load() > 0 && !ns.retired.Load() && !ns.down.Swap(true) { // no success came in between
-			c.nodeEvent(NodeDown, i, err)
+		down := ns.fails.Load() > 0 && !ns.retired.Load() && !ns.down.Swap(true) // no success came in between
+		if down {
+			c.queueNodeEvent(NodeDown, i, err)
 			c.nodeDown(i)
+		}
+		ns.trans.Unlock()
+		if down {
+			c.wentDown(i)
 		}
 	}
 }
@@ -319,15 +323,17 @@ func (c *Client) markDown(i int, err error) {
 		return
 	}
 	ns.trans.Lock()
-	defer ns.trans.Unlock()
 	if ns.retired.Load() || ns.down.Load() {
+		ns.trans.Unlock()
 		return
 	}
 	ns.noteCause(err)
 	ns.fails.Store(int32(max(c.health.FailureLimit, 1)))
 	ns.down.Store(true)
-	c.nodeEvent(NodeDown, i, err)
+	c.queueNodeEvent(NodeDown, i, err)
 	c.nodeDown(i)
+	ns.trans.Unlock()
+	c.wentDown(i)
 }
 
 // noteSuccess records that node i answered.
@@ -336,38 +342,63 @@ func (c *Client) noteSuccess(i int) {
 	if ns.fails.Load() != 0 {
 		ns.fails.Store(0)
 	}
-	if ns.cause.Load() != nil {
+	// Read before it is cleared: a NodeDown still to report below
+	// carries the failure that kept the node down, not a bare
+	// ErrNodeDown.
+	cause := ns.cause.Load()
+	if cause != nil {
 		ns.cause.Store(nil) // a later failure starts afresh
 	}
 	if ns.downRetired.Load() {
 		ns.downRetired.Store(false) // it answered while retired
 	}
-	if ns.down.Load() {
-		ns.trans.Lock()
-		defer ns.trans.Unlock()
-		if ns.down.Swap(false) {
-			if ns.downUnreported.Swap(false) {
-				// Listed again while down, and not yet reported so
-				// (reportRelistedDown): the NodeUp closes a NodeDown.
-				c.nodeEvent(NodeDown, i, ns.downCause())
+	if !ns.down.Load() {
+		return
+	}
+	ns.trans.Lock()
+	up := ns.down.Swap(false)
+	if up {
+		if ns.downUnreported.Swap(false) {
+			// Listed again while down, and not yet reported so
+			// (reportRelistedDown): the NodeUp closes a NodeDown.
+			err := error(ErrNodeDown)
+			if cause != nil {
+				err = cause.cause
 			}
-			c.nodeEvent(NodeUp, i, nil)
-			c.nodeUp(i)
+			c.queueNodeEvent(NodeDown, i, err)
+		}
+		c.queueNodeEvent(NodeUp, i, nil)
+		c.nodeUp(i)
+	}
+	ns.trans.Unlock()
+	if up {
+		c.flushNodeEvents(i)
+	}
+}
+
+// nodeDown does, under node i's trans, what follows its being marked
+// down: in a ring with AutoEject, the ejection (in order with a restore
+// by a success that follows).
+func (c *Client) nodeDown(i int) {
+	if c.ring != nil && c.health.AutoEject {
+		if c.ring.Eject(i) == nil {
+			c.queueNodeEvent(NodeEjected, i, nil)
 		}
 	}
 }
 
-func (c *Client) nodeDown(i int) {
+// wentDown does, once node i's trans is released, what follows its
+// being marked down: its events go to the NodeState hook, then a
+// cluster's topology is refreshed (after the NodeDown: a failover's
+// ReplicaPromoted follows it).
+func (c *Client) wentDown(i int) {
+	c.flushNodeEvents(i)
 	if c.cl() != nil {
 		c.refresh(context.Background(), false)
 	}
-	if c.ring != nil && c.health.AutoEject {
-		if c.ring.Eject(i) == nil {
-			c.nodeEvent(NodeEjected, i, nil)
-		}
-	}
 }
 
+// nodeUp does, under node i's trans, what follows its being marked up.
 func (c *Client) nodeUp(i int) {
 	if c.cl() != nil {
 		// A node that comes back (a restarted master rejoining as a
@@ -378,7 +409,7 @@ func (c *Client) nodeUp(i int) {
 	}
 	if c.ring != nil && c.health.AutoEject {
 		if c.ring.Restore(i) == nil {
-			c.nodeEvent(NodeRestored, i, nil)
+			c.queueNodeEvent(NodeRestored, i, nil)
 		}
 	}
 }

@@ -58,6 +58,14 @@ type nodeLife struct {
 	// the first health check that answers, reports it (under trans).
 	downUnreported atomic.Bool
 
+	// evQueue holds the node's events not yet given to the NodeState
+	// hook, in the order of the changes they tell (queueNodeEvent);
+	// evFlushing says a goroutine is giving them (flushNodeEvents).
+	// Guarded by evMu.
+	evMu       sync.Mutex
+	evQueue    []NodeEvent
+	evFlushing bool
+
 	commands atomic.Int64
 	errors   atomic.Int64
 	moved    atomic.Int64
@@ -209,9 +217,9 @@ func (t *nodeTable) all() []*nodeState { return *t.list.Load() }
 func (c *Client) settleNodes() {
 	// The events go out once the lock is released: a NodeState hook may
 	// use the client, and so install a topology itself.
-	retired, gone, relisted := c.settleNodesLocked()
+	retired, relisted := c.settleNodesLocked()
 	for _, i := range retired {
-		c.retiredEvent(i, gone[c.nodes.get(i).node.Addr])
+		c.flushNodeEvents(i)
 	}
 	for _, i := range relisted {
 		c.reportRelistedDown(i)
@@ -227,16 +235,17 @@ func (c *Client) settleNodes() {
 func (c *Client) reportRelistedDown(i int) {
 	ns := c.nodes.get(i)
 	ns.trans.Lock()
-	defer ns.trans.Unlock()
 	if ns.downUnreported.Swap(false) && ns.down.Load() {
-		c.nodeEvent(NodeDown, i, ns.downCause())
+		c.queueNodeEvent(NodeDown, i, ns.downCause())
 	}
+	ns.trans.Unlock()
+	c.flushNodeEvents(i)
 }
 
-// settleNodesLocked is settleNodes under its lock; it returns the entries
-// that retired, the addresses that no entry in use is left of, and the
+// settleNodesLocked is settleNodes under its lock; it queues the
+// NodeRetired events, and returns the entries that retired and the
 // entries listed again that are down (a NodeDown to report).
-func (c *Client) settleNodesLocked() (retired []int, gone map[string]bool, relisted []int) {
+func (c *Client) settleNodesLocked() (retired []int, relisted []int) {
 	t := c.nodes
 	t.settle.Lock()
 	defer t.settle.Unlock()
@@ -269,7 +278,7 @@ func (c *Client) settleNodesLocked() (retired []int, gone map[string]bool, relis
 	}
 	// The pools of an address go once every entry of it retired (a
 	// master's, and its read-only one if it was a replica once).
-	gone = map[string]bool{}
+	gone := map[string]bool{}
 	for _, i := range retired {
 		gone[all[i].node.Addr] = true
 	}
@@ -282,7 +291,12 @@ func (c *Client) settleNodesLocked() (retired []int, gone map[string]bool, relis
 		_ = c.pools.Remove(addr) // ErrClosed only: Close closed them
 	}
 	t.rename(renamed(all, live))
-	return retired, gone, relisted
+	// Queued under the lock, in order with the NodeDown of a relisting
+	// by a later settleNodes (reportRelistedDown), and named as renamed.
+	for _, i := range retired {
+		c.queueNodeEventOf(NodeEvent{Kind: NodeRetired, AddressLeft: gone[all[i].node.Addr]}, i)
+	}
+	return retired, relisted
 }
 
 // nameNodes gives every node the name that the topology the client routes

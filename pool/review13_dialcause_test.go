@@ -266,3 +266,55 @@ func TestReview13HungServerIsATimeout(t *testing.T) {
 		})
 	}
 }
+
+// TestReview13FullTLSServerSaysSo: a redis-server at maxclients cannot
+// send its refusal to a TLS client (no handshake was done) and drops the
+// connection in the middle of the handshake: the caller got a bare
+// "shardis: dial <addr>: EOF" (or a reset), which reads like a broken
+// network. The error must say that the server closed the connection
+// during the TLS handshake, name the maxclients refusal as the likely
+// cause, keep the network's error matchable, and not be an
+// authentication failure.
+func TestReview13FullTLSServerSaysSo(t *testing.T) {
+	srv := startServer(t, redistest.Options{TLS: true, DefaultPassword: "full-tls-pw", Args: []string{"--maxclients", "1"}})
+	var holder redis.Conn
+	deadline := time.Now().Add(10 * time.Second)
+	for holder == nil {
+		c, err := redis.Dial("tcp", srv.Addr, redis.DialUseTLS(true), redis.DialTLSConfig(srv.TLS),
+			redis.DialPassword("full-tls-pw"), redis.DialConnectTimeout(2*time.Second), redis.DialReadTimeout(2*time.Second))
+		if err == nil {
+			if _, err = c.Do("PING"); err == nil {
+				holder = c
+				break
+			}
+			c.Close()
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("could not take the server's only connection: %v", err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	defer holder.Close()
+
+	set := newTestSet(t, Options{TLSConfig: srv.TLS, Password: "full-tls-pw"})
+	for i := range 5 {
+		c, err := set.Get(context.Background(), srv.Addr)
+		if err == nil {
+			c.Close()
+			t.Fatal("Get succeeded on a server at maxclients")
+		}
+		var de *DialError
+		if !errors.As(err, &de) || de.Addr != srv.Addr {
+			t.Errorf("#%d: Get = %v (%T), want a *DialError for %s", i, err, err, srv.Addr)
+		}
+		if !errors.Is(err, io.EOF) && !errors.Is(err, syscall.ECONNRESET) {
+			t.Errorf("#%d: Get = %v, want the network's EOF or reset still matchable", i, err)
+		}
+		if msg := err.Error(); !strings.Contains(msg, "TLS handshake") || !strings.Contains(msg, "maxclients") {
+			t.Errorf("#%d: Get = %q, want it to say the server closed the TLS handshake and name maxclients", i, msg)
+		}
+		if errors.Is(err, ErrAuth) || errors.Is(err, ErrClosedBeforeReply) || strings.Contains(err.Error(), "full-tls-pw") {
+			t.Errorf("#%d: Get = %q: an auth failure, a plain-text hint, or the password shown", i, err)
+		}
+	}
+}

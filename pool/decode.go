@@ -207,6 +207,38 @@ func (rd *replyReader) fill() error {
 	return err
 }
 
+// tlsAlert waits for the first two bytes of a plain-text connection's
+// first reply and returns errTLSAlert when they begin a TLS alert record
+// (content type 21, protocol version 3.x), which no RESP reply does: the
+// answer of a TLS server to a plain-text command, which the parser would
+// take for a bad line, or wait on for a line end that never comes. Every
+// RESP reply is longer than two bytes, so the wait is never for bytes
+// that a valid reply does not bring.
+func (rd *replyReader) tlsAlert() error {
+	for rd.w-rd.r < 2 {
+		if err := rd.fill(); err != nil {
+			return err
+		}
+	}
+	if rd.buf[rd.r] == 0x15 && rd.buf[rd.r+1] == 0x03 {
+		return errTLSAlert
+	}
+	return nil
+}
+
+// errTLSAlert is the failure of a plain-text connection whose server
+// answered with a TLS alert record: it matches ErrClosedBeforeReply, for
+// the hint, and ErrProtocol.
+var errTLSAlert error = tlsAlertError{}
+
+type tlsAlertError struct{}
+
+func (tlsAlertError) Error() string {
+	return "shardis: protocol error: the server answered with a TLS alert record, as a port that expects TLS does to a plain-text client (set Options.TLSConfig)"
+}
+
+func (tlsAlertError) Unwrap() []error { return []error{ErrClosedBeforeReply, ErrProtocol} }
+
 // buffered reports whether bytes are waiting to be parsed.
 func (rd *replyReader) buffered() bool { return rd.r < rd.w }
 

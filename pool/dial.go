@@ -53,15 +53,22 @@ func (d *dialer) dial(ctx context.Context) (redis.Conn, error) {
 		return nil, err
 	}
 	netDialer := &net.Dialer{Timeout: d.opts.DialTimeout}
-	connect := netDialer.DialContext
-	if tlsConf != nil {
-		// tls.Dialer runs the handshake under ctx, so a cancelled Get stops
-		// a stuck handshake too.
-		connect = (&tls.Dialer{NetDialer: netDialer, Config: tlsConf}).DialContext
-	}
-	nc, err := connect(ctx, "tcp", addr)
+	nc, err := netDialer.DialContext(ctx, "tcp", addr)
 	if err != nil {
 		return nil, &DialError{Addr: addr, Err: err}
+	}
+	if tlsConf != nil {
+		// The handshake runs under ctx, so a cancelled Get stops a stuck
+		// handshake too.
+		tc := tls.Client(nc, tlsConf)
+		if err := tc.HandshakeContext(ctx); err != nil {
+			nc.Close()
+			if closedBeforeReply(err) {
+				err = fmt.Errorf("%w: %w", errHandshakeClosed, err)
+			}
+			return nil, &DialError{Addr: addr, Err: err}
+		}
+		nc = tc
 	}
 	cc := &coarseConn{Conn: nc}
 	lc := newLiveConn(cc, d.opts.ReadTimeout)
@@ -159,6 +166,13 @@ func (d *dialer) setup(ctx context.Context, c redis.Conn, addr, name string) err
 	}
 	return nil
 }
+
+// errHandshakeClosed is wrapped, next to the network's own error, by the
+// dial error of a TLS connection that the server closed or reset during
+// the handshake, without a TLS alert. A redis-server at maxclients does
+// so to every new TLS connection: it has done no handshake, so it cannot
+// send the refusal that a plain-text client reads.
+var errHandshakeClosed = errors.New("shardis: the server closed the connection during the TLS handshake, as a redis-server at maxclients (no room for another client) does")
 
 // errReplicaNotSynced is the cause of the *DialError of a read-only
 // connection to a replica that holds no data of its master yet.

@@ -27,10 +27,13 @@ var (
 	// ErrClosedBeforeReply is wrapped, next to the network's own error,
 	// by the error of a plain-text connection that the server closed (or
 	// reset) before its first reply: what a port that expects TLS does to
-	// a plain-text client. Setting Options.TLSConfig is then the fix. The
-	// error is a *DialError when a setup command met it, and otherwise
-	// that of the caller's first command (which may have run, as for any
-	// connection lost before the reply).
+	// a plain-text client. Setting Options.TLSConfig is then the fix. It
+	// also matches, with ErrProtocol, the error of a plain-text connection
+	// whose server answered its first command with a TLS alert record, as
+	// TLS servers other than redis-server's may do. The error is a
+	// *DialError when a setup command met it, and otherwise that of the
+	// caller's first command (which may have run, as for any connection
+	// lost before the reply).
 	ErrClosedBeforeReply = errors.New("shardis: the server closed the connection before its first reply, as a port that expects TLS does to a plain-text client (set Options.TLSConfig)")
 )
 

@@ -331,20 +331,39 @@ func (c *liveConn) ReceiveWithTimeout(timeout time.Duration) (any, error) {
 // A plain-text connection that the server closes or resets before its
 // first reply is most likely talking to a port that expects TLS (a
 // redis-server with tls-port resets it at the first command): the error
-// then also wraps ErrClosedBeforeReply, which says so.
+// then also wraps ErrClosedBeforeReply, which says so. So does a first
+// reply that begins as a TLS alert record (errTLSAlert), which other TLS
+// servers send instead, perhaps without closing.
 func (c *liveConn) next() (any, error) {
+	if c.unverified != "" {
+		return c.first()
+	}
 	r, err := c.rd.reply(0, nil)
 	if e, ok := r.(redis.Error); ok && protocolErrorReply(e) {
 		c.changed.Store(true) // the server is closing it (connstate.go)
 	}
-	if c.unverified == "" {
-		return r, err
+	return r, err
+}
+
+// first is next for the connection's first reply (c.unverified set).
+func (c *liveConn) first() (any, error) {
+	_, isTLS := c.nc.Conn.(*tls.Conn)
+	var (
+		r   any
+		err error
+	)
+	if !isTLS {
+		err = c.rd.tlsAlert()
+	}
+	if err == nil {
+		r, err = c.rd.reply(0, nil)
+	}
+	if e, ok := r.(redis.Error); ok && protocolErrorReply(e) {
+		c.changed.Store(true) // the server is closing it (connstate.go)
 	}
 	if err != nil {
-		if closedBeforeReply(err) {
-			if _, isTLS := c.nc.Conn.(*tls.Conn); !isTLS {
-				err = fmt.Errorf("%w: %w", ErrClosedBeforeReply, err)
-			}
+		if !isTLS && closedBeforeReply(err) {
+			err = fmt.Errorf("%w: %w", ErrClosedBeforeReply, err)
 		}
 		return nil, err
 	}

@@ -119,7 +119,7 @@ func runBenchE2E(ctx context.Context, env *cliEnv, args []string) error {
 	}
 	rep.Servers, rep.Embedded = servers, embedded
 	if runErr != nil {
-		fmt.Fprintln(env.stderr) // end the unfinished progress line
+		bar.stop() // end the unfinished progress line
 	}
 	if *asJSON {
 		if err := writeJSON(env.stdout, rep); err != nil {

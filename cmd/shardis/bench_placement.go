@@ -125,8 +125,8 @@ func runBenchPlacement(ctx context.Context, env *cliEnv, args []string) error {
 	if rep == nil {
 		return runErr
 	}
-	if runErr != nil {
-		fmt.Fprintln(env.stderr) // end the unfinished progress line
+	if runErr != nil && bar != nil {
+		bar.stop() // end the unfinished progress line
 	}
 	if *asJSON {
 		if err := writeJSON(out, rep); err != nil {

@@ -4,6 +4,9 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"strings"
+
+	"github.com/shardis/shardis/internal/addrkey"
 )
 
 // errHelp ends a command whose flags asked for help: the flag package has
@@ -23,7 +26,28 @@ func parseFlags(fs *flag.FlagSet, args []string, noArgs bool) error {
 		return fmt.Errorf("%w: %w", errUsage, err)
 	}
 	if noArgs && fs.NArg() > 0 {
-		return fmt.Errorf("%w: unexpected argument %q (flags go before it)", errUsage, fs.Arg(0))
+		// The word may be a URL meant for a flag: it is quoted without
+		// its user info.
+		return fmt.Errorf("%w: unexpected argument %q (flags go before it)", errUsage, redactArg(fs.Arg(0)))
 	}
 	return nil
+}
+
+// redactArg returns a command-line word as it may be printed: a URL (a
+// word with "://", such as a --config or --from value) without its user
+// info and with "?..." for its options, which may hold a password
+// (sentinel_password, from=URL); another word without what comes before
+// its last '@' (user:password@host:port).
+func redactArg(s string) string {
+	scheme, rest, ok := strings.Cut(s, "://")
+	if !ok {
+		return addrkey.Redact(s)
+	}
+	// The last '@' of the whole rest: an unencoded '?' in a password
+	// puts part of it after the first '?'.
+	rest = addrkey.Redact(rest)
+	if hosts, _, hasQuery := strings.Cut(rest, "?"); hasQuery {
+		rest = hosts + "?..."
+	}
+	return scheme + "://" + rest
 }

@@ -23,7 +23,8 @@ const probeTTL = 60 * time.Second
 const statsUsage = `Usage: shardis stats --config FILE [--ops N] [--prefix P] [--no-probe]
        [--json] [--watch [--interval D] [--count N]]
 
-Connects with the client's YAML or JSON config, runs a short probe workload
+Connects with the client's YAML or JSON config (or a redis-ring:// or
+redis-cluster:// URL), runs a short probe workload
 and prints the client's counters for every node. A node's STATE is "down"
 when the health checks marked it down or it did not answer a PING sent just
 before printing.
@@ -50,7 +51,7 @@ func runStats(ctx context.Context, env *cliEnv, args []string) error {
 		fmt.Fprint(fs.Output(), statsUsage)
 		fs.PrintDefaults()
 	}
-	configFile := fs.String("config", "", "YAML or JSON client config")
+	configFile := fs.String("config", "", "YAML or JSON client config file, or a redis-ring:// or redis-cluster:// URL")
 	ops := fs.Int("ops", 1000, "SET+GET pairs of the probe workload; each SET writes a key with a 60s TTL (0 = none)")
 	prefix := fs.String("prefix", "shardis:stats:", "key prefix of the probe workload")
 	noProbe := fs.Bool("no-probe", false, "write nothing: skip the probe workload")

@@ -23,7 +23,7 @@ func init() {
 func runSubscribe(ctx context.Context, env *cliEnv, args []string) error {
 	fs := flag.NewFlagSet("subscribe", flag.ContinueOnError)
 	fs.SetOutput(env.stderr)
-	configFile := fs.String("config", "", "YAML or JSON client config")
+	configFile := fs.String("config", "", "YAML or JSON client config file (or a URL, as --url)")
 	url := fs.String("url", "", "redis-ring:// or redis-cluster:// URL (instead of --config)")
 	pattern := fs.Bool("pattern", false, "the names are patterns (PSUBSCRIBE)")
 	sharded := fs.Bool("sharded", false, "the names are shard channels (SSUBSCRIBE)")
@@ -61,7 +61,7 @@ func runSubscribe(ctx context.Context, env *cliEnv, args []string) error {
 	if *url != "" {
 		cfg, err = shard.ParseURL(*url)
 	} else {
-		cfg, err = shard.LoadConfig(*configFile)
+		cfg, err = loadTopology(*configFile)
 	}
 	if err != nil {
 		return err

@@ -80,6 +80,11 @@ func runStats(ctx context.Context, env *cliEnv, args []string) error {
 	if *ops == 0 && set["prefix"] {
 		return fmt.Errorf("%w: --prefix names the probe's keys, and there is no probe (--no-probe or --ops 0)", errUsage)
 	}
+	// Checked before connecting: a bad flag is status 2 whether the
+	// servers answer or not.
+	if err := wo.check(); err != nil {
+		return err
+	}
 	cfg, err := loadConfig(*configFile)
 	if err != nil {
 		return err

@@ -58,7 +58,7 @@ func runBenchE2E(ctx context.Context, env *cliEnv, args []string) error {
 	multi := fs.String("multi", "100,1k", "keys per MSET and MGET (\"\" for none)")
 	reportDir := fs.String("report", "", "write report.md and SVG charts into this directory")
 	asJSON := fs.Bool("json", false, "print one JSON document instead of the table")
-	if err := parseFlags(fs, args, true); err != nil {
+	if err := parseFlags(env, fs, args, true); err != nil {
 		return err
 	}
 	if *duration <= 0 || *duration > 10*time.Minute {

@@ -27,7 +27,7 @@ func runDemo(ctx context.Context, env *cliEnv, args []string) error {
 	configFile := fs.String("config", "", "YAML or JSON client config file, or a redis-ring:// or redis-cluster:// URL; without it the demo starts three embedded servers")
 	keys := fs.Int("keys", 100000, "how many keys to write")
 	batch := fs.Int("batch", 1000, "commands per pipeline")
-	if err := parseFlags(fs, args, true); err != nil {
+	if err := parseFlags(env, fs, args, true); err != nil {
 		return err
 	}
 	if *keys <= 0 || *batch <= 0 {

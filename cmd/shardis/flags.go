@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"flag"
 	"fmt"
@@ -13,16 +14,28 @@ import (
 // printed the usage, and the command exits 0.
 var errHelp = errors.New("help shown")
 
-// parseFlags parses a command's args with fs. -h and --help print the
-// usage and return errHelp; a bad flag is a usage error. With noArgs a
-// word after the flags is one too: Go's flag package stops at the first
-// word that is no flag, and the flags after it would be dropped without a
-// word (a --dry-run among them).
-func parseFlags(fs *flag.FlagSet, args []string, noArgs bool) error {
-	if err := fs.Parse(args); err != nil {
+// parseFlags parses a command's args with fs, whose output is the
+// command's stderr. -h and --help print the usage on env.stdout (the help
+// asked for is the command's output, as "shardis --help" prints it) and
+// return errHelp; a bad flag is a usage error, its usage on stderr. With
+// noArgs a word after the flags is one too: Go's flag package stops at
+// the first word that is no flag, and the flags after it would be dropped
+// without a word (a --dry-run among them).
+func parseFlags(env *cliEnv, fs *flag.FlagSet, args []string, noArgs bool) error {
+	stderr := fs.Output()
+	var usage bytes.Buffer
+	fs.SetOutput(&usage)
+	err := fs.Parse(args)
+	fs.SetOutput(stderr)
+	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
+			_, werr := env.stdout.Write(usage.Bytes())
+			if werr != nil {
+				return werr
+			}
 			return errHelp
 		}
+		stderr.Write(usage.Bytes())
 		return fmt.Errorf("%w: %w", errUsage, err)
 	}
 	if noArgs && fs.NArg() > 0 {

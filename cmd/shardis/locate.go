@@ -67,7 +67,7 @@ func runLocate(ctx context.Context, env *cliEnv, args []string) error {
 	configFile := fs.String("config", "", "YAML or JSON client config file (ring mode), or a redis-ring:// URL, to read the ring from, instead of --hash, --key-hash, --tag and --shards")
 	hexKeys := fs.Bool("hex", false, "each key is its bytes in hex (\"666f6f\" is foo); printed back as given.\n"+
 		"On standard input a \"\\r\" before the \"\\n\" is then ignored too")
-	if err := parseFlags(fs, args, false); err != nil {
+	if err := parseFlags(env, fs, args, false); err != nil {
 		return err
 	}
 	var ringCfg ring.Config

@@ -66,11 +66,14 @@ func main() {
 
 // run executes the verb named by args[0] and returns the process exit code.
 func run(ctx context.Context, env *cliEnv, args []string) int {
-	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+	if len(args) == 0 {
+		// A usage error: the help goes to stderr, as for an unknown
+		// command, and nothing to stdout, where a script reads data.
+		printHelp(env.stderr)
+		return 2
+	}
+	if args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
 		printHelp(env.stdout)
-		if len(args) == 0 {
-			return 2
-		}
 		return 0
 	}
 	c, ok := commands[args[0]]

@@ -36,7 +36,7 @@ func runNodes(ctx context.Context, env *cliEnv, args []string) error {
 	fs := flag.NewFlagSet("nodes", flag.ContinueOnError)
 	fs.SetOutput(env.stderr)
 	configFile := fs.String("config", "", "YAML or JSON client config file, or a redis-ring:// or redis-cluster:// URL")
-	if err := parseFlags(fs, args, true); err != nil {
+	if err := parseFlags(env, fs, args, true); err != nil {
 		return err
 	}
 	c, err := loadClient(ctx, *configFile)

@@ -78,7 +78,7 @@ func runReshard(ctx context.Context, env *cliEnv, args []string) error {
 	armOnly := fs.Bool("arm", false, "arm the fence (processes start moving keys on touch) and move nothing")
 	finish := fs.Bool("finish", false, "end the migration: delete the fence's marker once no process uses the migration and every key is at its owner")
 	clearFence := fs.Bool("clear-fence", false, "delete the fence's marker from the old nodes without any check (forced; prefer --finish)")
-	if err := parseFlags(fs, args, true); err != nil {
+	if err := parseFlags(env, fs, args, true); err != nil {
 		return err
 	}
 	if *fromArg == "" || *toArg == "" {

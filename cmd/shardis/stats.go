@@ -57,7 +57,7 @@ func runStats(ctx context.Context, env *cliEnv, args []string) error {
 	noProbe := fs.Bool("no-probe", false, "write nothing: skip the probe workload")
 	var wo watchOptions
 	wo.flags(fs)
-	if err := parseFlags(fs, args, true); err != nil {
+	if err := parseFlags(env, fs, args, true); err != nil {
 		return err
 	}
 	if *ops < 0 {

@@ -37,7 +37,7 @@ func runVerify(ctx context.Context, env *cliEnv, args []string) error {
 	cfgArg := fs.String("config", "", "the topology: config file or URL (required)")
 	nodes := fs.String("nodes", "", "more node addresses to scan, comma-separated (e.g. a shard that left)")
 	samples := fs.Int("samples", 20, "misplaced keys to list (0: none, only the counts)")
-	if err := parseFlags(fs, args, true); err != nil {
+	if err := parseFlags(env, fs, args, true); err != nil {
 		return err
 	}
 	if *samples < 0 {

@@ -105,3 +105,27 @@ func helpFlags(t *testing.T, cmd string) map[string]bool {
 	}
 	return flags
 }
+
+// "shardis help reshard" printed the list of commands, not reshard's
+// help, while the list says to run "shardis <command> -h": it is that.
+func TestReview13HelpCommand(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+		code int
+	}{
+		{[]string{"help", "reshard"}, "Usage: shardis reshard --from OLD", 0},
+		{[]string{"help", "bench", "e2e"}, "Usage: shardis bench e2e", 0},
+		{[]string{"help", "bench"}, "Usage: shardis bench placement [flags]", 0},
+		{[]string{"help"}, "Commands:", 0},
+	} {
+		code, out, errOut := runCLI(t, "", tc.args...)
+		if code != tc.code || !strings.Contains(out, tc.want) || errOut != "" {
+			t.Errorf("%v: exit %d, want %d with %q on stdout\nstdout: %q\nstderr: %q", tc.args, code, tc.code, tc.want, out, errOut)
+		}
+	}
+	code, out, errOut := runCLI(t, "", "help", "nosuch")
+	if code != 2 || out != "" || !strings.Contains(errOut, `unknown command "nosuch"`) {
+		t.Errorf("help nosuch: exit %d, want 2 naming it on stderr\nstdout: %q\nstderr: %q", code, out, errOut)
+	}
+}

@@ -26,8 +26,9 @@ per second) and p50/p99 latency of
 Without --config it starts its own servers on 127.0.0.1 and says which:
 three redis-server processes (ring mode) and a 3-master Redis Cluster
 (cluster mode) when redis-server is installed, embedded miniredis servers
-otherwise. Each --config FILE (YAML or JSON, see shard.LoadConfig) adds a
-target instead, in the mode the file names. The workload writes 16-byte
+otherwise. Each --config FILE (YAML or JSON, see shard.LoadConfig; or a
+redis-ring:// or redis-cluster:// URL) adds a target instead, in the mode
+the file names. The workload writes 16-byte
 values under keys shardis:bench:<n>:pf and deletes them at the end.
 
 Each case runs --duration per target after a short warm-up; the whole run
@@ -50,14 +51,14 @@ func runBenchE2E(ctx context.Context, env *cliEnv, args []string) error {
 		fs.PrintDefaults()
 	}
 	var configs stringList
-	fs.Var(&configs, "config", "client config file (YAML or JSON); repeat for several targets")
+	fs.Var(&configs, "config", "client config file (YAML or JSON) or URL; repeat for several targets")
 	duration := fs.Duration("duration", e2e.DefaultDuration, "how long each case runs per target")
 	callers := fs.String("callers", "1,16,64", "concurrent callers of the single-command cases")
 	pipelines := fs.String("pipelines", "1k,10k", "commands per pipeline (\"\" for none)")
 	multi := fs.String("multi", "100,1k", "keys per MSET and MGET (\"\" for none)")
 	reportDir := fs.String("report", "", "write report.md and SVG charts into this directory")
 	asJSON := fs.Bool("json", false, "print one JSON document instead of the table")
-	if err := parseFlags(fs, args, true); err != nil {
+	if err := parseFlags(env, fs, args, true); err != nil {
 		return err
 	}
 	if *duration <= 0 || *duration > 10*time.Minute {
@@ -81,7 +82,11 @@ func runBenchE2E(ctx context.Context, env *cliEnv, args []string) error {
 		if targets, err = configTargets(configs); err != nil {
 			return err
 		}
-		servers = "the servers of " + strings.Join(configs, ", ")
+		names := make([]string, len(configs))
+		for i, c := range configs {
+			names[i] = redactArg(c)
+		}
+		servers = "the servers of " + strings.Join(names, ", ")
 	} else {
 		fmt.Fprintln(info, "No --config given: starting local servers...")
 		s, err := e2e.Start(ctx)
@@ -119,7 +124,7 @@ func runBenchE2E(ctx context.Context, env *cliEnv, args []string) error {
 	}
 	rep.Servers, rep.Embedded = servers, embedded
 	if runErr != nil {
-		fmt.Fprintln(env.stderr) // end the unfinished progress line
+		bar.stop() // end the unfinished progress line
 	}
 	if *asJSON {
 		if err := writeJSON(env.stdout, rep); err != nil {
@@ -171,7 +176,8 @@ func configTargets(files []string) ([]e2e.Target, error) {
 	var targets []e2e.Target
 	seen := map[string]int{}
 	for _, f := range files {
-		cfg, err := shard.LoadConfig(f)
+		shown := redactArg(f) // a URL without its password
+		cfg, err := loadTopology(f)
 		if err != nil {
 			return nil, err
 		}
@@ -186,13 +192,13 @@ func configTargets(files []string) ([]e2e.Target, error) {
 		}
 		var desc string
 		if cfg.Mode == shard.ModeCluster {
-			desc = fmt.Sprintf("Redis Cluster via seeds %s (%s)", strings.Join(cfg.Seeds, ", "), f)
+			desc = fmt.Sprintf("Redis Cluster via seeds %s (%s)", strings.Join(cfg.Seeds, ", "), shown)
 		} else {
 			hash := cfg.Hash
 			if hash == "" {
 				hash = "murmur3"
 			}
-			desc = fmt.Sprintf("%d shards, %s ring (%s)", len(cfg.Shards), hash, f)
+			desc = fmt.Sprintf("%d shards, %s ring (%s)", len(cfg.Shards), hash, shown)
 		}
 		targets = append(targets, e2e.Target{Name: name, Config: cfg, Servers: desc})
 	}

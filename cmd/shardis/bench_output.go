@@ -18,10 +18,14 @@ func (l *stringList) Set(v string) error {
 }
 
 // commandLine returns the command a report quotes as its origin: "shardis"
-// followed by args, each quoted for a POSIX shell when it needs it.
+// followed by args, each quoted for a POSIX shell when it needs it, a URL
+// without its user info and options (redactArg).
 func commandLine(args []string) string {
 	parts := []string{"shardis"}
 	for _, a := range args {
+		if strings.Contains(a, "://") {
+			a = redactArg(a) // a --config URL's password stays out of the report
+		}
 		parts = append(parts, shellQuote(a))
 	}
 	return strings.Join(parts, " ")

@@ -74,7 +74,7 @@ func runBenchPlacement(ctx context.Context, env *cliEnv, args []string) error {
 	lookupTime := fs.Duration("lookup-time", placement.DefaultLookupTime, "time spent timing lookups per strategy and layout")
 	reportDir := fs.String("report", "", "write report.md and SVG charts into this directory")
 	asJSON := fs.Bool("json", false, "print one JSON document instead of the table")
-	if err := parseFlags(fs, args, true); err != nil {
+	if err := parseFlags(env, fs, args, true); err != nil {
 		return err
 	}
 	if *keysFile != "" && *generate != 0 {
@@ -125,8 +125,8 @@ func runBenchPlacement(ctx context.Context, env *cliEnv, args []string) error {
 	if rep == nil {
 		return runErr
 	}
-	if runErr != nil {
-		fmt.Fprintln(env.stderr) // end the unfinished progress line
+	if runErr != nil && bar != nil {
+		bar.stop() // end the unfinished progress line
 	}
 	if *asJSON {
 		if err := writeJSON(out, rep); err != nil {

@@ -24,10 +24,10 @@ func init() {
 func runDemo(ctx context.Context, env *cliEnv, args []string) error {
 	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
 	fs.SetOutput(env.stderr)
-	configFile := fs.String("config", "", "YAML or JSON client config; without it the demo starts three embedded servers")
+	configFile := fs.String("config", "", "YAML or JSON client config file, or a redis-ring:// or redis-cluster:// URL; without it the demo starts three embedded servers")
 	keys := fs.Int("keys", 100000, "how many keys to write")
 	batch := fs.Int("batch", 1000, "commands per pipeline")
-	if err := parseFlags(fs, args, true); err != nil {
+	if err := parseFlags(env, fs, args, true); err != nil {
 		return err
 	}
 	if *keys <= 0 || *batch <= 0 {
@@ -41,7 +41,7 @@ func runDemo(ctx context.Context, env *cliEnv, args []string) error {
 	)
 	if *configFile != "" {
 		var err error
-		if cfg, err = shard.LoadConfig(*configFile); err != nil {
+		if cfg, err = loadTopology(*configFile); err != nil {
 			return err
 		}
 		fmt.Fprintf(out, "Using %s\n", cfg)

@@ -1,29 +1,66 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"flag"
 	"fmt"
+	"strings"
+
+	"github.com/shardis/shardis/internal/addrkey"
 )
 
 // errHelp ends a command whose flags asked for help: the flag package has
 // printed the usage, and the command exits 0.
 var errHelp = errors.New("help shown")
 
-// parseFlags parses a command's args with fs. -h and --help print the
-// usage and return errHelp; a bad flag is a usage error. With noArgs a
-// word after the flags is one too: Go's flag package stops at the first
-// word that is no flag, and the flags after it would be dropped without a
-// word (a --dry-run among them).
-func parseFlags(fs *flag.FlagSet, args []string, noArgs bool) error {
-	if err := fs.Parse(args); err != nil {
+// parseFlags parses a command's args with fs, whose output is the
+// command's stderr. -h and --help print the usage on env.stdout (the help
+// asked for is the command's output, as "shardis --help" prints it) and
+// return errHelp; a bad flag is a usage error, its usage on stderr. With
+// noArgs a word after the flags is one too: Go's flag package stops at
+// the first word that is no flag, and the flags after it would be dropped
+// without a word (a --dry-run among them).
+func parseFlags(env *cliEnv, fs *flag.FlagSet, args []string, noArgs bool) error {
+	stderr := fs.Output()
+	var usage bytes.Buffer
+	fs.SetOutput(&usage)
+	err := fs.Parse(args)
+	fs.SetOutput(stderr)
+	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
+			_, werr := env.stdout.Write(usage.Bytes())
+			if werr != nil {
+				return werr
+			}
 			return errHelp
 		}
+		stderr.Write(usage.Bytes())
 		return fmt.Errorf("%w: %w", errUsage, err)
 	}
 	if noArgs && fs.NArg() > 0 {
-		return fmt.Errorf("%w: unexpected argument %q (flags go before it)", errUsage, fs.Arg(0))
+		// The word may be a URL meant for a flag: it is quoted without
+		// its user info.
+		return fmt.Errorf("%w: unexpected argument %q (flags go before it)", errUsage, redactArg(fs.Arg(0)))
 	}
 	return nil
+}
+
+// redactArg returns a command-line word as it may be printed: a URL (a
+// word with "://", such as a --config or --from value) without its user
+// info and with "?..." for its options, which may hold a password
+// (sentinel_password, from=URL); another word without what comes before
+// its last '@' (user:password@host:port).
+func redactArg(s string) string {
+	scheme, rest, ok := strings.Cut(s, "://")
+	if !ok {
+		return addrkey.Redact(s)
+	}
+	// The last '@' of the whole rest: an unencoded '?' in a password
+	// puts part of it after the first '?'.
+	rest = addrkey.Redact(rest)
+	if hosts, _, hasQuery := strings.Cut(rest, "?"); hasQuery {
+		rest = hosts + "?..."
+	}
+	return scheme + "://" + rest
 }

@@ -18,9 +18,9 @@ func TestHelpAndStrayWords(t *testing.T) {
 		t.Fatalf("%d commands registered, the table lists %d: add the new one", len(commands), len(verbs)-1)
 	}
 	for _, v := range verbs {
-		code, _, errOut := runCLI(t, "", append(v, "-h")...)
+		code, out, _ := runCLI(t, "", append(v, "-h")...)
 		assert.Equal(t, 0, code, "%s -h", strings.Join(v, " "))
-		assert.Contains(t, errOut, "-", "%s -h prints the flags", strings.Join(v, " "))
+		assert.Contains(t, out, "-", "%s -h prints the flags", strings.Join(v, " "))
 	}
 	for _, args := range [][]string{
 		{"bench", "e2e", "--duration", "1s", "now"},

@@ -22,8 +22,8 @@ const locateUsage = `Usage: shardis locate --config FILE [--hex] [KEY ...]
        [--key-hash NAME] [--tag {none|cluster|jedis|XY}] --shards LIST [--hex] [KEY ...]
 
 --config reads the ring (hash, key_hash, tag and shards with their names and
-weights) from the client's YAML or JSON file (see shard.LoadConfig), so that
-the answer is the one the client gives; it cannot be combined with --hash,
+weights) from the client's YAML or JSON file (see shard.LoadConfig) or a
+redis-ring:// URL, so that the answer is the one the client gives; it cannot be combined with --hash,
 --key-hash, --tag or --shards. Shard names matter: with jedis placement,
 listing the same servers without their names moves most keys.
 
@@ -64,10 +64,10 @@ func runLocate(ctx context.Context, env *cliEnv, args []string) error {
 	keyHash := fs.String("key-hash", "", "key hash function (default: the algorithm's)")
 	tag := fs.String("tag", "", "hash tag rule: none, cluster, jedis, or a two-character pair such as {} (default: the algorithm's)")
 	shardList := fs.String("shards", "", "the shards, \"HOST:PORT[:WEIGHT][ NAME],...\" (required)")
-	configFile := fs.String("config", "", "YAML or JSON client config (ring mode) to read the ring from, instead of --hash, --key-hash, --tag and --shards")
+	configFile := fs.String("config", "", "YAML or JSON client config file (ring mode), or a redis-ring:// URL, to read the ring from, instead of --hash, --key-hash, --tag and --shards")
 	hexKeys := fs.Bool("hex", false, "each key is its bytes in hex (\"666f6f\" is foo); printed back as given.\n"+
 		"On standard input a \"\\r\" before the \"\\n\" is then ignored too")
-	if err := parseFlags(fs, args, false); err != nil {
+	if err := parseFlags(env, fs, args, false); err != nil {
 		return err
 	}
 	var ringCfg ring.Config
@@ -81,12 +81,12 @@ func runLocate(ctx context.Context, env *cliEnv, args []string) error {
 		if len(conflict) > 0 {
 			return fmt.Errorf("%w: --config gives the whole ring; drop %s", errUsage, strings.Join(conflict, ", "))
 		}
-		cfg, err := shard.LoadConfig(*configFile)
+		cfg, err := loadTopology(*configFile)
 		if err != nil {
 			return err
 		}
 		if cfg.Mode == shard.ModeCluster {
-			return fmt.Errorf("%w: %s is a cluster-mode config; use shardis slot for the hash slot of keys", errUsage, *configFile)
+			return fmt.Errorf("%w: %s is a cluster-mode config; use shardis slot for the hash slot of keys", errUsage, redactArg(*configFile))
 		}
 		ringCfg = cfg.RingConfig()
 	} else {

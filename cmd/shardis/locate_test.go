@@ -275,9 +275,9 @@ func TestLocateErrors(t *testing.T) {
 		})
 	}
 	// -h prints the usage and succeeds.
-	code, _, errOut := locateRun(t, "", "locate", "-h")
-	if code != 0 || !strings.Contains(errOut, "Usage: shardis locate") || !strings.Contains(errOut, "-shards") {
-		t.Errorf("-h: exit %d, %q", code, errOut)
+	code, out, _ := locateRun(t, "", "locate", "-h")
+	if code != 0 || !strings.Contains(out, "Usage: shardis locate") || !strings.Contains(out, "-shards") {
+		t.Errorf("-h: exit %d, %q", code, out)
 	}
 }
 

@@ -66,11 +66,19 @@ func main() {
 
 // run executes the verb named by args[0] and returns the process exit code.
 func run(ctx context.Context, env *cliEnv, args []string) int {
-	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+	if len(args) == 0 {
+		// A usage error: the help goes to stderr, as for an unknown
+		// command, and nothing to stdout, where a script reads data.
+		printHelp(env.stderr)
+		return 2
+	}
+	if args[0] == "help" && len(args) > 1 {
+		// "shardis help reshard" is "shardis reshard -h" (and "shardis
+		// help bench e2e" is "shardis bench e2e -h").
+		return run(ctx, env, append(args[1:len(args):len(args)], "-h"))
+	}
+	if args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
 		printHelp(env.stdout)
-		if len(args) == 0 {
-			return 2
-		}
 		return 0
 	}
 	c, ok := commands[args[0]]
@@ -112,7 +120,7 @@ func printHelp(w io.Writer) {
 		fmt.Fprintf(w, "  %-10s %s\n", n, commands[n].summary)
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "Run 'shardis <command> -h' for a command's flags.")
+	fmt.Fprintln(w, "Run 'shardis <command> -h' (or 'shardis help <command>') for a command's flags.")
 	fmt.Fprintln(w, "Exit status: 0 done, 1 the command failed at its work, 2 a usage error or a")
 	fmt.Fprintln(w, "config that cannot be read, parsed or used, 3 an incomplete result (where a")
 	fmt.Fprintln(w, "command's help says so).")

@@ -23,19 +23,20 @@ func loadClient(ctx context.Context, path string) (*shard.Client, error) {
 	return shard.New(ctx, cfg)
 }
 
-// loadConfig reads --config.
+// loadConfig reads --config: a config file, or a URL (as verify and
+// reshard take it).
 func loadConfig(path string) (shard.Config, error) {
 	if path == "" {
 		return shard.Config{}, fmt.Errorf("%w: --config FILE is required", errUsage)
 	}
-	return shard.LoadConfig(path)
+	return loadTopology(path)
 }
 
 func runNodes(ctx context.Context, env *cliEnv, args []string) error {
 	fs := flag.NewFlagSet("nodes", flag.ContinueOnError)
 	fs.SetOutput(env.stderr)
-	configFile := fs.String("config", "", "YAML or JSON client config")
-	if err := parseFlags(fs, args, true); err != nil {
+	configFile := fs.String("config", "", "YAML or JSON client config file, or a redis-ring:// or redis-cluster:// URL")
+	if err := parseFlags(env, fs, args, true); err != nil {
 		return err
 	}
 	c, err := loadClient(ctx, *configFile)

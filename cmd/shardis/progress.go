@@ -7,28 +7,47 @@ import (
 	"time"
 )
 
-// progress draws a one-line progress bar on a terminal stream.
+// progress draws a one-line progress bar on a terminal stream. On any
+// other stream (a log file, a pipe, a CI job's output) it writes plain
+// lines instead, the first at once, then one every logEvery, one when
+// the label changes (bench e2e: a case starts) and one at the end, as
+// reshard's progress does: no carriage returns.
 type progress struct {
-	w     io.Writer
-	label string
-	total int
-	start time.Time
-	last  time.Time
-	open  bool // a bar is drawn and its line not ended
+	w         io.Writer
+	tty       bool
+	label     string
+	total     int
+	start     time.Time
+	last      time.Time
+	lastLabel string // the label of the last plain line (tty false)
+	open      bool   // a bar is drawn and its line not ended
 }
 
 func newProgress(w io.Writer, label string, total int) *progress {
 	now := time.Now()
-	return &progress{w: w, label: label, total: total, start: now}
+	return &progress{w: w, tty: isTerminal(w), label: label, total: total, start: now}
 }
 
 // set redraws the bar for done of total, at most every 50ms and at the end.
 func (p *progress) set(done int) {
 	now := time.Now()
-	if done < p.total && now.Sub(p.last) < 50*time.Millisecond {
+	every := 50 * time.Millisecond
+	if !p.tty {
+		every = logEvery
+	}
+	if done < p.total && !p.last.IsZero() && now.Sub(p.last) < every && (p.tty || p.label == p.lastLabel) {
 		return
 	}
 	p.last = now
+	if !p.tty {
+		p.lastLabel = p.label
+		fmt.Fprintf(p.w, "%s %3d%% %d/%d", strings.TrimSpace(p.label), percent(done, p.total), done, p.total)
+		if done >= p.total {
+			fmt.Fprintf(p.w, " in %v", now.Sub(p.start).Round(time.Millisecond))
+		}
+		fmt.Fprintln(p.w)
+		return
+	}
 	const width = 30
 	filled := 0
 	if p.total > 0 {

@@ -78,7 +78,7 @@ func runReshard(ctx context.Context, env *cliEnv, args []string) error {
 	armOnly := fs.Bool("arm", false, "arm the fence (processes start moving keys on touch) and move nothing")
 	finish := fs.Bool("finish", false, "end the migration: delete the fence's marker once no process uses the migration and every key is at its owner")
 	clearFence := fs.Bool("clear-fence", false, "delete the fence's marker from the old nodes without any check (forced; prefer --finish)")
-	if err := parseFlags(fs, args, true); err != nil {
+	if err := parseFlags(env, fs, args, true); err != nil {
 		return err
 	}
 	if *fromArg == "" || *toArg == "" {
@@ -183,7 +183,7 @@ func reshardVerb(ctx context.Context, env *cliEnv, from, to shard.Config, f resh
 		}
 	}
 	if !f.quiet {
-		bar := &reshardBar{w: env.stderr, tty: isTerminal(env.stderr)}
+		bar := &reshardBar{w: env.stderr, tty: isTerminal(env.stderr), ctx: ctx}
 		opts.Progress = bar.draw
 	}
 	rep, err := reshard.Move(ctx, opts)
@@ -192,6 +192,11 @@ func reshardVerb(ctx context.Context, env *cliEnv, from, to shard.Config, f resh
 		if err == nil && !f.dryRun {
 			printFinish(env.stdout, rep)
 		}
+	}
+	if err != nil && ctx.Err() != nil && !f.dryRun {
+		// Ctrl-C or SIGTERM: say that the move stopped short and how to
+		// go on, which "context canceled" alone did not.
+		return errtext.Errorf("interrupted; run the same command again to move the rest: %w", err)
 	}
 	return err
 }
@@ -309,9 +314,14 @@ const logEvery = 10 * time.Second
 type reshardBar struct {
 	w    io.Writer
 	tty  bool
+	ctx  context.Context  // the move's: once ended, the last report is of a move interrupted
 	now  func() time.Time // time.Now when nil
 	last time.Time        // when a line was last written (tty false)
 }
+
+// interrupted reports whether the move was interrupted (its last report
+// then ends no finished move).
+func (b *reshardBar) interrupted() bool { return b.ctx != nil && b.ctx.Err() != nil }
 
 func (b *reshardBar) draw(p reshard.Progress) {
 	if !b.tty {
@@ -331,7 +341,9 @@ func (b *reshardBar) draw(p reshard.Progress) {
 	fmt.Fprintf(b.w, "\rreshard [%s%s] %3d%% %d/%d keys, %d moved (%.0f keys/s), %.0f scanned/s, %.1f MB/s, ETA %s ",
 		strings.Repeat("#", filled), strings.Repeat(".", width-filled), percent(int(min(p.Scanned, p.Total)), int(p.Total)),
 		p.Scanned, p.Total, p.Moved, movedRate(p), p.KeysPerSecond, mb, eta)
-	if p.Done {
+	if p.Done && b.interrupted() {
+		fmt.Fprintf(b.w, "interrupted after %v\n", p.Elapsed.Round(time.Millisecond))
+	} else if p.Done {
 		fmt.Fprintf(b.w, "in %v\n", p.Elapsed.Round(time.Millisecond))
 	}
 }
@@ -354,7 +366,9 @@ func (b *reshardBar) log(p reshard.Progress) {
 	}
 	mb := float64(p.Bytes) / (1 << 20) / max(p.Elapsed.Seconds(), 1e-9)
 	state := "ETA " + eta
-	if p.Done {
+	if p.Done && b.interrupted() {
+		state = "interrupted after " + p.Elapsed.Round(time.Millisecond).String()
+	} else if p.Done {
 		state = "done in " + p.Elapsed.Round(time.Millisecond).String()
 	}
 	fmt.Fprintf(b.w, "reshard: %d%% %d/%d keys, %d moved (%.0f keys/s), %.0f scanned/s, %.1f MB/s, %s\n",

@@ -37,7 +37,7 @@ func runSlot(ctx context.Context, env *cliEnv, args []string) error {
 	}
 	hexKeys := fs.Bool("hex", false, "each key is its bytes in hex (\"666f6f\" is foo); printed back as given.\n"+
 		"On standard input a \"\\r\" before the \"\\n\" is then ignored too")
-	if err := parseFlags(fs, args, false); err != nil {
+	if err := parseFlags(env, fs, args, false); err != nil {
 		return err
 	}
 	return answerKeys(ctx, env, "slot", fs.Args(), *hexKeys, writeSlot)

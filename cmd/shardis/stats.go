@@ -23,7 +23,8 @@ const probeTTL = 60 * time.Second
 const statsUsage = `Usage: shardis stats --config FILE [--ops N] [--prefix P] [--no-probe]
        [--json] [--watch [--interval D] [--count N]]
 
-Connects with the client's YAML or JSON config, runs a short probe workload
+Connects with the client's YAML or JSON config (or a redis-ring:// or
+redis-cluster:// URL), runs a short probe workload
 and prints the client's counters for every node. A node's STATE is "down"
 when the health checks marked it down or it did not answer a PING sent just
 before printing.
@@ -50,13 +51,13 @@ func runStats(ctx context.Context, env *cliEnv, args []string) error {
 		fmt.Fprint(fs.Output(), statsUsage)
 		fs.PrintDefaults()
 	}
-	configFile := fs.String("config", "", "YAML or JSON client config")
+	configFile := fs.String("config", "", "YAML or JSON client config file, or a redis-ring:// or redis-cluster:// URL")
 	ops := fs.Int("ops", 1000, "SET+GET pairs of the probe workload; each SET writes a key with a 60s TTL (0 = none)")
 	prefix := fs.String("prefix", "shardis:stats:", "key prefix of the probe workload")
 	noProbe := fs.Bool("no-probe", false, "write nothing: skip the probe workload")
 	var wo watchOptions
 	wo.flags(fs)
-	if err := parseFlags(fs, args, true); err != nil {
+	if err := parseFlags(env, fs, args, true); err != nil {
 		return err
 	}
 	if *ops < 0 {
@@ -78,6 +79,11 @@ func runStats(ctx context.Context, env *cliEnv, args []string) error {
 	}
 	if *ops == 0 && set["prefix"] {
 		return fmt.Errorf("%w: --prefix names the probe's keys, and there is no probe (--no-probe or --ops 0)", errUsage)
+	}
+	// Checked before connecting: a bad flag is status 2 whether the
+	// servers answer or not.
+	if err := wo.check(); err != nil {
+		return err
 	}
 	cfg, err := loadConfig(*configFile)
 	if err != nil {

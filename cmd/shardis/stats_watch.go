@@ -26,6 +26,17 @@ func (o *watchOptions) flags(fs *flag.FlagSet) {
 	fs.IntVar(&o.count, "count", 0, "with --watch, stop after this many refreshes (0 = until interrupted)")
 }
 
+// check refuses an --interval or --count that cannot be used.
+func (o watchOptions) check() error {
+	if o.interval <= 0 {
+		return fmt.Errorf("%w: --interval must be > 0", errUsage)
+	}
+	if o.count < 0 {
+		return fmt.Errorf("%w: --count must be >= 0", errUsage)
+	}
+	return nil
+}
+
 // watching reports whether the new output modes are asked for; without
 // them stats prints its table once, as before.
 func (o watchOptions) watching() bool { return o.watch || o.json }
@@ -124,11 +135,8 @@ func buildReport(st shard.Stats, pr probeReport, prev map[string]int64, elapsed 
 // failed, after printing every report: the first failure's, with how many
 // of how many failed in all.
 func watchStats(ctx context.Context, env *cliEnv, c *shard.Client, cfg shard.Config, o watchOptions, ops int, prefix string) error {
-	if o.interval <= 0 {
-		return fmt.Errorf("%w: --interval must be > 0", errUsage)
-	}
-	if o.count < 0 {
-		return fmt.Errorf("%w: --count must be >= 0", errUsage)
+	if err := o.check(); err != nil {
+		return err
 	}
 	prev := map[string]int64{}
 	last := time.Time{}

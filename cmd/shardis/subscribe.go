@@ -23,24 +23,24 @@ func init() {
 func runSubscribe(ctx context.Context, env *cliEnv, args []string) error {
 	fs := flag.NewFlagSet("subscribe", flag.ContinueOnError)
 	fs.SetOutput(env.stderr)
-	configFile := fs.String("config", "", "YAML or JSON client config")
+	configFile := fs.String("config", "", "YAML or JSON client config file (or a URL, as --url)")
 	url := fs.String("url", "", "redis-ring:// or redis-cluster:// URL (instead of --config)")
 	pattern := fs.Bool("pattern", false, "the names are patterns (PSUBSCRIBE)")
 	sharded := fs.Bool("sharded", false, "the names are shard channels (SSUBSCRIBE)")
 	keyspace := fs.String("keyspace", "", "subscribe to keyspace events on every shard or master; the value, if not \"-\", is set as notify-keyspace-events (e.g. KEA)")
 	fs.Usage = func() {
-		fmt.Fprintln(env.stderr, "Usage: shardis subscribe (--config FILE | --url URL) [--pattern | --sharded] NAME...")
-		fmt.Fprintln(env.stderr, "       shardis subscribe (--config FILE | --url URL) --keyspace FLAGS|- [PATTERN...]")
-		fmt.Fprintln(env.stderr, "Prints one line per message until interrupted: CHANNEL<TAB>PAYLOAD, or")
-		fmt.Fprintln(env.stderr, "CHANNEL<TAB>PATTERN<TAB>PAYLOAD for patterns and keyspace events. Tabs,")
-		fmt.Fprintln(env.stderr, "newlines and backslashes inside names and payloads are written as \\t, \\n, \\r, \\\\.")
-		fmt.Fprintln(env.stderr, "Confirmations and errors go to stderr; a node that cannot be reached is")
-		fmt.Fprintln(env.stderr, "reported there, and its names are subscribed once it answers (with")
-		fmt.Fprintln(env.stderr, "--keyspace, configured first); with no node answering at the start it")
-		fmt.Fprintln(env.stderr, "exits 1.")
+		fmt.Fprintln(fs.Output(), "Usage: shardis subscribe (--config FILE | --url URL) [--pattern | --sharded] NAME...")
+		fmt.Fprintln(fs.Output(), "       shardis subscribe (--config FILE | --url URL) --keyspace FLAGS|- [PATTERN...]")
+		fmt.Fprintln(fs.Output(), "Prints one line per message until interrupted: CHANNEL<TAB>PAYLOAD, or")
+		fmt.Fprintln(fs.Output(), "CHANNEL<TAB>PATTERN<TAB>PAYLOAD for patterns and keyspace events. Tabs,")
+		fmt.Fprintln(fs.Output(), "newlines and backslashes inside names and payloads are written as \\t, \\n, \\r, \\\\.")
+		fmt.Fprintln(fs.Output(), "Confirmations and errors go to stderr; a node that cannot be reached is")
+		fmt.Fprintln(fs.Output(), "reported there, and its names are subscribed once it answers (with")
+		fmt.Fprintln(fs.Output(), "--keyspace, configured first); with no node answering at the start it")
+		fmt.Fprintln(fs.Output(), "exits 1.")
 		fs.PrintDefaults()
 	}
-	if err := parseFlags(fs, args, false); err != nil {
+	if err := parseFlags(env, fs, args, false); err != nil {
 		return err
 	}
 	names := fs.Args()
@@ -61,7 +61,7 @@ func runSubscribe(ctx context.Context, env *cliEnv, args []string) error {
 	if *url != "" {
 		cfg, err = shard.ParseURL(*url)
 	} else {
-		cfg, err = shard.LoadConfig(*configFile)
+		cfg, err = loadTopology(*configFile)
 	}
 	if err != nil {
 		return err

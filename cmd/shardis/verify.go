@@ -36,9 +36,12 @@ func runVerify(ctx context.Context, env *cliEnv, args []string) error {
 	}
 	cfgArg := fs.String("config", "", "the topology: config file or URL (required)")
 	nodes := fs.String("nodes", "", "more node addresses to scan, comma-separated (e.g. a shard that left)")
-	samples := fs.Int("samples", 20, "misplaced keys to list")
-	if err := parseFlags(fs, args, true); err != nil {
+	samples := fs.Int("samples", 20, "misplaced keys to list (0: none, only the counts)")
+	if err := parseFlags(env, fs, args, true); err != nil {
 		return err
+	}
+	if *samples < 0 {
+		return fmt.Errorf("%w: --samples %d: want a number of keys, 0 for none", errUsage, *samples)
 	}
 	if *cfgArg == "" {
 		return fmt.Errorf("%w: --config is required", errUsage)
@@ -54,14 +57,16 @@ func runVerify(ctx context.Context, env *cliEnv, args []string) error {
 			extra = append(extra, n)
 		}
 	}
-	rep, err := reshard.Verify(ctx, cfg, reshard.VerifyOptions{Nodes: extra, Samples: *samples})
+	// VerifyOptions.Samples 0 means its default, 20: --samples 0 asks
+	// for none, so at least one is collected and none printed.
+	rep, err := reshard.Verify(ctx, cfg, reshard.VerifyOptions{Nodes: extra, Samples: max(*samples, 1)})
 	if errors.Is(err, shard.ErrBadConfig) { // a config that loads but cannot be used
 		return usageError{err}
 	}
 	if err != nil {
 		return errtext.Errorf("%w (%w)", err, errIncomplete)
 	}
-	for _, m := range rep.Samples {
+	for _, m := range rep.Samples[:min(len(rep.Samples), *samples)] {
 		fmt.Fprintf(env.stdout, "misplaced %s\n", m)
 	}
 	fmt.Fprintf(env.stdout, "%d keys scanned, %d misplaced", rep.Scanned, rep.Misplaced)

@@ -31,5 +31,5 @@ func runBench(ctx context.Context, env *cliEnv, args []string) error {
 		return nil
 	}
 	fmt.Fprint(env.stderr, benchUsage)
-	return fmt.Errorf("%w: unknown bench sub-command %q", errUsage, args[0])
+	return fmt.Errorf("%w: unknown bench sub-command %q", errUsage, redactArg(args[0]))
 }

@@ -83,7 +83,7 @@ func run(ctx context.Context, env *cliEnv, args []string) int {
 	}
 	c, ok := commands[args[0]]
 	if !ok {
-		fmt.Fprintf(env.stderr, "shardis: unknown command %q\n\n", args[0])
+		fmt.Fprintf(env.stderr, "shardis: unknown command %q\n\n", redactArg(args[0]))
 		printHelp(env.stderr)
 		return 2
 	}

@@ -84,3 +84,25 @@ func TestReview13ConfigURLEverywhere(t *testing.T) {
 		t.Errorf("the report holds the password:\n%s", md)
 	}
 }
+
+// A URL pasted where the command name belongs ("shardis redis://:pw@h",
+// "shardis bench redis://:pw@h") was quoted back with its password in
+// "unknown command".
+func TestReview13PasswordsNotEchoedAsCommandName(t *testing.T) {
+	const secret = "s3cretPW"
+	url := "redis-ring://:" + secret + "@127.0.0.1:1"
+	for _, args := range [][]string{{url}, {"bench", url}} {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			code, out, errOut := runCLI(t, "", args...)
+			if code != 2 {
+				t.Errorf("exit %d, want 2\nstderr: %s", code, errOut)
+			}
+			if !strings.Contains(errOut, "unknown") {
+				t.Errorf("stderr does not say the command is unknown: %s", errOut)
+			}
+			if strings.Contains(out+errOut, secret) {
+				t.Errorf("the password is printed:\nstdout: %s\nstderr: %s", out, errOut)
+			}
+		})
+	}
+}

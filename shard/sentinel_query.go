@@ -47,7 +47,9 @@ func (c *Client) query(ctx context.Context, sh *sentShard) error {
 	sh.lastErr.Store(nil)
 	sh.queryErr.Store(nil)
 	if !c.installFound(ctx, sh, addr, gen) {
-		return nil // a +switch-master installed a newer master meanwhile
+		// A +switch-master installed a newer master meanwhile, or the
+		// current master was kept: the replicas are listed next time.
+		return nil
 	}
 	c.loadReplicas(ctx, sh, addr)
 	return nil
@@ -70,10 +72,17 @@ const switchBackGuard = 10 * time.Second
 // comparisons take a host name and its address for one server
 // (sameServerLookup), as installed does: a Sentinel that announces host
 // names may name the replaced master "redis-1:P" after a +switch-master
-// that named it "10.0.0.1:P".
+// that named it "10.0.0.1:P". When whether addr is the current master
+// under another spelling is not known (the lookup of a host name failed
+// or did not end: addrkey.Unknown) and the current master still says it
+// is the master, the current master and its pools are kept: the next
+// query compares again, with the lookup's answer kept by then.
 func (c *Client) installFound(ctx context.Context, sh *sentShard, addr string, gen uint64) bool {
 	if h := sh.queryHook.Load(); h != nil {
 		(*h)(addr)
+	}
+	if cur := sh.master.Load(); cur != nil && c.compareServers(ctx, *cur, addr) == addrkey.Unknown && c.stillMaster(ctx, sh) {
+		return false
 	}
 	sh.instMu.Lock()
 	from, at := sh.switchedFrom, sh.switchedAt
@@ -92,6 +101,19 @@ func (c *Client) installFound(ctx context.Context, sh *sentShard, addr string, g
 	sh.instMu.Unlock()
 	c.installed(sh, old, addr)
 	return true
+}
+
+// stillMaster reports whether the server behind the shard's pools (its
+// current master, asked on a pooled connection, so with no lookup of the
+// master's host name) says with ROLE that it is a master. A full pool
+// (MaxActive borrowed, no Pool.Wait) means the master is serving now: no
+// verdict against it.
+func (c *Client) stillMaster(ctx context.Context, sh *sentShard) bool {
+	role, err := c.roleOf(ctx, sh.key)
+	if errors.Is(err, redis.ErrPoolExhausted) {
+		return true
+	}
+	return err == nil && role.Kind == sentinel.RoleMaster
 }
 
 // checkMaster verifies with ROLE that addr is a master.
@@ -156,12 +178,15 @@ func (c *Client) roleOf(ctx context.Context, addr string) (sentinel.Role, error)
 // over (connections to the old master close as they come back), its
 // failure count starts over (a node marked down comes up when the new
 // master answers a health check, run at once), and the failover is
-// counted. The same server under
-// another spelling (Sentinels that announce host names and Sentinels
-// that do not, a host name and its address) is no change. It runs outside instMu, as it calls the
-// user's hooks.
+// counted. The same server under another spelling (Sentinels that
+// announce host names and Sentinels that do not, a host name and its
+// address) is no change. A comparison whose answer is not known
+// (addrkey.Unknown) counts as a change: installFound has kept the
+// current master unless it no longer says it is the master, and a
+// +switch-master announces a failover. It runs outside instMu, as it
+// calls the user's hooks.
 func (c *Client) installed(sh *sentShard, old *string, addr string) {
-	if old == nil || c.sameServerLookup(c.life, *old, addr) {
+	if old == nil || c.compareServers(c.life, *old, addr) == addrkey.Same {
 		return
 	}
 	ns := c.nodes.get(sh.node)
@@ -324,7 +349,15 @@ func (c *Client) checkReplicaRole(i int) {
 	}
 	for _, sh := range serving {
 		m := sh.master.Load()
-		if err != nil || m == nil || !c.replicaSynced(ctx, role, *m) {
+		if err != nil || m == nil {
+			sh.dropReplica(i)
+			continue
+		}
+		// A replica that names its master under a spelling that a lookup
+		// could not tie to the shard's master in time (addrkey.Unknown)
+		// keeps serving: no verdict, and the lookup's answer is kept for
+		// the next check.
+		if c.replicaMatch(ctx, role, *m) == addrkey.Different {
 			sh.dropReplica(i)
 		}
 	}
@@ -338,7 +371,17 @@ func (c *Client) checkReplicaRole(i int) {
 // address against an announced host name): the two are compared as
 // sameServerLookup does, within ctx.
 func (c *Client) replicaSynced(ctx context.Context, role sentinel.Role, master string) bool {
-	return role.Kind == sentinel.RoleReplica && role.State == replicaLinkUp && c.sameServerLookup(ctx, role.MasterAddr, master)
+	return c.replicaMatch(ctx, role, master) == addrkey.Same
+}
+
+// replicaMatch is replicaSynced with the answer of the comparison of the
+// two spellings of the master: Different also when role is not that of
+// a replica with its link up.
+func (c *Client) replicaMatch(ctx context.Context, role sentinel.Role, master string) addrkey.Match {
+	if role.Kind != sentinel.RoleReplica || role.State != replicaLinkUp {
+		return addrkey.Different
+	}
+	return c.compareServers(ctx, role.MasterAddr, master)
 }
 
 // sameServer reports whether host:port addresses a and b name the same
@@ -364,12 +407,20 @@ func sameServer(a, b string) bool {
 // "10.0.0.1:P", and a replica its master "10.0.0.1:P". Every comparison
 // of a Sentinel shard's master with another spelling goes through it.
 func (c *Client) sameServerLookup(ctx context.Context, a, b string) bool {
+	return c.compareServers(ctx, a, b) == addrkey.Same
+}
+
+// compareServers is sameServerLookup that also tells when the answer is
+// not known (addrkey.Unknown): a lookup needed to tell failed, or did not
+// end within ctx and the dial timeout (it goes on in the background, and
+// its answer is kept for the next comparison).
+func (c *Client) compareServers(ctx context.Context, a, b string) addrkey.Match {
 	if sameServer(a, b) {
-		return true
+		return addrkey.Same
 	}
 	ctx, cancel := context.WithTimeout(ctx, c.dialTimeout())
 	defer cancel()
-	return addrkey.SameServerLookup(ctx, a, b)
+	return addrkey.Compare(ctx, a, b)
 }
 
 // replicaLinkUp is the state ROLE reports for a replica once its link to

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -13,6 +14,7 @@ import (
 	"github.com/gomodule/redigo/redis"
 	"github.com/shardis/shardis/internal/addrkey"
 	"github.com/shardis/shardis/internal/redistest"
+	"github.com/shardis/shardis/shard"
 )
 
 // errNoDNS is what the resolver of these tests says during an outage.
@@ -149,5 +151,61 @@ func TestReview13SentinelFailoverWhileLookupFails(t *testing.T) {
 	}
 	if got, err := next.Do("GET", "k"); err != nil || got != "v" {
 		t.Errorf("the new master %s holds k = %q, %v", next.Addr, got, err)
+	}
+}
+
+// A replica that replicates "127.0.0.1:P" serves the reads of a master
+// the Sentinels name "vm:P". While the resolver fails, the two cannot be
+// tied: that is no evidence that the replica follows another master, and
+// it goes on serving reads, through health checks and queries alike.
+func TestReview13SentinelLookupFailureKeepsReplica(t *testing.T) {
+	host := loopbackHostName(t)
+	o := sentinelSetOptions(1)
+	o.Sentinels = 1
+	set := redistest.StartSentinelsTB(t, o)
+	master, replica := shardServers(t, set, 0)
+	name := set.Names()[0]
+	s := set.Sentinels[0]
+	monitorByHostName(t, s, name, host, master.Port)
+	waitFor(t, 30*time.Second, "the Sentinel to list the replica "+replica.Addr, func() bool {
+		v, err := s.Do("SENTINEL", "REPLICAS", name)
+		return err == nil && strings.Contains(v, fmt.Sprint(replica.Port))
+	})
+	cfg := sentinelConfig(set)
+	cfg.Sentinel.ReadFrom = shard.ReadReplicaRandom
+	cfg.Sentinel.RefreshInterval = -1 // queries come from Refresh
+	c := newClient(t, cfg)
+	ctx := context.Background()
+	byName := fmt.Sprintf("%s:%d", host, master.Port)
+	if st := c.Stats().Sentinel; len(st) != 1 || st[0].Master != byName {
+		t.Skipf("Sentinel stats %+v: want the master taken as %s", st, byName)
+	}
+	waitFor(t, 30*time.Second, "the replica to be listed", func() bool {
+		if err := c.Refresh(ctx); err != nil {
+			t.Fatal(err)
+		}
+		st := c.Stats().Sentinel
+		return len(st) == 1 && slices.Contains(st[0].Replicas, replica.Addr)
+	})
+
+	t.Cleanup(addrkey.SetLookupForTest(func(context.Context, string) ([]netip.Addr, error) { return nil, errNoDNS }))
+	roles, err := replica.CommandCalls("role")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		if err := c.Refresh(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if st := c.Stats().Sentinel; len(st) != 1 || !slices.Contains(st[0].Replicas, replica.Addr) {
+			t.Fatalf("query %d with the resolver failing: Sentinel stats %+v, want the replica %s listed", i, st, replica.Addr)
+		}
+	}
+	waitFor(t, 10*time.Second, "five more ROLE checks of the replica", func() bool {
+		n, err := replica.CommandCalls("role")
+		return err == nil && n >= roles+5
+	})
+	if st := c.Stats().Sentinel; len(st) != 1 || !slices.Contains(st[0].Replicas, replica.Addr) || st[0].Failovers != 0 {
+		t.Errorf("health checks with the resolver failing: Sentinel stats %+v, want the replica %s listed, no failover", st, replica.Addr)
 	}
 }

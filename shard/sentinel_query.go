@@ -239,8 +239,9 @@ func (c *Client) loadReplicas(ctx context.Context, sh *sentShard, master string)
 	var listed []string
 	for _, r := range reps {
 		// The Sentinels may spell the master otherwise than the replica
-		// does (a host name, announced, against an IP address).
-		if !r.Healthy() || c.sameServerLookup(ctx, r.Addr, master) || (r.MasterAddr != "" && !c.sameServerLookup(ctx, r.MasterAddr, master)) {
+		// does (a host name, announced, against an IP address). When a
+		// lookup cannot tell (addrkey.Unknown), ROLE decides, below.
+		if !r.Healthy() || c.sameServerLookup(ctx, r.Addr, master) || (r.MasterAddr != "" && c.compareServers(ctx, r.MasterAddr, master) == addrkey.Different) {
 			continue
 		}
 		listed = append(listed, r.Addr)
@@ -257,7 +258,7 @@ func (c *Client) loadReplicas(ctx context.Context, sh *sentShard, master string)
 			nodes[k] = int32(i)
 			seen[int32(i)] = c.nodes.get(i).errors.Load()
 		}
-		synced := c.syncedReplicas(ctx, listed, master)
+		synced := c.syncedReplicas(ctx, listed, master, c.servingReplicas(sh))
 		for k, a := range listed {
 			if slices.Contains(synced, a) {
 				idx = append(idx, nodes[k])
@@ -284,6 +285,18 @@ func (c *Client) loadReplicas(ctx context.Context, sh *sentShard, master string)
 	}
 }
 
+// servingReplicas returns the addresses of the replicas that serve the
+// reads of shard sh now.
+func (c *Client) servingReplicas(sh *sentShard) map[string]bool {
+	out := map[string]bool{}
+	if p := sh.replicas.Load(); p != nil {
+		for _, r := range *p {
+			out[c.nodes.get(int(r)).node.Addr] = true
+		}
+	}
+	return out
+}
+
 // replicaName is the node name of the shard's replica at addr, under
 // which it serves the shard's reads (Stats, the hooks' events).
 func (sh *sentShard) replicaName(addr string) string {
@@ -292,8 +305,11 @@ func (sh *sentShard) replicaName(addr string) string {
 
 // syncedReplicas returns those of addrs (in order) that say, with ROLE,
 // that they are replicas of master whose link to it is up, asked in
-// parallel.
-func (c *Client) syncedReplicas(ctx context.Context, addrs []string, master string) []string {
+// parallel. A replica that names its master under a spelling a lookup
+// could not tie to master (addrkey.Unknown: the resolver failed, or is
+// slow) stays when it serves reads now (serving, by address), and is
+// not taken on otherwise.
+func (c *Client) syncedReplicas(ctx context.Context, addrs []string, master string, serving map[string]bool) []string {
 	ok := make([]bool, len(addrs))
 	var wg sync.WaitGroup
 	for i, a := range addrs {
@@ -301,8 +317,14 @@ func (c *Client) syncedReplicas(ctx context.Context, addrs []string, master stri
 			role, err := c.roleOf(ctx, a)
 			// A full pool (MaxActive borrowed, no Pool.Wait) means reads
 			// are being served there now: no verdict against it.
-			ok[i] = errors.Is(err, redis.ErrPoolExhausted) ||
-				err == nil && c.replicaSynced(ctx, role, master)
+			if errors.Is(err, redis.ErrPoolExhausted) {
+				ok[i] = true
+				return
+			}
+			if err == nil {
+				v := c.replicaMatch(ctx, role, master)
+				ok[i] = v == addrkey.Same || v == addrkey.Unknown && serving[a]
+			}
 		})
 	}
 	wg.Wait()
@@ -363,19 +385,14 @@ func (c *Client) checkReplicaRole(i int) {
 	}
 }
 
-// replicaSynced reports whether role is that of a replica of master whose
-// link to it is up. A replica of another server (made so by hand, or by a
-// stale configuration) holds that server's data, while the Sentinels,
-// which read a replica's INFO every 10s, may still list it under master.
-// The replica may name its master otherwise than the Sentinels do (an
-// address against an announced host name): the two are compared as
-// sameServerLookup does, within ctx.
-func (c *Client) replicaSynced(ctx context.Context, role sentinel.Role, master string) bool {
-	return c.replicaMatch(ctx, role, master) == addrkey.Same
-}
-
-// replicaMatch is replicaSynced with the answer of the comparison of the
-// two spellings of the master: Different also when role is not that of
+// replicaMatch reports whether role is that of a replica of master whose
+// link to it is up (Same). A replica of another server (made so by hand,
+// or by a stale configuration) holds that server's data, while the
+// Sentinels, which read a replica's INFO every 10s, may still list it
+// under master. The replica may name its master otherwise than the
+// Sentinels do (an address against an announced host name): the two are
+// compared as compareServers does, within ctx, and Unknown is the answer
+// when a lookup could not tell. Different also when role is not that of
 // a replica with its link up.
 func (c *Client) replicaMatch(ctx context.Context, role sentinel.Role, master string) addrkey.Match {
 	if role.Kind != sentinel.RoleReplica || role.State != replicaLinkUp {

@@ -47,7 +47,9 @@ func (c *Client) query(ctx context.Context, sh *sentShard) error {
 	sh.lastErr.Store(nil)
 	sh.queryErr.Store(nil)
 	if !c.installFound(ctx, sh, addr, gen) {
-		return nil // a +switch-master installed a newer master meanwhile
+		// A +switch-master installed a newer master meanwhile, or the
+		// current master was kept: the replicas are listed next time.
+		return nil
 	}
 	c.loadReplicas(ctx, sh, addr)
 	return nil
@@ -70,10 +72,17 @@ const switchBackGuard = 10 * time.Second
 // comparisons take a host name and its address for one server
 // (sameServerLookup), as installed does: a Sentinel that announces host
 // names may name the replaced master "redis-1:P" after a +switch-master
-// that named it "10.0.0.1:P".
+// that named it "10.0.0.1:P". When whether addr is the current master
+// under another spelling is not known (the lookup of a host name failed
+// or did not end: addrkey.Unknown) and the current master still says it
+// is the master, the current master and its pools are kept: the next
+// query compares again, with the lookup's answer kept by then.
 func (c *Client) installFound(ctx context.Context, sh *sentShard, addr string, gen uint64) bool {
 	if h := sh.queryHook.Load(); h != nil {
 		(*h)(addr)
+	}
+	if cur := sh.master.Load(); cur != nil && c.compareServers(ctx, *cur, addr) == addrkey.Unknown && c.stillMaster(ctx, sh) {
+		return false
 	}
 	sh.instMu.Lock()
 	from, at := sh.switchedFrom, sh.switchedAt
@@ -92,6 +101,19 @@ func (c *Client) installFound(ctx context.Context, sh *sentShard, addr string, g
 	sh.instMu.Unlock()
 	c.installed(sh, old, addr)
 	return true
+}
+
+// stillMaster reports whether the server behind the shard's pools (its
+// current master, asked on a pooled connection, so with no lookup of the
+// master's host name) says with ROLE that it is a master. A full pool
+// (MaxActive borrowed, no Pool.Wait) means the master is serving now: no
+// verdict against it.
+func (c *Client) stillMaster(ctx context.Context, sh *sentShard) bool {
+	role, err := c.roleOf(ctx, sh.key)
+	if errors.Is(err, redis.ErrPoolExhausted) {
+		return true
+	}
+	return err == nil && role.Kind == sentinel.RoleMaster
 }
 
 // checkMaster verifies with ROLE that addr is a master.
@@ -156,12 +178,15 @@ func (c *Client) roleOf(ctx context.Context, addr string) (sentinel.Role, error)
 // over (connections to the old master close as they come back), its
 // failure count starts over (a node marked down comes up when the new
 // master answers a health check, run at once), and the failover is
-// counted. The same server under
-// another spelling (Sentinels that announce host names and Sentinels
-// that do not, a host name and its address) is no change. It runs outside instMu, as it calls the
-// user's hooks.
+// counted. The same server under another spelling (Sentinels that
+// announce host names and Sentinels that do not, a host name and its
+// address) is no change. A comparison whose answer is not known
+// (addrkey.Unknown) counts as a change: installFound has kept the
+// current master unless it no longer says it is the master, and a
+// +switch-master announces a failover. It runs outside instMu, as it
+// calls the user's hooks.
 func (c *Client) installed(sh *sentShard, old *string, addr string) {
-	if old == nil || c.sameServerLookup(c.life, *old, addr) {
+	if old == nil || c.compareServers(c.life, *old, addr) == addrkey.Same {
 		return
 	}
 	ns := c.nodes.get(sh.node)
@@ -214,8 +239,9 @@ func (c *Client) loadReplicas(ctx context.Context, sh *sentShard, master string)
 	var listed []string
 	for _, r := range reps {
 		// The Sentinels may spell the master otherwise than the replica
-		// does (a host name, announced, against an IP address).
-		if !r.Healthy() || c.sameServerLookup(ctx, r.Addr, master) || (r.MasterAddr != "" && !c.sameServerLookup(ctx, r.MasterAddr, master)) {
+		// does (a host name, announced, against an IP address). When a
+		// lookup cannot tell (addrkey.Unknown), ROLE decides, below.
+		if !r.Healthy() || c.sameServerLookup(ctx, r.Addr, master) || (r.MasterAddr != "" && c.compareServers(ctx, r.MasterAddr, master) == addrkey.Different) {
 			continue
 		}
 		listed = append(listed, r.Addr)
@@ -232,7 +258,7 @@ func (c *Client) loadReplicas(ctx context.Context, sh *sentShard, master string)
 			nodes[k] = int32(i)
 			seen[int32(i)] = c.nodes.get(i).errors.Load()
 		}
-		synced := c.syncedReplicas(ctx, listed, master)
+		synced := c.syncedReplicas(ctx, listed, master, c.servingReplicas(sh))
 		for k, a := range listed {
 			if slices.Contains(synced, a) {
 				idx = append(idx, nodes[k])
@@ -259,6 +285,18 @@ func (c *Client) loadReplicas(ctx context.Context, sh *sentShard, master string)
 	}
 }
 
+// servingReplicas returns the addresses of the replicas that serve the
+// reads of shard sh now.
+func (c *Client) servingReplicas(sh *sentShard) map[string]bool {
+	out := map[string]bool{}
+	if p := sh.replicas.Load(); p != nil {
+		for _, r := range *p {
+			out[c.nodes.get(int(r)).node.Addr] = true
+		}
+	}
+	return out
+}
+
 // replicaName is the node name of the shard's replica at addr, under
 // which it serves the shard's reads (Stats, the hooks' events).
 func (sh *sentShard) replicaName(addr string) string {
@@ -267,8 +305,11 @@ func (sh *sentShard) replicaName(addr string) string {
 
 // syncedReplicas returns those of addrs (in order) that say, with ROLE,
 // that they are replicas of master whose link to it is up, asked in
-// parallel.
-func (c *Client) syncedReplicas(ctx context.Context, addrs []string, master string) []string {
+// parallel. A replica that names its master under a spelling a lookup
+// could not tie to master (addrkey.Unknown: the resolver failed, or is
+// slow) stays when it serves reads now (serving, by address), and is
+// not taken on otherwise.
+func (c *Client) syncedReplicas(ctx context.Context, addrs []string, master string, serving map[string]bool) []string {
 	ok := make([]bool, len(addrs))
 	var wg sync.WaitGroup
 	for i, a := range addrs {
@@ -276,8 +317,14 @@ func (c *Client) syncedReplicas(ctx context.Context, addrs []string, master stri
 			role, err := c.roleOf(ctx, a)
 			// A full pool (MaxActive borrowed, no Pool.Wait) means reads
 			// are being served there now: no verdict against it.
-			ok[i] = errors.Is(err, redis.ErrPoolExhausted) ||
-				err == nil && c.replicaSynced(ctx, role, master)
+			if errors.Is(err, redis.ErrPoolExhausted) {
+				ok[i] = true
+				return
+			}
+			if err == nil {
+				v := c.replicaMatch(ctx, role, master)
+				ok[i] = v == addrkey.Same || v == addrkey.Unknown && serving[a]
+			}
 		})
 	}
 	wg.Wait()
@@ -324,21 +371,34 @@ func (c *Client) checkReplicaRole(i int) {
 	}
 	for _, sh := range serving {
 		m := sh.master.Load()
-		if err != nil || m == nil || !c.replicaSynced(ctx, role, *m) {
+		if err != nil || m == nil {
+			sh.dropReplica(i)
+			continue
+		}
+		// A replica that names its master under a spelling that a lookup
+		// could not tie to the shard's master in time (addrkey.Unknown)
+		// keeps serving: no verdict, and the lookup's answer is kept for
+		// the next check.
+		if c.replicaMatch(ctx, role, *m) == addrkey.Different {
 			sh.dropReplica(i)
 		}
 	}
 }
 
-// replicaSynced reports whether role is that of a replica of master whose
-// link to it is up. A replica of another server (made so by hand, or by a
-// stale configuration) holds that server's data, while the Sentinels,
-// which read a replica's INFO every 10s, may still list it under master.
-// The replica may name its master otherwise than the Sentinels do (an
-// address against an announced host name): the two are compared as
-// sameServerLookup does, within ctx.
-func (c *Client) replicaSynced(ctx context.Context, role sentinel.Role, master string) bool {
-	return role.Kind == sentinel.RoleReplica && role.State == replicaLinkUp && c.sameServerLookup(ctx, role.MasterAddr, master)
+// replicaMatch reports whether role is that of a replica of master whose
+// link to it is up (Same). A replica of another server (made so by hand,
+// or by a stale configuration) holds that server's data, while the
+// Sentinels, which read a replica's INFO every 10s, may still list it
+// under master. The replica may name its master otherwise than the
+// Sentinels do (an address against an announced host name): the two are
+// compared as compareServers does, within ctx, and Unknown is the answer
+// when a lookup could not tell. Different also when role is not that of
+// a replica with its link up.
+func (c *Client) replicaMatch(ctx context.Context, role sentinel.Role, master string) addrkey.Match {
+	if role.Kind != sentinel.RoleReplica || role.State != replicaLinkUp {
+		return addrkey.Different
+	}
+	return c.compareServers(ctx, role.MasterAddr, master)
 }
 
 // sameServer reports whether host:port addresses a and b name the same
@@ -364,12 +424,20 @@ func sameServer(a, b string) bool {
 // "10.0.0.1:P", and a replica its master "10.0.0.1:P". Every comparison
 // of a Sentinel shard's master with another spelling goes through it.
 func (c *Client) sameServerLookup(ctx context.Context, a, b string) bool {
+	return c.compareServers(ctx, a, b) == addrkey.Same
+}
+
+// compareServers is sameServerLookup that also tells when the answer is
+// not known (addrkey.Unknown): a lookup needed to tell failed, or did not
+// end within ctx and the dial timeout (it goes on in the background, and
+// its answer is kept for the next comparison).
+func (c *Client) compareServers(ctx context.Context, a, b string) addrkey.Match {
 	if sameServer(a, b) {
-		return true
+		return addrkey.Same
 	}
 	ctx, cancel := context.WithTimeout(ctx, c.dialTimeout())
 	defer cancel()
-	return addrkey.SameServerLookup(ctx, a, b)
+	return addrkey.Compare(ctx, a, b)
 }
 
 // replicaLinkUp is the state ROLE reports for a replica once its link to

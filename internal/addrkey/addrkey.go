@@ -12,7 +12,8 @@ import (
 	"time"
 )
 
-// lookupNetIP resolves a host name; tests replace it.
+// lookupNetIP resolves a host name; tests replace it (under cacheMu, as
+// resolve reads it).
 var lookupNetIP = net.DefaultResolver.LookupNetIP
 
 // Of returns the canonical forms of a host:port address; two addresses
@@ -102,23 +103,32 @@ func NeedsLookup(host string) bool {
 
 // Lookup returns Of(addr) and, when addr's host needs a lookup
 // (NeedsLookup), the forms of each address the host resolves to, looked
-// up within ctx. A name that does not resolve has its own forms only.
-// Answers are kept a few seconds (lookupTTL, failedTTL): a name that
-// moves to another address is seen to within that time.
+// up within ctx. A name that does not resolve, or whose lookup has not
+// ended within ctx, has its own forms only. Answers are kept a few
+// seconds (lookupTTL, failedTTL): a name that moves to another address is
+// seen to within that time.
 func Lookup(ctx context.Context, addr string) []string {
+	f, _ := lookup(ctx, addr)
+	return f
+}
+
+// lookup is Lookup that also reports whether the forms are complete:
+// false when addr's host needed a lookup that failed or did not end
+// within ctx.
+func lookup(ctx context.Context, addr string) ([]string, bool) {
 	f := Of(addr)
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil || !NeedsLookup(host) {
-		return f
+		return f, true
 	}
 	ips, ok := resolve(ctx, host)
 	if !ok {
-		return f
+		return f, false
 	}
 	for _, ip := range ips {
 		f = append(f, Of(net.JoinHostPort(ip.String(), port))...)
 	}
-	return f
+	return f, true
 }
 
 // Shares reports whether two lists of forms have one in common: the
@@ -138,29 +148,66 @@ func Shares(a, b []string) bool {
 // server, by their forms (Of) and, when they do not match so, one of
 // them has a host name and both have one port, by the addresses the
 // names resolve to (Lookup), looked up within ctx. Two ports are two
-// servers without a lookup.
+// servers without a lookup. A comparison whose answer is not known (a
+// lookup failed or did not end, Compare's Unknown) is false.
 func SameServerLookup(ctx context.Context, a, b string) bool {
+	return Compare(ctx, a, b) == Same
+}
+
+// Match is the answer of Compare.
+type Match int
+
+const (
+	// Different: the two addresses name two servers.
+	Different Match = iota
+	// Same: the two addresses name one server.
+	Same
+	// Unknown: a host name had to be looked up to tell, and its lookup
+	// failed or did not end in time (it goes on in the background, and
+	// its answer is kept for the next comparison).
+	Unknown
+)
+
+// Compare tells whether host:port addresses a and b name one server, as
+// SameServerLookup does, and Unknown when they do not match by their
+// forms and a lookup needed to tell failed or did not end within ctx: a
+// brief outage of the resolver is no evidence of two servers.
+func Compare(ctx context.Context, a, b string) Match {
 	if a == b || Shares(Of(a), Of(b)) {
-		return true
+		return Same
 	}
 	ha, pa, erra := net.SplitHostPort(a)
 	hb, pb, errb := net.SplitHostPort(b)
 	if erra != nil || errb != nil || pa != pb || (!NeedsLookup(ha) && !NeedsLookup(hb)) {
-		return false
+		return Different
 	}
-	return Shares(Lookup(ctx, a), Lookup(ctx, b))
+	fa, oka := lookup(ctx, a)
+	fb, okb := lookup(ctx, b)
+	switch {
+	case Shares(fa, fb):
+		return Same
+	case oka && okb:
+		return Different
+	}
+	return Unknown
 }
 
 // The answers of lookups are kept for a while: a Sentinel shard compares
 // a replica's master with the announced one after each health check of
 // the replica, and a query compares every Sentinel's answer, each time
 // looking up the same few names. A name that resolves is kept for
-// lookupTTL, one that does not (the resolver said so) for failedTTL; a
-// lookup cut short by the caller's context is not kept. At most
-// cacheMax names are kept.
+// lookupTTL, one that does not (the resolver said so, or did not answer
+// within lookupMax) for failedTTL. At most cacheMax names are kept.
+//
+// A lookup runs in the background, bounded by lookupMax rather than by
+// its caller's context, and concurrent callers for one name wait for the
+// same lookup: a caller whose context ends first (a health check's
+// timeout shorter than the resolver's answer) goes without the answer,
+// but the lookup goes on and its answer is kept for the next caller.
 const (
 	lookupTTL = 5 * time.Second
 	failedTTL = time.Second
+	lookupMax = 5 * time.Second
 	cacheMax  = 256
 )
 
@@ -180,42 +227,79 @@ func (e cached) fresh(now time.Time) bool {
 	return d >= 0 && d < ttl
 }
 
+// flight is a lookup in progress: e is set when done is closed.
+type flight struct {
+	done chan struct{}
+	e    cached
+}
+
 var (
-	clock   = time.Now // the cache's clock; tests replace it
-	cacheMu sync.Mutex
-	cache   = map[string]cached{} // by host name, in lower case without a final dot
+	clock    = time.Now // the cache's clock; tests replace it
+	cacheMu  sync.Mutex
+	cache    = map[string]cached{}  // by host name, in lower case without a final dot
+	inflight = map[string]*flight{} // the lookups in progress, by the same key
+	cacheGen uint64                 // counts resetCache: a lookup begun before one is not kept
 )
 
-// resetCache empties the cache (tests).
+// resetCache empties the cache and forgets the lookups in progress
+// (tests): their answers are not kept.
 func resetCache() {
 	cacheMu.Lock()
-	clear(cache)
+	resetLocked()
 	cacheMu.Unlock()
 }
 
+func resetLocked() {
+	clear(cache)
+	clear(inflight)
+	cacheGen++
+}
+
 // resolve returns the addresses host resolves to, and false when it does
-// not resolve (or the lookup did not end within ctx): from the cache
-// while its answer is fresh, otherwise looked up within ctx, outside the
-// lock (concurrent lookups of one name are joined by the resolver).
+// not resolve or its lookup did not end within ctx: from the cache while
+// its answer is fresh, otherwise from a lookup in the background, started
+// or joined (one per name at a time).
 func resolve(ctx context.Context, host string) ([]netip.Addr, bool) {
 	key := strings.ToLower(strings.TrimSuffix(host, "."))
 	cacheMu.Lock()
-	e, hit := cache[key]
-	cacheMu.Unlock()
-	if hit && e.fresh(clock()) {
+	if e, hit := cache[key]; hit && e.fresh(clock()) {
+		cacheMu.Unlock()
 		return e.ips, e.ok
 	}
-	ips, err := lookupNetIP(ctx, "ip", host)
-	if err != nil && ctx.Err() != nil {
-		return nil, false // cut short: the name's answer is not known
+	f := inflight[key]
+	if f == nil {
+		f = &flight{done: make(chan struct{})}
+		inflight[key] = f
+		go runLookup(key, host, f, lookupNetIP, clock, cacheGen)
 	}
-	e = cached{ips: ips, ok: err == nil, at: clock()}
+	cacheMu.Unlock()
+	select {
+	case <-f.done:
+		return f.e.ips, f.e.ok
+	case <-ctx.Done():
+		return nil, false // not known yet: the lookup goes on
+	}
+}
+
+// runLookup looks host up within lookupMax, keeps the answer under key
+// (unless the cache was reset since gen), and hands it to f's waiters.
+func runLookup(key, host string, f *flight, lookupIP func(context.Context, string, string) ([]netip.Addr, error), now func() time.Time, gen uint64) {
+	ctx, cancel := context.WithTimeout(context.Background(), lookupMax)
+	defer cancel()
+	ips, err := lookupIP(ctx, "ip", host)
+	e := cached{ips: ips, ok: err == nil, at: now()}
 	cacheMu.Lock()
 	defer cacheMu.Unlock()
+	f.e = e
+	close(f.done)
+	if gen != cacheGen {
+		return
+	}
+	delete(inflight, key)
 	if _, ok := cache[key]; !ok && len(cache) >= cacheMax {
-		now := clock()
+		t := now()
 		for k, old := range cache {
-			if !old.fresh(now) {
+			if !old.fresh(t) {
 				delete(cache, k)
 			}
 		}
@@ -224,5 +308,22 @@ func resolve(ctx context.Context, host string) ([]netip.Addr, bool) {
 		}
 	}
 	cache[key] = e
-	return e.ips, e.ok
+}
+
+// SetLookupForTest replaces the resolver that Lookup and SameServerLookup
+// use with fn and empties the cache, for the tests of other packages (a
+// resolver that fails, or is slow); restore puts the previous resolver
+// back and empties the cache again. Only tests call it.
+func SetLookupForTest(fn func(ctx context.Context, host string) ([]netip.Addr, error)) (restore func()) {
+	cacheMu.Lock()
+	old := lookupNetIP
+	lookupNetIP = func(ctx context.Context, _, host string) ([]netip.Addr, error) { return fn(ctx, host) }
+	resetLocked()
+	cacheMu.Unlock()
+	return func() {
+		cacheMu.Lock()
+		lookupNetIP = old
+		resetLocked()
+		cacheMu.Unlock()
+	}
 }

@@ -14,6 +14,7 @@ import (
 func fakeResolver(t *testing.T, fn func(ctx context.Context, host string) ([]netip.Addr, error), now func() time.Time) *atomic.Int32 {
 	t.Helper()
 	var n atomic.Int32
+	cacheMu.Lock()
 	oldLookup, oldNow := lookupNetIP, clock
 	lookupNetIP = func(ctx context.Context, network, host string) ([]netip.Addr, error) {
 		n.Add(1)
@@ -22,10 +23,13 @@ func fakeResolver(t *testing.T, fn func(ctx context.Context, host string) ([]net
 	if now != nil {
 		clock = now
 	}
-	resetCache()
+	resetLocked()
+	cacheMu.Unlock()
 	t.Cleanup(func() {
+		cacheMu.Lock()
 		lookupNetIP, clock = oldLookup, oldNow
-		resetCache()
+		resetLocked()
+		cacheMu.Unlock()
 	})
 	return &n
 }
@@ -86,14 +90,15 @@ func TestReview13LookupFailureCachedBriefly(t *testing.T) {
 	}
 }
 
-// A lookup cut short by the caller's context (a slow resolver) ends with
-// the context, and teaches nothing: the next caller looks the name up.
+// A caller whose context ends before the resolver answers (a health
+// check's timeout) goes without the answer, at once; the lookup goes on
+// and its answer is kept, so the next caller has it without a lookup.
 func TestReview13LookupBoundByContext(t *testing.T) {
-	var slow atomic.Bool
-	slow.Store(true)
+	release := make(chan struct{})
 	n := fakeResolver(t, func(ctx context.Context, host string) ([]netip.Addr, error) {
-		if slow.Load() {
-			<-ctx.Done()
+		select {
+		case <-release:
+		case <-ctx.Done():
 			return nil, ctx.Err()
 		}
 		return []netip.Addr{netip.MustParseAddr("10.0.0.1")}, nil
@@ -101,17 +106,91 @@ func TestReview13LookupBoundByContext(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
 	start := time.Now()
-	if SameServerLookup(ctx, "10.0.0.1:6379", "redis-1:6379") {
-		t.Error("a lookup that did not end matched")
+	if got := Compare(ctx, "10.0.0.1:6379", "redis-1:6379"); got != Unknown {
+		t.Errorf("a lookup that did not end: Compare = %v, want Unknown", got)
 	}
-	if d := time.Since(start); d > 5*time.Second {
-		t.Errorf("the lookup took %v past its context's 50ms", d)
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("the comparison took %v past its context's 50ms", d)
 	}
-	slow.Store(false)
+	close(release)
 	if !SameServerLookup(context.Background(), "10.0.0.1:6379", "redis-1:6379") {
-		t.Error("after a lookup cut short, the name was not looked up again")
+		t.Error("after the lookup ended, redis-1:6379 is not 10.0.0.1:6379")
 	}
-	if got := n.Load(); got != 2 {
-		t.Errorf("%d lookups, want 2", got)
+	if !SameServerLookup(context.Background(), "10.0.0.1:6379", "redis-1:6379") {
+		t.Error("the kept answer: redis-1:6379 is not 10.0.0.1:6379")
+	}
+	if got := n.Load(); got != 1 {
+		t.Errorf("%d lookups, want 1: the one cut short by the caller went on", got)
+	}
+}
+
+// A resolver slower than every caller's context: no caller has its
+// answer, but one lookup runs for them all and its answer is kept.
+func TestReview13LookupSlowerThanEveryCaller(t *testing.T) {
+	const delay = 300 * time.Millisecond
+	n := fakeResolver(t, func(ctx context.Context, host string) ([]netip.Addr, error) {
+		select {
+		case <-time.After(delay):
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		return []netip.Addr{netip.MustParseAddr("10.0.0.1")}, nil
+	}, nil)
+	deadline := time.Now().Add(10 * time.Second)
+	calls := 0
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+		got := Compare(ctx, "10.0.0.1:6379", "redis-1:6379")
+		cancel()
+		calls++
+		if got == Same {
+			break
+		}
+		if got != Unknown {
+			t.Fatalf("comparison %d: %v, want Unknown until the lookup ends", calls, got)
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after %d comparisons of 20ms, the lookup's answer (in %v) was never kept", calls, delay)
+		}
+	}
+	if got := n.Load(); got != 1 {
+		t.Errorf("%d comparisons started %d lookups, want 1", calls, got)
+	}
+}
+
+// A comparison that needs a lookup the resolver fails is Unknown, not
+// Different; one that needs none, or whose lookups answer, is known.
+func TestReview13CompareUnknown(t *testing.T) {
+	var failing atomic.Bool
+	failing.Store(true)
+	fakeResolver(t, func(ctx context.Context, host string) ([]netip.Addr, error) {
+		if failing.Load() || host != "redis-1" {
+			return nil, errors.New("server misbehaving")
+		}
+		return []netip.Addr{netip.MustParseAddr("10.0.0.1")}, nil
+	}, nil)
+	ctx := context.Background()
+	for _, c := range []struct {
+		a, b string
+		want Match
+	}{
+		{"10.0.0.1:6379", "redis-1:6379", Unknown},
+		{"10.0.0.2:6379", "redis-1:6379", Unknown},
+		{"redis-1:6379", "REDIS-1.:6379", Same},
+		{"redis-1:6379", "redis-1:6380", Different},
+		{"10.0.0.1:6379", "10.0.0.2:6379", Different},
+		{"localhost:6379", "127.0.0.1:6379", Same},
+	} {
+		if got := Compare(ctx, c.a, c.b); got != c.want {
+			t.Errorf("resolver failing: Compare(%s, %s) = %v, want %v", c.a, c.b, got, c.want)
+		}
+	}
+	failing.Store(false)
+	resetCache()
+	if got := Compare(ctx, "10.0.0.1:6379", "redis-1:6379"); got != Same {
+		t.Errorf("resolver back: Compare(10.0.0.1:6379, redis-1:6379) = %v, want Same", got)
+	}
+	if got := Compare(ctx, "10.0.0.2:6379", "redis-1:6379"); got != Different {
+		t.Errorf("resolver back: Compare(10.0.0.2:6379, redis-1:6379) = %v, want Different", got)
 	}
 }

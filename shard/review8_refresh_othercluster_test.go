@@ -69,6 +69,19 @@ func reusedAddrSetup(t *testing.T, seeds func(rc *redistest.Cluster) []string, h
 		info, err := reused.DoContext(ctx, "CLUSTER", "INFO")
 		return err == nil && strings.Contains(info, "cluster_state:ok")
 	})
+	// The cluster's nodes drop the address from the reset node's old
+	// entry once they meet its new ID there (their next PING to it); until
+	// then a replica's answer still lists the address as its cluster's,
+	// and a test that pauses the masters at once reads that.
+	for _, s := range rc.Nodes {
+		if s == reused {
+			continue
+		}
+		waitFor(t, 20*time.Second, s.Addr+" no longer lists the reused address", func() bool {
+			list, err := s.DoContext(ctx, "CLUSTER", "NODES")
+			return err == nil && !strings.Contains(list, " "+reused.Addr+"@")
+		})
+	}
 	return c, nodes, byAddr, reused
 }
 

@@ -81,8 +81,9 @@ type sentShard struct {
 	queryHook atomic.Pointer[func(addr string)]
 }
 
-// failoverEvent is the internal notice of a master change, for stats and
-// for the public node-state callbacks to connect to.
+// failoverEvent is the internal notice of a master change, for the
+// listeners of onFailover; the NodeState hook gets it through the node's
+// event queue (queueSentinelPromoted).
 type failoverEvent struct {
 	Shard     string
 	MasterSet string
@@ -154,7 +155,6 @@ func (c *Client) startSentinels(ctx context.Context) error {
 		st.byMaster[i] = sh
 	}
 	c.sent = st
-	st.onFailover(c.sentinelPromoted) // the public NodeState hook (sentinel_events.go)
 	errs := make([]error, len(st.shards))
 	var wg sync.WaitGroup
 	for i, sh := range st.shards {

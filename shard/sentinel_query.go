@@ -215,10 +215,12 @@ func (c *Client) installed(sh *sentShard, old *string, addr string) {
 	}
 	sh.failovers.Add(1)
 	c.sent.failovers.Add(1)
-	c.sent.notify(failoverEvent{Shard: sh.cfg.Name, MasterSet: sh.cfg.master(), Node: sh.node, From: *old, To: addr, At: time.Now()})
+	ev := failoverEvent{Shard: sh.cfg.Name, MasterSet: sh.cfg.master(), Node: sh.node, From: *old, To: addr, At: time.Now()}
+	queued := c.queueSentinelPromoted(ev) // the NodeState hook (sentinel_events.go)
+	c.sent.notify(ev)
 	c.subs.topo.notify() // subscriptions leave the old master (subscription_place.go)
-	if ns.down.Load() && !c.closed.Load() {
-		c.probe(sh.node)
+	if probe := ns.down.Load() && !c.closed.Load(); queued || probe {
+		c.sentinelDeliver(sh.node, probe)
 	}
 }
 

@@ -182,9 +182,9 @@ func (c *Client) roleOf(ctx context.Context, addr string) (sentinel.Role, error)
 // announce host names and Sentinels that do not, a host name and its
 // address) is no change. A comparison whose answer is not known
 // (addrkey.Unknown) counts as a change: installFound has kept the
-// current master unless it no longer says it is the master, and a
-// +switch-master announces a failover. It runs outside instMu, as it
-// calls the user's hooks.
+// current master unless it no longer says it is the master, and switched
+// unless it may be the master failed over from. It runs outside instMu,
+// as it calls the user's hooks.
 func (c *Client) installed(sh *sentShard, old *string, addr string) {
 	if old == nil || c.compareServers(c.life, *old, addr) == addrkey.Same {
 		return

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/shardis/shardis/internal/addrkey"
 	"github.com/shardis/shardis/sentinel"
 )
 
@@ -83,6 +84,18 @@ func watchKey(s SentinelShard) string {
 // a second or two, and the query loop may be busy or pausing), then a
 // full query is asked for at once, to refresh the replicas and the
 // shard's state. A few messages come per failover, one per Sentinel.
+//
+// A message may name the master in use under another spelling (a
+// Sentinel that announces host names, and one that does not). When a
+// lookup cannot tell whether it does (addrkey.Unknown: the resolver
+// failed, or is slow), the master in use is not the one the message says
+// was failed over from, and it still says it is the master, it is kept
+// with its pools, as installFound keeps it: it is most likely the
+// announced master, and the query that follows compares again. The
+// message still counts as a switch for the queries in flight and for the
+// master it replaced. A master in use that may be the one failed over
+// from (the same, or not known) is replaced: right after a failover the
+// old master may still say it is the master.
 func (c *Client) switched(sh *sentShard, ev sentinel.SwitchMaster) {
 	sh.switches.Add(1)
 	// c.life: Close cuts the check short (the Watcher's Close waits for
@@ -91,15 +104,28 @@ func (c *Client) switched(sh *sentShard, ev sentinel.SwitchMaster) {
 	defer cancel()
 	if c.checkMaster(ctx, ev.NewAddr) == nil {
 		addr := ev.NewAddr
+		keep := false
+		if cur := sh.master.Load(); cur != nil && ev.OldAddr != "" &&
+			c.compareServers(ctx, *cur, addr) == addrkey.Unknown &&
+			c.compareServers(ctx, *cur, ev.OldAddr) == addrkey.Different && c.stillMaster(ctx, sh) {
+			keep = true
+		}
 		sh.instMu.Lock()
-		old := sh.master.Swap(&addr)
+		var old *string
+		if keep {
+			addr = *sh.master.Load()
+		} else {
+			old = sh.master.Swap(&addr)
+		}
 		sh.switchInstall++
 		if ev.OldAddr != "" && !sameServer(ev.OldAddr, addr) {
 			// Even when a query installed the new master first.
 			sh.switchedFrom, sh.switchedAt = ev.OldAddr, time.Now()
 		}
 		sh.instMu.Unlock()
-		c.installed(sh, old, addr)
+		if !keep {
+			c.installed(sh, old, addr)
+		}
 	}
 	select {
 	case sh.urgent <- struct{}{}:

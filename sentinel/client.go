@@ -499,7 +499,11 @@ func sameServer(a, b string) bool {
 // announces host names, and "10.0.0.1:P", from one that does not, name
 // one server when redis-1 has that address. Each answer is looked up
 // once per query, within ctx and DialTimeout; a name that does not
-// resolve matches only its own spellings.
+// resolve (or whose lookup did not end) matches only its own spellings:
+// its Sentinel's vote is lost, as if it had not answered. Taking it for
+// any answer with its port would be unsafe: servers commonly all listen
+// on 6379, and a stale Sentinel's old master would join the current
+// one's group (transitively, through the name), with its votes.
 func (c *Client) sameServerFunc(ctx context.Context) func(a, b string) bool {
 	resolved := map[string][]string{} // by answer: its forms, the looked-up addresses' included
 	forms := func(addr string) []string {

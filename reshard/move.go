@@ -591,6 +591,16 @@ const migrateChunk = 64 << 10
 // answers, plus a second; it is bounded, so an old node that hangs
 // fails the move after it. The payload's transfer and the new node's
 // restoring grow with the bytes, which the allowance per 64 KiB covers.
+//
+// A wait longer than a live MIGRATE of its keys can go without the new
+// node seeing any of it (stallAfter) is cut short by the stall watch
+// (watchedMigrate, stall.go), in batches and key by key (migrateEach)
+// alike: a hung old node then fails the move with ErrOldNodeStalled
+// about stallAfter after the new node last saw the MIGRATE. The watch
+// reads the new node's counters, which any client's traffic moves too,
+// and a new node it cannot reach proves nothing: the wait is the bound
+// that always holds, and must never be shorter than a live MIGRATE may
+// take.
 func (m *mover) migrateWait(size int64) time.Duration {
 	chunks := max(0, size+migrateChunk-1) / migrateChunk
 	return time.Duration(2+chunks)*m.opts.Timeout + time.Second

@@ -182,20 +182,15 @@ func (m *mover) drain(ctx context.Context, n shard.Node) error {
 		return &shard.NodeError{Node: n, Err: err}
 	}
 	defer func() { conn.Close() }()
-	cursor := "0"
 	batch := m.maxBatch() // adapted so that one MIGRATE blocks the old node about MaxBlock
+	vals, err := redis.Values(redis.DoContext(conn, ctx, "SCAN", "0", "COUNT", m.opts.ScanCount))
+	cursor, keys, err := scanPage(vals, err)
+	if err != nil {
+		return &shard.NodeError{Node: n, Err: err}
+	}
 	for {
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("shardis: %w", err)
-		}
-		vals, err := redis.Values(redis.DoContext(conn, ctx, "SCAN", cursor, "COUNT", m.opts.ScanCount))
-		if err != nil || len(vals) != 2 {
-			return &shard.NodeError{Node: n, Err: fmt.Errorf("SCAN: %w", scanErr(err, vals))}
-		}
-		cursor, _ = redis.String(vals[0], nil)
-		keys, err := redis.Strings(vals[1], nil)
-		if err != nil {
-			return &shard.NodeError{Node: n, Err: fmt.Errorf("SCAN: %w", err)}
 		}
 		stay := int64(len(keys)) // counted as scanned now; moving keys once moved
 		byOwner := map[string][]string{}
@@ -222,37 +217,37 @@ func (m *mover) drain(ctx context.Context, n shard.Node) error {
 			owners[g] = owner
 		}
 		m.scanned.Add(stay)
-		// The page's moving keys are measured at once: one round trip
-		// per page, not one per batch (out of a cluster a batch holds
-		// the keys of one slot, often a single key).
+		// The page's moving keys are measured at once, not per batch (out
+		// of a cluster a batch holds the keys of one slot, often a single
+		// key), and the next page is read in the same round trip
+		// (measureAndScan): sizing the keys costs no round trip of its
+		// own.
 		var moving []string
 		for _, ks := range byOwner {
 			moving = append(moving, ks...)
 		}
+		if err := m.freshConn(ctx, &conn, n); err != nil {
+			return err
+		}
+		next := cursor
+		if cursor == "0" {
+			next = "" // the scan is over
+		}
+		sizes, next, nextKeys, err := m.measureAndScan(ctx, conn, n, moving, next)
+		if err != nil {
+			return err
+		}
 		sizeOf := make(map[string]int64, len(moving))
-		if len(moving) > 0 {
-			sizes, err := m.measure(ctx, conn, n, moving)
-			if err != nil {
-				return err
-			}
-			for i, k := range moving {
-				sizeOf[k] = sizes[i]
-			}
+		for i, k := range moving {
+			sizeOf[k] = sizes[i]
 		}
 		for _, addr := range sortedKeys(byOwner) {
 			ks := byOwner[addr]
 			for len(ks) > 0 {
 				chunk := ks[:min(len(ks), batch)]
 				ks = ks[len(chunk):]
-				if conn.Err() != nil { // a broken connection: take a fresh one
-					conn.Close()
-					// Not into conn on failure: Get returns nil then,
-					// and the deferred Close would panic.
-					fresh, err := m.pools.Get(ctx, n.Addr)
-					if err != nil {
-						return &shard.NodeError{Node: n, Err: err}
-					}
-					conn = fresh
+				if err := m.freshConn(ctx, &conn, n); err != nil {
+					return err
 				}
 				sizes := make([]int64, len(chunk))
 				for i, k := range chunk {
@@ -269,7 +264,38 @@ func (m *mover) drain(ctx context.Context, n shard.Node) error {
 		if cursor == "0" {
 			return nil
 		}
+		cursor, keys = next, nextKeys
 	}
+}
+
+// freshConn replaces *conn, a connection to old node n, with a fresh one
+// when it broke.
+func (m *mover) freshConn(ctx context.Context, conn *redis.Conn, n shard.Node) error {
+	if (*conn).Err() == nil {
+		return nil
+	}
+	(*conn).Close()
+	// Not into *conn on failure: Get returns nil then, and the
+	// deferred Close would panic.
+	fresh, err := m.pools.Get(ctx, n.Addr)
+	if err != nil {
+		return &shard.NodeError{Node: n, Err: err}
+	}
+	*conn = fresh
+	return nil
+}
+
+// scanPage reads a SCAN reply (vals, err): the next cursor and the keys.
+func scanPage(vals []any, err error) (string, []string, error) {
+	if err != nil || len(vals) != 2 {
+		return "", nil, fmt.Errorf("SCAN: %w", scanErr(err, vals))
+	}
+	cursor, _ := redis.String(vals[0], nil)
+	keys, err := redis.Strings(vals[1], nil)
+	if err != nil {
+		return "", nil, fmt.Errorf("SCAN: %w", err)
+	}
+	return cursor, keys, nil
 }
 
 // adapt returns the next batch size after a MIGRATE of n keys took d: the
@@ -357,15 +383,53 @@ func (m *mover) moveChunk(ctx context.Context, conn redis.Conn, src, dst shard.N
 // before they bounded the wait, its bytes not counted, unless a dry run
 // or a pace in bytes needs them.
 func (m *mover) measure(ctx context.Context, conn redis.Conn, src shard.Node, keys []string) ([]int64, error) {
-	sizes, err := memoryUsage(ctx, conn, keys)
+	sizes, _, _, err := m.measureAndScan(ctx, conn, src, keys, "")
+	return sizes, err
+}
+
+// measureAndScan is measure, and, unless cursor is "", SCAN from cursor
+// in the same round trip: it returns the keys' sizes, and the next
+// cursor and the keys of that page.
+func (m *mover) measureAndScan(ctx context.Context, conn redis.Conn, src shard.Node, keys []string, cursor string) (sizes []int64, next string, page []string, err error) {
+	if len(keys) == 0 && cursor == "" {
+		return nil, "", nil, nil
+	}
+	for _, k := range keys {
+		if err := conn.Send("MEMORY", "USAGE", k); err != nil {
+			return nil, "", nil, &shard.NodeError{Node: src, Err: err}
+		}
+	}
+	want := len(keys)
+	if cursor != "" {
+		if err := conn.Send("SCAN", cursor, "COUNT", m.opts.ScanCount); err != nil {
+			return nil, "", nil, &shard.NodeError{Node: src, Err: err}
+		}
+		want++
+	}
+	// One read for all the replies, not a receive per key: less of the
+	// mover's CPU per key.
+	replies, err := redis.Values(redis.DoContext(conn, ctx, ""))
+	if err == nil && len(replies) != want {
+		err = fmt.Errorf("%d replies to %d commands", len(replies), want)
+	}
+	if err != nil {
+		return nil, "", nil, &shard.NodeError{Node: src, Err: err}
+	}
+	if cursor != "" {
+		if next, page, err = scanPage(redis.Values(replies[len(keys)], nil)); err != nil {
+			return nil, "", nil, &shard.NodeError{Node: src, Err: err}
+		}
+	}
+	sizes, err = memoryUsage(replies[:len(keys)])
 	var re redis.Error
 	switch {
 	case err == nil:
-		return sizes, nil
 	case !m.opts.DryRun && m.opts.BytesPerSecond == 0 && errors.As(err, &re):
-		return make([]int64, len(keys)), nil
+		sizes = make([]int64, len(keys)) // refused: moved without sizes
+	default:
+		return nil, "", nil, &shard.NodeError{Node: src, Err: err}
 	}
-	return nil, &shard.NodeError{Node: src, Err: err}
+	return sizes, next, page, nil
 }
 
 // byteRun returns how many of the keys sized sizes one run carries under
@@ -591,6 +655,16 @@ const migrateChunk = 64 << 10
 // answers, plus a second; it is bounded, so an old node that hangs
 // fails the move after it. The payload's transfer and the new node's
 // restoring grow with the bytes, which the allowance per 64 KiB covers.
+//
+// A wait longer than a live MIGRATE of its keys can go without the new
+// node seeing any of it (stallAfter) is cut short by the stall watch
+// (watchedMigrate, stall.go), in batches and key by key (migrateEach)
+// alike: a hung old node then fails the move with ErrOldNodeStalled
+// about stallAfter after the new node last saw the MIGRATE. The watch
+// reads the new node's counters, which any client's traffic moves too,
+// and a new node it cannot reach proves nothing: the wait is the bound
+// that always holds, and must never be shorter than a live MIGRATE may
+// take.
 func (m *mover) migrateWait(size int64) time.Duration {
 	chunks := max(0, size+migrateChunk-1) / migrateChunk
 	return time.Duration(2+chunks)*m.opts.Timeout + time.Second
@@ -781,8 +855,9 @@ func (m *mover) progress(done bool) Progress {
 	return p
 }
 
-// memoryUsage returns MEMORY USAGE of each of keys (pipelined); gone keys
-// count 0.
+// memoryUsage reads the replies of MEMORY USAGE of keys (measureAndScan
+// sends them pipelined): their sizes; gone keys count 0. A refusal is
+// returned as the redis.Error it is.
 //
 // It samples, as MEMORY USAGE does by default (5 elements of an
 // aggregate, scaled by its length): SAMPLES 0 would be exact but visits
@@ -793,33 +868,16 @@ func (m *mover) progress(done bool) Progress {
 // The figure is the size of the value in the old node's memory, exact for
 // strings and for aggregates of like elements, an estimate for others;
 // it is what Report.Bytes, Flow.Bytes and BytesPerSecond count.
-func memoryUsage(ctx context.Context, conn redis.Conn, keys []string) ([]int64, error) {
-	for _, k := range keys {
-		if err := conn.Send("MEMORY", "USAGE", k); err != nil {
-			return nil, err
-		}
-	}
-	if err := conn.Flush(); err != nil {
-		return nil, err
-	}
-	sizes := make([]int64, len(keys))
-	var refused error // an error reply: the others are read all the same, so that the connection stays in step
-	for i := range keys {
-		n, err := redis.Int64(redis.ReceiveContext(conn, ctx))
-		var re redis.Error
+func memoryUsage(replies []any) ([]int64, error) {
+	sizes := make([]int64, len(replies))
+	for i, r := range replies {
+		n, err := redis.Int64(r, nil)
 		switch {
 		case err == nil || errors.Is(err, redis.ErrNil):
-		case errors.As(err, &re):
-			if refused == nil {
-				refused = fmt.Errorf("MEMORY USAGE: %w", err)
-			}
+			sizes[i] = n
 		default:
-			return nil, err
+			return nil, fmt.Errorf("MEMORY USAGE: %w", err)
 		}
-		sizes[i] = n
-	}
-	if refused != nil {
-		return nil, refused
 	}
 	return sizes, nil
 }

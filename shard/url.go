@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/shardis/shardis/internal/addrkey"
 	"github.com/shardis/shardis/pool"
@@ -36,7 +37,8 @@ import (
 //
 //	hash, key_hash, tag            ring placement (see package ring)
 //	names=a,b,c                    shard names, in host order (ring mode)
-//	weights=2,1,1                  shard weights, in host order (ring mode)
+//	weights=2,1,1                  shard weights, in host order (ring mode; in
+//	                               the shards option's order with Sentinels)
 //	db                             database number (ring mode)
 //	dial_timeout, read_timeout, write_timeout, idle_timeout,
 //	max_conn_lifetime, test_on_borrow   durations such as 500ms or 3s
@@ -138,8 +140,14 @@ func ParseURL(raw string) (Config, error) {
 		return cfg, fmt.Errorf("%w: URL query: %v", ErrBadConfig, err)
 	}
 	if isSentinel {
+		entries := values["shards"]
 		if err := parseSentinelURL(&cfg, hosts, values); err != nil {
 			return cfg, err
+		}
+		if values.Has("weights") && weightedEntries(entries) {
+			// The option would replace the entry's weight without a word.
+			return cfg, fmt.Errorf("%w: a %s URL gives weights in its shards entries (HOST:PORT:WEIGHT+NAME) and in the weights option: give them in one place",
+				ErrBadConfig, schemeSentinel)
 		}
 	}
 	for name, vals := range values {
@@ -159,6 +167,26 @@ func ParseURL(raw string) (Config, error) {
 		}
 	}
 	return cfg, cfg.Validate()
+}
+
+// weightedEntries reports whether a shards option of a Sentinel URL has
+// a plain entry that gives its own weight (HOST:PORT:WEIGHT+NAME).
+func weightedEntries(options []string) bool {
+	for _, o := range options {
+		for _, e := range strings.Split(o, ",") {
+			addr := strings.TrimSpace(e)
+			if i := strings.IndexFunc(addr, unicode.IsSpace); i >= 0 {
+				addr = addr[:i]
+			}
+			if i := strings.LastIndexByte(addr, ']'); i >= 0 {
+				addr = addr[i+1:] // after an IPv6 host: ":PORT[:WEIGHT]"
+			}
+			if strings.Count(addr, ":") >= 2 {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // unescapeZone returns the URL host h with the zone of its IPv6 address

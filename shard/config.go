@@ -286,19 +286,19 @@ func (c Config) Validate() error {
 			return fmt.Errorf("%w: Cluster.MinRefreshInterval %v is below %v: a burst of redirects would query the topology back to back",
 				ErrBadConfig, d, minMinRefresh)
 		}
-		for _, s := range c.Seeds {
+		for i, s := range c.Seeds {
 			if err := checkHostPort(s); err != nil {
-				return err
+				return badConfigf("seed %d: %w", i, err)
 			}
 		}
 	default:
 		return fmt.Errorf("%w: unknown mode %q (want %q or %q)", ErrBadConfig, c.Mode, ModeRing, ModeCluster)
 	}
 	if c.Health.FailureLimit < 0 {
-		return fmt.Errorf("%w: health failure limit %d < 0", ErrBadConfig, c.Health.FailureLimit)
+		return fmt.Errorf("%w: Health.FailureLimit %d < 0", ErrBadConfig, c.Health.FailureLimit)
 	}
 	if c.Health.Timeout < 0 {
-		return fmt.Errorf("%w: health timeout %v < 0", ErrBadConfig, c.Health.Timeout)
+		return fmt.Errorf("%w: Health.Timeout %v < 0", ErrBadConfig, c.Health.Timeout)
 	}
 	// A few nanoseconds (Timeout: 500, meant as milliseconds) leaves no
 	// check time to succeed: healthy nodes would be marked down, and dead
@@ -308,7 +308,7 @@ func (c Config) Validate() error {
 			ErrBadConfig, c.Health.Timeout, minHealthTimeout)
 	}
 	if c.Health.Interval > 0 && c.Health.Interval < minHealthInterval {
-		return fmt.Errorf("%w: health interval %v is below %v: the checks would run back to back (a negative interval turns them off)",
+		return fmt.Errorf("%w: Health.Interval %v is below %v: the checks would run back to back (a negative interval turns them off)",
 			ErrBadConfig, c.Health.Interval, minHealthInterval)
 	}
 	if err := c.Pool.Validate(); err != nil {

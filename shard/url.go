@@ -51,7 +51,7 @@ import (
 //	refresh_interval, min_refresh_interval, max_redirects, max_retry_wait,
 //	read_from=master|replica-random|replica-latency         cluster mode
 //	from=URL                       migrate from the topology of that URL
-//	                               (percent-encoded; see Migration)
+//	                               (percent-encoded, or last; see Migration)
 //
 // An IPv6 host's zone follows "%25", the encoded '%' (RFC 6874), as in
 // redis-ring://[fe80::1%25eth0]:6379 (the address [fe80::1%eth0]:6379).
@@ -127,6 +127,9 @@ func ParseURL(raw string) (Config, error) {
 			cfg.Shards = append(cfg.Shards, ring.Shard{Addr: h, Weight: 1})
 		}
 	}
+	if err := checkFromLast(query); err != nil {
+		return cfg, err
+	}
 	values, err := url.ParseQuery(query)
 	if err != nil {
 		if cutPassword {
@@ -167,6 +170,23 @@ func ParseURL(raw string) (Config, error) {
 		}
 	}
 	return cfg, cfg.Validate()
+}
+
+// checkFromLast refuses a raw URL query whose from option holds a URL
+// with options of its own ('?') that is not percent-encoded, followed by
+// more options: which URL each of those belongs to cannot be told, and
+// they would be read as the outer URL's (the old ring's names or hash
+// becoming the new ring's, so that the migration would look for every
+// key on the wrong node). Nothing of the query is quoted: the from URL
+// may hold a password.
+func checkFromLast(query string) error {
+	parts := strings.Split(query, "&")
+	for _, p := range parts[:len(parts)-1] {
+		if k, v, _ := strings.Cut(p, "="); k == "from" && strings.Contains(v, "?") {
+			return fmt.Errorf("%w: URL option from holds a URL with options of its own that is not percent-encoded, and options follow it: they would be read as this URL's; percent-encode the from URL (url.QueryEscape), or give it last", ErrBadConfig)
+		}
+	}
+	return nil
 }
 
 // weightedEntries reports whether a shards option of a Sentinel URL has

@@ -98,7 +98,8 @@ const minHealthTimeout = time.Millisecond
 type HealthOptions struct {
 	// Interval between PINGs to each node. 0 means 1s; below 10ms is a
 	// configuration error; a negative value turns background checks off
-	// (nodes are then never marked down: nothing would bring them back).
+	// (nodes are then never marked down: nothing would bring them back),
+	// which AutoEject cannot go with.
 	Interval time.Duration
 	// FailureLimit is how many consecutive failures mark a node down.
 	// 0 means 3.
@@ -310,6 +311,11 @@ func (c Config) Validate() error {
 	if c.Health.Interval > 0 && c.Health.Interval < minHealthInterval {
 		return fmt.Errorf("%w: Health.Interval %v is below %v: the checks would run back to back (a negative interval turns them off)",
 			ErrBadConfig, c.Health.Interval, minHealthInterval)
+	}
+	// Only the health checks mark a shard down, so without them auto-eject
+	// would never take one out.
+	if c.Health.AutoEject && c.Health.Interval < 0 {
+		return fmt.Errorf("%w: Health.AutoEject needs the health checks that a negative Health.Interval turns off: no shard would ever be taken out", ErrBadConfig)
 	}
 	if err := c.Pool.Validate(); err != nil {
 		return badConfigf("%w", err)

@@ -73,7 +73,7 @@ func uncoveredIdentifiers(t *testing.T, dir string) (missing []string) {
 			covered[d.name] = true
 		}
 	}
-	implicit := []string{"Error", "String", "GoString", "Unwrap", "Is", "As"}
+	implicit := []string{"Error", "String", "GoString", "Format", "Unwrap", "Is", "As"}
 	for changed := true; changed; {
 		changed = false
 		mark := func(name string) {

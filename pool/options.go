@@ -4,6 +4,7 @@ import (
 	"crypto/tls"
 	"encoding/json"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 	"time"
@@ -204,6 +205,19 @@ func (o Options) String() string {
 // GoString is String wrapped as "pool.Options{...}", so that %#v, which
 // would print every field as it is, hides the password too.
 func (o Options) GoString() string { return "pool.Options{" + o.String() + "}" }
+
+// Format prints o as String describes it, whatever the verb (GoString for
+// %#v): fmt consults String only for %v, %s, %q, %x and %X, and with any
+// other verb (a %d whose argument slipped) it would print every field as
+// it is, the password among them. A verb that does not suit a string
+// still says so (%!d(string=MaxIdle=...)), without the secret.
+func (o Options) Format(f fmt.State, verb rune) {
+	if verb == 'v' && f.Flag('#') {
+		_, _ = io.WriteString(f, o.GoString())
+		return
+	}
+	_, _ = fmt.Fprintf(f, fmt.FormatString(f, verb), o.String())
+}
 
 // MarshalJSON encodes o as encoding/json encodes a struct, field by
 // field, except that a set Password is "***" and TLSConfig (when set)

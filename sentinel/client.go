@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"slices"
 	"strconv"
@@ -63,6 +64,18 @@ func (o Options) String() string {
 // GoString is String, so that %#v, which would print every field as it
 // is, does not show the password.
 func (o Options) GoString() string { return o.String() }
+
+// Format prints o as String describes it, whatever the verb: fmt consults
+// String only for %v, %s, %q, %x and %X (GoString for %#v), and with any
+// other verb (a %d whose argument slipped) it would print every field as
+// it is, the password among them.
+func (o Options) Format(f fmt.State, verb rune) {
+	if verb == 'v' && f.Flag('#') {
+		_, _ = io.WriteString(f, o.GoString())
+		return
+	}
+	_, _ = fmt.Fprintf(f, fmt.FormatString(f, verb), o.String())
+}
 
 // MarshalJSON encodes o as encoding/json encodes a struct, field by
 // field, except that a set Password is "***" and TLSConfig (when set)

@@ -98,7 +98,8 @@ const minHealthTimeout = time.Millisecond
 type HealthOptions struct {
 	// Interval between PINGs to each node. 0 means 1s; below 10ms is a
 	// configuration error; a negative value turns background checks off
-	// (nodes are then never marked down: nothing would bring them back).
+	// (nodes are then never marked down: nothing would bring them back),
+	// which AutoEject cannot go with.
 	Interval time.Duration
 	// FailureLimit is how many consecutive failures mark a node down.
 	// 0 means 3.
@@ -286,19 +287,19 @@ func (c Config) Validate() error {
 			return fmt.Errorf("%w: Cluster.MinRefreshInterval %v is below %v: a burst of redirects would query the topology back to back",
 				ErrBadConfig, d, minMinRefresh)
 		}
-		for _, s := range c.Seeds {
+		for i, s := range c.Seeds {
 			if err := checkHostPort(s); err != nil {
-				return err
+				return badConfigf("seed %d: %w", i, err)
 			}
 		}
 	default:
 		return fmt.Errorf("%w: unknown mode %q (want %q or %q)", ErrBadConfig, c.Mode, ModeRing, ModeCluster)
 	}
 	if c.Health.FailureLimit < 0 {
-		return fmt.Errorf("%w: health failure limit %d < 0", ErrBadConfig, c.Health.FailureLimit)
+		return fmt.Errorf("%w: Health.FailureLimit %d < 0", ErrBadConfig, c.Health.FailureLimit)
 	}
 	if c.Health.Timeout < 0 {
-		return fmt.Errorf("%w: health timeout %v < 0", ErrBadConfig, c.Health.Timeout)
+		return fmt.Errorf("%w: Health.Timeout %v < 0", ErrBadConfig, c.Health.Timeout)
 	}
 	// A few nanoseconds (Timeout: 500, meant as milliseconds) leaves no
 	// check time to succeed: healthy nodes would be marked down, and dead
@@ -308,8 +309,13 @@ func (c Config) Validate() error {
 			ErrBadConfig, c.Health.Timeout, minHealthTimeout)
 	}
 	if c.Health.Interval > 0 && c.Health.Interval < minHealthInterval {
-		return fmt.Errorf("%w: health interval %v is below %v: the checks would run back to back (a negative interval turns them off)",
+		return fmt.Errorf("%w: Health.Interval %v is below %v: the checks would run back to back (a negative interval turns them off)",
 			ErrBadConfig, c.Health.Interval, minHealthInterval)
+	}
+	// Only the health checks mark a shard down, so without them auto-eject
+	// would never take one out.
+	if c.Health.AutoEject && c.Health.Interval < 0 {
+		return fmt.Errorf("%w: Health.AutoEject needs the health checks that a negative Health.Interval turns off: no shard would ever be taken out", ErrBadConfig)
 	}
 	if err := c.Pool.Validate(); err != nil {
 		return badConfigf("%w", err)

@@ -65,11 +65,18 @@ func checkFields(n *yaml.Node, t reflect.Type, path string) error {
 				}
 				continue
 			}
-			f, ok := fields[k.Value]
-			if !ok {
-				return fmt.Errorf("line %d: unknown field %s (known: %s)", k.Line, joinPath(path, k.Value), strings.Join(names, ", "))
+			name := k.Value
+			if k.Kind == yaml.AliasNode && k.Alias != nil && k.Alias.Kind == yaml.ScalarNode {
+				name = k.Alias.Value // an alias names the field by its anchor's value
+			} else if k.Kind != yaml.ScalarNode {
+				return fmt.Errorf("line %d: %s: a key here is a field name (%s), not a list or a mapping",
+					k.Line, orFile(path), strings.Join(names, ", "))
 			}
-			if err := checkFields(v, f.Type, joinPath(path, k.Value)); err != nil {
+			f, ok := fields[name]
+			if !ok {
+				return fmt.Errorf("line %d: unknown field %s (known: %s)", k.Line, joinPath(path, name), strings.Join(names, ", "))
+			}
+			if err := checkFields(v, f.Type, joinPath(path, name)); err != nil {
 				return err
 			}
 		}
@@ -195,10 +202,15 @@ func shapeError(n *yaml.Node, t reflect.Type, path string) error {
 	case yaml.SequenceNode:
 		got = "a list"
 	}
+	return fmt.Errorf("line %d: %s: want %s, not %s", n.Line, orFile(path), want, got)
+}
+
+// orFile is path, or "the file" for the top level.
+func orFile(path string) string {
 	if path == "" {
-		path = "the file"
+		return "the file"
 	}
-	return fmt.Errorf("line %d: %s: want %s, not %s", n.Line, path, want, got)
+	return path
 }
 
 func joinPath(path, name string) string {

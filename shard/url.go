@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/shardis/shardis/internal/addrkey"
 	"github.com/shardis/shardis/pool"
@@ -36,7 +37,8 @@ import (
 //
 //	hash, key_hash, tag            ring placement (see package ring)
 //	names=a,b,c                    shard names, in host order (ring mode)
-//	weights=2,1,1                  shard weights, in host order (ring mode)
+//	weights=2,1,1                  shard weights, in host order (ring mode; in
+//	                               the shards option's order with Sentinels)
 //	db                             database number (ring mode)
 //	dial_timeout, read_timeout, write_timeout, idle_timeout,
 //	max_conn_lifetime, test_on_borrow   durations such as 500ms or 3s
@@ -49,7 +51,7 @@ import (
 //	refresh_interval, min_refresh_interval, max_redirects, max_retry_wait,
 //	read_from=master|replica-random|replica-latency         cluster mode
 //	from=URL                       migrate from the topology of that URL
-//	                               (percent-encoded; see Migration)
+//	                               (percent-encoded, or last; see Migration)
 //
 // An IPv6 host's zone follows "%25", the encoded '%' (RFC 6874), as in
 // redis-ring://[fe80::1%25eth0]:6379 (the address [fe80::1%eth0]:6379).
@@ -125,6 +127,9 @@ func ParseURL(raw string) (Config, error) {
 			cfg.Shards = append(cfg.Shards, ring.Shard{Addr: h, Weight: 1})
 		}
 	}
+	if err := checkFromLast(query); err != nil {
+		return cfg, err
+	}
 	values, err := url.ParseQuery(query)
 	if err != nil {
 		if cutPassword {
@@ -138,8 +143,14 @@ func ParseURL(raw string) (Config, error) {
 		return cfg, fmt.Errorf("%w: URL query: %v", ErrBadConfig, err)
 	}
 	if isSentinel {
+		entries := values["shards"]
 		if err := parseSentinelURL(&cfg, hosts, values); err != nil {
 			return cfg, err
+		}
+		if values.Has("weights") && weightedEntries(entries) {
+			// The option would replace the entry's weight without a word.
+			return cfg, fmt.Errorf("%w: a %s URL gives weights in its shards entries (HOST:PORT:WEIGHT+NAME) and in the weights option: give them in one place",
+				ErrBadConfig, schemeSentinel)
 		}
 	}
 	for name, vals := range values {
@@ -159,6 +170,43 @@ func ParseURL(raw string) (Config, error) {
 		}
 	}
 	return cfg, cfg.Validate()
+}
+
+// checkFromLast refuses a raw URL query whose from option holds a URL
+// with options of its own ('?') that is not percent-encoded, followed by
+// more options: which URL each of those belongs to cannot be told, and
+// they would be read as the outer URL's (the old ring's names or hash
+// becoming the new ring's, so that the migration would look for every
+// key on the wrong node). Nothing of the query is quoted: the from URL
+// may hold a password.
+func checkFromLast(query string) error {
+	parts := strings.Split(query, "&")
+	for _, p := range parts[:len(parts)-1] {
+		if k, v, _ := strings.Cut(p, "="); k == "from" && strings.Contains(v, "?") {
+			return fmt.Errorf("%w: URL option from holds a URL with options of its own that is not percent-encoded, and options follow it: they would be read as this URL's; percent-encode the from URL (url.QueryEscape), or give it last", ErrBadConfig)
+		}
+	}
+	return nil
+}
+
+// weightedEntries reports whether a shards option of a Sentinel URL has
+// a plain entry that gives its own weight (HOST:PORT:WEIGHT+NAME).
+func weightedEntries(options []string) bool {
+	for _, o := range options {
+		for _, e := range strings.Split(o, ",") {
+			addr := strings.TrimSpace(e)
+			if i := strings.IndexFunc(addr, unicode.IsSpace); i >= 0 {
+				addr = addr[:i]
+			}
+			if i := strings.LastIndexByte(addr, ']'); i >= 0 {
+				addr = addr[i+1:] // after an IPv6 host: ":PORT[:WEIGHT]"
+			}
+			if strings.Count(addr, ":") >= 2 {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // unescapeZone returns the URL host h with the zone of its IPv6 address

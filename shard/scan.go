@@ -32,13 +32,16 @@ type ScanOptions struct {
 // masters added meanwhile (a scale-out the client's map had not met), and,
 // on each master walked whose slots grew since its walk began (a slot
 // moved to it from a master walked later), the keys of those slots once
-// more: a key present for the whole Scan whose slot moved so is reported
-// (twice when the client's map learned of the move only after the
-// master's walk began), as long as the move is done when the Scan ends. A
-// key of a slot still being migrated then (IMPORTING/MIGRATING) that left
-// a master not walked yet for one walked already is not reported: such a
-// Scan gives SCAN's promise only for the slots that do not move during
-// it. A master that fails and whose
+// more. The slots a master gained are those the refreshed table gives it
+// and those it serves or imports as it tells itself (CLUSTER NODES, sent
+// to each master as its walk begins and once more at the end): a slot
+// still being migrated (IMPORTING/MIGRATING) when the Scan ends counts as
+// gained by the importing master. So a key present for the whole Scan is
+// reported, also when its slot moves (once) during it, the move done or
+// not when the Scan ends; a key met on both masters may be reported
+// twice. A master that refuses CLUSTER NODES (an ACL) is taken to hold the
+// slots the table gives it: a key whose slot is still being migrated to it
+// when the Scan ends may then be missed. A master that fails and whose
 // replica takes over within MaxRetryWait is walked on that replica, from
 // its start, the keys already reported not reported again; one whose walk
 // was over when a replica took over (a failover, planned or not) is not
@@ -69,6 +72,16 @@ type Scanner struct {
 	// only holds, for a pass over some slots of a master walked already
 	// (index into nodes), the slots whose keys it reports.
 	only map[int]map[int]bool
+	// passed holds, for each master walked, the slots a pass (again)
+	// went over once all walks were done: not passed over again.
+	passed map[string]map[int]bool
+	// extra holds, for each master walked, the slots it held as its
+	// walk began (serving or importing them, as it told itself:
+	// heldSlots) that the table did not give it, and kept the keys of
+	// those slots its walk reported: a later pass over such a slot
+	// (again) does not report them twice.
+	extra map[string]map[int]bool
+	kept  map[string]map[string]struct{}
 	// took maps a master that took over from one walked already (a
 	// failover after its walk) to that one: it holds the keys reported
 	// already, and is not walked again (more, again).
@@ -234,7 +247,7 @@ func (s *Scanner) more(ctx context.Context) bool {
 			added = true
 		}
 	}
-	return s.again() || added
+	return s.again(ctx) || added
 }
 
 // again plans, for each master walked whose slots grew since (a slot moved
@@ -242,8 +255,15 @@ func (s *Scanner) more(ctx context.Context) bool {
 // under way), one more pass over its keys in those slots only, and
 // reports whether there was any. Without it the keys of such a slot were
 // reported by neither master: they had left the one walked later and
-// arrived after the other's walk.
-func (s *Scanner) again() bool {
+// arrived after the other's walk. The slots a master gained are those the
+// refreshed table gives it and those it serves or imports as it tells
+// itself (heldSlots): a slot still being migrated (IMPORTING/MIGRATING)
+// is its old owner's in the table, yet the keys moved so far sit on the
+// importing master, and so does a slot whose move ended after the
+// refresh. A slot is passed over once per master: a key that leaves its
+// old owner after that pass began left it after its walk, which reported
+// it.
+func (s *Scanner) again(ctx context.Context) bool {
 	r := s.c.cl()
 	if r == nil || len(s.asOf) == 0 {
 		return false
@@ -252,20 +272,40 @@ func (s *Scanner) again() bool {
 	if t == nil {
 		return false
 	}
-	gained := map[string]map[int]bool{}
-	for slot := 0; slot < cluster.SlotCount; slot++ {
-		addr := t.Master(slot).Addr
-		from, walked := s.asOf[addr]
-		if !walked {
-			continue
-		}
+	grew := func(addr string, slot int) bool {
+		from := s.asOf[addr]
 		if was := from.Master(slot).Addr; was == addr || (was == s.took[addr] && was != "") {
-			continue
+			return false
 		}
+		return !s.passed[addr][slot]
+	}
+	gained := map[string]map[int]bool{}
+	add := func(addr string, slot int) {
 		if gained[addr] == nil {
 			gained[addr] = map[int]bool{}
 		}
 		gained[addr][slot] = true
+	}
+	for slot := 0; slot < cluster.SlotCount; slot++ {
+		addr := t.Master(slot).Addr
+		if _, walked := s.asOf[addr]; walked && grew(addr, slot) {
+			add(addr, slot)
+		}
+	}
+	for _, sh := range t.Shards() {
+		addr := sh.Master.Addr
+		if _, walked := s.asOf[addr]; !walked {
+			continue
+		}
+		held, ok := s.heldSlots(ctx, Node{Name: addr, Addr: addr})
+		if !ok {
+			continue // the table's view only
+		}
+		for slot := range held {
+			if grew(addr, slot) {
+				add(addr, slot)
+			}
+		}
 	}
 	addrs := make([]string, 0, len(gained))
 	for a := range gained {
@@ -273,6 +313,15 @@ func (s *Scanner) again() bool {
 	}
 	slices.Sort(addrs)
 	for _, a := range addrs {
+		if s.passed == nil {
+			s.passed = map[string]map[int]bool{}
+		}
+		if s.passed[a] == nil {
+			s.passed[a] = map[int]bool{}
+		}
+		for slot := range gained[a] {
+			s.passed[a][slot] = true
+		}
 		s.asOf[a] = t
 		if s.only == nil {
 			s.only = map[int]map[int]bool{}
@@ -326,7 +375,7 @@ func (s *Scanner) scanOnce(ctx context.Context) {
 	if sh != nil && s.cur == "0" {
 		s.from, s.fromOK = sh.currentMaster()
 	}
-	reply, err := s.scanNode(ctx, n, args)
+	reply, err := s.scanNode(ctx, n, "SCAN", args...)
 	if err != nil {
 		if to, ok := s.replacement(n); ok && ctx.Err() == nil && !s.c.closed.Load() {
 			s.switchTo(to)
@@ -347,6 +396,18 @@ func (s *Scanner) scanOnce(ctx context.Context) {
 		return
 	}
 	only := s.only[s.ni]
+	if s.cur == "0" && only == nil && s.asOf[n.Addr] != nil {
+		// n answers: what it holds beyond its slots in the table
+		// (asked only now, not to wait on a master that died).
+		s.noteHeld(ctx, n, s.asOf[n.Addr])
+	}
+	if only != nil && s.cur == "0" {
+		// A pass over the slots n gained: the keys of those slots its
+		// whole walk reported already are not reported again.
+		for k := range s.kept[n.Addr] {
+			s.seen[k] = struct{}{}
+		}
+	}
 	for _, k := range keys {
 		if _, dup := s.seen[k]; dup {
 			continue
@@ -362,6 +423,9 @@ func (s *Scanner) scanOnce(ctx context.Context) {
 		}
 		s.seen[k] = struct{}{}
 		s.buf = append(s.buf, k)
+		if extra := s.extra[n.Addr]; only == nil && extra[cluster.Slot(k)] {
+			s.kept[n.Addr][k] = struct{}{}
+		}
 	}
 	if sh != nil && s.sentinelMoved(ctx, sh) {
 		// The shard failed over during the walk: the cursor, and the
@@ -405,13 +469,13 @@ func (s *Scanner) sentinelMoved(ctx context.Context, sh *sentShard) bool {
 	return false
 }
 
-// scanNode sends SCAN to n. In cluster mode the call is cut short as
+// scanNode sends SCAN (or name) to n. In cluster mode the call is cut short as
 // soon as a new table no longer lists n as a master (a replica took over
 // after it failed), instead of trying the dead master until MaxRetryWait.
-func (s *Scanner) scanNode(ctx context.Context, n Node, args []any) (any, error) {
+func (s *Scanner) scanNode(ctx context.Context, n Node, name string, args ...any) (any, error) {
 	r := s.c.cl()
 	if _, ok := s.slotOf[n.Addr]; !ok || r == nil {
-		return s.c.nodeDo(ctx, n, "SCAN", args...)
+		return s.c.nodeDo(ctx, n, name, args...)
 	}
 	sctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -421,7 +485,7 @@ func (s *Scanner) scanNode(ctx context.Context, n Node, args []any) (any, error)
 		}
 	})
 	defer remove()
-	return s.c.nodeDo(sctx, n, "SCAN", args...)
+	return s.c.nodeDo(sctx, n, name, args...)
 }
 
 // nodeDo sends one command to a named node.

@@ -1,0 +1,110 @@
+package shard
+
+import (
+	"context"
+	"strconv"
+	"strings"
+
+	"github.com/gomodule/redigo/redis"
+	"github.com/shardis/shardis/cluster"
+)
+
+// heldSlots returns the slots whose keys master n may hold, as it sees
+// them itself: those it serves and those it is importing (the "myself"
+// line of its CLUSTER NODES, "[slot-<-id]" markers included). A slot
+// being resharded into it is still its old owner's in every slot map
+// (CLUSTER SHARDS, CLUSTER SLOTS), yet the importing master holds the keys
+// moved so far. ok is false when the master could not tell (marked down,
+// failing, an ACL that refuses CLUSTER NODES, no "myself" line).
+func (s *Scanner) heldSlots(ctx context.Context, n Node) (held map[int]bool, ok bool) {
+	if i, known := s.c.nodes.lookup(n.Addr); !known || s.c.nodes.get(i).down.Load() {
+		return nil, false // not to wait on a master that does not answer
+	}
+	reply, err := s.scanNode(ctx, n, "CLUSTER", "NODES")
+	if err != nil {
+		return nil, false
+	}
+	text, err := redis.String(reply, nil)
+	if err != nil {
+		return nil, false
+	}
+	return parseHeldSlots(text)
+}
+
+// noteHeld records, as the whole walk of master n begins (its first page
+// is in) with the slot table t, the slots n holds keys of that t does not
+// give it (extra), so that the keys of those slots the walk reports are
+// kept and a later pass over them (again) does not report them twice.
+func (s *Scanner) noteHeld(ctx context.Context, n Node, t *cluster.Table) {
+	if s.extra == nil {
+		s.extra = map[string]map[int]bool{}
+		s.kept = map[string]map[string]struct{}{}
+	}
+	delete(s.extra, n.Addr)
+	delete(s.kept, n.Addr)
+	held, ok := s.heldSlots(ctx, n)
+	if !ok {
+		return
+	}
+	var extra map[int]bool
+	for slot := range held {
+		if t.Master(slot).Addr == n.Addr {
+			continue
+		}
+		if extra == nil {
+			extra = map[int]bool{}
+		}
+		extra[slot] = true
+	}
+	if extra != nil {
+		s.extra[n.Addr] = extra
+		s.kept[n.Addr] = map[string]struct{}{}
+	}
+}
+
+// parseHeldSlots reads the slots served or imported by the "myself" line
+// of a CLUSTER NODES reply; a migrating marker ("[slot->-id]") adds
+// nothing (the slot is listed as served too).
+func parseHeldSlots(text string) (map[int]bool, bool) {
+	for line := range strings.SplitSeq(text, "\n") {
+		f := strings.Fields(line)
+		if len(f) < 8 || !hasFlag(f[2], "myself") {
+			continue
+		}
+		held := map[int]bool{}
+		for _, r := range f[8:] {
+			if inner, isMark := strings.CutPrefix(r, "["); isMark {
+				slot, _, importing := strings.Cut(strings.TrimSuffix(inner, "]"), "-<-")
+				if n, err := strconv.Atoi(slot); importing && err == nil && validSlot(n) {
+					held[n] = true
+				}
+				continue
+			}
+			lo, hi, isRange := strings.Cut(r, "-")
+			if !isRange {
+				hi = lo
+			}
+			a, err1 := strconv.Atoi(lo)
+			b, err2 := strconv.Atoi(hi)
+			if err1 != nil || err2 != nil || !validSlot(a) || !validSlot(b) || a > b {
+				return nil, false
+			}
+			for n := a; n <= b; n++ {
+				held[n] = true
+			}
+		}
+		return held, true
+	}
+	return nil, false
+}
+
+func hasFlag(flags, flag string) bool {
+	for f := range strings.SplitSeq(flags, ",") {
+		if f == flag {
+			return true
+		}
+	}
+	return false
+}
+
+func validSlot(n int) bool { return n >= 0 && n < cluster.SlotCount }

@@ -365,6 +365,11 @@ func applyURLOption(cfg *Config, name, v string) error {
 			if strings.TrimSpace(n) != n {
 				return bad(fmt.Errorf("name %d %q has white space around it", i, n))
 			}
+			// An empty name ("a,,c") would leave the shard placed by
+			// its address: a typo that moves keys.
+			if n == "" {
+				return bad(fmt.Errorf("name %d is empty (give every host a name, or leave names out)", i))
+			}
 			cfg.Shards[i].Name = n
 		}
 	case "weights":

@@ -275,7 +275,7 @@ func parseUserInfo(info string, cfg *Config) error {
 
 // checkHostPort accepts the addresses a dial can use (package pool checks
 // the same when dialing): host:port with an IPv6 host in brackets, a host
-// without white space or control characters, and a port of digits in
+// of the characters of a host name or IP address (checkHostChars), and a port of digits in
 // 1..65535 without a leading zero, as a ring's shards (h:06379 dials
 // h:6379: one server would pass for two).
 func checkHostPort(h string) error {
@@ -292,6 +292,9 @@ func checkHostPort(h string) error {
 	if strings.IndexFunc(host, isBlankOrControl) >= 0 {
 		return fmt.Errorf("%w: address %q: white space or a control character in the host", ErrBadConfig, h)
 	}
+	if err := checkHostChars(h, host); err != nil {
+		return err
+	}
 	n, err := strconv.Atoi(port)
 	if err != nil || n <= 0 || n > 65535 || strings.Trim(port, "0123456789") != "" {
 		return fmt.Errorf("%w: address %q: bad port", ErrBadConfig, h)
@@ -300,6 +303,35 @@ func checkHostPort(h string) error {
 		return fmt.Errorf("%w: address %q: port with a leading zero (write it as %d: one server would pass for two)", ErrBadConfig, h, n)
 	}
 	return nil
+}
+
+// checkHostChars refuses a host (of the address h) with a character that
+// no host name or IP address holds: nothing decodes a host ("h%2Dx" or
+// "h*x" would fail at the dial, far from the config that wrote it). A
+// host name is ASCII letters, digits, '-', '.' and '_'; an IPv6 address
+// in brackets adds ':', and its zone, after a '%', names an interface
+// and may hold any character but white space.
+func checkHostChars(h, host string) error {
+	name := host
+	if strings.HasPrefix(h, "[") {
+		name, _, _ = strings.Cut(host, "%")
+	}
+	i := strings.IndexFunc(name, func(r rune) bool {
+		switch {
+		case 'a' <= r && r <= 'z', 'A' <= r && r <= 'Z', '0' <= r && r <= '9', r == '-', r == '.', r == '_':
+			return false
+		case r == ':':
+			return !strings.HasPrefix(h, "[")
+		}
+		return true
+	})
+	if i < 0 {
+		return nil
+	}
+	if name[i] == '%' {
+		return fmt.Errorf("%w: address %q: a '%%' in the host, which is never decoded (only an IPv6 zone in brackets follows a '%%', as [fe80::1%%25eth0] in a URL)", ErrBadConfig, h)
+	}
+	return fmt.Errorf("%w: address %q: %q is not a character of a host name or IP address", ErrBadConfig, h, []rune(name[i:])[0])
 }
 
 func applyURLOption(cfg *Config, name, v string) error {

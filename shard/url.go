@@ -55,9 +55,10 @@ import (
 //
 // An IPv6 host's zone follows "%25", the encoded '%' (RFC 6874), as in
 // redis-ring://[fe80::1%25eth0]:6379 (the address [fe80::1%eth0]:6379).
-// User name and password may be percent-encoded; user info without a ':'
-// is refused (write :password@ for a password alone). Errors never
-// include the password. The scheme's case does not matter
+// User name and password may be percent-encoded, and a '#' must be (as
+// %23, in an option value too): a URL with a fragment is refused. User
+// info without a ':' is refused (write :password@ for a password alone).
+// Errors never include the password. The scheme's case does not matter
 // (REDIS-RING:// is redis-ring://).
 func ParseURL(raw string) (Config, error) {
 	var cfg Config
@@ -79,6 +80,9 @@ func ParseURL(raw string) (Config, error) {
 	}
 	if strings.HasPrefix(scheme, "rediss") {
 		cfg.Pool.TLSConfig = &tls.Config{MinVersion: tls.VersionTLS12}
+	}
+	if strings.Contains(rest, "#") {
+		return cfg, errFragment
 	}
 	rest, query, _ := strings.Cut(rest, "?")
 	// With no user info before the first '?' but an '@' after it, a
@@ -235,6 +239,13 @@ func unescapeZone(h string) (string, error) {
 
 // errURLPath reports a URL with a path after its hosts.
 var errURLPath = fmt.Errorf("%w: URL has a path after its hosts: a redis-ring or redis-cluster URL names the database with the db option (?db=2), not as a path (/2)", ErrBadConfig)
+
+// errFragment reports a URL holding a '#'. A '#' starts a URL's fragment
+// (RFC 3986 3.5), which names no setting: taking it as part of an option
+// value (client_name=x#y) or of a password reads the URL otherwise than
+// other clients do, and dropping it would cut a password short. Nothing
+// is quoted: the '#' may be in a password.
+var errFragment = fmt.Errorf("%w: URL holds a '#', which starts a fragment that names no setting (a '#' in a user name, password or option value must be percent-encoded as %%23; not quoted, as it may be a password)", ErrBadConfig)
 
 // errQuestionMark reports a URL whose user info an unencoded '?' cut.
 var errQuestionMark = fmt.Errorf("%w: URL address is not host:port (a '?' in a user name or password must be percent-encoded as %%3F)", ErrBadConfig)

@@ -262,31 +262,6 @@ func (c Config) Validate() error {
 		case !reflect.ValueOf(c.Sentinel).IsZero():
 			return fmt.Errorf("%w: Sentinel settings are for ring mode only", ErrBadConfig)
 		}
-		switch c.Cluster.ReadFrom {
-		case "", ReadMaster, ReadReplicaRandom, ReadReplicaLatency:
-		default:
-			return fmt.Errorf("%w: unknown read policy %q (want %q, %q or %q)", ErrBadConfig,
-				c.Cluster.ReadFrom, ReadMaster, ReadReplicaRandom, ReadReplicaLatency)
-		}
-		switch cl := c.Cluster; {
-		case cl.MaxRedirects < 0:
-			return fmt.Errorf("%w: Cluster.MaxRedirects %d < 0", ErrBadConfig, cl.MaxRedirects)
-		case cl.MaxRetryWait < 0:
-			return fmt.Errorf("%w: Cluster.MaxRetryWait %v < 0", ErrBadConfig, cl.MaxRetryWait)
-		case cl.MinRefreshInterval < 0:
-			return fmt.Errorf("%w: Cluster.MinRefreshInterval %v < 0", ErrBadConfig, cl.MinRefreshInterval)
-		}
-		// A few nanoseconds (RefreshInterval: 60, meant as seconds) would
-		// spin the refresh loop and query the topology back to back, as
-		// a tiny health or Sentinel interval would.
-		if d := c.Cluster.RefreshInterval; d > 0 && d < minHealthInterval {
-			return fmt.Errorf("%w: Cluster.RefreshInterval %v is below %v: the refreshes would run back to back (a negative interval turns them off)",
-				ErrBadConfig, d, minHealthInterval)
-		}
-		if d := c.Cluster.MinRefreshInterval; d > 0 && d < minMinRefresh {
-			return fmt.Errorf("%w: Cluster.MinRefreshInterval %v is below %v: a burst of redirects would query the topology back to back",
-				ErrBadConfig, d, minMinRefresh)
-		}
 		for i, s := range c.Seeds {
 			if err := checkHostPort(s); err != nil {
 				return badConfigf("seed %d: %w", i, err)
@@ -294,6 +269,11 @@ func (c Config) Validate() error {
 		}
 	default:
 		return fmt.Errorf("%w: unknown mode %q (want %q or %q)", ErrBadConfig, c.Mode, ModeRing, ModeCluster)
+	}
+	// A ring config may carry an unused cluster block (a template for
+	// both modes), but not an invalid value in it, as in config files.
+	if err := c.Cluster.validate(); err != nil {
+		return err
 	}
 	if c.Health.FailureLimit < 0 {
 		return fmt.Errorf("%w: Health.FailureLimit %d < 0", ErrBadConfig, c.Health.FailureLimit)
@@ -343,6 +323,38 @@ func (c Config) Validate() error {
 		if err := checkMigrationAddrKeys(m.Addrs, append(known, from...)); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// validate checks the cluster options' values, whatever the mode: a
+// misspelt read policy or a negative bound is an error even where the
+// options go unused.
+func (o ClusterOptions) validate() error {
+	switch o.ReadFrom {
+	case "", ReadMaster, ReadReplicaRandom, ReadReplicaLatency:
+	default:
+		return fmt.Errorf("%w: Cluster.ReadFrom: unknown read policy %q (want %q, %q or %q)", ErrBadConfig,
+			o.ReadFrom, ReadMaster, ReadReplicaRandom, ReadReplicaLatency)
+	}
+	switch {
+	case o.MaxRedirects < 0:
+		return fmt.Errorf("%w: Cluster.MaxRedirects %d < 0", ErrBadConfig, o.MaxRedirects)
+	case o.MaxRetryWait < 0:
+		return fmt.Errorf("%w: Cluster.MaxRetryWait %v < 0", ErrBadConfig, o.MaxRetryWait)
+	case o.MinRefreshInterval < 0:
+		return fmt.Errorf("%w: Cluster.MinRefreshInterval %v < 0", ErrBadConfig, o.MinRefreshInterval)
+	}
+	// A few nanoseconds (RefreshInterval: 60, meant as seconds) would
+	// spin the refresh loop and query the topology back to back, as
+	// a tiny health or Sentinel interval would.
+	if d := o.RefreshInterval; d > 0 && d < minHealthInterval {
+		return fmt.Errorf("%w: Cluster.RefreshInterval %v is below %v: the refreshes would run back to back (a negative interval turns them off)",
+			ErrBadConfig, d, minHealthInterval)
+	}
+	if d := o.MinRefreshInterval; d > 0 && d < minMinRefresh {
+		return fmt.Errorf("%w: Cluster.MinRefreshInterval %v is below %v: a burst of redirects would query the topology back to back",
+			ErrBadConfig, d, minMinRefresh)
 	}
 	return nil
 }

@@ -55,9 +55,10 @@ import (
 //
 // An IPv6 host's zone follows "%25", the encoded '%' (RFC 6874), as in
 // redis-ring://[fe80::1%25eth0]:6379 (the address [fe80::1%eth0]:6379).
-// User name and password may be percent-encoded; user info without a ':'
-// is refused (write :password@ for a password alone). Errors never
-// include the password. The scheme's case does not matter
+// User name and password may be percent-encoded, and a '#' must be (as
+// %23, in an option value too): a URL with a fragment is refused. User
+// info without a ':' is refused (write :password@ for a password alone).
+// Errors never include the password. The scheme's case does not matter
 // (REDIS-RING:// is redis-ring://).
 func ParseURL(raw string) (Config, error) {
 	var cfg Config
@@ -79,6 +80,9 @@ func ParseURL(raw string) (Config, error) {
 	}
 	if strings.HasPrefix(scheme, "rediss") {
 		cfg.Pool.TLSConfig = &tls.Config{MinVersion: tls.VersionTLS12}
+	}
+	if strings.Contains(rest, "#") {
+		return cfg, errFragment
 	}
 	rest, query, _ := strings.Cut(rest, "?")
 	// With no user info before the first '?' but an '@' after it, a
@@ -236,6 +240,13 @@ func unescapeZone(h string) (string, error) {
 // errURLPath reports a URL with a path after its hosts.
 var errURLPath = fmt.Errorf("%w: URL has a path after its hosts: a redis-ring or redis-cluster URL names the database with the db option (?db=2), not as a path (/2)", ErrBadConfig)
 
+// errFragment reports a URL holding a '#'. A '#' starts a URL's fragment
+// (RFC 3986 3.5), which names no setting: taking it as part of an option
+// value (client_name=x#y) or of a password reads the URL otherwise than
+// other clients do, and dropping it would cut a password short. Nothing
+// is quoted: the '#' may be in a password.
+var errFragment = fmt.Errorf("%w: URL holds a '#', which starts a fragment that names no setting (a '#' in a user name, password or option value must be percent-encoded as %%23; not quoted, as it may be a password)", ErrBadConfig)
+
 // errQuestionMark reports a URL whose user info an unencoded '?' cut.
 var errQuestionMark = fmt.Errorf("%w: URL address is not host:port (a '?' in a user name or password must be percent-encoded as %%3F)", ErrBadConfig)
 
@@ -275,7 +286,7 @@ func parseUserInfo(info string, cfg *Config) error {
 
 // checkHostPort accepts the addresses a dial can use (package pool checks
 // the same when dialing): host:port with an IPv6 host in brackets, a host
-// without white space or control characters, and a port of digits in
+// of the characters of a host name or IP address (checkHostChars), and a port of digits in
 // 1..65535 without a leading zero, as a ring's shards (h:06379 dials
 // h:6379: one server would pass for two).
 func checkHostPort(h string) error {
@@ -292,6 +303,9 @@ func checkHostPort(h string) error {
 	if strings.IndexFunc(host, isBlankOrControl) >= 0 {
 		return fmt.Errorf("%w: address %q: white space or a control character in the host", ErrBadConfig, h)
 	}
+	if err := checkHostChars(h, host); err != nil {
+		return err
+	}
 	n, err := strconv.Atoi(port)
 	if err != nil || n <= 0 || n > 65535 || strings.Trim(port, "0123456789") != "" {
 		return fmt.Errorf("%w: address %q: bad port", ErrBadConfig, h)
@@ -300,6 +314,35 @@ func checkHostPort(h string) error {
 		return fmt.Errorf("%w: address %q: port with a leading zero (write it as %d: one server would pass for two)", ErrBadConfig, h, n)
 	}
 	return nil
+}
+
+// checkHostChars refuses a host (of the address h) with a character that
+// no host name or IP address holds: nothing decodes a host ("h%2Dx" or
+// "h*x" would fail at the dial, far from the config that wrote it). A
+// host name is ASCII letters, digits, '-', '.' and '_'; an IPv6 address
+// in brackets adds ':', and its zone, after a '%', names an interface
+// and may hold any character but white space.
+func checkHostChars(h, host string) error {
+	name := host
+	if strings.HasPrefix(h, "[") {
+		name, _, _ = strings.Cut(host, "%")
+	}
+	i := strings.IndexFunc(name, func(r rune) bool {
+		switch {
+		case 'a' <= r && r <= 'z', 'A' <= r && r <= 'Z', '0' <= r && r <= '9', r == '-', r == '.', r == '_':
+			return false
+		case r == ':':
+			return !strings.HasPrefix(h, "[")
+		}
+		return true
+	})
+	if i < 0 {
+		return nil
+	}
+	if name[i] == '%' {
+		return fmt.Errorf("%w: address %q: a '%%' in the host, which is never decoded (only an IPv6 zone in brackets follows a '%%', as [fe80::1%%25eth0] in a URL)", ErrBadConfig, h)
+	}
+	return fmt.Errorf("%w: address %q: %q is not a character of a host name or IP address", ErrBadConfig, h, []rune(name[i:])[0])
 }
 
 func applyURLOption(cfg *Config, name, v string) error {
@@ -364,6 +407,11 @@ func applyURLOption(cfg *Config, name, v string) error {
 			// elsewhere than "b", and a space after a comma is a typo.
 			if strings.TrimSpace(n) != n {
 				return bad(fmt.Errorf("name %d %q has white space around it", i, n))
+			}
+			// An empty name ("a,,c") would leave the shard placed by
+			// its address: a typo that moves keys.
+			if n == "" {
+				return bad(fmt.Errorf("name %d is empty (give every host a name, or leave names out)", i))
 			}
 			cfg.Shards[i].Name = n
 		}

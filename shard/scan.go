@@ -18,9 +18,10 @@ type ScanOptions struct {
 }
 
 // Scanner walks the keys of every node with SCAN, one node after the
-// other. Each key is reported once: SCAN's own repeats are dropped, and in
-// ring mode a key found on a node that does not own it (a stale copy left
-// by auto-eject) is skipped. A shard that auto-eject took out of the ring
+// other. In ring mode, and in cluster mode while no slot moves, each key
+// is reported once: SCAN's own repeats are dropped, and in ring mode a key
+// found on a node that does not own it (a stale copy left by auto-eject)
+// is skipped. A shard that auto-eject took out of the ring
 // is not walked (it serves no key); any other node that fails ends the
 // Scan with its error. Keys added or removed during the scan may or
 // may not be seen, as with SCAN itself. In cluster mode every key a master

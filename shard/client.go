@@ -94,7 +94,8 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 	if err := checkContext(ctx); err != nil {
 		return nil, err
 	}
-	if err := cfg.Validate(); err != nil {
+	built, err := cfg.validate() // the ring it checked, kept for newRing
+	if err != nil {
 		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
@@ -153,7 +154,7 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 			c.router, c.loc = g, newRouterLocator(g, c.nodes)
 			break
 		}
-		rr, err := c.newRing(cfg)
+		rr, err := c.newRing(cfg, built)
 		if err != nil {
 			c.endLife()
 			c.pools.Close()

@@ -40,6 +40,11 @@ func NewRingRouter(cfg ring.Config) (*RingRouter, error) {
 	if err != nil {
 		return nil, err
 	}
+	return ringRouterOf(r), nil
+}
+
+// ringRouterOf returns a router over every shard of r.
+func ringRouterOf(r *ring.Ring) *RingRouter {
 	shards := r.Shards()
 	rr := &RingRouter{cfg: r.Config(), full: r, ejected: make([]bool, len(shards))}
 	rr.nodes = make([]Node, len(shards))
@@ -49,7 +54,7 @@ func NewRingRouter(cfg ring.Config) (*RingRouter, error) {
 		toCfg[i] = i
 	}
 	rr.state.Store(&ringState{r: r, toCfg: toCfg})
-	return rr, nil
+	return rr
 }
 
 // Route returns the node that serves key.

@@ -109,12 +109,18 @@ func (s *sentinels) notify(ev failoverEvent) {
 	}
 }
 
-// newRing builds the ring router; Sentinel shards' nodes get their pool
-// key as address.
-func (c *Client) newRing(cfg Config) (*RingRouter, error) {
-	rr, err := NewRingRouter(cfg.RingConfig())
-	if err != nil {
-		return nil, err
+// newRing builds the ring router, on the ring cfg's validation built when
+// there is one (built, of cfg.RingConfig()); Sentinel shards' nodes get
+// their pool key as address.
+func (c *Client) newRing(cfg Config, built *ring.Ring) (*RingRouter, error) {
+	var rr *RingRouter
+	if built != nil {
+		rr = ringRouterOf(built)
+	} else {
+		var err error
+		if rr, err = NewRingRouter(cfg.RingConfig()); err != nil {
+			return nil, err
+		}
 	}
 	for i, s := range cfg.Shards {
 		if s.Addr == "" && len(cfg.Sentinel.Shards) > 0 {

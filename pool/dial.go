@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"github.com/shardis/shardis/internal/addrkey"
 	"net"
 	"strconv"
 	"strings"
@@ -262,10 +263,19 @@ func ended(ctx context.Context) error {
 }
 
 // checkAddr accepts host:port with a non-empty host and a port in 1..65535.
+// An address with credentials pasted into it (a URL's userinfo) is refused
+// without quoting them.
 func checkAddr(addr string) error {
+	if addrkey.HasCredentials(addr) {
+		return fmt.Errorf("%w %q: credentials do not belong in an address (set Options.Username and Password)", ErrBadAddr, addrkey.Redact(addr))
+	}
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
-		return fmt.Errorf("%w %q: %v", ErrBadAddr, addr, err)
+		why := err.Error()
+		if ae, ok := err.(*net.AddrError); ok {
+			why = ae.Err // without the address, quoted once already
+		}
+		return fmt.Errorf("%w %q: %s", ErrBadAddr, addr, why)
 	}
 	if host == "" {
 		return fmt.Errorf("%w %q: empty host", ErrBadAddr, addr)

@@ -11,6 +11,7 @@ import (
 	"github.com/gomodule/redigo/redis"
 	"github.com/shardis/shardis/internal/addrkey"
 	"github.com/shardis/shardis/internal/errtext"
+	"github.com/shardis/shardis/internal/runid"
 	"github.com/shardis/shardis/sentinel"
 )
 
@@ -74,14 +75,18 @@ const switchBackGuard = 10 * time.Second
 // names may name the replaced master "redis-1:P" after a +switch-master
 // that named it "10.0.0.1:P". When whether addr is the current master
 // under another spelling is not known (the lookup of a host name failed
-// or did not end: addrkey.Unknown) and the current master still says it
-// is the master, the current master and its pools are kept: the next
-// query compares again, with the lookup's answer kept by then.
+// or did not end: addrkey.Unknown), the current master and its pools are
+// kept only when it is the server at addr (sameRunningServer): the next
+// query compares again, with the lookup's answer kept by then. That it
+// still says it is the master is not enough: the master just failed over
+// from says so too until the Sentinels make it a replica (one paused
+// while they failed over, resumed since), and writes sent to it then
+// would be lost with its demotion.
 func (c *Client) installFound(ctx context.Context, sh *sentShard, addr string, gen uint64) bool {
 	if h := sh.queryHook.Load(); h != nil {
 		(*h)(addr)
 	}
-	if cur := sh.master.Load(); cur != nil && c.compareServers(ctx, *cur, addr) == addrkey.Unknown && c.stillMaster(ctx, sh) {
+	if cur := sh.master.Load(); cur != nil && c.compareServers(ctx, *cur, addr) == addrkey.Unknown && c.sameRunningServer(ctx, sh, addr) {
 		return false
 	}
 	sh.instMu.Lock()
@@ -103,17 +108,20 @@ func (c *Client) installFound(ctx context.Context, sh *sentShard, addr string, g
 	return true
 }
 
-// stillMaster reports whether the server behind the shard's pools (its
-// current master, asked on a pooled connection, so with no lookup of the
-// master's host name) says with ROLE that it is a master. A full pool
-// (MaxActive borrowed, no Pool.Wait) means the master is serving now: no
-// verdict against it.
-func (c *Client) stillMaster(ctx context.Context, sh *sentShard) bool {
-	role, err := c.roleOf(ctx, sh.key)
-	if errors.Is(err, redis.ErrPoolExhausted) {
-		return true
-	}
-	return err == nil && role.Kind == sentinel.RoleMaster
+// sameRunningServer reports whether the server behind the shard's pools
+// (its current master, asked on a pooled connection, so with no lookup
+// of the master's host name) is the server at addr: both give one run_id
+// (INFO server). A server that does not answer, a full pool (MaxActive
+// borrowed, no Pool.Wait) or a user that may not run INFO leave it
+// unknown, which is false: addr, which the Sentinels name and ROLE
+// confirmed, is then taken, at worst a needless change of pools for a
+// server under another spelling, never writes sent to a server the
+// Sentinels failed over from.
+func (c *Client) sameRunningServer(ctx context.Context, sh *sentShard, addr string) bool {
+	ctx, cancel := context.WithTimeout(ctx, c.dialTimeout()+c.readTimeout)
+	defer cancel()
+	ids := runid.Of(ctx, c.nodeConn, []string{sh.key, addr})
+	return ids[sh.key] != "" && ids[sh.key] == ids[addr]
 }
 
 // checkMaster verifies with ROLE that addr is a master.
@@ -157,20 +165,22 @@ func (c *Client) followRole(ctx context.Context, addr string) (string, error) {
 func (c *Client) roleOf(ctx context.Context, addr string) (sentinel.Role, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.dialTimeout()+c.readTimeout)
 	defer cancel()
-	var (
-		conn redis.Conn
-		err  error
-	)
-	if i, ok := c.nodes.lookup(addr); ok && !c.nodes.get(i).retired.Load() {
-		conn, err = c.pools.Get(ctx, addr)
-	} else {
-		conn, err = c.pools.Dial(ctx, addr)
-	}
+	conn, err := c.nodeConn(ctx, addr)
 	if err != nil {
 		return sentinel.Role{}, err
 	}
 	defer conn.Close()
 	return sentinel.CheckRole(ctx, conn)
+}
+
+// nodeConn returns a connection to the data node at addr for a check
+// (roleOf), pooled or of its own as roleOf says; Close gives it back or
+// closes it.
+func (c *Client) nodeConn(ctx context.Context, addr string) (redis.Conn, error) {
+	if i, ok := c.nodes.lookup(addr); ok && !c.nodes.get(i).retired.Load() {
+		return c.pools.Get(ctx, addr)
+	}
+	return c.pools.Dial(ctx, addr)
 }
 
 // installed follows a change of the shard's master from old to addr
@@ -181,9 +191,9 @@ func (c *Client) roleOf(ctx context.Context, addr string) (sentinel.Role, error)
 // counted. The same server under another spelling (Sentinels that
 // announce host names and Sentinels that do not, a host name and its
 // address) is no change. A comparison whose answer is not known
-// (addrkey.Unknown) counts as a change: installFound has kept the
-// current master unless it no longer says it is the master, and switched
-// unless it may be the master failed over from. It runs outside instMu,
+// (addrkey.Unknown) counts as a change: installFound and switched have
+// kept the current master when it is the server at addr (the same
+// run_id). It runs outside instMu,
 // as it calls the user's hooks.
 func (c *Client) installed(sh *sentShard, old *string, addr string) {
 	if old == nil || c.compareServers(c.life, *old, addr) == addrkey.Same {

@@ -88,14 +88,13 @@ func watchKey(s SentinelShard) string {
 // A message may name the master in use under another spelling (a
 // Sentinel that announces host names, and one that does not). When a
 // lookup cannot tell whether it does (addrkey.Unknown: the resolver
-// failed, or is slow), the master in use is not the one the message says
-// was failed over from, and it still says it is the master, it is kept
-// with its pools, as installFound keeps it: it is most likely the
-// announced master, and the query that follows compares again. The
+// failed, or is slow), the master in use is kept with its pools when it
+// is the announced master (the same run_id: sameRunningServer), as
+// installFound keeps it, and the query that follows compares again. The
 // message still counts as a switch for the queries in flight and for the
-// master it replaced. A master in use that may be the one failed over
-// from (the same, or not known) is replaced: right after a failover the
-// old master may still say it is the master.
+// master it replaced. Any other master in use is replaced, even one that
+// still says it is the master: right after a failover the old master
+// (or one failed over from before, whose switch was missed) may say so.
 func (c *Client) switched(sh *sentShard, ev sentinel.SwitchMaster) {
 	sh.switches.Add(1)
 	// c.life: Close cuts the check short (the Watcher's Close waits for
@@ -105,9 +104,8 @@ func (c *Client) switched(sh *sentShard, ev sentinel.SwitchMaster) {
 	if c.checkMaster(ctx, ev.NewAddr) == nil {
 		addr := ev.NewAddr
 		keep := false
-		if cur := sh.master.Load(); cur != nil && ev.OldAddr != "" &&
-			c.compareServers(ctx, *cur, addr) == addrkey.Unknown &&
-			c.compareServers(ctx, *cur, ev.OldAddr) == addrkey.Different && c.stillMaster(ctx, sh) {
+		if cur := sh.master.Load(); cur != nil &&
+			c.compareServers(ctx, *cur, addr) == addrkey.Unknown && c.sameRunningServer(ctx, sh, addr) {
 			keep = true
 		}
 		sh.instMu.Lock()

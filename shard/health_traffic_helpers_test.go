@@ -24,6 +24,19 @@ type healthClient struct {
 	n      atomic.Int64
 }
 
+// startHealthCluster starts the cluster of a health-under-traffic test,
+// three masters that take a minute to fail one another (the master the
+// test makes unhealthy stays a master), and returns it and that master,
+// its first. It skips the test in -short mode.
+func startHealthCluster(t *testing.T) (*redistest.Cluster, *redistest.Server) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("starts its own cluster")
+	}
+	rc := redistest.StartClusterTB(t, 3, 0, redistest.Options{NodeTimeout: time.Minute})
+	return rc, rc.Masters()[0]
+}
+
 // openHealthClients sets up the clients of a health-under-traffic test:
 // it opens a client of rc for each of clients, logging the NodeDown and
 // NodeUp events of master m. A maxRetryWait above zero is set as the

@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shardis/shardis/internal/redistest"
 	"github.com/shardis/shardis/shard"
 	"github.com/stretchr/testify/require"
 )
@@ -21,12 +20,8 @@ import (
 // asking it first, waiting the hedge delay for it. Both ways a command
 // is read count: a Do's (the automatic pipeline) and a Pipeline's.
 func TestReview11ClusterLoadingMasterIsMarkedDownUnderTraffic(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts its own cluster")
-	}
 	ctx := context.Background()
-	rc := redistest.StartClusterTB(t, 3, 0, redistest.Options{NodeTimeout: time.Minute})
-	m := rc.Masters()[0]
+	rc, m := startHealthCluster(t)
 	clients := []*healthClient{
 		{name: "Do", op: func(c *shard.Client, key string) error {
 			_, err := c.Do(ctx, "GET", key)

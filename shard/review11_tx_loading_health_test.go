@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shardis/shardis/internal/redistest"
 	"github.com/shardis/shardis/shard"
 	"github.com/stretchr/testify/require"
 )
@@ -22,12 +21,8 @@ import (
 // health checks' count and the master stayed up (and every topology
 // refresh kept asking it first).
 func TestReview11LoadingMasterIsMarkedDownUnderTransactions(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts its own cluster")
-	}
 	ctx := context.Background()
-	rc := redistest.StartClusterTB(t, 3, 0, redistest.Options{NodeTimeout: time.Minute})
-	m := rc.Masters()[0]
+	rc, m := startHealthCluster(t)
 	key, _ := keyOnMaster(t, rc, m, "review11txloading")
 	clients := []*healthClient{
 		{name: "Tx", op: func(c *shard.Client, key string) error {

@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shardis/shardis/internal/redistest"
 	"github.com/shardis/shardis/shard"
 	"github.com/stretchr/testify/require"
 )
@@ -22,12 +21,8 @@ import (
 // ways a command is read count: a Do's (the automatic pipeline) and a
 // Pipeline's.
 func TestReview12LoadingMasterIsMarkedDownUnderSPublish(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts its own cluster")
-	}
 	ctx := context.Background()
-	rc := redistest.StartClusterTB(t, 3, 0, redistest.Options{NodeTimeout: time.Minute})
-	m := rc.Masters()[0]
+	rc, m := startHealthCluster(t)
 	clients := []*healthClient{
 		{name: "Do", op: func(c *shard.Client, ch string) error {
 			_, err := c.Do(ctx, "SPUBLISH", ch, "m")

@@ -108,3 +108,13 @@ func replicatedOnOld(ctx context.Context, t *testing.T, old *redistest.Cluster, 
 	require.Equal(t, "1", acked, "the replica has the key")
 	return owner, replica
 }
+
+// sharedClusterClient opens a client of the shared cluster alone (the one
+// the waiting clients migrate to), which deletes key there when the test
+// ends, had it landed there.
+func sharedClusterClient(t *testing.T, key string) *shard.Client {
+	t.Helper()
+	onNew := newClient(t, clusterConfig(clusterForTest(t).Seeds()...))
+	t.Cleanup(func() { _, _ = onNew.Do(context.Background(), "DEL", key) })
+	return onNew
+}

@@ -142,10 +142,9 @@ func TestReview11OldClusterRetryStaysOnTheOldCluster(t *testing.T) {
 	oldCluster := redistest.StartClusterTB(t, 3, 0, redistest.Options{})
 	c, from := waitingOn(t, oldCluster, func(_, to *shard.Config) { to.Cluster.MaxRetryWait = time.Second })
 	plain := newClient(t, from)
-	onNew := newClient(t, clusterConfig(clusterForTest(t).Seeds()...))
 
 	key := "r11oldretry:{" + strconv.FormatUint(rand.Uint64(), 36) + "}"
-	t.Cleanup(func() { _, _ = onNew.Do(context.Background(), "DEL", key) }) // the shared cluster, had the key landed there
+	onNew := sharedClusterClient(t, key)
 	_, err := c.Do(ctx, "SET", key, "v1")
 	require.NoError(t, err)
 	owner, _ := routedOwner(t, oldCluster, plain, key)

@@ -35,10 +35,9 @@ func TestReview12OldClusterFailoverWhileWaiting(t *testing.T) {
 	oldCluster := redistest.StartClusterTB(t, 3, 1, redistest.Options{})
 	c, from := waitingOn(t, oldCluster, func(_, to *shard.Config) { to.Cluster.MaxRetryWait = 5 * time.Second })
 	plain := newClient(t, from) // a process still on the old cluster
-	onNew := newClient(t, clusterConfig(clusterForTest(t).Seeds()...))
 
 	key := "r12oldfailover:{" + strconv.FormatUint(rand.Uint64(), 36) + "}"
-	t.Cleanup(func() { _, _ = onNew.Do(context.Background(), "DEL", key) }) // the shared cluster, had the key landed there
+	onNew := sharedClusterClient(t, key)
 	owner, replica := replicatedOnOld(ctx, t, oldCluster, c, plain, key)
 
 	// The old owner dies; its replica takes over.

@@ -38,10 +38,9 @@ func TestReview12OldClusterHungMasterFailover(t *testing.T) {
 		to.Cluster.MaxRetryWait = 5 * time.Second
 	})
 	plain := newClient(t, from) // a process still on the old cluster, with the same options
-	onNew := newClient(t, clusterConfig(clusterForTest(t).Seeds()...))
 
 	key := "r12oldhung:{" + strconv.FormatUint(rand.Uint64(), 36) + "}"
-	t.Cleanup(func() { _, _ = onNew.Do(context.Background(), "DEL", key) }) // the shared cluster, had the key landed there
+	onNew := sharedClusterClient(t, key)
 	owner, replica := replicatedOnOld(ctx, t, oldCluster, c, plain, key)
 	// Both clients have a connection to the owner that a later command
 	// would take.

@@ -7,7 +7,6 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -32,31 +31,7 @@ func TestReview11SecondMoverIsRefused(t *testing.T) {
 	servers, from, to := moveAll(t)
 	fill(t, from, "twice", n)
 
-	mctx, stop := context.WithCancel(ctx)
-	defer stop()
-	moving := make(chan struct{})
-	type result struct {
-		rep *reshard.Report
-		err error
-	}
-	first := make(chan result, 1)
-	go func() {
-		var once sync.Once
-		rep, err := reshard.Move(mctx, reshard.Options{From: from, To: to, SkipClientCheck: true, KeysPerSecond: 400,
-			Finish: true, Progress: func(p reshard.Progress) {
-				if p.Moved > 0 {
-					once.Do(func() { close(moving) })
-				}
-			}})
-		first <- result{rep, err}
-	}()
-	select {
-	case <-moving:
-	case r := <-first:
-		t.Fatalf("the first mover ended before it moved anything: %v", r.err)
-	case <-time.After(30 * time.Second):
-		t.Fatal("the first mover moved nothing in 30 s")
-	}
+	endFirst := startRunningMover(t, from, to, "the first mover")
 
 	started := time.Now()
 	rep2, err := reshard.Move(ctx, reshard.Options{From: from, To: to, SkipClientCheck: true, Finish: true})
@@ -90,23 +65,14 @@ func TestReview11SecondMoverIsRefused(t *testing.T) {
 	assert.ErrorContains(t, err, "a mover of this migration (shardis reshard), still running")
 
 	// So does the CLI, with a non-zero exit status and the reason.
-	cmd := exec.Command(bin, "reshard", "--from", ringURL(servers[:1], []string{"s0"}, nil),
-		"--to", ringURL(servers[1:], []string{"s1"}, nil), "--yes", "--quiet")
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err = cmd.Run()
+	stdout, stderr, err := runReshardCLI(bin, servers, "--yes", "--quiet")
 	var ee *exec.ExitError
-	require.ErrorAs(t, err, &ee, "the CLI's second mover: %v\n%s%s", err, stdout.String(), stderr.String())
-	assert.Equal(t, 1, ee.ExitCode(), "%s", stderr.String())
-	assert.Contains(t, stderr.String(), "already running", "%s", stderr.String())
-	assert.Contains(t, stderr.String(), "shardis-reshard:", "%s", stderr.String())
+	require.ErrorAs(t, err, &ee, "the CLI's second mover: %v\n%s%s", err, stdout, stderr)
+	assert.Equal(t, 1, ee.ExitCode(), "%s", stderr)
+	assert.Contains(t, stderr, "already running", "%s", stderr)
+	assert.Contains(t, stderr, "shardis-reshard:", "%s", stderr)
 
-	var r result
-	select {
-	case r = <-first:
-	case <-time.After(60 * time.Second):
-		t.Fatal("the first mover did not end in 60 s")
-	}
+	r := endFirst()
 	require.NoError(t, r.err)
 	assert.EqualValues(t, n, r.rep.Moved, "the first mover's count")
 	assert.True(t, r.rep.Finished, "the first mover kept the fence (remaining: %+v)", r.rep.Remaining)

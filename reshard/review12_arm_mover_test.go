@@ -1,13 +1,11 @@
 package reshard_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"os/exec"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -35,31 +33,7 @@ func TestReview12ArmIsRefusedWhileAMoverRuns(t *testing.T) {
 	servers, from, to := moveAll(t)
 	fill(t, from, "armrun", n)
 
-	mctx, stop := context.WithCancel(ctx)
-	defer stop()
-	moving := make(chan struct{})
-	type result struct {
-		rep *reshard.Report
-		err error
-	}
-	first := make(chan result, 1)
-	go func() {
-		var once sync.Once
-		rep, err := reshard.Move(mctx, reshard.Options{From: from, To: to, SkipClientCheck: true, KeysPerSecond: 400,
-			Finish: true, Progress: func(p reshard.Progress) {
-				if p.Moved > 0 {
-					once.Do(func() { close(moving) })
-				}
-			}})
-		first <- result{rep, err}
-	}()
-	select {
-	case <-moving:
-	case r := <-first:
-		t.Fatalf("the mover ended before it moved anything: %v", r.err)
-	case <-time.After(30 * time.Second):
-		t.Fatal("the mover moved nothing in 30 s")
-	}
+	endMover := startRunningMover(t, from, to, "the mover")
 
 	started := time.Now()
 	err := reshard.Arm(ctx, from, to, reshard.ArmOptions{})
@@ -76,22 +50,13 @@ func TestReview12ArmIsRefusedWhileAMoverRuns(t *testing.T) {
 	assert.Less(t, took, 10*time.Second, "the refusal came late")
 
 	// The CLI's --arm: a non-zero exit status and the reason.
-	cmd := exec.Command(bin, "reshard", "--from", ringURL(servers[:1], []string{"s0"}, nil),
-		"--to", ringURL(servers[1:], []string{"s1"}, nil), "--arm")
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err = cmd.Run()
+	stdout, stderr, err := runReshardCLI(bin, servers, "--arm")
 	var ee *exec.ExitError
-	require.ErrorAs(t, err, &ee, "the CLI's --arm: %v\n%s%s", err, stdout.String(), stderr.String())
-	assert.Equal(t, 1, ee.ExitCode(), "%s", stderr.String())
-	assert.Contains(t, stderr.String(), "already running", "%s", stderr.String())
+	require.ErrorAs(t, err, &ee, "the CLI's --arm: %v\n%s%s", err, stdout, stderr)
+	assert.Equal(t, 1, ee.ExitCode(), "%s", stderr)
+	assert.Contains(t, stderr, "already running", "%s", stderr)
 
-	var r result
-	select {
-	case r = <-first:
-	case <-time.After(60 * time.Second):
-		t.Fatal("the mover did not end in 60 s")
-	}
+	r := endMover()
 	require.NoError(t, r.err)
 	assert.EqualValues(t, n, r.rep.Moved, "the mover's count")
 	assert.True(t, r.rep.Finished, "the mover kept the fence (remaining: %+v)", r.rep.Remaining)

@@ -9,9 +9,6 @@ import (
 	"github.com/gomodule/redigo/redis"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/shardis/shardis/internal/redistest"
-	"github.com/shardis/shardis/shard"
 )
 
 // An Unsubscribe of a channel while it moves to another node (the old
@@ -22,36 +19,16 @@ import (
 func TestReview10PubSubUnsubscribeWhileTheChannelMoves(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	servers := redistest.StartNTB(t, 2, redistest.Options{})
-	from, to := archiveMigration(servers)
-	c := newClient(t, from)
-	const moving = "y2020:unsub"
-	sub, err := c.NewSubscription(shard.SubscriptionOptions{PingInterval: 20 * time.Second, PingTimeout: 20 * time.Second})
-	require.NoError(t, err)
+	h := startHeldMove(t)
+	c, sub := h.c, h.sub
 	defer sub.Close()
+	const moving = "y2020:unsub"
 	require.NoError(t, sub.Subscribe(ctx, moving))
 	v, err := sub.Receive(ctx)
 	require.NoError(t, err)
 	require.Equal(t, redis.Subscription{Kind: "subscribe", Channel: moving, Count: 1}, v)
 
-	require.NoError(t, servers[0].Pause())
-	resumed := false
-	t.Cleanup(func() {
-		if !resumed {
-			_ = servers[0].Resume()
-		}
-	})
-	require.NoError(t, c.StartMigration(ctx, to))
-	require.NoError(t, c.ArmMigration())
-	var reached []int
-	for seq := 1; len(reached) < 3; seq++ {
-		require.NoError(t, ctx.Err(), "the subscriber never appeared on the new node")
-		n, err := redis.Int(c.Do(ctx, "PUBLISH", moving, strconv.Itoa(seq)))
-		require.NoError(t, err)
-		if n == 1 {
-			reached = append(reached, seq)
-		}
-	}
+	reached := h.holdOnTheNewNode(ctx, t, moving)
 	waitFor(t, 10*time.Second, "the messages held", func() bool { return sub.Buffered() == len(reached) })
 
 	require.NoError(t, sub.Unsubscribe(ctx, moving))
@@ -60,8 +37,7 @@ func TestReview10PubSubUnsubscribeWhileTheChannelMoves(t *testing.T) {
 		n, err := redis.Int(c.Do(ctx, "PUBLISH", moving, "after"))
 		return err == nil && n == 0
 	})
-	require.NoError(t, servers[0].Resume())
-	resumed = true
+	require.NoError(t, h.resume())
 
 	var got []any
 	for {

@@ -3,12 +3,9 @@ package shard_test
 import (
 	"context"
 	"fmt"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/shardis/shardis/internal/redistest"
 	"github.com/shardis/shardis/shard"
 	"github.com/stretchr/testify/require"
 )
@@ -23,25 +20,14 @@ import (
 // asking it first, waiting the hedge delay for it. Both ways a command
 // is read count: a Do's (the automatic pipeline) and a Pipeline's.
 func TestReview11ClusterLoadingMasterIsMarkedDownUnderTraffic(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts its own cluster")
-	}
 	ctx := context.Background()
-	rc := redistest.StartClusterTB(t, 3, 0, redistest.Options{NodeTimeout: time.Minute})
-	m := rc.Masters()[0]
-	type client struct {
-		name   string
-		c      *shard.Client
-		read   func(c *shard.Client, key string) error
-		upDown upDownLog // NodeDown and NodeUp of m
-		reads  atomic.Int64
-	}
-	clients := []*client{
-		{name: "Do", read: func(c *shard.Client, key string) error {
+	rc, m := startHealthCluster(t)
+	clients := []*healthClient{
+		{name: "Do", op: func(c *shard.Client, key string) error {
 			_, err := c.Do(ctx, "GET", key)
 			return err
 		}},
-		{name: "Pipeline", read: func(c *shard.Client, key string) error {
+		{name: "Pipeline", op: func(c *shard.Client, key string) error {
 			p := c.Pipeline()
 			p.Send("GET", key)
 			p.Send("GET", key)
@@ -49,68 +35,33 @@ func TestReview11ClusterLoadingMasterIsMarkedDownUnderTraffic(t *testing.T) {
 			return err
 		}},
 	}
-	for _, cl := range clients {
-		cfg := clusterConfig(rc.Seeds()...)
-		cfg.Cluster.MaxRetryWait = 200 * time.Millisecond
-		cl.upDown.addr = m.Addr
-		cfg.Hooks = &shard.Hooks{NodeState: cl.upDown.record}
-		cl.c = newClient(t, cfg)
-	}
+	openHealthClients(t, rc, m, 200*time.Millisecond, clients)
 	key, _ := keyOnMaster(t, rc, m, "review11loadinghealth")
-	for i := 0; i < 300; i++ {
-		_, err := clients[0].c.Do(ctx, "SET", fmt.Sprintf("%s:%d", key, i), fmt.Sprintf("%d:%01000d", i, 0))
-		require.NoError(t, err)
-	}
+	fillLargeKeys(t, clients[0].c, key, 300)
 
 	// 300 keys at 20 ms: some 6 s of LOADING.
 	probe, reloaded := reloadSlowly(t, m, key, 20*time.Millisecond)
 	start := time.Now()
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	for _, cl := range clients {
-		for g := 0; g < 2; g++ {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for {
-					select {
-					case <-stop:
-						return
-					default:
-					}
-					_ = cl.read(cl.c, fmt.Sprintf("%s:%d", key, g))
-					cl.reads.Add(1)
-				}
-			}()
-		}
-	}
-	waitDown := func() bool {
-		for _, cl := range clients {
-			if _, ok, _ := cl.upDown.down(); !ok {
-				return false
-			}
-		}
-		return true
-	}
-	for deadline := time.Now().Add(3 * time.Second); time.Now().Before(deadline) && !waitDown(); {
-		time.Sleep(20 * time.Millisecond)
-	}
+	stop := keepBusy(clients, func(cl *healthClient, g int) {
+		_ = cl.op(cl.c, fmt.Sprintf("%s:%d", key, g))
+		cl.n.Add(1)
+	})
+	waitAllDown(clients, 3*time.Second)
 	took := time.Since(start)
 	// Traffic goes on for a while longer: the master stays down.
 	for deadline := time.Now().Add(time.Second); time.Now().Before(deadline); {
 		time.Sleep(20 * time.Millisecond)
 	}
-	close(stop)
-	wg.Wait()
+	stop()
 	_, err := probe.Do("GET", key)
 	require.ErrorContains(t, err, "LOADING", "the master was loading throughout")
 	for _, cl := range clients {
 		ev, down, ups := cl.upDown.down()
-		t.Logf("%s: NodeDown %v within %v, up again %d times (%d reads): %v", cl.name, down, took, ups, cl.reads.Load(), ev.Err)
+		t.Logf("%s: NodeDown %v within %v, up again %d times (%d reads): %v", cl.name, down, took, ups, cl.n.Load(), ev.Err)
 	}
 	for _, cl := range clients {
 		ev, down, ups := cl.upDown.down()
-		require.Positive(t, cl.reads.Load(), "%s: no read was sent", cl.name)
+		require.Positive(t, cl.n.Load(), "%s: no read was sent", cl.name)
 		require.True(t, down, "%s: a master answering LOADING to every read was not marked down in %v", cl.name, took)
 		require.ErrorContains(t, ev.Err, "LOADING", cl.name)
 		require.Zero(t, ups, "%s: the loading master was taken for up again", cl.name)
@@ -135,7 +86,7 @@ func TestReview11ClusterLoadingMasterIsMarkedDownUnderTraffic(t *testing.T) {
 	// Loaded, it is brought back up and serves.
 	for _, cl := range clients {
 		waitFor(t, 10*time.Second, cl.name+" served by the master again", func() bool {
-			return cl.read(cl.c, key+":1") == nil
+			return cl.op(cl.c, key+":1") == nil
 		})
 	}
 }

@@ -3,14 +3,11 @@ package shard_test
 import (
 	"context"
 	"fmt"
-	"slices"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/gomodule/redigo/redis"
-	"github.com/shardis/shardis/cluster"
 	"github.com/shardis/shardis/internal/redistest"
 	"github.com/shardis/shardis/shard"
 	"github.com/stretchr/testify/assert"
@@ -97,41 +94,10 @@ func TestReview11RefreshReportsOnlyWhatItChanged(t *testing.T) {
 // to be from that master to the other), with the events.
 func twoSlotsMovedByHand(t *testing.T) (*shard.Client, string, func() (map[int]int, []shard.SlotMapEvent)) {
 	t.Helper()
-	rc := redistest.StartClusterTB(t, 3, 0, redistest.Options{})
-	var (
-		mu     sync.Mutex
-		events []shard.SlotMapEvent
-	)
-	cfg := clusterConfig(rc.Seeds()...)
-	cfg.Cluster.RefreshInterval = -1
-	cfg.Hooks = &shard.Hooks{SlotMap: func(ev shard.SlotMapEvent) {
-		mu.Lock()
-		events = append(events, ev)
-		mu.Unlock()
-	}}
-	c := newClient(t, cfg)
+	sz := startSlotZeroCluster(t, "r11ms")
+	rc, c, key, from, to := sz.rc, sz.c, sz.key, sz.owner, sz.other
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-
-	var key string
-	for i := 0; key == ""; i++ {
-		if k := fmt.Sprintf("r11ms:%d", i); cluster.Slot(k) == 0 {
-			key = k
-		}
-	}
-	_, err := c.Do(ctx, "SET", key, "v")
-	require.NoError(t, err)
-	owner := slotZeroOwner(t, rc.Nodes[0].Addr)
-	var from, to *redistest.Server
-	for _, s := range rc.Masters() {
-		if s.Addr == owner {
-			from = s
-		} else if to == nil {
-			to = s
-		}
-	}
-	require.NotNil(t, from, "slot 0's master")
-	require.NotNil(t, to)
 
 	// Slots 0 and 1 (both from's: a master's slots are one range) move
 	// to to; the client does not know yet.
@@ -139,13 +105,10 @@ func twoSlotsMovedByHand(t *testing.T) (*shard.Client, string, func() (map[int]i
 		_, err := redistest.MoveSlot(ctx, slot, from, to, rc.Masters(), redistest.SlotMoveOptions{})
 		require.NoError(t, err, "slot %d", slot)
 	}
-	mu.Lock()
-	require.Empty(t, events, "nothing moved in the client's view yet")
-	mu.Unlock()
+	require.Empty(t, sz.recorded(), "nothing moved in the client's view yet")
 
 	return c, key, func() (map[int]int, []shard.SlotMapEvent) {
-		mu.Lock()
-		defer mu.Unlock()
+		events := sz.recorded()
 		moved := map[int]int{} // slot: times reported moved
 		for _, ev := range events {
 			for _, m := range ev.Moves {
@@ -158,6 +121,6 @@ func twoSlotsMovedByHand(t *testing.T) (*shard.Client, string, func() (map[int]i
 				}
 			}
 		}
-		return moved, slices.Clone(events)
+		return moved, events
 	}
 }

@@ -31,20 +31,12 @@ func TestReview11OldClusterMovedGoesToTheOldTable(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	oldCluster := redistest.StartClusterTB(t, 3, 0, redistest.Options{})
-	oldAddrs := map[string]bool{}
-	for _, s := range oldCluster.Masters() {
-		oldAddrs[s.Addr] = true
-	}
-	from := clusterConfig(oldCluster.Seeds()...)
-	newCluster := clusterForTest(t)
-	to := clusterConfig(newCluster.Seeds()...)
-	f := from
-	to.Migration = &shard.Migration{From: &f}
+	oldAddrs := masterAddrs(oldCluster)
 	var (
 		mu      sync.Mutex
 		strayed []string // slot map changes of the client's own table that name an old-cluster node
 	)
-	to.Hooks = &shard.Hooks{SlotMap: func(ev shard.SlotMapEvent) {
+	record := func(ev shard.SlotMapEvent) {
 		mu.Lock()
 		defer mu.Unlock()
 		for _, m := range ev.Moves {
@@ -57,14 +49,10 @@ func TestReview11OldClusterMovedGoesToTheOldTable(t *testing.T) {
 				strayed = append(strayed, ev.String())
 			}
 		}
-	}}
-	c := newClient(t, to)
-	info, ok := c.Migration()
-	require.True(t, ok)
-	require.Equal(t, shard.PhaseWaiting, info.Phase)
+	}
+	c, from := waitingOn(t, oldCluster, func(_, to *shard.Config) { to.Hooks = &shard.Hooks{SlotMap: record} })
 	plain := newClient(t, from) // a process still on the old cluster
-	own, ok := c.Router().(*shard.ClusterRouter)
-	require.True(t, ok, "%T", c.Router())
+	own := ownRouter(t, c)
 
 	key := "r11oldmovedcmd:{" + strconv.FormatUint(rand.Uint64(), 36) + "}"
 	_, err := c.Do(ctx, "SET", key, "v1")
@@ -73,18 +61,7 @@ func TestReview11OldClusterMovedGoesToTheOldTable(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "v1", got, "the key is written on the old cluster while waiting")
 
-	ownerAddr, err := plain.Router().Route(key)
-	require.NoError(t, err)
-	var owner, dst *redistest.Server
-	for _, s := range oldCluster.Masters() {
-		if s.Addr == ownerAddr.Addr {
-			owner = s
-		} else if dst == nil {
-			dst = s
-		}
-	}
-	require.NotNil(t, owner, "the old owner of %q", key)
-	require.NotNil(t, dst)
+	owner, dst := routedOwner(t, oldCluster, plain, key)
 	_, err = redistest.MoveSlot(ctx, cluster.Slot(key), owner, dst, oldCluster.Masters(), redistest.SlotMoveOptions{})
 	require.NoError(t, err)
 
@@ -136,18 +113,7 @@ func TestReview11OldClusterMovedWithoutAddress(t *testing.T) {
 	got, err := redis.String(plain.Do(ctx, "GET", key))
 	require.NoError(t, err)
 	require.Equal(t, "v1", got, "the key is written on the old cluster while waiting")
-	ownerAddr, err := plain.Router().Route(key)
-	require.NoError(t, err)
-	var owner, dst *redistest.Server
-	for _, s := range oldCluster.Masters() {
-		if s.Addr == ownerAddr.Addr {
-			owner = s
-		} else if dst == nil {
-			dst = s
-		}
-	}
-	require.NotNil(t, owner, "the old owner of %q", key)
-	require.NotNil(t, dst)
+	owner, dst := routedOwner(t, oldCluster, plain, key)
 	_, err = redistest.MoveSlot(ctx, cluster.Slot(key), owner, dst, oldCluster.Masters(), redistest.SlotMoveOptions{})
 	require.NoError(t, err)
 
@@ -176,21 +142,12 @@ func TestReview11OldClusterRetryStaysOnTheOldCluster(t *testing.T) {
 	oldCluster := redistest.StartClusterTB(t, 3, 0, redistest.Options{})
 	c, from := waitingOn(t, oldCluster, func(_, to *shard.Config) { to.Cluster.MaxRetryWait = time.Second })
 	plain := newClient(t, from)
-	onNew := newClient(t, clusterConfig(clusterForTest(t).Seeds()...))
 
 	key := "r11oldretry:{" + strconv.FormatUint(rand.Uint64(), 36) + "}"
-	t.Cleanup(func() { _, _ = onNew.Do(context.Background(), "DEL", key) }) // the shared cluster, had the key landed there
+	onNew := sharedClusterClient(t, key)
 	_, err := c.Do(ctx, "SET", key, "v1")
 	require.NoError(t, err)
-	ownerAddr, err := plain.Router().Route(key)
-	require.NoError(t, err)
-	var owner *redistest.Server
-	for _, s := range oldCluster.Masters() {
-		if s.Addr == ownerAddr.Addr {
-			owner = s
-		}
-	}
-	require.NotNil(t, owner, "the old owner of %q", key)
+	owner, _ := routedOwner(t, oldCluster, plain, key)
 	require.NoError(t, owner.Stop())
 
 	v, err := c.Do(ctx, "GET", key)
@@ -222,18 +179,7 @@ func TestReview11OldClusterSubscriptionMovedWithoutAddress(t *testing.T) {
 	sub, err := c.SSubscribe(ctx, sch)
 	require.NoError(t, err)
 	defer sub.Close()
-	ownerAddr, err := plain.Router().Route(sch)
-	require.NoError(t, err)
-	var owner, dst *redistest.Server
-	for _, s := range oldCluster.Masters() {
-		if s.Addr == ownerAddr.Addr {
-			owner = s
-		} else if dst == nil {
-			dst = s
-		}
-	}
-	require.NotNil(t, owner, "the old owner of %q", sch)
-	require.NotNil(t, dst)
+	owner, dst := routedOwner(t, oldCluster, plain, sch)
 	waitFor(t, 10*time.Second, "the shard channel at its owner on the old cluster", func() bool {
 		return numSub(t, owner, "SHARDNUMSUB", sch) == 1
 	})

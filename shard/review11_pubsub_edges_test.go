@@ -110,22 +110,10 @@ func TestReview11PubSubMovedOnTheOldClusterStaysThere(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	oldCluster := redistest.StartClusterTB(t, 3, 0, redistest.Options{})
-	from := clusterConfig(oldCluster.Seeds()...)
-	newCluster := clusterForTest(t)
-	to := clusterConfig(newCluster.Seeds()...)
-	f := from
-	to.Migration = &shard.Migration{From: &f}
-	c := newClient(t, to)
-	info, ok := c.Migration()
-	require.True(t, ok)
-	require.Equal(t, shard.PhaseWaiting, info.Phase)
+	c, from := waitingOn(t, oldCluster, nil)
 	plain := newClient(t, from) // a process still on the old cluster
-	own, ok := c.Router().(*shard.ClusterRouter)
-	require.True(t, ok, "%T", c.Router())
-	oldAddrs := map[string]bool{}
-	for _, s := range oldCluster.Masters() {
-		oldAddrs[s.Addr] = true
-	}
+	own := ownRouter(t, c)
+	oldAddrs := masterAddrs(oldCluster)
 
 	tag := strconv.FormatUint(rand.Uint64(), 36)
 	sch := "r11oldmoved:{" + tag + "}"
@@ -140,18 +128,7 @@ func TestReview11PubSubMovedOnTheOldClusterStaysThere(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "before", string(m.Data))
 
-	ownerAddr, err := plain.Router().Route(sch)
-	require.NoError(t, err)
-	var owner, dst *redistest.Server
-	for _, s := range oldCluster.Masters() {
-		if s.Addr == ownerAddr.Addr {
-			owner = s
-		} else if dst == nil {
-			dst = s
-		}
-	}
-	require.NotNil(t, owner, "the old owner of %q", sch)
-	require.NotNil(t, dst)
+	owner, dst := routedOwner(t, oldCluster, plain, sch)
 	_, err = redistest.MoveSlot(ctx, cluster.Slot(sch), owner, dst, oldCluster.Masters(), redistest.SlotMoveOptions{})
 	require.NoError(t, err)
 

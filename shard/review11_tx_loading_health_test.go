@@ -3,12 +3,9 @@ package shard_test
 import (
 	"context"
 	"fmt"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/shardis/shardis/internal/redistest"
 	"github.com/shardis/shardis/shard"
 	"github.com/stretchr/testify/require"
 )
@@ -24,28 +21,17 @@ import (
 // health checks' count and the master stayed up (and every topology
 // refresh kept asking it first).
 func TestReview11LoadingMasterIsMarkedDownUnderTransactions(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts its own cluster")
-	}
 	ctx := context.Background()
-	rc := redistest.StartClusterTB(t, 3, 0, redistest.Options{NodeTimeout: time.Minute})
-	m := rc.Masters()[0]
+	rc, m := startHealthCluster(t)
 	key, _ := keyOnMaster(t, rc, m, "review11txloading")
-	type client struct {
-		name   string
-		c      *shard.Client
-		run    func(c *shard.Client, key string) error
-		upDown upDownLog // NodeDown and NodeUp of m
-		runs   atomic.Int64
-	}
-	clients := []*client{
-		{name: "Tx", run: func(c *shard.Client, key string) error {
+	clients := []*healthClient{
+		{name: "Tx", op: func(c *shard.Client, key string) error {
 			_, err := c.Tx(ctx, []string{key}, func(tx *shard.Tx) error {
 				return tx.Queue("SET", key, "v")
 			})
 			return err
 		}},
-		{name: "Tx with Do", run: func(c *shard.Client, key string) error {
+		{name: "Tx with Do", op: func(c *shard.Client, key string) error {
 			_, err := c.Tx(ctx, []string{key}, func(tx *shard.Tx) error {
 				if _, err := tx.Do("GET", key); err != nil {
 					return err
@@ -54,7 +40,7 @@ func TestReview11LoadingMasterIsMarkedDownUnderTransactions(t *testing.T) {
 			})
 			return err
 		}},
-		{name: "Conn", run: func(c *shard.Client, key string) error {
+		{name: "Conn", op: func(c *shard.Client, key string) error {
 			conn := c.Conn()
 			defer conn.Close()
 			if _, err := conn.Do("WATCH", key); err != nil {
@@ -72,7 +58,7 @@ func TestReview11LoadingMasterIsMarkedDownUnderTransactions(t *testing.T) {
 			_, err := conn.Do("EXEC")
 			return err
 		}},
-		{name: "Conn MULTI", run: func(c *shard.Client, key string) error {
+		{name: "Conn MULTI", op: func(c *shard.Client, key string) error {
 			conn := c.Conn()
 			defer conn.Close()
 			if err := conn.Send("MULTI"); err != nil {
@@ -85,18 +71,11 @@ func TestReview11LoadingMasterIsMarkedDownUnderTransactions(t *testing.T) {
 			return err
 		}},
 	}
+	openHealthClients(t, rc, m, 200*time.Millisecond, clients)
 	for _, cl := range clients {
-		cfg := clusterConfig(rc.Seeds()...)
-		cfg.Cluster.MaxRetryWait = 200 * time.Millisecond
-		cl.upDown.addr = m.Addr
-		cfg.Hooks = &shard.Hooks{NodeState: cl.upDown.record}
-		cl.c = newClient(t, cfg)
-		require.NoError(t, cl.run(cl.c, key), "%s: before the reload", cl.name)
+		require.NoError(t, cl.op(cl.c, key), "%s: before the reload", cl.name)
 	}
-	for i := 0; i < 300; i++ {
-		_, err := clients[0].c.Do(ctx, "SET", fmt.Sprintf("%s:%d", key, i), fmt.Sprintf("%d:%01000d", i, 0))
-		require.NoError(t, err)
-	}
+	fillLargeKeys(t, clients[0].c, key, 300)
 	for _, cl := range clients {
 		_, _, ups := cl.upDown.down()
 		n := cl.upDown.count()
@@ -106,52 +85,26 @@ func TestReview11LoadingMasterIsMarkedDownUnderTransactions(t *testing.T) {
 	// 300 keys at 20 ms: some 6 s of LOADING.
 	probe, reloaded := reloadSlowly(t, m, key, 20*time.Millisecond)
 	start := time.Now()
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	for _, cl := range clients {
-		for g := 0; g < 2; g++ {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for {
-					select {
-					case <-stop:
-						return
-					default:
-					}
-					_ = cl.run(cl.c, fmt.Sprintf("%s:%d", key, g))
-					cl.runs.Add(1)
-				}
-			}()
-		}
-	}
-	allDown := func() bool {
-		for _, cl := range clients {
-			if _, ok, _ := cl.upDown.down(); !ok {
-				return false
-			}
-		}
-		return true
-	}
-	for deadline := time.Now().Add(3 * time.Second); time.Now().Before(deadline) && !allDown(); {
-		time.Sleep(20 * time.Millisecond)
-	}
+	stop := keepBusy(clients, func(cl *healthClient, g int) {
+		_ = cl.op(cl.c, fmt.Sprintf("%s:%d", key, g))
+		cl.n.Add(1)
+	})
+	waitAllDown(clients, 3*time.Second)
 	took := time.Since(start)
 	// The transactions go on for a while longer: the master stays down.
 	for deadline := time.Now().Add(time.Second); time.Now().Before(deadline); {
 		time.Sleep(20 * time.Millisecond)
 	}
-	close(stop)
-	wg.Wait()
+	stop()
 	_, err := probe.Do("GET", key)
 	require.ErrorContains(t, err, "LOADING", "the master was loading throughout")
 	for _, cl := range clients {
 		ev, down, ups := cl.upDown.down()
-		t.Logf("%s: NodeDown %v within %v, up again %d times (%d transactions): %v", cl.name, down, took, ups, cl.runs.Load(), ev.Err)
+		t.Logf("%s: NodeDown %v within %v, up again %d times (%d transactions): %v", cl.name, down, took, ups, cl.n.Load(), ev.Err)
 	}
 	for _, cl := range clients {
 		ev, down, ups := cl.upDown.down()
-		require.Positive(t, cl.runs.Load(), "%s: no transaction was run", cl.name)
+		require.Positive(t, cl.n.Load(), "%s: no transaction was run", cl.name)
 		require.True(t, down, "%s: a master answering LOADING to every transaction was not marked down in %v", cl.name, took)
 		require.ErrorContains(t, ev.Err, "LOADING", cl.name)
 		require.Zero(t, ups, "%s: the loading master was taken for up again", cl.name)
@@ -178,7 +131,7 @@ func TestReview11LoadingMasterIsMarkedDownUnderTransactions(t *testing.T) {
 	// Loaded, it is brought back up and serves the transactions.
 	for _, cl := range clients {
 		waitFor(t, 10*time.Second, cl.name+" served by the master again", func() bool {
-			return cl.run(cl.c, key+":1") == nil
+			return cl.op(cl.c, key+":1") == nil
 		})
 		_, down, ups := cl.upDown.down()
 		require.True(t, down && ups >= 1, "%s: the master served again without NodeUp", cl.name)

@@ -4,13 +4,10 @@ import (
 	"context"
 	"errors"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/gomodule/redigo/redis"
-	"github.com/shardis/shardis/internal/redistest"
 	"github.com/shardis/shardis/shard"
 	"github.com/stretchr/testify/require"
 )
@@ -24,25 +21,14 @@ import (
 // traffic was never marked down. Both ways a command is read count: a
 // Do's (the automatic pipeline) and a Pipeline's.
 func TestReview12BusyMasterIsMarkedDownUnderTraffic(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts its own cluster")
-	}
 	ctx := context.Background()
-	rc := redistest.StartClusterTB(t, 3, 0, redistest.Options{NodeTimeout: time.Minute})
-	m := rc.Masters()[0]
-	type client struct {
-		name   string
-		c      *shard.Client
-		read   func(c *shard.Client, key string) error
-		upDown upDownLog    // NodeDown and NodeUp of m
-		busy   atomic.Int64 // reads answered BUSY
-	}
-	clients := []*client{
-		{name: "Do", read: func(c *shard.Client, key string) error {
+	rc, m := startHealthCluster(t)
+	clients := []*healthClient{
+		{name: "Do", op: func(c *shard.Client, key string) error {
 			_, err := c.Do(ctx, "GET", key)
 			return err
 		}},
-		{name: "Pipeline", read: func(c *shard.Client, key string) error {
+		{name: "Pipeline", op: func(c *shard.Client, key string) error {
 			p := c.Pipeline()
 			p.Send("GET", key)
 			p.Send("GET", key)
@@ -53,60 +39,30 @@ func TestReview12BusyMasterIsMarkedDownUnderTraffic(t *testing.T) {
 			return err
 		}},
 	}
-	for _, cl := range clients {
-		cfg := clusterConfig(rc.Seeds()...)
-		cl.upDown.addr = m.Addr
-		cfg.Hooks = &shard.Hooks{NodeState: cl.upDown.record}
-		cl.c = newClient(t, cfg)
-	}
+	openHealthClients(t, rc, m, 0, clients)
 	key, _ := keyOnMaster(t, rc, m, "review12busyhealth")
 	for _, cl := range clients {
-		require.NoError(t, cl.read(cl.c, key), "%s: the master serves to begin with", cl.name)
+		require.NoError(t, cl.op(cl.c, key), "%s: the master serves to begin with", cl.name)
 	}
 
 	end := busyServer(t, m)
 	start := time.Now()
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	for _, cl := range clients {
-		for g := 0; g < 2; g++ {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for {
-					select {
-					case <-stop:
-						return
-					default:
-					}
-					if err := cl.read(cl.c, key); err != nil && isBusy(err) {
-						cl.busy.Add(1)
-					}
-				}
-			}()
+	// n counts the reads answered BUSY.
+	stop := keepBusy(clients, func(cl *healthClient, _ int) {
+		if err := cl.op(cl.c, key); err != nil && isBusy(err) {
+			cl.n.Add(1)
 		}
-	}
-	allDown := func() bool {
-		for _, cl := range clients {
-			if _, ok, _ := cl.upDown.down(); !ok {
-				return false
-			}
-		}
-		return true
-	}
-	for deadline := time.Now().Add(4 * time.Second); time.Now().Before(deadline) && !allDown(); {
-		time.Sleep(20 * time.Millisecond)
-	}
+	})
+	waitAllDown(clients, 4*time.Second)
 	took := time.Since(start)
-	close(stop)
-	wg.Wait()
+	stop()
 	for _, cl := range clients {
 		ev, down, ups := cl.upDown.down()
-		t.Logf("%s: NodeDown %v within %v, up again %d times (%d reads answered BUSY): %v", cl.name, down, took, ups, cl.busy.Load(), ev.Err)
+		t.Logf("%s: NodeDown %v within %v, up again %d times (%d reads answered BUSY): %v", cl.name, down, took, ups, cl.n.Load(), ev.Err)
 	}
 	for _, cl := range clients {
 		ev, down, ups := cl.upDown.down()
-		require.Positive(t, cl.busy.Load(), "%s: no read met the busy master", cl.name)
+		require.Positive(t, cl.n.Load(), "%s: no read met the busy master", cl.name)
 		require.True(t, down, "%s: a master answering BUSY to every command was not marked down in %v", cl.name, took)
 		require.ErrorContains(t, ev.Err, "BUSY", cl.name)
 		require.Zero(t, ups, "%s: the busy master was taken for up again", cl.name)
@@ -114,7 +70,7 @@ func TestReview12BusyMasterIsMarkedDownUnderTraffic(t *testing.T) {
 	end()
 	for _, cl := range clients {
 		waitFor(t, 10*time.Second, cl.name+" served by the master again", func() bool {
-			return cl.read(cl.c, key) == nil
+			return cl.op(cl.c, key) == nil
 		})
 	}
 }

@@ -35,30 +35,14 @@ func TestReview12OldClusterFailoverWhileWaiting(t *testing.T) {
 	oldCluster := redistest.StartClusterTB(t, 3, 1, redistest.Options{})
 	c, from := waitingOn(t, oldCluster, func(_, to *shard.Config) { to.Cluster.MaxRetryWait = 5 * time.Second })
 	plain := newClient(t, from) // a process still on the old cluster
-	onNew := newClient(t, clusterConfig(clusterForTest(t).Seeds()...))
 
 	key := "r12oldfailover:{" + strconv.FormatUint(rand.Uint64(), 36) + "}"
-	t.Cleanup(func() { _, _ = onNew.Do(context.Background(), "DEL", key) }) // the shared cluster, had the key landed there
-	_, err := c.Do(ctx, "SET", key, "v1")
-	require.NoError(t, err)
-	ownerAddr, err := plain.Router().Route(key)
-	require.NoError(t, err)
-	var owner *redistest.Server
-	for _, s := range oldCluster.Masters() {
-		if s.Addr == ownerAddr.Addr {
-			owner = s
-		}
-	}
-	require.NotNil(t, owner, "the old owner of %q", key)
-	replica, err := oldCluster.ReplicaOf(owner)
-	require.NoError(t, err)
-	acked, err := owner.Do("WAIT", "1", "5000")
-	require.NoError(t, err)
-	require.Equal(t, "1", acked, "the replica has the key")
+	onNew := sharedClusterClient(t, key)
+	owner, replica := replicatedOnOld(ctx, t, oldCluster, c, plain, key)
 
 	// The old owner dies; its replica takes over.
 	require.NoError(t, owner.Stop())
-	_, err = replica.Do("CLUSTER", "FAILOVER", "TAKEOVER")
+	_, err := replica.Do("CLUSTER", "FAILOVER", "TAKEOVER")
 	require.NoError(t, err)
 	deadline := time.Now().Add(30 * time.Second)
 	for {

@@ -17,48 +17,6 @@ import (
 	"github.com/shardis/shardis/shard"
 )
 
-// oldClusterWaiting starts a cluster of three masters and a client built
-// with Config.Migration from it to the shared cluster, waiting (its
-// commands and subscriptions go to the old cluster), with maxWait as its
-// MaxRetryWait; it returns the old cluster, the client, and clients of
-// the old and the new cluster alone.
-func oldClusterWaiting(t *testing.T, maxWait time.Duration) (old *redistest.Cluster, c, onOld, onNew *shard.Client) {
-	t.Helper()
-	old = redistest.StartClusterTB(t, 3, 0, redistest.Options{})
-	c, from := waitingOn(t, old, func(_, to *shard.Config) { to.Cluster.MaxRetryWait = maxWait })
-	return old, c, newClient(t, from), newClient(t, clusterConfig(clusterForTest(t).Seeds()...))
-}
-
-// waitingOn returns a client built with Config.Migration from the cluster
-// old to the shared cluster, checked to be waiting (its commands and
-// subscriptions go to old), and the config of old it was given. tweak,
-// when not nil, adjusts both configs first.
-func waitingOn(t *testing.T, old *redistest.Cluster, tweak func(from, to *shard.Config)) (c *shard.Client, from shard.Config) {
-	t.Helper()
-	from = clusterConfig(old.Seeds()...)
-	to := clusterConfig(clusterForTest(t).Seeds()...)
-	if tweak != nil {
-		tweak(&from, &to)
-	}
-	f := from
-	to.Migration = &shard.Migration{From: &f}
-	c = newClient(t, to)
-	info, ok := c.Migration()
-	require.True(t, ok)
-	require.Equal(t, shard.PhaseWaiting, info.Phase)
-	return c, from
-}
-
-// ownerAndOther returns the master of old that serves key, and another.
-func ownerAndOther(t *testing.T, old *redistest.Cluster, key string) (owner, other *redistest.Server) {
-	t.Helper()
-	owner, err := old.MasterOfSlot(cluster.Slot(key))
-	require.NoError(t, err)
-	other, err = old.OtherMaster(owner)
-	require.NoError(t, err)
-	return owner, other
-}
-
 // plainStats returns c's statistics of the node at addr as a master
 // (not its read-only entry).
 func plainStats(c *shard.Client, addr string) (shard.NodeStats, bool) {

@@ -36,18 +36,7 @@ func TestReview12OldClusterSUnsubscribeMovedWithoutAddress(t *testing.T) {
 	sub, err := c.SSubscribe(ctx, sch)
 	require.NoError(t, err)
 	defer sub.Close()
-	ownerAddr, err := plain.Router().Route(sch)
-	require.NoError(t, err)
-	var owner, dst *redistest.Server
-	for _, s := range oldCluster.Masters() {
-		if s.Addr == ownerAddr.Addr {
-			owner = s
-		} else if dst == nil {
-			dst = s
-		}
-	}
-	require.NotNil(t, owner, "the old owner of %q", sch)
-	require.NotNil(t, dst)
+	owner, dst := routedOwner(t, oldCluster, plain, sch)
 	waitFor(t, 10*time.Second, "the shard channel at its owner on the old cluster", func() bool {
 		return numSub(t, owner, "SHARDNUMSUB", sch) == 1
 	})

@@ -2,14 +2,11 @@ package shard_test
 
 import (
 	"context"
-	"fmt"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/gomodule/redigo/redis"
-	"github.com/shardis/shardis/cluster"
 	"github.com/shardis/shardis/internal/redistest"
 	"github.com/shardis/shardis/shard"
 	"github.com/stretchr/testify/assert"
@@ -27,42 +24,12 @@ import (
 // order of the maps they lead to, each from the map the one before ended
 // at, so the view applied in arrival order is the map in use.
 func TestReview12SlotMapEventsEndAtTheMapInUse(t *testing.T) {
-	rc := redistest.StartClusterTB(t, 3, 0, redistest.Options{})
-	var (
-		mu     sync.Mutex
-		events []shard.SlotMapEvent
-	)
-	cfg := clusterConfig(rc.Seeds()...)
-	cfg.Cluster.RefreshInterval = -1
-	cfg.Hooks = &shard.Hooks{SlotMap: func(ev shard.SlotMapEvent) {
-		mu.Lock()
-		events = append(events, ev)
-		mu.Unlock()
-	}}
-	c := newClient(t, cfg)
+	sz := startSlotZeroCluster(t, "r12so")
+	rc, c, key, a, b := sz.rc, sz.c, sz.key, sz.owner, sz.other
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 
-	var key string
-	for i := 0; key == ""; i++ {
-		if k := fmt.Sprintf("r12so:%d", i); cluster.Slot(k) == 0 {
-			key = k
-		}
-	}
-	_, err := c.Do(ctx, "SET", key, "v")
-	require.NoError(t, err)
-	owner := slotZeroOwner(t, rc.Nodes[0].Addr)
-	var a, b *redistest.Server
-	for _, s := range rc.Masters() {
-		if s.Addr == owner {
-			a = s
-		} else if b == nil {
-			b = s
-		}
-	}
-	require.NotNil(t, a, "slot 0's master")
-	require.NotNil(t, b)
-	_, err = redistest.MoveSlot(ctx, 0, a, b, rc.Masters(), redistest.SlotMoveOptions{})
+	_, err := redistest.MoveSlot(ctx, 0, a, b, rc.Masters(), redistest.SlotMoveOptions{})
 	require.NoError(t, err)
 
 	// A GET meets the MOVED (slot 0 at b); once the client applied it and
@@ -99,9 +66,7 @@ func TestReview12SlotMapEventsEndAtTheMapInUse(t *testing.T) {
 	// The program's view: slot 0's master, applying the events as they
 	// came (none at all is right too: the slot is back where it was).
 	view := func() (string, []shard.SlotMapEvent) {
-		mu.Lock()
-		got := append([]shard.SlotMapEvent(nil), events...)
-		mu.Unlock()
+		got := sz.recorded()
 		at := a.Addr
 		for i, ev := range got {
 			for _, m := range ev.Moves {

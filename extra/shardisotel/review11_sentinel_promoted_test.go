@@ -1,17 +1,13 @@
 package shardisotel_test
 
 import (
-	"context"
 	"testing"
 	"time"
 
 	"github.com/shardis/shardis/internal/redistest"
-	"github.com/shardis/shardis/pool"
-	"github.com/shardis/shardis/ring"
 	"github.com/shardis/shardis/shard"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 )
 
 // A Sentinel shard's failover is counted (shardis.client.node.events,
@@ -28,32 +24,11 @@ func TestReview11SentinelPromotionNamesTheShard(t *testing.T) {
 	next, err := set.Replica(0)
 	require.NoError(t, err)
 	wantHost, wantPort := hostPort(t, next.Addr)
-	cfg := shard.Config{
-		Pool:     pool.Options{DialTimeout: time.Second, ReadTimeout: 2 * time.Second},
-		Health:   shard.HealthOptions{Interval: 100 * time.Millisecond, FailureLimit: 2, Timeout: 300 * time.Millisecond},
-		Shards:   []ring.Shard{{Name: "s0", Weight: 1}},
-		Sentinel: shard.SentinelOptions{Addrs: set.Addrs(), Shards: []shard.SentinelShard{{Name: "s0", MasterName: set.Names()[0]}}},
-	}
-	tel := instrumented(t, cfg)
-	ctx := context.Background()
+	tel := instrumented(t, sentinelShardConfig(set))
 	require.NoError(t, master.Kill())
 
-	var promoted []map[string]string
-	deadline := time.Now().Add(60 * time.Second)
-	for len(promoted) == 0 {
-		require.False(t, time.Now().After(deadline), "no node event %q counted within 60s", shard.ReplicaPromoted.String())
-		time.Sleep(50 * time.Millisecond)
-		var rm metricdata.ResourceMetrics
-		require.NoError(t, tel.reader.Collect(ctx, &rm))
-		if find(rm, "shardis.client.node.events") == nil {
-			continue
-		}
-		for _, p := range sumPoints(t, rm, "shardis.client.node.events") {
-			if a := attrs(p.Attributes.ToSlice()); a["shardis.node.event"] == shard.ReplicaPromoted.String() {
-				promoted = append(promoted, a)
-			}
-		}
-	}
+	promoted := countedNodeEvents(t, tel, shard.ReplicaPromoted.String(), 60*time.Second)
+	require.NotEmpty(t, promoted, "no node event %q counted within 60s", shard.ReplicaPromoted.String())
 	for _, a := range promoted {
 		assert.Equal(t, wantHost, a["server.address"], "%v", a)
 		assert.Equal(t, wantPort, a["server.port"], "%v", a)

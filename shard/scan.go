@@ -42,7 +42,10 @@ type ScanOptions struct {
 // not when the Scan ends; a key met on both masters may be reported
 // twice. A master that refuses CLUSTER NODES (an ACL) is taken to hold the
 // slots the table gives it: a key whose slot is still being migrated to it
-// when the Scan ends may then be missed. A master that fails and whose
+// when the Scan ends may then be missed; so is one whose walk was over and
+// that cannot be reached at the end (it died, no replica promoted yet):
+// asked once, not waited for, as its keys were reported. A master that
+// fails and whose
 // replica takes over within MaxRetryWait is walked on that replica, from
 // its start, the keys already reported not reported again; one whose walk
 // was over when a replica took over (a failover, planned or not) is not
@@ -376,7 +379,7 @@ func (s *Scanner) scanOnce(ctx context.Context) {
 	if sh != nil && s.cur == "0" {
 		s.from, s.fromOK = sh.currentMaster()
 	}
-	reply, err := s.scanNode(ctx, n, "SCAN", args...)
+	reply, err := s.scanNode(ctx, n, false, "SCAN", args...)
 	if err != nil {
 		if to, ok := s.replacement(n); ok && ctx.Err() == nil && !s.c.closed.Load() {
 			s.switchTo(to)
@@ -473,10 +476,11 @@ func (s *Scanner) sentinelMoved(ctx context.Context, sh *sentShard) bool {
 // scanNode sends SCAN (or name) to n. In cluster mode the call is cut short as
 // soon as a new table no longer lists n as a master (a replica took over
 // after it failed), instead of trying the dead master until MaxRetryWait.
-func (s *Scanner) scanNode(ctx context.Context, n Node, name string, args ...any) (any, error) {
+// With once, a master that cannot be reached fails it at once (call.once).
+func (s *Scanner) scanNode(ctx context.Context, n Node, once bool, name string, args ...any) (any, error) {
 	r := s.c.cl()
 	if _, ok := s.slotOf[n.Addr]; !ok || r == nil {
-		return s.c.nodeDo(ctx, n, name, args...)
+		return s.c.nodeCall(ctx, n, once, name, args...)
 	}
 	sctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -486,11 +490,12 @@ func (s *Scanner) scanNode(ctx context.Context, n Node, name string, args ...any
 		}
 	})
 	defer remove()
-	return s.c.nodeDo(sctx, n, name, args...)
+	return s.c.nodeCall(sctx, n, once, name, args...)
 }
 
-// nodeDo sends one command to a named node.
-func (c *Client) nodeDo(ctx context.Context, n Node, name string, args ...any) (any, error) {
+// nodeCall sends one command to a named node. With once, a node that
+// cannot be reached fails the command at once (call.once).
+func (c *Client) nodeCall(ctx context.Context, n Node, once bool, name string, args ...any) (any, error) {
 	if c.closed.Load() {
 		return nil, ErrClosed
 	}
@@ -500,7 +505,7 @@ func (c *Client) nodeDo(ctx context.Context, n Node, name string, args ...any) (
 	}
 	// group -1: the call is addressed to n, not routed by a slot, so a
 	// retry must not send it to slot 0's master (routeSlot).
-	cl := &call{name: name, args: args, node: i, group: -1}
+	cl := &call{name: name, args: args, node: i, group: -1, once: once}
 	c.execute(ctx, []*call{cl})
 	return cl.reply, cl.err
 }

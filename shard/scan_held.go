@@ -15,12 +15,15 @@ import (
 // being resharded into it is still its old owner's in every slot map
 // (CLUSTER SHARDS, CLUSTER SLOTS), yet the importing master holds the keys
 // moved so far. ok is false when the master could not tell (marked down,
-// failing, an ACL that refuses CLUSTER NODES, no "myself" line).
+// failing, an ACL that refuses CLUSTER NODES, no "myself" line). A
+// master that cannot be reached is asked once, not until MaxRetryWait:
+// one that died after its walk (SIGKILL, no replica or none promoted
+// yet) held keys reported already, and the Scan does not wait for it.
 func (s *Scanner) heldSlots(ctx context.Context, n Node) (held map[int]bool, ok bool) {
 	if i, known := s.c.nodes.lookup(n.Addr); !known || s.c.nodes.get(i).down.Load() {
 		return nil, false // not to wait on a master that does not answer
 	}
-	reply, err := s.scanNode(ctx, n, "CLUSTER", "NODES")
+	reply, err := s.scanNode(ctx, n, true, "CLUSTER", "NODES")
 	if err != nil {
 		return nil, false
 	}

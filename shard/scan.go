@@ -37,10 +37,13 @@ type ScanOptions struct {
 // and those it serves or imports as it tells itself (CLUSTER NODES, sent
 // to each master as its walk begins and once more at the end): a slot
 // still being migrated (IMPORTING/MIGRATING) when the Scan ends counts as
-// gained by the importing master. So a key present for the whole Scan is
-// reported, also when its slot moves (once) during it, the move done or
-// not when the Scan ends; a key met on both masters may be reported
-// twice. A master that refuses CLUSTER NODES (an ACL) is taken to hold the
+// gained by the importing master. A slot the table gave a master as its
+// walk began that it did not hold then (moved away, the table not told
+// yet) and that it holds at the end (moved back) is walked once more on
+// it too. So a key present for the whole Scan is reported, also when its
+// slot moves during it (once, or away from a master and back before or
+// during its walk), the move done or not when the Scan ends; a key met on
+// both masters may be reported twice. A master that refuses CLUSTER NODES (an ACL) is taken to hold the
 // slots the table gives it: a key whose slot is still being migrated to it
 // when the Scan ends may then be missed; so is one whose walk was over and
 // that cannot be reached at the end (it died, no replica promoted yet):
@@ -86,6 +89,10 @@ type Scanner struct {
 	// (again) does not report them twice.
 	extra map[string]map[int]bool
 	kept  map[string]map[string]struct{}
+	// lacking holds, for each master walked, the slots the table gave
+	// it as its walk began that it did not hold (moved away, the table
+	// not told yet): a pass goes over those it holds at the end (again).
+	lacking map[string]map[int]bool
 	// took maps a master that took over from one walked already (a
 	// failover after its walk) to that one: it holds the keys reported
 	// already, and is not walked again (more, again).
@@ -306,7 +313,9 @@ func (s *Scanner) again(ctx context.Context) bool {
 			continue // the table's view only
 		}
 		for slot := range held {
-			if grew(addr, slot) {
+			if grew(addr, slot) || (s.lacking[addr][slot] && !s.passed[addr][slot]) {
+				// Gained since its walk began, or held again (a slot
+				// that had left it as its walk began came back).
 				add(addr, slot)
 			}
 		}

@@ -41,9 +41,12 @@ type ScanOptions struct {
 // walk began that it did not hold then (moved away, the table not told
 // yet) and that it holds at the end (moved back) is walked once more on
 // it too. So a key present for the whole Scan is reported, also when its
-// slot moves during it (once, or away from a master and back before or
-// during its walk), the move done or not when the Scan ends; a key met on
-// both masters may be reported twice. A master that refuses CLUSTER NODES (an ACL) is taken to hold the
+// slot moves during it (once, or away from a master before its walk began
+// and back), the move done or not when the Scan ends; a key met on both
+// masters may be reported twice. Not so a slot that leaves a master during
+// its walk, for one walked already, and comes back before that walk ends:
+// both of its CLUSTER NODES replies show it held, and the keys SCAN did
+// not meet on their return are missed. A master that refuses CLUSTER NODES (an ACL) is taken to hold the
 // slots the table gives it: a key whose slot is still being migrated to it
 // when the Scan ends may then be missed; so is one whose walk was over and
 // that cannot be reached at the end (it died, no replica promoted yet):

@@ -37,7 +37,11 @@ type call struct {
 	// read again before it is routed again (refreshOldFor).
 	readOld bool
 	done    bool // the result is final
-	served  bool // answered at the key's old owner during a migration (migrate_read.go)
+	// once: a best-effort query whose caller has an answer without it
+	// (heldSlots): a node it cannot reach fails it at once instead of
+	// being tried again until MaxRetryWait.
+	once   bool
+	served bool // answered at the key's old owner during a migration (migrate_read.go)
 	// resets counts the resets of this command's write in a row, by a
 	// Sentinel shard's master (judgeSentinel) or a cluster node (judge).
 	resets    uint8

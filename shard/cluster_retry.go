@@ -374,6 +374,11 @@ func (c *Client) judgeCall(cl *call) (v verdict, refresh bool) {
 		return final, false
 	}
 	if notSent(ne.Err) {
+		if cl.once {
+			// Nothing was sent and the node is not there (refused,
+			// marked down): the caller does without its answer.
+			return final, true
+		}
 		return retryLater, true
 	}
 	if timedOut(ne.Err) {

@@ -37,12 +37,21 @@ type ScanOptions struct {
 // and those it serves or imports as it tells itself (CLUSTER NODES, sent
 // to each master as its walk begins and once more at the end): a slot
 // still being migrated (IMPORTING/MIGRATING) when the Scan ends counts as
-// gained by the importing master. So a key present for the whole Scan is
-// reported, also when its slot moves (once) during it, the move done or
-// not when the Scan ends; a key met on both masters may be reported
-// twice. A master that refuses CLUSTER NODES (an ACL) is taken to hold the
+// gained by the importing master. A slot the table gave a master as its
+// walk began that it did not hold then (moved away, the table not told
+// yet) and that it holds at the end (moved back) is walked once more on
+// it too. So a key present for the whole Scan is reported, also when its
+// slot moves during it (once, or away from a master before its walk began
+// and back), the move done or not when the Scan ends; a key met on both
+// masters may be reported twice. Not so a slot that leaves a master during
+// its walk, for one walked already, and comes back before that walk ends:
+// both of its CLUSTER NODES replies show it held, and the keys SCAN did
+// not meet on their return are missed. A master that refuses CLUSTER NODES (an ACL) is taken to hold the
 // slots the table gives it: a key whose slot is still being migrated to it
-// when the Scan ends may then be missed. A master that fails and whose
+// when the Scan ends may then be missed; so is one whose walk was over and
+// that cannot be reached at the end (it died, no replica promoted yet):
+// asked once, not waited for, as its keys were reported. A master that
+// fails and whose
 // replica takes over within MaxRetryWait is walked on that replica, from
 // its start, the keys already reported not reported again; one whose walk
 // was over when a replica took over (a failover, planned or not) is not
@@ -83,6 +92,10 @@ type Scanner struct {
 	// (again) does not report them twice.
 	extra map[string]map[int]bool
 	kept  map[string]map[string]struct{}
+	// lacking holds, for each master walked, the slots the table gave
+	// it as its walk began that it did not hold (moved away, the table
+	// not told yet): a pass goes over those it holds at the end (again).
+	lacking map[string]map[int]bool
 	// took maps a master that took over from one walked already (a
 	// failover after its walk) to that one: it holds the keys reported
 	// already, and is not walked again (more, again).
@@ -303,7 +316,9 @@ func (s *Scanner) again(ctx context.Context) bool {
 			continue // the table's view only
 		}
 		for slot := range held {
-			if grew(addr, slot) {
+			if grew(addr, slot) || (s.lacking[addr][slot] && !s.passed[addr][slot]) {
+				// Gained since its walk began, or held again (a slot
+				// that had left it as its walk began came back).
 				add(addr, slot)
 			}
 		}
@@ -376,7 +391,7 @@ func (s *Scanner) scanOnce(ctx context.Context) {
 	if sh != nil && s.cur == "0" {
 		s.from, s.fromOK = sh.currentMaster()
 	}
-	reply, err := s.scanNode(ctx, n, "SCAN", args...)
+	reply, err := s.scanNode(ctx, n, false, "SCAN", args...)
 	if err != nil {
 		if to, ok := s.replacement(n); ok && ctx.Err() == nil && !s.c.closed.Load() {
 			s.switchTo(to)
@@ -473,10 +488,11 @@ func (s *Scanner) sentinelMoved(ctx context.Context, sh *sentShard) bool {
 // scanNode sends SCAN (or name) to n. In cluster mode the call is cut short as
 // soon as a new table no longer lists n as a master (a replica took over
 // after it failed), instead of trying the dead master until MaxRetryWait.
-func (s *Scanner) scanNode(ctx context.Context, n Node, name string, args ...any) (any, error) {
+// With once, a master that cannot be reached fails it at once (call.once).
+func (s *Scanner) scanNode(ctx context.Context, n Node, once bool, name string, args ...any) (any, error) {
 	r := s.c.cl()
 	if _, ok := s.slotOf[n.Addr]; !ok || r == nil {
-		return s.c.nodeDo(ctx, n, name, args...)
+		return s.c.nodeCall(ctx, n, once, name, args...)
 	}
 	sctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -486,11 +502,12 @@ func (s *Scanner) scanNode(ctx context.Context, n Node, name string, args ...any
 		}
 	})
 	defer remove()
-	return s.c.nodeDo(sctx, n, name, args...)
+	return s.c.nodeCall(sctx, n, once, name, args...)
 }
 
-// nodeDo sends one command to a named node.
-func (c *Client) nodeDo(ctx context.Context, n Node, name string, args ...any) (any, error) {
+// nodeCall sends one command to a named node. With once, a node that
+// cannot be reached fails the command at once (call.once).
+func (c *Client) nodeCall(ctx context.Context, n Node, once bool, name string, args ...any) (any, error) {
 	if c.closed.Load() {
 		return nil, ErrClosed
 	}
@@ -500,7 +517,7 @@ func (c *Client) nodeDo(ctx context.Context, n Node, name string, args ...any) (
 	}
 	// group -1: the call is addressed to n, not routed by a slot, so a
 	// retry must not send it to slot 0's master (routeSlot).
-	cl := &call{name: name, args: args, node: i, group: -1}
+	cl := &call{name: name, args: args, node: i, group: -1, once: once}
 	c.execute(ctx, []*call{cl})
 	return cl.reply, cl.err
 }

@@ -15,12 +15,15 @@ import (
 // being resharded into it is still its old owner's in every slot map
 // (CLUSTER SHARDS, CLUSTER SLOTS), yet the importing master holds the keys
 // moved so far. ok is false when the master could not tell (marked down,
-// failing, an ACL that refuses CLUSTER NODES, no "myself" line).
+// failing, an ACL that refuses CLUSTER NODES, no "myself" line). A
+// master that cannot be reached is asked once, not until MaxRetryWait:
+// one that died after its walk (SIGKILL, no replica or none promoted
+// yet) held keys reported already, and the Scan does not wait for it.
 func (s *Scanner) heldSlots(ctx context.Context, n Node) (held map[int]bool, ok bool) {
 	if i, known := s.c.nodes.lookup(n.Addr); !known || s.c.nodes.get(i).down.Load() {
 		return nil, false // not to wait on a master that does not answer
 	}
-	reply, err := s.scanNode(ctx, n, "CLUSTER", "NODES")
+	reply, err := s.scanNode(ctx, n, true, "CLUSTER", "NODES")
 	if err != nil {
 		return nil, false
 	}
@@ -33,30 +36,40 @@ func (s *Scanner) heldSlots(ctx context.Context, n Node) (held map[int]bool, ok 
 
 // noteHeld records, as the whole walk of master n begins (its first page
 // is in) with the slot table t, the slots n holds keys of that t does not
-// give it (extra), so that the keys of those slots the walk reports are
-// kept and a later pass over them (again) does not report them twice.
+// give it and those t gives it that n does not hold (extra), so that the
+// keys of those slots the walk reports are kept and a later pass over
+// them (again) does not report them twice. The latter (lacking: the slot
+// had moved away, the table not told yet) are walked once more on n if n
+// holds them at the end: keys that came back to n after its walk began
+// were not there for the whole walk, and SCAN may have missed them.
 func (s *Scanner) noteHeld(ctx context.Context, n Node, t *cluster.Table) {
 	if s.extra == nil {
 		s.extra = map[string]map[int]bool{}
+		s.lacking = map[string]map[int]bool{}
 		s.kept = map[string]map[string]struct{}{}
 	}
 	delete(s.extra, n.Addr)
+	delete(s.lacking, n.Addr)
 	delete(s.kept, n.Addr)
 	held, ok := s.heldSlots(ctx, n)
 	if !ok {
 		return
 	}
-	var extra map[int]bool
+	extra, lacking := map[int]bool{}, map[int]bool{}
 	for slot := range held {
-		if t.Master(slot).Addr == n.Addr {
-			continue
+		if t.Master(slot).Addr != n.Addr {
+			extra[slot] = true
 		}
-		if extra == nil {
-			extra = map[int]bool{}
-		}
-		extra[slot] = true
 	}
-	if extra != nil {
+	for slot := range cluster.SlotCount {
+		if !held[slot] && t.Master(slot).Addr == n.Addr {
+			extra[slot], lacking[slot] = true, true
+		}
+	}
+	if len(lacking) > 0 {
+		s.lacking[n.Addr] = lacking
+	}
+	if len(extra) > 0 {
 		s.extra[n.Addr] = extra
 		s.kept[n.Addr] = map[string]struct{}{}
 	}

@@ -661,10 +661,11 @@ const migrateChunk = 64 << 10
 // (watchedMigrate, stall.go), in batches and key by key (migrateEach)
 // alike: a hung old node then fails the move with ErrOldNodeStalled
 // about stallAfter after the new node last saw the MIGRATE. The watch
-// reads the new node's counters, which any client's traffic moves too,
-// and a new node it cannot reach proves nothing: the wait is the bound
-// that always holds, and must never be shorter than a live MIGRATE may
-// take.
+// follows the MIGRATE's connections at the new node (other clients'
+// traffic there does not hide a hung old node; another old node's
+// MIGRATE to it delays the finding), and a new node it cannot reach
+// proves nothing: the wait is the bound that always holds, and must
+// never be shorter than a live MIGRATE may take.
 func (m *mover) migrateWait(size int64) time.Duration {
 	chunks := max(0, size+migrateChunk-1) / migrateChunk
 	return time.Duration(2+chunks)*m.opts.Timeout + time.Second

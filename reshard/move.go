@@ -188,10 +188,17 @@ func (m *mover) drain(ctx context.Context, n shard.Node) error {
 	if err != nil {
 		return &shard.NodeError{Node: n, Err: err}
 	}
+	// The keys of the page before: SCAN returns a key again when the
+	// node's table shrinks between two of its calls (the keys of the
+	// buckets that fold into the one it goes on from, visited just
+	// before), which an old node whose keys mostly leave does mid-scan.
+	// Such a key is counted, and moved, once.
+	var prev map[string]struct{}
 	for {
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("shardis: %w", err)
 		}
+		keys, prev = unseen(keys, prev)
 		stay := int64(len(keys)) // counted as scanned now; moving keys once moved
 		byOwner := map[string][]string{}
 		owners := map[string]shard.Node{}
@@ -266,6 +273,24 @@ func (m *mover) drain(ctx context.Context, n shard.Node) error {
 		}
 		cursor, keys = next, nextKeys
 	}
+}
+
+// unseen returns the keys of a SCAN page that the page before (seen)
+// did not hold, and the set of the page's keys, for the next page.
+func unseen(keys []string, seen map[string]struct{}) ([]string, map[string]struct{}) {
+	page := make(map[string]struct{}, len(keys))
+	out := keys[:0]
+	for _, k := range keys {
+		if _, ok := seen[k]; ok {
+			continue
+		}
+		if _, ok := page[k]; ok {
+			continue
+		}
+		page[k] = struct{}{}
+		out = append(out, k)
+	}
+	return out, page
 }
 
 // freshConn replaces *conn, a connection to old node n, with a fresh one

@@ -90,7 +90,10 @@ type Progress struct {
 	Scanned int64 // keys looked at so far, each once (as Report.Scanned)
 	Moved   int64 // keys moved (or, in a dry run, that would move)
 	Bytes   int64 // bytes moved (MEMORY USAGE, sampled; 0 where the old node refuses MEMORY USAGE)
-	// KeysPerSecond is the scan rate; ETA the time left at that rate.
+	// KeysPerSecond is the scan's rate over its last 10 s (in the last
+	// report, Done, over the whole scan), counted from when it began,
+	// after the fence was armed; ETA is the time the keys left take at
+	// that rate.
 	KeysPerSecond float64
 	ETA           time.Duration
 	Elapsed       time.Duration

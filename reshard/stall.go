@@ -91,6 +91,8 @@ const probeBytes = 25
 // load there kept a hung old node from being found out when the watch
 // read the node's totals. A MIGRATE to dst from another old node does
 // count (its connection looks the same), which only delays the finding.
+// CLIENT LIST costs the new node time in proportion to its connections,
+// once per stallPoll, and only while a MIGRATE of large values runs.
 //
 // A new node that refuses CLIENT LIST (a user not allowed it) is watched
 // by its totals instead (INFO stats: bytes read, commands run), which

@@ -87,10 +87,13 @@ func (o Options) withDefaults() Options {
 // Progress is a snapshot of a running Move.
 type Progress struct {
 	Total   int64 // keys on the old nodes when the move began (DBSIZE)
-	Scanned int64 // keys looked at so far
+	Scanned int64 // keys looked at so far, each once (as Report.Scanned)
 	Moved   int64 // keys moved (or, in a dry run, that would move)
 	Bytes   int64 // bytes moved (MEMORY USAGE, sampled; 0 where the old node refuses MEMORY USAGE)
-	// KeysPerSecond is the scan rate; ETA the time left at that rate.
+	// KeysPerSecond is the scan's rate over its last 10 s (in the last
+	// report, Done, over the whole scan), counted from when it began,
+	// after the fence was armed; ETA is the time the keys left take at
+	// that rate.
 	KeysPerSecond float64
 	ETA           time.Duration
 	Elapsed       time.Duration
@@ -106,7 +109,7 @@ type Flow struct {
 
 // Report is the outcome of Move.
 type Report struct {
-	Scanned int64 // keys looked at on the old nodes
+	Scanned int64 // keys looked at on the old nodes, each once (SCAN may return a key twice)
 	// Moved counts the keys the mover moved (would move, in a dry run).
 	// A key the new owner already had is not among them, nor a key gone
 	// from the old node when its batch moved (deleted, expired, or moved

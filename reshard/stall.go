@@ -2,6 +2,7 @@ package reshard
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -35,8 +36,9 @@ func (m *mover) stallPoll() time.Duration {
 // of large values, waited for a Timeout per 64 KiB), on a connection of
 // its own to src while the new node is watched: the old node serves
 // nothing else during a MIGRATE (no PING of it can tell a hung node from
-// a busy one), but a live MIGRATE keeps bringing the new node bytes or
-// commands. When the new node, answering, shows none for stallAfter, the
+// a busy one), but a live MIGRATE keeps its connection at the new node
+// reading or writing (CLIENT LIST's idle: watchNewNode). When the new
+// node, answering, shows no such connection active for stallAfter, the
 // old node is hung (SIGSTOP, a frozen VM): the MIGRATE's connection is
 // closed and the error wraps ErrOldNodeStalled, after seconds rather than
 // hours. A new node that does not answer the watch proves nothing: the
@@ -71,7 +73,7 @@ func (m *mover) watchedMigrate(ctx context.Context, conn redis.Conn, src, dst sh
 	stop()
 	wg.Wait()
 	if stalled > 0 {
-		return &shard.NodeError{Node: src, Err: fmt.Errorf("%w: MIGRATE of %d keys to %s: the new node took no byte and ran no command for %v, which a live MIGRATE of Timeout %v does not allow (the old node stopped, or its host froze); the keys are at the old node or, those it moved, at the new one: run the mover again once the old node answers (%w)",
+		return &shard.NodeError{Node: src, Err: fmt.Errorf("%w: MIGRATE of %d keys to %s: the new node saw no activity of it for %v, which a live MIGRATE of Timeout %v does not allow (the old node stopped, or its host froze); the keys are at the old node or, those it moved, at the new one: run the mover again once the old node answers (%w)",
 			ErrOldNodeStalled, n, dst, stalled.Round(time.Millisecond), m.opts.Timeout, err)}
 	}
 	return err
@@ -82,10 +84,19 @@ func (m *mover) watchedMigrate(ctx context.Context, conn redis.Conn, src, dst sh
 // total_net_input_bytes counts.
 const probeBytes = 25
 
-// watchNewNode asks new node dst (INFO stats) every stallPoll until ctx
-// ends, and reports, once the node has answered without having read any
-// byte or run any command besides the watch's own for quiet or longer,
-// how long.
+// watchNewNode asks new node dst every stallPoll until ctx ends how long
+// ago the old nodes' MIGRATE connections last read or wrote (CLIENT LIST:
+// migrateIdle), and reports, once none has for quiet or longer, how long.
+// Other clients' traffic at the new node does not count: a production
+// load there kept a hung old node from being found out when the watch
+// read the node's totals. A MIGRATE to dst from another old node does
+// count (its connection looks the same), which only delays the finding.
+// CLIENT LIST costs the new node time in proportion to its connections,
+// once per stallPoll, and only while a MIGRATE of large values runs.
+//
+// A new node that refuses CLIENT LIST (a user not allowed it) is watched
+// by its totals instead (INFO stats: bytes read, commands run), which
+// any client's traffic moves.
 func (m *mover) watchNewNode(ctx context.Context, dst shard.Node, quiet time.Duration) (time.Duration, bool) {
 	t := time.NewTicker(m.stallPoll())
 	defer t.Stop()
@@ -95,8 +106,9 @@ func (m *mover) watchNewNode(ctx context.Context, dst shard.Node, quiet time.Dur
 			dconn.Close()
 		}
 	}()
-	var last [2]int64 // input bytes, commands: the baseline
-	var since time.Time
+	byTotals := false
+	var last [2]int64   // by totals: input bytes, commands: the baseline
+	var since time.Time // the latest moment the MIGRATE may have been active
 	for {
 		select {
 		case <-ctx.Done():
@@ -112,11 +124,40 @@ func (m *mover) watchNewNode(ctx context.Context, dst shard.Node, quiet time.Dur
 			}
 			dconn, since = c, time.Time{}
 		}
+		if !byTotals {
+			idle, err := migrateIdle(ctx, dconn, m.opts.Timeout)
+			now := time.Now() // after the answer: the node may have answered late
+			var re redis.Error
+			switch {
+			case errors.As(err, &re):
+				byTotals, since = true, time.Time{}
+				continue
+			case err != nil:
+				// Nothing is known: a fresh connection and a fresh
+				// baseline on the next round.
+				dconn.Close()
+				dconn = nil
+				continue
+			}
+			if since.IsZero() {
+				since = now
+			}
+			for _, s := range idle {
+				// idle counts whole seconds between the server's clock
+				// readings: the connection may have been active up to a
+				// second less long ago.
+				if at := now.Add(-max(s-time.Second, 0)); at.After(since) {
+					since = at
+				}
+			}
+			if d := now.Sub(since); d >= quiet {
+				return d, true
+			}
+			continue
+		}
 		now := time.Now()
 		cur, err := newNodeActivity(ctx, dconn, m.opts.Timeout)
 		if err != nil {
-			// Nothing is known: a fresh connection and a fresh
-			// baseline on the next round.
 			dconn.Close()
 			dconn = nil
 			continue
@@ -130,6 +171,53 @@ func (m *mover) watchNewNode(ctx context.Context, dst shard.Node, quiet time.Dur
 			return d, true
 		}
 	}
+}
+
+// migrateIdle returns, for each connection on the new node (conn) that
+// a MIGRATE may be using, how long it has gone without reading or
+// writing (CLIENT LIST's idle), waiting up to timeout, or until ctx ends.
+// MIGRATE's connections are unnamed, and the last command they ran is
+// AUTH, SELECT (which MIGRATE sends first, before its payload), RESTORE
+// or RESTORE-ASKING; the mover's own connections are named, and a
+// production client's last command is another (or, between its AUTH and
+// its next command, the connection's idle counts that client's wait).
+// The error is a redis.Error when the node refuses CLIENT LIST.
+func migrateIdle(ctx context.Context, conn redis.Conn, timeout time.Duration) ([]time.Duration, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	text, err := redis.String(redis.DoContext(conn, ctx, "CLIENT", "LIST", "TYPE", "normal"))
+	if err != nil {
+		return nil, err
+	}
+	var out []time.Duration
+	for line := range strings.SplitSeq(text, "\n") {
+		var name, cmd, idle string
+		for f := range strings.FieldsSeq(line) {
+			k, v, _ := strings.Cut(f, "=")
+			switch k {
+			case "name":
+				name = v
+			case "cmd":
+				cmd = v
+			case "idle":
+				idle = v
+			}
+		}
+		switch cmd {
+		case "auth", "select", "restore", "restore-asking":
+		default:
+			continue
+		}
+		if name != "" {
+			continue
+		}
+		s, err := strconv.ParseInt(idle, 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("CLIENT LIST idle=%q: %w", idle, err)
+		}
+		out = append(out, time.Duration(s)*time.Second)
+	}
+	return out, nil
 }
 
 // newNodeActivity returns the new node's total_net_input_bytes and

@@ -46,7 +46,8 @@ func leavesState(cmd string, args []any) bool {
 			strings.EqualFold(cmd, "hello") && command.EffectOf(nil, cmd, args) != command.Stateless
 	case 6:
 		return strings.EqualFold(cmd, "select") ||
-			strings.EqualFold(cmd, "client") && (command.EffectOf(nil, cmd, args) != command.Stateless || killsClients(args))
+			strings.EqualFold(cmd, "client") && (command.EffectOf(nil, cmd, args) != command.Stateless || killsClients(args)) ||
+			strings.EqualFold(cmd, "script") && command.EffectOf(nil, cmd, args) != command.Stateless
 	case 8:
 		return strings.EqualFold(cmd, "readonly")
 	case 9:

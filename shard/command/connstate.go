@@ -16,8 +16,10 @@ const (
 	// have: its user (AUTH, HELLO ... AUTH), its name (CLIENT SETNAME,
 	// CLIENT SETINFO, HELLO ... SETNAME), client-side caching (CLIENT
 	// TRACKING, CLIENT CACHING), CLIENT NO-EVICT, CLIENT NO-TOUCH, READONLY,
-	// READWRITE, the ASKING flag, or everything at once (RESET, which also
-	// undoes what the connection was set up with) or its end (QUIT).
+	// READWRITE, the ASKING flag, the Lua debugger (SCRIPT DEBUG YES or
+	// SYNC: the next EVAL starts a debugging session instead of running
+	// its script), or everything at once (RESET, which also undoes what
+	// the connection was set up with) or its end (QUIT).
 	SetsState
 	// Database: SELECT moves the connection to another database.
 	Database
@@ -79,6 +81,19 @@ func EffectOf(info *Info, name string, args []any) ConnEffect {
 		return helloEffect(args)
 	case "client":
 		return clientEffect(args)
+	case "script":
+		return scriptEffect(args)
+	}
+	return Stateless
+}
+
+// scriptEffect classifies SCRIPT DEBUG YES|SYNC, after which the next
+// EVAL of the connection starts a Lua debugging session (SYNC blocks the
+// whole server while it lasts); SCRIPT DEBUG NO, which ends that mode,
+// and the other SCRIPT subcommands change nothing.
+func scriptEffect(args []any) ConnEffect {
+	if len(args) > 0 && argIs(args[0], "debug") && !(len(args) > 1 && argIs(args[1], "no")) {
+		return SetsState // YES, SYNC (or a bad mode the server refuses)
 	}
 	return Stateless
 }

@@ -1,0 +1,37 @@
+package pool
+
+import (
+	"context"
+	"testing"
+
+	"github.com/gomodule/redigo/redis"
+)
+
+// TestReview14ScriptDebugIsNotHandedOn: after SCRIPT DEBUG YES the next
+// EVAL on the connection starts a Lua debugging session (the server
+// answers with the debugger's lines and waits for debugger commands)
+// instead of running its script. A connection given back after it went
+// to the next caller unchanged, whose EVAL then met the debugger. The
+// next caller's EVAL must return its script's result.
+func TestReview14ScriptDebugIsNotHandedOn(t *testing.T) {
+	srv := plainServer(t)
+	set := newTestSet(t, Options{MaxIdle: 1, TestOnBorrow: Never})
+	ctx := context.Background()
+	c, err := set.Get(ctx, srv.Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Do("SCRIPT", "DEBUG", "YES"); err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+
+	c, err = set.Get(ctx, srv.Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if v, err := redis.Int(c.Do("EVAL", "return 7", 0)); err != nil || v != 7 {
+		t.Fatalf("the next caller's EVAL = %v, %v, want 7: the connection was handed on in debug mode", v, err)
+	}
+}

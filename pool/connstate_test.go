@@ -56,6 +56,8 @@ func TestLeavesStateFollowsEffectOf(t *testing.T) {
 		{"script", []any{"debug", []byte("sync")}, true},
 		{"SCRIPT", []any{"DEBUG", "NO"}, false},
 		{"SCRIPT", []any{"FLUSH"}, false},
+		{"PSYNC", []any{"?", "-1"}, true},
+		{"sync", nil, true},
 		{"GET", []any{"k"}, false},
 		{"SET", []any{"select", "client"}, false},
 	}

@@ -35,3 +35,31 @@ func TestReview14ScriptDebugIsNotHandedOn(t *testing.T) {
 		t.Fatalf("the next caller's EVAL = %v, %v, want 7: the connection was handed on in debug mode", v, err)
 	}
 }
+
+// TestReview14PsyncIsNotHandedOn: PSYNC ? -1 answers "+FULLRESYNC ..." at
+// once and makes its connection a replica's link, on which the server
+// answers nothing else. The connection went back to the pool after that
+// reply and the next caller's command failed on it. The next caller must
+// get a connection that answers.
+func TestReview14PsyncIsNotHandedOn(t *testing.T) {
+	srv := plainServer(t)
+	set := newTestSet(t, Options{MaxIdle: 1, TestOnBorrow: Never})
+	ctx := context.Background()
+	c, err := set.Get(ctx, srv.Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Do("PSYNC", "?", "-1"); err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+
+	c, err = set.Get(ctx, srv.Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if v, err := redis.String(c.Do("ECHO", "mine")); err != nil || v != "mine" {
+		t.Fatalf("the next caller's ECHO = %q, %v, want mine: the connection was handed on as a replica's link", v, err)
+	}
+}

@@ -34,7 +34,8 @@ const (
 	Subscribe
 	// Exclusive: the connection stops answering commands normally: MONITOR
 	// streams every command the server runs, CLIENT REPLY OFF and SKIP
-	// silence the replies.
+	// silence the replies, SYNC and PSYNC make it a replica's link (the
+	// server streams its data set and writes, and answers nothing else).
 	Exclusive
 )
 
@@ -69,7 +70,7 @@ func EffectOf(info *Info, name string, args []any) ConnEffect {
 	switch info.Name {
 	case "subscribe", "psubscribe", "ssubscribe", "unsubscribe", "punsubscribe", "sunsubscribe":
 		return Subscribe
-	case "monitor":
+	case "monitor", "sync", "psync":
 		return Exclusive
 	case "watch", "unwatch", "multi", "exec", "discard":
 		return Transaction

@@ -23,6 +23,8 @@ func TestEffectOf(t *testing.T) {
 		{"PUNSUBSCRIBE", nil, command.Subscribe},
 		{"SUNSUBSCRIBE", nil, command.Subscribe},
 		{"MONITOR", nil, command.Exclusive},
+		{"SYNC", nil, command.Exclusive},
+		{"psync", []any{"?", -1}, command.Exclusive},
 		{"CLIENT", []any{"REPLY", "OFF"}, command.Exclusive},
 		{"CLIENT", []any{"reply", []byte("skip")}, command.Exclusive},
 		{"CLIENT", []any{"REPLY", "ON"}, command.Stateless},

@@ -24,8 +24,8 @@ var errStateChanged = errors.New("shardis: connection state changed by its last 
 // leavesState reports whether the command cmd with args leaves its
 // connection in a state that a fresh one does not have and that redigo's
 // pool does not undo: what command.EffectOf classes as setting state,
-// changing the database or protocol or silencing replies, SYNC and PSYNC
-// (which make the connection a replica's link), and SSUBSCRIBE,
+// changing the database or protocol or silencing replies, SYNC, PSYNC
+// and REPLCONF (a replica's link's), and SSUBSCRIBE,
 // except ASKING, which lasts until the next command (noteSent). QUIT
 // counts too: the server closes the connection only after its reply, and
 // that close may not have arrived when the connection is next borrowed;
@@ -50,7 +50,7 @@ func leavesState(cmd string, args []any) bool {
 			strings.EqualFold(cmd, "client") && (command.EffectOf(nil, cmd, args) != command.Stateless || killsClients(args)) ||
 			strings.EqualFold(cmd, "script") && command.EffectOf(nil, cmd, args) != command.Stateless
 	case 8:
-		return strings.EqualFold(cmd, "readonly")
+		return strings.EqualFold(cmd, "readonly") || strings.EqualFold(cmd, "replconf")
 	case 9:
 		return strings.EqualFold(cmd, "readwrite")
 	case 10:

@@ -58,6 +58,7 @@ func TestLeavesStateFollowsEffectOf(t *testing.T) {
 		{"SCRIPT", []any{"FLUSH"}, false},
 		{"PSYNC", []any{"?", "-1"}, true},
 		{"sync", nil, true},
+		{"REPLCONF", []any{"GETACK", "*"}, true},
 		{"GET", []any{"k"}, false},
 		{"SET", []any{"select", "client"}, false},
 	}

@@ -3,6 +3,7 @@ package pool
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/gomodule/redigo/redis"
 )
@@ -61,5 +62,45 @@ func TestReview14PsyncIsNotHandedOn(t *testing.T) {
 	defer c.Close()
 	if v, err := redis.String(c.Do("ECHO", "mine")); err != nil || v != "mine" {
 		t.Fatalf("the next caller's ECHO = %q, %v, want mine: the connection was handed on as a replica's link", v, err)
+	}
+}
+
+// TestReview14ReplconfAckIsNotWaitedFor: the server never answers
+// REPLCONF ACK from a client that is not a replica's link. A connection
+// given back with its reply pending was read for the whole ReadTimeout
+// (a minute here) before it was dropped; it must be closed at once, as
+// after CLIENT REPLY OFF, and the next caller's connection answers.
+func TestReview14ReplconfAckIsNotWaitedFor(t *testing.T) {
+	srv := plainServer(t)
+	set := newTestSet(t, Options{MaxIdle: 1, TestOnBorrow: Never, ReadTimeout: time.Minute})
+	ctx := context.Background()
+	c, err := set.Get(ctx, srv.Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Send("REPLCONF", "ACK", "0"); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	closed := make(chan struct{})
+	go func() {
+		c.Close()
+		close(closed)
+	}()
+	select {
+	case <-closed:
+	case <-time.After(30 * time.Second):
+		t.Fatal("Close waits for the reply of REPLCONF ACK, which never comes")
+	}
+
+	c, err = set.Get(ctx, srv.Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if v, err := redis.String(c.Do("ECHO", "mine")); err != nil || v != "mine" {
+		t.Fatalf("the next caller's ECHO = %q, %v, want mine", v, err)
 	}
 }

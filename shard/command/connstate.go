@@ -35,7 +35,9 @@ const (
 	// Exclusive: the connection stops answering commands normally: MONITOR
 	// streams every command the server runs, CLIENT REPLY OFF and SKIP
 	// silence the replies, SYNC and PSYNC make it a replica's link (the
-	// server streams its data set and writes, and answers nothing else).
+	// server streams its data set and writes, and answers nothing else),
+	// REPLCONF belongs to such a link (the server never answers its ACK
+	// and GETACK forms).
 	Exclusive
 )
 
@@ -70,7 +72,7 @@ func EffectOf(info *Info, name string, args []any) ConnEffect {
 	switch info.Name {
 	case "subscribe", "psubscribe", "ssubscribe", "unsubscribe", "punsubscribe", "sunsubscribe":
 		return Subscribe
-	case "monitor", "sync", "psync":
+	case "monitor", "sync", "psync", "replconf":
 		return Exclusive
 	case "watch", "unwatch", "multi", "exec", "discard":
 		return Transaction

@@ -25,6 +25,7 @@ func TestEffectOf(t *testing.T) {
 		{"MONITOR", nil, command.Exclusive},
 		{"SYNC", nil, command.Exclusive},
 		{"psync", []any{"?", -1}, command.Exclusive},
+		{"REPLCONF", []any{"ACK", "0"}, command.Exclusive},
 		{"CLIENT", []any{"REPLY", "OFF"}, command.Exclusive},
 		{"CLIENT", []any{"reply", []byte("skip")}, command.Exclusive},
 		{"CLIENT", []any{"REPLY", "ON"}, command.Stateless},

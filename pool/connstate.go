@@ -24,7 +24,8 @@ var errStateChanged = errors.New("shardis: connection state changed by its last 
 // leavesState reports whether the command cmd with args leaves its
 // connection in a state that a fresh one does not have and that redigo's
 // pool does not undo: what command.EffectOf classes as setting state,
-// changing the database or protocol or silencing replies, and SSUBSCRIBE,
+// changing the database or protocol or silencing replies, SYNC, PSYNC
+// and REPLCONF (a replica's link's), and SSUBSCRIBE,
 // except ASKING, which lasts until the next command (noteSent). QUIT
 // counts too: the server closes the connection only after its reply, and
 // that close may not have arrived when the connection is next borrowed;
@@ -40,15 +41,16 @@ func leavesState(cmd string, args []any) bool {
 	case 3:
 		return strings.EqualFold(cmd, "acl") && aclDropsClients(args)
 	case 4:
-		return strings.EqualFold(cmd, "auth") || strings.EqualFold(cmd, "quit")
+		return strings.EqualFold(cmd, "auth") || strings.EqualFold(cmd, "quit") || strings.EqualFold(cmd, "sync")
 	case 5:
-		return strings.EqualFold(cmd, "reset") ||
+		return strings.EqualFold(cmd, "reset") || strings.EqualFold(cmd, "psync") ||
 			strings.EqualFold(cmd, "hello") && command.EffectOf(nil, cmd, args) != command.Stateless
 	case 6:
 		return strings.EqualFold(cmd, "select") ||
-			strings.EqualFold(cmd, "client") && (command.EffectOf(nil, cmd, args) != command.Stateless || killsClients(args))
+			strings.EqualFold(cmd, "client") && (command.EffectOf(nil, cmd, args) != command.Stateless || killsClients(args)) ||
+			strings.EqualFold(cmd, "script") && command.EffectOf(nil, cmd, args) != command.Stateless
 	case 8:
-		return strings.EqualFold(cmd, "readonly")
+		return strings.EqualFold(cmd, "readonly") || strings.EqualFold(cmd, "replconf")
 	case 9:
 		return strings.EqualFold(cmd, "readwrite")
 	case 10:

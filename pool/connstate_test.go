@@ -52,6 +52,13 @@ func TestLeavesStateFollowsEffectOf(t *testing.T) {
 		{"HELLO", []any{"2"}, false},
 		{"SELECT", []any{1}, true},
 		{"SSUBSCRIBE", []any{"ch"}, true},
+		{"SCRIPT", []any{"DEBUG", "YES"}, true},
+		{"script", []any{"debug", []byte("sync")}, true},
+		{"SCRIPT", []any{"DEBUG", "NO"}, false},
+		{"SCRIPT", []any{"FLUSH"}, false},
+		{"PSYNC", []any{"?", "-1"}, true},
+		{"sync", nil, true},
+		{"REPLCONF", []any{"GETACK", "*"}, true},
 		{"GET", []any{"k"}, false},
 		{"SET", []any{"select", "client"}, false},
 	}

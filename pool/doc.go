@@ -24,14 +24,14 @@
 // what redigo's pool undoes (an open transaction, SUBSCRIBE, PSUBSCRIBE,
 // MONITOR), a connection whose caller changed it (SELECT, SSUBSCRIBE,
 // AUTH, HELLO 3, RESET, READONLY, CLIENT TRACKING, SETNAME, REPLY OFF,
-// NO-EVICT, an ASKING with no command after it, keys still watched after
-// an EXEC without MULTI, ...), or that the server may be closing (QUIT,
-// CLIENT KILL, ACL DELUSER of its own user, ACL LOAD, a protocol error
-// reply), is closed when it is next borrowed, and a new one dialled. A
-// connection given back with a reply pending that may never come (a
-// blocking command's, BLPOP or XREAD BLOCK sent and not read, or any
-// after CLIENT REPLY OFF) is closed at once instead of read: Close does
-// not wait for it.
+// NO-EVICT, SCRIPT DEBUG YES, an ASKING with no command after it, keys
+// still watched after an EXEC without MULTI, ...), or that the server may
+// be closing (QUIT, CLIENT KILL, ACL DELUSER of its own user, ACL LOAD, a
+// protocol error reply), is closed when it is next borrowed, and a new
+// one dialled. A connection given back with a reply pending that may
+// never come (a blocking command's, BLPOP or XREAD BLOCK sent and not
+// read, or any after CLIENT REPLY OFF) is closed at once instead of read:
+// Close does not wait for it.
 //
 // Redis Cluster replicas serve reads only after a READONLY command on the
 // connection; GetReadOnly borrows from a second pool per address whose

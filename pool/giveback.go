@@ -17,8 +17,9 @@ import (
 //     MULTI) whose caller gave up on it: the server answers it when an
 //     element arrives, which the drain would then take and throw away,
 //     or never; the return waited up to ReadTimeout, forever without one;
-//   - any reply after CLIENT REPLY OFF or SKIP: the server sends none,
-//     and the return waited ReadTimeout for nothing.
+//   - any reply after CLIENT REPLY OFF or SKIP, or REPLCONF (whose ACK
+//     and GETACK forms the server never answers): the server sends
+//     none, and the return waited ReadTimeout for nothing.
 //
 // The connection would not be handed on in either state (the first
 // fails its read, the second is marked changed, connstate.go); waiting
@@ -49,6 +50,10 @@ func (c *liveConn) noteBlocking(cmd string, args []any) {
 		if len(cmd) == 6 && strings.EqualFold(cmd, "client") && len(args) > 1 &&
 			argIs(args[0], "reply") && !argIs(args[1], "on") {
 			c.silenced = true
+		}
+	case 'r':
+		if len(cmd) == 8 && strings.EqualFold(cmd, "replconf") {
+			c.silenced = true // ACK and GETACK get no reply
 		}
 	}
 }
@@ -87,7 +92,7 @@ func argIs(a any, w string) bool {
 // unanswered reports whether a reply pending on c may never come, or
 // only when the server chooses: a blocking command's is among the
 // pending ones (the replies pending are those of the last commands
-// sent), or replies were silenced (CLIENT REPLY OFF or SKIP).
+// sent), or replies were silenced (CLIENT REPLY OFF or SKIP, REPLCONF).
 func (c *liveConn) unanswered() bool {
 	pending := c.pending.Load()
 	if pending <= 0 {

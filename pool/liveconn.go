@@ -72,9 +72,9 @@ type liveConn struct {
 
 	// sent counts the commands sent, blockedAt is the number (in sent)
 	// of the last one that may block on the server, and silenced says
-	// that CLIENT REPLY OFF or SKIP was sent: the pool's return closes
-	// a connection whose pending replies may never come instead of
-	// reading them (giveback.go). The sending goroutine's.
+	// that CLIENT REPLY OFF or SKIP, or REPLCONF, was sent: the pool's
+	// return closes a connection whose pending replies may never come
+	// instead of reading them (giveback.go). The sending goroutine's.
 	sent, blockedAt int64
 	silenced        bool
 

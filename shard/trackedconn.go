@@ -30,10 +30,12 @@ type trackedConn struct {
 	released bool
 	// sent and read count the commands sent and the replies read;
 	// blockedAt is the number (in sent) of the last command sent that
-	// blocks on the server (BLPOP, XREAD BLOCK, WAIT, ... outside MULTI).
-	// While blockedAt > read, a reply the server may hold back for as
-	// long as it likes is unread: release closes the connection rather
-	// than wait for it.
+	// may block on the server (BLPOP, XREAD BLOCK, WAIT, ...), inside
+	// MULTI too: the server only queues it there, unless it refused the
+	// MULTI (NOPERM, say), which only MULTI's reply, perhaps unread,
+	// tells. While blockedAt > read, a reply the server may hold back for
+	// as long as it likes may be unread: release closes the connection
+	// rather than wait for it.
 	sent, read, blockedAt int64
 	// protoErr: a reply was a protocol error, after which the server
 	// closes the connection without running what was written after the
@@ -76,8 +78,8 @@ func (tc *trackedConn) note(name string, args []any) {
 	tc.mu.Lock()
 	defer tc.mu.Unlock()
 	tc.sent++
-	if !tc.multi && isBlocking(&call{name: name, args: args, info: info}) {
-		tc.blockedAt = tc.sent // inside MULTI the server only queues it
+	if isBlocking(&call{name: name, args: args, info: info}) {
+		tc.blockedAt = tc.sent // inside a MULTI that the server may have refused too
 	}
 	// ASKING lasts for the one command after it (a transaction at a
 	// slot's importing node sends it before each command): only an

@@ -16,8 +16,10 @@ const (
 	// have: its user (AUTH, HELLO ... AUTH), its name (CLIENT SETNAME,
 	// CLIENT SETINFO, HELLO ... SETNAME), client-side caching (CLIENT
 	// TRACKING, CLIENT CACHING), CLIENT NO-EVICT, CLIENT NO-TOUCH, READONLY,
-	// READWRITE, the ASKING flag, or everything at once (RESET, which also
-	// undoes what the connection was set up with) or its end (QUIT).
+	// READWRITE, the ASKING flag, the Lua debugger (SCRIPT DEBUG YES or
+	// SYNC: the next EVAL starts a debugging session instead of running
+	// its script), or everything at once (RESET, which also undoes what
+	// the connection was set up with) or its end (QUIT).
 	SetsState
 	// Database: SELECT moves the connection to another database.
 	Database
@@ -32,7 +34,10 @@ const (
 	Subscribe
 	// Exclusive: the connection stops answering commands normally: MONITOR
 	// streams every command the server runs, CLIENT REPLY OFF and SKIP
-	// silence the replies.
+	// silence the replies, SYNC and PSYNC make it a replica's link (the
+	// server streams its data set and writes, and answers nothing else),
+	// REPLCONF belongs to such a link (the server never answers its ACK
+	// and GETACK forms).
 	Exclusive
 )
 
@@ -67,7 +72,7 @@ func EffectOf(info *Info, name string, args []any) ConnEffect {
 	switch info.Name {
 	case "subscribe", "psubscribe", "ssubscribe", "unsubscribe", "punsubscribe", "sunsubscribe":
 		return Subscribe
-	case "monitor":
+	case "monitor", "sync", "psync", "replconf":
 		return Exclusive
 	case "watch", "unwatch", "multi", "exec", "discard":
 		return Transaction
@@ -79,6 +84,19 @@ func EffectOf(info *Info, name string, args []any) ConnEffect {
 		return helloEffect(args)
 	case "client":
 		return clientEffect(args)
+	case "script":
+		return scriptEffect(args)
+	}
+	return Stateless
+}
+
+// scriptEffect classifies SCRIPT DEBUG YES|SYNC, after which the next
+// EVAL of the connection starts a Lua debugging session (SYNC blocks the
+// whole server while it lasts); SCRIPT DEBUG NO, which ends that mode,
+// and the other SCRIPT subcommands change nothing.
+func scriptEffect(args []any) ConnEffect {
+	if len(args) > 0 && argIs(args[0], "debug") && !(len(args) > 1 && argIs(args[1], "no")) {
+		return SetsState // YES, SYNC (or a bad mode the server refuses)
 	}
 	return Stateless
 }

@@ -64,8 +64,14 @@ func (d *dialer) dial(ctx context.Context) (redis.Conn, error) {
 		tc := tls.Client(nc, tlsConf)
 		if err := tc.HandshakeContext(ctx); err != nil {
 			nc.Close()
-			if closedBeforeReply(err) {
+			switch {
+			case closedBeforeReply(err):
 				err = fmt.Errorf("%w: %w", errHandshakeClosed, err)
+			case errors.Is(err, context.DeadlineExceeded):
+				// A plain-text server reads the ClientHello as the start
+				// of an inline command and waits for the rest: say where
+				// the dial stopped.
+				err = fmt.Errorf("TLS handshake: no answer (a server without TLS on this port answers none): %w", err)
 			}
 			return nil, &DialError{Addr: addr, Err: err}
 		}

@@ -357,6 +357,7 @@ func (c *Client) sendRounds(ctx context.Context, m *migState, rounds []*moveRoun
 		if isBusyKey(err) {
 			err = c.settleBusy(ctx, m, &r.pair)
 		}
+		err = c.tlsHint(err) // migrate_target.go
 		if err == nil {
 			for _, k := range r.pair.keys {
 				m.moved.add(k)

@@ -3,7 +3,23 @@ package shard
 import (
 	"errors"
 	"strings"
+
+	"github.com/gomodule/redigo/redis"
+	"github.com/shardis/shardis/internal/errtext"
 )
+
+// tlsHint adds to a MIGRATE's IOERR, when the client's pool options use
+// TLS, what an old node needs to reach a new node that accepts TLS only:
+// a server's MIGRATE dials in plain text unless it runs with tls-cluster
+// yes, and then fails with IOERR on every key, however often the client
+// retries. Other errors are returned as they are.
+func (c *Client) tlsHint(err error) error {
+	var re redis.Error
+	if c.cfg.Pool.TLSConfig == nil || !errors.As(err, &re) || !strings.HasPrefix(string(re), "IOERR") {
+		return err
+	}
+	return errtext.Errorf("%w (an old node's MIGRATE reaches a new node that accepts TLS only when the old node runs with tls-cluster yes and trusts the new node's certificate; see TLS between servers in docs/resharding.md)", err)
+}
 
 // migrateTarget returns the address an old owner reaches the new owner
 // dst at, for MIGRATE. A Sentinel shard's node address is the key of its

@@ -97,8 +97,9 @@ func checkClients(ctx context.Context, pools *pool.Set, info shard.MigrationInfo
 }
 
 // freshConns remembers when each unnamed connection that had sent no
-// command yet (cmd=NULL in CLIENT LIST) was first seen. A shardis client
-// shows so between its connect and its CLIENT SETNAME (a pool dialling,
+// command yet (cmd=NULL in CLIENT LIST), or only AUTH or HELLO, was first
+// seen. A shardis client shows so between its connect and its CLIENT
+// SETNAME (a pool dialling,
 // clients reconnecting to a restarted node): such a connection is judged
 // only once it has stayed so for handshakeGrace, and reported then.
 type freshConns map[string]time.Time
@@ -119,9 +120,16 @@ func (f freshConns) pending() bool {
 }
 
 // inHandshake reports whether e is an unnamed connection that has sent
-// nothing yet for less than handshakeGrace since fresh first saw it.
+// nothing yet, or only its credentials (AUTH or HELLO: with a password a
+// pool authenticates, and waits for the reply, before CLIENT SETNAME),
+// for less than handshakeGrace since fresh first saw it.
 func (f freshConns) inHandshake(e clientEntry) bool {
-	if f == nil || e.name != "" || e.cmd != "NULL" {
+	if f == nil || e.name != "" {
+		return false
+	}
+	switch e.cmd {
+	case "NULL", "auth", "hello":
+	default:
 		return false
 	}
 	key := e.node + " " + e.id

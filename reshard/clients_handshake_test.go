@@ -17,6 +17,8 @@ func TestJudgeClientsWaitsOutAHandshake(t *testing.T) {
 	info := shard.MigrationInfo{FromID: "ring-a", ToID: "ring-b"}
 	idle := clientEntry{node: "n1", id: "7", addr: "127.0.0.1:5000", flags: "N", cmd: "NULL"}
 	busy := clientEntry{node: "n1", id: "8", addr: "127.0.0.1:5001", flags: "N", cmd: "get"}
+	authed := clientEntry{node: "n1", id: "7", addr: "127.0.0.1:5000", flags: "N", cmd: "auth"}
+	helloed := clientEntry{node: "n1", id: "7", addr: "127.0.0.1:5000", flags: "N", cmd: "hello"}
 	cases := []struct {
 		name    string
 		entries []clientEntry
@@ -31,6 +33,11 @@ func TestJudgeClientsWaitsOutAHandshake(t *testing.T) {
 		{name: "no grace without fresh", entries: []clientEntry{idle}, report: []string{"7"}},
 		{name: "an unnamed connection that sent a command", entries: []clientEntry{busy, idle}, fresh: freshConns{},
 			report: []string{"8"}, pending: true},
+		// With a password the pool sends AUTH, and waits for its reply,
+		// before CLIENT SETNAME: cmd=auth is still the handshake.
+		{name: "authenticated, within the grace", entries: []clientEntry{authed}, fresh: freshConns{}, pending: true},
+		{name: "authenticated, past the grace", entries: []clientEntry{authed}, fresh: freshConns{}, age: 2 * handshakeGrace, report: []string{"7"}},
+		{name: "HELLO, within the grace", entries: []clientEntry{helloed}, fresh: freshConns{}, pending: true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

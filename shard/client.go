@@ -154,7 +154,7 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 			c.router, c.loc = g, newRouterLocator(g, c.nodes)
 			break
 		}
-		rr, err := c.newRing(cfg, built)
+		rr, err := c.newRing(cfg, built.ring)
 		if err != nil {
 			c.endLife()
 			c.pools.Close()
@@ -169,7 +169,7 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 			return nil, err
 		}
 	}
-	if err := c.initTopology(ctx, cfg, ids); err != nil {
+	if err := c.initTopology(ctx, cfg, ids, built.from); err != nil {
 		c.Close()
 		return nil, err
 	}

@@ -196,146 +196,154 @@ func (c Config) Validate() error {
 	return err
 }
 
-// validate is Validate; in ring mode without a Router it also returns the
-// ring it built to check the shards, which New keeps rather than building
-// the same ring again (at 1,000 shards a build takes tens of milliseconds
-// and tens of megabytes).
-func (c Config) validate() (built *ring.Ring, _ error) {
+// validated is what validate built to check a config: the ring of a ring
+// config without a Router, and that of its Migration.From if it is one;
+// nil otherwise.
+type validated struct {
+	ring, from *ring.Ring
+}
+
+// validate is Validate; it also returns the rings it built to check the
+// shards, which New keeps rather than building the same rings again (at
+// 1,000 shards a build takes tens of milliseconds and tens of megabytes).
+func (c Config) validate() (v validated, _ error) {
 	switch c.Mode {
 	case "", ModeRing:
 		if c.Router != nil {
 			if len(c.Shards) > 0 || len(c.Seeds) > 0 {
-				return nil, fmt.Errorf("%w: a Router places keys by itself; give no shards or seeds", ErrBadConfig)
+				return validated{}, fmt.Errorf("%w: a Router places keys by itself; give no shards or seeds", ErrBadConfig)
 			}
 			nodes, err := routerCall("Router.Nodes", c.Router.Nodes)
 			if err != nil {
-				return nil, err
+				return validated{}, err
 			}
 			if err := checkRouterNodes(nodes); err != nil {
-				return nil, err
+				return validated{}, err
 			}
 			if err := checkTopologyIDer(c.Router); err != nil { // migrate_router.go
-				return nil, err
+				return validated{}, err
 			}
 			switch {
 			case c.Hash != "" || c.KeyHash != "" || c.Tag != "":
-				return nil, fmt.Errorf("%w: Hash, KeyHash and Tag place keys on a ring; a Router places them by itself", ErrBadConfig)
+				return validated{}, fmt.Errorf("%w: Hash, KeyHash and Tag place keys on a ring; a Router places them by itself", ErrBadConfig)
 			case c.Health.AutoEject:
-				return nil, fmt.Errorf("%w: Health.AutoEject takes shards out of a ring; a Router places keys by itself", ErrBadConfig)
+				return validated{}, fmt.Errorf("%w: Health.AutoEject takes shards out of a ring; a Router places keys by itself", ErrBadConfig)
 			case !reflect.ValueOf(c.Sentinel).IsZero():
-				return nil, fmt.Errorf("%w: Sentinel settings are for ring shards; a Router places keys by itself", ErrBadConfig)
+				return validated{}, fmt.Errorf("%w: Sentinel settings are for ring shards; a Router places keys by itself", ErrBadConfig)
 			}
 			break
 		}
 		if len(c.Shards) == 0 {
-			return nil, fmt.Errorf("%w: ring mode needs at least one shard", ErrBadConfig)
+			return validated{}, fmt.Errorf("%w: ring mode needs at least one shard", ErrBadConfig)
 		}
 		if len(c.Seeds) > 0 {
-			return nil, fmt.Errorf("%w: seeds are for cluster mode; ring mode takes shards", ErrBadConfig)
+			return validated{}, fmt.Errorf("%w: seeds are for cluster mode; ring mode takes shards", ErrBadConfig)
 		}
 		if err := c.validateSentinel(); err != nil {
-			return nil, err
+			return validated{}, err
 		}
 		if err := checkShards(c.Shards); err != nil {
-			return nil, err
+			return validated{}, err
 		}
 		r, err := ring.New(c.RingConfig())
 		if err != nil {
-			return nil, badConfigf("%w", err)
+			return validated{}, badConfigf("%w", err)
 		}
-		built = r
+		v.ring = r
 		for i, s := range c.Shards {
 			if s.Addr == "" {
 				continue // a Sentinel shard
 			}
 			if err := checkHostPort(s.Addr); err != nil {
-				return nil, badConfigf("shard %d: %w", i, err)
+				return validated{}, badConfigf("shard %d: %w", i, err)
 			}
 		}
 	case ModeCluster:
 		if len(c.Seeds) == 0 {
-			return nil, fmt.Errorf("%w: cluster mode needs at least one seed address", ErrBadConfig)
+			return validated{}, fmt.Errorf("%w: cluster mode needs at least one seed address", ErrBadConfig)
 		}
 		if len(c.Shards) > 0 || len(c.Sentinel.Shards) > 0 {
-			return nil, fmt.Errorf("%w: shards are for ring mode; cluster mode takes seeds", ErrBadConfig)
+			return validated{}, fmt.Errorf("%w: shards are for ring mode; cluster mode takes seeds", ErrBadConfig)
 		}
 		if c.Pool.DB != 0 {
-			return nil, fmt.Errorf("%w: Redis Cluster has only database 0", ErrBadConfig)
+			return validated{}, fmt.Errorf("%w: Redis Cluster has only database 0", ErrBadConfig)
 		}
 		// What cluster mode would ignore is refused, as in URLs and files.
 		switch {
 		case c.Hash != "" || c.KeyHash != "" || c.Tag != "":
-			return nil, fmt.Errorf("%w: Hash, KeyHash and Tag are for ring mode only (a cluster places keys by hash slot)", ErrBadConfig)
+			return validated{}, fmt.Errorf("%w: Hash, KeyHash and Tag are for ring mode only (a cluster places keys by hash slot)", ErrBadConfig)
 		case c.Health.AutoEject:
-			return nil, fmt.Errorf("%w: Health.AutoEject is for ring mode only", ErrBadConfig)
+			return validated{}, fmt.Errorf("%w: Health.AutoEject is for ring mode only", ErrBadConfig)
 		case c.Router != nil:
-			return nil, fmt.Errorf("%w: a Router places keys in ring mode only; cluster mode routes by hash slot", ErrBadConfig)
+			return validated{}, fmt.Errorf("%w: a Router places keys in ring mode only; cluster mode routes by hash slot", ErrBadConfig)
 		case !reflect.ValueOf(c.Sentinel).IsZero():
-			return nil, fmt.Errorf("%w: Sentinel settings are for ring mode only", ErrBadConfig)
+			return validated{}, fmt.Errorf("%w: Sentinel settings are for ring mode only", ErrBadConfig)
 		}
 		for i, s := range c.Seeds {
 			if err := checkHostPort(s); err != nil {
-				return nil, badConfigf("seed %d: %w", i, err)
+				return validated{}, badConfigf("seed %d: %w", i, err)
 			}
 		}
 	default:
-		return nil, fmt.Errorf("%w: unknown mode %q (want %q or %q)", ErrBadConfig, c.Mode, ModeRing, ModeCluster)
+		return validated{}, fmt.Errorf("%w: unknown mode %q (want %q or %q)", ErrBadConfig, c.Mode, ModeRing, ModeCluster)
 	}
 	// A ring config may carry an unused cluster block (a template for
 	// both modes), but not an invalid value in it, as in config files.
 	if err := c.Cluster.validate(); err != nil {
-		return nil, err
+		return validated{}, err
 	}
 	if c.Health.FailureLimit < 0 {
-		return nil, fmt.Errorf("%w: Health.FailureLimit %d < 0", ErrBadConfig, c.Health.FailureLimit)
+		return validated{}, fmt.Errorf("%w: Health.FailureLimit %d < 0", ErrBadConfig, c.Health.FailureLimit)
 	}
 	if c.Health.Timeout < 0 {
-		return nil, fmt.Errorf("%w: Health.Timeout %v < 0", ErrBadConfig, c.Health.Timeout)
+		return validated{}, fmt.Errorf("%w: Health.Timeout %v < 0", ErrBadConfig, c.Health.Timeout)
 	}
 	// A few nanoseconds (Timeout: 500, meant as milliseconds) leaves no
 	// check time to succeed: healthy nodes would be marked down, and dead
 	// ones never.
 	if c.Health.Timeout > 0 && c.Health.Timeout < minHealthTimeout {
-		return nil, fmt.Errorf("%w: Health.Timeout %v is below %v: no health check could succeed",
+		return validated{}, fmt.Errorf("%w: Health.Timeout %v is below %v: no health check could succeed",
 			ErrBadConfig, c.Health.Timeout, minHealthTimeout)
 	}
 	if c.Health.Interval > 0 && c.Health.Interval < minHealthInterval {
-		return nil, fmt.Errorf("%w: Health.Interval %v is below %v: the checks would run back to back (a negative interval turns them off)",
+		return validated{}, fmt.Errorf("%w: Health.Interval %v is below %v: the checks would run back to back (a negative interval turns them off)",
 			ErrBadConfig, c.Health.Interval, minHealthInterval)
 	}
 	// Only the health checks mark a shard down, so without them auto-eject
 	// would never take one out.
 	if c.Health.AutoEject && c.Health.Interval < 0 {
-		return nil, fmt.Errorf("%w: Health.AutoEject needs the health checks that a negative Health.Interval turns off: no shard would ever be taken out", ErrBadConfig)
+		return validated{}, fmt.Errorf("%w: Health.AutoEject needs the health checks that a negative Health.Interval turns off: no shard would ever be taken out", ErrBadConfig)
 	}
 	if err := c.Pool.Validate(); err != nil {
-		return nil, badConfigf("%w", err)
+		return validated{}, badConfigf("%w", err)
 	}
 	if c.Pool.ReadOnly {
 		// Plain servers refuse READONLY; in a cluster the client sends it
 		// itself on the replica connections it reads from.
-		return nil, badConfigf("Pool.ReadOnly is not for a client: it sends READONLY itself where it reads from replicas (Cluster.ReadFrom, Sentinel.ReadFrom)")
+		return validated{}, badConfigf("Pool.ReadOnly is not for a client: it sends READONLY itself where it reads from replicas (Cluster.ReadFrom, Sentinel.ReadFrom)")
 	}
-	if err := c.validateMigration(); err != nil {
-		return nil, err
+	from, err := c.validateMigration()
+	if err != nil {
+		return validated{}, err
 	}
+	v.from = from
 	if m := c.Migration; m != nil {
 		if err := checkMigrationAddrs(m.Addrs); err != nil {
-			return nil, err
+			return validated{}, err
 		}
 		known, err := configAddrs(c)
 		if err != nil {
-			return nil, err
+			return validated{}, err
 		}
 		from, err := configAddrs(*m.From)
 		if err != nil {
-			return nil, err
+			return validated{}, err
 		}
 		if err := checkMigrationAddrKeys(m.Addrs, append(known, from...)); err != nil {
-			return nil, err
+			return validated{}, err
 		}
 	}
-	return built, nil
+	return v, nil
 }
 
 // validate checks the cluster options' values, whatever the mode: a

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/shardis/shardis/ring"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -149,8 +150,9 @@ func (l liveLocator) groupLabel(group int) string {
 }
 
 // initTopology makes a ring or router client's placement replaceable and
-// installs cfg.Migration, if any. New calls it last.
-func (c *Client) initTopology(ctx context.Context, cfg Config, ids configIDs) error {
+// installs cfg.Migration, if any, on fromRing, the ring of its From that
+// cfg's validation built (nil: none). New calls it last.
+func (c *Client) initTopology(ctx context.Context, cfg Config, ids configIDs, fromRing *ring.Ring) error {
 	c.migMu = new(sync.Mutex)
 	if c.cl() == nil {
 		c.outCut.Store(new(fenceCut))
@@ -160,7 +162,7 @@ func (c *Client) initTopology(ctx context.Context, cfg Config, ids configIDs) er
 	if cfg.Migration == nil {
 		return nil
 	}
-	from, err := c.routerFor(ctx, *cfg.Migration.From)
+	from, err := c.routerFor(ctx, *cfg.Migration.From, fromRing)
 	if err != nil {
 		return err
 	}
@@ -185,10 +187,11 @@ func (c *Client) currentRouter() Router {
 	return c.router
 }
 
-// routerFor builds a router for another topology: a ring, the user's
-// Router, or a cluster's slot table (discovered now, through the client's
-// pools, and not refreshed).
-func (c *Client) routerFor(ctx context.Context, cfg Config) (Router, error) {
+// routerFor builds a router for another topology: a ring (on built, the
+// ring of cfg its validation built, when not nil), the user's Router, or a
+// cluster's slot table (discovered now, through the client's pools, and
+// not refreshed).
+func (c *Client) routerFor(ctx context.Context, cfg Config, built *ring.Ring) (Router, error) {
 	switch {
 	case cfg.Router != nil:
 		g := &guardedRouter{c: c, r: cfg.Router} // a panic is contained (callback.go)
@@ -208,6 +211,8 @@ func (c *Client) routerFor(ctx context.Context, cfg Config) (Router, error) {
 		r := newClusterRouter(c.nodes, cfg.Seeds)
 		r.install(t)
 		return r, nil
+	case built != nil:
+		return ringRouterOf(built), nil
 	default:
 		rr, err := NewRingRouter(cfg.RingConfig())
 		if err != nil {
@@ -335,7 +340,8 @@ func (c *Client) startMigration(ctx context.Context, to Config) error {
 	if err != nil {
 		return err
 	}
-	if err := to.Validate(); err != nil {
+	tv, err := to.validate()
+	if err != nil {
 		return err
 	}
 	if err := sameTopology(cur.id, to); err != nil {
@@ -367,7 +373,7 @@ func (c *Client) startMigration(ctx context.Context, to Config) error {
 	if to.Mode == ModeCluster {
 		pending, err = c.clusterTopology(ctx, to) // migrate_cluster.go
 	} else {
-		pending, err = c.topologyFor(to)
+		pending, err = c.topologyFor(to, tv.ring)
 	}
 	if err != nil {
 		return err
@@ -399,9 +405,10 @@ type pendingTopology struct {
 	register func() *topology
 }
 
-// topologyFor builds the placement of a ring or router config; its nodes
+// topologyFor builds the placement of a ring or router config (a ring on
+// built, the ring of cfg its validation built, when not nil); its nodes
 // are registered with the client by the result's register.
-func (c *Client) topologyFor(cfg Config) (*pendingTopology, error) {
+func (c *Client) topologyFor(cfg Config, built *ring.Ring) (*pendingTopology, error) {
 	if cfg.Router != nil {
 		g := &guardedRouter{c: c, r: cfg.Router} // a panic is contained (callback.go)
 		if err := g.load(); err != nil {
@@ -415,9 +422,14 @@ func (c *Client) topologyFor(cfg Config) (*pendingTopology, error) {
 			return &topology{loc: newRouterLocator(g, c.nodes), router: g, id: id}
 		}}, nil
 	}
-	rr, err := NewRingRouter(cfg.RingConfig())
-	if err != nil {
-		return nil, errtext.Errorf("%w: %w", ErrBadConfig, err)
+	var rr *RingRouter
+	if built != nil {
+		rr = ringRouterOf(built)
+	} else {
+		var err error
+		if rr, err = NewRingRouter(cfg.RingConfig()); err != nil {
+			return nil, errtext.Errorf("%w: %w", ErrBadConfig, err)
+		}
 	}
 	return &pendingTopology{nodes: rr.Nodes(), register: func() *topology {
 		idx := make([]int, len(rr.Nodes()))
@@ -649,46 +661,48 @@ func (c *Client) Migration() (info MigrationInfo, ok bool) {
 }
 
 // validateMigration checks the migration block of a Config.
-func (c Config) validateMigration() error {
+func (c Config) validateMigration() (fromRing *ring.Ring, _ error) {
 	m := c.Migration
 	if m == nil {
-		return nil
+		return fromRing, nil
 	}
 	if m.From == nil {
-		return fmt.Errorf("%w: migration needs a From topology", ErrBadConfig)
+		return nil, fmt.Errorf("%w: migration needs a From topology", ErrBadConfig)
 	}
 	if m.From.Migration != nil {
-		return fmt.Errorf("%w: a migration's From topology cannot migrate itself", ErrBadConfig)
+		return nil, fmt.Errorf("%w: a migration's From topology cannot migrate itself", ErrBadConfig)
 	}
-	if err := m.From.Validate(); err != nil {
-		return badConfigf("migration from: %w", err)
+	fv, err := m.From.validate()
+	if err != nil {
+		return nil, badConfigf("migration from: %w", err)
 	}
+	fromRing = fv.ring
 	fromID, err := checkedTopologyID(*m.From)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if err := sameTopology(fromID, c); err != nil {
-		return err
+		return nil, err
 	}
 	if c.Health.AutoEject {
-		return fmt.Errorf("%w: auto-eject moves keys by itself; it cannot be on during a migration", ErrBadConfig)
+		return nil, fmt.Errorf("%w: auto-eject moves keys by itself; it cannot be on during a migration", ErrBadConfig)
 	}
 	if c.Cluster.ReadFrom != "" && c.Cluster.ReadFrom != ReadMaster {
-		return fmt.Errorf("%w: replica reads cannot see keys being moved; read from masters during a migration", ErrBadConfig)
+		return nil, fmt.Errorf("%w: replica reads cannot see keys being moved; read from masters during a migration", ErrBadConfig)
 	}
 	if err := sentinelMigrationErr(c, *m.From); err != nil { // migrate_target.go
-		return errtext.Errorf("%w: %w", ErrBadConfig, err)
+		return nil, errtext.Errorf("%w: %w", ErrBadConfig, err)
 	}
 	if err := tlsDropped(c, *m.From, "Migration.From"); err != nil {
-		return err
+		return nil, err
 	}
 	if err := credsDropped(c, *m.From, "Migration.From"); err != nil {
-		return err
+		return nil, err
 	}
 	if err := dbDropped(c, *m.From, "Migration.From"); err != nil {
-		return err
+		return nil, err
 	}
-	return nil
+	return fromRing, nil
 }
 
 // sameTopology refuses a migration from the topology named fromID to to

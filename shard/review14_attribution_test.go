@@ -95,6 +95,42 @@ func TestReview14HooksAttributeEveryCommandToItsServer(t *testing.T) {
 	assignSlot(t, slot, rc.Masters()[0], rc.Masters()[1])
 	_, err := c.Do(ctx, "SET", k, "w")
 	require.NoError(t, err)
+	attributionWorkload(t, c)
+
+	after := serverCalls(t, all)
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	reads := map[string]bool{"get": true, "mget": true, "exists": true, "scan": true, "echo": true, "dbsize": true}
+	replica := map[string]bool{}
+	for _, r := range rc.Replicas() {
+		replica[r.Addr] = true
+	}
+	for _, srv := range all {
+		for _, name := range attributedCommands {
+			if replica[srv.Addr] && !reads[name] {
+				continue // the master's writes, replicated
+			}
+			got := after[srv.Addr][name] - before[srv.Addr][name]
+			assert.Equal(t, got, a.counts[srv.Addr][name], "%s on %s: the server's count, the hooks'", name, srv.Addr)
+		}
+	}
+	assert.Equal(t, 1, a.moved, "the redirect was seen")
+	for _, st := range c.Stats().Nodes {
+		assert.Equal(t, st.Commands, a.byNode[st.Node.Name], "%s: Stats' commands, the hooks' attempts", st.Node.Name)
+	}
+	for addr := range a.counts {
+		if _, ok := after[addr]; !ok {
+			t.Errorf("hooks named %q, no server: %v", addr, a.counts[addr])
+		}
+	}
+}
+
+// attributionWorkload sends commands of every kind through c: commands,
+// ForEachMaster's, split multi-key commands, a pipeline, a transaction
+// and a scan.
+func attributionWorkload(t *testing.T, c *shard.Client) {
+	t.Helper()
+	ctx := context.Background()
 	for i := range 60 {
 		_, err := c.Do(ctx, "SET", fmt.Sprintf("attr:%d", i), i)
 		require.NoError(t, err)
@@ -111,7 +147,7 @@ func TestReview14HooksAttributeEveryCommandToItsServer(t *testing.T) {
 	for i := range 30 {
 		keys = append(keys, fmt.Sprintf("attr:%d", i))
 	}
-	_, err = c.Do(ctx, "MGET", keys...)
+	_, err := c.Do(ctx, "MGET", keys...)
 	require.NoError(t, err)
 	_, err = c.Do(ctx, "EXISTS", keys...)
 	require.NoError(t, err)
@@ -141,24 +177,27 @@ func TestReview14HooksAttributeEveryCommandToItsServer(t *testing.T) {
 	_, err = c.Do(ctx, "DEL", keys...)
 	require.NoError(t, err)
 
-	after := serverCalls(t, all)
+}
+
+// TestReview14RingHooksAttributeEveryCommandToItsServer is
+// TestReview14HooksAttributeEveryCommandToItsServer in ring mode.
+func TestReview14RingHooksAttributeEveryCommandToItsServer(t *testing.T) {
+	servers := redistest.StartNTB(t, 3, redistest.Options{})
+	a := &attribution{counts: map[string]map[string]int{}, byNode: map[string]int64{}}
+	cfg := ringConfig(servers)
+	cfg.Hooks = a.hooks()
+	c := newClient(t, cfg)
+	before := serverCalls(t, servers)
+	attributionWorkload(t, c)
+	after := serverCalls(t, servers)
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	reads := map[string]bool{"get": true, "mget": true, "exists": true, "scan": true, "echo": true, "dbsize": true}
-	replica := map[string]bool{}
-	for _, r := range rc.Replicas() {
-		replica[r.Addr] = true
-	}
-	for _, srv := range all {
+	for _, srv := range servers {
 		for _, name := range attributedCommands {
-			if replica[srv.Addr] && !reads[name] {
-				continue // the master's writes, replicated
-			}
 			got := after[srv.Addr][name] - before[srv.Addr][name]
 			assert.Equal(t, got, a.counts[srv.Addr][name], "%s on %s: the server's count, the hooks'", name, srv.Addr)
 		}
 	}
-	assert.Equal(t, 1, a.moved, "the redirect was seen")
 	for _, st := range c.Stats().Nodes {
 		assert.Equal(t, st.Commands, a.byNode[st.Node.Name], "%s: Stats' commands, the hooks' attempts", st.Node.Name)
 	}

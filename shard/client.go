@@ -223,7 +223,6 @@ func (c *Client) DoKey(ctx context.Context, key string, name string, args ...any
 }
 
 func (c *Client) do(ctx context.Context, name string, args []any, routeKey any) (any, error) {
-	callerCtx := ctx
 	if err := checkContext(ctx); err != nil {
 		return nil, err
 	}
@@ -272,17 +271,23 @@ func (c *Client) do(ctx context.Context, name string, args []any, routeKey any) 
 	}
 	c.plannedHold(fp, name)
 	abandoned := c.runPlanned(ctx, b.calls, fp)
-	again := !abandoned && c.getPartRefused(&b.reqs[0])
+	if !abandoned && c.getPartRefused(&b.reqs[0]) {
+		// A read of keys only, sent once more without GET parts
+		// (noGetParts is set now): no loop. It stays the operation the
+		// hooks were told of: the caller made one call, which does not
+		// fail for the refused parts.
+		b.release()
+		fp, loc = c.planFence()
+		b.reset(1)
+		c.add(b, loc, name, b.keep(args), routeKey)
+		c.replanned(op, b)
+		abandoned = c.runPlanned(ctx, b.calls, fp)
+	}
 	reply, err := b.reqs[0].result()
 	c.opFinish(ctx, op, b, err)
 	if !abandoned { // else workers cut off by the context may still read it
 		b.release()
 		singleBatches.Put(b)
-	}
-	if again {
-		// A read of keys only, sent once more without GET parts
-		// (noGetParts is set now): no loop.
-		return c.do(callerCtx, name, args, routeKey)
 	}
 	return reply, err
 }

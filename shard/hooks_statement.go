@@ -99,12 +99,13 @@ func printable(s string) bool {
 // argument of AUTH, those after HELLO's AUTH and MIGRATE's AUTH/AUTH2, the
 // rules of ACL SETUSER and the values of CONFIG SET.
 func secretArgs(name string, args []any) func(i int) bool {
-	name, exact := commandWord(name)
-	if !exact && secretCommand(name) {
-		// A misspelt AUTH (" auth", "AUTH "): the server refuses it, but
-		// which of its arguments is the password is anyone's guess.
+	if _, ok := misspeltSecret(name); ok {
+		// A misspelt AUTH (" auth", "AUTH ", "ACL|SETUSER"): the server
+		// refuses it, but which of its arguments is the password is
+		// anyone's guess.
 		return func(int) bool { return true }
 	}
+	name, _ = commandWord(name)
 	switch {
 	case strings.EqualFold(name, "AUTH"):
 		return func(int) bool { return true }
@@ -147,6 +148,25 @@ func secretCommand(word string) bool {
 		}
 	}
 	return false
+}
+
+// misspeltSecret reports whether name is not the name of one of
+// secretCommands but starts as one does: with white space around or in
+// it (" auth", "AUTH app password" given as one name), or with something
+// glued to it after its letters ("AUTH2", "ACL|SETUSER", "config|set":
+// the way INFO commandstats, ACL rules and COMMAND DOCS name a
+// subcommand). The server refuses such a name as unknown and quotes the
+// arguments back. It returns the secret command's word as given.
+func misspeltSecret(name string) (string, bool) {
+	word, exact := commandWord(name)
+	if exact && secretCommand(word) {
+		return "", false // well spelt: secretArgs knows its secrets
+	}
+	word = strings.TrimLeftFunc(word, func(r rune) bool { return !unicode.IsLetter(r) })
+	if i := strings.IndexFunc(word, func(r rune) bool { return !unicode.IsLetter(r) }); i >= 0 {
+		word = word[:i]
+	}
+	return word, secretCommand(word)
 }
 
 // commandWord returns the first word of a command name and whether the

@@ -25,6 +25,10 @@ type txHooks struct {
 	node    int     // the node of the last attempt that reached one; -1 before
 	calls   []*call // WATCH, then the last MULTI ... EXEC batch
 	queued  int     // the commands the last batch queued
+	// watching: the attempt's WATCH is being sent; its failure ends an
+	// attempt of which nothing ran (txNotRun), which a Sentinel shard
+	// may run again.
+	watching bool
 }
 
 // txStart begins the hooks' view of a transaction watching keys: the
@@ -106,6 +110,29 @@ func (c *Client) txOutcome(err error) Outcome {
 	return finalOutcome(err)
 }
 
+// sentinelTxRetried reports whether an attempt of a transaction on node
+// that failed with err, nothing of it having run (txNotRun,
+// txNotWritten), is run again on a Sentinel shard (retrySentinelTx):
+// with FailoverWait, the failure may mean a new master.
+func (c *Client) sentinelTxRetried(ctx context.Context, node int, err error) bool {
+	return c.sent != nil && c.sent.opts.FailoverWait > 0 && !isAuthFailure(err) &&
+		c.sentinelTxFailover(ctx, node, err) != nil
+}
+
+// outcome classifies err, the reply or failure of a command of the
+// transaction on node (txOutcome); retried says that the attempt, of
+// which nothing ran, is run again on a Sentinel shard
+// (sentinelTxRetried): then a failure that says the master changed
+// (READONLY, a refused connection, ...) is OutcomeRetry, as a command's
+// is (classifySentinel).
+func (th *txHooks) outcome(ctx context.Context, node int, err error, retried bool) Outcome {
+	o := th.c.txOutcome(err)
+	if retried && o != OutcomeOK && o != OutcomeRetry && th.c.sentinelTxRetried(ctx, node, err) {
+		return OutcomeRetry
+	}
+	return o
+}
+
 // command reports one command of the transaction sent alone (WATCH, a
 // Tx.Do) to node, started at start, with its error.
 func (th *txHooks) command(ctx context.Context, node, group int, name string, args []any, start time.Time, err error) {
@@ -116,7 +143,11 @@ func (th *txHooks) command(ctx context.Context, node, group int, name string, ar
 	}
 	cl := &call{name: name, args: args, info: command.Lookup(name), node: node, group: group, err: err}
 	from := th.c.nodes.get(node).node
-	ev := &CommandEvent{Node: from, ServerAddr: th.c.serverAddr(from), Name: name, Outcome: th.c.txOutcome(err), Err: err, Attempt: th.attempt, Start: start, Duration: time.Since(start), cl: cl}
+	// A WATCH that failed ends an attempt of which nothing ran: the
+	// attempt runs again when the failure is one a Sentinel shard waits
+	// out. A Tx.Do's failure ends it as fn returns it: never again.
+	o := th.outcome(ctx, node, err, th.watching)
+	ev := &CommandEvent{Node: from, ServerAddr: th.c.serverAddr(from), Name: name, Outcome: o, Err: err, Attempt: th.attempt, Start: start, Duration: time.Since(start), cl: cl}
 	if ev.Outcome == OutcomeRedirect {
 		ev.Redirect = th.c.redirectOf(cl, from)
 	}
@@ -147,8 +178,9 @@ func (th *txHooks) batch(node, group int, asking bool, queue []queued) []*call {
 // round trip took took: the calls from batch, each with its reply's
 // error (a queued command's is that of its QUEUED reply; EXEC's is
 // ErrTxAborted when a watched key changed) or the failure that cut the
-// batch short.
-func (th *txHooks) pipeline(ctx context.Context, node int, calls []*call, start time.Time, took time.Duration) {
+// batch short. retried says that the attempt, of which nothing ran, is
+// run again on a Sentinel shard (sentinelTxRetried).
+func (th *txHooks) pipeline(ctx context.Context, node int, calls []*call, start time.Time, took time.Duration, retried bool) {
 	h := th.c.obs.h.Pipeline
 	if h == nil {
 		return
@@ -156,7 +188,7 @@ func (th *txHooks) pipeline(ctx context.Context, node int, calls []*call, start 
 	from := th.c.nodes.get(node).node
 	ev := &PipelineEvent{Node: from, ServerAddr: th.c.serverAddr(from), Commands: len(calls), Attempt: th.attempt, Start: start, Duration: took, calls: calls, tx: true}
 	for _, cl := range calls {
-		o := th.c.txOutcome(cl.err)
+		o := th.outcome(ctx, node, cl.err, retried)
 		ev.Outcomes[o]++
 		if o != OutcomeOK && ev.Err == nil {
 			ev.Outcome, ev.Err = o, cl.err
@@ -177,6 +209,8 @@ func (th *txHooks) failFast(ctx context.Context, node, group int, keys []any, er
 	}
 	th.node = node
 	if th.c.obs.h.Command != nil {
+		th.watching = true // nothing was sent: txNotRun
 		th.command(ctx, node, group, "WATCH", keys, now(), err)
+		th.watching = false
 	}
 }

@@ -17,6 +17,9 @@ type Pipeline struct {
 	// that a caller's variadic argument slice need not be allocated.
 	args []any
 	b    batch // reused by Exec unless workers cut off by a context still hold it
+	// inner: a part of another Exec's operation (MGETs it sends again
+	// without GET parts): no operation of its own for the hooks.
+	inner bool
 }
 
 type queued struct {
@@ -108,8 +111,11 @@ func (p *Pipeline) Exec(ctx context.Context) ([]Result, error) {
 			failRouted(b, failed)
 		}
 	}
-	callerCtx := ctx
-	ctx, op, fp, replan := c.opStartPlanned(ctx, "PIPELINE", b, true, fp)
+	var op *Op
+	var replan locator
+	if !p.inner {
+		ctx, op, fp, replan = c.opStartPlanned(ctx, "PIPELINE", b, true, fp)
+	}
 	if replan != nil { // the Start hook outlasted the plan (opStartPlanned)
 		b.reset(len(p.cmds))
 		for _, q := range p.cmds {
@@ -135,6 +141,18 @@ func (p *Pipeline) Exec(ctx context.Context) ([]Result, error) {
 		}
 		out[i].Reply, out[i].Err = b.reqs[i].result()
 	}
+	if again != nil {
+		// Reads of keys only, sent once more without GET parts
+		// (noGetParts is set now): no loop. They are part of this
+		// operation for the hooks (ctx is its): the caller made one
+		// call, whose results do not fail for the refused parts.
+		again.inner = true
+		if res, err := again.Exec(ctx); err == nil && len(res) == len(againAt) {
+			for j, i := range againAt {
+				out[i] = res[j]
+			}
+		}
+	}
 	c.opFinishPipeline(ctx, op, b, out)
 	if abandoned {
 		// Workers cut off by the context may still read these calls and
@@ -145,15 +163,6 @@ func (p *Pipeline) Exec(ctx context.Context) ([]Result, error) {
 		b.release() // drop the replies so the garbage collector can have them
 		clear(p.args)
 		p.args = p.args[:0]
-	}
-	if again != nil {
-		// Reads of keys only, sent once more without GET parts
-		// (noGetParts is set now): no loop.
-		if res, err := again.Exec(callerCtx); err == nil && len(res) == len(againAt) {
-			for j, i := range againAt {
-				out[i] = res[j]
-			}
-		}
 	}
 	return out, nil
 }

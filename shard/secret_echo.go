@@ -21,9 +21,10 @@ const echoMarker = "with args beginning with:"
 func hideSecretEcho(name string, args []any, re redis.Error) redis.Error {
 	secret := secretArgs(name, args)
 	text := string(re)
-	if word, exact := commandWord(name); !exact && secretCommand(word) {
+	if word, ok := misspeltSecret(name); ok {
 		// The server quotes the misspelt name itself, which may hold the
-		// password ("AUTH app password" given as one name).
+		// password ("AUTH app password" given as one name), and the
+		// arguments.
 		if j := strings.Index(text, "unknown command"); j >= 0 {
 			return redis.Error(text[:j] + "unknown command (name and arguments hidden: a misspelt " + strings.ToUpper(word) + ")")
 		}

@@ -615,10 +615,14 @@ func (c *Client) txOnce(ctx context.Context, plan txPlan, node int, asking bool,
 	// fn or a send failed, closed when tx.Do changed the connection.
 	defer conn.release()
 	if th != nil {
-		th.node = node
+		th.node, th.watching = node, true
 	}
 	tx := &Tx{ctx: ctx, conn: conn, loc: plan.loc, group: group, asking: asking, c: c, node: node, fence: plan, th: th}
-	if _, err := tx.do("WATCH", keys...); err != nil {
+	_, err = tx.do("WATCH", keys...)
+	if th != nil {
+		th.watching = false
+	}
+	if err != nil {
 		tx.end()
 		return nil, txNotRun, err // WATCH changes nothing but the connection
 	}
@@ -655,7 +659,10 @@ func (c *Client) txOnce(ctx context.Context, plan txPlan, node int, asking bool,
 				calls[k].err = err
 			}
 			took := time.Since(start)
-			report = func() { th.pipeline(ctx, node, calls, start, took) }
+			// Nothing of the attempt ran (how, as txRun gets it): a
+			// Sentinel shard may run it again (retrySentinelTx).
+			retried := how != txMayHaveRun && err != nil && c.sentinelTxRetried(ctx, node, err)
+			report = func() { th.pipeline(ctx, node, calls, start, took, retried) }
 		}()
 	}
 	// Nothing of the attempt ran when nothing of MULTI ... EXEC did,

@@ -283,19 +283,21 @@ func (m *mover) drain(ctx context.Context, n shard.Node) error {
 }
 
 // unseen returns the keys of a SCAN page that the page before (seen)
-// did not hold, and the set of the page's keys, for the next page.
+// did not hold, and the set of the page's keys, for the next page: all of
+// them, those the page before held included, so that a key returned by
+// three pages in a row (the table shrinking twice) is counted once too.
 func unseen(keys []string, seen map[string]struct{}) ([]string, map[string]struct{}) {
 	page := make(map[string]struct{}, len(keys))
 	out := keys[:0]
 	for _, k := range keys {
-		if _, ok := seen[k]; ok {
-			continue
-		}
+		_, again := seen[k]
 		if _, ok := page[k]; ok {
-			continue
+			again = true
 		}
 		page[k] = struct{}{}
-		out = append(out, k)
+		if !again {
+			out = append(out, k)
+		}
 	}
 	return out, page
 }

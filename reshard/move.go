@@ -147,7 +147,7 @@ type mover struct {
 	// of up to ArmOptions.Timeout for processes to acknowledge it).
 	scanStart time.Time
 	// samples are the scan's counts at the last progress reports, for
-	// its recent rate (scanRate); the progress reporter's alone.
+	// its recent rates (rates); the progress reporter's alone.
 	samples  []rateSample
 	fenceKey string // the marker of this migration (arm.go)
 	total    int64
@@ -283,19 +283,21 @@ func (m *mover) drain(ctx context.Context, n shard.Node) error {
 }
 
 // unseen returns the keys of a SCAN page that the page before (seen)
-// did not hold, and the set of the page's keys, for the next page.
+// did not hold, and the set of the page's keys, for the next page: all of
+// them, those the page before held included, so that a key returned by
+// three pages in a row (the table shrinking twice) is counted once too.
 func unseen(keys []string, seen map[string]struct{}) ([]string, map[string]struct{}) {
 	page := make(map[string]struct{}, len(keys))
 	out := keys[:0]
 	for _, k := range keys {
-		if _, ok := seen[k]; ok {
-			continue
-		}
+		_, again := seen[k]
 		if _, ok := page[k]; ok {
-			continue
+			again = true
 		}
 		page[k] = struct{}{}
-		out = append(out, k)
+		if !again {
+			out = append(out, k)
+		}
 	}
 	return out, page
 }
@@ -880,7 +882,8 @@ func (m *mover) progress(done bool) Progress {
 	now := time.Now()
 	p := Progress{Total: m.total, Scanned: m.scanned.Load(), Moved: m.moved.Load(), Bytes: m.bytes.Load(),
 		Elapsed: now.Sub(m.start), Done: done}
-	p.KeysPerSecond = m.scanRate(now, p.Scanned, done)
+	r := m.rates(now, rateSample{scanned: p.Scanned, moved: p.Moved, bytes: p.Bytes}, done)
+	p.KeysPerSecond, p.MovedPerSecond, p.BytesPerSecond = r[0], r[1], r[2]
 	if left := p.Total - p.Scanned; left > 0 && p.KeysPerSecond > 0 && !done {
 		p.ETA = time.Duration(float64(left) / p.KeysPerSecond * float64(time.Second))
 	}
@@ -888,29 +891,33 @@ func (m *mover) progress(done bool) Progress {
 }
 
 // rateWindow is the span of the scan over which Progress.KeysPerSecond,
-// and so the ETA, are measured: recent enough that a pause (an operator's
-// CLIENT PAUSE, an old node that was slow) weighs on them for seconds
-// only, long enough to hold many batches at any pace.
+// MovedPerSecond and BytesPerSecond, and so the ETA, are measured: recent
+// enough that a pause (an operator's CLIENT PAUSE, an old node that was
+// slow) weighs on them for seconds only, long enough to hold many batches
+// at any pace.
 const rateWindow = 10 * time.Second
 
-// rateSample is the count of keys scanned at a moment.
+// rateSample is the counts of keys scanned and moved, and of bytes
+// moved, at a moment.
 type rateSample struct {
-	at time.Time
-	n  int64
+	at                    time.Time
+	scanned, moved, bytes int64
 }
 
-// scanRate returns the keys scanned per second (scanned by now) over the
-// last rateWindow of the scan, or since the scan began when that is more
-// recent; done: over the whole scan. The time before the scan, the wait
-// for the fence above all, is not counted: it made the rate of a scan at
-// a pace of 400 keys/s read 150 keys/s, and the ETA thrice the time left.
-func (m *mover) scanRate(now time.Time, scanned int64, done bool) float64 {
+// rates returns the keys scanned, the keys moved and the bytes moved per
+// second (cur: the counts by now) over the last rateWindow of the scan,
+// or since the scan began when that is more recent; done: over the whole
+// scan. The time before the scan, the wait for the fence above all, is
+// not counted: it made the rate of a scan at a pace of 400 keys/s read
+// 150 keys/s, and the ETA thrice the time left.
+func (m *mover) rates(now time.Time, cur rateSample, done bool) [3]float64 {
+	cur.at = now
 	base := rateSample{at: m.scanStart}
 	if base.at.IsZero() {
 		base.at = m.start
 	}
 	if !done {
-		m.samples = append(m.samples, rateSample{now, scanned})
+		m.samples = append(m.samples, cur)
 		cut := now.Add(-rateWindow)
 		for len(m.samples) > 1 && !m.samples[1].at.After(cut) {
 			m.samples = m.samples[1:] // the first is kept: the last at or before cut
@@ -919,10 +926,11 @@ func (m *mover) scanRate(now time.Time, scanned int64, done bool) float64 {
 			base = first
 		}
 	}
-	if s := now.Sub(base.at).Seconds(); s > 0 {
-		return float64(scanned-base.n) / s
+	s := now.Sub(base.at).Seconds()
+	if s <= 0 {
+		return [3]float64{}
 	}
-	return 0
+	return [3]float64{float64(cur.scanned-base.scanned) / s, float64(cur.moved-base.moved) / s, float64(cur.bytes-base.bytes) / s}
 }
 
 // memoryUsage reads the replies of MEMORY USAGE of keys (measureAndScan

@@ -95,9 +95,16 @@ type Progress struct {
 	// after the fence was armed; ETA is the time the keys left take at
 	// that rate.
 	KeysPerSecond float64
-	ETA           time.Duration
-	Elapsed       time.Duration
-	Done          bool
+	// MovedPerSecond and BytesPerSecond are the keys and bytes moved per
+	// second over the same span as KeysPerSecond: the pace the move
+	// keeps, which Options.KeysPerSecond and Options.BytesPerSecond
+	// bound. Moved and Bytes over Elapsed would count the wait for the
+	// fence and read below it.
+	MovedPerSecond float64
+	BytesPerSecond float64
+	ETA            time.Duration
+	Elapsed        time.Duration
+	Done           bool
 }
 
 // Flow counts the keys that move from one node to another.

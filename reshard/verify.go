@@ -26,7 +26,11 @@ func (m Misplaced) String() string {
 
 // VerifyReport is the outcome of Verify.
 type VerifyReport struct {
-	Scanned   int64
+	// Scanned counts the keys looked at, each once (SCAN may return a
+	// key twice), the fences' markers left out.
+	Scanned int64
+	// Misplaced counts the keys found on a node that does not own them,
+	// each once.
 	Misplaced int64
 	// Pending counts, during a migration, keys still at their old owner:
 	// not yet moved, which is expected until the mover has run.
@@ -197,7 +201,13 @@ func verifyNodes(ctx context.Context, pools *pool.Set, to shard.Router, nodes []
 	return rep, nil
 }
 
-// scanNode calls fn with every batch of keys that SCAN returns on n.
+// scanNode calls fn with every batch of keys that SCAN returns on n, each
+// key once: SCAN returns a key again when the node's table shrinks
+// between two of its calls (the keys of the buckets that fold into the
+// one it goes on from, visited just before), which a node whose keys are
+// deleted meanwhile (an old node of a running move, keys moved on touch)
+// does mid-scan; such a key was counted twice, a misplaced one reported
+// twice. Keys the page before held are left out, as the mover does.
 func scanNode(ctx context.Context, pools *pool.Set, n shard.Node, fn func([]string) error) error {
 	conn, err := pools.Get(ctx, n.Addr)
 	if err != nil {
@@ -205,6 +215,7 @@ func scanNode(ctx context.Context, pools *pool.Set, n shard.Node, fn func([]stri
 	}
 	defer conn.Close()
 	cursor := "0"
+	var prev map[string]struct{} // the keys of the page before
 	for {
 		vals, err := redis.Values(redis.DoContext(conn, ctx, "SCAN", cursor, "COUNT", 1000))
 		if err != nil || len(vals) != 2 {
@@ -215,6 +226,7 @@ func scanNode(ctx context.Context, pools *pool.Set, n shard.Node, fn func([]stri
 		if err != nil {
 			return &shard.NodeError{Node: n, Err: fmt.Errorf("SCAN: %w", err)}
 		}
+		keys, prev = unseen(keys, prev) // move.go
 		if err := fn(keys); err != nil {
 			return err
 		}

@@ -337,7 +337,7 @@ func (b *reshardBar) draw(p reshard.Progress) {
 	if p.ETA > 0 {
 		eta = p.ETA.Round(time.Second).String()
 	}
-	mb := float64(p.Bytes) / (1 << 20) / max(p.Elapsed.Seconds(), 1e-9)
+	mb := p.BytesPerSecond / (1 << 20)
 	fmt.Fprintf(b.w, "\rreshard [%s%s] %3d%% %d/%d keys, %d moved (%.0f keys/s), %.0f scanned/s, %.1f MB/s, ETA %s ",
 		strings.Repeat("#", filled), strings.Repeat(".", width-filled), percent(int(min(p.Scanned, p.Total)), int(p.Total)),
 		p.Scanned, p.Total, p.Moved, movedRate(p), p.KeysPerSecond, mb, eta)
@@ -364,7 +364,7 @@ func (b *reshardBar) log(p reshard.Progress) {
 	if p.ETA > 0 {
 		eta = p.ETA.Round(time.Second).String()
 	}
-	mb := float64(p.Bytes) / (1 << 20) / max(p.Elapsed.Seconds(), 1e-9)
+	mb := p.BytesPerSecond / (1 << 20)
 	state := "ETA " + eta
 	if p.Done && b.interrupted() {
 		state = "interrupted after " + p.Elapsed.Round(time.Millisecond).String()
@@ -375,12 +375,15 @@ func (b *reshardBar) log(p reshard.Progress) {
 		percent(int(min(p.Scanned, p.Total)), int(p.Total)), p.Scanned, p.Total, p.Moved, movedRate(p), p.KeysPerSecond, mb, state)
 }
 
-// movedRate is the keys moved per second so far: the figure that --rate
-// paces. Progress.KeysPerSecond is the scan's, keys that stay included
-// (three in four when a fourth node joins three), and shown alone it
-// read as a pace the mover did not keep.
+// movedRate is the keys moved per second: the figure that --rate paces.
+// Progress.KeysPerSecond is the scan's, keys that stay included (three
+// in four when a fourth node joins three), and shown alone it read as a
+// pace the mover did not keep. It is the mover's MovedPerSecond, over the
+// same span as the scan's rate: the moved keys over Elapsed counted the
+// wait for the fence (and any pause long past), and read a fraction of
+// the pace kept.
 func movedRate(p reshard.Progress) float64 {
-	return float64(p.Moved) / max(p.Elapsed.Seconds(), 1e-9)
+	return p.MovedPerSecond
 }
 
 func printReport(w io.Writer, rep *reshard.Report, dry bool) {

@@ -15,7 +15,7 @@ import (
 // after 4 s, as if the pace were four times what was asked. The line now
 // gives the moved keys' rate next to them, and the scan's as such.
 func TestReview11ProgressShowsTheMovedRate(t *testing.T) {
-	p := reshard.Progress{Scanned: 4000, Total: 4000, Moved: 1000, KeysPerSecond: 1000, Elapsed: 4 * time.Second, Done: true}
+	p := reshard.Progress{Scanned: 4000, Total: 4000, Moved: 1000, KeysPerSecond: 1000, MovedPerSecond: 250, Elapsed: 4 * time.Second, Done: true}
 	for _, tty := range []bool{false, true} {
 		var out bytes.Buffer
 		(&reshardBar{w: &out, tty: tty}).draw(p)

@@ -68,7 +68,7 @@ func (c *liveConn) noteSent(cmd string, args []any) {
 	if leavesState(cmd, args) {
 		c.changed.Store(true)
 	}
-	c.noteBlocking(cmd, args) // before noteTx: inside a MULTI opened earlier, nothing blocks
+	c.noteBlocking(cmd, args) // before noteTx: only a MULTI sent earlier makes it queued
 	c.noteTx(cmd)
 	if len(cmd) == 6 && strings.EqualFold(cmd, "asking") {
 		c.asking.Store(true)
@@ -80,7 +80,8 @@ func (c *liveConn) noteSent(cmd string, args []any) {
 // noteTx follows WATCH and MULTI as the server does: EXEC and DISCARD
 // end both only inside MULTI (without it the server refuses them and the
 // keys stay watched), UNWATCH inside MULTI is only queued, and WATCH
-// inside MULTI is refused. redigo's pool, which clears its own record of
+// inside MULTI is refused, as is a nested MULTI (the first stays open),
+// and RESET ends both at once. redigo's pool, which clears its own record of
 // them at any EXEC or DISCARD, sends UNWATCH or DISCARD on return only
 // when that record says so; a connection whose keys are still watched
 // after that is closed by the borrow check instead.
@@ -97,7 +98,15 @@ func (c *liveConn) noteTx(cmd string) {
 				c.watching.Store(true)
 			}
 		case strings.EqualFold(cmd, "multi"):
-			c.multi.Store(true)
+			if !c.multi.Load() { // a nested one is refused, the first stays
+				c.multiAt.Store(c.sent)
+				c.multi.Store(true)
+			}
+		case strings.EqualFold(cmd, "reset"):
+			// RESET is not queued: it ends the transaction and the
+			// watch at once.
+			c.multi.Store(false)
+			c.watching.Store(false)
 		}
 	case 7:
 		switch {

@@ -31,7 +31,10 @@
 // one dialled. A connection given back with a reply pending that may
 // never come (a blocking command's, BLPOP or XREAD BLOCK sent and not
 // read, or any after CLIENT REPLY OFF) is closed at once instead of read:
-// Close does not wait for it.
+// Close does not wait for it, nor takes an element the command pops
+// meanwhile. Inside MULTI the server only queues such a command, but
+// only if it accepted the MULTI: a connection is drained and kept only
+// when the MULTI's +OK was read before it was given back.
 //
 // Redis Cluster replicas serve reads only after a READONLY command on the
 // connection; GetReadOnly borrows from a second pool per address whose

@@ -16,7 +16,10 @@ import (
 //   - that of a blocking command (BLPOP, XREAD BLOCK, WAIT, ... outside
 //     MULTI) whose caller gave up on it: the server answers it when an
 //     element arrives, which the drain would then take and throw away,
-//     or never; the return waited up to ReadTimeout, forever without one;
+//     or never; the return waited up to ReadTimeout, forever without one.
+//     Sent after MULTI, the server only queues it if it accepted the
+//     MULTI: one it refused (an ACL user without MULTI, say) leaves it
+//     blocking. Unless the MULTI's +OK was read, it counts as blocking;
 //   - any reply after CLIENT REPLY OFF or SKIP, or REPLCONF (whose ACK
 //     and GETACK forms the server never answers): the server sends
 //     none, and the return waited ReadTimeout for nothing.
@@ -34,16 +37,30 @@ import (
 var errGivenBack = errors.New("shardis: connection closed when given back: a reply pending on it may never come (blocking command or CLIENT REPLY OFF|SKIP)")
 
 // noteBlocking records, for a command being sent, whether it may block on
-// the server (see unanswered). It costs a byte comparison for most
-// commands: it runs for every command sent.
+// the server (see unanswered). Inside a MULTI whose +OK was read the
+// server only queues it; inside one whose reply is unread it may block
+// too (the server refused the MULTI: an ACL user without it, a wrong
+// argument count), which only that reply tells (unsureAt); after a
+// refused MULTI, whose reply was read, it blocks as outside MULTI. It
+// costs a byte comparison for most commands: it runs for every command
+// sent.
 func (c *liveConn) noteBlocking(cmd string, args []any) {
 	c.sent++
-	if len(cmd) == 0 || c.multi.Load() { // inside MULTI the server only queues it
+	if len(cmd) == 0 {
+		return
+	}
+	inMulti := c.multi.Load()
+	if inMulti && c.multiOK.Load() == c.multiAt.Load() { // queued
 		return
 	}
 	switch cmd[0] | 0x20 {
 	case 'b', 'x', 'w':
-		if blocks(cmd, args) {
+		if !blocks(cmd, args) {
+			return
+		}
+		if m := c.multiAt.Load(); inMulti && c.sent-c.pending.Load() < m {
+			c.unsureAt, c.unsureMulti = c.sent, m // MULTI's reply unread
+		} else {
 			c.blockedAt = c.sent
 		}
 	case 'c':
@@ -55,6 +72,15 @@ func (c *liveConn) noteBlocking(cmd string, args []any) {
 		if len(cmd) == 8 && strings.EqualFold(cmd, "replconf") {
 			c.silenced = true // ACK and GETACK get no reply
 		}
+	}
+}
+
+// answer notes a reply read that answers a command (answered): the +OK
+// of the MULTI that opened the transaction confirms it (multiOK).
+func (c *liveConn) answer(r any) {
+	n := c.answered.Add(1)
+	if s, ok := r.(string); ok && s == "OK" && n == c.multiAt.Load() {
+		c.multiOK.Store(n)
 	}
 }
 
@@ -92,13 +118,17 @@ func argIs(a any, w string) bool {
 // unanswered reports whether a reply pending on c may never come, or
 // only when the server chooses: a blocking command's is among the
 // pending ones (the replies pending are those of the last commands
-// sent), or replies were silenced (CLIENT REPLY OFF or SKIP, REPLCONF).
+// sent), one sent inside a MULTI whose +OK has not been read is (the
+// server may have refused the MULTI, and then runs it at once), or
+// replies were silenced (CLIENT REPLY OFF or SKIP, REPLCONF).
 func (c *liveConn) unanswered() bool {
 	pending := c.pending.Load()
 	if pending <= 0 {
 		return false
 	}
-	return c.silenced || c.blockedAt > 0 && c.blockedAt > c.sent-pending
+	read := c.sent - pending
+	return c.silenced || c.blockedAt > read ||
+		c.unsureAt > read && c.multiOK.Load() != c.unsureMulti
 }
 
 // giveUp is the pool's return of a connection whose pending replies may

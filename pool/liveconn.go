@@ -77,6 +77,20 @@ type liveConn struct {
 	// instead of reading them (giveback.go). The sending goroutine's.
 	sent, blockedAt int64
 	silenced        bool
+	// unsureAt is the number (in sent) of the last command that may
+	// block sent inside a MULTI whose +OK had not been read, and
+	// unsureMulti that MULTI's number: the server queued it only if it
+	// accepted the MULTI (an ACL user without MULTI is refused), which
+	// only the MULTI's reply tells (giveback.go). The sending goroutine's.
+	unsureAt, unsureMulti int64
+	// multiAt is the number (in sent) of the MULTI that opened the
+	// transaction multi says is open (the sending goroutine's, read by
+	// the receiving one); answered counts the replies read that answer
+	// a command, so the last one read is that of command number
+	// answered; multiOK is the number of the last MULTI whose +OK was
+	// read (both the receiving goroutine's, multiOK read by the sending
+	// one).
+	multiAt, answered, multiOK atomic.Int64
 
 	// The Set's connection name (names.go), nil for a connection of no
 	// pool, and the generation of it that this connection carries
@@ -311,7 +325,11 @@ func (c *liveConn) ReceiveWithTimeout(timeout time.Duration) (any, error) {
 	// Pub/sub delivers more replies than commands were sent: never below 0.
 	for {
 		n := c.pending.Load()
-		if n <= 0 || c.pending.CompareAndSwap(n, n-1) {
+		if n <= 0 {
+			break
+		}
+		if c.pending.CompareAndSwap(n, n-1) {
+			c.answer(reply)
 			break
 		}
 	}
@@ -441,6 +459,7 @@ func (c *liveConn) DoWithTimeout(timeout time.Duration, cmd string, args ...any)
 			if err != nil {
 				return nil, c.fail(err)
 			}
+			c.answer(r)
 			replies[i] = r
 		}
 		c.replied()
@@ -455,6 +474,7 @@ func (c *liveConn) DoWithTimeout(timeout time.Duration, cmd string, args ...any)
 		if err != nil {
 			return nil, c.fail(err)
 		}
+		c.answer(r)
 		if e, ok := r.(redis.Error); ok && firstErr == nil {
 			firstErr = e
 		}

@@ -20,9 +20,17 @@ import (
 // waitInfo is WAIT's entry: it blocks like BLPOP without the table's flag.
 var waitInfo = command.Lookup("wait")
 
+// waitAOF is the name of WAITAOF (Redis 7.2), which blocks like WAIT
+// (its timeout, in milliseconds, is its third argument) without the
+// table's flag either. The table, of an older Redis, does not know it: a
+// call has the entry learned from the servers, or none (a lent
+// connection's commands are looked up in the table only).
+const waitAOF = "waitaof"
+
 // isBlocking reports whether cl makes the server hold its reply back
 // until something happens or its own timeout passes: BLPOP, BRPOP,
-// BLMOVE, BRPOPLPUSH, BLMPOP, BZPOPMIN, BZPOPMAX, BZMPOP and WAIT always;
+// BLMOVE, BRPOPLPUSH, BLMPOP, BZPOPMIN, BZPOPMAX, BZMPOP, WAIT and
+// WAITAOF always;
 // XREAD and XREADGROUP only with BLOCK.
 func isBlocking(cl *call) bool {
 	_, ok := blockFor(cl)
@@ -34,13 +42,21 @@ func isBlocking(cl *call) bool {
 // argument of 0, or one that does not parse).
 func blockFor(cl *call) (time.Duration, bool) {
 	info := cl.info
-	if info == nil || (info.Flags&command.Blocking == 0 && info != waitInfo) {
-		return 0, false // the common case: one test
+	if info == nil {
+		if len(cl.name) == len(waitAOF) && strings.EqualFold(cl.name, waitAOF) {
+			return argDuration(cl.args, 2, time.Millisecond), true
+		}
+		return 0, false
+	}
+	if info.Flags&command.Blocking == 0 && info != waitInfo && info.Name != waitAOF {
+		return 0, false // the common case
 	}
 	if info == waitInfo {
 		return argDuration(cl.args, 1, time.Millisecond), true
 	}
 	switch info.Name {
+	case waitAOF:
+		return argDuration(cl.args, 2, time.Millisecond), true
 	case "xread", "xreadgroup":
 		return streamBlock(cl.args)
 	case "blmpop", "bzmpop":

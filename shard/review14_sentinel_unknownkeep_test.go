@@ -118,7 +118,7 @@ func TestReview14SentinelUnknownSpellingKeepsNoFailedOverMaster(t *testing.T) {
 		v, err := old.Do("INFO", "replication")
 		return err == nil && strings.Contains(v, fmt.Sprintf("ip=127.0.0.2,port=%d,state=online", old.Port))
 	})
-	monitorByHostName(t, s, name, host, old.Port)
+	monitorByHostName(t, s, name, host, old.Port, 1)
 	// The Sentinel may not make the old master a replica: it goes on
 	// saying it is the master, as one just resumed after a pause does
 	// until the Sentinels reconfigure it.

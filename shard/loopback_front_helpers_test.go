@@ -20,21 +20,32 @@ func startLoopbackFront(t *testing.T, backend string, serve func(client, server 
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
+	serveFront(t, ln, backend, serve)
+	return ln.Addr().String()
+}
+
+// serveFront runs the front of startLoopbackFront on ln, whatever address
+// it listens on.
+func serveFront(t *testing.T, ln net.Listener, backend string, serve func(client, server net.Conn, done <-chan struct{}) (up, down func())) {
+	t.Helper()
 	var (
-		wg    sync.WaitGroup
-		mu    sync.Mutex
-		conns []net.Conn
+		wg      sync.WaitGroup
+		mu      sync.Mutex
+		conns   []net.Conn
+		stopped bool
 	)
-	track := func(cs ...net.Conn) {
+	track := func(cs ...net.Conn) bool {
 		mu.Lock()
+		defer mu.Unlock()
 		conns = append(conns, cs...)
-		mu.Unlock()
+		return !stopped
 	}
 	done := make(chan struct{})
 	t.Cleanup(func() {
 		close(done)
 		ln.Close()
 		mu.Lock()
+		stopped = true
 		for _, c := range conns {
 			c.Close()
 		}
@@ -54,7 +65,11 @@ func startLoopbackFront(t *testing.T, backend string, serve func(client, server 
 				c.Close()
 				continue
 			}
-			track(c, b)
+			if !track(c, b) { // accepted as the test ended
+				c.Close()
+				b.Close()
+				return
+			}
 			up, down := serve(c, b, done)
 			wg.Add(2)
 			go func() {
@@ -67,5 +82,4 @@ func startLoopbackFront(t *testing.T, backend string, serve func(client, server 
 			}()
 		}
 	}()
-	return ln.Addr().String()
 }

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/gomodule/redigo/redis"
-	"github.com/shardis/shardis/internal/redistest"
 	"github.com/shardis/shardis/shard"
 	"github.com/stretchr/testify/require"
 )
@@ -69,24 +68,11 @@ func TestReview12SentinelReplicaOfMasterByHostNameServesReads(t *testing.T) {
 // failover event, writes going to the old master).
 func TestReview12SentinelNoSwitchBackToOldMasterByHostName(t *testing.T) {
 	host := loopbackHostName(t)
-	set := redistest.StartSentinelsTB(t, sentinelSetOptions(1))
-	s0 := set.Sentinels[0]
-	for _, s := range set.Sentinels[1:] {
-		require.NoError(t, s.Kill()) // nobody else makes the old master a replica
-	}
-	c, old, next := queryingSentinelClient(t, set, []string{s0.Addr})
-	events := failoverLog(c)
-
-	name := set.Shards[0].Name
-	_, err := s0.Do("SENTINEL", "FAILOVER", name)
-	require.NoError(t, err)
-	waitFor(t, 60*time.Second, "the client to follow the failover and see +switch-master", func() bool {
-		st := c.Stats().Sentinel[0]
-		return st.Master == next.Addr && st.SwitchMessages > 0
-	})
+	f := failedOverBySoleSentinel(t)
+	s0, name, c, old, next, events := f.s0, f.name, f.c, f.old, f.next, f.events
 	// The Sentinel forgets the failover and names the old master by host
 	// name; the old master says it is a master.
-	_, err = old.Do("REPLICAOF", "NO", "ONE")
+	_, err := old.Do("REPLICAOF", "NO", "ONE")
 	require.NoError(t, err)
 	monitorByHostName(t, s0, name, host, old.Port, 1)
 

@@ -16,6 +16,33 @@ import (
 // Config.Migration while it waits: its commands and subscriptions go to
 // the old cluster, a cluster of the test's own.
 
+// oldClusterContext skips the test under -short (it starts a cluster of
+// its own) and returns a context that ends after timeout, or when the
+// test ends.
+func oldClusterContext(t *testing.T, timeout time.Duration) context.Context {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("starts a cluster of its own")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// subscribedOnOld subscribes c, waiting, to the shard channel sch and
+// waits until owner, the channel's master on the old cluster, counts the
+// subscription. The subscription is closed when the test ends.
+func subscribedOnOld(ctx context.Context, t *testing.T, c *shard.Client, sch string, owner *redistest.Server) *shard.Subscription {
+	t.Helper()
+	sub, err := c.SSubscribe(ctx, sch)
+	require.NoError(t, err)
+	t.Cleanup(func() { sub.Close() })
+	waitFor(t, 10*time.Second, "the shard channel at its owner on the old cluster", func() bool {
+		return numSub(t, owner, "SHARDNUMSUB", sch) == 1
+	})
+	return sub
+}
+
 // oldClusterWaiting starts a cluster of three masters and a client built
 // with Config.Migration from it to the shared cluster, waiting (its
 // commands and subscriptions go to the old cluster), with maxWait as its

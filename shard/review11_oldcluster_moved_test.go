@@ -1,7 +1,6 @@
 package shard_test
 
 import (
-	"context"
 	"math/rand/v2"
 	"strconv"
 	"sync"
@@ -25,11 +24,7 @@ import (
 // every later command on the slot to the old owner, each paying a MOVED
 // hop.
 func TestReview11OldClusterMovedGoesToTheOldTable(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a cluster of its own")
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
+	ctx := oldClusterContext(t, 90*time.Second)
 	oldCluster := redistest.StartClusterTB(t, 3, 0, redistest.Options{})
 	oldAddrs := masterAddrs(oldCluster)
 	var (
@@ -98,11 +93,7 @@ func TestReview11OldClusterMovedGoesToTheOldTable(t *testing.T) {
 // where the slot went. The command was routed again by the client's own
 // (new) table, which knows nothing of the old cluster's slots.
 func TestReview11OldClusterMovedWithoutAddress(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a cluster of its own")
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
+	ctx := oldClusterContext(t, 90*time.Second)
 	oldCluster := startNoHostnameCluster(t)
 	c, from := waitingOn(t, oldCluster, nil)
 	plain := newClient(t, from) // a process still on the old cluster
@@ -134,11 +125,7 @@ func TestReview11OldClusterMovedWithoutAddress(t *testing.T) {
 // and a SET was written on the new cluster, while the key was on the old
 // one and the other processes still read there.
 func TestReview11OldClusterRetryStaysOnTheOldCluster(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a cluster of its own")
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
+	ctx := oldClusterContext(t, 90*time.Second)
 	oldCluster := redistest.StartClusterTB(t, 3, 0, redistest.Options{})
 	c, from := waitingOn(t, oldCluster, func(_, to *shard.Config) { to.Cluster.MaxRetryWait = time.Second })
 	plain := newClient(t, from)
@@ -166,24 +153,15 @@ func TestReview11OldClusterRetryStaysOnTheOldCluster(t *testing.T) {
 // cluster, the old table was never corrected, and the channel was sent
 // to the old owner again every 50 ms, never delivering until the switch.
 func TestReview11OldClusterSubscriptionMovedWithoutAddress(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a cluster of its own")
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
+	ctx := oldClusterContext(t, 90*time.Second)
 	oldCluster := startNoHostnameCluster(t)
 	c, from := waitingOn(t, oldCluster, nil)
 	plain := newClient(t, from)
 
 	sch := "r11oldmovedqsub:{" + strconv.FormatUint(rand.Uint64(), 36) + "}"
-	sub, err := c.SSubscribe(ctx, sch)
-	require.NoError(t, err)
-	defer sub.Close()
 	owner, dst := routedOwner(t, oldCluster, plain, sch)
-	waitFor(t, 10*time.Second, "the shard channel at its owner on the old cluster", func() bool {
-		return numSub(t, owner, "SHARDNUMSUB", sch) == 1
-	})
-	_, err = redistest.MoveSlot(ctx, cluster.Slot(sch), owner, dst, oldCluster.Masters(), redistest.SlotMoveOptions{})
+	sub := subscribedOnOld(ctx, t, c, sch, owner)
+	_, err := redistest.MoveSlot(ctx, cluster.Slot(sch), owner, dst, oldCluster.Masters(), redistest.SlotMoveOptions{})
 	require.NoError(t, err)
 	_, err = owner.Do("SPUBLISH", sch, "x")
 	require.Error(t, err)

@@ -9,7 +9,6 @@ import (
 	"net"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -202,65 +201,27 @@ func TestReview11PubSubHoldOutlastsALiveBacklog(t *testing.T) {
 // test ends.
 func startSlowLink(t *testing.T, backend string, chunk int, pause time.Duration) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	var (
-		wg    sync.WaitGroup
-		mu    sync.Mutex
-		conns []net.Conn
-	)
-	keep := func(cs ...net.Conn) {
-		mu.Lock()
-		conns = append(conns, cs...)
-		mu.Unlock()
-	}
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			b, err := net.Dial("tcp", backend)
-			if err != nil {
-				c.Close()
-				continue
-			}
-			keep(c, b)
-			wg.Add(2)
-			go func() {
-				defer wg.Done()
-				_, _ = io.Copy(b, c)
-				b.Close()
-			}()
-			go func() {
-				defer wg.Done()
-				buf := make([]byte, chunk)
-				for {
-					n, err := b.Read(buf)
-					if n > 0 {
-						if _, werr := c.Write(buf[:n]); werr != nil {
-							break
-						}
-					}
-					if err != nil {
+	return startLoopbackFront(t, backend, func(c, b net.Conn, _ <-chan struct{}) (up, down func()) {
+		up = func() {
+			_, _ = io.Copy(b, c)
+			b.Close()
+		}
+		down = func() {
+			buf := make([]byte, chunk)
+			for {
+				n, err := b.Read(buf)
+				if n > 0 {
+					if _, werr := c.Write(buf[:n]); werr != nil {
 						break
 					}
-					time.Sleep(pause)
 				}
-				c.Close()
-			}()
-		}
-	}()
-	t.Cleanup(func() {
-		ln.Close()
-		mu.Lock()
-		for _, c := range conns {
+				if err != nil {
+					break
+				}
+				time.Sleep(pause)
+			}
 			c.Close()
 		}
-		mu.Unlock()
-		wg.Wait()
+		return up, down
 	})
-	return ln.Addr().String()
 }

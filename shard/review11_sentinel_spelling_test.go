@@ -28,24 +28,8 @@ func TestReview11SentinelReplicaOfTheMasterUnderAnotherSpelling(t *testing.T) {
 	master, replica := shardServers(t, set, 0)
 	name := set.Names()[0]
 	sent := set.Sentinels[0]
-	for _, cmd := range [][]string{
-		{"SENTINEL", "CONFIG", "SET", "resolve-hostnames", "yes"},
-		{"SENTINEL", "CONFIG", "SET", "announce-hostnames", "yes"},
-		{"SENTINEL", "REMOVE", name},
-		{"SENTINEL", "MONITOR", name, "localhost", fmt.Sprint(master.Port), "1"},
-		{"SENTINEL", "SET", name, "auth-user", sentDataUser},
-		{"SENTINEL", "SET", name, "auth-pass", sentDataPW},
-	} {
-		if _, err := sent.Do(cmd...); err != nil {
-			t.Fatalf("%v: %v", cmd, err)
-		}
-	}
-	wantMaster := fmt.Sprintf("localhost\n%d", master.Port)
-	waitFor(t, 60*time.Second, "the Sentinel to name the master localhost and list its replica", func() bool {
-		m, err := sent.Do("SENTINEL", "GET-MASTER-ADDR-BY-NAME", name)
-		if err != nil || m != wantMaster {
-			return false
-		}
+	monitorByHostName(t, sent, name, "localhost", master.Port, 1)
+	waitFor(t, 60*time.Second, "the Sentinel to list the master's replica", func() bool {
 		reps, err := sent.Do("SENTINEL", "REPLICAS", name)
 		return err == nil && strings.Contains(reps, fmt.Sprint(replica.Port)) &&
 			strings.Contains(reps, "master-host\n127.0.0.1") && strings.Contains(reps, "master-link-status\nok")

@@ -21,98 +21,59 @@ import (
 // front's address; it closes when the test ends.
 func startInfoFront(t *testing.T, backend, name string, reply []byte) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
 	ask := []byte("$4\r\nINFO\r\n$" + strconv.Itoa(len(name)) + "\r\n" + name + "\r\n")
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	var conns []net.Conn
-	track := func(c net.Conn) {
-		mu.Lock()
-		conns = append(conns, c)
-		mu.Unlock()
-	}
-	t.Cleanup(func() {
-		ln.Close()
-		mu.Lock()
-		for _, c := range conns {
-			c.Close()
+	return startLoopbackFront(t, backend, func(c, b net.Conn, _ <-chan struct{}) (up, down func()) {
+		var wmu sync.Mutex // the client's writes: the backend's replies and ours
+		down = func() {
+			defer c.Close()
+			buf := make([]byte, 32<<10)
+			for {
+				n, err := b.Read(buf)
+				if n > 0 {
+					wmu.Lock()
+					_, werr := c.Write(buf[:n])
+					wmu.Unlock()
+					if werr != nil {
+						return
+					}
+				}
+				if err != nil {
+					return
+				}
+			}
 		}
-		mu.Unlock()
-		wg.Wait()
-	})
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			b, err := net.Dial("tcp", backend)
-			if err != nil {
-				c.Close()
-				continue
-			}
-			track(c)
-			track(b)
-			var wmu sync.Mutex // the client's writes: the backend's replies and ours
-			wg.Add(2)
-			go func() {
-				defer wg.Done()
-				defer c.Close()
-				buf := make([]byte, 32<<10)
-				for {
-					n, err := b.Read(buf)
-					if n > 0 {
+		up = func() {
+			defer b.Close()
+			buf := make([]byte, 32<<10)
+			for {
+				n, err := c.Read(buf)
+				if n > 0 {
+					// On the loopback a command arrives whole, and the
+					// client sends COMMAND INFO alone on its connection.
+					if bytes.Contains(buf[:n], ask) {
+						if reply == nil {
+							c.Close()
+							return
+						}
 						wmu.Lock()
-						_, werr := c.Write(buf[:n])
+						_, werr := c.Write(reply)
 						wmu.Unlock()
 						if werr != nil {
 							return
 						}
+						continue
 					}
-					if err != nil {
+					if _, werr := b.Write(buf[:n]); werr != nil {
 						return
 					}
 				}
-			}()
-			go func() {
-				defer wg.Done()
-				defer b.Close()
-				buf := make([]byte, 32<<10)
-				for {
-					n, err := c.Read(buf)
-					if n > 0 {
-						// On the loopback a command arrives whole, and the
-						// client sends COMMAND INFO alone on its connection.
-						if bytes.Contains(buf[:n], ask) {
-							if reply == nil {
-								c.Close()
-								return
-							}
-							wmu.Lock()
-							_, werr := c.Write(reply)
-							wmu.Unlock()
-							if werr != nil {
-								return
-							}
-							continue
-						}
-						if _, werr := b.Write(buf[:n]); werr != nil {
-							return
-						}
-					}
-					if err != nil {
-						return // the client's close (io.EOF) or the test's end
-					}
+				if err != nil {
+					return // the client's close (io.EOF) or the test's end
 				}
-			}()
+			}
 		}
-	}()
-	return ln.Addr().String()
+		return up, down
+	})
 }
 
 // redis6CommandInfo is what a Redis 6 server answers to COMMAND INFO

@@ -52,11 +52,7 @@ func anys(ss ...string) []any {
 // failed with the server's CROSSSLOT, not the *CrossShardError a cluster
 // client returns before sending anything.
 func TestReview12OldClusterMultiKeySplitsPerSlot(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a cluster of its own")
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
+	ctx := oldClusterContext(t, 90*time.Second)
 	old, c, onOld, onNew := oldClusterWaiting(t, 2*time.Second)
 	masters := old.Masters()
 	require.GreaterOrEqual(t, len(masters), 2)

@@ -1,7 +1,6 @@
 package shard_test
 
 import (
-	"context"
 	"math/rand/v2"
 	"strconv"
 	"strings"
@@ -27,11 +26,7 @@ import (
 // has the old cluster's topology read again and goes to its slot's
 // master there.
 func TestReview12OldClusterFailoverWhileWaiting(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a cluster of its own")
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
-	defer cancel()
+	ctx := oldClusterContext(t, 120*time.Second)
 	oldCluster := redistest.StartClusterTB(t, 3, 1, redistest.Options{})
 	c, from := waitingOn(t, oldCluster, func(_, to *shard.Config) { to.Cluster.MaxRetryWait = 5 * time.Second })
 	plain := newClient(t, from) // a process still on the old cluster

@@ -1,7 +1,6 @@
 package shard_test
 
 import (
-	"context"
 	"math/rand/v2"
 	"strconv"
 	"strings"
@@ -26,11 +25,7 @@ import (
 // check to mark the frozen node down, every later command on its slots
 // timed out there too, for as long as the client waited.
 func TestReview12OldClusterHungMasterFailover(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a cluster of its own")
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 180*time.Second)
-	defer cancel()
+	ctx := oldClusterContext(t, 180*time.Second)
 	oldCluster := redistest.StartClusterTB(t, 3, 1, redistest.Options{})
 	c, from := waitingOn(t, oldCluster, func(from, to *shard.Config) {
 		from.Health.Interval = -1 // no health checks: nothing marks the frozen node down

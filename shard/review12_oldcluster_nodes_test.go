@@ -1,7 +1,6 @@
 package shard_test
 
 import (
-	"context"
 	"math/rand/v2"
 	"strconv"
 	"strings"
@@ -23,24 +22,15 @@ import (
 // the channel and the key follow the slot there, the node is listed in
 // Stats and health-checked (marked down when it stops answering).
 func TestReview12OldClusterNodeThatJoinsIsKnown(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a cluster of its own")
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
+	ctx := oldClusterContext(t, 90*time.Second)
 	old, c, onOld, _ := oldClusterWaiting(t, 5*time.Second)
 	joiner := redistest.StartTB(t, redistest.Options{Cluster: true})
 	tag := strconv.FormatUint(rand.Uint64(), 36)
 	key, sch := "r12join:{"+tag+"}", "r12joins:{"+tag+"}"
 	_, err := c.Do(ctx, "SET", key, "old")
 	require.NoError(t, err)
-	sub, err := c.SSubscribe(ctx, sch)
-	require.NoError(t, err)
-	defer sub.Close()
 	owner, _ := ownerAndOther(t, old, key)
-	waitFor(t, 10*time.Second, "the shard channel at its owner on the old cluster", func() bool {
-		return numSub(t, owner, "SHARDNUMSUB", sch) == 1
-	})
+	sub := subscribedOnOld(ctx, t, c, sch, owner)
 	require.Empty(t, nodeStats(c, joiner.Addr), "the joiner is not known before it joins")
 
 	// The key moves with the slot, once the joiner sees the cluster
@@ -100,38 +90,21 @@ func TestReview12OldClusterNodeThatJoinsIsKnown(t *testing.T) {
 // with a *RetryError after MaxRetryWait, and the channel was dialled at
 // the dead master for the rest of the wait.
 func TestReview12OldClusterFailoverIsFollowed(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a cluster of its own and fails a master")
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
-	defer cancel()
+	ctx := oldClusterContext(t, 120*time.Second)
 	old := redistest.StartClusterTB(t, 3, 1, redistest.Options{NodeTimeout: time.Second})
-	from := clusterConfig(old.Seeds()...)
-	to := clusterConfig(clusterForTest(t).Seeds()...)
-	to.Cluster.MaxRetryWait = 15 * time.Second
-	f := from
-	to.Migration = &shard.Migration{From: &f}
-	cmds, subs := newClient(t, to), newClient(t, to)
-	for _, c := range []*shard.Client{cmds, subs} {
-		info, ok := c.Migration()
-		require.True(t, ok)
-		require.Equal(t, shard.PhaseWaiting, info.Phase)
-	}
+	maxWait := func(_, to *shard.Config) { to.Cluster.MaxRetryWait = 15 * time.Second }
+	cmds, from := waitingOn(t, old, maxWait)
+	subs, _ := waitingOn(t, old, maxWait)
 
 	tag := strconv.FormatUint(rand.Uint64(), 36)
 	key, sch := "r12fo:{"+tag+"}", "r12fos:{"+tag+"}"
 	_, err := cmds.Do(ctx, "SET", key, "old")
 	require.NoError(t, err)
-	sub, err := subs.SSubscribe(ctx, sch)
-	require.NoError(t, err)
-	defer sub.Close()
 	owner, err := old.MasterOfSlot(cluster.Slot(key))
 	require.NoError(t, err)
 	replica, err := old.ReplicaOf(owner)
 	require.NoError(t, err)
-	waitFor(t, 10*time.Second, "the shard channel at its owner on the old cluster", func() bool {
-		return numSub(t, owner, "SHARDNUMSUB", sch) == 1
-	})
+	sub := subscribedOnOld(ctx, t, subs, sch, owner)
 	waitFor(t, 10*time.Second, "the key on the replica", func() bool {
 		v, err := replica.Do("DBSIZE")
 		return err == nil && v != "0"
@@ -182,22 +155,12 @@ func TestReview12OldClusterFailoverIsFollowed(t *testing.T) {
 // either (without health checks, whose rounds also settle the nodes, it
 // stayed listed for good).
 func TestReview12OldClusterNodeThatLeavesRetires(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a cluster of its own")
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
+	ctx := oldClusterContext(t, 90*time.Second)
 	old := redistest.StartClusterTB(t, 3, 0, redistest.Options{})
-	from := clusterConfig(old.Seeds()...)
-	to := clusterConfig(clusterForTest(t).Seeds()...)
-	to.Health.Interval = -1
-	to.Cluster.MaxRetryWait = 5 * time.Second
-	f := from
-	to.Migration = &shard.Migration{From: &f}
-	c := newClient(t, to)
-	info, ok := c.Migration()
-	require.True(t, ok)
-	require.Equal(t, shard.PhaseWaiting, info.Phase)
+	c, _ := waitingOn(t, old, func(_, to *shard.Config) {
+		to.Health.Interval = -1
+		to.Cluster.MaxRetryWait = 5 * time.Second
+	})
 	joiner := redistest.StartTB(t, redistest.Options{Cluster: true,
 		Args: []string{"--cluster-allow-replica-migration", "no"}}) // an empty master stays one
 	key := "r12leave:{" + strconv.FormatUint(rand.Uint64(), 36) + "}" // never set: its slot moves without keys

@@ -1,7 +1,6 @@
 package shard_test
 
 import (
-	"context"
 	"math/rand/v2"
 	"strconv"
 	"sync"
@@ -38,11 +37,7 @@ func topologyReads(t *testing.T, servers []*redistest.Server) int {
 // as the callers kept trying, where the client's own cluster is queried
 // at most once per MinRefreshInterval.
 func TestReview12OldClusterTopologyReadsAreRateLimited(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a cluster of its own")
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
+	ctx := oldClusterContext(t, 90*time.Second)
 	old, c, onOld, _ := oldClusterWaiting(t, 500*time.Millisecond)
 	require.NoError(t, onOld.Close()) // its own refreshes would count too
 	key := "r12oldrate:{" + strconv.FormatUint(rand.Uint64(), 36) + "}"

@@ -1,7 +1,6 @@
 package shard_test
 
 import (
-	"context"
 	"math/rand/v2"
 	"strconv"
 	"strings"
@@ -25,11 +24,7 @@ import (
 // else settled the nodes (the next health round; without health checks,
 // a read of the old topology that changed the node list).
 func TestReview12OldClusterNodeBackByMovedIsListed(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a cluster of its own")
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
-	defer cancel()
+	ctx := oldClusterContext(t, 120*time.Second)
 	old := redistest.StartClusterTB(t, 3, 0, redistest.Options{})
 	c, _ := waitingOn(t, old, func(_, to *shard.Config) {
 		to.Health.Interval = -1

@@ -35,11 +35,7 @@ func plainStats(c *shard.Client, addr string) (shard.NodeStats, bool) {
 // with a *RetryError after MaxRetryWait, or with the old cluster's values
 // once the slot has moved.
 func TestReview12OldClusterTryAgainRetriesThere(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a cluster of its own")
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
+	ctx := oldClusterContext(t, 90*time.Second)
 	const maxWait = 2 * time.Second
 	old, c, _, onNew := oldClusterWaiting(t, maxWait)
 	tag := strconv.FormatUint(rand.Uint64(), 36)
@@ -118,11 +114,7 @@ func TestReview12OldClusterTryAgainRetriesThere(t *testing.T) {
 // again. An SSUBSCRIBE there is refused with a *NodeError and sent
 // again, to the old cluster, once the slot is served.
 func TestReview12OldClusterClusterDownRetriesThere(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a cluster of its own")
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
+	ctx := oldClusterContext(t, 90*time.Second)
 	const maxWait = 2 * time.Second
 	old, c, onOld, onNew := oldClusterWaiting(t, maxWait)
 	tag := strconv.FormatUint(rand.Uint64(), 36)

@@ -1,7 +1,6 @@
 package shard_test
 
 import (
-	"context"
 	"math/rand/v2"
 	"strconv"
 	"testing"
@@ -24,25 +23,16 @@ import (
 // them, was never read. It is read now, and the client's own is left
 // alone.
 func TestReview12OldClusterDroppedShardChannelReadsTheOldTopology(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a cluster of its own")
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
+	ctx := oldClusterContext(t, 90*time.Second)
 	old, c, onOld, _ := oldClusterWaiting(t, 5*time.Second)
 	sch := "r12oldsdrop:{" + strconv.FormatUint(rand.Uint64(), 36) + "}"
 	refreshes := c.Stats().Refreshes
-	sub, err := c.SSubscribe(ctx, sch)
-	require.NoError(t, err)
-	defer sub.Close()
 	owner, dst := ownerAndOther(t, old, sch)
-	waitFor(t, 10*time.Second, "the shard channel at its owner on the old cluster", func() bool {
-		return numSub(t, owner, "SHARDNUMSUB", sch) == 1
-	})
+	sub := subscribedOnOld(ctx, t, c, sch, owner)
 	require.NoError(t, onOld.Close()) // its own topology reads would count too
 
 	oldReads := topologyReads(t, old.Masters())
-	_, err = redistest.MoveSlot(ctx, cluster.Slot(sch), owner, dst, old.Masters(), redistest.SlotMoveOptions{})
+	_, err := redistest.MoveSlot(ctx, cluster.Slot(sch), owner, dst, old.Masters(), redistest.SlotMoveOptions{})
 	require.NoError(t, err)
 	waitFor(t, 10*time.Second, "the shard channel at the slot's new owner on the old cluster", func() bool {
 		return numSub(t, dst, "SHARDNUMSUB", sch) == 1

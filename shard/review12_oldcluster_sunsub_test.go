@@ -23,30 +23,21 @@ import (
 // asked for was of the client's own cluster: the old table kept the old
 // owner for the slot.
 func TestReview12OldClusterSUnsubscribeMovedWithoutAddress(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a cluster of its own")
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
+	ctx := oldClusterContext(t, 90*time.Second)
 	oldCluster := startNoHostnameCluster(t)
 	c, from := waitingOn(t, oldCluster, nil)
 	plain := newClient(t, from)
 
 	sch := "r12oldsunsub:{" + strconv.FormatUint(rand.Uint64(), 36) + "}"
-	sub, err := c.SSubscribe(ctx, sch)
-	require.NoError(t, err)
-	defer sub.Close()
 	owner, dst := routedOwner(t, oldCluster, plain, sch)
-	waitFor(t, 10*time.Second, "the shard channel at its owner on the old cluster", func() bool {
-		return numSub(t, owner, "SHARDNUMSUB", sch) == 1
-	})
+	sub := subscribedOnOld(ctx, t, c, sch, owner)
 	require.Equal(t, owner.Addr, shard.Review12OldClusterRoute(c, sch))
 
 	// The subscription reads nothing until the unsubscribe is sent: the
 	// node's own sunsubscribe push for the moved slot comes first, then
 	// its MOVED to the SUNSUBSCRIBE.
 	h := shard.HoldSubscription(sub)
-	_, err = redistest.MoveSlot(ctx, cluster.Slot(sch), owner, dst, oldCluster.Masters(), redistest.SlotMoveOptions{})
+	_, err := redistest.MoveSlot(ctx, cluster.Slot(sch), owner, dst, oldCluster.Masters(), redistest.SlotMoveOptions{})
 	if err != nil {
 		h.Release()
 		require.NoError(t, err)

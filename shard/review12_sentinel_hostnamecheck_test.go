@@ -2,57 +2,13 @@ package shard_test
 
 import (
 	"context"
-	"fmt"
-	"net"
-	"os"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/gomodule/redigo/redis"
-	"github.com/shardis/shardis/internal/redistest"
 	"github.com/shardis/shardis/shard"
 	"github.com/stretchr/testify/require"
 )
-
-// loopbackHostName returns this machine's host name when it resolves to
-// 127.0.0.1 alone (and is not localhost, which needs no lookup), and
-// skips the test otherwise.
-func loopbackHostName(t *testing.T) string {
-	t.Helper()
-	host, err := os.Hostname()
-	if err != nil {
-		t.Skip(err)
-	}
-	ips, err := net.LookupHost(host)
-	if err != nil || len(ips) != 1 || ips[0] != "127.0.0.1" || strings.EqualFold(host, "localhost") {
-		t.Skipf("the host name %q resolves to %v, %v: want 127.0.0.1 alone", host, ips, err)
-	}
-	return host
-}
-
-// monitorByHostName makes Sentinel s forget the set's master set name and
-// monitor it again at host:port, announcing host names, and waits until
-// it names the master so.
-func monitorByHostName(t *testing.T, s *redistest.Server, name, host string, port int) {
-	t.Helper()
-	for _, cmd := range [][]string{
-		{"SENTINEL", "CONFIG", "SET", "resolve-hostnames", "yes"},
-		{"SENTINEL", "CONFIG", "SET", "announce-hostnames", "yes"},
-		{"SENTINEL", "REMOVE", name},
-		{"SENTINEL", "MONITOR", name, host, fmt.Sprint(port), "1"},
-		{"SENTINEL", "SET", name, "auth-user", sentDataUser},
-		{"SENTINEL", "SET", name, "auth-pass", sentDataPW},
-	} {
-		if _, err := s.Do(cmd...); err != nil {
-			t.Fatalf("%v: %v", cmd, err)
-		}
-	}
-	waitFor(t, 30*time.Second, fmt.Sprintf("the Sentinel to name the master %s:%d", host, port), func() bool {
-		m, err := s.Do("SENTINEL", "GET-MASTER-ADDR-BY-NAME", name)
-		return err == nil && m == fmt.Sprintf("%s\n%d", host, port)
-	})
-}
 
 // A Sentinel that announces host names names the master "vm:P", while
 // the replica replicates from "127.0.0.1:P" (its ROLE, and the master
@@ -61,25 +17,14 @@ func monitorByHostName(t *testing.T, s *redistest.Server, name, host string, por
 // were compared as written: the replica was left off the shard's list
 // (Stats listed no replica) and every read went to the master.
 func TestReview12SentinelReplicaOfMasterByHostNameServesReads(t *testing.T) {
-	host := loopbackHostName(t)
-	o := sentinelSetOptions(1)
-	o.Sentinels = 1
-	set := redistest.StartSentinelsTB(t, o)
-	master, replica := shardServers(t, set, 0)
-	name := set.Names()[0]
-	s := set.Sentinels[0]
-	monitorByHostName(t, s, name, host, master.Port)
-	waitFor(t, 30*time.Second, "the Sentinel to list the replica "+replica.Addr, func() bool {
-		v, err := s.Do("SENTINEL", "REPLICAS", name)
-		return err == nil && strings.Contains(v, fmt.Sprint(replica.Port))
-	})
+	h := startHostNameSentinel(t)
+	replica, byName := h.replica, h.byName
 
-	cfg := sentinelConfig(set)
+	cfg := sentinelConfig(h.set)
 	cfg.Sentinel.ReadFrom = shard.ReadReplicaRandom
 	cfg.Sentinel.RefreshInterval = -1 // queries come from Refresh
 	c := newClient(t, cfg)
 	ctx := context.Background()
-	byName := fmt.Sprintf("%s:%d", host, master.Port)
 	st := c.Stats().Sentinel
 	require.Len(t, st, 1)
 	if st[0].Master != byName {
@@ -123,26 +68,13 @@ func TestReview12SentinelReplicaOfMasterByHostNameServesReads(t *testing.T) {
 // failover event, writes going to the old master).
 func TestReview12SentinelNoSwitchBackToOldMasterByHostName(t *testing.T) {
 	host := loopbackHostName(t)
-	set := redistest.StartSentinelsTB(t, sentinelSetOptions(1))
-	s0 := set.Sentinels[0]
-	for _, s := range set.Sentinels[1:] {
-		require.NoError(t, s.Kill()) // nobody else makes the old master a replica
-	}
-	c, old, next := queryingSentinelClient(t, set, []string{s0.Addr})
-	events := failoverLog(c)
-
-	name := set.Shards[0].Name
-	_, err := s0.Do("SENTINEL", "FAILOVER", name)
-	require.NoError(t, err)
-	waitFor(t, 60*time.Second, "the client to follow the failover and see +switch-master", func() bool {
-		st := c.Stats().Sentinel[0]
-		return st.Master == next.Addr && st.SwitchMessages > 0
-	})
+	f := failedOverBySoleSentinel(t)
+	s0, name, c, old, next, events := f.s0, f.name, f.c, f.old, f.next, f.events
 	// The Sentinel forgets the failover and names the old master by host
 	// name; the old master says it is a master.
-	_, err = old.Do("REPLICAOF", "NO", "ONE")
+	_, err := old.Do("REPLICAOF", "NO", "ONE")
 	require.NoError(t, err)
-	monitorByHostName(t, s0, name, host, old.Port)
+	monitorByHostName(t, s0, name, host, old.Port, 1)
 
 	before := c.Stats().Sentinel[0].Queries
 	waitFor(t, 5*time.Second, "three more queries", func() bool {

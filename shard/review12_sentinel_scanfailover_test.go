@@ -29,26 +29,9 @@ func TestReview12SentinelScanFailoverMidWalk(t *testing.T) {
 	old, replica := shardServers(t, set, 0)
 
 	const n = 2000
-	p := c.Pipeline()
-	for i := range n {
-		p.Send("SET", fmt.Sprintf("k%d", i), "v")
-	}
-	if _, err := p.Exec(ctx); err != nil {
-		t.Fatal(err)
-	}
-	waitFor(t, 30*time.Second, "the replica to hold every key", func() bool {
-		got, err := replica.Do("DBSIZE")
-		return err == nil && got == fmt.Sprint(n)
-	})
+	fillSynced(t, c, replica, n)
 
-	seen := map[string]int{}
-	s := c.Scan(shard.ScanOptions{Count: 10})
-	for len(seen) < n/4 && s.Next(ctx) {
-		seen[s.Key()]++
-	}
-	if err := s.Err(); err != nil || len(seen) < n/4 {
-		t.Fatalf("before the failover: %d keys, %v", len(seen), err)
-	}
+	s, seen := beginScan(t, ctx, c, n, "before the failover")
 
 	waitFor(t, 30*time.Second, "the Sentinel to start a failover", func() bool {
 		_, err := set.Sentinels[0].Do("SENTINEL", "FAILOVER", set.Names()[0])
@@ -67,36 +50,10 @@ func TestReview12SentinelScanFailoverMidWalk(t *testing.T) {
 	if err := s.Err(); err != nil {
 		t.Fatalf("Scan across the failover: %v", err)
 	}
-	missing, twice := 0, 0
-	for i := range n {
-		switch seen[fmt.Sprintf("k%d", i)] {
-		case 0:
-			missing++
-		case 1:
-		default:
-			twice++
-		}
-	}
+	missing, twice := tallyKeys(seen, n)
 	if missing != 0 || twice != 0 || len(seen) != n {
 		t.Errorf("Scan across a failover reported %d distinct keys of %d: %d missing, %d reported twice; want each once", len(seen), n, missing, twice)
 	}
-}
-
-// fillSynced writes n keys k0.. through c and waits until replica holds
-// them all.
-func fillSynced(t *testing.T, c *shard.Client, replica *redistest.Server, n int) {
-	t.Helper()
-	p := c.Pipeline()
-	for i := range n {
-		p.Send("SET", fmt.Sprintf("k%d", i), "v")
-	}
-	if _, err := p.Exec(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	waitFor(t, 30*time.Second, "the replica to hold every key", func() bool {
-		got, err := replica.Do("DBSIZE")
-		return err == nil && got == fmt.Sprint(n)
-	})
 }
 
 // When a Sentinel shard's master dies, ForEachShard failed at once with
@@ -115,14 +72,7 @@ func TestReview12SentinelForEachShardAndScanWhenMasterDies(t *testing.T) {
 	const n = 2000
 	fillSynced(t, c, replica, n)
 
-	seen := map[string]int{}
-	s := c.Scan(shard.ScanOptions{Count: 10})
-	for len(seen) < n/4 && s.Next(ctx) {
-		seen[s.Key()]++
-	}
-	if err := s.Err(); err != nil || len(seen) < n/4 {
-		t.Fatalf("before the failover: %d keys, %v", len(seen), err)
-	}
+	s, seen := beginScan(t, ctx, c, n, "before the failover")
 	if err := old.Kill(); err != nil {
 		t.Fatal(err)
 	}
@@ -151,16 +101,7 @@ func TestReview12SentinelForEachShardAndScanWhenMasterDies(t *testing.T) {
 	if err := s.Err(); err != nil {
 		t.Fatalf("Scan across the failover: %v", err)
 	}
-	missing, twice := 0, 0
-	for i := range n {
-		switch seen[fmt.Sprintf("k%d", i)] {
-		case 0:
-			missing++
-		case 1:
-		default:
-			twice++
-		}
-	}
+	missing, twice := tallyKeys(seen, n)
 	if missing != 0 || twice != 0 || len(seen) != n {
 		t.Errorf("Scan across a failover reported %d distinct keys of %d: %d missing, %d reported twice; want each once", len(seen), n, missing, twice)
 	}

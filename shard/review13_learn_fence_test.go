@@ -40,72 +40,33 @@ func newInfoHold(name string, hold time.Duration) *infoHold {
 // returns the front's address; it closes when the test ends.
 func (h *infoHold) front(t *testing.T, backend string) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	var conns []net.Conn
-	track := func(cs ...net.Conn) {
-		mu.Lock()
-		conns = append(conns, cs...)
-		mu.Unlock()
-	}
-	stop := make(chan struct{})
-	t.Cleanup(func() {
-		close(stop)
-		ln.Close()
-		mu.Lock()
-		for _, c := range conns {
-			c.Close()
-		}
-		mu.Unlock()
-		wg.Wait()
-	})
-	pipe := func(dst, src net.Conn, hold bool) {
-		defer wg.Done()
-		defer dst.Close()
-		buf := make([]byte, 32<<10)
-		for {
-			n, err := src.Read(buf)
-			if n > 0 {
-				// On the loopback a command arrives whole.
-				if hold && bytes.Contains(buf[:n], h.ask) {
-					h.once.Do(func() { close(h.asked) })
-					select {
-					case <-time.After(h.hold):
-					case <-stop:
+	return startLoopbackFront(t, backend, func(c, b net.Conn, stop <-chan struct{}) (up, down func()) {
+		pipe := func(dst, src net.Conn, hold bool) {
+			defer dst.Close()
+			buf := make([]byte, 32<<10)
+			for {
+				n, err := src.Read(buf)
+				if n > 0 {
+					// On the loopback a command arrives whole.
+					if hold && bytes.Contains(buf[:n], h.ask) {
+						h.once.Do(func() { close(h.asked) })
+						select {
+						case <-time.After(h.hold):
+						case <-stop:
+							return
+						}
+					}
+					if _, werr := dst.Write(buf[:n]); werr != nil {
 						return
 					}
 				}
-				if _, werr := dst.Write(buf[:n]); werr != nil {
+				if err != nil {
 					return
 				}
 			}
-			if err != nil {
-				return
-			}
 		}
-	}
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			b, err := net.Dial("tcp", backend)
-			if err != nil {
-				c.Close()
-				continue
-			}
-			track(c, b)
-			wg.Add(2)
-			go pipe(c, b, false)
-			go pipe(b, c, true)
-		}
-	}()
-	return ln.Addr().String()
+		return func() { pipe(b, c, true) }, func() { pipe(c, b, false) }
+	})
 }
 
 // learnFenceSetup is a 3 -> 4 ring migration over real servers that know

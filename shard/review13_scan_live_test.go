@@ -149,18 +149,8 @@ func TestReview13ScanWhileSlotsAreResharded(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	rc := redistest.StartClusterTB(t, 3, 0, redistest.Options{})
-	cfg := clusterConfig(rc.Seeds()...)
-	cfg.Cluster.RefreshInterval = -1
-	c := newClient(t, cfg)
-	ms := c.Nodes()
-	require.Len(t, ms, 3)
-	byAddr := map[string]*redistest.Server{}
-	ids := map[string]string{}
-	for _, s := range rc.Masters() {
-		byAddr[s.Addr] = s
-		ids[s.Addr] = nodeID(t, s)
-	}
+	cl := startScanCluster(t, 0, redistest.Options{}, func(cfg *shard.Config) { cfg.Cluster.RefreshInterval = -1 })
+	rc, c, ms, byAddr, ids := cl.rc, cl.c, cl.ms, cl.byAddr, cl.ids
 	require.Len(t, byAddr, 3)
 	all := rc.Masters()
 
@@ -174,12 +164,7 @@ func TestReview13ScanWhileSlotsAreResharded(t *testing.T) {
 	want = append(want, fillKeys(ctx, t, c, "A"+tagA, 60)...)
 	want = append(want, fillKeys(ctx, t, c, "B"+tagB, 60)...)
 	want = append(want, fillKeys(ctx, t, c, "C"+tagC, 60)...)
-	ownerOf := map[string]string{} // the fill keys never move
-	for _, k := range want[:4820] {
-		n, err := c.Router().Route(k)
-		require.NoError(t, err)
-		ownerOf[k] = n.Addr
-	}
+	ownerOf := keyOwners(t, c, want[:4820]) // the fill keys never move
 	mv := func(tag string, from, to string) *liveMove {
 		return &liveMove{src: byAddr[from], dst: byAddr[to], srcID: ids[from], dstID: ids[to],
 			all: all, slot: cluster.Slot(tag), batch: 10}
@@ -274,28 +259,15 @@ func TestReview13ScanWhileAMasterFailsOver(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	rc := redistest.StartClusterTB(t, 3, 1, redistest.Options{NodeTimeout: time.Second})
-	cfg := clusterConfig(rc.Seeds()...)
-	cfg.Cluster.MaxRetryWait = 30 * time.Second
-	c := newClient(t, cfg)
-	ms := c.Nodes()
-	require.Len(t, ms, 3)
-	byAddr := map[string]*redistest.Server{}
-	for _, s := range rc.Masters() {
-		byAddr[s.Addr] = s
-	}
+	cl := startScanCluster(t, 1, redistest.Options{NodeTimeout: time.Second}, func(cfg *shard.Config) { cfg.Cluster.MaxRetryWait = 30 * time.Second })
+	rc, c, ms, byAddr := cl.rc, cl.c, cl.ms, cl.byAddr
 	want := fillKeys(ctx, t, c, "fo", 5000)
 	for _, m := range rc.Masters() {
 		acked, err := m.Do("WAIT", "1", "5000")
 		require.NoError(t, err)
 		require.Equal(t, "1", acked, "the replica of %s has every key", m.Addr)
 	}
-	ownerOf := map[string]string{}
-	for _, k := range want {
-		n, err := c.Router().Route(k)
-		require.NoError(t, err)
-		ownerOf[k] = n.Addr
-	}
+	ownerOf := keyOwners(t, c, want)
 	rep1, err := rc.ReplicaOf(byAddr[ms[1].Addr])
 	require.NoError(t, err)
 	victim := byAddr[ms[2].Addr]
@@ -368,18 +340,8 @@ func TestReview13ScanWhileANodeJoinsAndTakesSlots(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	rc := redistest.StartClusterTB(t, 3, 0, redistest.Options{})
-	cfg := clusterConfig(rc.Seeds()...)
-	cfg.Cluster.RefreshInterval = -1
-	c := newClient(t, cfg)
-	ms := c.Nodes()
-	require.Len(t, ms, 3)
-	byAddr := map[string]*redistest.Server{}
-	ids := map[string]string{}
-	for _, s := range rc.Masters() {
-		byAddr[s.Addr] = s
-		ids[s.Addr] = nodeID(t, s)
-	}
+	cl := startScanCluster(t, 0, redistest.Options{}, func(cfg *shard.Config) { cfg.Cluster.RefreshInterval = -1 })
+	rc, c, ms, byAddr, ids := cl.rc, cl.c, cl.ms, cl.byAddr, cl.ids
 	avoid := map[int]bool{}
 	tagA := tagOn(t, c, "a", ms[0].Addr, avoid)
 	tagB := tagOn(t, c, "b", ms[2].Addr, avoid)

@@ -3,7 +3,6 @@ package shard_test
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net/netip"
 	"slices"
 	"strings"
@@ -13,7 +12,6 @@ import (
 
 	"github.com/gomodule/redigo/redis"
 	"github.com/shardis/shardis/internal/addrkey"
-	"github.com/shardis/shardis/internal/redistest"
 	"github.com/shardis/shardis/shard"
 )
 
@@ -28,32 +26,13 @@ var errNoDNS = errors.New("lookup: server misbehaving")
 // closed the shard's pools (every pooled connection lost).
 func TestReview13SentinelLookupFailureIsNoFailover(t *testing.T) {
 	host := loopbackHostName(t)
-	o := sentinelSetOptions(1)
-	o.Sentinels = 2
-	set := redistest.StartSentinelsTB(t, o)
-	master, _ := shardServers(t, set, 0)
-	name := set.Names()[0]
-	first := set.Sentinels[0]
-	monitorByHostName(t, first, name, host, master.Port)
-
-	cfg := sentinelConfig(set)
-	cfg.Sentinel.Addrs = []string{first.Addr, set.Sentinels[1].Addr} // the first asked first
-	cfg.Sentinel.RefreshInterval = -1                                // queries come from Refresh
-	c := newClient(t, cfg)
+	h := startHostNameFlip(t, host, 1)
+	master, first, byName := h.master, h.first, h.byName
+	c := newClient(t, h.cfg)
 	events := failoverLog(c)
 	ctx := context.Background()
-	byName := fmt.Sprintf("%s:%d", host, master.Port)
-	if st := c.Stats().Sentinel; len(st) != 1 || st[0].Master != byName {
-		t.Skipf("Sentinel stats %+v: want the master taken as %s", st, byName)
-	}
-	clientID := func() int64 {
-		t.Helper()
-		id, err := redis.Int64(c.DoKey(ctx, "k", "CLIENT", "ID"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return id
-	}
+	skipUnlessMasterByName(t, c, byName)
+	clientID := pooledClientID(t, c)
 	id := clientID()
 	if again := clientID(); again != id {
 		t.Fatalf("two CLIENT IDs in a row on an idle client: %d, %d (no pooled connection reused)", id, again)
@@ -112,23 +91,10 @@ func TestReview13SentinelLookupFailureIsNoFailover(t *testing.T) {
 // A failover while the resolver fails, of a master the Sentinels name by
 // host name, is still followed at once.
 func TestReview13SentinelFailoverWhileLookupFails(t *testing.T) {
-	host := loopbackHostName(t)
-	o := sentinelSetOptions(1)
-	o.Sentinels = 1
-	set := redistest.StartSentinelsTB(t, o)
-	old, next := shardServers(t, set, 0)
-	name := set.Names()[0]
-	s := set.Sentinels[0]
-	monitorByHostName(t, s, name, host, old.Port)
-	waitFor(t, 30*time.Second, "the Sentinel to list the replica "+next.Addr, func() bool {
-		v, err := s.Do("SENTINEL", "REPLICAS", name)
-		return err == nil && strings.Contains(v, fmt.Sprint(next.Port))
-	})
-	c, _, _ := queryingSentinelClient(t, set, []string{s.Addr})
-	byName := fmt.Sprintf("%s:%d", host, old.Port)
-	if st := c.Stats().Sentinel; len(st) != 1 || st[0].Master != byName {
-		t.Skipf("Sentinel stats %+v: want the master taken as %s", st, byName)
-	}
+	h := startHostNameSentinel(t)
+	next, name, s := h.replica, h.name, h.s
+	c, _, _ := queryingSentinelClient(t, h.set, []string{s.Addr})
+	skipUnlessMasterByName(t, c, h.byName)
 	t.Cleanup(addrkey.SetLookupForTest(func(context.Context, string) ([]netip.Addr, error) { return nil, errNoDNS }))
 
 	// The Sentinel takes a moment to see the replica fit for promotion.
@@ -159,27 +125,14 @@ func TestReview13SentinelFailoverWhileLookupFails(t *testing.T) {
 // tied: that is no evidence that the replica follows another master, and
 // it goes on serving reads, through health checks and queries alike.
 func TestReview13SentinelLookupFailureKeepsReplica(t *testing.T) {
-	host := loopbackHostName(t)
-	o := sentinelSetOptions(1)
-	o.Sentinels = 1
-	set := redistest.StartSentinelsTB(t, o)
-	master, replica := shardServers(t, set, 0)
-	name := set.Names()[0]
-	s := set.Sentinels[0]
-	monitorByHostName(t, s, name, host, master.Port)
-	waitFor(t, 30*time.Second, "the Sentinel to list the replica "+replica.Addr, func() bool {
-		v, err := s.Do("SENTINEL", "REPLICAS", name)
-		return err == nil && strings.Contains(v, fmt.Sprint(replica.Port))
-	})
-	cfg := sentinelConfig(set)
+	h := startHostNameSentinel(t)
+	replica := h.replica
+	cfg := sentinelConfig(h.set)
 	cfg.Sentinel.ReadFrom = shard.ReadReplicaRandom
 	cfg.Sentinel.RefreshInterval = -1 // queries come from Refresh
 	c := newClient(t, cfg)
 	ctx := context.Background()
-	byName := fmt.Sprintf("%s:%d", host, master.Port)
-	if st := c.Stats().Sentinel; len(st) != 1 || st[0].Master != byName {
-		t.Skipf("Sentinel stats %+v: want the master taken as %s", st, byName)
-	}
+	skipUnlessMasterByName(t, c, h.byName)
 	waitFor(t, 30*time.Second, "the replica to be listed", func() bool {
 		if err := c.Refresh(ctx); err != nil {
 			t.Fatal(err)

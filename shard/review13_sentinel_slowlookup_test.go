@@ -2,16 +2,13 @@ package shard_test
 
 import (
 	"context"
-	"fmt"
 	"net/netip"
 	"slices"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/shardis/shardis/internal/addrkey"
-	"github.com/shardis/shardis/internal/redistest"
 	"github.com/shardis/shardis/shard"
 )
 
@@ -24,27 +21,14 @@ import (
 // listed again. The lookup now ends in the background (one per name) and
 // its answer is kept: the replica goes on serving reads.
 func TestReview13SentinelSlowLookupKeepsReplica(t *testing.T) {
-	host := loopbackHostName(t)
-	o := sentinelSetOptions(1)
-	o.Sentinels = 1
-	set := redistest.StartSentinelsTB(t, o)
-	master, replica := shardServers(t, set, 0)
-	name := set.Names()[0]
-	s := set.Sentinels[0]
-	monitorByHostName(t, s, name, host, master.Port)
-	waitFor(t, 30*time.Second, "the Sentinel to list the replica "+replica.Addr, func() bool {
-		v, err := s.Do("SENTINEL", "REPLICAS", name)
-		return err == nil && strings.Contains(v, fmt.Sprint(replica.Port))
-	})
+	h := startHostNameSentinel(t)
+	host, replica := h.host, h.replica
 
-	cfg := sentinelConfig(set)
+	cfg := sentinelConfig(h.set)
 	cfg.Sentinel.ReadFrom = shard.ReadReplicaRandom
 	cfg.Sentinel.RefreshInterval = 200 * time.Millisecond
 	c := newClient(t, cfg)
-	byName := fmt.Sprintf("%s:%d", host, master.Port)
-	if st := c.Stats().Sentinel; len(st) != 1 || st[0].Master != byName {
-		t.Skipf("Sentinel stats %+v: want the master taken as %s", st, byName)
-	}
+	skipUnlessMasterByName(t, c, h.byName)
 	setKOnReplica(t, c, replica)
 
 	const delay = 1500 * time.Millisecond

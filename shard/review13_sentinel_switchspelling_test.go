@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gomodule/redigo/redis"
 	"github.com/shardis/shardis/internal/addrkey"
 	"github.com/shardis/shardis/internal/redistest"
 )
@@ -43,14 +42,7 @@ func TestReview13SentinelRespeltSwitchMessageIsNoFailover(t *testing.T) {
 	waitFor(t, 10*time.Second, "both subscriptions", func() bool {
 		return c.Stats().Sentinel[0].Subscribed == 2
 	})
-	clientID := func() int64 {
-		t.Helper()
-		id, err := redis.Int64(c.DoKey(ctx, "k", "CLIENT", "ID"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return id
-	}
+	clientID := pooledClientID(t, c)
 	id := clientID()
 	if again := clientID(); again != id {
 		t.Fatalf("two CLIENT IDs in a row on an idle client: %d, %d (no pooled connection reused)", id, again)

@@ -8,7 +8,6 @@ import (
 	"net/netip"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -24,56 +23,13 @@ func forwardFrom(t *testing.T, listen, backend string) {
 	if err != nil {
 		t.Skipf("listen on %s: %v", listen, err)
 	}
-	var (
-		wg    sync.WaitGroup
-		mu    sync.Mutex
-		conns []net.Conn
-		done  bool
-	)
-	track := func(c ...net.Conn) bool {
-		mu.Lock()
-		defer mu.Unlock()
-		conns = append(conns, c...)
-		return !done
-	}
 	pipe := func(dst, src net.Conn) {
-		defer wg.Done()
 		_, _ = io.Copy(dst, src)
 		_ = dst.Close()
 		_ = src.Close()
 	}
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			b, err := net.Dial("tcp", backend)
-			if err != nil {
-				_ = c.Close()
-				continue
-			}
-			if !track(c, b) {
-				_ = c.Close()
-				_ = b.Close()
-				return
-			}
-			wg.Add(2)
-			go pipe(b, c)
-			go pipe(c, b)
-		}
-	}()
-	t.Cleanup(func() {
-		_ = ln.Close()
-		mu.Lock()
-		done = true
-		for _, c := range conns {
-			_ = c.Close()
-		}
-		mu.Unlock()
-		wg.Wait()
+	serveFront(t, ln, backend, func(c, b net.Conn, _ <-chan struct{}) (up, down func()) {
+		return func() { pipe(b, c) }, func() { pipe(c, b) }
 	})
 }
 
@@ -118,7 +74,7 @@ func TestReview14SentinelUnknownSpellingKeepsNoFailedOverMaster(t *testing.T) {
 		v, err := old.Do("INFO", "replication")
 		return err == nil && strings.Contains(v, fmt.Sprintf("ip=127.0.0.2,port=%d,state=online", old.Port))
 	})
-	monitorByHostName(t, s, name, host, old.Port)
+	monitorByHostName(t, s, name, host, old.Port, 1)
 	// The Sentinel may not make the old master a replica: it goes on
 	// saying it is the master, as one just resumed after a pause does
 	// until the Sentinels reconfigure it.

@@ -124,24 +124,11 @@ func TestSentinelQueryDoesNotUndoASwitch(t *testing.T) {
 // (REMOVE, then MONITOR it again), and the old master is made a master
 // again, after the failover.
 func TestSentinelQueryDoesNotBringBackTheReplacedMaster(t *testing.T) {
-	set := redistest.StartSentinelsTB(t, sentinelSetOptions(1))
-	s0 := set.Sentinels[0]
-	for _, s := range set.Sentinels[1:] {
-		require.NoError(t, s.Kill()) // nobody else makes the old master a replica
-	}
-	c, old, next := queryingSentinelClient(t, set, []string{s0.Addr})
-	events := failoverLog(c)
-
-	name := set.Shards[0].Name
-	_, err := s0.Do("SENTINEL", "FAILOVER", name)
-	require.NoError(t, err)
-	waitFor(t, 60*time.Second, "the client to follow the failover and see +switch-master", func() bool {
-		st := c.Stats().Sentinel[0]
-		return st.Master == next.Addr && st.SwitchMessages > 0
-	})
+	f := failedOverBySoleSentinel(t)
+	s0, name, c, old, next, events := f.s0, f.name, f.c, f.old, f.next, f.events
 	// The Sentinel forgets the failover and names the old master, which
 	// says it is a master.
-	_, err = s0.Do("SENTINEL", "REMOVE", name)
+	_, err := s0.Do("SENTINEL", "REMOVE", name)
 	require.NoError(t, err)
 	_, err = old.Do("REPLICAOF", "NO", "ONE")
 	require.NoError(t, err)

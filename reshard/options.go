@@ -55,6 +55,9 @@ type Options struct {
 	// be attributed to a shardis process.
 	SkipClientCheck bool
 	AllowUnnamed    bool
+	// SkipProbe arms without first checking that every old node can
+	// MIGRATE to the new nodes as the processes will (see Arm).
+	SkipProbe bool
 	// SkipVerify skips the verification pass that ends Move.
 	SkipVerify bool
 	// Finish ends the migration after a clean verification when no

@@ -165,8 +165,10 @@ func probePair(ctx context.Context, pools *pool.Set, t migrateTo, p probeTarget)
 		if ctx.Err() != nil {
 			return fmt.Errorf("shardis: probing MIGRATE from %s to %s: %w", p.src, p.dst, ctx.Err())
 		}
-		return &ProbeError{From: p.src, To: p.dst, Target: target,
-			Err: fmt.Errorf("no reply within %v: %w", wait, err)}
+		// MIGRATE answers IOERR once its timeout passes at any of its
+		// steps: an old node that does not answer at all is hung or
+		// unreachable itself, which says nothing of its way to dst.
+		return &shard.NodeError{Node: p.src, Err: fmt.Errorf("no reply to a MIGRATE probing the way to %s within %v: %w", p.dst, wait, err)}
 	case isNoKey(reply):
 		return &ProbeError{From: p.src, To: p.dst, Target: target,
 			Err: errors.New("NOKEY: the probe key was gone before its MIGRATE (evicted?)")}

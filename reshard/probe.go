@@ -7,9 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/gomodule/redigo/redis"
+	"github.com/shardis/shardis/cluster"
 	"github.com/shardis/shardis/pool"
 	"github.com/shardis/shardis/shard"
 )
@@ -56,10 +58,26 @@ func (e *ProbeError) Is(target error) bool { return target == ErrMigrateProbe }
 const probePrefix = "shardis:migration:probe:"
 
 // probeTries bounds the names tried to find, for each pair of an old
-// node and a new node that keys move between, one that moves so: enough
-// to meet every slot of a cluster many times over (16,384), and a few
-// tens of milliseconds of routing.
-const probeTries = 1 << 18
+// node and a new node that keys move between, one that moves so: a pair
+// that a 4,096th of the keys or more move between is missed less than
+// once in ten million arms. A cluster on either side is probed slot by
+// slot instead (slotTags).
+const probeTries = 1 << 16
+
+// slotTags holds, for each hash slot of a cluster, a hash tag whose key
+// falls in it (computed once).
+var slotTags = sync.OnceValue(func() []string {
+	tags := make([]string, cluster.SlotCount)
+	left := cluster.SlotCount
+	for i := 0; left > 0; i++ {
+		t := strconv.Itoa(i)
+		if s := cluster.Slot("{" + t + "}"); tags[s] == "" {
+			tags[s] = t
+			left--
+		}
+	}
+	return tags
+})
 
 // clientMigrateTimeout is the timeout of a migrating process's MIGRATE
 // under pool options p: half its read timeout, at least 100 ms
@@ -102,7 +120,9 @@ type probeTarget struct {
 
 // probePairs returns, in the order found, a key of prefix for each pair
 // of an old node and a new node (distinct addresses) that some key moves
-// between; a pair that none of probeTries names meets is left out.
+// between: among one key per hash slot when either topology is a
+// cluster, and probeTries keys otherwise; a pair that none of them meets
+// is left out.
 func probePairs(info shard.MigrationInfo, prefix string) []probeTarget {
 	olds, news := info.From.Nodes(), info.To.Nodes()
 	want := 0
@@ -113,10 +133,19 @@ func probePairs(info shard.MigrationInfo, prefix string) []probeTarget {
 			}
 		}
 	}
+	key := func(i int) string { return prefix + strconv.Itoa(i) }
+	tries := probeTries
+	_, fromCluster := info.From.(*shard.ClusterRouter)
+	_, toCluster := info.To.(*shard.ClusterRouter)
+	if fromCluster || toCluster {
+		tags := slotTags()
+		key = func(i int) string { return prefix + "{" + tags[i] + "}" }
+		tries = len(tags)
+	}
 	seen := map[[2]string]bool{}
 	var out []probeTarget
-	for i := 0; i < probeTries && len(out) < want; i++ {
-		k := prefix + strconv.Itoa(i)
+	for i := 0; i < tries && len(out) < want; i++ {
+		k := key(i)
 		src, err := info.From.Route(k)
 		if err != nil {
 			continue

@@ -3,6 +3,7 @@ package reshard_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -231,4 +232,31 @@ func TestReview14LeftoverProbeKeyIsSkipped(t *testing.T) {
 	require.NoError(t, err)
 	assert.Zero(t, v.Misplaced, "misplaced: %v", v.Samples)
 	assert.Zero(t, v.Strays)
+}
+
+// Between two clusters of three masters with the same slot ranges each
+// old master sends its keys to one new master: arming probes each of
+// these three ways once (with a key of a slot that both masters serve),
+// no other, and leaves no probe key on any node.
+func TestReview14ArmProbesEveryWayBetweenClusters(t *testing.T) {
+	ctx := context.Background()
+	ca := redistest.StartClusterTB(t, 3, 0, redistest.Options{})
+	cb := redistest.StartClusterTB(t, 3, 0, redistest.Options{})
+	from, to := mustParse(t, clusterURL(ca)), mustParse(t, clusterURL(cb))
+	before := make([]int, len(ca.Nodes))
+	for i, s := range ca.Nodes {
+		before[i] = commandCount(t, s, "migrate")
+	}
+	require.NoError(t, reshard.Arm(ctx, from, to, reshard.ArmOptions{SkipClientCheck: true}))
+	for i, s := range ca.Nodes {
+		assert.Equal(t, 1, commandCount(t, s, "migrate")-before[i], "%s: a MIGRATE to the new master of its slots", s.Addr)
+	}
+	for _, s := range append(append([]*redistest.Server{}, ca.Nodes...), cb.Nodes...) {
+		assert.Empty(t, probeKeys(t, s), "%s: probe keys left", s.Addr)
+		if slices.Contains(cb.Nodes, s) {
+			n, err := s.Do("DBSIZE")
+			require.NoError(t, err)
+			assert.Equal(t, "0", n, "%s: nothing left at a new node", s.Addr)
+		}
+	}
 }

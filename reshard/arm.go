@@ -22,13 +22,29 @@ type ArmOptions struct {
 	// Timeout bounds the wait for every migrating process to acknowledge
 	// the fence (its beacons renamed "fenced"); 30 s when zero.
 	Timeout time.Duration
+	// Addrs maps a new node's address to the one the old nodes reach it
+	// at, as Options.Addrs; nil: the Migration.Addrs of To (the
+	// processes' config), if any. The probe's MIGRATE uses it.
+	Addrs map[string]string
+	// SkipProbe arms without first checking that every old node can
+	// MIGRATE to the new nodes (see Arm).
+	SkipProbe bool
 }
 
 // Arm raises the fence of the migration from -> to, after which migrating
 // processes move keys on touch (see docs/resharding.md, "The fence"):
 //
 //  1. CLIENT LIST on every old node must show no process that routes by
-//     one topology alone (CheckClients);
+//     one topology alone (CheckClients), and every old node must MIGRATE
+//     a throwaway key (named in the fence's reserved family,
+//     shard.IsFenceKey, expiring on its own, deleted at once) to each new
+//     node that keys move to from it, as migrating processes will: the
+//     same address (Addrs), credentials, database and timeout. An old
+//     node that cannot (TLS-only new nodes without tls-cluster yes on the
+//     old ones, an address the old node cannot reach, credentials the new
+//     node refuses) stops Arm with a *ProbeError, nothing armed: once
+//     armed, every command of those processes on a key that has not
+//     moved yet would fail with a *shard.MigrateError;
 //  2. the marker shard.FenceKey is set to "fenced" on every old node:
 //     migrating processes route by the new topology, and commands on keys
 //     that move wait;
@@ -45,18 +61,28 @@ type ArmOptions struct {
 // could set the marker again after the mover had cleared it, or make it
 // keep the fence, taking the arm for a process still on the migration.
 func Arm(ctx context.Context, from, to shard.Config, opts ArmOptions) error {
-	return withMigrationAs(ctx, from, to, true, func(pools *pool.Set, info shard.MigrationInfo, self string) error {
-		if err := noOtherMover(ctx, pools, info, self); err != nil { // opposite.go
+	return withMigrationAs(ctx, from, to, true, func(pools *pool.Set, info shard.MigrationInfo, c *shard.Client) error {
+		if err := noOtherMover(ctx, pools, info, c.InstanceID()); err != nil { // opposite.go
 			return err
 		}
-		return arm(ctx, pools, info, opts)
+		return arm(ctx, pools, info, opts, clientsMigrateTo(opts.Addrs, to, c.NodeAddr))
 	})
+}
+
+// clientsMigrateTo is how migrating processes of the new topology to
+// MIGRATE to its nodes: to's pool options and MIGRATE timeout, and addrs,
+// or when nil to's Migration.Addrs (the processes' config given as To).
+func clientsMigrateTo(addrs map[string]string, to shard.Config, addrOf func(shard.Node) (string, error)) migrateTo {
+	if addrs == nil && to.Migration != nil {
+		addrs = to.Migration.Addrs
+	}
+	return migrateTo{addrs: addrs, addrOf: addrOf, pool: to.Pool, timeout: clientMigrateTimeout(to.Pool)}
 }
 
 // armPoll is how often Arm reads CLIENT LIST while it waits.
 const armPoll = 20 * time.Millisecond
 
-func arm(ctx context.Context, pools *pool.Set, info shard.MigrationInfo, opts ArmOptions) error {
+func arm(ctx context.Context, pools *pool.Set, info shard.MigrationInfo, opts ArmOptions, probe migrateTo) error {
 	if opts.Timeout <= 0 {
 		opts.Timeout = 30 * time.Second
 	}
@@ -78,6 +104,11 @@ func arm(ctx context.Context, pools *pool.Set, info shard.MigrationInfo, opts Ar
 	}
 	if phase == shard.PhaseArmed {
 		return nil
+	}
+	if !opts.SkipProbe {
+		if err := probeMigrate(ctx, pools, info, probe); err != nil { // probe.go
+			return err
+		}
 	}
 	if err := setFence(ctx, pools, info, key, shard.PhaseFenced); err != nil {
 		return err

@@ -38,15 +38,19 @@ func CheckClients(ctx context.Context, from, to shard.Config, allowUnnamed bool)
 // migration from -> to and the instance name of the mover's routing
 // client (its beacons carry it), and closes both afterwards.
 func withMigration(ctx context.Context, from, to shard.Config, fn func(*pool.Set, shard.MigrationInfo, string) error) error {
-	return withMigrationAs(ctx, from, to, false, fn)
+	return withMigrationAs(ctx, from, to, false, func(pools *pool.Set, info shard.MigrationInfo, c *shard.Client) error {
+		return fn(pools, info, c.InstanceID())
+	})
 }
 
 // withMigrationAs is withMigration; named gives the pools' connections a
 // Move's name (moverPoolFor), so that another Move, a Finish and the end
 // of a Move take the run for one of this migration's movers, still
 // running, as Arm's must be (its routing client keeps beacons of the
-// migration meanwhile, and it may set the marker).
-func withMigrationAs(ctx context.Context, from, to shard.Config, named bool, fn func(*pool.Set, shard.MigrationInfo, string) error) error {
+// migration meanwhile, and it may set the marker). fn is given the
+// routing client itself, whose InstanceID its beacons carry and whose
+// NodeAddr resolves a Sentinel shard's master.
+func withMigrationAs(ctx context.Context, from, to shard.Config, named bool, fn func(*pool.Set, shard.MigrationInfo, *shard.Client) error) error {
 	if err := moverPool(to.Pool).Validate(); err != nil { // options no pool takes: refused before any dial
 		return errtext.Errorf("%w: %w", shard.ErrBadConfig, err)
 	}
@@ -68,7 +72,7 @@ func withMigrationAs(ctx context.Context, from, to shard.Config, named bool, fn 
 	if err := followNodes(c, pools, info.To.Nodes()); err != nil { // servers.go
 		return err
 	}
-	return fn(pools, info, c.InstanceID())
+	return fn(pools, info, c)
 }
 
 // clientEntry is one line of CLIENT LIST.

@@ -83,7 +83,10 @@ func Move(ctx context.Context, opts Options) (*Report, error) {
 	} else {
 		// The clients check, then the fence (arm.go): no key moves before
 		// every process routes by the new topology.
-		if err := arm(ctx, pools, info, ArmOptions{AllowUnnamed: opts.AllowUnnamed, SkipClientCheck: opts.SkipClientCheck}); err != nil {
+		// The probe MIGRATEs as the processes will, also when the
+		// mover moves with DUMP/RESTORE (Options.Dump): they MIGRATE.
+		armOpts := ArmOptions{AllowUnnamed: opts.AllowUnnamed, SkipClientCheck: opts.SkipClientCheck, SkipProbe: opts.SkipProbe}
+		if err := arm(ctx, pools, info, armOpts, clientsMigrateTo(opts.Addrs, opts.To, c.NodeAddr)); err != nil {
 			return nil, err
 		}
 	}
@@ -789,18 +792,46 @@ func isNoKey(reply any) bool {
 // address the old node reaches dst at (Options.Addrs, by dst's address or
 // by the one it resolves to, a Sentinel shard's master), then the keys.
 func (m *mover) migrateArgs(dst shard.Node, keys []string) ([]any, error) {
-	addr := m.opts.Addrs[dst.Addr]
-	if addr == "" && m.addrOf != nil {
+	t := migrateTo{addrs: m.opts.Addrs, addrOf: m.addrOf, pool: m.opts.To.Pool, timeout: m.opts.Timeout}
+	return t.args(dst, false, keys)
+}
+
+// migrateTo says how an old node's MIGRATE reaches the new nodes: addrs
+// maps a new node's address (as dialed, or as a Sentinel shard resolves
+// to) to the one the old nodes reach it at; addrOf resolves a node (nil:
+// its own address); pool gives the database and the credentials (AUTH or
+// AUTH2) for the new node; timeout is MIGRATE's.
+type migrateTo struct {
+	addrs   map[string]string
+	addrOf  func(shard.Node) (string, error)
+	pool    pool.Options
+	timeout time.Duration
+}
+
+// target returns the address the old nodes reach dst at.
+func (t migrateTo) target(dst shard.Node) (string, error) {
+	addr := t.addrs[dst.Addr]
+	if addr == "" && t.addrOf != nil {
 		var err error
-		if addr, err = m.addrOf(dst); err != nil {
-			return nil, err
+		if addr, err = t.addrOf(dst); err != nil {
+			return "", err
 		}
-		if a := m.opts.Addrs[addr]; a != "" {
+		if a := t.addrs[addr]; a != "" {
 			addr = a
 		}
 	}
 	if addr == "" {
 		addr = dst.Addr
+	}
+	return addr, nil
+}
+
+// args returns MIGRATE's arguments that move keys to dst, with COPY
+// (the keys stay at the old node too) when copyKeys.
+func (t migrateTo) args(dst shard.Node, copyKeys bool, keys []string) ([]any, error) {
+	addr, err := t.target(dst)
+	if err != nil {
+		return nil, err
 	}
 	// "[fd00::1]:6379" names host fd00::1: MIGRATE takes it bare.
 	host, port, err := net.SplitHostPort(addr)
@@ -808,8 +839,11 @@ func (m *mover) migrateArgs(dst shard.Node, keys []string) ([]any, error) {
 		i := strings.LastIndex(addr, ":")
 		host, port = addr[:max(i, 0)], addr[i+1:]
 	}
-	p := m.opts.To.Pool
-	args := []any{host, port, "", p.DB, m.opts.Timeout.Milliseconds()}
+	p := t.pool
+	args := []any{host, port, "", p.DB, t.timeout.Milliseconds()}
+	if copyKeys {
+		args = append(args, "COPY")
+	}
 	if p.Password != "" {
 		if p.Username != "" {
 			args = append(args, "AUTH2", p.Username, p.Password)

@@ -16,6 +16,8 @@ type Options struct {
 	From, To shard.Config
 	// Addrs maps a node address as the mover dials it to the address the
 	// old nodes reach it at (MIGRATE connects from server to server).
+	// Arming's probe of MIGRATE (see Arm) uses it too, or when it is nil
+	// To's Migration.Addrs, which the processes use.
 	Addrs map[string]string
 
 	// KeysPerSecond and BytesPerSecond limit the pace (0: no limit), so
@@ -55,6 +57,9 @@ type Options struct {
 	// be attributed to a shardis process.
 	SkipClientCheck bool
 	AllowUnnamed    bool
+	// SkipProbe arms without first checking that every old node can
+	// MIGRATE to the new nodes as the processes will (see Arm).
+	SkipProbe bool
 	// SkipVerify skips the verification pass that ends Move.
 	SkipVerify bool
 	// Finish ends the migration after a clean verification when no

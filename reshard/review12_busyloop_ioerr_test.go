@@ -41,8 +41,9 @@ func TestReview12BusyKeyLoopIOErrorFallsBackToDumpRestore(t *testing.T) {
 	// its BUSYKEY); then the second's SELECT, and its RESTORE's answer is
 	// held back.
 	proxy := startReplyProxy(t, servers[1].Addr, 1+n+2+1, replyStall, nil)
+	// The proxy's fault is for the mover's MIGRATE, not the arming's probe.
 	rep, err := reshard.Move(context.Background(), reshard.Options{From: from, To: to, SkipClientCheck: true,
-		Addrs: map[string]string{servers[1].Addr: proxy.addr}, Batch: n, MaxBlock: time.Minute,
+		Addrs: map[string]string{servers[1].Addr: proxy.addr}, SkipProbe: true, Batch: n, MaxBlock: time.Minute,
 		Timeout: time.Second, Finish: true})
 	require.True(t, proxy.broke.Load(), "the proxy held back an answer")
 	require.Equal(t, 1, errorCount(t, servers[0], "IOERR"), "one key's MIGRATE failed with IOERR")

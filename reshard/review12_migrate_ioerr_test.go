@@ -224,8 +224,9 @@ func TestReview12MigrateIOErrorMidBatchCountsEveryKeyMoved(t *testing.T) {
 			proxy := startReplyProxy(t, servers[1].Addr, 1+acked, tc.mode, nil)
 			var mu sync.Mutex
 			var last reshard.Progress
+			// The proxy's fault is for the mover's MIGRATE, not the arming's probe.
 			rep, err := reshard.Move(context.Background(), reshard.Options{From: from, To: to, SkipClientCheck: true,
-				Addrs: map[string]string{servers[1].Addr: proxy.addr}, Batch: n, MaxBlock: time.Minute,
+				Addrs: map[string]string{servers[1].Addr: proxy.addr}, SkipProbe: true, Batch: n, MaxBlock: time.Minute,
 				Timeout: time.Second, Finish: true, Progress: func(p reshard.Progress) {
 					mu.Lock()
 					last = p
@@ -291,8 +292,9 @@ func TestReview12BusyBatchRetryFailureCountsTheBatchsMoves(t *testing.T) {
 	proxy := startReplyProxy(t, servers[1].Addr, 1+n, sendCut, nil)
 	var mu sync.Mutex
 	var last reshard.Progress
+	// The proxy's fault is for the mover's MIGRATE, not the arming's probe.
 	rep, err := reshard.Move(context.Background(), reshard.Options{From: from, To: to, SkipClientCheck: true,
-		Addrs: map[string]string{servers[1].Addr: proxy.addr}, Batch: n, MaxBlock: time.Minute,
+		Addrs: map[string]string{servers[1].Addr: proxy.addr}, SkipProbe: true, Batch: n, MaxBlock: time.Minute,
 		Timeout: time.Second, Progress: func(p reshard.Progress) {
 			mu.Lock()
 			last = p
@@ -352,8 +354,9 @@ func TestReview12MigrateIOErrorThenFailedFallbackCountsTheBatchsMoves(t *testing
 		pauser.Send("CLIENT", "PAUSE", 20000, "WRITE")
 		pauseErr <- pauser.Flush()
 	})
+	// The proxy's fault is for the mover's MIGRATE, not the arming's probe.
 	rep, err := reshard.Move(context.Background(), reshard.Options{From: from, To: to, SkipClientCheck: true,
-		Addrs: map[string]string{servers[1].Addr: proxy.addr}, Batch: n, MaxBlock: time.Minute,
+		Addrs: map[string]string{servers[1].Addr: proxy.addr}, SkipProbe: true, Batch: n, MaxBlock: time.Minute,
 		Timeout: time.Second})
 	require.Error(t, err)
 	t.Logf("the error: %v", err)

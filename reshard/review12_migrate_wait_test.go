@@ -172,8 +172,9 @@ func TestReview12MigrateOfAHungOldNodeIsNotWaitedForever(t *testing.T) {
 	t.Cleanup(func() { servers[0].Resume() })
 	const timeout = time.Second
 	start := time.Now()
+	// The proxy's fault is for the mover's MIGRATE, not the arming's probe.
 	_, err = reshard.Move(context.Background(), reshard.Options{From: from, To: to, SkipClientCheck: true,
-		Addrs: map[string]string{servers[1].Addr: proxy.addr}, Timeout: timeout})
+		Addrs: map[string]string{servers[1].Addr: proxy.addr}, SkipProbe: true, Timeout: timeout})
 	took := time.Since(start)
 	require.NoError(t, <-paused, "stopping the old node")
 	require.NoError(t, servers[0].Resume())

@@ -42,6 +42,11 @@ by OLD until a marker on the old nodes says so. Before moving, reshard arms
 it (sets the marker to "fenced", waits until every process acknowledges in
 CLIENT LIST, then sets it to "armed"); --arm does only that, without moving
 (refused while a mover of the same migration runs: it arms by itself).
+Before the fence, each old node MIGRATEs a throwaway key to each new node
+its keys go to, as the processes will (migration.addrs of NEW, NEW's
+credentials): an old node that cannot (TLS-only new nodes without
+tls-cluster yes on the old ones, an address it cannot reach, a password the
+new node refuses) stops it, nothing armed; --skip-probe arms without it.
 
 Once every process runs the plain NEW config, --finish ends the migration: it
 checks CLIENT LIST on the old nodes (no process may still route by the
@@ -74,6 +79,7 @@ func runReshard(ctx context.Context, env *cliEnv, args []string) error {
 	timeout := fs.Duration("timeout", 0, "how long one MIGRATE's I/O between the servers may take, and the DUMP/RESTORE path's pause of the old node's writes lasts, less a second (default 10s); raise it for values that take longer to travel")
 	dump := fs.Bool("dump", false, "move with DUMP/RESTORE through this process instead of MIGRATE (pauses the old node's writes for each batch: CLIENT PAUSE WRITE, Redis 6.2+)")
 	allowUnnamed := fs.Bool("allow-unnamed", false, "start even when old nodes have connections no shardis client named")
+	skipProbe := fs.Bool("skip-probe", false, "arm without first checking that every old node can MIGRATE to the new nodes as the processes will")
 	quiet := fs.Bool("quiet", false, "no progress bar")
 	armOnly := fs.Bool("arm", false, "arm the fence (processes start moving keys on touch) and move nothing")
 	finish := fs.Bool("finish", false, "end the migration: delete the fence's marker once no process uses the migration and every key is at its owner")
@@ -113,7 +119,7 @@ func runReshard(ctx context.Context, env *cliEnv, args []string) error {
 		return fmt.Errorf("%w: --dry-run changes nothing; --arm, --finish and --clear-fence change the fence", errUsage)
 	}
 	err = reshardVerb(ctx, env, from, to, reshardFlags{dryRun: *dryRun, yes: *yes, quiet: *quiet, armOnly: *armOnly,
-		finish: *finish, clearFence: *clearFence, allowUnnamed: *allowUnnamed, dump: *dump, batch: *batch,
+		finish: *finish, clearFence: *clearFence, allowUnnamed: *allowUnnamed, skipProbe: *skipProbe, dump: *dump, batch: *batch,
 		maxBlock: *maxBlock, timeout: *timeout, keysPS: keysPS, bytesPS: bytesPS})
 	if errors.Is(err, shard.ErrBadConfig) {
 		// A config that loads but cannot be used (one server under two
@@ -126,10 +132,10 @@ func runReshard(ctx context.Context, env *cliEnv, args []string) error {
 // reshardFlags are the parsed flags of reshard that choose and tune what
 // it does.
 type reshardFlags struct {
-	dryRun, yes, quiet, armOnly, finish, clearFence, allowUnnamed, dump bool
-	batch                                                               int
-	maxBlock, timeout                                                   time.Duration
-	keysPS, bytesPS                                                     float64
+	dryRun, yes, quiet, armOnly, finish, clearFence, allowUnnamed, skipProbe, dump bool
+	batch                                                                          int
+	maxBlock, timeout                                                              time.Duration
+	keysPS, bytesPS                                                                float64
 }
 
 // reshardVerb runs what the flags ask: the move (or its dry run), --arm,
@@ -147,7 +153,7 @@ func reshardVerb(ctx context.Context, env *cliEnv, from, to shard.Config, f resh
 		fmt.Fprintln(env.stdout, "finished: fence cleared (a process started on the migrating config from now on would wait for a fence again)")
 		return nil
 	case f.armOnly:
-		if err := reshard.Arm(ctx, from, to, reshard.ArmOptions{AllowUnnamed: f.allowUnnamed}); err != nil {
+		if err := reshard.Arm(ctx, from, to, reshard.ArmOptions{AllowUnnamed: f.allowUnnamed, SkipProbe: f.skipProbe}); err != nil {
 			return err
 		}
 		fmt.Fprintln(env.stdout, "armed: processes in migration mode move keys on touch")
@@ -160,7 +166,7 @@ func reshardVerb(ctx context.Context, env *cliEnv, from, to shard.Config, f resh
 		return nil
 	}
 	opts := reshard.Options{From: from, To: to, DryRun: f.dryRun, KeysPerSecond: f.keysPS, BytesPerSecond: f.bytesPS,
-		Batch: f.batch, MaxBlock: f.maxBlock, Timeout: f.timeout, Dump: f.dump, AllowUnnamed: f.allowUnnamed, Finish: true}
+		Batch: f.batch, MaxBlock: f.maxBlock, Timeout: f.timeout, Dump: f.dump, AllowUnnamed: f.allowUnnamed, SkipProbe: f.skipProbe, Finish: true}
 	if to.Migration != nil {
 		// The processes' config of step 1 as NEW: where the old nodes
 		// reach the new ones (migration.addrs), for MIGRATE.

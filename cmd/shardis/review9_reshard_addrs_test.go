@@ -20,6 +20,9 @@ import (
 // an address where nothing listens: MIGRATE must go there and fail, and
 // the batch move through the mover (DUMP/RESTORE, an EVALSHA on the new
 // node), rather than MIGRATE straight to the address the mover dials.
+// Arming probes MIGRATE there first, as the processes will send it, and
+// refuses (status 1, nothing armed, nothing moved); --skip-probe arms
+// without the probe.
 func TestReview9ReshardTakesTheMigrationAddrs(t *testing.T) {
 	servers := redistest.StartNTB(t, 2, redistest.Options{})
 	from := fmt.Sprintf("redis-ring://%s?names=a", servers[0].Addr)
@@ -29,7 +32,20 @@ func TestReview9ReshardTakesTheMigrationAddrs(t *testing.T) {
 		_, err := servers[0].Do("SET", fmt.Sprint("addrs:", i), "v")
 		require.NoError(t, err)
 	}
-	code, out, errOut := runCLI(t, "", "reshard", "--from", from, "--to", toFile, "--yes", "--quiet", "--timeout", "2s")
+	for _, verb := range [][]string{{"--arm"}, {"--yes", "--quiet"}} {
+		args := append([]string{"reshard", "--from", from, "--to", toFile}, verb...)
+		code, _, errOut := runCLI(t, "", args...)
+		require.Equal(t, 1, code, errOut)
+		assert.Contains(t, errOut, "cannot MIGRATE to new node b at 127.0.0.1:1", verb)
+		assert.Contains(t, errOut, "not armed", verb)
+		n, err := servers[1].Do("DBSIZE")
+		require.NoError(t, err)
+		assert.Equal(t, "0", n, "nothing moved")
+		keys, err := servers[0].Do("KEYS", "shardis:migration:*")
+		require.NoError(t, err)
+		assert.Empty(t, keys, "neither the fence's marker nor a probe key")
+	}
+	code, out, errOut := runCLI(t, "", "reshard", "--from", from, "--to", toFile, "--yes", "--quiet", "--timeout", "2s", "--skip-probe")
 	require.Equal(t, 0, code, errOut)
 	assert.Contains(t, out, "verify: 20 keys scanned, 0 misplaced")
 	stats, err := servers[1].Do("INFO", "commandstats")

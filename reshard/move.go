@@ -45,6 +45,10 @@ func Move(ctx context.Context, opts Options) (*Report, error) {
 		}
 	}
 	opts = opts.withDefaults()
+	if opts.Addrs == nil && opts.To.Migration != nil {
+		// To is the processes' config: its MIGRATEs go where theirs go.
+		opts.Addrs = opts.To.Migration.Addrs
+	}
 	start := time.Now()
 	c, err := routingClient(ctx, opts.From, opts.To, opts.Addrs)
 	if err != nil {

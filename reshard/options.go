@@ -16,8 +16,8 @@ type Options struct {
 	From, To shard.Config
 	// Addrs maps a node address as the mover dials it to the address the
 	// old nodes reach it at (MIGRATE connects from server to server).
-	// Arming's probe of MIGRATE (see Arm) uses it too, or when it is nil
-	// To's Migration.Addrs, which the processes use.
+	// Arming's probe of MIGRATE (see Arm) uses it too. When it is nil, To's
+	// Migration.Addrs, which the processes use, serves for both.
 	Addrs map[string]string
 
 	// KeysPerSecond and BytesPerSecond limit the pace (0: no limit), so

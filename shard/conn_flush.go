@@ -562,6 +562,9 @@ func (f *flusher) sendPinned() {
 	// fail fails commands from on; those before upTo were written whole
 	// (or may have been), so they may have run; the others were not
 	// (nor what MULTI queued before an EXEC that was not).
+	// multiRefused: the server refused the run's MULTI (its reply was
+	// read): the commands after it ran outside any transaction.
+	multiRefused := false
 	fail := func(from int, err error, upTo int) {
 		nerr := &NodeError{Node: node, Err: contextCause(f.ctx, err)}
 		if !errors.Is(err, errNothingSent) && !errors.Is(err, errAfterProtocolError) {
@@ -587,8 +590,11 @@ func (f *flusher) sendPinned() {
 			tx.refused = nerr
 			return
 		}
+		watched := tx.watched
 		tx.finish()
-		if !closing {
+		// Once the run's MULTI was refused, the replies of the WATCHes
+		// before it were read: watched tells whether any was in force.
+		if !closing && (watched || !multiRefused) {
 			// The watched keys are no longer watched: the next
 			// MULTI ... EXEC fails rather than run unguarded.
 			tx.lost = nerr
@@ -630,7 +636,6 @@ func (f *flusher) sendPinned() {
 		fail(0, errNothingSent, 0)
 		return
 	}
-	multiRefused := false
 	// The hooks run outside the fence (Start before the run enters it,
 	// the others once it left, deferred first): a slow hook neither
 	// holds the switch of a migration nor sends the run after it, to

@@ -110,6 +110,21 @@ func TestReview14ConnBlockingAfterRefusedMultiIsLeftToReceive(t *testing.T) {
 			require.Equal(t, "1", n, "a BLPOP left blocked popped the element")
 			_, err = server.Do("DEL", q)
 			require.NoError(t, err)
+
+			// Nothing was watched on the connection the BLPOP's timeout
+			// closed: the Conn's next transaction runs (it would be
+			// refused for watched keys lost with that connection).
+			_, err = server.Do("ACL", "SETUSER", "nomulti", "+multi")
+			require.NoError(t, err)
+			defer server.Do("ACL", "SETUSER", "nomulti", "-multi")
+			if tt.name == "WATCH, refused MULTI read" {
+				return // there, a key was watched: the refusal is right
+			}
+			require.NoError(t, conn.Send("MULTI"))
+			require.NoError(t, conn.Send("SET", "r14rmc:k", "v"))
+			replies, err := redis.Values(conn.Do("EXEC"))
+			require.NoError(t, err, "the next transaction of the Conn")
+			require.Equal(t, []any{"OK"}, replies)
 		})
 	}
 }

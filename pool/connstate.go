@@ -81,7 +81,9 @@ func (c *liveConn) noteSent(cmd string, args []any) {
 // end both only inside MULTI (without it the server refuses them and the
 // keys stay watched), UNWATCH inside MULTI is only queued, and WATCH
 // inside MULTI is refused, as is a nested MULTI (the first stays open),
-// and RESET ends both at once. redigo's pool, which clears its own record of
+// and RESET ends both at once. It assumes the server accepts the MULTI,
+// EXEC and DISCARD it follows; the replies tell when it did not
+// (answer, refusedTx). redigo's pool, which clears its own record of
 // them at any EXEC or DISCARD, sends UNWATCH or DISCARD on return only
 // when that record says so; a connection whose keys are still watched
 // after that is closed by the borrow check instead.
@@ -121,12 +123,29 @@ func (c *liveConn) noteTx(cmd string) {
 }
 
 // endTx notes an EXEC or DISCARD: inside MULTI it ends the transaction
-// and the watch; without it the server refuses it.
+// and the watch (unless the server refuses it: refusedTx); without it
+// the server refuses it.
 func (c *liveConn) endTx() {
 	if c.multi.Load() {
+		c.endAt.Store(c.sent)
 		c.multi.Store(false)
 		c.watching.Store(false)
 	}
+}
+
+// refusedTx notes the server's refusal of the MULTI that noteTx took
+// for a transaction's start, or of the EXEC or DISCARD it took for its
+// end: an ACL user without the command, a wrong argument count. After a
+// refused MULTI there is no transaction, so the EXEC or DISCARD after
+// it (the pool's return's included) is refused as well and the keys
+// watched before or after it stay watched, a WATCH after it having been
+// taken for one inside MULTI; after a refused DISCARD (or an EXEC
+// refused by a server that keeps the transaction open) the
+// transaction stays open, and the next caller's commands would be
+// queued in it. Neither is what the pool restores: the connection is
+// marked changed (the receiving goroutine's, read by the borrow check).
+func (c *liveConn) refusedTx() {
+	c.changed.Store(true)
 }
 
 // leftState reports whether c's last user left it in a state that a

@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"strings"
 
+	"github.com/gomodule/redigo/redis"
 	"github.com/shardis/shardis/shard/command"
 )
 
@@ -76,11 +77,27 @@ func (c *liveConn) noteBlocking(cmd string, args []any) {
 }
 
 // answer notes a reply read that answers a command (answered): the +OK
-// of the MULTI that opened the transaction confirms it (multiOK).
+// of the MULTI that opened the transaction confirms it (multiOK), and a
+// refusal of that MULTI, or of the EXEC or DISCARD taken for the
+// transaction's end, tells that the server's transaction state is not
+// what noteTx assumed (refusedTx).
 func (c *liveConn) answer(r any) {
 	n := c.answered.Add(1)
-	if s, ok := r.(string); ok && s == "OK" && n == c.multiAt.Load() {
-		c.multiOK.Store(n)
+	switch n {
+	case c.multiAt.Load():
+		switch r := r.(type) {
+		case string:
+			if r == "OK" {
+				c.multiOK.Store(n)
+			}
+		case redis.Error:
+			c.refusedTx()
+		}
+	case c.endAt.Load():
+		// EXECABORT ends the transaction (and the watch) as EXEC does.
+		if e, ok := r.(redis.Error); ok && !strings.HasPrefix(string(e), "EXECABORT") {
+			c.refusedTx()
+		}
 	}
 }
 

@@ -91,6 +91,11 @@ type liveConn struct {
 	// read (both the receiving goroutine's, multiOK read by the sending
 	// one).
 	multiAt, answered, multiOK atomic.Int64
+	// endAt is the number (in sent) of the last EXEC or DISCARD that
+	// ended the transaction multi said was open (the sending goroutine's,
+	// read by the receiving one): its refusal means that the server
+	// kept the transaction, or never had one (connstate.go).
+	endAt atomic.Int64
 
 	// The Set's connection name (names.go), nil for a connection of no
 	// pool, and the generation of it that this connection carries

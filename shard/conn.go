@@ -269,19 +269,24 @@ func (rc *routedConn) Flush() error {
 }
 
 // unblockedPrefix returns how many of the queued commands come before the
-// first one that would block on the server (a blocking command between
-// MULTI and EXEC does not).
+// first one that may block on the server. A blocking command between
+// MULTI and EXEC does not, but only once the server's +OK to that MULTI
+// was read: one it refused (an ACL user without MULTI, say) opened no
+// transaction, and the command blocks as outside MULTI.
 func (rc *routedConn) unblockedPrefix() int {
 	multi := rc.tx.multi
+	queued := multi && rc.tx.multiOK
 	for i, cmd := range rc.queue {
 		info := command.Lookup(cmd.name)
 		switch lowerName(cmd.name) {
 		case "multi":
-			multi = true
+			if !multi { // a nested one is refused, the first stays
+				multi, queued = true, false // its reply is not read yet
+			}
 		case "exec", "discard":
-			multi = false
+			multi, queued = false, false
 		}
-		if !multi && isBlocking(&call{name: cmd.name, args: cmd.args, info: info}) {
+		if !queued && isBlocking(&call{name: cmd.name, args: cmd.args, info: info}) {
 			return i
 		}
 	}

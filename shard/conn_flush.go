@@ -116,7 +116,7 @@ func (f *flusher) step(i int) {
 		// The commands before MULTI are not the transaction's: they run
 		// whatever becomes of it.
 		f.sendRuns()
-		tx.multi = true
+		tx.multi, tx.multiOK = true, false
 		f.scanned = true
 		err := tx.lost
 		if err == nil {
@@ -562,6 +562,9 @@ func (f *flusher) sendPinned() {
 	// fail fails commands from on; those before upTo were written whole
 	// (or may have been), so they may have run; the others were not
 	// (nor what MULTI queued before an EXEC that was not).
+	// multiRefused: the server refused the run's MULTI (its reply was
+	// read): the commands after it ran outside any transaction.
+	multiRefused := false
 	fail := func(from int, err error, upTo int) {
 		nerr := &NodeError{Node: node, Err: contextCause(f.ctx, err)}
 		if !errors.Is(err, errNothingSent) && !errors.Is(err, errAfterProtocolError) {
@@ -587,8 +590,11 @@ func (f *flusher) sendPinned() {
 			tx.refused = nerr
 			return
 		}
+		watched := tx.watched
 		tx.finish()
-		if !closing {
+		// Once the run's MULTI was refused, the replies of the WATCHes
+		// before it were read: watched tells whether any was in force.
+		if !closing && (watched || !multiRefused) {
 			// The watched keys are no longer watched: the next
 			// MULTI ... EXEC fails rather than run unguarded.
 			tx.lost = nerr
@@ -604,14 +610,28 @@ func (f *flusher) sendPinned() {
 	// A blocking command (BLPOP on a watched key, ...) is waited for as
 	// long as it asked the server to block, plus the read timeout; not
 	// between MULTI and EXEC, where the server answers QUEUED and EXEC
-	// runs it without blocking.
+	// runs it without blocking. But a MULTI that the server refuses (an
+	// ACL user without it) opens no transaction: what follows it runs at
+	// once, a blocking command blocks, and its reply is waited for as
+	// outside MULTI (unqueued). The MULTI's reply comes first and tells.
 	calls := make([]*call, 0, len(cmds))
+	all := make([]*call, 0, len(cmds))
+	lastMulti := -1 // the run's MULTI, whose reply the transaction's state follows
 	for k, cmd := range cmds {
+		if lowerName(cmd.name) == "multi" {
+			lastMulti = k
+		}
+		cl := &call{name: cmd.name, args: cmd.args, info: command.Lookup(cmd.name)}
+		all = append(all, cl)
 		if !in[k] {
-			calls = append(calls, &call{name: cmd.name, args: cmd.args, info: command.Lookup(cmd.name)})
+			calls = append(calls, cl)
 		}
 	}
 	timeout, err := f.rc.c.replyTimeout(f.ctx, calls)
+	unqueued := timeout
+	if err == nil && lastMulti >= 0 {
+		unqueued, err = f.rc.c.replyTimeout(f.ctx, all)
+	}
 	if err != nil {
 		fail(0, errNothingSent, 0)
 		return
@@ -680,7 +700,11 @@ func (f *flusher) sendPinned() {
 	defer stop()
 	var answers txAnswers // what the replies say of the node
 	for k := range replies {
-		reply, err := tx.conn.ReceiveWithTimeout(timeout)
+		wait := timeout
+		if in[k] && multiRefused {
+			wait = unqueued
+		}
+		reply, err := tx.conn.ReceiveWithTimeout(wait)
 		var re redis.Error
 		switch {
 		case errors.As(err, &re) && isProtocolError(re):
@@ -699,8 +723,11 @@ func (f *flusher) sendPinned() {
 		case err == nil:
 			set(k, Result{Reply: reply})
 			answers.reply(cmds[k].name, nil)
-			if !in[k] && lowerName(cmds[k].name) == "watch" {
+			switch name := lowerName(cmds[k].name); {
+			case !in[k] && name == "watch":
 				tx.watched = true
+			case k == lastMulti && tx.multi:
+				tx.multiOK = true // what follows it is queued
 			}
 		case errors.As(err, &re):
 			f.noteMoved(re)
@@ -708,6 +735,15 @@ func (f *flusher) sendPinned() {
 			rerr := f.rc.c.commandReplyError(tx.node, cmds[k].name, cmds[k].args, re)
 			answers.reply(cmds[k].name, rerr)
 			set(k, Result{Err: rerr})
+			if k == lastMulti {
+				// Refused (an ACL user without MULTI): no transaction is
+				// open on the server, whose EXEC or DISCARD would be
+				// refused; what follows runs at once, as after a refused
+				// MULTI on one server. The Conn's follows suit: the
+				// connection stays held only for a WATCH.
+				tx.multi, tx.multiOK, tx.multiSent = false, false, false
+				multiRefused = true
+			}
 		case writeErr != nil:
 			fail(k, writeErr, unwritten)
 			return
@@ -829,6 +865,7 @@ type connTx struct {
 	group     int
 	multi     bool  // inside MULTI
 	multiSent bool  // MULTI went to conn
+	multiOK   bool  // the server's +OK to that MULTI was read
 	watched   bool  // a WATCH on conn was accepted
 	closing   bool  // EXEC, DISCARD or UNWATCH was sent: release after its run
 	refused   error // the transaction was refused: everything up to EXEC fails with it

@@ -49,7 +49,7 @@ func FuzzParseRole(f *testing.F) {
 				}
 				list = append(list, []any{[]byte(h), []byte(port), []byte("0")})
 				p, ok := validPort(port)
-				valid = valid && ok && validHost(h)
+				valid = valid && ok && usableHost(h)
 				want = append(want, net.JoinHostPort(h, strconv.Itoa(p)))
 			}
 			reply = []any{[]byte("master"), offset, list}
@@ -67,7 +67,7 @@ func FuzzParseRole(f *testing.F) {
 			reply = []any{[]byte("slave"), []byte(host), int64(len(port)*1000 + len(host)), []byte(state), offset}
 			p := len(port)*1000 + len(host)
 			role, err := ParseRole(reply)
-			if !validHost(host) || p < 1 || p > 65535 {
+			if !usableHost(host) || p < 1 || p > 65535 {
 				if !errors.Is(err, ErrBadReply) {
 					t.Fatalf("%q: %+v, %v; want ErrBadReply", reply, role, err)
 				}

@@ -288,10 +288,11 @@ func parseRate(s string) (keys, bytes float64, err error) {
 	for _, suf := range []string{"GB", "MB", "KB", "B"} {
 		if num, ok := strings.CutSuffix(strings.ToUpper(s), suf); ok {
 			v, err := strconv.ParseFloat(num, 64)
+			v *= mult[suf] // a number near the largest float overflows here
 			if err != nil || !(v > 0) || math.IsInf(v, 0) {
 				return 0, 0, fmt.Errorf("--rate %q: want a positive number such as 20MB/s", s)
 			}
-			return 0, v * mult[suf], nil
+			return 0, v, nil
 		}
 	}
 	v, err := strconv.ParseFloat(s, 64)

@@ -200,8 +200,14 @@ func (c *Info) fromSpecs(args []any, dst []int, channels bool) ([]int, failure) 
 			}
 			return dst, failure{code: failOutOfRange}
 		}
-		for k := first; k <= last; k += step {
+		// A step larger than what is left ends the range; k += step could
+		// otherwise overflow into negative indexes (a server's key spec
+		// may carry any keystep).
+		for k := first; ; k += step {
 			dst = append(dst, k-1)
+			if last-k < step {
+				break
+			}
 		}
 		if ks.Flags&KeyIncomplete != 0 {
 			return dst, failure{code: failIncomplete}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"sync"
@@ -189,6 +190,17 @@ func migrateIdle(ctx context.Context, conn redis.Conn, timeout time.Duration) ([
 	if err != nil {
 		return nil, err
 	}
+	return parseMigrateIdle(text)
+}
+
+// maxIdleSeconds is the longest idle time in seconds that a
+// time.Duration holds; a longer one (a server's reply cannot be trusted
+// to be sane) counts as that long rather than wrapping to a negative
+// duration, which would read as activity.
+const maxIdleSeconds = math.MaxInt64 / int64(time.Second)
+
+// parseMigrateIdle is migrateIdle's reading of a CLIENT LIST reply.
+func parseMigrateIdle(text string) ([]time.Duration, error) {
 	var out []time.Duration
 	for line := range strings.SplitSeq(text, "\n") {
 		var name, cmd, idle string
@@ -215,6 +227,7 @@ func migrateIdle(ctx context.Context, conn redis.Conn, timeout time.Duration) ([
 		if err != nil {
 			return nil, fmt.Errorf("CLIENT LIST idle=%q: %w", idle, err)
 		}
+		s = min(max(s, 0), maxIdleSeconds)
 		out = append(out, time.Duration(s)*time.Second)
 	}
 	return out, nil

@@ -631,6 +631,9 @@ func (c *Client) txOnce(ctx context.Context, plan txPlan, node int, asking bool,
 		return nil, txMayHaveRun, err
 	}
 	defer tx.fence.leave()
+	if ringMoved(plan.loc, node, keys) { // nothing of MULTI is sent (ring_view.go)
+		return nil, txMayHaveRun, errTxRingMoved
+	}
 	if err := ctxEnded(ctx); err != nil {
 		// The context ended while fn ran: nothing of MULTI ... EXEC is
 		// written (the connection would be closed only once the write

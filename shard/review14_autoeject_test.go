@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -172,4 +173,184 @@ func TestReview14TxRunsWhereItsKeyLivesAfterARestore(t *testing.T) {
 	v, err := redis.String(c.Do(ctx, "GET", key))
 	require.NoError(t, err)
 	assert.Equal(t, "tx", v, "the client reads the transaction's write")
+}
+
+// TestReview14FlappingShardUnderTraffic: a shard stopped and resumed
+// every 200 ms (SIGSTOP, SIGCONT) while pipelines over every shard run is
+// ejected at most once per stop and restored after each; every ejection
+// and restore names that shard, they alternate, the shard ends in the
+// ring, the other shards' keys never fail, and no goroutine is left
+// behind.
+func TestReview14FlappingShardUnderTraffic(t *testing.T) {
+	servers := redistest.StartNTB(t, 3, redistest.Options{})
+	cfg := ringConfig(servers)
+	cfg.Health = shard.HealthOptions{Interval: 20 * time.Millisecond, FailureLimit: 1, Timeout: 100 * time.Millisecond, AutoEject: true}
+	cfg.Pool.ReadTimeout = 150 * time.Millisecond
+	var mu sync.Mutex
+	var events []shard.NodeEvent
+	cfg.Hooks = &shard.Hooks{NodeState: func(ev shard.NodeEvent) {
+		mu.Lock()
+		events = append(events, ev)
+		mu.Unlock()
+	}}
+	c := newClient(t, cfg)
+	rr := c.Router().(*shard.RingRouter)
+	keys := keysByShard(t, c, 20)
+	flapper := servers[1]
+	ctx := context.Background()
+	for range 3 { // warm the pools up
+		p := c.Pipeline()
+		for _, ks := range keys {
+			for _, k := range ks {
+				p.Send("SET", k, "v")
+			}
+		}
+		_, err := p.Exec(ctx)
+		require.NoError(t, err)
+	}
+	base := runtime.NumGoroutine()
+
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	var otherFailures, rounds atomic.Int64
+	var firstFailure atomic.Value
+	for w := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for n := 0; ; n++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				p := c.Pipeline()
+				var other []int
+				for addr, ks := range keys {
+					for _, k := range ks {
+						if addr != flapper.Addr {
+							other = append(other, p.Len())
+						}
+						p.Send("SET", k, fmt.Sprintf("%d-%d", w, n))
+					}
+				}
+				res, err := p.Exec(ctx)
+				if err != nil {
+					firstFailure.CompareAndSwap(nil, err.Error())
+					otherFailures.Add(1)
+					continue
+				}
+				for _, i := range other {
+					if res[i].Err != nil {
+						firstFailure.CompareAndSwap(nil, res[i].Err.Error())
+						otherFailures.Add(1)
+					}
+				}
+				rounds.Add(1)
+			}
+		}()
+	}
+	const stops = 15
+	for range stops {
+		require.NoError(t, flapper.Pause())
+		time.Sleep(200 * time.Millisecond) // the flapping itself, not a wait for a condition
+		require.NoError(t, flapper.Resume())
+		time.Sleep(200 * time.Millisecond)
+	}
+	close(stop)
+	wg.Wait()
+	waitFor(t, 10*time.Second, "the shard back in the ring", func() bool { return !rr.Ejected(1) })
+
+	mu.Lock()
+	evs := append([]shard.NodeEvent(nil), events...)
+	mu.Unlock()
+	ejected, restored := 0, 0
+	last := shard.NodeRestored
+	for _, ev := range evs {
+		switch ev.Kind {
+		case shard.NodeEjected, shard.NodeRestored:
+			assert.Equal(t, flapper.Addr, ev.Node.Addr, "%v", ev.Kind)
+			assert.NotEqual(t, last, ev.Kind, "ejections and restores alternate")
+			last = ev.Kind
+			if ev.Kind == shard.NodeEjected {
+				ejected++
+			} else {
+				restored++
+			}
+		case shard.NodeDown:
+			assert.Equal(t, flapper.Addr, ev.Node.Addr)
+			assert.Error(t, ev.Err, "a NodeDown carries its cause")
+		}
+	}
+	t.Logf("%d pipelines, %d ejections, %d restores, %d failures on other shards (first: %v)",
+		rounds.Load(), ejected, restored, otherFailures.Load(), firstFailure.Load())
+	assert.Positive(t, ejected)
+	assert.LessOrEqual(t, ejected, stops+1, "at most one ejection per stop")
+	assert.Equal(t, ejected, restored)
+	assert.Zero(t, otherFailures.Load(), "the other shards' keys never fail")
+
+	var now int
+	deadline := time.Now().Add(10 * time.Second)
+	for now = runtime.NumGoroutine(); now > base && time.Now().Before(deadline); now = runtime.NumGoroutine() {
+		time.Sleep(20 * time.Millisecond)
+	}
+	assert.LessOrEqual(t, now, base, "goroutines before the flapping: %d, after: %d", base, now)
+}
+
+// TestReview14AutoEjectSentinelShardFailover: with auto-eject, a
+// Sentinel shard whose master dies is taken out of the ring (its keys
+// are written on the other shards meanwhile) and put back once the
+// Sentinels promoted its replica: its keys are then written on the new
+// master, and the NodeEjected and NodeRestored name that shard.
+func TestReview14AutoEjectSentinelShardFailover(t *testing.T) {
+	set := startSentinelSet(t)
+	cfg := sentinelConfig(set)
+	cfg.Health.AutoEject = true
+	var mu sync.Mutex
+	var events []shard.NodeEvent
+	cfg.Hooks = &shard.Hooks{NodeState: func(ev shard.NodeEvent) {
+		mu.Lock()
+		events = append(events, ev)
+		mu.Unlock()
+	}}
+	c := newClient(t, cfg)
+	rr := c.Router().(*shard.RingRouter)
+	ctx := context.Background()
+	const victim = 1
+	victimNode := rr.Nodes()[victim]
+	var key string
+	for i := 0; key == ""; i++ {
+		k := fmt.Sprintf("se:%d", i)
+		if n, err := rr.Route(k); err == nil && n == victimNode {
+			key = k
+		}
+	}
+	master, err := set.Master(victim)
+	require.NoError(t, err)
+	replica, err := set.Replica(victim)
+	require.NoError(t, err)
+	require.NoError(t, master.Kill())
+
+	waitFor(t, 20*time.Second, "the shard to be ejected", func() bool { return rr.Ejected(victim) })
+	_, err = c.Do(ctx, "SET", key, "while-out")
+	require.NoError(t, err, "the dead shard's key is served by another shard")
+	waitFor(t, 60*time.Second, "the shard to be restored on its new master", func() bool { return !rr.Ejected(victim) })
+	waitFor(t, 20*time.Second, "a write through the client to reach the promoted replica", func() bool {
+		if _, err := c.Do(ctx, "SET", key, "after"); err != nil {
+			return false
+		}
+		v, err := replica.Do("GET", key)
+		return err == nil && v == "after"
+	})
+	mu.Lock()
+	defer mu.Unlock()
+	kinds := map[shard.NodeEventKind]int{}
+	for _, ev := range events {
+		if ev.Kind == shard.NodeEjected || ev.Kind == shard.NodeRestored {
+			assert.Equal(t, victimNode, ev.Node, "%v", ev.Kind)
+			kinds[ev.Kind]++
+		}
+	}
+	assert.Equal(t, 1, kinds[shard.NodeEjected])
+	assert.Equal(t, 1, kinds[shard.NodeRestored])
 }

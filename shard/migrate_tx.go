@@ -77,7 +77,7 @@ func (f *flusher) pinFor(key any) error {
 	if err := f.pin(node, group); err != nil {
 		return err
 	}
-	f.rc.tx.fence = plan
+	f.rc.tx.fence, f.rc.tx.key = plan, key
 	return nil
 }
 

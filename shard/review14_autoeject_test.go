@@ -474,3 +474,46 @@ func TestReview14PubSubAcrossEjectionAndRestore(t *testing.T) {
 	t.Logf("%d rounds published", seq.Load())
 	assert.Empty(t, problems, "messages delivered twice or out of order")
 }
+
+// TestReview14ConnTxRefusedAfterItsKeyMoved: a Conn's transaction that
+// WATCHed its key on the shard standing in for an ejected one, whose
+// owner is restored before EXEC, is refused (an error matching
+// ErrTxAborted, as when a watched key changed) instead of writing on the
+// stand-in, where no later read looks.
+func TestReview14ConnTxRefusedAfterItsKeyMoved(t *testing.T) {
+	servers := redistest.StartNTB(t, 3, redistest.Options{})
+	cfg := ringConfig(servers)
+	cfg.Health.AutoEject = true
+	c := newClient(t, cfg)
+	rr := c.Router().(*shard.RingRouter)
+	keys := keysByShard(t, c, 1)
+	owner := servers[1]
+	key := keys[owner.Addr][0]
+
+	require.NoError(t, owner.Kill())
+	waitFor(t, 20*time.Second, "the dead shard to be ejected", func() bool { return rr.Ejected(1) })
+	conn := c.Conn()
+	defer conn.Close()
+	_, err := conn.Do("WATCH", key)
+	require.NoError(t, err)
+	_, err = conn.Do("GET", key)
+	require.NoError(t, err)
+	require.NoError(t, owner.Restart())
+	waitFor(t, 20*time.Second, "the shard to be restored", func() bool { return !rr.Ejected(1) })
+	require.NoError(t, conn.Send("MULTI"))
+	require.NoError(t, conn.Send("SET", key, "conn-tx"))
+	reply, err := conn.Do("EXEC")
+	if err == nil {
+		got, gerr := owner.Do("GET", key)
+		require.NoError(t, gerr)
+		assert.Equal(t, "conn-tx", got, "EXEC answered %v: the write is on the key's owner", reply)
+	} else {
+		assert.ErrorIs(t, err, shard.ErrTxAborted)
+	}
+	// The connection serves the key on its owner afterwards.
+	_, err = conn.Do("SET", key, "after")
+	require.NoError(t, err)
+	got, err := owner.Do("GET", key)
+	require.NoError(t, err)
+	assert.Equal(t, "after", got)
+}

@@ -369,6 +369,14 @@ func (c *Client) txPlaceKeys(ctx context.Context, name string, args []any) ([]an
 // is spent the error is a *RetryError. A transaction is never split over nodes: keys on
 // different slots fail with a *CrossShardError before anything is sent.
 //
+// In ring mode with HealthOptions.AutoEject, a transaction is placed by
+// the ring of its WATCH throughout; when an ejection or a restore has
+// moved its keys to another shard by the time fn returns, nothing of
+// MULTI ... EXEC is sent, and the whole transaction, fn included, runs
+// again by the ring now (a few times at most; then its error matches
+// ErrTxAborted). A Conn's transaction is refused so, with an error
+// matching ErrTxAborted, on its first command after the move.
+//
 // On a Sentinel shard with SentinelOptions.FailoverWait, a transaction
 // that failed as a command waiting for a new master would (its master
 // unreachable, READONLY, MASTERDOWN, LOADING, NOREPLICAS) runs again, fn

@@ -517,3 +517,67 @@ func TestReview14ConnTxRefusedAfterItsKeyMoved(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "after", got)
 }
+
+// TestReview14KeyspaceAcrossEjectionAndRestore: keyspace events follow
+// the keys through an ejection and a restore: a write of the dead shard's
+// key is reported by the shard standing in for it, and once the shard is
+// restarted (its notify-keyspace-events lost with the process) and back
+// in the ring, by the shard itself.
+func TestReview14KeyspaceAcrossEjectionAndRestore(t *testing.T) {
+	servers := redistest.StartNTB(t, 3, redistest.Options{})
+	cfg := ringConfig(servers)
+	cfg.Health.AutoEject = true
+	c := newClient(t, cfg)
+	rr := c.Router().(*shard.RingRouter)
+	keys := keysByShard(t, c, 1)
+	owner := servers[1]
+	key := keys[owner.Addr][0]
+	ctx := context.Background()
+	sub, err := c.SubscribeKeyspace(ctx, shard.KeyspaceOptions{Enable: "E$", Patterns: []string{"__keyevent@*__:set"}})
+	require.NoError(t, err)
+	defer sub.Close()
+
+	// seen writes value to key through the client until a set event for
+	// key arrives after the write.
+	seen := func(what, value string) {
+		t.Helper()
+		for { // drop the events of earlier writes
+			rctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+			_, err := sub.Receive(rctx)
+			cancel()
+			if err != nil {
+				break
+			}
+		}
+		deadline := time.Now().Add(20 * time.Second)
+		for time.Now().Before(deadline) {
+			if _, err := c.Do(ctx, "SET", key, value); err != nil {
+				time.Sleep(20 * time.Millisecond)
+				continue
+			}
+			rctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+			for {
+				v, err := sub.Receive(rctx)
+				if err != nil {
+					break
+				}
+				if m, ok := v.(redis.Message); ok && string(m.Data) == key {
+					cancel()
+					return
+				}
+			}
+			cancel()
+		}
+		t.Fatalf("no set event for %s %s", key, what)
+	}
+	seen("at the start", "a")
+	require.NoError(t, owner.Kill())
+	waitFor(t, 20*time.Second, "the ejection", func() bool { return rr.Ejected(1) })
+	seen("while its shard is out", "b")
+	require.NoError(t, owner.Restart())
+	waitFor(t, 20*time.Second, "the restore", func() bool { return !rr.Ejected(1) })
+	seen("once its shard is back", "c")
+	got, err := owner.Do("GET", key)
+	require.NoError(t, err)
+	assert.Equal(t, "c", got)
+}

@@ -581,3 +581,20 @@ func TestReview14KeyspaceAcrossEjectionAndRestore(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "c", got)
 }
+
+// TestReview14StartMigrationRefusesAutoEjectInTo: a target topology that
+// asks for auto-eject is refused by StartMigration, as Config.Migration
+// refuses it in New, instead of migrating with the setting silently left
+// off.
+func TestReview14StartMigrationRefusesAutoEjectInTo(t *testing.T) {
+	c, servers := startRing(t, 2)
+	more := redistest.StartNTB(t, 1, redistest.Options{})
+	to := ringConfig(append(append([]*redistest.Server(nil), servers...), more...))
+	to.Health.AutoEject = true
+	err := c.StartMigration(context.Background(), to)
+	require.Error(t, err)
+	assert.ErrorIs(t, err, shard.ErrMigration)
+	assert.Contains(t, err.Error(), "auto-eject")
+	_, on := c.Migration()
+	assert.False(t, on, "no migration is on")
+}

@@ -163,6 +163,12 @@ func TestReview14TxRunsWhereItsKeyLivesAfterARestore(t *testing.T) {
 				}
 				time.Sleep(20 * time.Millisecond)
 			}
+			// A write through Do would stay on the stand-in.
+			_, err := tx.Do("SET", key, "stray")
+			if !errors.Is(err, shard.ErrTxAborted) {
+				return fmt.Errorf("tx.Do after the restore: %v, want an error matching ErrTxAborted", err)
+			}
+			return err
 		}
 		return tx.Queue("SET", key, "tx")
 	})
@@ -174,6 +180,13 @@ func TestReview14TxRunsWhereItsKeyLivesAfterARestore(t *testing.T) {
 	v, err := redis.String(c.Do(ctx, "GET", key))
 	require.NoError(t, err)
 	assert.Equal(t, "tx", v, "the client reads the transaction's write")
+	for _, s := range servers {
+		if s != owner {
+			got, err := s.Do("GET", key)
+			require.NoError(t, err)
+			assert.NotEqual(t, "stray", got, "no write through tx.Do after the restore on %s", s.Addr)
+		}
+	}
 }
 
 // TestReview14FlappingShardUnderTraffic: a shard stopped and resumed

@@ -40,6 +40,7 @@ type Tx struct {
 	asking bool // at a slot's importing node: ASKING before each command
 	node   int
 	fence  txPlan   // planned by a migration's old topology: each round trip is counted (migrate_plan.go)
+	keys   []any    // the WATCHed keys: auto-eject may move them (ring_view.go)
 	th     *txHooks // what the hooks see of the transaction; nil without hooks (hooks_tx.go)
 
 	mu     sync.Mutex
@@ -129,6 +130,12 @@ func (tx *Tx) do(name string, args ...any) (any, error) {
 	}
 	if err := tx.fence.enter(); err != nil {
 		return nil, err
+	}
+	if ringMoved(tx.loc, tx.node, tx.keys) {
+		// Sent to the shard that no longer serves the keys, a write
+		// through Do would stay there, unseen (errTxRingMoved).
+		tx.fence.leave()
+		return nil, errTxRingMoved
 	}
 	if tx.th == nil || tx.c.obs.h.Command == nil {
 		defer tx.fence.leave()
@@ -371,10 +378,10 @@ func (c *Client) txPlaceKeys(ctx context.Context, name string, args []any) ([]an
 //
 // In ring mode with HealthOptions.AutoEject, a transaction is placed by
 // the ring of its WATCH throughout; when an ejection or a restore has
-// moved its keys to another shard by the time fn returns, nothing of
-// MULTI ... EXEC is sent, and the whole transaction, fn included, runs
-// again by the ring now (a few times at most; then its error matches
-// ErrTxAborted). A Conn's transaction is refused so, with an error
+// moved its keys to another shard, tx.Do fails from then on with an
+// error matching ErrTxAborted, nothing of MULTI ... EXEC is sent, and
+// the whole transaction, fn included, runs again by the ring now (a few
+// times at most; then its error matches ErrTxAborted). A Conn's transaction is refused so, with an error
 // matching ErrTxAborted, on its first command after the move.
 //
 // On a Sentinel shard with SentinelOptions.FailoverWait, a transaction
@@ -625,7 +632,7 @@ func (c *Client) txOnce(ctx context.Context, plan txPlan, node int, asking bool,
 	if th != nil {
 		th.node = node
 	}
-	tx := &Tx{ctx: ctx, conn: conn, loc: plan.loc, group: group, asking: asking, c: c, node: node, fence: plan, th: th}
+	tx := &Tx{ctx: ctx, conn: conn, loc: plan.loc, group: group, asking: asking, c: c, node: node, fence: plan, th: th, keys: keys}
 	if _, err := tx.do("WATCH", keys...); err != nil {
 		tx.end()
 		return nil, txNotRun, err // WATCH changes nothing but the connection

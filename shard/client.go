@@ -356,26 +356,37 @@ type ringLocator struct {
 }
 
 func (l ringLocator) locate(key any) (int, int, error) {
-	var (
-		i   int
-		err error
-	)
-	switch k := key.(type) {
-	case string:
-		i, err = l.rr.Index(k)
-	case []byte:
-		i, err = l.rr.IndexBytes(k)
-	default:
-		s, ok := command.Arg(key)
-		if !ok {
-			return -1, -1, fmt.Errorf("%w: key of type %T", ErrBadCommand, key)
-		}
-		i, err = l.rr.Index(s)
-	}
+	i, err := ringIndex(l.rr.state.Load(), key)
 	if err == ErrNoNodes && l.c != nil {
 		err = l.c.ringDownErr(l.rr)
 	}
 	return i, i, err
+}
+
+// ringIndex returns the configured index of the node that serves key in
+// ring state st (ErrNoNodes when st has no shard).
+func ringIndex(st *ringState, key any) (int, error) {
+	empty := st == nil || st.r == nil // the zero RingRouter, or every shard ejected
+	switch k := key.(type) {
+	case string:
+		if empty {
+			return -1, ErrNoNodes
+		}
+		return st.toCfg[st.r.Locate(k)], nil
+	case []byte:
+		if empty {
+			return -1, ErrNoNodes
+		}
+		return st.toCfg[st.r.LocateBytes(k)], nil
+	}
+	s, ok := command.Arg(key)
+	if !ok {
+		return -1, fmt.Errorf("%w: key of type %T", ErrBadCommand, key)
+	}
+	if empty {
+		return -1, ErrNoNodes
+	}
+	return st.toCfg[st.r.Locate(s)], nil
 }
 
 func (l ringLocator) groupLabel(group int) string {

@@ -649,7 +649,12 @@ func (f *flusher) sendPinned() {
 			run.end(ctx)
 		}()
 	}
-	if err := tx.fence.enter(); err != nil { // migrate_plan.go: nothing of the run is sent
+	err = tx.fence.enter() // migrate_plan.go: nothing of the run is sent
+	if err == nil && ringMoved(tx.fence.loc, tx.node, []any{tx.key}) {
+		tx.fence.leave()
+		err = errTxRingMoved
+	}
+	if err != nil {
 		f.refuseFenced(pinned, err)
 		for k, i := range pinned {
 			if i >= 0 {
@@ -874,6 +879,9 @@ type connTx struct {
 	lost error
 	// fence: planned by a migration's old topology (migrate_plan.go).
 	fence txPlan
+	// key placed the transaction on node (pinFor): when auto-eject moves
+	// it to another shard, the transaction is refused (ring_view.go).
+	key any
 }
 
 // finish ends the transaction after EXEC, DISCARD or UNWATCH: its

@@ -294,7 +294,8 @@ func (c *Client) installMigration(ctx context.Context, from Router, fromID, toID
 // cluster client needs a new Client built with Config.Migration instead.
 //
 // to.Migration, when set, gives the move's Addrs and Armed; its From must
-// be nil (the old topology is the one the client routes by). With Armed,
+// be nil (the old topology is the one the client routes by). Auto-eject
+// cannot be on, neither in the client's options nor in to.Health. With Armed,
 // the fence's switch happens before StartMigration returns: it waits for
 // the commands planned by the old topology (docs/resharding.md, "The wait
 // is bounded"), or until ctx ends, when StartMigration fails with an error
@@ -335,6 +336,12 @@ func (c *Client) startMigration(ctx context.Context, to Config) error {
 	}
 	if c.health.AutoEject {
 		return fmt.Errorf("%w: auto-eject moves keys by itself; turn it off to migrate", ErrMigration)
+	}
+	if to.Health.AutoEject {
+		// The client keeps its own health options: the migration would
+		// end with auto-eject off while to asked for it, and it cannot be
+		// on during a migration anyway (as Config.Migration says in New).
+		return fmt.Errorf("%w: auto-eject moves keys by itself; it cannot be on in the topology a migration goes to", ErrMigration)
 	}
 	opts, to, err := runTimeMigration(to) // migrate_cluster.go
 	if err != nil {

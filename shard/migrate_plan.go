@@ -84,7 +84,7 @@ func (c *Client) planFence() (fencePlan, locator) {
 	for {
 		m := c.mig.Load()
 		if m == nil {
-			return fencePlan{out: c.outCut.Load()}, c.loc
+			return fencePlan{out: c.outCut.Load()}, pinned(c.loc)
 		}
 		if fp, loc, ok := c.planMigrating(m); ok {
 			return fp, loc
@@ -492,7 +492,7 @@ func (c *Client) planTx() txPlan {
 		// The topology now, not the live locator: the transaction's
 		// node and the checks of its keys must agree after a
 		// StartMigration switched the client's routing.
-		return txPlan{loc: t.loc, out: fp.out}
+		return txPlan{loc: pinned(t.loc), out: fp.out}
 	}
 	return txPlan{loc: loc}
 }

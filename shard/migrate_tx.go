@@ -77,7 +77,7 @@ func (f *flusher) pinFor(key any) error {
 	if err := f.pin(node, group); err != nil {
 		return err
 	}
-	f.rc.tx.fence = plan
+	f.rc.tx.fence, f.rc.tx.key = plan, key
 	return nil
 }
 
@@ -115,9 +115,12 @@ func (f *flusher) refuseFenced(pinned []int, err error) {
 
 // txFenceRetry reports whether Client.Tx should run a transaction again:
 // it was planned by the old topology and refused, before anything of it
-// was sent, because the fence switched (errTxFenced). The next attempt is
-// planned by the new topology. attempt bounds it (a switch happens once
-// per migration; a rollback adds one more).
+// was sent, because the fence switched (errTxFenced) or auto-eject moved
+// its keys to another shard (errTxRingMoved). The next attempt is planned
+// by the new topology. attempt bounds it (a switch happens once per
+// migration; a rollback adds one more; a shard that flaps faster than
+// transactions run leaves the caller the error, which matches
+// ErrTxAborted).
 func (c *Client) txFenceRetry(err error, attempt int) bool {
-	return err != nil && attempt < 8 && errors.Is(err, errTxFenced)
+	return err != nil && attempt < 8 && (errors.Is(err, errTxFenced) || errors.Is(err, errTxRingMoved))
 }

@@ -31,7 +31,22 @@ type RingRouter struct {
 // back to the configured node indexes.
 type ringState struct {
 	r     *ring.Ring
-	toCfg []int // ring shard index -> configured node index
+	toCfg []int     // ring shard index -> configured node index
+	v     *ringView // the locator fixed to this state (ring_view.go)
+}
+
+// store makes st the router's ring state.
+func (rr *RingRouter) store(st *ringState) {
+	st.v = &ringView{rr: rr, st: st}
+	rr.state.Store(st)
+}
+
+// view returns the locator fixed to st, a state of rr.
+func (st *ringState) view(rr *RingRouter) locator {
+	if st.v == nil {
+		return &ringView{rr: rr, st: st}
+	}
+	return st.v
 }
 
 // NewRingRouter builds the ring for cfg.
@@ -53,7 +68,7 @@ func ringRouterOf(r *ring.Ring) *RingRouter {
 		rr.nodes[i] = Node{Name: s.Label(), Addr: s.Addr}
 		toCfg[i] = i
 	}
-	rr.state.Store(&ringState{r: r, toCfg: toCfg})
+	rr.store(&ringState{r: r, toCfg: toCfg})
 	return rr
 }
 
@@ -134,7 +149,7 @@ func (rr *RingRouter) setEjected(i int, out bool) error {
 		}
 	}
 	if len(toCfg) == 0 {
-		rr.state.Store(&ringState{})
+		rr.store(&ringState{})
 		return nil
 	}
 	// As twemproxy rebuilds its continuum: a ketama shard that the
@@ -145,6 +160,6 @@ func (rr *RingRouter) setEjected(i int, out bool) error {
 		rr.ejected[i] = !out
 		return err
 	}
-	rr.state.Store(&ringState{r: r, toCfg: toCfg})
+	rr.store(&ringState{r: r, toCfg: toCfg})
 	return nil
 }

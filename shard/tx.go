@@ -40,6 +40,7 @@ type Tx struct {
 	asking bool // at a slot's importing node: ASKING before each command
 	node   int
 	fence  txPlan   // planned by a migration's old topology: each round trip is counted (migrate_plan.go)
+	keys   []any    // the WATCHed keys: auto-eject may move them (ring_view.go)
 	th     *txHooks // what the hooks see of the transaction; nil without hooks (hooks_tx.go)
 
 	mu     sync.Mutex
@@ -129,6 +130,12 @@ func (tx *Tx) do(name string, args ...any) (any, error) {
 	}
 	if err := tx.fence.enter(); err != nil {
 		return nil, err
+	}
+	if ringMoved(tx.loc, tx.node, tx.keys) {
+		// Sent to the shard that no longer serves the keys, a write
+		// through Do would stay there, unseen (errTxRingMoved).
+		tx.fence.leave()
+		return nil, errTxRingMoved
 	}
 	if tx.th == nil || tx.c.obs.h.Command == nil {
 		defer tx.fence.leave()
@@ -368,6 +375,14 @@ func (c *Client) txPlaceKeys(ctx context.Context, name string, args []any) ([]an
 // over its limits: the *NodeError says it did not run). When the budget
 // is spent the error is a *RetryError. A transaction is never split over nodes: keys on
 // different slots fail with a *CrossShardError before anything is sent.
+//
+// In ring mode with HealthOptions.AutoEject, a transaction is placed by
+// the ring of its WATCH throughout; when an ejection or a restore has
+// moved its keys to another shard, tx.Do fails from then on with an
+// error matching ErrTxAborted, nothing of MULTI ... EXEC is sent, and
+// the whole transaction, fn included, runs again by the ring now (a few
+// times at most; then its error matches ErrTxAborted). A Conn's transaction is refused so, with an error
+// matching ErrTxAborted, on its first command after the move.
 //
 // On a Sentinel shard with SentinelOptions.FailoverWait, a transaction
 // that failed as a command waiting for a new master would (its master
@@ -617,7 +632,7 @@ func (c *Client) txOnce(ctx context.Context, plan txPlan, node int, asking bool,
 	if th != nil {
 		th.node, th.watching = node, true
 	}
-	tx := &Tx{ctx: ctx, conn: conn, loc: plan.loc, group: group, asking: asking, c: c, node: node, fence: plan, th: th}
+	tx := &Tx{ctx: ctx, conn: conn, loc: plan.loc, group: group, asking: asking, c: c, node: node, fence: plan, th: th, keys: keys}
 	_, err = tx.do("WATCH", keys...)
 	if th != nil {
 		th.watching = false
@@ -635,6 +650,9 @@ func (c *Client) txOnce(ctx context.Context, plan txPlan, node int, asking bool,
 		return nil, txMayHaveRun, err
 	}
 	defer tx.fence.leave()
+	if ringMoved(plan.loc, node, keys) { // nothing of MULTI is sent (ring_view.go)
+		return nil, txMayHaveRun, errTxRingMoved
+	}
 	if err := ctxEnded(ctx); err != nil {
 		// The context ended while fn ran: nothing of MULTI ... EXEC is
 		// written (the connection would be closed only once the write

@@ -3,6 +3,7 @@ package shard_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"strconv"
 	"strings"
@@ -155,4 +156,56 @@ func TestReview14ClusterTxWithARefusedWriteInFnIsRetried(t *testing.T) {
 	got, err := m[1].Do("GET", key+":n")
 	require.NoError(t, err)
 	assert.Equal(t, "1", got)
+}
+
+// TestReview14ClusterTxWithAWriteInFnIsNotRetriedAfterAFailover: the
+// master fails over (CLUSTER FAILOVER on its replica) between fn's write
+// and EXEC; the demoted master refuses the queued command. The increment
+// fn sent through tx.Do, replicated before the failover, is not applied a
+// second time at the new master.
+func TestReview14ClusterTxWithAWriteInFnIsNotRetriedAfterAFailover(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts its own cluster")
+	}
+	ctx := context.Background()
+	rc := redistest.StartClusterTB(t, 3, 1, redistest.Options{})
+	m := rc.Masters()[0]
+	rep, err := rc.ReplicaOf(m)
+	require.NoError(t, err)
+	key, slot := keyOnMaster(t, rc, m, "r14txfo")
+	cfg := clusterConfig(rc.Seeds()...)
+	cfg.Health.Interval = -1
+	cfg.Cluster.MaxRetryWait = 10 * time.Second
+	c := newClient(t, cfg)
+	_, err = c.Do(ctx, "GET", key)
+	require.NoError(t, err)
+	runs := 0
+	_, err = c.Tx(ctx, []string{key}, func(tx *shard.Tx) error {
+		runs++
+		if _, err := tx.Do("INCR", key+":n"); err != nil {
+			return err
+		}
+		if runs == 1 {
+			// The replica has the increment before it takes over.
+			if n, err := redis.Int(tx.Do("WAIT", 1, 10000)); err != nil || n != 1 {
+				return fmt.Errorf("WAIT: %d, %w", n, err)
+			}
+			_, err := rep.Do("CLUSTER", "FAILOVER")
+			require.NoError(t, err)
+			waitFor(t, 30*time.Second, "the replica to take over", func() bool {
+				owner, err := rc.MasterOfSlot(slot)
+				return err == nil && owner.Addr == rep.Addr && everyNodeSees(rc, m.Addr, "slave")
+			})
+		}
+		return tx.Queue("SET", key, "v")
+	})
+	assert.Equal(t, 1, runs, "a transaction whose fn wrote was run again")
+	got, gerr := rep.Do("GET", key+":n")
+	require.NoError(t, gerr)
+	assert.Equal(t, "1", got, "the increment fn sent through tx.Do ran %s times", got)
+	require.Error(t, err)
+	assert.True(t, errors.Is(err, shard.ErrTxNotRetried), "%v", err)
+	var re redis.Error
+	require.True(t, errors.As(err, &re), "%v", err)
+	t.Logf("refused with %v", err)
 }

@@ -734,15 +734,19 @@ func (c *Client) txOnce(ctx context.Context, plan txPlan, node int, asking bool,
 		return nil, txMayHaveRun, wrote, &NodeError{Node: ns.node, Err: err}
 	}
 	var (
-		calls    []*call // the batch's calls for the hooks, nil without them
-		received int     // the replies read
+		calls    []*call // the batch's calls for the hooks, nil without them (no ASKING)
+		received int     // the replies read, ASKING's included
+		skip     int     // the replies before MULTI's: ASKING's, which has no call
 	)
+	if asking {
+		skip = 1
+	}
 	if th != nil {
 		calls = th.batch(node, group, asking, queue)
 		start := now()
 		defer func() {
 			// The commands without a reply share the batch's failure.
-			for k := received; err != nil && k < len(calls); k++ {
+			for k := max(received-skip, 0); err != nil && k < len(calls); k++ {
 				calls[k].err = err
 			}
 			took := time.Since(start)
@@ -832,7 +836,8 @@ func (c *Client) txOnce(ctx context.Context, plan txPlan, node int, asking bool,
 				re = hideSecretEcho(queue[q].name, queue[q].args, re)
 			}
 			if calls != nil {
-				calls[k].err = re
+				// ASKING's refusal goes to MULTI, sent after it.
+				calls[max(k-skip, 0)].err = re
 			}
 			if firstErr == nil {
 				firstErr, _ = c.replyError(node, re)

@@ -83,16 +83,18 @@ func (tx *Tx) hasWritten() bool {
 
 // txEnd says how an attempt of a transaction that failed ended, for the
 // retries on a Sentinel shard (retrySentinelTx): only an attempt of which
-// nothing can have run is run again.
+// nothing can have run is run again. It leaves out the writes fn sent
+// through Do, which txOnce reports apart (wrote): with one, no attempt is
+// run again (ErrTxNotRetried).
 type txEnd uint8
 
 const (
 	// txMayHaveRun: something of the attempt may have run (EXEC's
-	// connection failed after it was written, fn failed or wrote through
-	// Do), or its failure is no failover's (ErrTxAborted, a protocol
-	// error). It is never run again.
+	// connection failed after it was written, fn failed), or its failure
+	// is no failover's (ErrTxAborted, a protocol error). It is never run
+	// again.
 	txMayHaveRun txEnd = iota
-	// txNotRun: nothing but WATCH and fn's reads reached the server, or
+	// txNotRun: nothing but WATCH and fn's commands reached the server, or
 	// EXEC was refused with an error reply (EXECABORT after a queued
 	// command's refusal, or READONLY ...), which runs nothing.
 	txNotRun
@@ -407,8 +409,8 @@ func (c *Client) txPlaceKeys(ctx context.Context, name string, args []any) ([]an
 //
 // In cluster mode, when the slot is redirected before EXEC, the whole
 // transaction — fn included — runs again, until it runs or MaxRetryWait
-// (or ctx) is spent, unless fn wrote (see below): after MOVED on the new owner at once; after ASK (the
-// slot is migrating) at the importing node, with ASKING in front of each
+// (or ctx) is spent, unless fn wrote (see below): after MOVED on the new
+// owner at once; after ASK (the slot is migrating) at the importing node, with ASKING in front of each
 // command, so it need not wait for the migration to end; after TRYAGAIN,
 // CLUSTERDOWN, LOADING, MASTERDOWN, READONLY, more than MaxRedirects
 // redirects in a row, or a node that could not be reached before anything

@@ -186,6 +186,8 @@ func Example_errorKinds() {
 			return "cannot tell where it goes: use DoKey or ForEachShard"
 		case errors.As(err, &crossErr): // errors.Is(err, shard.ErrCrossShard)
 			return "keys on several shards"
+		case errors.Is(err, shard.ErrTxNotRetried): // wraps the redirect or refusal
+			return "the transaction's function wrote through tx.Do: not run again"
 		case errors.As(err, &unknownErr):
 			return "a write that may or may not have run"
 		case errors.Is(err, shard.ErrRetryBudget) && errors.As(err, &retryErr):

@@ -290,7 +290,8 @@ func (ev *CommandEvent) Statement(max int) string {
 
 // PipelineEvent is one node's part of a batch (a pipeline, or the parts of
 // a split multi-key command), one attempt; or the MULTI ... EXEC of one
-// attempt of a Client.Tx (ASKING first at a slot's importing node). A
+// attempt of a Client.Tx (at a slot's importing node sent after ASKING,
+// which, as in a pipeline's part and in Stats, is not one of Commands). A
 // queued command's outcome is that of its QUEUED reply (the errors in
 // EXEC's reply are the caller's to read); EXEC's is OutcomeServerError
 // with ErrTxAborted when a watched key changed.

@@ -154,18 +154,19 @@ func (th *txHooks) command(ctx context.Context, node, group int, name string, ar
 	h(ctx, ev)
 }
 
-// batch returns the calls of a MULTI ... EXEC batch for the hooks (ASKING
-// first when asking), and keeps them for the operation's Statement.
+// batch returns the calls of a MULTI ... EXEC batch for the hooks, and
+// keeps them for the operation's Statement. When asking, MULTI is sent
+// after ASKING, which is no call of its own: as in a pipeline's part
+// (call.asking) and in Stats, it is not one of the batch's Commands, and
+// its reply has no outcome.
 func (th *txHooks) batch(node, group int, asking bool, queue []queued) []*call {
 	th.node, th.queued = node, len(queue)
 	calls := th.calls[:1] // WATCH's
 	add := func(name string, args []any) {
 		calls = append(calls, &call{name: name, args: args, info: command.Lookup(name), node: node, group: group})
 	}
-	if asking {
-		add("ASKING", nil)
-	}
 	add("MULTI", nil)
+	calls[1].asking = asking
 	for _, q := range queue {
 		add(q.name, q.args)
 	}

@@ -119,6 +119,7 @@ func TestReview10SentinelTxWithAWriteInFnIsNotRetried(t *testing.T) {
 	require.True(t, errors.As(err, &re), "%v", err)
 	assert.Equal(t, 1, runs, "a transaction whose fn wrote was run again")
 	assert.False(t, errors.Is(err, shard.ErrRetryBudget), "%v", err)
+	assert.True(t, errors.Is(err, shard.ErrTxNotRetried), "%v", err)
 	got, err := next.Do("GET", key+":n")
 	require.NoError(t, err)
 	assert.Equal(t, "1", got)

@@ -25,6 +25,15 @@ var ErrTxAborted = errors.New("shardis: transaction aborted: a watched key chang
 // a command given to it then would never run.
 var ErrTxDone = errors.New("shardis: transaction used after its function returned")
 
+// ErrTxNotRetried wraps the failure of a transaction that Client.Tx would
+// have run again (a redirect or a refusal before EXEC that nothing of
+// MULTI ... EXEC ran: MOVED, ASK, TRYAGAIN, CLUSTERDOWN, READONLY, a new
+// master on a Sentinel shard, ...) but did not, because its function had
+// sent a command through Tx.Do that may write: that command ran at once,
+// outside MULTI, and running the function again would run it twice. The
+// error also wraps the failure itself (a redis.Error, a *NodeError).
+var ErrTxNotRetried = errors.New("shardis: transaction not run again: its function wrote through Tx.Do")
+
 // Tx is one attempt of a transaction: commands sent with Do run at once on
 // the transaction's connection (reads under WATCH); commands queued with
 // Queue run atomically between MULTI and EXEC. A Tx is valid only inside
@@ -75,16 +84,18 @@ func (tx *Tx) hasWritten() bool {
 
 // txEnd says how an attempt of a transaction that failed ended, for the
 // retries on a Sentinel shard (retrySentinelTx): only an attempt of which
-// nothing can have run is run again.
+// nothing can have run is run again. It leaves out the writes fn sent
+// through Do, which txOnce reports apart (wrote): with one, no attempt is
+// run again (ErrTxNotRetried).
 type txEnd uint8
 
 const (
 	// txMayHaveRun: something of the attempt may have run (EXEC's
-	// connection failed after it was written, fn failed or wrote through
-	// Do), or its failure is no failover's (ErrTxAborted, a protocol
-	// error). It is never run again.
+	// connection failed after it was written, fn failed), or its failure
+	// is no failover's (ErrTxAborted, a protocol error). It is never run
+	// again.
 	txMayHaveRun txEnd = iota
-	// txNotRun: nothing but WATCH and fn's reads reached the server, or
+	// txNotRun: nothing but WATCH and fn's commands reached the server, or
 	// EXEC was refused with an error reply (EXECABORT after a queued
 	// command's refusal, or READONLY ...), which runs nothing.
 	txNotRun
@@ -102,6 +113,9 @@ const (
 // is SELECT of another database than the client's (Pool.DB); another
 // command that changes the connection's state (CLIENT SETNAME, ...) gets
 // the connection closed when the transaction ends instead of pooled.
+//
+// A command that may write runs at once, outside the transaction's MULTI:
+// once one has run, Client.Tx never runs fn again (ErrTxNotRetried).
 func (tx *Tx) Do(name string, args ...any) (any, error) {
 	if tx.isDone() {
 		return nil, ErrTxDone
@@ -109,15 +123,53 @@ func (tx *Tx) Do(name string, args ...any) (any, error) {
 	if err := tx.check(name, args); err != nil {
 		return nil, err
 	}
-	if mayWrite(command.Lookup(name)) {
-		tx.mu.Lock()
-		tx.wrote = true
-		tx.mu.Unlock()
-	}
 	if err := tx.c.moveCommandKeys(tx.ctx, tx.node, name, args); err != nil { // migrate_tx.go
 		return nil, err
 	}
-	return tx.do(name, args...)
+	if !mayWrite(command.Lookup(name)) {
+		return tx.do(name, args...)
+	}
+	// Marked before the write is sent (its outcome may never be known),
+	// and unmarked when the node refused it before running it.
+	tx.mu.Lock()
+	wrote := tx.wrote
+	tx.wrote = true
+	tx.mu.Unlock()
+	reply, err := tx.do(name, args...)
+	if !wrote && refusedUnrun(name, err) {
+		tx.mu.Lock()
+		tx.wrote = false
+		tx.mu.Unlock()
+	}
+	return reply, err
+}
+
+// refusedUnrun reports whether err, the error of the command name sent
+// through Tx.Do, is a refusal that Redis gives before it runs a command
+// (the slot is elsewhere or not served, the node cannot take writes
+// now): the command changed nothing. A script's or function's error
+// reply may come after some of its writes ran, and is never such a
+// refusal.
+func refusedUnrun(name string, err error) bool {
+	var re redis.Error
+	if !errors.As(err, &re) {
+		return false
+	}
+	switch lowerName(name) {
+	case "eval", "evalsha", "eval_ro", "evalsha_ro", "fcall", "fcall_ro":
+		return false
+	}
+	switch cluster.ErrorCode(string(re)) {
+	case "MOVED", "ASK", "TRYAGAIN", "CLUSTERDOWN", "READONLY", "LOADING", "MASTERDOWN", "NOREPLICAS":
+		return true
+	}
+	return false
+}
+
+// txNotRetried is the error of an attempt of a transaction that would be
+// run again but for a write fn sent through Tx.Do (ErrTxNotRetried).
+func txNotRetried(err error) error {
+	return fmt.Errorf("%w: %w", ErrTxNotRetried, err)
 }
 
 // do runs a command on the transaction's connection, after ASKING when
@@ -364,8 +416,8 @@ func (c *Client) txPlaceKeys(ctx context.Context, name string, args []any) ([]an
 //
 // In cluster mode, when the slot is redirected before EXEC, the whole
 // transaction — fn included — runs again, until it runs or MaxRetryWait
-// (or ctx) is spent: after MOVED on the new owner at once; after ASK (the
-// slot is migrating) at the importing node, with ASKING in front of each
+// (or ctx) is spent, unless fn wrote (see below): after MOVED on the new
+// owner at once; after ASK (the slot is migrating) at the importing node, with ASKING in front of each
 // command, so it need not wait for the migration to end; after TRYAGAIN,
 // CLUSTERDOWN, LOADING, MASTERDOWN, READONLY, more than MaxRedirects
 // redirects in a row, or a node that could not be reached before anything
@@ -384,13 +436,24 @@ func (c *Client) txPlaceKeys(ctx context.Context, name string, args []any) ([]an
 // times at most; then its error matches ErrTxAborted). A Conn's transaction is refused so, with an error
 // matching ErrTxAborted, on its first command after the move.
 //
+// A command that may write sent through tx.Do runs at once, outside
+// MULTI: once fn has sent one, the transaction is never run again (fn
+// would write twice), in cluster mode as on a Sentinel shard. A failure
+// that would have run it again returns an error that wraps both
+// ErrTxNotRetried and that failure (the MOVED, ASK, CLUSTERDOWN, READONLY,
+// ... redis.Error, the *NodeError). A write the node refused before
+// running it (MOVED, ASK, TRYAGAIN, CLUSTERDOWN, READONLY, LOADING,
+// MASTERDOWN, NOREPLICAS; a script's error excepted) changed nothing and
+// does not count. Queue writes with tx.Queue to have them retried.
+//
 // On a Sentinel shard with SentinelOptions.FailoverWait, a transaction
 // that failed as a command waiting for a new master would (its master
 // unreachable, READONLY, MASTERDOWN, LOADING, NOREPLICAS) runs again, fn
 // included, within FailoverWait, but only when nothing of it can have
 // run: the failure came before MULTI ... EXEC was written whole, or EXEC
 // itself was refused with an error reply (which runs nothing), and fn sent
-// no command through tx.Do that may write (it ran at once). A transaction
+// no command through tx.Do that may write (it ran at once; the error then
+// wraps ErrTxNotRetried). A transaction
 // whose connection failed after EXEC was written is never run again (an
 // *UnknownOutcomeError when a queued command may write), nor one whose
 // MULTI ... EXEC write the master reset twice in a row (a value over its
@@ -484,12 +547,23 @@ func (c *Client) txRun(ctx context.Context, keys []string, args []any, fn func(t
 		if err := c.moveKeys(ctx, node, args); err != nil { // a migration's moves first (migrate_exec.go)
 			return nil, err
 		}
-		reply, how, err := c.txOnce(ctx, plan, node, asking, group, args, fn, th)
+		reply, how, wrote, err := c.txOnce(ctx, plan, node, asking, group, args, fn, th)
 		if c.txFenceRetry(err, attempt) { // migrate_tx.go
+			if wrote {
+				return nil, txNotRetried(err)
+			}
 			continue
 		}
 		if c.cl() == nil || err == nil {
 			c.noteSentinelTxFailure(ctx, node, err)
+			if wrote && how != txMayHaveRun {
+				// Nothing of MULTI ... EXEC ran, but fn's write did:
+				// never run again, and said so when it would have been.
+				if err != nil && c.sentinelTxRetried(ctx, node, err) {
+					err = txNotRetried(err)
+				}
+				how = txMayHaveRun
+			}
 			if retry, ferr := c.retrySentinelTx(ctx, node, attempt, err, how, &sw, "MULTI/EXEC"); retry {
 				last, again = err.Error(), true
 				continue
@@ -518,10 +592,13 @@ func (c *Client) txRun(ctx context.Context, keys []string, args []any, fn func(t
 		switch {
 		case errors.As(err, &re):
 			code = cluster.ErrorCode(string(re))
-		case errors.As(err, &ne) && notSent(ne.Err) && !isAuthFailure(ne.Err):
+		case errors.As(err, &ne) && (notSent(ne.Err) || wrote && how == txNotWritten && writeFailed(ne.Err)) && !isAuthFailure(ne.Err):
 			// The node could not be reached (a dead master before its
 			// replica takes over, a node marked down): nothing was sent.
-			// Look at the topology again, wait, and route again.
+			// Look at the topology again, wait, and route again. (A
+			// write of MULTI ... EXEC reset before its end, after fn
+			// wrote through Do: not errNotWritten, which would say that
+			// nothing ran, but not run again either; see below.)
 			code, re = "NODE", redis.Error(ne.Error())
 		default:
 			return reply, err
@@ -564,6 +641,11 @@ func (c *Client) txRun(ctx context.Context, keys []string, args []any, fn func(t
 		default:
 			return reply, err
 		}
+		if wrote {
+			// fn wrote through Do, which ran at once: running fn again
+			// would write again.
+			return nil, txNotRetried(err)
+		}
 		last = string(re)
 		again = true
 		if !wait {
@@ -599,7 +681,13 @@ func allPositions(n int) []int {
 // ASKING in front: Redis forgets ASKING after each command, except inside
 // MULTI, where it holds until EXEC, so ASKING before WATCH, before each of
 // fn's commands and before MULTI covers the whole transaction.
-func (c *Client) txOnce(ctx context.Context, plan txPlan, node int, asking bool, group int, keys []any, fn func(tx *Tx) error, th *txHooks) (vals []any, how txEnd, err error) {
+//
+// wrote says that fn sent through tx.Do a command that may write and that
+// the node did not refuse before running it (Tx.Do): it ran at once, and
+// running fn again would run it twice. how says what the attempt's end
+// would allow were it not for that write, which only the caller weighs:
+// a failure that would be retried is then returned as ErrTxNotRetried's.
+func (c *Client) txOnce(ctx context.Context, plan txPlan, node int, asking bool, group int, keys []any, fn func(tx *Tx) error, th *txHooks) (vals []any, how txEnd, wrote bool, err error) {
 	ns := c.nodes.get(node)
 	if ns.down.Load() {
 		// The WATCH fails fast, counted as a command sent to a node
@@ -608,14 +696,14 @@ func (c *Client) txOnce(ctx context.Context, plan txPlan, node int, asking bool,
 		ns.errors.Add(1)
 		err := &NodeError{Node: ns.node, Err: ns.downErr()}
 		th.failFast(ctx, node, group, keys, err)
-		return nil, txNotRun, err
+		return nil, txNotRun, false, err
 	}
 	conn, err := c.borrowTracked(ctx, ns.node.Addr)
 	if err != nil {
 		c.noteFailure(ctx, node, err) // as for a Do's (Stats, health)
 		err := &NodeError{Node: ns.node, Err: err}
 		th.failFast(ctx, node, group, keys, err)
-		return nil, txNotRun, err
+		return nil, txNotRun, false, err
 	}
 	// The MULTI ... EXEC batch goes to the Pipeline hook once the
 	// connection is back in the pool and the fence left, as a pipeline's
@@ -639,62 +727,64 @@ func (c *Client) txOnce(ctx context.Context, plan txPlan, node int, asking bool,
 	}
 	if err != nil {
 		tx.end()
-		return nil, txNotRun, err // WATCH changes nothing but the connection
+		return nil, txNotRun, false, err // WATCH changes nothing but the connection
 	}
 	err = fn(tx)
 	queue := tx.end() // from now on Do and Queue fail with ErrTxDone
+	wrote = tx.hasWritten()
 	if err != nil {
-		return nil, txMayHaveRun, err
+		return nil, txMayHaveRun, wrote, err
 	}
 	if err := tx.fence.enter(); err != nil { // nothing of MULTI is sent
-		return nil, txMayHaveRun, err
+		return nil, txMayHaveRun, wrote, err
 	}
 	defer tx.fence.leave()
 	if ringMoved(plan.loc, node, keys) { // nothing of MULTI is sent (ring_view.go)
-		return nil, txMayHaveRun, errTxRingMoved
+		return nil, txMayHaveRun, wrote, errTxRingMoved
 	}
 	if err := ctxEnded(ctx); err != nil {
 		// The context ended while fn ran: nothing of MULTI ... EXEC is
 		// written (the connection would be closed only once the write
 		// was on its way, and the transaction would run unreported).
-		return nil, txMayHaveRun, fmt.Errorf("shardis: %w before MULTI was sent (the transaction did not run)", err)
+		return nil, txMayHaveRun, wrote, fmt.Errorf("shardis: %w before MULTI was sent (the transaction did not run)", err)
 	}
 	if err := conn.usable(); err != nil {
 		// A protocol error in fn's tx.Do closed the connection: nothing
 		// of MULTI ... EXEC is written (the transaction did not run).
-		return nil, txMayHaveRun, &NodeError{Node: ns.node, Err: err}
+		return nil, txMayHaveRun, wrote, &NodeError{Node: ns.node, Err: err}
 	}
 	var (
-		calls    []*call // the batch's calls for the hooks, nil without them
-		received int     // the replies read
+		calls    []*call // the batch's calls for the hooks, nil without them (no ASKING)
+		received int     // the replies read, ASKING's included
+		skip     int     // the replies before MULTI's: ASKING's, which has no call
 	)
+	if asking {
+		skip = 1
+	}
 	if th != nil {
 		calls = th.batch(node, group, asking, queue)
 		start := now()
 		defer func() {
 			// The commands without a reply share the batch's failure.
-			for k := received; err != nil && k < len(calls); k++ {
+			for k := max(received-skip, 0); err != nil && k < len(calls); k++ {
 				calls[k].err = err
 			}
 			took := time.Since(start)
 			// Nothing of the attempt ran (how, as txRun gets it): a
 			// Sentinel shard may run it again (retrySentinelTx).
-			retried := how != txMayHaveRun && err != nil && c.sentinelTxRetried(ctx, node, err)
+			retried := how != txMayHaveRun && !wrote && err != nil && c.sentinelTxRetried(ctx, node, err)
 			report = func() { th.pipeline(ctx, node, calls, start, took, retried) }
 		}()
 	}
 	// Nothing of the attempt ran when nothing of MULTI ... EXEC did,
-	// unless fn wrote through Do.
-	unrun, unwritten := txMayHaveRun, txMayHaveRun
-	if !tx.hasWritten() {
-		unrun, unwritten = txNotRun, txNotWritten
-	}
+	// but for what fn wrote through Do (wrote).
+	unrun := txNotRun
 	ns.commands.Add(int64(2 + len(queue))) // MULTI, the queue, EXEC (Stats)
 	replies := 0
 	if asking {
 		if err := conn.Send("ASKING"); err != nil {
 			c.noteTxFailure(ctx, node, err)
-			return nil, txMayHaveRun, &NodeError{Node: ns.node, Err: err}
+			return nil, txMayHaveRun, wrote, &NodeError{Node: ns.node, Err: err}
 		}
 		replies++
 	}
@@ -705,26 +795,26 @@ func (c *Client) txOnce(ctx context.Context, plan txPlan, node int, asking bool,
 	// connection. Nothing ran (txWriteFailed).
 	replies++
 	if err := conn.Send("MULTI"); err != nil {
-		how, err := c.txWriteFailed(ctx, node, conn, replies, err, unwritten)
-		return nil, how, err
+		how, err := c.txWriteFailed(ctx, node, conn, replies, err, wrote)
+		return nil, how, wrote, err
 	}
 	for _, q := range queue {
 		replies++
 		if err := conn.Send(q.name, q.args...); err != nil {
-			how, err := c.txWriteFailed(ctx, node, conn, replies, err, unwritten)
-			return nil, how, err
+			how, err := c.txWriteFailed(ctx, node, conn, replies, err, wrote)
+			return nil, how, wrote, err
 		}
 	}
 	replies++
 	if err := conn.Send("EXEC"); err != nil {
-		how, err := c.txWriteFailed(ctx, node, conn, replies, err, unwritten)
-		return nil, how, err
+		how, err := c.txWriteFailed(ctx, node, conn, replies, err, wrote)
+		return nil, how, wrote, err
 	}
 	stop := context.AfterFunc(ctx, conn.abort) // the write too ends with ctx
 	defer stop()
 	if err := conn.Flush(); err != nil {
-		how, err := c.txWriteFailed(ctx, node, conn, replies, err, unwritten)
-		return nil, how, err
+		how, err := c.txWriteFailed(ctx, node, conn, replies, err, wrote)
+		return nil, how, wrote, err
 	}
 	// The replies are read one at a time (as Do would, returning the
 	// first error reply among them), so that a protocol error reply is
@@ -757,7 +847,7 @@ func (c *Client) txOnce(ctx context.Context, plan txPlan, node int, asking bool,
 			reply = r
 			answers.reply(nameOf(k), nil)
 		case errors.As(err, &re) && isProtocolError(re):
-			return nil, txMayHaveRun, re
+			return nil, txMayHaveRun, wrote, re
 		case errors.As(err, &re):
 			// As through Client.Do: a queued command's refusal that
 			// echoes a secret of its arguments is hidden, and a NOAUTH
@@ -766,7 +856,8 @@ func (c *Client) txOnce(ctx context.Context, plan txPlan, node int, asking bool,
 				re = hideSecretEcho(queue[q].name, queue[q].args, re)
 			}
 			if calls != nil {
-				calls[k].err = re
+				// ASKING's refusal goes to MULTI, sent after it.
+				calls[max(k-skip, 0)].err = re
 			}
 			if firstErr == nil {
 				firstErr, _ = c.replyError(node, re)
@@ -776,28 +867,28 @@ func (c *Client) txOnce(ctx context.Context, plan txPlan, node int, asking bool,
 			reply = nil
 		default:
 			c.noteTxFailure(ctx, node, err)
-			return nil, txMayHaveRun, execFailed(ctx, ns.node, queue, err)
+			return nil, txMayHaveRun, wrote, execFailed(ctx, ns.node, queue, err)
 		}
 		received = k + 1
 	}
 	answers.note(c, node) // the server answered every command
 	if firstErr != nil {
 		if refused {
-			return nil, unrun, firstErr
+			return nil, unrun, wrote, firstErr
 		}
-		return nil, txMayHaveRun, firstErr
+		return nil, txMayHaveRun, wrote, firstErr
 	}
 	if reply == nil {
 		if calls != nil {
 			calls[len(calls)-1].err = ErrTxAborted // EXEC's
 		}
-		return nil, txMayHaveRun, ErrTxAborted
+		return nil, txMayHaveRun, wrote, ErrTxAborted
 	}
 	vals, err = redis.Values(reply, nil)
 	if err != nil {
-		return nil, txMayHaveRun, fmt.Errorf("shardis: EXEC: %w", err)
+		return nil, txMayHaveRun, wrote, fmt.Errorf("shardis: EXEC: %w", err)
 	}
-	return vals, txMayHaveRun, nil
+	return vals, txMayHaveRun, wrote, nil
 }
 
 // txWriteFailed ends an attempt of a transaction whose write of MULTI ...
@@ -810,19 +901,19 @@ func (c *Client) txOnce(ctx context.Context, plan txPlan, node int, asking bool,
 // (refusalBeforeReset), the refusal is the error, as when the whole write
 // went out and it was read after it, and the attempt is not run again (no
 // failover refuses a value). Otherwise the error says that the
-// transaction did not run (errNotWritten), unless fn wrote through Do,
-// which did run: then the write's error alone is returned, and unwritten
-// says txMayHaveRun.
-func (c *Client) txWriteFailed(ctx context.Context, node int, conn *trackedConn, sent int, err error, unwritten txEnd) (txEnd, error) {
+// transaction did not run (errNotWritten), unless fn wrote through Do
+// (wrote), which did run: then the write's error alone is returned. The
+// attempt ended txNotWritten (txMayHaveRun after a refusal).
+func (c *Client) txWriteFailed(ctx context.Context, node int, conn *trackedConn, sent int, err error, wrote bool) (txEnd, error) {
 	c.noteTxFailure(ctx, node, err)
 	if re, ok := c.refusalBeforeReset(conn, sent, err); ok {
 		return txMayHaveRun, re
 	}
 	cause := contextCause(ctx, err)
-	if unwritten == txNotWritten && writeFailed(err) {
+	if !wrote && writeFailed(err) {
 		cause = fmt.Errorf("%w: %w", errNotWritten, cause)
 	}
-	return unwritten, &NodeError{Node: c.nodes.get(node).node, Err: cause}
+	return txNotWritten, &NodeError{Node: c.nodes.get(node).node, Err: cause}
 }
 
 // refusalBeforeReset reads, after a write of sent commands on conn failed

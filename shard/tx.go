@@ -136,7 +136,8 @@ func (tx *Tx) Do(name string, args ...any) (any, error) {
 	tx.wrote = true
 	tx.mu.Unlock()
 	reply, err := tx.do(name, args...)
-	if !wrote && refusedUnrun(name, err) {
+	var un unsentError
+	if !wrote && (refusedUnrun(name, err) || errors.As(err, &un)) {
 		tx.mu.Lock()
 		tx.wrote = false
 		tx.mu.Unlock()
@@ -172,22 +173,28 @@ func txNotRetried(err error) error {
 	return fmt.Errorf("%w: %w", ErrTxNotRetried, err)
 }
 
+// unsentError is the error of a command that Tx.do did not send: it
+// changed nothing, so Tx.Do does not count it as a write of fn's.
+type unsentError struct{ error }
+
+func (e unsentError) Unwrap() error { return e.error }
+
 // do runs a command on the transaction's connection, after ASKING when
 // the transaction runs at an importing node.
 func (tx *Tx) do(name string, args ...any) (any, error) {
 	if err := ctxEnded(tx.ctx); err != nil {
 		// Nothing is written under an ended context: a write (LPOP,
 		// BLPOP, ...) would run and its reply be lost with the connection.
-		return nil, fmt.Errorf("shardis: %w (%s not sent)", err, strings.ToUpper(name))
+		return nil, unsentError{fmt.Errorf("shardis: %w (%s not sent)", err, strings.ToUpper(name))}
 	}
 	if err := tx.fence.enter(); err != nil {
-		return nil, err
+		return nil, unsentError{err}
 	}
 	if ringMoved(tx.loc, tx.node, tx.keys) {
 		// Sent to the shard that no longer serves the keys, a write
 		// through Do would stay there, unseen (errTxRingMoved).
 		tx.fence.leave()
-		return nil, errTxRingMoved
+		return nil, unsentError{errTxRingMoved}
 	}
 	if tx.th == nil || tx.c.obs.h.Command == nil {
 		defer tx.fence.leave()

@@ -10,7 +10,8 @@
 //     after it, with at least one byte between them).
 //   - [Jedis]: the default key-tag pattern of Jedis's ShardedJedis and
 //     JedisSharding, the Java regular expression \{(.+?)\}.
-//   - [Pair]: twemproxy's hash_tag setting, any two delimiter bytes.
+//   - [Pair]: twemproxy's hash_tag setting, two delimiter bytes. twemproxy
+//     takes any two bytes; Pair takes printable ASCII ones only.
 //   - [None]: the whole key is hashed.
 //
 // A tag is always a substring of the key, and finding it never allocates.

@@ -133,29 +133,39 @@ func probePairs(info shard.MigrationInfo, prefix string) []probeTarget {
 			}
 		}
 	}
+	// The pairs are found by routing plain names, as user keys are
+	// routed, not the probe keys' own names: a ring's tag rule may cut
+	// every name of the reserved family down to one tag (under the pair
+	// rule "::" all of them hash "migration"), and those names would then
+	// meet a single pair. A probe key only has to sit on its old node,
+	// which a plain server takes whatever its name, and, on a cluster, in
+	// a slot of that node: its name then holds the same {tag} as the name
+	// routed, so the two share a slot.
+	route := func(i int) string { return strconv.Itoa(i) }
 	key := func(i int) string { return prefix + strconv.Itoa(i) }
 	tries := probeTries
 	_, fromCluster := info.From.(*shard.ClusterRouter)
 	_, toCluster := info.To.(*shard.ClusterRouter)
 	if fromCluster || toCluster {
 		tags := slotTags()
+		route = func(i int) string { return "{" + tags[i] + "}" }
 		key = func(i int) string { return prefix + "{" + tags[i] + "}" }
 		tries = len(tags)
 	}
 	seen := map[[2]string]bool{}
 	var out []probeTarget
 	for i := 0; i < tries && len(out) < want; i++ {
-		k := key(i)
-		src, err := info.From.Route(k)
+		r := route(i)
+		src, err := info.From.Route(r)
 		if err != nil {
 			continue
 		}
-		dst, err := info.To.Route(k)
+		dst, err := info.To.Route(r)
 		if err != nil || src.Addr == dst.Addr || seen[[2]string{src.Addr, dst.Addr}] {
 			continue
 		}
 		seen[[2]string{src.Addr, dst.Addr}] = true
-		out = append(out, probeTarget{src: src, dst: dst, key: k})
+		out = append(out, probeTarget{src: src, dst: dst, key: key(i)})
 	}
 	return out
 }

@@ -396,6 +396,16 @@ func applyURLOption(cfg *Config, name, v string) error {
 	case "key_hash":
 		cfg.KeyHash = v
 	case "tag":
+		// twemproxy takes any two characters as a hash_tag, "++" and
+		// "&&" among them; written as they are, the query reads them as
+		// two spaces and as an empty value (the algorithm's default
+		// rule), each placing keys elsewhere than the pool without a word.
+		switch {
+		case v == "":
+			return bad(errors.New(`empty tag (leave the option out for the algorithm's default rule; a '&' of a pair is written %26, "&&" as %26%26)`))
+		case strings.ContainsRune(v, ' '):
+			return bad(errors.New(`a '+' in a URL query reads as a space, and a URL takes no tag with spaces: write a '+' of a pair as %2B, "++" as %2B%2B`))
+		}
 		cfg.Tag = v
 	case "names":
 		names := strings.Split(v, ",")

@@ -50,7 +50,10 @@ import (
 //     Do at a time, the commands already queued on the server are discarded.
 //     A keyless command inside MULTI must follow a keyed one. MULTI's reply
 //     is "OK" at once when no key is known yet (the server's is read when
-//     the transaction's node is known). Redirects are not followed inside a
+//     the transaction's node is known, before anything else is sent there:
+//     should the server refuse it, an ACL user without MULTI say, each
+//     command up to EXEC fails with an error wrapping that refusal, EXEC
+//     included, and nothing runs). Redirects are not followed inside a
 //     transaction: use Client.Tx for retries in cluster mode. On a Sentinel
 //     shard whose master is marked down or cannot be reached as the
 //     transaction (or WATCH) takes its connection, nothing of it sent yet,

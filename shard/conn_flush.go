@@ -29,10 +29,13 @@ type flusher struct {
 	pinnedAt []connCmd
 	pinnedIn []bool // the command goes between MULTI and EXEC (MULTI and EXEC included)
 
-	multiAt int   // index of a MULTI of this flush not yet sent, or -1
-	held    []int // keyless commands after MULTI, waiting for its first key
-	scanned bool  // the transaction of this flush was checked as a whole
-	quit    bool  // QUIT: the Conn closes after this flush
+	multiAt int // index of a MULTI of this flush not yet sent, or -1
+	// multiRefusal: the server's refusal of a MULTI that the Conn had
+	// answered itself (openMulti).
+	multiRefusal error
+	held         []int // keyless commands after MULTI, waiting for its first key
+	scanned      bool  // the transaction of this flush was checked as a whole
+	quit         bool  // QUIT: the Conn closes after this flush
 }
 
 // flushLocked sends every queued command and appends one result per
@@ -266,8 +269,7 @@ func (f *flusher) inMulti(i int, name string) {
 	f.addPinned(i)
 }
 
-// pin borrows the transaction's connection to node and, inside MULTI,
-// sends MULTI and the keyless commands held for it.
+// pin borrows the transaction's connection to node.
 func (f *flusher) pin(node, group int) error {
 	tx := &f.rc.tx
 	f.sendPlain()
@@ -276,17 +278,45 @@ func (f *flusher) pin(node, group int) error {
 		return err
 	}
 	tx.conn, tx.node, tx.group = conn, node, group
-	if tx.multi && !tx.multiSent {
-		f.pinned = append(f.pinned, f.multiAt) // -1: MULTI was answered already
-		f.pinnedAt = append(f.pinnedAt, connCmd{name: "MULTI"})
-		f.pinnedIn = append(f.pinnedIn, true)
-		f.multiAt = -1
-		tx.multiSent = true
-		for _, h := range f.held {
-			f.addPinned(h)
-		}
-		f.held = f.held[:0]
+	return nil
+}
+
+// openMulti, once the Conn is pinned inside MULTI, sends MULTI and the
+// keyless commands held for it. A MULTI the Conn answered itself, before
+// any key was known (its caller was told OK), goes alone, and its reply
+// is read before anything else is sent: were the server to refuse it (an
+// ACL user without MULTI), the commands its caller takes for queued would
+// run at once, outside any transaction, and its EXEC be refused as one
+// without MULTI. The error is then the server's refusal, with which the
+// caller's transaction fails up to its EXEC or DISCARD (flusher.refuse),
+// or the failure that kept MULTI from being answered.
+func (f *flusher) openMulti() error {
+	tx := &f.rc.tx
+	if !tx.multi || tx.multiSent {
+		return nil
 	}
+	answered := f.multiAt < 0
+	f.pinned = append(f.pinned, f.multiAt) // -1: MULTI was answered already
+	f.pinnedAt = append(f.pinnedAt, connCmd{name: "MULTI"})
+	f.pinnedIn = append(f.pinnedIn, true)
+	f.multiAt = -1
+	tx.multiSent = true
+	if answered {
+		f.multiRefusal = nil
+		f.sendPinned()
+		switch {
+		case f.multiRefusal != nil:
+			err := f.multiRefusal
+			f.multiRefusal = nil
+			return fmt.Errorf("shardis: the server refused MULTI, answered before the transaction's first key (nothing of the transaction was sent): %w", err)
+		case tx.refused != nil: // the connection failed, or a migration's fence refused the run
+			return tx.refused
+		}
+	}
+	for _, h := range f.held {
+		f.addPinned(h)
+	}
+	f.held = f.held[:0]
 	return nil
 }
 
@@ -740,7 +770,12 @@ func (f *flusher) sendPinned() {
 			rerr := f.rc.c.commandReplyError(tx.node, cmds[k].name, cmds[k].args, re)
 			answers.reply(cmds[k].name, rerr)
 			set(k, Result{Err: rerr})
-			if k == lastMulti {
+			switch {
+			case k == lastMulti && pinned[k] < 0:
+				// Answered already, and sent alone (openMulti): the
+				// caller's transaction is refused with this reply.
+				f.multiRefusal = rerr
+			case k == lastMulti:
 				// Refused (an ACL user without MULTI): no transaction is
 				// open on the server, whose EXEC or DISCARD would be
 				// refused; what follows runs at once, as after a refused

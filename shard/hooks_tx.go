@@ -124,9 +124,18 @@ func (c *Client) sentinelTxRetried(ctx context.Context, node int, err error) boo
 // which nothing ran, is run again on a Sentinel shard
 // (sentinelTxRetried): then a failure that says the master changed
 // (READONLY, a refused connection, ...) is OutcomeRetry, as a command's
-// is (classifySentinel).
-func (th *txHooks) outcome(ctx context.Context, node int, err error, retried bool) Outcome {
+// is (classifySentinel). wrote says that fn wrote through Tx.Do: the
+// attempt is never run again (ErrTxNotRetried), so in cluster mode a
+// MOVED, a CLUSTERDOWN or an unreachable node is no redirect followed or
+// failure retried, but one that stands, as the operation's is.
+func (th *txHooks) outcome(ctx context.Context, node int, err error, retried, wrote bool) Outcome {
 	o := th.c.txOutcome(err)
+	if wrote && (o == OutcomeRedirect || o == OutcomeRetry) {
+		if f := finalOutcome(err); f != OutcomeRetry {
+			return f
+		}
+		return OutcomeFailed
+	}
 	if retried && o != OutcomeOK && o != OutcomeRetry && th.c.sentinelTxRetried(ctx, node, err) {
 		return OutcomeRetry
 	}
@@ -134,8 +143,10 @@ func (th *txHooks) outcome(ctx context.Context, node int, err error, retried boo
 }
 
 // command reports one command of the transaction sent alone (WATCH, a
-// Tx.Do) to node, started at start, with its error.
-func (th *txHooks) command(ctx context.Context, node, group int, name string, args []any, start time.Time, err error) {
+// Tx.Do) to node, started at start, with its error. wrote says that fn
+// wrote through Tx.Do, this command included unless the node refused it
+// before running it: the attempt is never run again.
+func (th *txHooks) command(ctx context.Context, node, group int, name string, args []any, start time.Time, err error, wrote bool) {
 	th.node = node
 	h := th.c.obs.h.Command
 	if h == nil {
@@ -146,7 +157,7 @@ func (th *txHooks) command(ctx context.Context, node, group int, name string, ar
 	// A WATCH that failed ends an attempt of which nothing ran: the
 	// attempt runs again when the failure is one a Sentinel shard waits
 	// out. A Tx.Do's failure ends it as fn returns it: never again.
-	o := th.outcome(ctx, node, err, th.watching)
+	o := th.outcome(ctx, node, err, th.watching, wrote)
 	ev := &CommandEvent{Node: from, ServerAddr: th.c.serverAddr(from), Name: name, Outcome: o, Err: err, Attempt: th.attempt, Start: start, Duration: time.Since(start), cl: cl}
 	if ev.Outcome == OutcomeRedirect {
 		ev.Redirect = th.c.redirectOf(cl, from)
@@ -180,8 +191,9 @@ func (th *txHooks) batch(node, group int, asking bool, queue []queued) []*call {
 // error (a queued command's is that of its QUEUED reply; EXEC's is
 // ErrTxAborted when a watched key changed) or the failure that cut the
 // batch short. retried says that the attempt, of which nothing ran, is
-// run again on a Sentinel shard (sentinelTxRetried).
-func (th *txHooks) pipeline(ctx context.Context, node int, calls []*call, start time.Time, took time.Duration, retried bool) {
+// run again on a Sentinel shard (sentinelTxRetried); wrote, that fn wrote
+// through Tx.Do, so that it is never run again.
+func (th *txHooks) pipeline(ctx context.Context, node int, calls []*call, start time.Time, took time.Duration, retried, wrote bool) {
 	h := th.c.obs.h.Pipeline
 	if h == nil {
 		return
@@ -189,7 +201,7 @@ func (th *txHooks) pipeline(ctx context.Context, node int, calls []*call, start 
 	from := th.c.nodes.get(node).node
 	ev := &PipelineEvent{Node: from, ServerAddr: th.c.serverAddr(from), Commands: len(calls), Attempt: th.attempt, Start: start, Duration: took, calls: calls, tx: true}
 	for _, cl := range calls {
-		o := th.outcome(ctx, node, cl.err, retried)
+		o := th.outcome(ctx, node, cl.err, retried, wrote)
 		ev.Outcomes[o]++
 		if o != OutcomeOK && ev.Err == nil {
 			ev.Outcome, ev.Err = o, cl.err
@@ -211,7 +223,7 @@ func (th *txHooks) failFast(ctx context.Context, node, group int, keys []any, er
 	th.node = node
 	if th.c.obs.h.Command != nil {
 		th.watching = true // nothing was sent: txNotRun
-		th.command(ctx, node, group, "WATCH", keys, now(), err)
+		th.command(ctx, node, group, "WATCH", keys, now(), err, false)
 		th.watching = false
 	}
 }

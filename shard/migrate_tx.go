@@ -78,7 +78,7 @@ func (f *flusher) pinFor(key any) error {
 		return err
 	}
 	f.rc.tx.fence, f.rc.tx.key = plan, key
-	return nil
+	return f.openMulti() // sent by the fence just set
 }
 
 // refuseFenced fails a run of a Conn's transaction that was planned by the

@@ -127,22 +127,27 @@ func (tx *Tx) Do(name string, args ...any) (any, error) {
 		return nil, err
 	}
 	if !mayWrite(command.Lookup(name)) {
-		return tx.do(name, args...)
+		return tx.do(name, false, args...)
 	}
 	// Marked before the write is sent (its outcome may never be known),
-	// and unmarked when the node refused it before running it.
+	// and unmarked when the node refused it before running it (tx.do).
 	tx.mu.Lock()
 	wrote := tx.wrote
 	tx.wrote = true
 	tx.mu.Unlock()
-	reply, err := tx.do(name, args...)
+	return tx.do(name, !wrote, args...)
+}
+
+// unmarkWrite is for a write that Tx.Do marked first (the first of fn's)
+// and that did not run: it was not sent (unsentError), or the node
+// refused it before running it (refusedUnrun). fn has written nothing.
+func (tx *Tx) unmarkWrite(first bool, name string, err error) {
 	var un unsentError
-	if !wrote && (refusedUnrun(name, err) || errors.As(err, &un)) {
+	if first && (refusedUnrun(name, err) || errors.As(err, &un)) {
 		tx.mu.Lock()
 		tx.wrote = false
 		tx.mu.Unlock()
 	}
-	return reply, err
 }
 
 // refusedUnrun reports whether err, the error of the command name sent
@@ -180,8 +185,11 @@ type unsentError struct{ error }
 func (e unsentError) Unwrap() error { return e.error }
 
 // do runs a command on the transaction's connection, after ASKING when
-// the transaction runs at an importing node.
-func (tx *Tx) do(name string, args ...any) (any, error) {
+// the transaction runs at an importing node. first says that the command
+// is the first write of fn's, which Tx.Do marked: do unmarks it when it
+// did not run (unmarkWrite), before the hooks see the command.
+func (tx *Tx) do(name string, first bool, args ...any) (reply any, err error) {
+	defer func() { tx.unmarkWrite(first, name, err) }() // unless unmarked already
 	if err := ctxEnded(tx.ctx); err != nil {
 		// Nothing is written under an ended context: a write (LPOP,
 		// BLPOP, ...) would run and its reply be lost with the connection.
@@ -201,11 +209,12 @@ func (tx *Tx) do(name string, args ...any) (any, error) {
 		return tx.send(name, args)
 	}
 	start := now()
-	reply, err := tx.send(name, args)
+	reply, err = tx.send(name, args)
 	// The hook runs once the round trip left the fence: a slow one does
 	// not hold a migration's switch.
 	tx.fence.leave()
-	tx.th.command(tx.ctx, tx.node, tx.group, name, args, start, err)
+	tx.unmarkWrite(first, name, err)
+	tx.th.command(tx.ctx, tx.node, tx.group, name, args, start, err, tx.hasWritten())
 	return reply, err
 }
 
@@ -728,7 +737,7 @@ func (c *Client) txOnce(ctx context.Context, plan txPlan, node int, asking bool,
 		th.node, th.watching = node, true
 	}
 	tx := &Tx{ctx: ctx, conn: conn, loc: plan.loc, group: group, asking: asking, c: c, node: node, fence: plan, th: th, keys: keys}
-	_, err = tx.do("WATCH", keys...)
+	_, err = tx.do("WATCH", false, keys...)
 	if th != nil {
 		th.watching = false
 	}
@@ -780,7 +789,7 @@ func (c *Client) txOnce(ctx context.Context, plan txPlan, node int, asking bool,
 			// Nothing of the attempt ran (how, as txRun gets it): a
 			// Sentinel shard may run it again (retrySentinelTx).
 			retried := how != txMayHaveRun && !wrote && err != nil && c.sentinelTxRetried(ctx, node, err)
-			report = func() { th.pipeline(ctx, node, calls, start, took, retried) }
+			report = func() { th.pipeline(ctx, node, calls, start, took, retried, wrote) }
 		}()
 	}
 	// Nothing of the attempt ran when nothing of MULTI ... EXEC did,

@@ -35,13 +35,12 @@ func flipEjection(rr *shard.RingRouter, i int, stop <-chan struct{}, flips *atom
 	}
 }
 
-// TestReview14PipelineSeesOneRingAcrossAnEjection: a pipeline that
-// writes a key and reads it back must send both to the same shard, even
-// when the shard that owns the key leaves or rejoins the ring while the
-// pipeline is planned. Each command was placed by the ring of its own
-// moment: the SET went to one shard and the GET to another, which
-// answered with what it held.
-func TestReview14PipelineSeesOneRingAcrossAnEjection(t *testing.T) {
+// startFlippingRing starts three servers and an auto-eject ring client
+// over them, and a goroutine that ejects and restores the second shard in
+// a loop until the test ends; it returns the client, a key of that shard,
+// and the count of ring changes.
+func startFlippingRing(t *testing.T) (*shard.Client, string, *atomic.Int64) {
+	t.Helper()
 	servers := redistest.StartNTB(t, 3, redistest.Options{})
 	cfg := ringConfig(servers)
 	cfg.Health.AutoEject = true
@@ -49,14 +48,24 @@ func TestReview14PipelineSeesOneRingAcrossAnEjection(t *testing.T) {
 	rr := c.Router().(*shard.RingRouter)
 	keys := keysByShard(t, c, 1)
 	key := keys[servers[1].Addr][0]
-	ctx := context.Background()
-
 	stop := make(chan struct{})
-	var flips atomic.Int64
+	flips := new(atomic.Int64)
 	var wg sync.WaitGroup
 	wg.Add(1)
-	go flipEjection(rr, 1, stop, &flips, &wg)
-	defer func() { close(stop); wg.Wait() }()
+	go flipEjection(rr, 1, stop, flips, &wg)
+	t.Cleanup(func() { close(stop); wg.Wait() })
+	return c, key, flips
+}
+
+// TestReview14PipelineSeesOneRingAcrossAnEjection: a pipeline that
+// writes a key and reads it back must send both to the same shard, even
+// when the shard that owns the key leaves or rejoins the ring while the
+// pipeline is planned. Each command was placed by the ring of its own
+// moment: the SET went to one shard and the GET to another, which
+// answered with what it held.
+func TestReview14PipelineSeesOneRingAcrossAnEjection(t *testing.T) {
+	c, key, flips := startFlippingRing(t)
+	ctx := context.Background()
 
 	const cmds = 64 // a long plan, so that ring changes fall inside it
 	mismatches := 0
@@ -87,21 +96,8 @@ func TestReview14PipelineSeesOneRingAcrossAnEjection(t *testing.T) {
 // read with tx.Do while its shard leaves or rejoins the ring, is never
 // refused as a key of another shard.
 func TestReview14TxSeesOneRingAcrossAnEjection(t *testing.T) {
-	servers := redistest.StartNTB(t, 3, redistest.Options{})
-	cfg := ringConfig(servers)
-	cfg.Health.AutoEject = true
-	c := newClient(t, cfg)
-	rr := c.Router().(*shard.RingRouter)
-	keys := keysByShard(t, c, 1)
-	key := keys[servers[1].Addr][0]
+	c, key, flips := startFlippingRing(t)
 	ctx := context.Background()
-
-	stop := make(chan struct{})
-	var flips atomic.Int64
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go flipEjection(rr, 1, stop, &flips, &wg)
-	defer func() { close(stop); wg.Wait() }()
 
 	crossShard := 0
 	for round := 0; round < 300; round++ {

@@ -2,13 +2,10 @@ package reshard_test
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
-	"fmt"
 	"testing"
 	"time"
 
-	"github.com/gomodule/redigo/redis"
 	"github.com/shardis/shardis/reshard"
 	"github.com/shardis/shardis/shard"
 	"github.com/stretchr/testify/assert"
@@ -29,16 +26,7 @@ func TestReview13HungOldNodeInALargeMigrateFailsSoon(t *testing.T) {
 	const n, size = 2, 8 << 20
 	const timeout = 500 * time.Millisecond
 	servers, from, to := moveAll(t)
-	oldConn, err := redis.Dial("tcp", servers[0].Addr)
-	require.NoError(t, err)
-	defer oldConn.Close()
-	value := make([]byte, size)
-	_, err = rand.Read(value)
-	require.NoError(t, err)
-	for i := range n {
-		_, err = oldConn.Do("SET", fmt.Sprintf("hg:%d", i), value)
-		require.NoError(t, err)
-	}
+	fillRandomValues(t, servers[0].Addr, "hg:", n, size)
 	paused := make(chan error, 1)
 	proxy := startSlowReplyProxy(t, servers[1].Addr, 0, func() { paused <- servers[0].Pause() })
 	t.Cleanup(func() { servers[0].Resume() })
@@ -49,7 +37,7 @@ func TestReview13HungOldNodeInALargeMigrateFailsSoon(t *testing.T) {
 	defer resumed.Stop()
 	start := time.Now()
 	// The proxy's fault is for the mover's MIGRATE, not the arming's probe.
-	_, err = reshard.Move(context.Background(), reshard.Options{From: from, To: to, SkipClientCheck: true,
+	_, err := reshard.Move(context.Background(), reshard.Options{From: from, To: to, SkipClientCheck: true,
 		Addrs: map[string]string{servers[1].Addr: proxy.addr}, SkipProbe: true, Timeout: timeout, Batch: n, MaxBlock: time.Minute})
 	took := time.Since(start)
 	require.NoError(t, <-paused, "stopping the old node")

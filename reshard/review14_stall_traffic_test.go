@@ -2,7 +2,6 @@ package reshard_test
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"sync"
@@ -29,16 +28,7 @@ func TestReview14HungOldNodeIsFoundUnderTrafficAtTheNewNode(t *testing.T) {
 	const n, size = 2, 8 << 20
 	const timeout = 500 * time.Millisecond
 	servers, from, to := moveAll(t)
-	oldConn, err := redis.Dial("tcp", servers[0].Addr)
-	require.NoError(t, err)
-	defer oldConn.Close()
-	value := make([]byte, size)
-	_, err = rand.Read(value) // random: DUMP's payload is not compressed away
-	require.NoError(t, err)
-	for i := range n {
-		_, err = oldConn.Do("SET", fmt.Sprintf("ht:%d", i), value)
-		require.NoError(t, err)
-	}
+	fillRandomValues(t, servers[0].Addr, "ht:", n, size)
 
 	// Another client writes to the new node all along.
 	trafficConn, err := redis.Dial("tcp", servers[1].Addr)

@@ -15,9 +15,9 @@ import (
 // until fn returns. Use it for keyless commands (FLUSHALL, INFO, SCRIPT
 // LOAD, ...). A ring shard that HealthOptions.AutoEject took out is one of
 // them (its keys come back with it, and a SCRIPT LOAD or FLUSHALL that
-// skipped it would be missed then): while it is marked down its call
-// fails with an error matching ErrNodeDown, so that the error says it was
-// not reached, where Scan passes over it. The error joins every node's error, each a *NodeError
+// skipped it would be missed then): while it cannot be reached its call
+// fails with its *NodeError, so that the error says it was not reached,
+// where Scan passes over it. The error joins every node's error, each a *NodeError
 // (its Unwrap() []error returns them, in the order of the nodes); its
 // text says how many nodes failed and lists them, one a line:
 //

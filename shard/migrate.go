@@ -265,6 +265,7 @@ func (c *Client) installMigration(ctx context.Context, from Router, fromID, toID
 			m.end()
 			c.settleReads()
 			c.settleNodes()
+			c.subs.topo.notify() // with m gone, as AbortMigration does
 			return err
 		}
 	}
@@ -551,6 +552,10 @@ func (c *Client) AbortMigration(ctx context.Context) error {
 			m.end()
 			c.settleReads()
 			c.settleNodes()
+			// Told again with m gone: switchTo told the subscriptions
+			// while m was still on, and one that placed its names then
+			// kept a pattern on the new topology's nodes for good.
+			c.subs.topo.notify()
 			c.renameConns(ctx)
 			return nil
 		}

@@ -15,23 +15,7 @@ import (
 // to the next caller unchanged, whose EVAL then met the debugger. The
 // next caller's EVAL must return its script's result.
 func TestReview14ScriptDebugIsNotHandedOn(t *testing.T) {
-	srv := plainServer(t)
-	set := newTestSet(t, Options{MaxIdle: 1, TestOnBorrow: Never})
-	ctx := context.Background()
-	c, err := set.Get(ctx, srv.Addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.Do("SCRIPT", "DEBUG", "YES"); err != nil {
-		t.Fatal(err)
-	}
-	c.Close()
-
-	c, err = set.Get(ctx, srv.Addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := nextCallerAfter(t, "SCRIPT", "DEBUG", "YES")
 	if v, err := redis.Int(c.Do("EVAL", "return 7", 0)); err != nil || v != 7 {
 		t.Fatalf("the next caller's EVAL = %v, %v, want 7: the connection was handed on in debug mode", v, err)
 	}
@@ -43,23 +27,7 @@ func TestReview14ScriptDebugIsNotHandedOn(t *testing.T) {
 // reply and the next caller's command failed on it. The next caller must
 // get a connection that answers.
 func TestReview14PsyncIsNotHandedOn(t *testing.T) {
-	srv := plainServer(t)
-	set := newTestSet(t, Options{MaxIdle: 1, TestOnBorrow: Never})
-	ctx := context.Background()
-	c, err := set.Get(ctx, srv.Addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.Do("PSYNC", "?", "-1"); err != nil {
-		t.Fatal(err)
-	}
-	c.Close()
-
-	c, err = set.Get(ctx, srv.Addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := nextCallerAfter(t, "PSYNC", "?", "-1")
 	if v, err := redis.String(c.Do("ECHO", "mine")); err != nil || v != "mine" {
 		t.Fatalf("the next caller's ECHO = %q, %v, want mine: the connection was handed on as a replica's link", v, err)
 	}
@@ -103,4 +71,28 @@ func TestReview14ReplconfAckIsNotWaitedFor(t *testing.T) {
 	if v, err := redis.String(c.Do("ECHO", "mine")); err != nil || v != "mine" {
 		t.Fatalf("the next caller's ECHO = %q, %v, want mine", v, err)
 	}
+}
+
+// nextCallerAfter runs one command on a connection of a one-connection
+// pool, gives the connection back, and returns the connection the next
+// caller borrows (closed when the test ends).
+func nextCallerAfter(t *testing.T, cmd string, args ...any) redis.Conn {
+	t.Helper()
+	srv := plainServer(t)
+	set := newTestSet(t, Options{MaxIdle: 1, TestOnBorrow: Never})
+	ctx := context.Background()
+	c, err := set.Get(ctx, srv.Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Do(cmd, args...); err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	c, err = set.Get(ctx, srv.Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
 }

@@ -332,12 +332,15 @@ func (c *Client) MasterAddr(ctx context.Context) (addr, sentinel string, err err
 // name the old master for a second or two; this skips them.
 //
 // The Sentinels are asked in parallel, and the answers are checked by
-// the number of Sentinels that gave them, most first (among equals, in
-// the order of Addrs): a stale Sentinel (partitioned, or restarted with
-// an old configuration) may name a server that says it is a master, an
-// old master restarted empty, and it must not win over the others
-// because it was asked first. Once a majority of the Sentinels name the
+// the number of Sentinels that gave them, most first: a stale Sentinel
+// (partitioned, or restarted with an old configuration) may name a
+// server that says it is a master, an old master restarted empty, and
+// it must not win over the others because it was asked first. Once a majority of the Sentinels name the
 // same master and verify accepts it, the others are not waited for.
+// Among answers given by as many Sentinels, the one from the Sentinel
+// whose view has the highest config epoch (SENTINEL MASTER, asked only
+// then) is checked first: the view of the latest failover, which a
+// stale Sentinel missed; among equal epochs, in the order of Addrs.
 //
 // Answers that name one server under two spellings ("localhost:6379" and
 // "127.0.0.1:6379", as Sentinels with and without announce-hostnames
@@ -473,6 +476,35 @@ func (c *Client) VerifiedMasterAddr(ctx context.Context, verify func(ctx context
 		}
 	}
 	votes, first := groups()
+	// Groups with as many votes as another are told apart by the
+	// config epochs of their Sentinels' views, asked for only then:
+	// the highest is the view of the latest failover, which a Sentinel
+	// that missed it (partitioned, or restarted with an old
+	// configuration) does not have.
+	groupsWith := map[int]int{} // the number of groups by their votes
+	for _, v := range votes {
+		groupsWith[v]++
+	}
+	var tied []int
+	for i, n := range named {
+		if n != "" && groupsWith[votes[root(i)]] > 1 {
+			tied = append(tied, i)
+		}
+	}
+	epoch := map[int]int64{} // by group: the highest config epoch of its Sentinels
+	if len(tied) > 0 {
+		for i, e := range c.configEpochs(ctx, addrs, tied) {
+			if cur, ok := epoch[root(i)]; !ok || e > cur {
+				epoch[root(i)] = e
+			}
+		}
+	}
+	epochOf := func(g int) int64 { // -1: not known
+		if e, ok := epoch[g]; ok {
+			return e
+		}
+		return -1
+	}
 	var order []int
 	for i, n := range named {
 		if n != "" {
@@ -483,6 +515,12 @@ func (c *Client) VerifiedMasterAddr(ctx context.Context, verify func(ctx context
 		gx, gy := root(x), root(y)
 		if d := votes[gy] - votes[gx]; d != 0 {
 			return d
+		}
+		if ex, ey := epochOf(gx), epochOf(gy); ex != ey {
+			if ey > ex {
+				return 1
+			}
+			return -1
 		}
 		if d := first[gx] - first[gy]; d != 0 {
 			return d
@@ -540,6 +578,32 @@ func (c *Client) sameServerFunc(ctx context.Context) func(a, b string) bool {
 		}
 		return addrkey.Shares(forms(a), forms(b))
 	}
+}
+
+// configEpochs asks the Sentinels addrs[i], for each i in which, in
+// parallel for the config epoch of their view of the master (SENTINEL
+// MASTER) and returns them by i. A Sentinel that fails, or whose reply
+// has no config epoch, is left out.
+func (c *Client) configEpochs(ctx context.Context, addrs []string, which []int) map[int]int64 {
+	got := make([]int64, len(which))
+	ok := make([]bool, len(which))
+	var wg sync.WaitGroup
+	for k, i := range which {
+		wg.Go(func() {
+			reply, err := c.ask(ctx, addrs[i], "SENTINEL", "MASTER", c.master)
+			if err == nil {
+				got[k], ok[k] = parseConfigEpoch(reply)
+			}
+		})
+	}
+	wg.Wait()
+	out := make(map[int]int64, len(which))
+	for k, i := range which {
+		if ok[k] {
+			out[i] = got[k]
+		}
+	}
+	return out
 }
 
 // Replicas asks the Sentinels in turn for the master's replicas, the one

@@ -237,6 +237,32 @@ func ParseReplicas(reply any) ([]Replica, error) {
 	return nil, badReply(cmd, "%s, want an array", describe(reply))
 }
 
+// parseConfigEpoch reads the config-epoch field of the reply to SENTINEL
+// MASTER: a flat field-value array.
+func parseConfigEpoch(reply any) (int64, bool) {
+	f, ok := reply.([]any)
+	if !ok || len(f)%2 != 0 {
+		return 0, false
+	}
+	for i := 0; i < len(f); i += 2 {
+		if k, _ := text(f[i]); k != "config-epoch" {
+			continue
+		}
+		switch v := f[i+1].(type) {
+		case int64:
+			return v, v >= 0
+		default:
+			s, ok := text(v)
+			if !ok {
+				return 0, false
+			}
+			n, err := strconv.ParseInt(s, 10, 64)
+			return n, err == nil && n >= 0
+		}
+	}
+	return 0, false
+}
+
 // ParseSwitchMaster reads the message of a +switch-master event:
 // "<master name> <old ip> <old port> <new ip> <new port>".
 func ParseSwitchMaster(msg string) (SwitchMaster, error) {

@@ -11,7 +11,8 @@
 //   - [Jedis]: the default key-tag pattern of Jedis's ShardedJedis and
 //     JedisSharding, the Java regular expression \{(.+?)\}.
 //   - [Pair]: twemproxy's hash_tag setting, two delimiter bytes. twemproxy
-//     takes any two bytes; Pair takes printable ASCII ones only.
+//     takes any two bytes; Pair takes printable ASCII ones only, and not
+//     two letters or digits ("no", "ok": a misspelt name, not delimiters).
 //   - [None]: the whole key is hashed.
 //
 // A tag is always a substring of the key, and finding it never allocates.

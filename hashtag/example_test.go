@@ -27,7 +27,7 @@ func ExampleParse() {
 	_, err := hashtag.Parse("crc16")
 	fmt.Println(err)
 	// Output:
-	// shardis: bad hash tag rule: "crc16" (want "none", "cluster", "jedis" or two printable ASCII delimiters such as "{}")
+	// shardis: bad hash tag rule: "crc16" (want "none", "cluster", "jedis" or two printable ASCII delimiters, not both letters or digits, such as "{}")
 }
 
 // Pair builds a twemproxy hash_tag rule from two delimiters; TagBytes is

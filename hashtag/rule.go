@@ -63,20 +63,31 @@ var (
 // hashed. When open == close (as in "$$"), the closing byte is the next
 // occurrence after the opening one.
 //
-// Both delimiters must be printable ASCII bytes (0x20 to 0x7e); otherwise
-// the error wraps [ErrBadRule]. Pair('{', '}') hashes exactly like
-// [Cluster], but keeps its own name "{}".
+// Both delimiters must be printable ASCII bytes (0x20 to 0x7e), and not
+// both ASCII letters or digits: a pair such as "no", "on" or "ok" is a
+// misspelt or guessed name rather than delimiters (twemproxy would take
+// it, shardis does not). Otherwise the error wraps [ErrBadRule].
+// Pair('{', '}') hashes exactly like [Cluster], but keeps its own name
+// "{}".
 func Pair(open, close byte) (Rule, error) {
 	if !printable(open) || !printable(close) {
 		return None, fmt.Errorf("%w: hash tag pair %q: delimiters must be printable ASCII", ErrBadRule, string([]byte{open, close}))
+	}
+	if alnum(open) && alnum(close) {
+		return None, fmt.Errorf("%w: hash tag pair %q: two letters or digits are taken for a misspelt name, not delimiters", ErrBadRule, string([]byte{open, close}))
 	}
 	return Rule{kind: kindPair, open: open, close: close}, nil
 }
 
 func printable(c byte) bool { return c >= 0x20 && c <= 0x7e }
 
+func alnum(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+}
+
 // Parse returns the rule with the given name: "none", "cluster", "jedis",
-// or a two-byte delimiter pair such as "{}" or "$$" (see [Pair]). Names are
+// or a two-byte delimiter pair such as "{}" or "$$" (see [Pair]; two
+// letters or digits, such as "no", are refused). Names are
 // case-sensitive. Any other input gives an error wrapping [ErrBadRule] that
 // quotes the input. Parse(r.String()) == r for every rule r.
 func Parse(name string) (Rule, error) {
@@ -93,7 +104,7 @@ func Parse(name string) (Rule, error) {
 			return r, nil
 		}
 	}
-	return None, fmt.Errorf(`%w: %q (want "none", "cluster", "jedis" or two printable ASCII delimiters such as "{}")`, ErrBadRule, name)
+	return None, fmt.Errorf(`%w: %q (want "none", "cluster", "jedis" or two printable ASCII delimiters, not both letters or digits, such as "{}")`, ErrBadRule, name)
 }
 
 // String returns the name of the rule, as accepted by [Parse].

@@ -16,7 +16,7 @@ var (
 		Ketama: {"one_at_a_time", "md5", "crc16", "crc32", "crc32a", "fnv1_64", "fnv1a_64",
 			"fnv1_32", "fnv1a_32", "hsieh", "murmur", "jenkins"},
 	}
-	fuzzTags = []string{"none", "cluster", "jedis", "{}", "$$", "ab"}
+	fuzzTags = []string{"none", "cluster", "jedis", "{}", "$$", "a:"}
 	// fuzzRings caches, by configuration, two rings built separately from
 	// it; fuzz workers run inputs one at a time, so no locking is needed.
 	fuzzRings = map[string][2]*Ring{}

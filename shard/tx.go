@@ -225,8 +225,10 @@ func (tx *Tx) send(name string, args []any) (any, error) {
 	node := ns.node
 	if err := tx.conn.usable(); err != nil {
 		// A protocol error closed the connection: nothing is written,
-		// and the command did not run.
-		return nil, &NodeError{Node: node, Err: err}
+		// and the command did not run (unsent: a write of fn's that
+		// changed nothing does not keep the transaction from running
+		// again). The *NodeError stays matchable (errors.As).
+		return nil, unsentError{&NodeError{Node: node, Err: err}}
 	}
 	ns.commands.Add(1) // Stats, as for a command sent by Do
 	if tx.asking {

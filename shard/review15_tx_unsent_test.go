@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gomodule/redigo/redis"
 	"github.com/shardis/shardis/internal/redistest"
 	"github.com/shardis/shardis/pool"
 	"github.com/shardis/shardis/shard"
@@ -70,4 +71,45 @@ func TestReview15TxWriteOnClosedConnIsNotAWrite(t *testing.T) {
 		require.Equal(t, 2, attempt)
 	}
 	require.NotZero(t, replied, "the protocol error never came back as a reply in 400 rounds")
+}
+
+// A tx.Do write over the server's proto-max-bulk-len is refused before it
+// runs: the server answers it with a protocol error, or resets the
+// connection while it is still being written, and in both cases never
+// read it whole. It still counted as a write of the function's: a
+// function that went on without it (a best-effort write) got its cluster
+// transaction, which then failed on the closed connection before
+// anything of MULTI ... EXEC was sent and would run again, ended with
+// ErrTxNotRetried. Now the refused write does not count, and the
+// transaction runs again, and runs.
+func TestReview15TxWriteRefusedUnreadIsNotAWrite(t *testing.T) {
+	rc := redistest.StartClusterTB(t, 3, 0, redistest.Options{Args: []string{"--proto-max-bulk-len", "1mb"}})
+	cfg := shard.Config{Mode: shard.ModeCluster, Seeds: rc.Seeds()}
+	cfg.Pool = pool.Options{DialTimeout: 3 * time.Second, ReadTimeout: 5 * time.Second, WriteTimeout: 5 * time.Second}
+	cfg.Health.Interval = -1 // the resets would mark the node down
+	cfg.Cluster.MaxRetryWait = 20 * time.Second
+	c := newClient(t, cfg)
+	ctx := context.Background()
+	big := strings.Repeat("x", 1<<20+1)
+
+	for round := 0; round < 5; round++ {
+		attempt := 0
+		var bigErr error
+		reply, err := c.Tx(ctx, []string{"{r15tx2}k"}, func(tx *shard.Tx) error {
+			attempt++
+			if attempt == 1 {
+				// Best effort: the function goes on without it.
+				_, bigErr = tx.Do("SET", "{r15tx2}big", big)
+			}
+			return tx.Queue("INCR", "{r15tx2}k")
+		})
+		require.Error(t, bigErr, "round %d", round)
+		require.False(t, errors.Is(err, shard.ErrTxNotRetried), "round %d: nothing was written, yet: %v (the big SET: %v)", round, err, bigErr)
+		require.NoError(t, err, "round %d (the big SET: %v)", round, bigErr)
+		require.Len(t, reply, 1)
+		require.Equal(t, 2, attempt)
+		n, err := redis.Int(c.Do(ctx, "EXISTS", "{r15tx2}big"))
+		require.NoError(t, err)
+		require.Zero(t, n, "the refused SET ran")
+	}
 }

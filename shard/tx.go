@@ -158,7 +158,8 @@ func (tx *Tx) unmarkWrite(first bool, name string, err error) {
 // refusedUnrun reports whether err, the error of the command name sent
 // through Tx.Do, is a refusal that Redis gives before it runs a command
 // (the slot is elsewhere or not served, the node cannot take writes
-// now, or a protocol error: the command could not be read whole): the
+// now, or a protocol error: the command could not be read whole; for a
+// command of Redis's own, also over maxmemory, an ACL refusal, ...): the
 // command changed nothing. A script's or function's error reply may come
 // after some of its writes ran, and is never such a refusal.
 func refusedUnrun(name string, err error) bool {
@@ -176,6 +177,13 @@ func refusedUnrun(name string, err error) bool {
 	switch cluster.ErrorCode(string(re)) {
 	case "MOVED", "ASK", "TRYAGAIN", "CLUSTERDOWN", "READONLY", "LOADING", "MASTERDOWN", "NOREPLICAS":
 		return true
+	case "OOM", "NOPERM", "MISCONF", "BUSY":
+		// Over maxmemory, an ACL refusal, writes stopped by a failed
+		// save, a script still running: Redis checks them before it
+		// runs a command, and no command of its own replies so later.
+		// A module's command may (its inner calls' refusals, after
+		// some of its writes ran): only a command of Redis's table.
+		return command.Lookup(name) != nil
 	}
 	return false
 }
@@ -469,7 +477,8 @@ func (c *Client) txPlaceKeys(ctx context.Context, name string, args []any) ([]an
 // ErrTxNotRetried and that failure (the MOVED, ASK, CLUSTERDOWN, READONLY,
 // ... redis.Error, the *NodeError). A write the node refused before
 // running it (MOVED, ASK, TRYAGAIN, CLUSTERDOWN, READONLY, LOADING,
-// MASTERDOWN, NOREPLICAS; a script's error excepted), one it never read
+// MASTERDOWN, NOREPLICAS, and for Redis's own commands OOM, NOPERM,
+// MISCONF, BUSY; a script's error excepted), one it never read
 // whole (a protocol error, a write cut short) and one not sent (the
 // connection was closed) changed nothing and do not count. Queue writes with tx.Queue to have them retried.
 //

@@ -595,6 +595,7 @@ func (f *flusher) sendPinned() {
 	// multiRefused: the server refused the run's MULTI (its reply was
 	// read): the commands after it ran outside any transaction.
 	multiRefused := false
+	lastMulti := -1 // the run's MULTI, whose reply the transaction's state follows
 	fail := func(from int, err error, upTo int) {
 		nerr := &NodeError{Node: node, Err: contextCause(f.ctx, err)}
 		if !errors.Is(err, errNothingSent) && !errors.Is(err, errAfterProtocolError) {
@@ -608,7 +609,10 @@ func (f *flusher) sendPinned() {
 		}
 		for k := from; k < len(cmds); k++ {
 			if k < upTo {
-				set(k, Result{Err: sentError(f.ctx, node, cmds[k], in[k], err)})
+				// After a refused MULTI nothing is queued: what
+				// followed it ran at once, a write of unknown outcome.
+				queuedIn := in[k] && !(multiRefused && k > lastMulti)
+				set(k, Result{Err: sentError(f.ctx, node, cmds[k], queuedIn, err)})
 			} else {
 				set(k, Result{Err: unrun})
 			}
@@ -646,7 +650,6 @@ func (f *flusher) sendPinned() {
 	// outside MULTI (unqueued). The MULTI's reply comes first and tells.
 	calls := make([]*call, 0, len(cmds))
 	all := make([]*call, 0, len(cmds))
-	lastMulti := -1 // the run's MULTI, whose reply the transaction's state follows
 	for k, cmd := range cmds {
 		if lowerName(cmd.name) == "multi" {
 			lastMulti = k

@@ -139,11 +139,16 @@ func (tx *Tx) Do(name string, args ...any) (any, error) {
 }
 
 // unmarkWrite is for a write that Tx.Do marked first (the first of fn's)
-// and that did not run: it was not sent (unsentError), or the node
-// refused it before running it (refusedUnrun). fn has written nothing.
+// and that did not run: it was not sent (unsentError), the node refused
+// it before running it (refusedUnrun), or its write failed before its
+// end, so that the node never read it whole (a *NodeError of a failed
+// write: send). fn has written nothing.
 func (tx *Tx) unmarkWrite(first bool, name string, err error) {
-	var un unsentError
-	if first && (refusedUnrun(name, err) || errors.As(err, &un)) {
+	var (
+		un unsentError
+		ne *NodeError
+	)
+	if first && (refusedUnrun(name, err) || errors.As(err, &un) || errors.As(err, &ne) && writeFailed(ne.Err)) {
 		tx.mu.Lock()
 		tx.wrote = false
 		tx.mu.Unlock()
@@ -153,9 +158,10 @@ func (tx *Tx) unmarkWrite(first bool, name string, err error) {
 // refusedUnrun reports whether err, the error of the command name sent
 // through Tx.Do, is a refusal that Redis gives before it runs a command
 // (the slot is elsewhere or not served, the node cannot take writes
-// now): the command changed nothing. A script's or function's error
-// reply may come after some of its writes ran, and is never such a
-// refusal.
+// now, or a protocol error: the command could not be read whole; for a
+// command of Redis's own, also over maxmemory, an ACL refusal, ...): the
+// command changed nothing. A script's or function's error reply may come
+// after some of its writes ran, and is never such a refusal.
 func refusedUnrun(name string, err error) bool {
 	var re redis.Error
 	if !errors.As(err, &re) {
@@ -165,9 +171,19 @@ func refusedUnrun(name string, err error) bool {
 	case "eval", "evalsha", "eval_ro", "evalsha_ro", "fcall", "fcall_ro":
 		return false
 	}
+	if isProtocolError(re) {
+		return true
+	}
 	switch cluster.ErrorCode(string(re)) {
 	case "MOVED", "ASK", "TRYAGAIN", "CLUSTERDOWN", "READONLY", "LOADING", "MASTERDOWN", "NOREPLICAS":
 		return true
+	case "OOM", "NOPERM", "MISCONF", "BUSY":
+		// Over maxmemory, an ACL refusal, writes stopped by a failed
+		// save, a script still running: Redis checks them before it
+		// runs a command, and no command of its own replies so later.
+		// A module's command may (its inner calls' refusals, after
+		// some of its writes ran): only a command of Redis's table.
+		return command.Lookup(name) != nil
 	}
 	return false
 }
@@ -225,8 +241,10 @@ func (tx *Tx) send(name string, args []any) (any, error) {
 	node := ns.node
 	if err := tx.conn.usable(); err != nil {
 		// A protocol error closed the connection: nothing is written,
-		// and the command did not run.
-		return nil, &NodeError{Node: node, Err: err}
+		// and the command did not run (unsent: a write of fn's that
+		// changed nothing does not keep the transaction from running
+		// again). The *NodeError stays matchable (errors.As).
+		return nil, unsentError{&NodeError{Node: node, Err: err}}
 	}
 	ns.commands.Add(1) // Stats, as for a command sent by Do
 	if tx.asking {
@@ -459,8 +477,10 @@ func (c *Client) txPlaceKeys(ctx context.Context, name string, args []any) ([]an
 // ErrTxNotRetried and that failure (the MOVED, ASK, CLUSTERDOWN, READONLY,
 // ... redis.Error, the *NodeError). A write the node refused before
 // running it (MOVED, ASK, TRYAGAIN, CLUSTERDOWN, READONLY, LOADING,
-// MASTERDOWN, NOREPLICAS; a script's error excepted) changed nothing and
-// does not count. Queue writes with tx.Queue to have them retried.
+// MASTERDOWN, NOREPLICAS, and for Redis's own commands OOM, NOPERM,
+// MISCONF, BUSY; a script's error excepted), one it never read
+// whole (a protocol error, a write cut short) and one not sent (the
+// connection was closed) changed nothing and do not count. Queue writes with tx.Queue to have them retried.
 //
 // On a Sentinel shard with SentinelOptions.FailoverWait, a transaction
 // that failed as a command waiting for a new master would (its master

@@ -96,6 +96,11 @@ type liveConn struct {
 	// read by the receiving one): its refusal means that the server
 	// kept the transaction, or never had one (connstate.go).
 	endAt atomic.Int64
+	// unwatchAt is the number (in sent) of the last UNWATCH sent outside
+	// the transaction multi says is open, which noteTx takes for the
+	// watch's end (the sending goroutine's, read by the receiving one):
+	// its refusal means that the keys stay watched (connstate.go).
+	unwatchAt atomic.Int64
 
 	// The Set's connection name (names.go), nil for a connection of no
 	// pool, and the generation of it that this connection carries

@@ -62,14 +62,19 @@ func leavesState(cmd string, args []any) bool {
 // noteSent marks c for a command sent on it: changed when the command
 // leaves state (leavesState); asking after ASKING, until any other
 // command is sent, which consumes the flag on the server too (a command
-// of the pool's own, such as the borrow check's PING, included); and
-// the transaction's state (noteTx).
+// of the pool's own, such as the borrow check's PING, included); the
+// transaction's state (noteTx); and subscribed after SUBSCRIBE or
+// PSUBSCRIBE (answer).
 func (c *liveConn) noteSent(cmd string, args []any) {
 	if leavesState(cmd, args) {
 		c.changed.Store(true)
 	}
 	c.noteBlocking(cmd, args) // before noteTx: only a MULTI sent earlier makes it queued
 	c.noteTx(cmd)
+	if (len(cmd) == 9 || len(cmd) == 10) && !c.subscribed.Load() &&
+		(strings.EqualFold(cmd, "subscribe") || strings.EqualFold(cmd, "psubscribe")) {
+		c.subscribed.Store(true)
+	}
 	if len(cmd) == 6 && strings.EqualFold(cmd, "asking") {
 		c.asking.Store(true)
 	} else if c.asking.Load() {

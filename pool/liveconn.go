@@ -101,6 +101,11 @@ type liveConn struct {
 	// watch's end (the sending goroutine's, read by the receiving one):
 	// its refusal means that the keys stay watched (connstate.go).
 	unwatchAt atomic.Int64
+	// subscribed: SUBSCRIBE or PSUBSCRIBE was sent on it (the sending
+	// goroutine's, read by the receiving one): a message read in place
+	// of a command's reply puts the count of replies out of step
+	// (answer).
+	subscribed atomic.Bool
 
 	// The Set's connection name (names.go), nil for a connection of no
 	// pool, and the generation of it that this connection carries

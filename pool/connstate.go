@@ -64,7 +64,7 @@ func leavesState(cmd string, args []any) bool {
 // command is sent, which consumes the flag on the server too (a command
 // of the pool's own, such as the borrow check's PING, included); the
 // transaction's state (noteTx); and subscribed after SUBSCRIBE or
-// PSUBSCRIBE (answer).
+// PSUBSCRIBE (liveConn.next).
 func (c *liveConn) noteSent(cmd string, args []any) {
 	if leavesState(cmd, args) {
 		c.changed.Store(true)

@@ -83,16 +83,6 @@ func (c *liveConn) noteBlocking(cmd string, args []any) {
 // that the server's transaction state is not what noteTx assumed
 // (refusedTx).
 //
-// On a connection that subscribed, a message delivered before a
-// command's reply is read and counted in its place: from then on the
-// replies counted are not those of the commands sent, and fewer are
-// read than are coming. redigo's return reads a subscribed connection
-// up to the reply of an ECHO it sends, but stops at the first error (an
-// UNWATCH refused in subscribed mode, say), and what it left unread would
-// reach the next caller; Set.Pool's return, given the connection after
-// that, reads the leftovers for its own replies and leaves its own. The
-// connection is marked changed (the borrow check closes it).
-//
 // Only the last of each is looked at: the replies of a pipeline are
 // often read after all its commands were sent. That is enough: a MULTI
 // that the server accepts and an EXEC or DISCARD after it that it
@@ -102,9 +92,6 @@ func (c *liveConn) noteBlocking(cmd string, args []any) {
 // transaction open is refused as nested, which its reply tells.
 func (c *liveConn) answer(r any) {
 	n := c.answered.Add(1)
-	if c.subscribed.Load() && pushedMessage(r) {
-		c.changed.Store(true)
-	}
 	switch n {
 	case c.multiAt.Load():
 		switch r := r.(type) {
@@ -125,27 +112,6 @@ func (c *liveConn) answer(r any) {
 			c.refusedTx()
 		}
 	}
-}
-
-// pushedMessage reports whether r is a message delivered to a
-// subscribed connection ("message", "pmessage" or "smessage" and the
-// channel, the pattern and the payload), which answers no command.
-func pushedMessage(r any) bool {
-	a, ok := r.([]any)
-	if !ok || len(a) < 3 || len(a) > 4 {
-		return false
-	}
-	kind, ok := a[0].([]byte)
-	if !ok {
-		return false
-	}
-	switch string(kind) {
-	case "message", "smessage":
-		return len(a) == 3
-	case "pmessage":
-		return len(a) == 4
-	}
-	return false
 }
 
 // blocks reports whether the command may block on the server: one flagged

@@ -62,14 +62,19 @@ func leavesState(cmd string, args []any) bool {
 // noteSent marks c for a command sent on it: changed when the command
 // leaves state (leavesState); asking after ASKING, until any other
 // command is sent, which consumes the flag on the server too (a command
-// of the pool's own, such as the borrow check's PING, included); and
-// the transaction's state (noteTx).
+// of the pool's own, such as the borrow check's PING, included); the
+// transaction's state (noteTx); and subscribed after SUBSCRIBE or
+// PSUBSCRIBE (liveConn.next).
 func (c *liveConn) noteSent(cmd string, args []any) {
 	if leavesState(cmd, args) {
 		c.changed.Store(true)
 	}
 	c.noteBlocking(cmd, args) // before noteTx: only a MULTI sent earlier makes it queued
 	c.noteTx(cmd)
+	if (len(cmd) == 9 || len(cmd) == 10) && !c.subscribed.Load() &&
+		(strings.EqualFold(cmd, "subscribe") || strings.EqualFold(cmd, "psubscribe")) {
+		c.subscribed.Store(true)
+	}
 	if len(cmd) == 6 && strings.EqualFold(cmd, "asking") {
 		c.asking.Store(true)
 	} else if c.asking.Load() {
@@ -82,7 +87,7 @@ func (c *liveConn) noteSent(cmd string, args []any) {
 // keys stay watched), UNWATCH inside MULTI is only queued, and WATCH
 // inside MULTI is refused, as is a nested MULTI (the first stays open),
 // and RESET ends both at once. It assumes the server accepts the MULTI,
-// EXEC and DISCARD it follows; the replies tell when it did not
+// EXEC, DISCARD and UNWATCH it follows; the replies tell when it did not
 // (answer, refusedTx). redigo's pool, which clears its own record of
 // them at any EXEC or DISCARD, sends UNWATCH or DISCARD on return only
 // when that record says so; a connection whose keys are still watched
@@ -116,6 +121,7 @@ func (c *liveConn) noteTx(cmd string) {
 			c.endTx()
 		case strings.EqualFold(cmd, "unwatch"):
 			if !c.multi.Load() {
+				c.unwatchAt.Store(c.sent)
 				c.watching.Store(false)
 			}
 		}
@@ -134,8 +140,10 @@ func (c *liveConn) endTx() {
 }
 
 // refusedTx notes the server's refusal of the MULTI that noteTx took
-// for a transaction's start, or of the EXEC or DISCARD it took for its
-// end: an ACL user without the command, a wrong argument count. After a
+// for a transaction's start, of the EXEC or DISCARD it took for its
+// end, or of the UNWATCH it took for the watch's end (the pool's
+// return's included): an ACL user without the command, a wrong argument
+// count. After a refused UNWATCH the keys stay watched. After a
 // refused MULTI there is no transaction, so the EXEC or DISCARD after
 // it (the pool's return's included) is refused as well and the keys
 // watched before or after it stay watched, a WATCH after it having been

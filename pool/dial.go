@@ -248,6 +248,8 @@ func (d *dialer) ping(ctx context.Context, c redis.Conn, lastUsed time.Time) err
 		if lc.leftState() {
 			return errStateChanged
 		}
+		// Given back whole, it is no longer subscribed (liveConn.next).
+		lc.subscribed.Store(false)
 	}
 	if d.opts.TestOnBorrow == Never || time.Since(lastUsed) < d.opts.TestOnBorrow || ended(ctx) != nil {
 		return nil

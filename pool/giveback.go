@@ -78,9 +78,18 @@ func (c *liveConn) noteBlocking(cmd string, args []any) {
 
 // answer notes a reply read that answers a command (answered): the +OK
 // of the MULTI that opened the transaction confirms it (multiOK), and a
-// refusal of that MULTI, or of the EXEC or DISCARD taken for the
-// transaction's end, tells that the server's transaction state is not
-// what noteTx assumed (refusedTx).
+// refusal of that MULTI, of the EXEC or DISCARD taken for the
+// transaction's end, or of the UNWATCH taken for the watch's end, tells
+// that the server's transaction state is not what noteTx assumed
+// (refusedTx).
+//
+// Only the last of each is looked at: the replies of a pipeline are
+// often read after all its commands were sent. That is enough: a MULTI
+// that the server accepts and an EXEC or DISCARD after it that it
+// accepts leave neither transaction nor watch, whatever was refused
+// before them, as does an UNWATCH that it accepts outside a
+// transaction; a MULTI sent while an earlier refusal left a
+// transaction open is refused as nested, which its reply tells.
 func (c *liveConn) answer(r any) {
 	n := c.answered.Add(1)
 	switch n {
@@ -96,6 +105,10 @@ func (c *liveConn) answer(r any) {
 	case c.endAt.Load():
 		// EXECABORT ends the transaction (and the watch) as EXEC does.
 		if e, ok := r.(redis.Error); ok && !strings.HasPrefix(string(e), "EXECABORT") {
+			c.refusedTx()
+		}
+	case c.unwatchAt.Load():
+		if _, ok := r.(redis.Error); ok {
 			c.refusedTx()
 		}
 	}

@@ -96,6 +96,16 @@ type liveConn struct {
 	// read by the receiving one): its refusal means that the server
 	// kept the transaction, or never had one (connstate.go).
 	endAt atomic.Int64
+	// unwatchAt is the number (in sent) of the last UNWATCH sent outside
+	// the transaction multi says is open, which noteTx takes for the
+	// watch's end (the sending goroutine's, read by the receiving one):
+	// its refusal means that the keys stay watched (connstate.go).
+	unwatchAt atomic.Int64
+	// subscribed: SUBSCRIBE or PSUBSCRIBE was sent on it since it was
+	// last borrowed (set by the sending goroutine, read by the receiving
+	// one, cleared by the borrow check): an error reply read then marks
+	// it changed (next).
+	subscribed atomic.Bool
 
 	// The Set's connection name (names.go), nil for a connection of no
 	// pool, and the generation of it that this connection carries
@@ -357,13 +367,26 @@ func (c *liveConn) ReceiveWithTimeout(timeout time.Duration) (any, error) {
 // then also wraps ErrClosedBeforeReply, which says so. So does a first
 // reply that begins as a TLS alert record (errTLSAlert), which other TLS
 // servers send instead, perhaps without closing.
+//
+// An error reply read on a connection that subscribed marks it changed:
+// redigo's return reads a subscribed connection up to the reply of an
+// ECHO it sends after UNSUBSCRIBE and PUNSUBSCRIBE, but stops at the
+// first error reply (that of the UNWATCH it sends for a WATCH left
+// behind, which the server refuses in subscribed mode, say) and then
+// reads only the replies it counts as pending; the messages delivered
+// and the replies of an UNSUBSCRIBE of several channels were counted as
+// replies to commands, so more may be coming. Set.Pool's return, given
+// the connection after that, would read them for its own and leave its
+// own for the next caller; the borrow check closes it instead.
 func (c *liveConn) next() (any, error) {
 	if c.unverified != "" {
 		return c.first()
 	}
 	r, err := c.rd.reply(0, nil)
-	if e, ok := r.(redis.Error); ok && protocolErrorReply(e) {
-		c.changed.Store(true) // the server is closing it (connstate.go)
+	if e, ok := r.(redis.Error); ok && (protocolErrorReply(e) || c.subscribed.Load()) {
+		// The server is closing it (connstate.go), or replies may be
+		// left unread on it (see above).
+		c.changed.Store(true)
 	}
 	return r, err
 }

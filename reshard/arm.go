@@ -192,7 +192,7 @@ func setFence(ctx context.Context, pools *pool.Set, info shard.MigrationInfo, ke
 		_, err = redis.DoContext(conn, ctx, "SET", key, v)
 		conn.Close()
 		if err != nil && !markerElsewhere(err) { // from_cluster.go
-			return &shard.NodeError{Node: n, Err: err}
+			return fullErr(n, fmt.Sprintf("setting the fence's marker %q to %q", key, p), err)
 		}
 		if err == nil {
 			took++

@@ -4,6 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/gomodule/redigo/redis"
+	"github.com/shardis/shardis/shard"
 )
 
 // ErrMisplaced is returned (wrapped) by Move and by the callers of Verify
@@ -40,6 +43,29 @@ var ErrPausedByOther = errors.New("shardis: another client paused the old node's
 // those it moved, at the new one; run the mover again once the old node
 // answers.
 var ErrOldNodeStalled = errors.New("shardis: the old node stopped in the middle of a MIGRATE")
+
+// ErrOldNodeFull is returned (wrapped in a *shard.NodeError naming the
+// old node) by Arm and Move when an old node refuses the few bytes they
+// write there, the probe's throwaway key and the fence's marker, because
+// its memory is over maxmemory and its policy evicts nothing (OOM; a full
+// node, the usual reason to add one). SkipProbe does not help: the marker
+// is written all the same. Give the node room for the move (raise its
+// maxmemory with CONFIG SET maxmemory, or free some memory) and run again.
+// An old node that refused the marker "fenced" has no fence; one that
+// refused "armed" after the fence went up keeps it "fenced", commands on
+// moving keys waiting, until Arm or the mover runs again and completes.
+var ErrOldNodeFull = errors.New("shardis: an old node is over its maxmemory and refuses the mover's writes")
+
+// fullErr returns err, a reply of old node n to a write of the mover
+// (what), as a *shard.NodeError: one that matches ErrOldNodeFull and
+// says what to do when n is out of memory (OOM), else err as it is.
+func fullErr(n shard.Node, what string, err error) error {
+	var re redis.Error
+	if !errors.As(err, &re) || !strings.HasPrefix(string(re), "OOM") {
+		return &shard.NodeError{Node: n, Err: fmt.Errorf("%s: %w", what, err)}
+	}
+	return &shard.NodeError{Node: n, Err: fmt.Errorf("%w: %s: %w; give it room for the move (raise its maxmemory: CONFIG SET maxmemory, or free some memory) and run again", ErrOldNodeFull, what, err)}
+}
 
 // ErrMoverRunning is matched (errors.Is) by the *ClientsError with which
 // Arm and Move refuse to start while a Move of the opposite migration

@@ -293,6 +293,18 @@ func (m *mover) drain(ctx context.Context, n shard.Node) error {
 // did not hold, and the set of the page's keys, for the next page: all of
 // them, those the page before held included, so that a key returned by
 // three pages in a row (the table shrinking twice) is counted once too.
+//
+// A key comes back only from the buckets that fold into the one SCAN goes
+// on from, visited since its cursor entered them. The server's cron
+// shrinks a table soon after it falls under 10% full, by a factor of about
+// 10, while a page of COUNT c spans some c buckets at the least and up to
+// 10c on a sparse table: the page before holds them. Only a fold wider
+// than a page, a node emptied of nearly every key at once (by other
+// clients between two pages, or while a child process, BGSAVE or an AOF
+// rewrite, holds its shrink back), can return a key from further back,
+// which is counted again (Scanned, Strays; Verify's figures; the keys
+// moved since are gone and come back no more). Remembering every key that
+// stays would take memory in proportion to the node's keys.
 func unseen(keys []string, seen map[string]struct{}) ([]string, map[string]struct{}) {
 	page := make(map[string]struct{}, len(keys))
 	out := keys[:0]

@@ -191,7 +191,7 @@ func probePair(ctx context.Context, pools *pool.Set, t migrateTo, p probeTarget)
 	defer conn.Close()
 	defer probeCleanup(ctx, pools, p)
 	if _, err := redis.DoContext(conn, ctx, "SET", p.key, "1", "PX", ttl.Milliseconds()); err != nil {
-		return &shard.NodeError{Node: p.src, Err: fmt.Errorf("setting the probe key %q: %w", p.key, err)}
+		return fullErr(p.src, fmt.Sprintf("setting the probe key %q", p.key), err)
 	}
 	wctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()

@@ -16,6 +16,11 @@ type call struct {
 
 	node  int // index into the client's node table; -1 until routed
 	group int // the key's group: node index (ring mode) or hash slot (cluster mode)
+	// routeLoc is, for a call routed by the caller's key (DoKey,
+	// Pipeline.SendKey), the placement that key was routed by: during a
+	// migration the call's own keys move first only when they belong
+	// with it (moveFirst).
+	routeLoc locator
 
 	// stateful: the command changes its connection's state, which is
 	// then closed after use (see connstate.go).

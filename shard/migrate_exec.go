@@ -95,6 +95,15 @@ func (c *Client) moveFirst(ctx context.Context, m *migState, calls []*call, read
 			if dst.Addr == "" {
 				dst = c.nodes.get(cl.node).node
 			}
+			if cl.routeLoc != nil {
+				if n, g, err := cl.routeLoc.locate(k); err == nil && g != cl.group && n >= 0 && c.nodes.get(n).node.Addr != dst.Addr {
+					// Routed by the caller's key to another owner's
+					// node: the command meets there what it would
+					// without a migration. Moved there, the key would
+					// leave its own owner's way, remembered as moved.
+					continue
+				}
+			}
 			src, err := m.from.Route(k)
 			if err != nil {
 				cl.err, cl.done = &MigrateError{Key: k, From: m.unplaced(), To: dst, Err: err}, true

@@ -212,6 +212,7 @@ func (c *Client) add(b *batch, loc locator, name string, args []any, routeKey an
 			return
 		}
 		c.place(cl, node, group)
+		cl.routeLoc = loc
 		req.call = cl
 		b.calls = append(b.calls, cl)
 		return

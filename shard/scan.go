@@ -46,11 +46,15 @@ type ScanOptions struct {
 // masters may be reported twice. Not so a slot that leaves a master during
 // its walk, for one walked already, and comes back before that walk ends:
 // both of its CLUSTER NODES replies show it held, and the keys SCAN did
-// not meet on their return are missed. A master that refuses CLUSTER NODES (an ACL) is taken to hold the
-// slots the table gives it: a key whose slot is still being migrated to it
-// when the Scan ends may then be missed; so is one whose walk was over and
-// that cannot be reached at the end (it died, no replica promoted yet):
-// asked once, not waited for, as its keys were reported. A master that
+// not meet on their return are missed. A master that refuses CLUSTER
+// NODES (an ACL) is taken to hold, at the end, the slots the table gives
+// it and those whose keys it holds (CLUSTER COUNTKEYSINSLOT for each other
+// slot, one pipeline per master, sent only then): a key whose slot is
+// still being migrated to it when the Scan ends is reported so too. One
+// that refuses both is taken to hold the slots the table gives it, and
+// such a key may then be missed; so is one whose walk was over and that
+// cannot be reached at the end (it died, no replica promoted yet): asked
+// once, not waited for, as its keys were reported. A master that
 // fails and whose
 // replica takes over within MaxRetryWait is walked on that replica, from
 // its start, the keys already reported not reported again; one whose walk
@@ -274,7 +278,8 @@ func (s *Scanner) more(ctx context.Context) bool {
 // itself (heldSlots): a slot still being migrated (IMPORTING/MIGRATING)
 // is its old owner's in the table, yet the keys moved so far sit on the
 // importing master, and so does a slot whose move ended after the
-// refresh. A slot is passed over once per master: a key that leaves its
+// refresh. A master that refuses CLUSTER NODES tells by COUNTKEYSINSLOT
+// (countedSlots). A slot is passed over once per master: a key that leaves its
 // old owner after that pass began left it after its walk, which reported
 // it.
 func (s *Scanner) again(ctx context.Context) bool {
@@ -311,7 +316,10 @@ func (s *Scanner) again(ctx context.Context) bool {
 		if _, walked := s.asOf[addr]; !walked {
 			continue
 		}
-		held, ok := s.heldSlots(ctx, Node{Name: addr, Addr: addr})
+		held, ok, refused := s.heldSlots(ctx, Node{Name: addr, Addr: addr})
+		if !ok && refused {
+			held, ok = s.countedSlots(ctx, Node{Name: addr, Addr: addr}, t)
+		}
 		if !ok {
 			continue // the table's view only
 		}

@@ -3,6 +3,7 @@ package shard
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/gomodule/redigo/redis"
@@ -43,10 +44,14 @@ type ScanOptions struct {
 // it too. So a key present for the whole Scan is reported, also when its
 // slot moves during it (once, or away from a master before its walk began
 // and back), the move done or not when the Scan ends; a key met on both
-// masters may be reported twice. Not so a slot that leaves a master during
-// its walk, for one walked already, and comes back before that walk ends:
-// both of its CLUSTER NODES replies show it held, and the keys SCAN did
-// not meet on their return are missed. A master that refuses CLUSTER
+// masters may be reported twice. A slot that leaves a master during its
+// walk and comes back (before that walk ends or after) shows held in both
+// of its CLUSTER NODES replies; but taking it back bumped the master's
+// config epoch, so a master whose epoch grew since its walk began while
+// it holds the same slots is walked once more over all its slots, its
+// keys then reported twice. Not so when it also gained or lost another
+// slot meanwhile (the bump taken for that move): the keys of the slot that
+// came back that SCAN did not meet are then missed. A master that refuses CLUSTER
 // NODES (an ACL) is taken to hold, at the end, the slots the table gives
 // it and those whose keys it holds (CLUSTER COUNTKEYSINSLOT for each other
 // slot, one pipeline per master, sent only then): a key whose slot is
@@ -96,6 +101,11 @@ type Scanner struct {
 	// (again) does not report them twice.
 	extra map[string]map[int]bool
 	kept  map[string]map[string]struct{}
+	// epochAt holds, for each master walked, its config epoch as its
+	// walk began (CLUSTER NODES), or as a pass over all its slots
+	// was planned: one that grew since tells of a slot it imported.
+	epochAt map[string]uint64
+	heldAt  map[string]map[int]bool // the slots it held as its walk began
 	// lacking holds, for each master walked, the slots the table gave
 	// it as its walk began that it did not hold (moved away, the table
 	// not told yet): a pass goes over those it holds at the end (again).
@@ -316,12 +326,29 @@ func (s *Scanner) again(ctx context.Context) bool {
 		if _, walked := s.asOf[addr]; !walked {
 			continue
 		}
-		held, ok, refused := s.heldSlots(ctx, Node{Name: addr, Addr: addr})
+		held, epoch, ok, refused := s.heldSlots(ctx, Node{Name: addr, Addr: addr})
 		if !ok && refused {
 			held, ok = s.countedSlots(ctx, Node{Name: addr, Addr: addr}, t)
 		}
 		if !ok {
 			continue // the table's view only
+		}
+		if was, known := s.epochAt[addr]; known && epoch > was {
+			// addr finished importing a slot since its walk began
+			// (SETSLOT NODE bumps the importer's config epoch). If it
+			// holds the slots it held then, none gained explains it:
+			// a slot left it during its walk and came back, its keys
+			// gone while the cursor passed them. Which one no reply
+			// tells: its slots are all passed over once more.
+			s.epochAt[addr] = epoch
+			if maps.Equal(held, s.heldAt[addr]) {
+				for slot := range held {
+					if !s.passed[addr][slot] {
+						add(addr, slot)
+					}
+				}
+				continue
+			}
 		}
 		for slot := range held {
 			if grew(addr, slot) || (s.lacking[addr][slot] && !s.passed[addr][slot]) {

@@ -49,13 +49,16 @@ type ScanOptions struct {
 // of its CLUSTER NODES replies; but taking it back bumped the master's
 // config epoch, so a master whose epoch grew since its walk began while
 // it holds the same slots is walked once more over all its slots, its
-// keys then reported twice. Not so when it also gained or lost another
+// keys then reported twice (so are they when a master fails over to a
+// replica and back during the Scan: its epoch grew too). Not so when it also gained or lost another
 // slot meanwhile (the bump taken for that move): the keys of the slot that
 // came back that SCAN did not meet are then missed. A master that refuses CLUSTER
 // NODES (an ACL) is taken to hold, at the end, the slots the table gives
 // it and those whose keys it holds (CLUSTER COUNTKEYSINSLOT for each other
 // slot, one pipeline per master, sent only then): a key whose slot is
-// still being migrated to it when the Scan ends is reported so too. One
+// still being migrated to it when the Scan ends is reported so too (its
+// config epoch is not told: a slot that left it and came back is not
+// noticed, and its keys SCAN did not meet are missed). One
 // that refuses both is taken to hold the slots the table gives it, and
 // such a key may then be missed; so is one whose walk was over and that
 // cannot be reached at the end (it died, no replica promoted yet): asked

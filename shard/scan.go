@@ -3,6 +3,7 @@ package shard
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/gomodule/redigo/redis"
@@ -43,14 +44,25 @@ type ScanOptions struct {
 // it too. So a key present for the whole Scan is reported, also when its
 // slot moves during it (once, or away from a master before its walk began
 // and back), the move done or not when the Scan ends; a key met on both
-// masters may be reported twice. Not so a slot that leaves a master during
-// its walk, for one walked already, and comes back before that walk ends:
-// both of its CLUSTER NODES replies show it held, and the keys SCAN did
-// not meet on their return are missed. A master that refuses CLUSTER NODES (an ACL) is taken to hold the
-// slots the table gives it: a key whose slot is still being migrated to it
-// when the Scan ends may then be missed; so is one whose walk was over and
-// that cannot be reached at the end (it died, no replica promoted yet):
-// asked once, not waited for, as its keys were reported. A master that
+// masters may be reported twice. A slot that leaves a master during its
+// walk and comes back (before that walk ends or after) shows held in both
+// of its CLUSTER NODES replies; but taking it back bumped the master's
+// config epoch, so a master whose epoch grew since its walk began while
+// it holds the same slots is walked once more over all its slots, its
+// keys then reported twice (so are they when a master fails over to a
+// replica and back during the Scan: its epoch grew too). Not so when it also gained or lost another
+// slot meanwhile (the bump taken for that move): the keys of the slot that
+// came back that SCAN did not meet are then missed. A master that refuses CLUSTER
+// NODES (an ACL) is taken to hold, at the end, the slots the table gives
+// it and those whose keys it holds (CLUSTER COUNTKEYSINSLOT for each other
+// slot, one pipeline per master, sent only then): a key whose slot is
+// still being migrated to it when the Scan ends is reported so too (its
+// config epoch is not told: a slot that left it and came back is not
+// noticed, and its keys SCAN did not meet are missed). One
+// that refuses both is taken to hold the slots the table gives it, and
+// such a key may then be missed; so is one whose walk was over and that
+// cannot be reached at the end (it died, no replica promoted yet): asked
+// once, not waited for, as its keys were reported. A master that
 // fails and whose
 // replica takes over within MaxRetryWait is walked on that replica, from
 // its start, the keys already reported not reported again; one whose walk
@@ -92,6 +104,11 @@ type Scanner struct {
 	// (again) does not report them twice.
 	extra map[string]map[int]bool
 	kept  map[string]map[string]struct{}
+	// epochAt holds, for each master walked, its config epoch as its
+	// walk began (CLUSTER NODES), or as a pass over all its slots
+	// was planned: one that grew since tells of a slot it imported.
+	epochAt map[string]uint64
+	heldAt  map[string]map[int]bool // the slots it held as its walk began
 	// lacking holds, for each master walked, the slots the table gave
 	// it as its walk began that it did not hold (moved away, the table
 	// not told yet): a pass goes over those it holds at the end (again).
@@ -274,7 +291,8 @@ func (s *Scanner) more(ctx context.Context) bool {
 // itself (heldSlots): a slot still being migrated (IMPORTING/MIGRATING)
 // is its old owner's in the table, yet the keys moved so far sit on the
 // importing master, and so does a slot whose move ended after the
-// refresh. A slot is passed over once per master: a key that leaves its
+// refresh. A master that refuses CLUSTER NODES tells by COUNTKEYSINSLOT
+// (countedSlots). A slot is passed over once per master: a key that leaves its
 // old owner after that pass began left it after its walk, which reported
 // it.
 func (s *Scanner) again(ctx context.Context) bool {
@@ -311,9 +329,29 @@ func (s *Scanner) again(ctx context.Context) bool {
 		if _, walked := s.asOf[addr]; !walked {
 			continue
 		}
-		held, ok := s.heldSlots(ctx, Node{Name: addr, Addr: addr})
+		held, epoch, ok, refused := s.heldSlots(ctx, Node{Name: addr, Addr: addr})
+		if !ok && refused {
+			held, ok = s.countedSlots(ctx, Node{Name: addr, Addr: addr}, t)
+		}
 		if !ok {
 			continue // the table's view only
+		}
+		if was, known := s.epochAt[addr]; known && epoch > was {
+			// addr finished importing a slot since its walk began
+			// (SETSLOT NODE bumps the importer's config epoch). If it
+			// holds the slots it held then, none gained explains it:
+			// a slot left it during its walk and came back, its keys
+			// gone while the cursor passed them. Which one no reply
+			// tells: its slots are all passed over once more.
+			s.epochAt[addr] = epoch
+			if maps.Equal(held, s.heldAt[addr]) {
+				for slot := range held {
+					if !s.passed[addr][slot] {
+						add(addr, slot)
+					}
+				}
+				continue
+			}
 		}
 		for slot := range held {
 			if grew(addr, slot) || (s.lacking[addr][slot] && !s.passed[addr][slot]) {

@@ -2,6 +2,7 @@ package shard
 
 import (
 	"context"
+	"errors"
 	"strconv"
 	"strings"
 
@@ -19,19 +20,62 @@ import (
 // master that cannot be reached is asked once, not until MaxRetryWait:
 // one that died after its walk (SIGKILL, no replica or none promoted
 // yet) held keys reported already, and the Scan does not wait for it.
-func (s *Scanner) heldSlots(ctx context.Context, n Node) (held map[int]bool, ok bool) {
+// refused says that n answered CLUSTER NODES with an error (an ACL that
+// refuses it): countedSlots may tell instead. epoch is n's config epoch
+// (0: not told).
+func (s *Scanner) heldSlots(ctx context.Context, n Node) (held map[int]bool, epoch uint64, ok, refused bool) {
 	if i, known := s.c.nodes.lookup(n.Addr); !known || s.c.nodes.get(i).down.Load() {
-		return nil, false // not to wait on a master that does not answer
+		return nil, 0, false, false // not to wait on a master that does not answer
 	}
 	reply, err := s.scanNode(ctx, n, true, "CLUSTER", "NODES")
 	if err != nil {
-		return nil, false
+		if re := (redis.Error("")); errors.As(err, &re) {
+			refused = true // an answer: n is up, it said no (an ACL)
+		}
+		return nil, 0, false, refused
 	}
 	text, err := redis.String(reply, nil)
 	if err != nil {
+		return nil, 0, false, false
+	}
+	held, ok = parseHeldSlots(text)
+	epoch, _ = parseMyEpoch(text)
+	return held, epoch, ok, false
+}
+
+// countedSlots is heldSlots for a master that refuses CLUSTER NODES: the
+// slots table t gives n, and those it does not whose keys n holds
+// (CLUSTER COUNTKEYSINSLOT, one pipeline): a slot being resharded into n
+// is still its old owner's in every slot map, and COUNTKEYSINSLOT is
+// refused by fewer ACLs than CLUSTER NODES. Asked only as the Scan ends
+// (again), never per page. ok is false when n did not answer them all.
+func (s *Scanner) countedSlots(ctx context.Context, n Node, t *cluster.Table) (held map[int]bool, ok bool) {
+	i, known := s.c.nodes.lookup(n.Addr)
+	if !known || s.c.closed.Load() {
 		return nil, false
 	}
-	return parseHeldSlots(text)
+	held = map[int]bool{}
+	calls := make([]*call, 0, cluster.SlotCount)
+	slots := make([]int, 0, cluster.SlotCount)
+	for slot := range cluster.SlotCount {
+		if t.Master(slot).Addr == n.Addr {
+			held[slot] = true
+			continue
+		}
+		slots = append(slots, slot)
+		calls = append(calls, &call{name: "CLUSTER", args: []any{"COUNTKEYSINSLOT", slot}, node: i, group: -1, once: true})
+	}
+	s.c.execute(ctx, calls)
+	for j, cl := range calls {
+		count, err := redis.Int64(cl.reply, cl.err)
+		if err != nil {
+			return nil, false
+		}
+		if count > 0 {
+			held[slots[j]] = true
+		}
+	}
+	return held, true
 }
 
 // noteHeld records, as the whole walk of master n begins (its first page
@@ -51,9 +95,17 @@ func (s *Scanner) noteHeld(ctx context.Context, n Node, t *cluster.Table) {
 	delete(s.extra, n.Addr)
 	delete(s.lacking, n.Addr)
 	delete(s.kept, n.Addr)
-	held, ok := s.heldSlots(ctx, n)
+	delete(s.epochAt, n.Addr)
+	delete(s.heldAt, n.Addr)
+	held, epoch, ok, _ := s.heldSlots(ctx, n)
 	if !ok {
 		return
+	}
+	if epoch > 0 {
+		if s.epochAt == nil {
+			s.epochAt, s.heldAt = map[string]uint64{}, map[string]map[int]bool{}
+		}
+		s.epochAt[n.Addr], s.heldAt[n.Addr] = epoch, held
 	}
 	extra, lacking := map[int]bool{}, map[int]bool{}
 	for slot := range held {
@@ -73,6 +125,20 @@ func (s *Scanner) noteHeld(ctx context.Context, n Node, t *cluster.Table) {
 		s.extra[n.Addr] = extra
 		s.kept[n.Addr] = map[string]struct{}{}
 	}
+}
+
+// parseMyEpoch reads the config epoch of the "myself" line of a CLUSTER
+// NODES reply.
+func parseMyEpoch(text string) (uint64, bool) {
+	for line := range strings.SplitSeq(text, "\n") {
+		f := strings.Fields(line)
+		if len(f) < 8 || !hasFlag(f[2], "myself") {
+			continue
+		}
+		e, err := strconv.ParseUint(f[6], 10, 64)
+		return e, err == nil
+	}
+	return 0, false
 }
 
 // parseHeldSlots reads the slots served or imported by the "myself" line

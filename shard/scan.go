@@ -50,10 +50,10 @@ type ScanOptions struct {
 // config epoch, so a master whose epoch grew since its walk began while
 // it holds the same slots is walked once more over all its slots, its
 // keys then reported twice (so are they when a master fails over to a
-// replica and back during the Scan: its epoch grew too). Not so when it also gained or lost another
-// slot meanwhile (the bump taken for that move): the keys of the slot that
-// came back that SCAN did not meet are then missed. A master that refuses CLUSTER
-// NODES (an ACL) is taken to hold, at the end, the slots the table gives
+// replica and back during the Scan: its epoch grew too). Not so when it
+// also gained or lost another slot meanwhile (the bump taken for that
+// move): the keys of the slot that came back that SCAN did not meet are
+// then missed. A master that refuses CLUSTER NODES (an ACL) is taken to hold, at the end, the slots the table gives
 // it and those whose keys it holds (CLUSTER COUNTKEYSINSLOT for each other
 // slot, one pipeline per master, sent only then): a key whose slot is
 // still being migrated to it when the Scan ends is reported so too (its
@@ -62,9 +62,8 @@ type ScanOptions struct {
 // that refuses both is taken to hold the slots the table gives it, and
 // such a key may then be missed; so is one whose walk was over and that
 // cannot be reached at the end (it died, no replica promoted yet): asked
-// once, not waited for, as its keys were reported. A master that
-// fails and whose
-// replica takes over within MaxRetryWait is walked on that replica, from
+// once, not waited for, as its keys were reported. A master that fails
+// and whose replica takes over within MaxRetryWait is walked on that replica, from
 // its start, the keys already reported not reported again; one whose walk
 // was over when a replica took over (a failover, planned or not) is not
 // walked again on that replica, which holds the keys reported already. A

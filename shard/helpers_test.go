@@ -68,6 +68,18 @@ func newClient(t *testing.T, cfg shard.Config) *shard.Client {
 	return c
 }
 
+// autoEjectRing starts three servers and a ring client over them with
+// Health.AutoEject set, and returns the client, its ring router and the
+// servers (servers[i] is configured shard i).
+func autoEjectRing(t *testing.T) (*shard.Client, *shard.RingRouter, []*redistest.Server) {
+	t.Helper()
+	servers := redistest.StartNTB(t, 3, redistest.Options{})
+	cfg := ringConfig(servers)
+	cfg.Health.AutoEject = true
+	c := newClient(t, cfg)
+	return c, c.Router().(*shard.RingRouter), servers
+}
+
 // startRing starts n real servers and a client over them.
 func startRing(t *testing.T, n int) (*shard.Client, []*redistest.Server) {
 	t.Helper()

@@ -23,6 +23,22 @@ func oneServerRing(t *testing.T, readTimeout time.Duration) (*shard.Client, *red
 	return newClient(t, cfg), servers[0]
 }
 
+// noMultiRing starts one server and a ring client over it that logs in
+// as an ACL user that may run everything but MULTI (the server refuses
+// its MULTI with NOPERM), with a read timeout of a minute and no health
+// checks.
+func noMultiRing(t *testing.T) (*shard.Client, *redistest.Server) {
+	t.Helper()
+	server := redistest.StartTB(t, redistest.Options{})
+	_, err := server.Do("ACL", "SETUSER", "nomulti", "on", ">nomultipw", "~*", "&*", "+@all", "-multi")
+	require.NoError(t, err)
+	cfg := ringConfig([]*redistest.Server{server})
+	cfg.Pool.Username, cfg.Pool.Password = "nomulti", "nomultipw"
+	cfg.Pool.ReadTimeout = time.Minute
+	cfg.Health.Interval = -1
+	return newClient(t, cfg), server
+}
+
 // cancelOnceExecHeld pauses s's writes (CLIENT PAUSE ... WRITE, lifted
 // when the test ends) and returns a context that it cancels once the
 // server holds a transaction's EXEC (CLIENT LIST shows a client in MULTI

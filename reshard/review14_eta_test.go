@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gomodule/redigo/redis"
 	"github.com/shardis/shardis/reshard"
 	"github.com/shardis/shardis/shard"
 	"github.com/stretchr/testify/assert"
@@ -28,31 +27,9 @@ func TestReview14ETAFollowsThePace(t *testing.T) {
 
 	// A process on the migration (its beacon) that acknowledges the
 	// fence by closing its connection, hold after the fence went up.
-	beacon, err := redis.Dial("tcp", servers[0].Addr)
-	require.NoError(t, err)
-	defer beacon.Close()
-	_, err = beacon.Do("CLIENT", "SETNAME", fmt.Sprintf("shardis:eta1:migrating:%s>%s", shard.TopologyID(from), shard.TopologyID(to)))
-	require.NoError(t, err)
-	watch, err := redis.Dial("tcp", servers[0].Addr)
-	require.NoError(t, err)
-	defer watch.Close()
-	fenceKey := shard.FenceKey(shard.TopologyID(from), shard.TopologyID(to))
-	acked := make(chan error, 1)
-	go func() {
-		for {
-			v, err := redis.String(watch.Do("GET", fenceKey))
-			if err != nil && err != redis.ErrNil {
-				acked <- err
-				return
-			}
-			if p, _, ok := shard.ParseFenceValue(v); ok && p == shard.PhaseFenced {
-				break
-			}
-			time.Sleep(10 * time.Millisecond) // polling the marker
-		}
-		time.Sleep(hold) // the process finishing its commands: what is simulated
-		acked <- beacon.Close()
-	}()
+	fenced := func(v string) bool { p, _, ok := shard.ParseFenceValue(v); return ok && p == shard.PhaseFenced }
+	acked := servers[0].LeaveAfterTB(t, fmt.Sprintf("shardis:eta1:migrating:%s>%s", shard.TopologyID(from), shard.TopologyID(to)),
+		shard.FenceKey(shard.TopologyID(from), shard.TopologyID(to)), fenced, hold)
 
 	type sample struct {
 		scanned, total int64

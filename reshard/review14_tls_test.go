@@ -43,27 +43,12 @@ func startTLSRing(t *testing.T, args ...string) (servers []*redistest.Server, fr
 func tlsMigratingClient(t *testing.T, from, to shard.Config, prefix string, n int, skipProbe bool) (*shard.Client, []string) {
 	t.Helper()
 	ctx := context.Background()
-	fill(t, from, prefix, n)
-	var moving []string
-	for i := 0; i < n; i++ {
-		if k := fmt.Sprintf("%s:%d", prefix, i); owner(t, from, k) != owner(t, to, k) {
-			moving = append(moving, k)
-		}
-	}
+	c, moving := unarmedMigratingClient(t, from, to, prefix, n)
 	require.GreaterOrEqual(t, len(moving), 20, "keys that move")
-	mig := to
-	mig.Pool.ClientName = shard.AutoClientName
-	f := from
-	mig.Migration = &shard.Migration{From: &f}
-	c := newClient(t, mig)
-	_, err := c.Do(ctx, "GET", prefix+":0")
-	require.NoError(t, err)
-	waitFor(t, 10*time.Second, "the beacons", func() bool {
-		return reshard.CheckClients(ctx, from, to, false) == nil
-	})
-	// The check passed just above. Arm's own would be exposed to a
-	// connection between its AUTH and its CLIENT SETNAME, unnamed there
-	// with cmd=auth, which the check does not take for a handshake.
+	// unarmedMigratingClient saw the beacons pass the client check.
+	// Arm's own would be exposed to a connection between its AUTH and its
+	// CLIENT SETNAME, unnamed there with cmd=auth, which the check does
+	// not take for a handshake.
 	require.NoError(t, reshard.Arm(ctx, from, to, reshard.ArmOptions{SkipClientCheck: true, SkipProbe: skipProbe}))
 	waitArmed(t, c, "the armed fence")
 	return c, moving

@@ -6,10 +6,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gomodule/redigo/redis"
 	"github.com/shardis/shardis/internal/redistest"
 	"github.com/shardis/shardis/pool"
 	"github.com/shardis/shardis/ring"
 	"github.com/shardis/shardis/shard"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -66,6 +68,18 @@ func newClient(t *testing.T, cfg shard.Config) *shard.Client {
 	return c
 }
 
+// autoEjectRing starts three servers and a ring client over them with
+// Health.AutoEject set, and returns the client, its ring router and the
+// servers (servers[i] is configured shard i).
+func autoEjectRing(t *testing.T) (*shard.Client, *shard.RingRouter, []*redistest.Server) {
+	t.Helper()
+	servers := redistest.StartNTB(t, 3, redistest.Options{})
+	cfg := ringConfig(servers)
+	cfg.Health.AutoEject = true
+	c := newClient(t, cfg)
+	return c, c.Router().(*shard.RingRouter), servers
+}
+
 // startRing starts n real servers and a client over them.
 func startRing(t *testing.T, n int) (*shard.Client, []*redistest.Server) {
 	t.Helper()
@@ -120,4 +134,88 @@ func allEjectedRing(t *testing.T) (*shard.Client, map[string]bool) {
 	}
 	waitFor(t, 20*time.Second, "both shards ejected", func() bool { return rr.Ejected(0) && rr.Ejected(1) })
 	return c, addrs
+}
+
+// modeConfig is a client configuration for one mode, named for subtests.
+type modeConfig struct {
+	name string
+	cfg  shard.Config
+}
+
+// ringAndCluster starts a one-server ring and gets the shared test
+// cluster, and returns a configuration for each: "ring", then "cluster".
+func ringAndCluster(t *testing.T) []modeConfig {
+	t.Helper()
+	ringServers := redistest.StartNTB(t, 1, redistest.Options{})
+	rc := clusterForTest(t)
+	return []modeConfig{{"ring", ringConfig(ringServers)}, {"cluster", clusterConfig(rc.Seeds()...)}}
+}
+
+// handOnClient returns a client over cfg whose pools keep one idle
+// connection, so that the next borrow gets the connection given back
+// last, with no health checks to borrow it in between; auto: every call
+// is pipelined automatically, else none is.
+func handOnClient(t *testing.T, cfg shard.Config, auto bool) *shard.Client {
+	t.Helper()
+	cfg.Pool.MaxIdle = 1
+	cfg.Health.Interval = -1
+	cfg.DisableAutoPipeline = !auto
+	c := newClient(t, cfg)
+	if auto {
+		shard.AlwaysPipeline(c)
+	}
+	return c
+}
+
+// requireConnStateRefusal checks that err is a *ConnStateError for the
+// command named command.
+func requireConnStateRefusal(t *testing.T, err error, command, what string) {
+	t.Helper()
+	require.ErrorIs(t, err, shard.ErrConnState, what)
+	var cse *shard.ConnStateError
+	require.ErrorAs(t, err, &cse, what)
+	assert.Equal(t, command, cse.Command, what)
+}
+
+// sendPath is one way for a caller to send a command: it sends the
+// command and returns its error.
+type sendPath struct {
+	name string
+	run  func(ctx context.Context, c *shard.Client, key string) error
+}
+
+// sendPaths returns the ways of sending the command cmd args: DoKey on
+// key, a pipeline (SendKey on key, then a GET of key; the command's
+// error), a Tx watching key, and a ForEachShard function on its
+// connection.
+func sendPaths(cmd string, args ...any) []sendPath {
+	return []sendPath{
+		{"DoKey", func(ctx context.Context, c *shard.Client, key string) error {
+			_, err := c.DoKey(ctx, key, cmd, args...)
+			return err
+		}},
+		{"pipeline", func(ctx context.Context, c *shard.Client, key string) error {
+			p := c.Pipeline()
+			p.SendKey(key, cmd, args...)
+			p.Send("GET", key)
+			res, err := p.Exec(ctx)
+			if err != nil {
+				return err
+			}
+			return res[0].Err
+		}},
+		{"Tx", func(ctx context.Context, c *shard.Client, key string) error {
+			_, err := c.Tx(ctx, []string{key}, func(tx *shard.Tx) error {
+				_, err := tx.Do(cmd, args...)
+				return err
+			})
+			return err
+		}},
+		{"ForEachShard", func(ctx context.Context, c *shard.Client, key string) error {
+			return c.ForEachShard(ctx, func(ctx context.Context, n shard.Node, conn redis.Conn) error {
+				_, err := redis.DoContext(conn, ctx, cmd, args...)
+				return err
+			})
+		}},
+	}
 }

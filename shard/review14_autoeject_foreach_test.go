@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/gomodule/redigo/redis"
-	"github.com/shardis/shardis/internal/redistest"
 	"github.com/shardis/shardis/shard"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -19,11 +18,7 @@ import (
 // with a *NodeError that names it; the other shards run fn. Scan passes
 // over it.
 func TestReview14ForEachShardCallsAnEjectedShard(t *testing.T) {
-	servers := redistest.StartNTB(t, 3, redistest.Options{})
-	cfg := ringConfig(servers)
-	cfg.Health.AutoEject = true
-	c := newClient(t, cfg)
-	rr := c.Router().(*shard.RingRouter)
+	c, rr, servers := autoEjectRing(t)
 	ctx := context.Background()
 	require.NoError(t, servers[1].Kill())
 	waitFor(t, 20*time.Second, "the dead shard to be ejected", func() bool { return rr.Ejected(1) })

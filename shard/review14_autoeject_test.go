@@ -41,13 +41,8 @@ func flipEjection(rr *shard.RingRouter, i int, stop <-chan struct{}, flips *atom
 // and the count of ring changes.
 func startFlippingRing(t *testing.T) (*shard.Client, string, *atomic.Int64) {
 	t.Helper()
-	servers := redistest.StartNTB(t, 3, redistest.Options{})
-	cfg := ringConfig(servers)
-	cfg.Health.AutoEject = true
-	c := newClient(t, cfg)
-	rr := c.Router().(*shard.RingRouter)
-	keys := keysByShard(t, c, 1)
-	key := keys[servers[1].Addr][0]
+	c, rr, servers := autoEjectRing(t)
+	key := keysByShard(t, c, 1)[servers[1].Addr][0]
 	stop := make(chan struct{})
 	flips := new(atomic.Int64)
 	var wg sync.WaitGroup
@@ -131,14 +126,9 @@ func TestReview14TxSeesOneRingAcrossAnEjection(t *testing.T) {
 // its WATCH guarded nothing (a concurrent transaction on the owner would
 // succeed too). It runs again, fn included, on the key's owner.
 func TestReview14TxRunsWhereItsKeyLivesAfterARestore(t *testing.T) {
-	servers := redistest.StartNTB(t, 3, redistest.Options{})
-	cfg := ringConfig(servers)
-	cfg.Health.AutoEject = true
-	c := newClient(t, cfg)
-	rr := c.Router().(*shard.RingRouter)
-	keys := keysByShard(t, c, 1)
+	c, rr, servers := autoEjectRing(t)
 	owner := servers[1]
-	key := keys[owner.Addr][0]
+	key := keysByShard(t, c, 1)[owner.Addr][0]
 	ctx := context.Background()
 
 	require.NoError(t, owner.Kill())
@@ -371,11 +361,7 @@ func TestReview14AutoEjectSentinelShardFailover(t *testing.T) {
 // and restored: no message is delivered twice nor out of order, and
 // every channel delivers again after the restore.
 func TestReview14PubSubAcrossEjectionAndRestore(t *testing.T) {
-	servers := redistest.StartNTB(t, 3, redistest.Options{})
-	cfg := ringConfig(servers)
-	cfg.Health.AutoEject = true
-	c := newClient(t, cfg)
-	rr := c.Router().(*shard.RingRouter)
+	c, rr, servers := autoEjectRing(t)
 	ctx := context.Background()
 	const n = 24
 	var names []string
@@ -490,14 +476,9 @@ func TestReview14PubSubAcrossEjectionAndRestore(t *testing.T) {
 // ErrTxAborted, as when a watched key changed) instead of writing on the
 // stand-in, where no later read looks.
 func TestReview14ConnTxRefusedAfterItsKeyMoved(t *testing.T) {
-	servers := redistest.StartNTB(t, 3, redistest.Options{})
-	cfg := ringConfig(servers)
-	cfg.Health.AutoEject = true
-	c := newClient(t, cfg)
-	rr := c.Router().(*shard.RingRouter)
-	keys := keysByShard(t, c, 1)
+	c, rr, servers := autoEjectRing(t)
 	owner := servers[1]
-	key := keys[owner.Addr][0]
+	key := keysByShard(t, c, 1)[owner.Addr][0]
 
 	require.NoError(t, owner.Kill())
 	waitFor(t, 20*time.Second, "the dead shard to be ejected", func() bool { return rr.Ejected(1) })
@@ -533,14 +514,9 @@ func TestReview14ConnTxRefusedAfterItsKeyMoved(t *testing.T) {
 // restarted (its notify-keyspace-events lost with the process) and back
 // in the ring, by the shard itself.
 func TestReview14KeyspaceAcrossEjectionAndRestore(t *testing.T) {
-	servers := redistest.StartNTB(t, 3, redistest.Options{})
-	cfg := ringConfig(servers)
-	cfg.Health.AutoEject = true
-	c := newClient(t, cfg)
-	rr := c.Router().(*shard.RingRouter)
-	keys := keysByShard(t, c, 1)
+	c, rr, servers := autoEjectRing(t)
 	owner := servers[1]
-	key := keys[owner.Addr][0]
+	key := keysByShard(t, c, 1)[owner.Addr][0]
 	ctx := context.Background()
 	sub, err := c.SubscribeKeyspace(ctx, shard.KeyspaceOptions{Enable: "E$", Patterns: []string{"__keyevent@*__:set"}})
 	require.NoError(t, err)

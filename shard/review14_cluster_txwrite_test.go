@@ -29,10 +29,8 @@ import (
 // served again after the first MULTI ... EXEC, so that an attempt after
 // it would run.)
 func TestReview14ClusterTxWithAWriteInFnIsNotRetried(t *testing.T) {
-	rc := redistest.StartClusterTB(t, 3, 0, redistest.Options{Args: []string{"--cluster-require-full-coverage", "no"}})
+	rc, m := partialCoverageCluster(t)
 	ctx := context.Background()
-	m := rc.Masters()
-	require.Len(t, m, 3)
 	cases := []struct {
 		name string
 		code string
@@ -55,17 +53,14 @@ func TestReview14ClusterTxWithAWriteInFnIsNotRetried(t *testing.T) {
 			}},
 		{name: "CLUSTERDOWN", code: "CLUSTERDOWN", from: m[2], to: nil,
 			cut: func(t *testing.T, _ string, slot int, from, _ *redistest.Server) {
-				_, err := from.Do("CLUSTER", "DELSLOTS", strconv.Itoa(slot))
-				require.NoError(t, err)
+				delSlot(t, from, slot)
 			},
 			mend: true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			key, slot := keyOnMaster(t, rc, tc.from, "r14txw"+tc.name)
-			cfg := clusterConfig(rc.Seeds()...)
-			cfg.Health.Interval = -1
-			cfg.Cluster.MaxRetryWait = 5 * time.Second
+			cfg := txClusterConfig(rc, 5*time.Second)
 			var mended bool
 			var mendErr error
 			if tc.mend {
@@ -79,10 +74,9 @@ func TestReview14ClusterTxWithAWriteInFnIsNotRetried(t *testing.T) {
 				}}
 			}
 			c := newClient(t, cfg)
-			_, err := c.Do(ctx, "GET", key) // the client knows the slot's master
-			require.NoError(t, err)
+			learnSlotOwner(ctx, t, c, key)
 			runs := 0
-			_, err = c.Tx(ctx, []string{key}, func(tx *shard.Tx) error {
+			_, err := c.Tx(ctx, []string{key}, func(tx *shard.Tx) error {
 				runs++
 				if _, err := tx.Do("INCR", key+":n"); err != nil {
 					return err
@@ -125,12 +119,8 @@ func TestReview14ClusterTxWithARefusedWriteInFnIsRetried(t *testing.T) {
 	m := rc.Masters()
 	require.Len(t, m, 3)
 	key, slot := keyOnMaster(t, rc, m[0], "r14txr")
-	cfg := clusterConfig(rc.Seeds()...)
-	cfg.Health.Interval = -1
-	cfg.Cluster.MaxRetryWait = 5 * time.Second
-	c := newClient(t, cfg)
-	_, err := c.Do(ctx, "GET", key)
-	require.NoError(t, err)
+	c := newClient(t, txClusterConfig(rc, 5*time.Second))
+	learnSlotOwner(ctx, t, c, key)
 	runs := 0
 	var first error
 	vals, err := c.Tx(ctx, []string{key}, func(tx *shard.Tx) error {
@@ -173,12 +163,8 @@ func TestReview14ClusterTxWithAWriteInFnIsNotRetriedAfterAFailover(t *testing.T)
 	rep, err := rc.ReplicaOf(m)
 	require.NoError(t, err)
 	key, slot := keyOnMaster(t, rc, m, "r14txfo")
-	cfg := clusterConfig(rc.Seeds()...)
-	cfg.Health.Interval = -1
-	cfg.Cluster.MaxRetryWait = 10 * time.Second
-	c := newClient(t, cfg)
-	_, err = c.Do(ctx, "GET", key)
-	require.NoError(t, err)
+	c := newClient(t, txClusterConfig(rc, 10*time.Second))
+	learnSlotOwner(ctx, t, c, key)
 	runs := 0
 	_, err = c.Tx(ctx, []string{key}, func(tx *shard.Tx) error {
 		runs++

@@ -8,9 +8,6 @@ import (
 	"github.com/gomodule/redigo/redis"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/shardis/shardis/internal/redistest"
-	"github.com/shardis/shardis/shard"
 )
 
 // TestReview14PsyncIsNotHandedOn: PSYNC ? -1 answers "+FULLRESYNC ..." at
@@ -24,69 +21,21 @@ import (
 // GETs on that node return the value, in ring and cluster mode, with and
 // without automatic pipelining.
 func TestReview14PsyncIsNotHandedOn(t *testing.T) {
-	ringServers := redistest.StartNTB(t, 1, redistest.Options{})
-	ringCfg := ringConfig(ringServers)
-	rc := clusterForTest(t)
-	clCfg := clusterConfig(rc.Seeds()...)
-
-	paths := []struct {
-		name    string
-		refused bool
-		run     func(ctx context.Context, c *shard.Client, key string) error
-	}{
-		{"DoKey", true, func(ctx context.Context, c *shard.Client, key string) error {
-			_, err := c.DoKey(ctx, key, "PSYNC", "?", "-1")
-			return err
-		}},
-		{"pipeline", true, func(ctx context.Context, c *shard.Client, key string) error {
-			p := c.Pipeline()
-			p.SendKey(key, "PSYNC", "?", "-1")
-			p.Send("GET", key)
-			res, err := p.Exec(ctx)
-			if err != nil {
-				return err
-			}
-			return res[0].Err
-		}},
-		{"Tx", true, func(ctx context.Context, c *shard.Client, key string) error {
-			_, err := c.Tx(ctx, []string{key}, func(tx *shard.Tx) error {
-				_, err := tx.Do("PSYNC", "?", "-1")
-				return err
-			})
-			return err
-		}},
-		{"ForEachShard", false, func(ctx context.Context, c *shard.Client, key string) error {
-			return c.ForEachShard(ctx, func(ctx context.Context, n shard.Node, conn redis.Conn) error {
-				_, err := redis.DoContext(conn, ctx, "PSYNC", "?", "-1")
-				return err
-			})
-		}},
-	}
-	for _, mode := range []struct {
-		name string
-		cfg  shard.Config
-	}{{"ring", ringCfg}, {"cluster", clCfg}} {
+	modes := ringAndCluster(t)
+	// DoKey, pipelines and Tx refuse it; a ForEachShard function runs it.
+	refused := map[string]bool{"DoKey": true, "pipeline": true, "Tx": true}
+	for _, mode := range modes {
 		for _, auto := range []bool{false, true} {
-			for _, path := range paths {
+			for _, path := range sendPaths("PSYNC", "?", "-1") {
 				t.Run(fmt.Sprintf("%s/auto=%v/%s", mode.name, auto, path.name), func(t *testing.T) {
-					cfg := mode.cfg
-					cfg.Pool.MaxIdle = 1 // the next borrow gets the connection given back
-					cfg.Health.Interval = -1
-					cfg.DisableAutoPipeline = !auto
-					c := newClient(t, cfg)
-					if auto {
-						shard.AlwaysPipeline(c)
-					}
+					c := handOnClient(t, mode.cfg, auto)
 					ctx := context.Background()
 					key := "{r14ps}k"
 					_, err := c.Do(ctx, "SET", key, "v")
 					require.NoError(t, err)
 					err = path.run(ctx, c, key)
-					if path.refused {
-						require.ErrorIs(t, err, shard.ErrConnState, "PSYNC")
-						var cse *shard.ConnStateError
-						require.ErrorAs(t, err, &cse)
-						assert.Equal(t, "PSYNC", cse.Command)
+					if refused[path.name] {
+						requireConnStateRefusal(t, err, "PSYNC", "PSYNC")
 					} else {
 						require.NoError(t, err, "PSYNC")
 					}

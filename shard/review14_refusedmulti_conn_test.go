@@ -28,14 +28,7 @@ import (
 // itself, before any key, the server's refusal of it fails the BLPOP,
 // which is then not sent at all.)
 func TestReview14ConnBlockingAfterRefusedMultiIsLeftToReceive(t *testing.T) {
-	server := redistest.StartTB(t, redistest.Options{})
-	_, err := server.Do("ACL", "SETUSER", "nomulti", "on", ">nomultipw", "~*", "&*", "+@all", "-multi")
-	require.NoError(t, err)
-	cfg := ringConfig([]*redistest.Server{server})
-	cfg.Pool.Username, cfg.Pool.Password = "nomulti", "nomultipw"
-	cfg.Pool.ReadTimeout = time.Minute
-	cfg.Health.Interval = -1
-	c := newClient(t, cfg)
+	c, server := noMultiRing(t)
 
 	const q = "r14rmc:q"
 	tests := []struct {

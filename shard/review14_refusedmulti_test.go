@@ -10,7 +10,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/shardis/shardis/internal/redistest"
 	"github.com/shardis/shardis/shard"
 )
 
@@ -24,18 +23,11 @@ import (
 // BLPOP, and a value pushed meanwhile was popped and thrown away. The
 // connection must be closed at once instead.
 func TestReview14BlockingAfterRefusedMultiIsNotWaitedFor(t *testing.T) {
-	server := redistest.StartTB(t, redistest.Options{})
-	_, err := server.Do("ACL", "SETUSER", "nomulti", "on", ">nomultipw", "~*", "&*", "+@all", "-multi")
-	require.NoError(t, err)
-	cfg := ringConfig([]*redistest.Server{server})
-	cfg.Pool.Username, cfg.Pool.Password = "nomulti", "nomultipw"
-	cfg.Pool.ReadTimeout = time.Minute
-	cfg.Health.Interval = -1
-	c := newClient(t, cfg)
+	c, _ := noMultiRing(t)
 	ctx := context.Background()
 
 	returned := make(chan time.Time, 1)
-	err = c.ForEachShard(ctx, func(ctx context.Context, n shard.Node, conn redis.Conn) error {
+	err := c.ForEachShard(ctx, func(ctx context.Context, n shard.Node, conn redis.Conn) error {
 		defer func() { returned <- time.Now() }()
 		if _, err := conn.Do("MULTI"); err == nil || !strings.Contains(err.Error(), "NOPERM") {
 			return err // the test needs a refused MULTI

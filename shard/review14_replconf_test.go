@@ -9,7 +9,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/shardis/shardis/internal/redistest"
 	"github.com/shardis/shardis/shard"
 )
 
@@ -23,14 +22,7 @@ import (
 // cluster mode; a ForEachShard function may send it, and the next callers
 // on that node get their own replies.
 func TestReview14ReplconfAckIsRefused(t *testing.T) {
-	ringServers := redistest.StartNTB(t, 1, redistest.Options{})
-	ringCfg := ringConfig(ringServers)
-	rc := clusterForTest(t)
-	clCfg := clusterConfig(rc.Seeds()...)
-	for _, mode := range []struct {
-		name string
-		cfg  shard.Config
-	}{{"ring", ringCfg}, {"cluster", clCfg}} {
+	for _, mode := range ringAndCluster(t) {
 		t.Run(mode.name, func(t *testing.T) {
 			cfg := mode.cfg
 			cfg.Pool.MaxIdle = 1
@@ -42,13 +34,6 @@ func TestReview14ReplconfAckIsRefused(t *testing.T) {
 				_, err := c.Do(ctx, "SET", key(i), i)
 				require.NoError(t, err)
 			}
-			requireRefusal := func(err error, what string) {
-				t.Helper()
-				require.ErrorIs(t, err, shard.ErrConnState, what)
-				var cse *shard.ConnStateError
-				require.ErrorAs(t, err, &cse, what)
-				assert.Equal(t, "REPLCONF", cse.Command, what)
-			}
 			checkValues := func(what string) {
 				t.Helper()
 				for i := range 3 {
@@ -59,7 +44,7 @@ func TestReview14ReplconfAckIsRefused(t *testing.T) {
 			}
 
 			_, err := c.DoKey(ctx, key(0), "REPLCONF", "ACK", "0")
-			requireRefusal(err, "DoKey")
+			requireConnStateRefusal(t, err, "REPLCONF", "DoKey")
 
 			p := c.Pipeline()
 			p.SendKey(key(0), "REPLCONF", "ACK", "0")
@@ -68,7 +53,7 @@ func TestReview14ReplconfAckIsRefused(t *testing.T) {
 			res, err := p.Exec(ctx)
 			require.NoError(t, err)
 			require.Len(t, res, 3)
-			requireRefusal(res[0].Err, "pipeline")
+			requireConnStateRefusal(t, res[0].Err, "REPLCONF", "pipeline")
 			for i := 1; i <= 2; i++ {
 				v, err := redis.Int(res[i].Reply, res[i].Err)
 				require.NoError(t, err, "pipeline: GET %s", key(i))

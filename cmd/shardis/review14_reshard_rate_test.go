@@ -62,34 +62,9 @@ func TestReview14ReshardRateFollowsThePace(t *testing.T) {
 
 	// A process on the migration (its beacon) that acknowledges the
 	// fence by closing its connection, hold after the fence went up.
-	beacon, err := redis.Dial("tcp", servers[0].Addr)
-	require.NoError(t, err)
-	defer beacon.Close()
-	_, err = beacon.Do("CLIENT", "SETNAME", fmt.Sprintf("shardis:rate1:migrating:%s>%s", shard.TopologyID(fromCfg), shard.TopologyID(toCfg)))
-	require.NoError(t, err)
-	fenceKey := shard.FenceKey(shard.TopologyID(fromCfg), shard.TopologyID(toCfg))
-	acked := make(chan error, 1)
-	go func() {
-		watch, err := redis.Dial("tcp", servers[0].Addr)
-		if err != nil {
-			acked <- err
-			return
-		}
-		defer watch.Close()
-		for {
-			v, err := redis.String(watch.Do("GET", fenceKey))
-			if err != nil && err != redis.ErrNil {
-				acked <- err
-				return
-			}
-			if p, _, ok := shard.ParseFenceValue(v); ok && p == shard.PhaseFenced {
-				break
-			}
-			time.Sleep(10 * time.Millisecond) // polling the marker
-		}
-		time.Sleep(hold) // the process finishing its commands: what is simulated
-		acked <- beacon.Close()
-	}()
+	fenced := func(v string) bool { p, _, ok := shard.ParseFenceValue(v); return ok && p == shard.PhaseFenced }
+	acked := servers[0].LeaveAfterTB(t, fmt.Sprintf("shardis:rate1:migrating:%s>%s", shard.TopologyID(fromCfg), shard.TopologyID(toCfg)),
+		shard.FenceKey(shard.TopologyID(fromCfg), shard.TopologyID(toCfg)), fenced, hold)
 
 	start := time.Now()
 	// --allow-unnamed: the test's own connection that watches the marker.

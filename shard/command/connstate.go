@@ -15,8 +15,11 @@ const (
 	// SetsState: the connection keeps a setting that a fresh one does not
 	// have: its user (AUTH, HELLO ... AUTH), its name (CLIENT SETNAME,
 	// CLIENT SETINFO, HELLO ... SETNAME), client-side caching (CLIENT
-	// TRACKING, CLIENT CACHING), CLIENT NO-EVICT, CLIENT NO-TOUCH, READONLY,
-	// READWRITE, the ASKING flag, the Lua debugger (SCRIPT DEBUG YES or
+	// TRACKING, CLIENT CACHING), CLIENT NO-EVICT, CLIENT NO-TOUCH, Valkey's
+	// CLIENT CAPA (with "redirect", a replica answers reads with -REDIRECT
+	// to its master instead of serving them) and CLIENT IMPORT-SOURCE (the
+	// connection counts as an import source), READONLY, READWRITE, the
+	// ASKING flag, the Lua debugger (SCRIPT DEBUG YES or
 	// SYNC: the next EVAL starts a debugging session instead of running
 	// its script), or everything at once (RESET, which also undoes what
 	// the connection was set up with) or its end (QUIT).
@@ -58,8 +61,8 @@ var watchInfo = Lookup("watch")
 // EffectOf classifies a call of the command named name with args (the
 // arguments after the name). info is the command's entry from Lookup, or
 // nil to have EffectOf look it up. Subcommands newer than the table
-// (CLIENT SETINFO, CLIENT NO-TOUCH) are recognised by name. It does not
-// allocate.
+// (CLIENT SETINFO, CLIENT NO-TOUCH, Valkey's CLIENT CAPA and CLIENT
+// IMPORT-SOURCE) are recognised by name. It does not allocate.
 func EffectOf(info *Info, name string, args []any) ConnEffect {
 	if info == nil {
 		if info = Lookup(name); info == nil {
@@ -129,7 +132,8 @@ func clientEffect(args []any) ConnEffect {
 		}
 		return Exclusive // OFF, SKIP (or a bad mode the server refuses)
 	case argIs(sub, "setname"), argIs(sub, "setinfo"), argIs(sub, "tracking"),
-		argIs(sub, "caching"), argIs(sub, "no-evict"), argIs(sub, "no-touch"):
+		argIs(sub, "caching"), argIs(sub, "no-evict"), argIs(sub, "no-touch"),
+		argIs(sub, "capa"), argIs(sub, "import-source"):
 		return SetsState
 	}
 	return Stateless

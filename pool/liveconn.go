@@ -296,10 +296,18 @@ func (c *liveConn) Send(cmd string, args ...any) error {
 	return nil
 }
 
-// Flush sends the queued commands.
+// Flush sends the queued commands. Under redigo's return of a
+// subscribed connection, which flushes an ECHO and then reads up to its
+// reply, a reply pending before it that may never come (unanswered)
+// would hold that reply back: the connection is closed instead
+// (giveback.go), and the read that follows fails at once.
 func (c *liveConn) Flush() error {
 	if c.failed.Load() {
 		return c.Err()
+	}
+	if c.unanswered() && returning() {
+		c.giveUp()
+		return nil
 	}
 	if len(c.wbuf) == 0 {
 		return nil

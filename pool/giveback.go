@@ -103,7 +103,12 @@ func (c *liveConn) answer(r any) {
 	case c.multiAt.Load():
 		switch r := r.(type) {
 		case string:
-			if r == "OK" {
+			// After a command of the SUBSCRIBE family, whose
+			// replies outnumber it, the reply counted as the
+			// MULTI's may be an earlier command's +OK: the MULTI
+			// stays unconfirmed (its refusal still marks the
+			// connection changed, next).
+			if r == "OK" && !c.subscribed.Load() {
 				c.multiOK.Store(n)
 			}
 		case redis.Error:

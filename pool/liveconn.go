@@ -101,10 +101,13 @@ type liveConn struct {
 	// watch's end (the sending goroutine's, read by the receiving one):
 	// its refusal means that the keys stay watched (connstate.go).
 	unwatchAt atomic.Int64
-	// subscribed: SUBSCRIBE or PSUBSCRIBE was sent on it since it was
-	// last borrowed (set by the sending goroutine, read by the receiving
-	// one, cleared by the borrow check): an error reply read then marks
-	// it changed (next).
+	// subscribed: a command of the SUBSCRIBE family (subscription) was
+	// sent on it since it was last borrowed (set by the sending
+	// goroutine, read by the receiving one, cleared by the borrow
+	// check). Those get one reply per channel, so the replies read no
+	// longer tell which command each answers: an error reply read then
+	// marks it changed (next), and no reply is taken for a MULTI's +OK
+	// (answer).
 	subscribed atomic.Bool
 
 	// The Set's connection name (names.go), nil for a connection of no
@@ -376,7 +379,8 @@ func (c *liveConn) ReceiveWithTimeout(timeout time.Duration) (any, error) {
 // reply that begins as a TLS alert record (errTLSAlert), which other TLS
 // servers send instead, perhaps without closing.
 //
-// An error reply read on a connection that subscribed marks it changed:
+// An error reply read on a connection that sent a command of the
+// SUBSCRIBE family (liveConn.subscribed) marks it changed:
 // redigo's return reads a subscribed connection up to the reply of an
 // ECHO it sends after UNSUBSCRIBE and PUNSUBSCRIBE, but stops at the
 // first error reply (that of the UNWATCH it sends for a WATCH left

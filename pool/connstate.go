@@ -63,16 +63,15 @@ func leavesState(cmd string, args []any) bool {
 // leaves state (leavesState); asking after ASKING, until any other
 // command is sent, which consumes the flag on the server too (a command
 // of the pool's own, such as the borrow check's PING, included); the
-// transaction's state (noteTx); and subscribed after SUBSCRIBE or
-// PSUBSCRIBE (liveConn.next).
+// transaction's state (noteTx); and subscribed after a command of the
+// SUBSCRIBE family (subscription; liveConn.next, answer).
 func (c *liveConn) noteSent(cmd string, args []any) {
 	if leavesState(cmd, args) {
 		c.changed.Store(true)
 	}
 	c.noteBlocking(cmd, args) // before noteTx: only a MULTI sent earlier makes it queued
 	c.noteTx(cmd)
-	if (len(cmd) == 9 || len(cmd) == 10) && !c.subscribed.Load() &&
-		(strings.EqualFold(cmd, "subscribe") || strings.EqualFold(cmd, "psubscribe")) {
+	if len(cmd) >= 9 && len(cmd) <= 12 && !c.subscribed.Load() && subscription(cmd) {
 		c.subscribed.Store(true)
 	}
 	if len(cmd) == 6 && strings.EqualFold(cmd, "asking") {
@@ -80,6 +79,19 @@ func (c *liveConn) noteSent(cmd string, args []any) {
 	} else if c.asking.Load() {
 		c.asking.Store(false)
 	}
+}
+
+// subscription reports whether cmd is SUBSCRIBE, PSUBSCRIBE, SSUBSCRIBE
+// or one of their UNSUBSCRIBE commands, which get one reply per channel
+// (one for none, when nothing is subscribed), not one per command.
+func subscription(cmd string) bool {
+	if strings.EqualFold(cmd, "subscribe") {
+		return true
+	}
+	if len(cmd) > 0 && (cmd[0]|0x20 == 'p' || cmd[0]|0x20 == 's') {
+		cmd = cmd[1:]
+	}
+	return strings.EqualFold(cmd, "subscribe") || strings.EqualFold(cmd, "unsubscribe")
 }
 
 // noteTx follows WATCH and MULTI as the server does: EXEC and DISCARD

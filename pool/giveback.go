@@ -32,6 +32,13 @@ import (
 // blocked command of a closed connection, and Close returns at once.
 // Only the pool's return does so: a caller's own Do("") reads the
 // replies it asked for, as redigo's does.
+//
+// A connection that subscribed since it was borrowed is read further
+// first: redigo's return sends UNSUBSCRIBE, PUNSUBSCRIBE and ECHO, flushes
+// them and reads up to the ECHO's reply, which the server sends only
+// after the replies pending before it. The Flush gives up in the same
+// way (liveConn.Flush); the read after it then fails at once, so such a
+// Close reports errGivenBack.
 
 // errGivenBack is the failure of a connection closed by the pool's return
 // because a reply pending on it may never come.
@@ -96,7 +103,12 @@ func (c *liveConn) answer(r any) {
 	case c.multiAt.Load():
 		switch r := r.(type) {
 		case string:
-			if r == "OK" {
+			// After a command of the SUBSCRIBE family, whose
+			// replies outnumber it, the reply counted as the
+			// MULTI's may be an earlier command's +OK: the MULTI
+			// stays unconfirmed (its refusal still marks the
+			// connection changed, next).
+			if r == "OK" && !c.subscribed.Load() {
 				c.multiOK.Store(n)
 			}
 		case redis.Error:
@@ -179,28 +191,30 @@ func (c *liveConn) giveUp() {
 const (
 	redigoActiveClose = "github.com/gomodule/redigo/redis.(*activeConn).Close"
 	redigoActiveDo    = "github.com/gomodule/redigo/redis.(*activeConn).Do"
+	redigoActiveFlush = "github.com/gomodule/redigo/redis.(*activeConn).Flush"
 )
 
-// returning reports whether the call of liveConn.Do that called it comes
-// from redigo's pool giving the connection back: activeConn.Close, or
-// the Do("") that the Close of a Pool's lender (Set.Pool) makes on the
-// Set's own connection. Nothing else tells it from a caller's Do(""),
-// which must keep reading, and renames nothing. It runs only for a
-// connection given back with a reply pending that may never come
-// (unanswered), or under an old name (names.go).
+// returning reports whether the call of liveConn.Do or liveConn.Flush
+// that called it comes from redigo's pool giving the connection back:
+// activeConn.Close, or the Do("") or Flush that the Close of a Pool's
+// lender (Set.Pool) makes on the Set's own connection. Nothing else
+// tells it from a caller's Do("") or Flush, which must keep reading, and
+// renames nothing. It runs only for a connection given back with a reply
+// pending that may never come (unanswered), or under an old name
+// (names.go).
 //
 //go:noinline
 func returning() bool {
 	var pcs [8]uintptr
-	n := runtime.Callers(3, pcs[:]) // past Callers, returning and liveConn.Do
+	n := runtime.Callers(3, pcs[:]) // past Callers, returning and liveConn.Do or Flush
 	frames := runtime.CallersFrames(pcs[:n])
 	for {
 		f, more := frames.Next()
 		switch f.Function {
 		case redigoActiveClose:
 			return true
-		case redigoActiveDo:
-			// the lender's connection passing the return's Do("") on
+		case redigoActiveDo, redigoActiveFlush:
+			// the lender's connection passing the return's call on
 		default:
 			return false
 		}

@@ -101,10 +101,13 @@ type liveConn struct {
 	// watch's end (the sending goroutine's, read by the receiving one):
 	// its refusal means that the keys stay watched (connstate.go).
 	unwatchAt atomic.Int64
-	// subscribed: SUBSCRIBE or PSUBSCRIBE was sent on it since it was
-	// last borrowed (set by the sending goroutine, read by the receiving
-	// one, cleared by the borrow check): an error reply read then marks
-	// it changed (next).
+	// subscribed: a command of the SUBSCRIBE family (subscription) was
+	// sent on it since it was last borrowed (set by the sending
+	// goroutine, read by the receiving one, cleared by the borrow
+	// check). Those get one reply per channel, so the replies read no
+	// longer tell which command each answers: an error reply read then
+	// marks it changed (next), and no reply is taken for a MULTI's +OK
+	// (answer).
 	subscribed atomic.Bool
 
 	// The Set's connection name (names.go), nil for a connection of no
@@ -296,10 +299,18 @@ func (c *liveConn) Send(cmd string, args ...any) error {
 	return nil
 }
 
-// Flush sends the queued commands.
+// Flush sends the queued commands. Under redigo's return of a
+// subscribed connection, which flushes an ECHO and then reads up to its
+// reply, a reply pending before it that may never come (unanswered)
+// would hold that reply back: the connection is closed instead
+// (giveback.go), and the read that follows fails at once.
 func (c *liveConn) Flush() error {
 	if c.failed.Load() {
 		return c.Err()
+	}
+	if c.unanswered() && returning() {
+		c.giveUp()
+		return nil
 	}
 	if len(c.wbuf) == 0 {
 		return nil
@@ -368,7 +379,8 @@ func (c *liveConn) ReceiveWithTimeout(timeout time.Duration) (any, error) {
 // reply that begins as a TLS alert record (errTLSAlert), which other TLS
 // servers send instead, perhaps without closing.
 //
-// An error reply read on a connection that subscribed marks it changed:
+// An error reply read on a connection that sent a command of the
+// SUBSCRIBE family (liveConn.subscribed) marks it changed:
 // redigo's return reads a subscribed connection up to the reply of an
 // ECHO it sends after UNSUBSCRIBE and PUNSUBSCRIBE, but stops at the
 // first error reply (that of the UNWATCH it sends for a WATCH left

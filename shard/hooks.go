@@ -28,8 +28,9 @@ type Hooks struct {
 	// Start is called when an operation begins: a Do or DoKey (one
 	// command, perhaps split over several nodes), a Pipeline.Exec, or a
 	// Client.Tx (the whole transaction, every attempt and fn included,
-	// is one operation named "MULTI"; see Op), or a command sent on a
-	// connection a ForEachShard function was lent (see ForEachShard). The
+	// is one operation named "MULTI"; see Op), a command sent on a
+	// connection a ForEachShard function was lent (see ForEachShard), or
+	// a command a Scanner sends (each SCAN page, named "SCAN"). The
 	// context it returns is the one the operation runs with and the one
 	// its later hooks (Command, Pipeline, Finish) receive: a tracer puts
 	// its span there. It must derive from ctx (keep its deadline and

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/gomodule/redigo/redis"
+	"github.com/shardis/shardis/internal/dialedaddr"
 	"github.com/shardis/shardis/internal/errtext"
 	"github.com/shardis/shardis/pool"
 )
@@ -109,6 +111,9 @@ func (c *Client) forEach(ctx context.Context, name string, nodes []Node, fn func
 				// and reaches the hooks as a Conn's (hooks_lent.go).
 				conn.commands = &c.nodes.get(j).commands
 				conn.hooks = c.lendHooks(ctx, j)
+				if conn.hooks != nil && c.sent != nil && strings.HasPrefix(n.Addr, sentinelPrefix) {
+					conn.hooks.server = dialedaddr.Of(conn.conn)
+				}
 			}
 			err = callUserErr(c, forEachName, func() error { return fn(ctx, n, conn) })
 			if _, ok := err.(*PanicError); ok {

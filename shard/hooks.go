@@ -251,10 +251,12 @@ type CommandEvent struct {
 	Node Node
 	// ServerAddr is the host:port of the server the command was sent to:
 	// Node.Addr, but for a Sentinel shard, whose Node.Addr names the
-	// shard ("sentinel/<name>", see Client.NodeAddr), its master's address
-	// when the event is reported (empty while it has none). Tracers give
-	// it as the server's address (OpenTelemetry's server.address and
-	// server.port).
+	// shard ("sentinel/<name>", see Client.NodeAddr), the master its
+	// connection was dialed to, also when a failover has replaced that
+	// master by the time the event is reported; for an attempt that got
+	// no connection, the shard's master when the event is reported
+	// (empty while it has none). Tracers give it as the server's address
+	// (OpenTelemetry's server.address and server.port).
 	ServerAddr string
 	// Name is the command's name as the caller spelled it.
 	Name string
@@ -402,6 +404,17 @@ func itoa(i int) string {
 		b[n] = '-'
 	}
 	return string(b[n:])
+}
+
+// sentServerAddr is the ServerAddr of an event of cl's last attempt on
+// node n: the address its connection was dialed to when known (a
+// Sentinel shard's master then, which a failover may have replaced
+// since), else serverAddr's.
+func (c *Client) sentServerAddr(n Node, cl *call) string {
+	if cl != nil && cl.server != "" {
+		return cl.server
+	}
+	return c.serverAddr(n)
 }
 
 // serverAddr is the ServerAddr of the hooks' events for node n: its

@@ -4,10 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/gomodule/redigo/redis"
-	"github.com/shardis/shardis/internal/dialedaddr"
 	"github.com/shardis/shardis/internal/errtext"
 	"github.com/shardis/shardis/pool"
 )
@@ -111,8 +109,8 @@ func (c *Client) forEach(ctx context.Context, name string, nodes []Node, fn func
 				// and reaches the hooks as a Conn's (hooks_lent.go).
 				conn.commands = &c.nodes.get(j).commands
 				conn.hooks = c.lendHooks(ctx, j)
-				if conn.hooks != nil && c.sent != nil && strings.HasPrefix(n.Addr, sentinelPrefix) {
-					conn.hooks.server = dialedaddr.Of(conn.conn)
+				if conn.hooks != nil {
+					conn.hooks.server = c.dialedServer(n, conn.conn)
 				}
 			}
 			err = callUserErr(c, forEachName, func() error { return fn(ctx, n, conn) })

@@ -4,6 +4,9 @@ import (
 	"context"
 	"strings"
 	"time"
+
+	"github.com/gomodule/redigo/redis"
+	"github.com/shardis/shardis/internal/dialedaddr"
 )
 
 // Hooks let a program observe what a Client does: every command and every
@@ -415,6 +418,16 @@ func (c *Client) sentServerAddr(n Node, cl *call) string {
 		return cl.server
 	}
 	return c.serverAddr(n)
+}
+
+// dialedServer is, for a connection conn to a Sentinel shard's node n,
+// the address conn was dialed to (the master then), for the hooks'
+// ServerAddr; "" for any other node, whose address is the server's.
+func (c *Client) dialedServer(n Node, conn redis.Conn) string {
+	if c.sent == nil || conn == nil || !strings.HasPrefix(n.Addr, sentinelPrefix) {
+		return ""
+	}
+	return dialedaddr.Of(conn)
 }
 
 // serverAddr is the ServerAddr of the hooks' events for node n: its

@@ -154,3 +154,92 @@ func TestReview15SentinelEventsNameTheServerTheCommandWentTo(t *testing.T) {
 		t.Errorf("BLPOP attempts named %v; want the first to name the old master %s", evs, old.Addr)
 	}
 }
+
+// failoverTo asks the Sentinels of set's only shard for a failover and
+// returns once c routes to next; it returns an error instead of failing t
+// (it runs inside Tx and Conn code).
+func failoverTo(set *redistest.SentinelSet, c *shard.Client, next *redistest.Server) error {
+	deadline := time.Now().Add(90 * time.Second)
+	for {
+		_, err := set.Sentinels[0].Do("SENTINEL", "FAILOVER", set.Names()[0])
+		if err == nil || strings.Contains(err.Error(), "INPROG") {
+			break
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("SENTINEL FAILOVER: %w", err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	for c.Stats().Sentinel[0].Master != next.Addr {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the client did not follow the new master %s", next.Addr)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return nil
+}
+
+// The same for a Client.Tx and a Conn's transaction whose connection
+// went to the old master before the client followed a failover.
+func TestReview15SentinelTxEventsNameTheServerTheyWentTo(t *testing.T) {
+	set := redistest.StartSentinelsTB(t, sentinelSetOptions(1))
+	cfg := sentinelConfig(set)
+	var mu sync.Mutex
+	var events []shard.CommandEvent
+	cfg.Hooks = &shard.Hooks{Command: func(_ context.Context, ev *shard.CommandEvent) {
+		mu.Lock()
+		defer mu.Unlock()
+		events = append(events, *ev)
+	}}
+	c := newClient(t, cfg)
+	ctx := context.Background()
+	first, second := shardServers(t, set, 0)
+	if _, err := c.Do(ctx, "SET", "k", "v"); err != nil {
+		t.Fatal(err)
+	}
+	getsOn := func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		var out []string
+		for _, ev := range events {
+			if ev.Name == "GET" {
+				out = append(out, ev.ServerAddr)
+			}
+		}
+		events = nil
+		return out
+	}
+	getsOn()
+
+	// Client.Tx: WATCH on the first master, the failover, then a GET
+	// through Tx.Do on the same connection.
+	var failed error
+	c.Tx(ctx, []string{"k"}, func(tx *shard.Tx) error {
+		if failed = failoverTo(set, c, second); failed != nil {
+			return failed
+		}
+		tx.Do("GET", "k")
+		return errors.New("no transaction: the GET was all")
+	})
+	if failed != nil {
+		t.Fatal(failed)
+	}
+	if got := getsOn(); len(got) != 1 || got[0] != first.Addr {
+		t.Errorf("Tx.Do GET sent to the old master %s: events name %v", first.Addr, got)
+	}
+
+	// A Conn pinned by WATCH to the second master, the failover back to
+	// the first, then a GET on the pinned connection.
+	conn := c.Conn()
+	defer conn.Close()
+	if _, err := conn.Do("WATCH", "k"); err != nil {
+		t.Fatal(err)
+	}
+	if err := failoverTo(set, c, first); err != nil {
+		t.Fatal(err)
+	}
+	conn.Do("GET", "k")
+	if got := getsOn(); len(got) != 1 || got[0] != second.Addr {
+		t.Errorf("GET on a Conn pinned to the old master %s: events name %v", second.Addr, got)
+	}
+}

@@ -87,6 +87,7 @@ func (d *dialer) dial(ctx context.Context) (redis.Conn, error) {
 		lc.names, lc.named = d.names, name.gen
 	}
 	lc.unverified = addr // checked by the first reply, the setup's or the caller's
+	lc.dialed.Addr = addr
 	// The setup commands run under ctx; then the connection arms its own
 	// deadlines (see coarseConn).
 	if err := d.setup(ctx, lc, addr, name.name); err != nil {

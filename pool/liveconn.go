@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/gomodule/redigo/redis"
+	"github.com/shardis/shardis/internal/dialedaddr"
 )
 
 // liveConn is the redis.Conn that the pools hand out. It speaks RESP
@@ -121,6 +122,9 @@ type liveConn struct {
 	// (refusedConnection), which answers no command (touched only by
 	// the receiving goroutine once the connection is handed out).
 	unverified string
+	// dialed holds the address dialed (for a resolved pool, the one the
+	// name resolved to then), answered to dialedaddr.Query.
+	dialed dialedaddr.Reply
 }
 
 const (
@@ -443,6 +447,9 @@ func closedBeforeReply(err error) bool {
 // the wait short (the error then matches context.DeadlineExceeded), and
 // its cancellation closes the connection.
 func (c *liveConn) ReceiveContext(ctx context.Context) (any, error) {
+	if ctx == dialedaddr.Query {
+		return &c.dialed, nil // not a read: the address it was dialed to
+	}
 	defer c.watch(ctx)()
 	timeout, byCtx := c.within(ctx)
 	reply, err := c.ReceiveWithTimeout(timeout)

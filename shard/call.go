@@ -58,6 +58,10 @@ type call struct {
 	last  string // the last redirect or retryable error, for RetryError
 
 	op *Op // the operation of the batch's first call, when hooks observe operations (hooks_exec.go)
+	// server is, for a Sentinel shard's call, the address its last
+	// attempt's connection was dialed to (a master that may have been
+	// replaced since), "" when it was not sent: the hooks' ServerAddr.
+	server string
 
 	// cut, for a call planned by a topology a migration's switch may
 	// leave (before StartMigration, by the old topology while waiting,

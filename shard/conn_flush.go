@@ -674,6 +674,9 @@ func (f *flusher) sendPinned() {
 	// holds the switch of a migration nor sends the run after it, to
 	// the node of the topology it left.
 	if ctx, r := f.rc.c.connRunStart(f.ctx, tx.node, tx.group, cmds); r != nil {
+		if tx.conn != nil {
+			r.server = f.rc.c.dialedServer(f.rc.c.nodes.get(tx.node).node, tx.conn.conn)
+		}
 		// The run goes with the context Start returned.
 		saved := f.ctx
 		f.ctx, run = ctx, r

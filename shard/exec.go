@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/gomodule/redigo/redis"
+	"github.com/shardis/shardis/internal/dialedaddr"
 	"github.com/shardis/shardis/internal/errtext"
 )
 
@@ -562,11 +563,25 @@ func (c *Client) send(ctx context.Context, node int, calls []*call, out []Result
 		c.failFrom(node, calls, out, 0, ns.downErr())
 		return nil
 	}
+	sentinel := c.sent != nil && strings.HasPrefix(ns.node.Addr, sentinelPrefix)
+	if sentinel {
+		for _, cl := range calls {
+			cl.server = ""
+		}
+	}
 	conn, err := c.conn(ctx, ns, k)
 	if err != nil {
 		c.noteFailure(ctx, node, err)
 		c.failFrom(node, calls, out, 0, err)
 		return nil
+	}
+	if sentinel {
+		// The master its connection went to, which the hooks name even
+		// once the shard has another (serverAddr names the current one).
+		server := dialedaddr.Of(conn)
+		for _, cl := range calls {
+			cl.server = server
+		}
 	}
 	for _, cl := range calls {
 		if cl.cut != nil && cl.cut.Load() {

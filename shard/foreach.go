@@ -109,6 +109,9 @@ func (c *Client) forEach(ctx context.Context, name string, nodes []Node, fn func
 				// and reaches the hooks as a Conn's (hooks_lent.go).
 				conn.commands = &c.nodes.get(j).commands
 				conn.hooks = c.lendHooks(ctx, j)
+				if conn.hooks != nil {
+					conn.hooks.server = c.dialedServer(n, conn.conn)
+				}
 			}
 			err = callUserErr(c, forEachName, func() error { return fn(ctx, n, conn) })
 			if _, ok := err.(*PanicError); ok {

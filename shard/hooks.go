@@ -4,6 +4,9 @@ import (
 	"context"
 	"strings"
 	"time"
+
+	"github.com/gomodule/redigo/redis"
+	"github.com/shardis/shardis/internal/dialedaddr"
 )
 
 // Hooks let a program observe what a Client does: every command and every
@@ -28,8 +31,9 @@ type Hooks struct {
 	// Start is called when an operation begins: a Do or DoKey (one
 	// command, perhaps split over several nodes), a Pipeline.Exec, or a
 	// Client.Tx (the whole transaction, every attempt and fn included,
-	// is one operation named "MULTI"; see Op), or a command sent on a
-	// connection a ForEachShard function was lent (see ForEachShard). The
+	// is one operation named "MULTI"; see Op), a command sent on a
+	// connection a ForEachShard function was lent (see ForEachShard), or
+	// a command a Scanner sends (each SCAN page, named "SCAN"). The
 	// context it returns is the one the operation runs with and the one
 	// its later hooks (Command, Pipeline, Finish) receive: a tracer puts
 	// its span there. It must derive from ctx (keep its deadline and
@@ -250,10 +254,12 @@ type CommandEvent struct {
 	Node Node
 	// ServerAddr is the host:port of the server the command was sent to:
 	// Node.Addr, but for a Sentinel shard, whose Node.Addr names the
-	// shard ("sentinel/<name>", see Client.NodeAddr), its master's address
-	// when the event is reported (empty while it has none). Tracers give
-	// it as the server's address (OpenTelemetry's server.address and
-	// server.port).
+	// shard ("sentinel/<name>", see Client.NodeAddr), the master its
+	// connection was dialed to, also when a failover has replaced that
+	// master by the time the event is reported; for an attempt that got
+	// no connection, the shard's master when the event is reported
+	// (empty while it has none). Tracers give it as the server's address
+	// (OpenTelemetry's server.address and server.port).
 	ServerAddr string
 	// Name is the command's name as the caller spelled it.
 	Name string
@@ -401,6 +407,27 @@ func itoa(i int) string {
 		b[n] = '-'
 	}
 	return string(b[n:])
+}
+
+// sentServerAddr is the ServerAddr of an event of cl's last attempt on
+// node n: the address its connection was dialed to when known (a
+// Sentinel shard's master then, which a failover may have replaced
+// since), else serverAddr's.
+func (c *Client) sentServerAddr(n Node, cl *call) string {
+	if cl != nil && cl.server != "" {
+		return cl.server
+	}
+	return c.serverAddr(n)
+}
+
+// dialedServer is, for a connection conn to a Sentinel shard's node n,
+// the address conn was dialed to (the master then), for the hooks'
+// ServerAddr; "" for any other node, whose address is the server's.
+func (c *Client) dialedServer(n Node, conn redis.Conn) string {
+	if c.sent == nil || conn == nil || !strings.HasPrefix(n.Addr, sentinelPrefix) {
+		return ""
+	}
+	return dialedaddr.Of(conn)
 }
 
 // serverAddr is the ServerAddr of the hooks' events for node n: its

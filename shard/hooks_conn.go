@@ -18,6 +18,9 @@ type connRun struct {
 	node  int
 	calls []*call
 	start time.Time
+	// server is the address the run's connection was dialed to, for a
+	// Sentinel shard (its master then); "" names the node's current one.
+	server string
 }
 
 // connRunStart begins the hooks' view of a run of cmds on node: an
@@ -94,12 +97,16 @@ func (r *connRun) end(ctx context.Context) {
 	took := time.Since(r.start)
 	c := r.c
 	from := c.nodes.get(r.node).node
+	server := r.server
+	if server == "" {
+		server = c.serverAddr(from)
+	}
 	if h := c.obs.h.Command; h != nil && len(r.calls) == 1 {
 		cl := r.calls[0]
-		h(ctx, &CommandEvent{Node: from, ServerAddr: c.serverAddr(from), Name: cl.name, Outcome: connOutcome(cl.err), Err: cl.err, Start: r.start, Duration: took, cl: cl})
+		h(ctx, &CommandEvent{Node: from, ServerAddr: server, Name: cl.name, Outcome: connOutcome(cl.err), Err: cl.err, Start: r.start, Duration: took, cl: cl})
 	}
 	if h := c.obs.h.Pipeline; h != nil && len(r.calls) > 1 {
-		ev := &PipelineEvent{Node: from, ServerAddr: c.serverAddr(from), Commands: len(r.calls), Start: r.start, Duration: took, calls: r.calls}
+		ev := &PipelineEvent{Node: from, ServerAddr: server, Commands: len(r.calls), Start: r.start, Duration: took, calls: r.calls}
 		for _, cl := range r.calls {
 			if n := lowerName(cl.name); n == "multi" || n == "exec" {
 				ev.tx = true // as the run's operation is named (MULTI)
@@ -117,7 +124,7 @@ func (r *connRun) end(ctx context.Context) {
 		return
 	}
 	op.Duration, op.Node, op.Nodes, op.Attempts = took, from, 1, 1
-	op.ServerAddr = c.serverAddr(from)
+	op.ServerAddr = server
 	for _, cl := range r.calls {
 		if cl.err != nil {
 			op.Failed++

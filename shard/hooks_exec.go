@@ -212,7 +212,7 @@ func (c *Client) reportPart(ctx context.Context, ps *passScratch, node int, star
 		}
 		cl := only.cl
 		ev := &ps.ev
-		*ev = CommandEvent{Node: from, ServerAddr: c.serverAddr(from), Name: cl.name, Attempt: only.attempt, Start: start, Duration: took, Err: cl.err, cl: cl}
+		*ev = CommandEvent{Node: from, ServerAddr: c.sentServerAddr(from, cl), Name: cl.name, Attempt: only.attempt, Start: start, Duration: took, Err: cl.err, cl: cl}
 		ev.Outcome = c.classify(cl)
 		if ev.Outcome == OutcomeRedirect {
 			ev.Redirect = c.redirectOf(cl, from)
@@ -227,7 +227,7 @@ func (c *Client) reportPart(ctx context.Context, ps *passScratch, node int, star
 		return
 	}
 	ev := &ps.pev
-	*ev = PipelineEvent{Node: from, ServerAddr: c.serverAddr(from), Commands: n, Start: start, Duration: took}
+	*ev = PipelineEvent{Node: from, ServerAddr: c.sentServerAddr(from, only.cl), Commands: n, Start: start, Duration: took}
 	ps.redir, ps.part = ps.redir[:0], ps.part[:0]
 	for _, s := range ps.sent {
 		if s.node != node {
@@ -698,7 +698,13 @@ func (c *Client) finishOp(ctx context.Context, op *Op, b *batch) {
 	op.Nodes = len(nodes)
 	if len(nodes) == 1 {
 		op.Node = c.nodes.get(nodes[0]).node
-		op.ServerAddr = c.serverAddr(op.Node)
+		var last *call // a call of the node: the server its last attempt went to
+		for _, cl := range b.calls {
+			if cl.node == nodes[0] {
+				last = cl
+			}
+		}
+		op.ServerAddr = c.sentServerAddr(op.Node, last)
 	}
 	if h := c.obs.h.Finish; h != nil {
 		h(ctx, op)

@@ -18,6 +18,9 @@ type lentHooks struct {
 	c    *Client
 	ctx  context.Context // the function's: runs without a context of their own
 	node int
+	// server is the address the lent connection was dialed to, for a
+	// Sentinel shard (its master then, perhaps replaced since).
+	server string
 
 	mu     sync.Mutex
 	queued []connCmd  // sent with Send and not flushed
@@ -47,6 +50,7 @@ func (h *lentHooks) start(ctx context.Context, cmds []connCmd) *lentRun {
 	if r == nil {
 		return nil
 	}
+	r.server = h.server
 	return &lentRun{ctx: rctx, r: r, n: len(cmds)}
 }
 

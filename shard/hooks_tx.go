@@ -25,6 +25,9 @@ type txHooks struct {
 	node    int     // the node of the last attempt that reached one; -1 before
 	calls   []*call // WATCH, then the last MULTI ... EXEC batch
 	queued  int     // the commands the last batch queued
+	// server is the address the current attempt's connection was dialed
+	// to, for a Sentinel shard ("" otherwise, or without a connection).
+	server string
 	// watching: the attempt's WATCH is being sent; its failure ends an
 	// attempt of which nothing ran (txNotRun), which a Sentinel shard
 	// may run again.
@@ -65,7 +68,7 @@ func (th *txHooks) finish(ctx context.Context, err error) {
 	op.Commands = th.queued
 	if th.node >= 0 {
 		op.Node, op.Nodes = th.c.nodes.get(th.node).node, 1
-		op.ServerAddr = th.c.serverAddr(op.Node)
+		op.ServerAddr = th.serverAddr(op.Node)
 	}
 	if err != nil {
 		op.Failed, op.Err, op.Outcome = 1, err, txFinalOutcome(err)
@@ -142,6 +145,15 @@ func (th *txHooks) outcome(ctx context.Context, node int, err error, retried, wr
 	return o
 }
 
+// serverAddr is the ServerAddr of the transaction's events on node n:
+// the server its current attempt's connection went to.
+func (th *txHooks) serverAddr(n Node) string {
+	if th.server != "" {
+		return th.server
+	}
+	return th.c.serverAddr(n)
+}
+
 // command reports one command of the transaction sent alone (WATCH, a
 // Tx.Do) to node, started at start, with its error. wrote says that fn
 // wrote through Tx.Do, this command included unless the node refused it
@@ -158,7 +170,7 @@ func (th *txHooks) command(ctx context.Context, node, group int, name string, ar
 	// attempt runs again when the failure is one a Sentinel shard waits
 	// out. A Tx.Do's failure ends it as fn returns it: never again.
 	o := th.outcome(ctx, node, err, th.watching, wrote)
-	ev := &CommandEvent{Node: from, ServerAddr: th.c.serverAddr(from), Name: name, Outcome: o, Err: err, Attempt: th.attempt, Start: start, Duration: time.Since(start), cl: cl}
+	ev := &CommandEvent{Node: from, ServerAddr: th.serverAddr(from), Name: name, Outcome: o, Err: err, Attempt: th.attempt, Start: start, Duration: time.Since(start), cl: cl}
 	if ev.Outcome == OutcomeRedirect {
 		ev.Redirect = th.c.redirectOf(cl, from)
 	}
@@ -199,7 +211,7 @@ func (th *txHooks) pipeline(ctx context.Context, node int, calls []*call, start 
 		return
 	}
 	from := th.c.nodes.get(node).node
-	ev := &PipelineEvent{Node: from, ServerAddr: th.c.serverAddr(from), Commands: len(calls), Attempt: th.attempt, Start: start, Duration: took, calls: calls, tx: true}
+	ev := &PipelineEvent{Node: from, ServerAddr: th.serverAddr(from), Commands: len(calls), Attempt: th.attempt, Start: start, Duration: took, calls: calls, tx: true}
 	for _, cl := range calls {
 		o := th.outcome(ctx, node, cl.err, retried, wrote)
 		ev.Outcomes[o]++
@@ -220,7 +232,7 @@ func (th *txHooks) failFast(ctx context.Context, node, group int, keys []any, er
 	if th == nil {
 		return
 	}
-	th.node = node
+	th.node, th.server = node, "" // no connection: the shard's master now
 	if th.c.obs.h.Command != nil {
 		th.watching = true // nothing was sent: txNotRun
 		th.command(ctx, node, group, "WATCH", keys, now(), err, false)

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync/atomic"
 
+	"github.com/shardis/shardis/hashtag"
+	"github.com/shardis/shardis/ring"
 	"github.com/shardis/shardis/shard/command"
 )
 
@@ -105,7 +107,10 @@ type TopologyIDer interface {
 // TopologyID returns a short name of the placement cfg describes: two
 // configs with the same ID put every key on the same node. Processes name
 // their connections with it (CLIENT SETNAME), so that the mover can tell
-// which topology each process routes by.
+// which topology each process routes by. A ring's ID depends on its
+// placement, not on how the config spells it: a Hash, KeyHash or Tag left
+// unset and the same setting written out ("murmur3", "murmur3",
+// "cluster"), or the tag pair "{}" and "cluster", give one ID.
 //
 // For a Config with a Router, TopologyID runs the Router's code (its
 // TopologyID when it is a TopologyIDer, else its Nodes) in the caller's
@@ -132,12 +137,54 @@ func TopologyID(cfg Config) string {
 		return fmt.Sprintf("cluster-%x", h.Sum64())
 	default:
 		rc := cfg.RingConfig()
-		fmt.Fprintf(h, "ring|%s|%s|%s", rc.Algorithm, rc.KeyHash, rc.Tag)
+		alg, keyHash, tag := placementSettings(rc)
+		fmt.Fprintf(h, "ring|%s|%s|%s", alg, keyHash, tag)
 		for _, s := range rc.Shards {
 			fmt.Fprintf(h, "|%s=%s*%d", s.Name, s.Addr, s.Weight)
 		}
 		return fmt.Sprintf("ring-%x", h.Sum64())
 	}
+}
+
+// placementSettings returns rc's algorithm, key hash and tag rule in one
+// spelling per placement, for TopologyID: each with its default filled in
+// (package ring's, read from a one-shard ring, which ring.New builds
+// without the shards' points worth speaking of), the tag pair "{}" as
+// "cluster" (they hash alike, see hashtag.Pair), and then every setting
+// that is its algorithm's default written "" (and murmur3 itself ""), so
+// that a config that leaves them unset keeps the ID it always had. A
+// setting that ring.New refuses is kept as written: such a config does
+// not validate, and its ID names no placement.
+func placementSettings(rc ring.Config) (alg, keyHash, tag string) {
+	filled := func(c ring.Config) (ring.Config, bool) {
+		c.Shards = []ring.Shard{{Addr: "127.0.0.1:1", Weight: 1}}
+		r, err := ring.New(c)
+		if err != nil {
+			return ring.Config{}, false
+		}
+		return r.Config(), true
+	}
+	c, ok := filled(ring.Config{Algorithm: rc.Algorithm, KeyHash: rc.KeyHash, Tag: rc.Tag})
+	if !ok {
+		return string(rc.Algorithm), rc.KeyHash, rc.Tag
+	}
+	def, ok := filled(ring.Config{Algorithm: c.Algorithm})
+	if !ok {
+		return string(rc.Algorithm), rc.KeyHash, rc.Tag
+	}
+	if c.Tag == "{}" { // hashtag.Pair('{', '}'), which hashes as hashtag.Cluster
+		c.Tag = hashtag.Cluster.String()
+	}
+	if c.Algorithm != ring.Murmur3 {
+		alg = string(c.Algorithm)
+	}
+	if c.KeyHash != def.KeyHash {
+		keyHash = c.KeyHash
+	}
+	if c.Tag != def.Tag {
+		tag = c.Tag
+	}
+	return alg, keyHash, tag
 }
 
 // sanitizeName keeps what CLIENT SETNAME accepts (no spaces, printable),

@@ -123,21 +123,39 @@ func (rr *RingRouter) Ejected(i int) bool {
 
 // Eject takes configured node i out of the ring: its keys rehash to the
 // other shards. Suitable for caches only: the keys come back to node i, with
-// whatever stale values it still holds, when it is restored.
-func (rr *RingRouter) Eject(i int) error { return rr.setEjected(i, true) }
+// whatever stale values it still holds, when it is restored. Ejecting a node
+// that is already out changes nothing (and tells no subscription).
+func (rr *RingRouter) Eject(i int) error {
+	_, err := rr.setEjected(i, true)
+	return err
+}
 
-// Restore puts an ejected node back into the ring.
-func (rr *RingRouter) Restore(i int) error { return rr.setEjected(i, false) }
+// Restore puts an ejected node back into the ring. Restoring a node that is
+// in the ring changes nothing.
+func (rr *RingRouter) Restore(i int) error {
+	_, err := rr.setEjected(i, false)
+	return err
+}
 
-func (rr *RingRouter) setEjected(i int, out bool) error {
-	defer rr.watch.notify()
+// setEjected takes node i out of the ring (out) or puts it back, and
+// reports whether that changed the ring. Only a change is told to the
+// watchers (subscriptions re-place their names on each telling) and, by
+// the health checker, to the NodeState hook as NodeEjected or NodeRestored:
+// a node the user ejected by hand that then goes down was not ejected by
+// AutoEject, and a second telling would count one ejection twice.
+func (rr *RingRouter) setEjected(i int, out bool) (changed bool, err error) {
+	defer func() {
+		if changed {
+			rr.watch.notify()
+		}
+	}()
 	rr.mu.Lock()
 	defer rr.mu.Unlock()
 	if i < 0 || i >= len(rr.nodes) {
-		return fmt.Errorf("%w: no shard with index %d", ErrBadConfig, i)
+		return false, fmt.Errorf("%w: no shard with index %d", ErrBadConfig, i)
 	}
 	if rr.ejected[i] == out {
-		return nil
+		return false, nil
 	}
 	rr.ejected[i] = out
 	var gone, toCfg []int
@@ -150,7 +168,7 @@ func (rr *RingRouter) setEjected(i int, out bool) error {
 	}
 	if len(toCfg) == 0 {
 		rr.store(&ringState{})
-		return nil
+		return true, nil
 	}
 	// As twemproxy rebuilds its continuum: a ketama shard that the
 	// remaining weights leave without a point owns no key, instead of
@@ -158,8 +176,8 @@ func (rr *RingRouter) setEjected(i int, out bool) error {
 	r, err := rr.full.Without(gone...)
 	if err != nil {
 		rr.ejected[i] = !out
-		return err
+		return false, err
 	}
 	rr.store(&ringState{r: r, toCfg: toCfg})
-	return nil
+	return true, nil
 }

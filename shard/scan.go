@@ -543,7 +543,10 @@ func (s *Scanner) scanNode(ctx context.Context, n Node, once bool, name string, 
 }
 
 // nodeCall sends one command to a named node. With once, a node that
-// cannot be reached fails the command at once (call.once).
+// cannot be reached fails the command at once (call.once). The command is
+// an operation of its own for the Start and Finish hooks, as a Do is: a
+// tracer makes a span of each SCAN page, which holds the page's failed
+// attempts, rather than hanging them on the caller's span.
 func (c *Client) nodeCall(ctx context.Context, n Node, once bool, name string, args ...any) (any, error) {
 	if c.closed.Load() {
 		return nil, ErrClosed
@@ -555,7 +558,14 @@ func (c *Client) nodeCall(ctx context.Context, n Node, once bool, name string, a
 	// group -1: the call is addressed to n, not routed by a slot, so a
 	// retry must not send it to slot 0's master (routeSlot).
 	cl := &call{name: name, args: args, node: i, group: -1, once: once}
+	var b *batch
+	var op *Op
+	if c.obs != nil && c.obs.ops {
+		b = &batch{reqs: make([]request, 1), calls: []*call{cl}, args: args}
+		ctx, op = c.startOp(ctx, name, b, false)
+	}
 	c.execute(ctx, []*call{cl})
+	c.opFinish(ctx, op, b, cl.err)
 	return cl.reply, cl.err
 }
 

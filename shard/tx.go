@@ -755,6 +755,7 @@ func (c *Client) txOnce(ctx context.Context, plan txPlan, node int, asking bool,
 	defer conn.release()
 	if th != nil {
 		th.node, th.watching = node, true
+		th.server = c.dialedServer(ns.node, conn.conn)
 	}
 	tx := &Tx{ctx: ctx, conn: conn, loc: plan.loc, group: group, asking: asking, c: c, node: node, fence: plan, th: th, keys: keys}
 	_, err = tx.do("WATCH", false, keys...)

@@ -61,13 +61,37 @@ func (l *learnedCommands) unknownErr(name string) error {
 	return e.err
 }
 
+// store records what was learned of name. A failure never replaces a
+// command learned already: callers learning the same command at once
+// race, and the one that failed must not make the command unknown for
+// everybody after another learned it.
 func (l *learnedCommands) store(name string, e learnedCommand) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.m == nil {
 		l.m = make(map[string]learnedCommand)
 	}
+	if e.info == nil && l.m[name].info != nil {
+		return
+	}
 	l.m[name] = e
+}
+
+// callRefusedError is a failure to learn a command that holds for one
+// call's arguments only (a subcommand that does not exist, arguments
+// COMMAND GETKEYS refuses): the call fails with it, but it says nothing
+// of the command's other calls, so it is not cached under the command's
+// name. It wraps the error the call gets, which wraps ErrUnknownCommand.
+type callRefusedError struct{ err error }
+
+func (e *callRefusedError) Error() string { return e.err.Error() }
+func (e *callRefusedError) Unwrap() error { return e.err }
+
+// refusedForCall reports whether err, from learning a command, holds for
+// the call's arguments only (callRefusedError).
+func refusedForCall(err error) bool {
+	var re *callRefusedError
+	return errors.As(err, &re)
 }
 
 // learnUnknown learns the commands of a planned batch that failed with
@@ -180,24 +204,34 @@ func unknownRouted(b *batch) bool {
 }
 
 // learnRoutedAhead learns the commands of unknownRouted's calls, and
-// returns why the ones that stay unknown do (by lower-case name; nil when
-// all were learned). The caller holds no plan of b meanwhile.
-func (c *Client) learnRoutedAhead(ctx context.Context, b *batch) map[string]error {
-	var failed map[string]error
+// returns why the ones that stay unknown do (by request index; nil when
+// all were learned). The caller holds no plan of b meanwhile, and plans
+// the same requests in the same order again. A command is asked about
+// once per batch, unless the failure held for one call's arguments only
+// (refusedForCall): its other calls are asked about with theirs.
+func (c *Client) learnRoutedAhead(ctx context.Context, b *batch) []error {
+	var failed []error
+	var byName map[string]error // lower-case name -> why it stays unknown
 	for i := range b.reqs {
 		r := &b.reqs[i]
 		if r.err != nil || r.call == nil || r.call.info != nil {
 			continue
 		}
 		lower := strings.ToLower(r.call.name)
-		if _, ok := failed[lower]; ok {
-			continue
-		}
-		if _, err := c.commandInfo(ctx, r.call.name, r.call.args); err != nil {
-			if failed == nil {
-				failed = make(map[string]error)
+		err, ok := byName[lower]
+		if !ok {
+			if _, err = c.commandInfo(ctx, r.call.name, r.call.args); err != nil && !refusedForCall(err) {
+				if byName == nil {
+					byName = make(map[string]error)
+				}
+				byName[lower] = err
 			}
-			failed[lower] = err
+		}
+		if err != nil {
+			if failed == nil {
+				failed = make([]error, len(b.reqs))
+			}
+			failed[i] = err
 		}
 	}
 	return failed
@@ -207,8 +241,8 @@ func (c *Client) learnRoutedAhead(ctx context.Context, b *batch) map[string]erro
 // learnRoutedAhead, whose commands could not be learned (failed), as the
 // execution would (learnRouted): nothing is sent, and the execution does
 // not ask the servers again inside the fence's count.
-func failRouted(b *batch, failed map[string]error) {
-	if len(failed) == 0 {
+func failRouted(b *batch, failed []error) {
+	if len(failed) != len(b.reqs) {
 		return
 	}
 	for i := range b.reqs {
@@ -216,7 +250,7 @@ func failRouted(b *batch, failed map[string]error) {
 		if r.err != nil || r.call == nil || r.call.info != nil {
 			continue
 		}
-		if err := failed[strings.ToLower(r.call.name)]; err != nil {
+		if err := failed[i]; err != nil {
 			r.call.err = errtext.Errorf("%w: %s, routed by the caller's key, cannot have its keys moved first: %w", ErrMigration, r.call.name, err)
 			r.call.done = true
 		}
@@ -233,7 +267,8 @@ func (c *Client) learnOne(ctx context.Context, b *batch, name string, args []any
 // learnCommand asks a node about name with COMMAND INFO and checks the key
 // positions of one call (args) against COMMAND GETKEYS. Errors are
 // *NodeError when the node could not be reached, else they wrap
-// ErrUnknownCommand and say why the command stays unknown.
+// ErrUnknownCommand and say why the command stays unknown, in a
+// *callRefusedError when only these arguments are refused.
 func (c *Client) learnCommand(ctx context.Context, name string, args []any) (*command.Info, error) {
 	nodes := c.Nodes()
 	if len(nodes) == 0 {
@@ -283,7 +318,7 @@ func (c *Client) learnFrom(ctx context.Context, node Node, name string, args []a
 func checkKeys(ctx context.Context, conn redis.Conn, node Node, info *command.Info, name string, args []any) error {
 	resolved := info.Resolve(args)
 	if resolved == nil {
-		return fmt.Errorf("%w %q: no such subcommand", ErrUnknownCommand, name)
+		return &callRefusedError{fmt.Errorf("%w %q: no such subcommand", ErrUnknownCommand, name)}
 	}
 	pos, posErr := resolved.KeyPositions(args, nil)
 	if !resolved.HasKeys() && posErr == nil && len(pos) == 0 {
@@ -301,7 +336,9 @@ func checkKeys(ctx context.Context, conn redis.Conn, node Node, info *command.In
 		if posErr != nil {
 			return nil // both refuse these arguments; the server will say why
 		}
-		return errtext.Errorf("%w %q: its key specs find keys at %v, COMMAND GETKEYS says: %w", ErrUnknownCommand, name, pos, err)
+		// The server refuses these arguments, which says nothing of
+		// the command's other calls.
+		return &callRefusedError{errtext.Errorf("%w %q: its key specs find keys at %v, COMMAND GETKEYS says: %w", ErrUnknownCommand, name, pos, err)}
 	}
 	mine := make([]string, 0, len(pos))
 	for _, p := range pos {
@@ -336,7 +373,9 @@ func (c *Client) commandInfo(ctx context.Context, name string, args []any) (*com
 		if errors.As(err, &ne) || ctx.Err() != nil {
 			return nil, errtext.Errorf("%w %q: the table does not know it and the server could not be asked: %w", ErrUnknownCommand, name, err)
 		}
-		c.learned.store(lower, learnedCommand{err: err, at: time.Now()})
+		if !refusedForCall(err) {
+			c.learned.store(lower, learnedCommand{err: err, at: time.Now()})
+		}
 		return nil, err
 	}
 	c.learned.store(lower, learnedCommand{info: info, at: time.Now()})

@@ -96,7 +96,7 @@ func (p *Pipeline) Exec(ctx context.Context) ([]Result, error) {
 		// their keys first (learnsRouted).
 		c.endPlan(fp, false)
 		c.learnUnknown(ctx, b, func(i int) (string, []any, bool) { q := p.cmds[i]; return q.name, q.args, q.routeKey == nil })
-		var failed map[string]error
+		var failed []error
 		if routed {
 			failed = c.learnRoutedAhead(ctx, b)
 		}

@@ -42,6 +42,9 @@ type trackedConn struct {
 	// command: nothing more is written on it (usable), and what was is
 	// known not to have run.
 	protoErr bool
+	// protoReply is that protocol error reply (the first), which says
+	// why (protocolRefusal).
+	protoReply redis.Error
 	// commands, when set, counts each command sent on the connection in
 	// its node's NodeStats.Commands (a ForEachShard callback's); nil
 	// where the lender counts what it sends itself (the transactions).
@@ -134,6 +137,9 @@ func (tc *trackedConn) receiveDone(err error) {
 func (tc *trackedConn) noteProtocolError(err error) {
 	if re, ok := err.(redis.Error); ok && isProtocolError(re) {
 		tc.mu.Lock()
+		if !tc.protoErr {
+			tc.protoReply = re
+		}
 		tc.protoErr, tc.dirty = true, true
 		tc.mu.Unlock()
 	}
@@ -217,6 +223,15 @@ func (tc *trackedConn) usable() error {
 		return errAfterProtocolError
 	}
 	return nil
+}
+
+// protocolRefusal returns the protocol error reply after which the
+// server closed the connection (see protoErr), and false when there was
+// none.
+func (tc *trackedConn) protocolRefusal() (redis.Error, bool) {
+	tc.mu.Lock()
+	defer tc.mu.Unlock()
+	return tc.protoReply, tc.protoErr
 }
 
 // readable is usable for reads: the replies that came before a protocol

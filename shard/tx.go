@@ -461,6 +461,11 @@ func (c *Client) txPlaceKeys(ctx context.Context, name string, args []any) ([]an
 // over its limits: the *NodeError says it did not run). When the budget
 // is spent the error is a *RetryError. A transaction is never split over nodes: keys on
 // different slots fail with a *CrossShardError before anything is sent.
+// A command of fn's that the server refused with a protocol error (an
+// argument over its proto-max-bulk-len), after which it closed the
+// transaction's connection, ends the transaction at once, even when fn
+// went on: every attempt would meet it again. The error is a *NodeError
+// that wraps the refusal (a redis.Error), or fn's own error.
 //
 // In ring mode with HealthOptions.AutoEject, a transaction is placed by
 // the ring of its WATCH throughout; when an ejection or a restore has
@@ -628,6 +633,12 @@ func (c *Client) txRun(ctx context.Context, keys []string, args []any, fn func(t
 		switch {
 		case errors.As(err, &re):
 			code = cluster.ErrorCode(string(re))
+		case errors.As(err, &ne) && errors.Is(ne.Err, errAfterProtocolError):
+			// fn's own tx.Do was refused with a protocol error, which
+			// closed the connection (fn returned the error of a later
+			// command on it): the server refuses fn's arguments, and
+			// would at every attempt. Not run again.
+			return reply, err
 		case errors.As(err, &ne) && (notSent(ne.Err) || wrote && how == txNotWritten && writeFailed(ne.Err)) && !isAuthFailure(ne.Err):
 			// The node could not be reached (a dead master before its
 			// replica takes over, a node marked down): nothing was sent.
@@ -788,6 +799,13 @@ func (c *Client) txOnce(ctx context.Context, plan txPlan, node int, asking bool,
 	if err := conn.usable(); err != nil {
 		// A protocol error in fn's tx.Do closed the connection: nothing
 		// of MULTI ... EXEC is written (the transaction did not run).
+		// The error wraps the server's refusal, which fn may have
+		// ignored: it is the transaction's failure, and since it is the
+		// server's verdict on fn's own arguments, which the next attempt
+		// would send again, txRun does not run the transaction again.
+		if re, ok := conn.protocolRefusal(); ok {
+			err = fmt.Errorf("%w (the transaction did not run): %w", err, re)
+		}
 		return nil, txMayHaveRun, wrote, &NodeError{Node: ns.node, Err: err}
 	}
 	var (

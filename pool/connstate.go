@@ -12,8 +12,10 @@ import (
 // hands it to another caller. redigo's pool undoes what WATCH, MULTI,
 // SUBSCRIBE and PSUBSCRIBE leave behind and closes a connection that ran
 // MONITOR; every other command that changes the connection itself
-// (command.EffectOf) marks it, as does an ASKING that no command followed
-// and a WATCH that redigo believes ended (noteTx), and the borrow check
+// (command.EffectOf) marks it, as does an ASKING that no command followed,
+// a WATCH that redigo believes ended (noteTx) and an UNSUBSCRIBE,
+// PUNSUBSCRIBE or SUNSUBSCRIBE whose replies redigo does not read
+// (noteSubscription), and the borrow check
 // (dialer.ping) closes a marked connection instead of handing it out: a
 // fresh one is dialled.
 
@@ -71,13 +73,35 @@ func (c *liveConn) noteSent(cmd string, args []any) {
 	}
 	c.noteBlocking(cmd, args) // before noteTx: only a MULTI sent earlier makes it queued
 	c.noteTx(cmd)
-	if len(cmd) >= 9 && len(cmd) <= 12 && !c.subscribed.Load() && subscription(cmd) {
-		c.subscribed.Store(true)
+	if len(cmd) >= 9 && len(cmd) <= 12 && subscription(cmd) {
+		c.noteSubscription(cmd)
 	}
 	if len(cmd) == 6 && strings.EqualFold(cmd, "asking") {
 		c.asking.Store(true)
 	} else if c.asking.Load() {
 		c.asking.Store(false)
+	}
+}
+
+// noteSubscription notes a command of the SUBSCRIBE family
+// (subscription) sent on c. Its replies may outnumber it: one per name
+// (an unsubscribe without names: one per subscription, at least one),
+// even on a connection that has no subscription. redigo's return reads every one of them after SUBSCRIBE
+// or PSUBSCRIBE (up to the reply of an ECHO it sends last), so such a
+// connection is noted as drained; after an unsubscribe alone it reads
+// none, and the replies left would reach the next caller as its own
+// whenever they arrive after the borrow check, which drops only those
+// already received (closedByPeer): the connection is marked changed.
+// SSUBSCRIBE leaves state that redigo does not undo (leavesState).
+func (c *liveConn) noteSubscription(cmd string) {
+	if !c.subscribed.Load() {
+		c.subscribed.Store(true)
+	}
+	switch {
+	case len(cmd) <= 10 && cmd[0]|0x20 != 's': // SUBSCRIBE, PSUBSCRIBE
+		c.drained.Store(true)
+	case len(cmd) >= 11 && !c.drained.Load(): // an unsubscribe
+		c.changed.Store(true)
 	}
 }
 

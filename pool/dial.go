@@ -251,6 +251,7 @@ func (d *dialer) ping(ctx context.Context, c redis.Conn, lastUsed time.Time) err
 		}
 		// Given back whole, it is no longer subscribed (liveConn.next).
 		lc.subscribed.Store(false)
+		lc.drained.Store(false)
 	}
 	if d.opts.TestOnBorrow == Never || time.Since(lastUsed) < d.opts.TestOnBorrow || ended(ctx) != nil {
 		return nil

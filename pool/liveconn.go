@@ -110,6 +110,11 @@ type liveConn struct {
 	// marks it changed (next), and no reply is taken for a MULTI's +OK
 	// (answer).
 	subscribed atomic.Bool
+	// drained: SUBSCRIBE or PSUBSCRIBE was sent on it since it was last
+	// borrowed, so redigo's return reads every reply pending on it, those
+	// of an unsubscribe included (noteSubscription; set by the sending
+	// goroutine, cleared by the borrow check).
+	drained atomic.Bool
 
 	// The Set's connection name (names.go), nil for a connection of no
 	// pool, and the generation of it that this connection carries

@@ -47,6 +47,15 @@ type ProxyOptions struct {
 	// connection last: a node that vanishes when a client sends a given
 	// command.
 	OnSend func(chunk []byte) (forward bool)
+	// OnReply, when set, sees each chunk the backend sends instead of
+	// the client, and passes it on itself with forward: whole, in
+	// pieces, some of it later (a server or network that delivers a
+	// reply's bytes late), or not at all. It runs on the connection's
+	// goroutine: blocking in it holds what the backend sends next on
+	// that connection (unblock it before the proxy closes, as a
+	// t.Cleanup registered after StartProxy does). forward fails once
+	// the client has gone.
+	OnReply func(chunk []byte, forward func([]byte) error)
 	// CloseDelay is how much later than the backend's close the client
 	// sees its own: for that long, after the last reply, the connection
 	// looks alive.
@@ -190,7 +199,11 @@ func (p *Proxy) toClient(c, b net.Conn) {
 	for {
 		n, err := b.Read(buf)
 		if n > 0 {
-			_, _ = c.Write(buf[:n])
+			if p.opts.OnReply != nil {
+				p.opts.OnReply(buf[:n], func(b []byte) error { _, err := c.Write(b); return err })
+			} else {
+				_, _ = c.Write(buf[:n])
+			}
 		}
 		if err != nil {
 			break

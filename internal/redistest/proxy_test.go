@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -181,5 +182,48 @@ func TestProxyCutAndHold(t *testing.T) {
 	// Closed with the PING unread: EOF or a reset.
 	if n, err := h.Read(make([]byte, 16)); err == nil || errors.As(err, &ne) && ne.Timeout() {
 		t.Fatalf("a released connection: %d bytes, %v; want it closed", n, err)
+	}
+}
+
+func TestProxyOnReplyCanSplitAndHoldAReply(t *testing.T) {
+	Require(t)
+	s := StartTB(t, Options{})
+	release := make(chan struct{})
+	var held atomic.Bool
+	p := StartProxy(t, s.Addr, ProxyOptions{OnReply: func(chunk []byte, forward func([]byte) error) {
+		if !bytes.HasPrefix(chunk, []byte("$5\r\nhello")) {
+			_ = forward(chunk)
+			return
+		}
+		if forward(chunk[:4]) != nil {
+			return
+		}
+		held.Store(true)
+		<-release
+		_ = forward(chunk[4:])
+	}})
+	free := sync.OnceFunc(func() { close(release) })
+	t.Cleanup(free) // before the proxy's own Close, which waits for OnReply
+	c, err := redis.Dial("tcp", p.Addr, redis.DialReadTimeout(5*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := redis.DoWithTimeout(c, 200*time.Millisecond, "ECHO", "hello"); err == nil {
+		t.Fatal("ECHO answered in full although the proxy held the reply's tail")
+	}
+	if !held.Load() {
+		t.Fatal("OnReply did not see the reply")
+	}
+	free()
+	// The read that timed out failed the connection: a new one gets the
+	// reply whole.
+	c2, err := redis.Dial("tcp", p.Addr, redis.DialReadTimeout(5*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c2.Close()
+	if got, err := redis.String(c2.Do("ECHO", "world")); err != nil || got != "world" {
+		t.Fatalf("ECHO world through the proxy = %q, %v", got, err)
 	}
 }

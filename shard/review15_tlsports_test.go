@@ -45,6 +45,10 @@ func TestReview15ClusterTLSAndPlainPorts(t *testing.T) {
 		plainSeeds = append(plainSeeds, a)
 		tlsAddrs[s.Addr] = true
 	}
+	// A master that restarts refuses writes (CLUSTERDOWN) for a moment.
+	wctx, wcancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer wcancel()
+	require.NoError(t, rc.WaitHealthy(wctx))
 	waitFor(t, 30*time.Second, "every node to list both ports of every node", func() bool {
 		for _, s := range ms {
 			out, err := s.Do("CLUSTER", "SHARDS")

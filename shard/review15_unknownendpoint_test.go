@@ -81,3 +81,61 @@ func TestReview15UnknownEndpointRoutesAndFollowsRedirects(t *testing.T) {
 		require.NotEmpty(t, n.Addr)
 	}
 }
+
+// A sharded subscription follows its channel's slot to another master on
+// a cluster with unknown-endpoint, where the MOVED that the old owner
+// answers the subscription names no host.
+func TestReview15UnknownEndpointSSubscribeFollowsTheSlot(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts its own cluster")
+	}
+	rc := redistest.StartClusterTB(t, 3, 0, redistest.Options{Args: []string{"--cluster-preferred-endpoint-type", "unknown-endpoint"}})
+	ms := rc.Masters()
+	require.Len(t, ms, 3)
+	a, b := ms[0], ms[1]
+	channel, slot := keyOnMaster(t, rc, a, "unknown-endpoint-channel")
+	cfg := clusterConfig(rc.Seeds()...)
+	cfg.Cluster.RefreshInterval = -1
+	c := newClient(t, cfg)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	sub, err := c.SSubscribe(ctx, channel)
+	require.NoError(t, err)
+	defer sub.Close()
+
+	moveSlot(t, slot, a, b, ms)
+	got := make(chan string, 16)
+	go func() {
+		defer close(got)
+		for {
+			m, err := sub.Receive(ctx)
+			if err != nil {
+				return
+			}
+			if msg, ok := m.(redis.Message); ok {
+				got <- string(msg.Data)
+			}
+		}
+	}()
+	// Published at the new owner directly: only a subscription there
+	// receives it.
+	for {
+		n, err := b.Do("SPUBLISH", channel, "moved")
+		require.NoError(t, err)
+		if n != "0" {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatal("the subscription never reached the slot's new owner")
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	select {
+	case m, ok := <-got:
+		require.True(t, ok, "the subscription ended")
+		require.Equal(t, "moved", m)
+	case <-ctx.Done():
+		t.Fatal("no message")
+	}
+}

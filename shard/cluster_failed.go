@@ -104,8 +104,17 @@ func (c *Client) keepFailed(ctx context.Context, r *ClusterRouter, old, t *clust
 	if len(left) > 0 {
 		switch listed, how := c.clusterNodeAddrs(ctx, t); how {
 		case listKnown:
+			// A node t names by another of its addresses (its hostname
+			// instead of its IP, once cluster-preferred-endpoint-type
+			// changed) is in t, not failed: its old name retires.
+			inT := map[string]bool{}
+			for a, id := range listed {
+				if in[a] {
+					inT[id] = true
+				}
+			}
 			for _, f := range left {
-				if listed[f.addr] {
+				if id, ok := listed[f.addr]; ok && !inT[id] {
 					keep = append(keep, f)
 				}
 			}
@@ -143,11 +152,12 @@ const (
 
 // clusterNodeAddrs returns the addresses that CLUSTER NODES (or, when
 // that is refused, CLUSTER SHARDS) of a master of t lists, failed nodes
-// included, nodes in handshake or without an address left out. It asks
+// included, nodes in handshake or without an address left out, each
+// with the ID of its node (a node has several: IP, hostname, ports). It asks
 // the first three masters not marked down at once and takes the first
 // list: one of them that hangs does not hold the refresh (and everything
 // waiting on it) up for a dial and a read timeout while the others answer.
-func (c *Client) clusterNodeAddrs(ctx context.Context, t *cluster.Table) (map[string]bool, listHow) {
+func (c *Client) clusterNodeAddrs(ctx context.Context, t *cluster.Table) (map[string]string, listHow) {
 	var ask []string
 	for _, m := range t.Masters() {
 		if len(ask) == 3 {
@@ -159,7 +169,7 @@ func (c *Client) clusterNodeAddrs(ctx context.Context, t *cluster.Table) (map[st
 		ask = append(ask, m.Addr)
 	}
 	type answer struct {
-		addrs map[string]bool
+		addrs map[string]string
 		how   listHow
 	}
 	ctx, cancel := context.WithCancel(ctx)
@@ -196,7 +206,7 @@ func (c *Client) clusterNodeAddrs(ctx context.Context, t *cluster.Table) (map[st
 	return nil, listUnknown
 }
 
-func (c *Client) askClusterNodes(ctx context.Context, addr string) (map[string]bool, listHow) {
+func (c *Client) askClusterNodes(ctx context.Context, addr string) (map[string]string, listHow) {
 	ctx, cancel := context.WithTimeout(ctx, c.dialTimeout()+c.readTimeout)
 	defer cancel()
 	conn, err := c.topologyDialer(ctx, addr)
@@ -245,12 +255,13 @@ func refusedForGood(re redis.Error) bool {
 // clusterShardsAddrs reads the node addresses of a CLUSTER SHARDS reply,
 // failed nodes included: each node's endpoint, ip and hostname, each with
 // its port and its tls-port, as the slot table may name it any of these
-// ways; asked is the node that replied (for an empty endpoint). ok is
+// ways, mapped to the node's id; asked is the node that replied (for an
+// empty endpoint). ok is
 // false for a reply of another shape: not an array of shards that each
 // hold an array of nodes, each a map, or one that names no node (a node
 // lists itself at least). Such a reply says nothing about the failed
 // nodes, which an empty list taken as known would all retire.
-func clusterShardsAddrs(reply any, asked string) (map[string]bool, bool) {
+func clusterShardsAddrs(reply any, asked string) (map[string]string, bool) {
 	askedHost, _, err := net.SplitHostPort(asked)
 	if err != nil {
 		askedHost = ""
@@ -259,15 +270,19 @@ func clusterShardsAddrs(reply any, asked string) (map[string]bool, bool) {
 	if !ok {
 		return nil, false
 	}
-	out := map[string]bool{}
-	for _, sh := range shards {
+	out := map[string]string{}
+	for i, sh := range shards {
 		nodes, ok := mapField(sh, "nodes").([]any)
 		if !ok {
 			return nil, false
 		}
-		for _, n := range nodes {
+		for j, n := range nodes {
 			if _, ok := n.([]any); !ok {
 				return nil, false
+			}
+			id, _ := redis.String(mapField(n, "id"), nil)
+			if id == "" {
+				id = "shard " + strconv.Itoa(i) + " node " + strconv.Itoa(j)
 			}
 			var hosts, ports []string
 			for _, k := range []string{"endpoint", "ip", "hostname"} {
@@ -287,7 +302,7 @@ func clusterShardsAddrs(reply any, asked string) (map[string]bool, bool) {
 			}
 			for _, h := range hosts {
 				for _, p := range ports {
-					out[net.JoinHostPort(h, p)] = true
+					out[net.JoinHostPort(h, p)] = id
 				}
 			}
 		}
@@ -310,14 +325,14 @@ func mapField(m any, key string) any {
 // clusterNodesAddrs reads the node addresses of a CLUSTER NODES reply
 // (<id> <ip>:<port>@<cport>[,<hostname>] <flags> ...): each node's IP
 // address and, when it announces a hostname, its hostname address, as the
-// slot table may name it either way; asked is the node that replied (for
-// an empty ip).
-func clusterNodesAddrs(text, asked string) map[string]bool {
+// slot table may name it either way, mapped to the node's ID; asked is
+// the node that replied (for an empty ip).
+func clusterNodesAddrs(text, asked string) map[string]string {
 	askedHost, _, err := net.SplitHostPort(asked)
 	if err != nil {
 		askedHost = ""
 	}
-	out := map[string]bool{}
+	out := map[string]string{}
 	for line := range strings.Lines(text) {
 		f := strings.Fields(line)
 		if len(f) < 3 || strings.Contains(f[2], "handshake") || strings.Contains(f[2], "noaddr") {
@@ -338,13 +353,13 @@ func clusterNodesAddrs(text, asked string) map[string]bool {
 			host = askedHost
 		}
 		if host != "" && !strings.ContainsAny(host, "[]") {
-			out[net.JoinHostPort(host, port)] = true
+			out[net.JoinHostPort(host, port)] = f[0]
 		}
 		// The hostname the node announces, which the table uses with
 		// cluster-preferred-endpoint-type hostname (later servers add
 		// name=value fields after it).
 		if name, _, _ := strings.Cut(aux, ","); name != "" && !strings.ContainsAny(name, "=[]") {
-			out[net.JoinHostPort(name, port)] = true
+			out[net.JoinHostPort(name, port)] = f[0]
 		}
 	}
 	return out

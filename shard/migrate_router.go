@@ -110,7 +110,11 @@ type TopologyIDer interface {
 // which topology each process routes by. A ring's ID depends on its
 // placement, not on how the config spells it: a Hash, KeyHash or Tag left
 // unset and the same setting written out ("murmur3", "murmur3",
-// "cluster"), or the tag pair "{}" and "cluster", give one ID.
+// "cluster"), or the tag pair "{}" and "cluster", give one ID; so do a
+// shard's empty Name and the name the algorithm places it by when the
+// Name is empty (its address for murmur3, ketama and modula, the host
+// alone for a ketama or modula server on port 11211), and for modula, which
+// places by nothing but the order of those names, any names that keep it.
 //
 // For a Config with a Router, TopologyID runs the Router's code (its
 // TopologyID when it is a TopologyIDer, else its Nodes) in the caller's

@@ -31,17 +31,15 @@ var errStateChanged = errors.New("shardis: connection state changed by its last 
 // except ASKING, which lasts until the next command (noteSent). QUIT
 // counts too: the server closes the connection only after its reply, and
 // that close may not have arrived when the connection is next borrowed;
-// so does CLIENT KILL, whose filter may match the connection that sends
-// it (SKIPME no, or the old form with its own address), and ACL DELUSER
-// and ACL LOAD, which drop the clients of the users they remove (ACL
-// LOAD before Redis 7.2 every client), the sender's own once its reply
-// is out.
+// so do the commands that may close the connection that sends them once
+// its reply is out (command.Disconnects: CLIENT KILL, ACL DELUSER, ACL
+// LOAD).
 // It costs a length comparison for most commands: it runs for every
 // command sent.
 func leavesState(cmd string, args []any) bool {
 	switch len(cmd) {
 	case 3:
-		return strings.EqualFold(cmd, "acl") && aclDropsClients(args)
+		return strings.EqualFold(cmd, "acl") && command.EffectOf(nil, cmd, args) != command.Stateless
 	case 4:
 		return strings.EqualFold(cmd, "auth") || strings.EqualFold(cmd, "quit") || strings.EqualFold(cmd, "sync")
 	case 5:
@@ -49,7 +47,7 @@ func leavesState(cmd string, args []any) bool {
 			strings.EqualFold(cmd, "hello") && command.EffectOf(nil, cmd, args) != command.Stateless
 	case 6:
 		return strings.EqualFold(cmd, "select") ||
-			strings.EqualFold(cmd, "client") && (command.EffectOf(nil, cmd, args) != command.Stateless || killsClients(args)) ||
+			strings.EqualFold(cmd, "client") && command.EffectOf(nil, cmd, args) != command.Stateless ||
 			strings.EqualFold(cmd, "script") && command.EffectOf(nil, cmd, args) != command.Stateless
 	case 8:
 		return strings.EqualFold(cmd, "readonly") || strings.EqualFold(cmd, "replconf")
@@ -205,26 +203,4 @@ func (c *liveConn) leftState() bool {
 // connection is marked as changed, so that no other caller gets it.
 func protocolErrorReply(e redis.Error) bool {
 	return strings.HasPrefix(string(e), "ERR Protocol error")
-}
-
-// killsClients reports whether the arguments of CLIENT are those of
-// CLIENT KILL.
-func killsClients(args []any) bool {
-	if len(args) == 0 {
-		return false
-	}
-	switch sub := args[0].(type) {
-	case string:
-		return strings.EqualFold(sub, "kill")
-	case []byte:
-		return strings.EqualFold(string(sub), "kill")
-	}
-	return false
-}
-
-// aclDropsClients reports whether the arguments of ACL are those of a
-// subcommand that may make the server close the connection that sends
-// it: DELUSER (of its own user, among others) and LOAD.
-func aclDropsClients(args []any) bool {
-	return len(args) > 0 && (argIs(args[0], "deluser") || argIs(args[0], "load"))
 }

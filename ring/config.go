@@ -76,6 +76,20 @@ type settings struct {
 	tag hashtag.Rule
 }
 
+// WithDefaults returns c with the defaults of Algorithm, KeyHash and Tag
+// filled in and the tag rule as package hashtag spells it, as Ring.Config
+// reports them for a ring built from c; Shards is a copy, not checked.
+// It refuses what New refuses of the three settings, with the same errors
+// (ErrUnknownAlgorithm, ErrUnknownHash, ErrBadTag), and costs no ring
+// build: it tells cheaply whether two configs name one placement rule.
+func (c Config) WithDefaults() (Config, error) {
+	st, err := c.normalize()
+	if err != nil {
+		return Config{}, err
+	}
+	return st.cfg, nil
+}
+
 // normalize fills in defaults and validates everything but the shards.
 func (c Config) normalize() (settings, error) {
 	var s settings

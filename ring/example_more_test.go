@@ -87,3 +87,19 @@ func ExampleDiffKeys() {
 	// Output:
 	// about a third moved: true, all to the new shard: true, keys 10000
 }
+
+// WithDefaults fills in what a config leaves unset, without building a
+// ring.
+func ExampleConfig_WithDefaults() {
+	for _, c := range []ring.Config{{}, {Algorithm: ring.Jedis}, {Algorithm: ring.Ketama, Tag: "{}"}} {
+		d, err := c.WithDefaults()
+		fmt.Println(d.Algorithm, d.KeyHash, d.Tag, err)
+	}
+	_, err := ring.Config{Algorithm: ring.Jedis, KeyHash: "crc32"}.WithDefaults()
+	fmt.Println(errors.Is(err, ring.ErrUnknownHash))
+	// Output:
+	// murmur3 murmur3 cluster <nil>
+	// jedis murmur none <nil>
+	// ketama fnv1a_64 {} <nil>
+	// true
+}

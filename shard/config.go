@@ -111,7 +111,9 @@ type HealthOptions struct {
 	// to the other shards until it comes back (twemproxy's
 	// auto_eject_hosts). Off by default. Suitable for caches only: while a
 	// shard is out its keys are written elsewhere, and when it comes back
-	// reads see the values it held before it went away.
+	// reads see the values it held before it went away. It puts back only
+	// the shards it took out: one ejected by hand (RingRouter.Eject) stays
+	// out until RingRouter.Restore, whatever its health.
 	AutoEject bool
 	// Check is the health check; nil means CheckPing. CheckReplication
 	// reads INFO replication instead.

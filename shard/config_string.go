@@ -7,7 +7,6 @@ import (
 
 	"github.com/shardis/shardis/internal/addrkey"
 	"github.com/shardis/shardis/pool"
-	"github.com/shardis/shardis/ring"
 )
 
 // configString is Config.String: the configuration with the defaults that
@@ -24,13 +23,10 @@ func configString(c Config) string {
 		fmt.Fprintf(&b, ", Seeds: %v, Cluster: {RefreshInterval: %s, MinRefreshInterval: %s, MaxRedirects: %d, MaxRetryWait: %s, ReadFrom: %s}",
 			redactAddrs(c.Seeds), onOff(cl.RefreshInterval), cl.MinRefreshInterval, cl.MaxRedirects, cl.MaxRetryWait, cl.ReadFrom)
 	} else if c.Router == nil { // a Router places keys without a ring
-		// The ring fills in the algorithm's defaults; a one-shard ring is
-		// enough to learn them without building the configured one.
+		// The ring's algorithm defaults, learnt without building a ring:
+		// String must stay cheap.
 		rc := c.RingConfig()
-		probe := rc
-		probe.Shards = []ring.Shard{{Addr: "127.0.0.1:1", Weight: 1}}
-		if r, err := ring.New(probe); err == nil {
-			d := r.Config()
+		if d, err := rc.WithDefaults(); err == nil {
 			rc.Algorithm, rc.KeyHash, rc.Tag = d.Algorithm, d.KeyHash, d.Tag
 		}
 		b.WriteString(", Shards: [")

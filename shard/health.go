@@ -381,7 +381,7 @@ func (c *Client) noteSuccess(i int) {
 // by a success that follows).
 func (c *Client) nodeDown(i int) {
 	if c.ring != nil && c.health.AutoEject {
-		if changed, err := c.ring.setEjected(i, true); changed && err == nil {
+		if changed, err := c.ring.setEjected(i, true, false); changed && err == nil {
 			c.queueNodeEvent(NodeEjected, i, nil)
 		}
 	}
@@ -408,7 +408,7 @@ func (c *Client) nodeUp(i int) {
 		c.refreshTicks.Store(max(ticks, 3))
 	}
 	if c.ring != nil && c.health.AutoEject {
-		if changed, err := c.ring.setEjected(i, false); changed && err == nil {
+		if changed, err := c.ring.setEjected(i, false, false); changed && err == nil {
 			c.queueNodeEvent(NodeRestored, i, nil)
 		}
 	}

@@ -110,7 +110,11 @@ type TopologyIDer interface {
 // which topology each process routes by. A ring's ID depends on its
 // placement, not on how the config spells it: a Hash, KeyHash or Tag left
 // unset and the same setting written out ("murmur3", "murmur3",
-// "cluster"), or the tag pair "{}" and "cluster", give one ID.
+// "cluster"), or the tag pair "{}" and "cluster", give one ID; so do a
+// shard's empty Name and the name the algorithm places it by when the
+// Name is empty (its address for murmur3, ketama and modula, the host
+// alone for a ketama or modula server on port 11211), and for modula, which
+// places by nothing but the order of those names, any names that keep it.
 //
 // For a Config with a Router, TopologyID runs the Router's code (its
 // TopologyID when it is a TopologyIDer, else its Nodes) in the caller's
@@ -137,9 +141,10 @@ func TopologyID(cfg Config) string {
 		return fmt.Sprintf("cluster-%x", h.Sum64())
 	default:
 		rc := cfg.RingConfig()
-		alg, keyHash, tag := placementSettings(rc)
+		filled, err := rc.WithDefaults()
+		alg, keyHash, tag := placementSettings(rc, filled, err)
 		fmt.Fprintf(h, "ring|%s|%s|%s", alg, keyHash, tag)
-		for _, s := range rc.Shards {
+		for _, s := range placementShards(rc.Shards, filled.Algorithm, err) {
 			fmt.Fprintf(h, "|%s=%s*%d", s.Name, s.Addr, s.Weight)
 		}
 		return fmt.Sprintf("ring-%x", h.Sum64())
@@ -147,31 +152,23 @@ func TopologyID(cfg Config) string {
 }
 
 // placementSettings returns rc's algorithm, key hash and tag rule in one
-// spelling per placement, for TopologyID: each with its default filled in
-// (package ring's, read from a one-shard ring, which ring.New builds
-// without the shards' points worth speaking of), the tag pair "{}" as
-// "cluster" (they hash alike, see hashtag.Pair), and then every setting
-// that is its algorithm's default written "" (and murmur3 itself ""), so
-// that a config that leaves them unset keeps the ID it always had. A
-// setting that ring.New refuses is kept as written: such a config does
-// not validate, and its ID names no placement.
-func placementSettings(rc ring.Config) (alg, keyHash, tag string) {
-	filled := func(c ring.Config) (ring.Config, bool) {
-		c.Shards = []ring.Shard{{Addr: "127.0.0.1:1", Weight: 1}}
-		r, err := ring.New(c)
-		if err != nil {
-			return ring.Config{}, false
-		}
-		return r.Config(), true
-	}
-	c, ok := filled(ring.Config{Algorithm: rc.Algorithm, KeyHash: rc.KeyHash, Tag: rc.Tag})
-	if !ok {
+// spelling per placement, for TopologyID, from filled (rc.WithDefaults(),
+// whose error is err): each with its default filled in, the tag pair
+// "{}" as "cluster" (they hash alike, see hashtag.Pair), and then every
+// setting that is its algorithm's default written "" (and murmur3 itself
+// ""), so that a config that leaves them unset keeps the ID it always
+// had. A setting that ring.New refuses is kept as written: such a config
+// does not validate, and its ID names no placement. No ring is built:
+// Config.String shows a migration's old topology by its ID.
+func placementSettings(rc, filled ring.Config, err error) (alg, keyHash, tag string) {
+	if err != nil {
 		return string(rc.Algorithm), rc.KeyHash, rc.Tag
 	}
-	def, ok := filled(ring.Config{Algorithm: c.Algorithm})
-	if !ok {
+	def, err := ring.Config{Algorithm: filled.Algorithm}.WithDefaults()
+	if err != nil {
 		return string(rc.Algorithm), rc.KeyHash, rc.Tag
 	}
+	c := filled
 	if c.Tag == "{}" { // hashtag.Pair('{', '}'), which hashes as hashtag.Cluster
 		c.Tag = hashtag.Cluster.String()
 	}
@@ -185,6 +182,75 @@ func placementSettings(rc ring.Config) (alg, keyHash, tag string) {
 		tag = c.Tag
 	}
 	return alg, keyHash, tag
+}
+
+// placementShards returns shards as TopologyID names them: each Name as
+// algorithm alg uses it to place keys (package ring's documentation), in
+// one spelling per placement, the empty Name where it places as an empty
+// one does, so that a config that leaves names unset keeps its ID:
+//   - murmur3 places a shard by its label, Name else Addr: a Name equal to
+//     the address is the empty one;
+//   - ketama by its continuum name (Name, else the address, else the host
+//     when the port is 11211): a Name equal to the empty Name's continuum
+//     name is the empty one;
+//   - modula by nothing but the order of the continuum names, which
+//     decides whose slots come first: the shards are listed in that order,
+//     unnamed;
+//   - jedis and jedis-legacy place an unnamed shard by its list position
+//     and a named one by its Name, which no Name spells otherwise: names
+//     are kept as written.
+//
+// With err (the settings do not validate) the shards are kept as written.
+func placementShards(shards []ring.Shard, alg ring.Algorithm, err error) []ring.Shard {
+	if err != nil || (alg != ring.Murmur3 && alg != ring.Ketama && alg != ring.Modula) {
+		return shards
+	}
+	out := slices.Clone(shards)
+	switch alg {
+	case ring.Murmur3:
+		for i, s := range out {
+			if s.Name == s.Addr {
+				out[i].Name = ""
+			}
+		}
+	case ring.Ketama:
+		for i, s := range out {
+			if s.Name == continuumName(ring.Shard{Addr: s.Addr}) {
+				out[i].Name = ""
+			}
+		}
+	case ring.Modula:
+		names := make(map[ring.Shard]string, len(out))
+		for _, s := range out {
+			names[s] = continuumName(s)
+		}
+		// Stable: two shards with one continuum name (a config that does
+		// not validate) keep their order.
+		slices.SortStableFunc(out, func(a, b ring.Shard) int {
+			na, nb := names[a], names[b]
+			if len(na) != len(nb) {
+				return len(na) - len(nb)
+			}
+			return strings.Compare(na, nb)
+		})
+		for i := range out {
+			out[i].Name = ""
+		}
+	}
+	return out
+}
+
+// continuumName is the name twemproxy's ketama and modula place a server
+// by, as package ring documents it: its Name, else its address, else its
+// host when the port is 11211 (libmemcached's default).
+func continuumName(s ring.Shard) string {
+	if s.Name != "" {
+		return s.Name
+	}
+	if host, ok := strings.CutSuffix(s.Addr, ":11211"); ok {
+		return host
+	}
+	return s.Addr
 }
 
 // sanitizeName keeps what CLIENT SETNAME accepts (no spaces, printable),

@@ -199,7 +199,10 @@ func (c *Client) add(b *batch, loc locator, name string, args []any, routeKey an
 	}
 	cl := b.newCall()
 	cl.name, cl.args, cl.info, cl.node = name, args, info, -1
-	if eff := command.EffectOf(info, name, args); eff != command.Stateless {
+	// A command that may close connections (CLIENT KILL, ACL DELUSER)
+	// changes no state of its own connection: it has no keys, so it runs
+	// on a pooled connection of its own, which the pool retires after it.
+	if eff := command.EffectOf(info, name, args); eff != command.Stateless && eff != command.Disconnects {
 		if req.err = stateRefusal(eff, name, args); req.err != nil {
 			return
 		}

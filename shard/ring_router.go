@@ -23,6 +23,7 @@ type RingRouter struct {
 	full    *ring.Ring // every configured shard
 	mu      sync.Mutex // serialises Eject/Restore
 	ejected []bool
+	byHand  []bool // ejected by Eject, not by AutoEject: held until Restore
 	state   atomic.Pointer[ringState]
 	watch   topologyWatchers // told of every ejection and restore (subscriptions)
 }
@@ -61,7 +62,7 @@ func NewRingRouter(cfg ring.Config) (*RingRouter, error) {
 // ringRouterOf returns a router over every shard of r.
 func ringRouterOf(r *ring.Ring) *RingRouter {
 	shards := r.Shards()
-	rr := &RingRouter{cfg: r.Config(), full: r, ejected: make([]bool, len(shards))}
+	rr := &RingRouter{cfg: r.Config(), full: r, ejected: make([]bool, len(shards)), byHand: make([]bool, len(shards))}
 	rr.nodes = make([]Node, len(shards))
 	toCfg := make([]int, len(shards))
 	for i, s := range shards {
@@ -125,15 +126,23 @@ func (rr *RingRouter) Ejected(i int) bool {
 // other shards. Suitable for caches only: the keys come back to node i, with
 // whatever stale values it still holds, when it is restored. Ejecting a node
 // that is already out changes nothing (and tells no subscription).
+//
+// A node ejected so stays out until Restore, whatever its health: with
+// HealthOptions.AutoEject, the client puts back only the nodes it took out
+// itself when they answer again, not one taken out by hand (for
+// maintenance, say), even if it went down and came back meanwhile. Ejecting
+// by hand a node that AutoEject took out makes it one ejected by hand.
 func (rr *RingRouter) Eject(i int) error {
-	_, err := rr.setEjected(i, true)
+	_, err := rr.setEjected(i, true, true)
 	return err
 }
 
-// Restore puts an ejected node back into the ring. Restoring a node that is
-// in the ring changes nothing.
+// Restore puts an ejected node back into the ring, whoever ejected it.
+// Restoring a node that is in the ring changes nothing. A node restored
+// while its server is down is taken out again by HealthOptions.AutoEject
+// only when it goes down again, not for the failures that came before.
 func (rr *RingRouter) Restore(i int) error {
-	_, err := rr.setEjected(i, false)
+	_, err := rr.setEjected(i, false, true)
 	return err
 }
 
@@ -143,7 +152,11 @@ func (rr *RingRouter) Restore(i int) error {
 // the health checker, to the NodeState hook as NodeEjected or NodeRestored:
 // a node the user ejected by hand that then goes down was not ejected by
 // AutoEject, and a second telling would count one ejection twice.
-func (rr *RingRouter) setEjected(i int, out bool) (changed bool, err error) {
+//
+// byHand says the call is Eject or Restore, not AutoEject's: an ejection
+// by hand is held against AutoEject's restores (which change nothing for
+// it), and takes over one by AutoEject.
+func (rr *RingRouter) setEjected(i int, out, byHand bool) (changed bool, err error) {
 	defer func() {
 		if changed {
 			rr.watch.notify()
@@ -153,6 +166,12 @@ func (rr *RingRouter) setEjected(i int, out bool) (changed bool, err error) {
 	defer rr.mu.Unlock()
 	if i < 0 || i >= len(rr.nodes) {
 		return false, fmt.Errorf("%w: no shard with index %d", ErrBadConfig, i)
+	}
+	wasByHand := rr.byHand[i]
+	if byHand {
+		rr.byHand[i] = out
+	} else if !out && wasByHand {
+		return false, nil // the operator's to restore
 	}
 	if rr.ejected[i] == out {
 		return false, nil
@@ -176,6 +195,7 @@ func (rr *RingRouter) setEjected(i int, out bool) (changed bool, err error) {
 	r, err := rr.full.Without(gone...)
 	if err != nil {
 		rr.ejected[i] = !out
+		rr.byHand[i] = wasByHand
 		return false, err
 	}
 	rr.store(&ringState{r: r, toCfg: toCfg})

@@ -42,9 +42,19 @@ const (
 	// REPLCONF belongs to such a link (the server never answers its ACK
 	// and GETACK forms).
 	Exclusive
+	// Disconnects: the command may make the server close connections, the
+	// one that sent it among them, once its reply is out; the connection
+	// keeps no state, but it may be closed under the next caller. CLIENT
+	// KILL in every form (its filter may match the sender: SKIPME no, a
+	// USER or TYPE filter, or the old form with the sender's own address),
+	// ACL DELUSER (the clients of the users it removes, the sender's own
+	// user among them) and ACL LOAD (the clients of the users it removes
+	// or changes; before Redis 7.2, every client). A pool retires the
+	// connection after it.
+	Disconnects
 )
 
-var effectNames = [...]string{"stateless", "sets state", "database", "protocol", "transaction", "subscribe", "exclusive"}
+var effectNames = [...]string{"stateless", "sets state", "database", "protocol", "transaction", "subscribe", "exclusive", "disconnects"}
 
 // String returns the effect's name.
 func (e ConnEffect) String() string {
@@ -87,6 +97,8 @@ func EffectOf(info *Info, name string, args []any) ConnEffect {
 		return helloEffect(args)
 	case "client":
 		return clientEffect(args)
+	case "acl":
+		return aclEffect(args)
 	case "script":
 		return scriptEffect(args)
 	}
@@ -135,6 +147,17 @@ func clientEffect(args []any) ConnEffect {
 		argIs(sub, "caching"), argIs(sub, "no-evict"), argIs(sub, "no-touch"),
 		argIs(sub, "capa"), argIs(sub, "import-source"):
 		return SetsState
+	case argIs(sub, "kill"):
+		return Disconnects
+	}
+	return Stateless
+}
+
+// aclEffect classifies the ACL subcommands that may close the connection
+// that sends them: DELUSER and LOAD.
+func aclEffect(args []any) ConnEffect {
+	if len(args) > 0 && (argIs(args[0], "deluser") || argIs(args[0], "load")) {
+		return Disconnects
 	}
 	return Stateless
 }

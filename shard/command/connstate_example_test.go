@@ -14,6 +14,7 @@ func ExampleEffectOf() {
 		{"SELECT", 2},
 		{"MULTI"},
 		{"SSUBSCRIBE", "news"},
+		{"CLIENT", "KILL", "USER", "worker"},
 	} {
 		name := call[0].(string)
 		fmt.Println(call, "->", command.EffectOf(nil, name, call[1:]))
@@ -25,4 +26,5 @@ func ExampleEffectOf() {
 	// [SELECT 2] -> database
 	// [MULTI] -> transaction
 	// [SSUBSCRIBE news] -> subscribe
+	// [CLIENT KILL USER worker] -> disconnects
 }

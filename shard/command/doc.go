@@ -42,9 +42,10 @@
 //
 // EffectOf classifies a call as Stateless or by the state it leaves on the
 // connection that ran it (a database, a name or user, subscribe mode,
-// MONITOR, an open transaction, RESP3), so that a client sharing
-// connections between callers can refuse it, or restore or close the
-// connection before anyone else uses it.
+// MONITOR, an open transaction, RESP3) or by the connections it may close
+// (CLIENT KILL, ACL DELUSER, ACL LOAD: Disconnects), so that a client
+// sharing connections between callers can refuse it, or restore or close
+// the connection before anyone else uses it.
 //
 // # Where KeyPositions is stricter than COMMAND GETKEYS
 //

@@ -21,7 +21,8 @@ import (
 // mover's timeouts (a read timeout of 500 ms, a MIGRATE Timeout of
 // 500 ms, whose reply is waited for twice that and a second), whichever
 // of its replies it trickles: a SCAN page, a MIGRATE's answer, CLIENT
-// LIST (the check of the connections), the arming probe's MIGRATE.
+// LIST (the check of the connections), the arming probe's MIGRATE, a
+// DUMP (Options.Dump); and so does Verify, with a trickled SCAN page.
 func TestReview15TrickledOldNodeReplyEndsTheMoveInTime(t *testing.T) {
 	const bound = 5 * time.Second
 	for _, tc := range []struct {
@@ -34,6 +35,7 @@ func TestReview15TrickledOldNodeReplyEndsTheMoveInTime(t *testing.T) {
 		{"CLIENT LIST", func(cmd string, reply []byte) bool { return cmd == "CLIENT" && bytes.HasPrefix(reply, []byte("$")) },
 			func(o *reshard.Options) { o.SkipClientCheck = false; o.AllowUnnamed = true; o.SkipProbe = true }},
 		{"probe", func(cmd string, _ []byte) bool { return cmd == "MIGRATE" }, func(o *reshard.Options) {}},
+		{"DUMP", func(cmd string, _ []byte) bool { return cmd == "DUMP" }, func(o *reshard.Options) { o.Dump = true; o.SkipProbe = true }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			servers := redistest.StartNTB(t, 2, redistest.Options{})
@@ -73,5 +75,37 @@ func TestReview15TrickledOldNodeReplyEndsTheMoveInTime(t *testing.T) {
 				t.Errorf("the old node %s is not named: %v", px.Addr, err)
 			}
 		})
+	}
+}
+
+func TestReview15TrickledScanEndsVerifyInTime(t *testing.T) {
+	srv := redistest.StartTB(t, redistest.Options{})
+	direct, err := redis.Dial("tcp", srv.Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer direct.Close()
+	if _, err := direct.Do("SET", "tk:1", 1); err != nil {
+		t.Fatal(err)
+	}
+	px := redistest.StartTrickleProxy(t, srv.Addr, 2*time.Second, func(cmd string, _ []byte) bool { return cmd == "SCAN" })
+	cfg := mustParse(t, "redis-ring://"+px.Addr+"?names=s0&read_timeout=500ms&health_interval=1s")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	start := time.Now()
+	_, err = reshard.Verify(ctx, cfg, reshard.VerifyOptions{})
+	took := time.Since(start)
+	t.Logf("after %v: %v", took, err)
+	var nerr *shard.NodeError
+	var ne net.Error
+	switch {
+	case err == nil:
+		t.Fatal("Verify succeeded")
+	case ctx.Err() != nil || took > 3*time.Second:
+		t.Errorf("Verify took %v", took)
+	case !errors.As(err, &ne) || !ne.Timeout():
+		t.Errorf("not a timeout: %v", err)
+	case !(errors.As(err, &nerr) && nerr.Node.Addr == px.Addr) && !strings.Contains(err.Error(), px.Addr):
+		t.Errorf("the node %s is not named: %v", px.Addr, err)
 	}
 }

@@ -1,6 +1,7 @@
 package sentinel_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"net"
@@ -80,5 +81,38 @@ func TestReview15TrickledSentinelAnswerDoesNotStallResolution(t *testing.T) {
 	}
 	if took > bound {
 		t.Errorf("MasterAddr from the trickling Sentinel alone took %v, over %v", took, bound)
+	}
+}
+
+// Two Sentinels that name different masters are told apart by the config
+// epochs of their views (SENTINEL MASTER): one that trickles that answer
+// is given up after ReadTimeout, and the other's master is returned in
+// time.
+func TestReview15TrickledConfigEpochDoesNotStallResolution(t *testing.T) {
+	a := redistest.StartSentinelsTB(t, redistest.SentinelOptions{Shards: 1, Sentinels: 1})
+	b := redistest.StartSentinelsTB(t, redistest.SentinelOptions{Shards: 1, Sentinels: 1})
+	px := redistest.StartTrickleProxy(t, b.Addrs()[0], 200*time.Millisecond, func(cmd string, reply []byte) bool {
+		return cmd == "SENTINEL" && bytes.Contains(reply, []byte("$12\r\nconfig-epoch\r\n"))
+	})
+	const readTimeout = 400 * time.Millisecond
+	c, err := sentinel.New("master-0", []string{px.Addr, a.Addrs()[0]}, sentinel.Options{ReadTimeout: readTimeout, DialTimeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ma, err := a.Master(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	start := time.Now()
+	got, asked, err := c.MasterAddr(ctx)
+	took := time.Since(start)
+	t.Logf("%s from %s, %v after %v", got, asked, err, took)
+	if err != nil || got != ma.Addr {
+		t.Errorf("MasterAddr: %s, %v; want %s, the master of the Sentinel whose epoch is known", got, err, ma.Addr)
+	}
+	if took > 2*time.Second {
+		t.Errorf("MasterAddr took %v with a Sentinel trickling its SENTINEL MASTER, over 2s", took)
 	}
 }

@@ -184,7 +184,7 @@ func probePair(ctx context.Context, pools *pool.Set, t migrateTo, p probeTarget)
 	// for them all.
 	ttl := max(30*time.Second, 8*t.timeout)
 	wait := 5*t.timeout + time.Second
-	conn, err := pools.Get(ctx, p.src.Addr)
+	conn, abort, err := pools.GetAbortable(ctx, p.src.Addr, false)
 	if err != nil {
 		return &shard.NodeError{Node: p.src, Err: err}
 	}
@@ -193,9 +193,16 @@ func probePair(ctx context.Context, pools *pool.Set, t migrateTo, p probeTarget)
 	if _, err := redis.DoContext(conn, ctx, "SET", p.key, "1", "PX", ttl.Milliseconds()); err != nil {
 		return fullErr(p.src, fmt.Sprintf("setting the probe key %q", p.key), err)
 	}
-	wctx, cancel := context.WithTimeout(ctx, wait)
-	defer cancel()
-	reply, err := redis.DoContext(conn, wctx, "MIGRATE", args...)
+	// The MIGRATE is waited for wait, which is longer than the pool's
+	// read timeout that bounds a DoContext (a MIGRATE whose every step
+	// is in time may take several timeouts), within ctx: its end cuts
+	// the wait short.
+	if dl, ok := ctx.Deadline(); ok {
+		wait = min(wait, max(time.Until(dl), time.Nanosecond))
+	}
+	stop := context.AfterFunc(ctx, abort)
+	reply, err := redis.DoWithTimeout(conn, wait, "MIGRATE", args...)
+	stop()
 	var re redis.Error
 	switch {
 	case errors.As(err, &re):

@@ -340,6 +340,15 @@ func checkKeys(ctx context.Context, conn redis.Conn, node Node, info *command.In
 		// the command's other calls.
 		return &callRefusedError{errtext.Errorf("%w %q: its key specs find keys at %v, COMMAND GETKEYS says: %w", ErrUnknownCommand, name, pos, err)}
 	}
+	if posErr != nil && specsEvaluable(resolved) {
+		// Specs the client evaluates fully refuse these arguments (a key
+		// count that is not a number, negative, past the arguments),
+		// where COMMAND GETKEYS answers with no keys for a command that
+		// may have none (EVAL, FCALL): a verdict on this call, not on
+		// the specs. The command is learned, and this call fails
+		// planning as a table command's would.
+		return nil
+	}
 	mine := make([]string, 0, len(pos))
 	for _, p := range pos {
 		if s, ok := command.Arg(args[p]); ok {
@@ -380,4 +389,26 @@ func (c *Client) commandInfo(ctx context.Context, name string, args []any) (*com
 	}
 	c.learned.store(lower, learnedCommand{info: info, at: time.Now()})
 	return info, nil
+}
+
+// specsEvaluable reports whether every key spec of info (a command or
+// subcommand) is one KeyPositions evaluates for any arguments: a known
+// begin search and find method, a positive step, not incomplete. An
+// error from KeyPositions then concerns the call's arguments only.
+func specsEvaluable(info *command.Info) bool {
+	for _, ks := range info.KeySpecs {
+		if ks.Flags&command.KeyNotKey != 0 {
+			continue
+		}
+		if ks.Begin.Kind != command.BeginIndex && ks.Begin.Kind != command.BeginKeyword {
+			return false
+		}
+		if (ks.Find.Kind != command.FindRange && ks.Find.Kind != command.FindKeyNum) || ks.Find.KeyStep < 1 {
+			return false
+		}
+		if ks.Flags&command.KeyIncomplete != 0 {
+			return false
+		}
+	}
+	return true
 }

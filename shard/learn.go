@@ -24,8 +24,14 @@ import (
 // then on; the table stays the fast path, consulted first.
 
 // unlearnedRetry is how long a command that could not be learned stays
-// unknown before the next call asks the server again.
-const unlearnedRetry = 30 * time.Second
+// unknown before a call asks the servers again. It is short: a module
+// loaded, or a node restarted with another rename-command, makes a command
+// valid at any moment, and the client, which does not send commands it
+// does not know, sees no reply that would say so. One call per interval
+// asks (unknownErr); the others meanwhile get the cached refusal, so a
+// busy caller of a command that stays unknown costs the servers one
+// COMMAND INFO a second.
+const unlearnedRetry = time.Second
 
 // learnedCommands caches what the servers said about commands the table
 // does not know. The zero value is empty and ready.
@@ -51,14 +57,31 @@ func (l *learnedCommands) lookup(name string) *command.Info {
 }
 
 // unknownErr returns why name is not known, or nil when it may be tried.
+// Once unlearnedRetry has passed since a refusal, one caller gets nil and
+// asks the servers again; the refusal's time is moved to now for it, so
+// callers arriving meanwhile keep the refusal instead of all asking.
 func (l *learnedCommands) unknownErr(name string) error {
 	l.mu.RLock()
-	defer l.mu.RUnlock()
 	e, ok := l.m[name]
-	if !ok || e.info != nil || time.Since(e.at) >= unlearnedRetry {
+	l.mu.RUnlock()
+	if !ok || e.info != nil {
 		return nil
 	}
-	return e.err
+	if time.Since(e.at) < unlearnedRetry {
+		return e.err
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	e, ok = l.m[name]
+	if !ok || e.info != nil {
+		return nil
+	}
+	if time.Since(e.at) < unlearnedRetry {
+		return e.err // another caller is asking
+	}
+	e.at = time.Now()
+	l.m[name] = e
+	return nil
 }
 
 // store records what was learned of name. A failure never replaces a

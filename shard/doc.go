@@ -39,7 +39,8 @@
 //
 // need no routing hints. Commands the table does not know (newer than its
 // Redis version, module or renamed commands) are learned from the servers
-// on first use, with COMMAND INFO checked against COMMAND GETKEYS. Commands whose keys live on several shards are
+// on first use, with COMMAND INFO checked against COMMAND GETKEYS; one that could not be learned (the
+// servers do not know it yet: a module not loaded) is asked about again at most once a second. Commands whose keys live on several shards are
 // split and merged when that keeps their meaning (MGET, MSET, DEL, EXISTS,
 // TOUCH, UNLINK); others fail with a *CrossShardError and send nothing.
 // Keys that share a hash tag, such as {user1000}.following and

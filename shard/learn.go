@@ -24,8 +24,14 @@ import (
 // then on; the table stays the fast path, consulted first.
 
 // unlearnedRetry is how long a command that could not be learned stays
-// unknown before the next call asks the server again.
-const unlearnedRetry = 30 * time.Second
+// unknown before a call asks the servers again. It is short: a module
+// loaded, or a node restarted with another rename-command, makes a command
+// valid at any moment, and the client, which does not send commands it
+// does not know, sees no reply that would say so. One call per interval
+// asks (unknownErr); the others meanwhile get the cached refusal, so a
+// busy caller of a command that stays unknown costs the servers one
+// COMMAND INFO a second.
+const unlearnedRetry = time.Second
 
 // learnedCommands caches what the servers said about commands the table
 // does not know. The zero value is empty and ready.
@@ -51,14 +57,31 @@ func (l *learnedCommands) lookup(name string) *command.Info {
 }
 
 // unknownErr returns why name is not known, or nil when it may be tried.
+// Once unlearnedRetry has passed since a refusal, one caller gets nil and
+// asks the servers again; the refusal's time is moved to now for it, so
+// callers arriving meanwhile keep the refusal instead of all asking.
 func (l *learnedCommands) unknownErr(name string) error {
 	l.mu.RLock()
-	defer l.mu.RUnlock()
 	e, ok := l.m[name]
-	if !ok || e.info != nil || time.Since(e.at) >= unlearnedRetry {
+	l.mu.RUnlock()
+	if !ok || e.info != nil {
 		return nil
 	}
-	return e.err
+	if time.Since(e.at) < unlearnedRetry {
+		return e.err
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	e, ok = l.m[name]
+	if !ok || e.info != nil {
+		return nil
+	}
+	if time.Since(e.at) < unlearnedRetry {
+		return e.err // another caller is asking
+	}
+	e.at = time.Now()
+	l.m[name] = e
+	return nil
 }
 
 // store records what was learned of name. A failure never replaces a
@@ -340,6 +363,15 @@ func checkKeys(ctx context.Context, conn redis.Conn, node Node, info *command.In
 		// the command's other calls.
 		return &callRefusedError{errtext.Errorf("%w %q: its key specs find keys at %v, COMMAND GETKEYS says: %w", ErrUnknownCommand, name, pos, err)}
 	}
+	if posErr != nil && specsEvaluable(resolved) {
+		// Specs the client evaluates fully refuse these arguments (a key
+		// count that is not a number, negative, past the arguments),
+		// where COMMAND GETKEYS answers with no keys for a command that
+		// may have none (EVAL, FCALL): a verdict on this call, not on
+		// the specs. The command is learned, and this call fails
+		// planning as a table command's would.
+		return nil
+	}
 	mine := make([]string, 0, len(pos))
 	for _, p := range pos {
 		if s, ok := command.Arg(args[p]); ok {
@@ -380,4 +412,26 @@ func (c *Client) commandInfo(ctx context.Context, name string, args []any) (*com
 	}
 	c.learned.store(lower, learnedCommand{info: info, at: time.Now()})
 	return info, nil
+}
+
+// specsEvaluable reports whether every key spec of info (a command or
+// subcommand) is one KeyPositions evaluates for any arguments: a known
+// begin search and find method, a positive step, not incomplete. An
+// error from KeyPositions then concerns the call's arguments only.
+func specsEvaluable(info *command.Info) bool {
+	for _, ks := range info.KeySpecs {
+		if ks.Flags&command.KeyNotKey != 0 {
+			continue
+		}
+		if ks.Begin.Kind != command.BeginIndex && ks.Begin.Kind != command.BeginKeyword {
+			return false
+		}
+		if (ks.Find.Kind != command.FindRange && ks.Find.Kind != command.FindKeyNum) || ks.Find.KeyStep < 1 {
+			return false
+		}
+		if ks.Flags&command.KeyIncomplete != 0 {
+			return false
+		}
+	}
+	return true
 }

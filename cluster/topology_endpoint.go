@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"fmt"
 	"net"
 	"strconv"
 	"strings"
@@ -14,8 +15,14 @@ import (
 //   - "" (or null in CLUSTER SLOTS): the node does not know its own IP, or
 //     the cluster uses unknown-endpoint; dial the host the command was
 //     sent to, with the port from the reply;
-//   - "?": the hostname type is preferred but the node has none; dial its
-//     IP when the reply gives one, otherwise the node cannot be reached.
+//   - "?": the hostname type is preferred but the node has none (a
+//     misconfiguration: cluster-preferred-endpoint-type hostname without
+//     cluster-announce-hostname); dial its IP when the reply gives one.
+//     An ip field that is present but empty is what a node that does not
+//     know its own IP (a cluster of one node) says of itself; when the
+//     node's port is the port the command was sent to, it is the node
+//     that answered, so dial the host the command was sent to. Otherwise
+//     (no ip field, or another port) the node cannot be reached.
 const unknownEndpoint = "?"
 
 // hostOf returns the host part of asked ("127.0.0.1:7000" -> "127.0.0.1",
@@ -33,9 +40,12 @@ func hostOf(asked string) string {
 }
 
 // resolveHost applies the endpoint rules: endpoint is the preferred
-// endpoint (null counts as ""), ip the node's IP when the reply gives it.
-// It returns "" when the node cannot be reached.
-func resolveHost(endpoint, ip, askedHost string) string {
+// endpoint (null counts as ""), ip the node's IP, hasIP whether the reply
+// has an ip field at all, port the node's port in the reply and asked the
+// address the command was sent to. It returns "" when the node cannot be
+// reached.
+func resolveHost(endpoint, ip string, hasIP bool, port int, asked string) string {
+	askedHost := hostOf(asked)
 	switch endpoint {
 	case "":
 		if askedHost != "" {
@@ -46,12 +56,38 @@ func resolveHost(endpoint, ip, askedHost string) string {
 		}
 		return ip
 	case unknownEndpoint:
-		if ip == unknownEndpoint {
+		switch {
+		case ip == unknownEndpoint:
 			return ""
+		case ip == "" && hasIP && askedPort(asked) == port:
+			return askedHost
 		}
 		return ip
 	}
 	return endpoint
+}
+
+// askedPort returns the port of asked, 0 when it has none.
+func askedPort(asked string) int {
+	_, p, err := net.SplitHostPort(asked)
+	if err != nil {
+		return 0
+	}
+	n, err := strconv.Atoi(p)
+	if err != nil {
+		return 0
+	}
+	return n
+}
+
+// noAddressError is the bare reason (without ErrMalformed) for the master
+// at node index k that has no usable address; with the endpoint "?" it
+// wraps ErrNoHostname, which names the misconfiguration.
+func noAddressError(k int, endpoint, ip string) error {
+	if endpoint == unknownEndpoint {
+		return fmt.Errorf("node %d: master has no usable address (endpoint %q, ip %q): %w", k, endpoint, ip, ErrNoHostname)
+	}
+	return fmt.Errorf("node %d: master has no usable address (endpoint %q, ip %q)", k, endpoint, ip)
 }
 
 // joinAddr builds a host:port address, with brackets around IPv6 hosts.

@@ -36,6 +36,18 @@ var (
 	// shard package's cluster refresh).
 	ErrOtherCluster = errors.New("shardis: topology of another cluster")
 
+	// ErrNoHostname means a master that owns slots is listed with the
+	// endpoint "?" and no IP: the cluster is configured to give clients
+	// hostnames (cluster-preferred-endpoint-type hostname) but the node
+	// announces none (cluster-announce-hostname is empty), so the reply
+	// does not say where the node is. Errors that wrap it also wrap
+	// ErrMalformed. Setting cluster-announce-hostname on every node, or
+	// the endpoint type back to ip, fixes the cluster. (A node with "?",
+	// an empty IP and the port the client asked is the node that
+	// answered, which does not know its own IP: it is reached at the
+	// address the client asked, and is no error.)
+	ErrNoHostname = errors.New("shardis: cluster prefers hostnames but a node announces none")
+
 	// ErrNoSeeds means Discover was given no seed address.
 	ErrNoSeeds = errors.New("shardis: no seed address to discover the cluster from")
 )

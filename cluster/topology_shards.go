@@ -14,8 +14,11 @@ import "fmt"
 // servers that have both):
 //
 //   - endpoint "" (or missing or null) means the host of asked;
-//   - endpoint "?" means the node announces no hostname: its "ip" is used
-//     when not empty, otherwise the node is unreachable;
+//   - endpoint "?" means the node announces no hostname although the
+//     cluster prefers hostnames: its "ip" is used when not empty; an
+//     empty "ip" with the port of asked is the node that answered, which
+//     does not know its own IP (a cluster of one node), and means the
+//     host of asked; otherwise the node is unreachable;
 //   - any other endpoint (an IP or a hostname) is dialed as it is, and
 //     the "hostname" field, when present, is kept in NodeInfo.Hostname.
 //
@@ -35,7 +38,8 @@ import "fmt"
 //
 // Errors wrap ErrMalformed (saying where, e.g. "shard 2 node 1: port is
 // not an integer", indexes counting from 0), ErrIncomplete or
-// ErrAmbiguous.
+// ErrAmbiguous. A master with the endpoint "?" and no usable IP is an
+// ErrMalformed error that also wraps ErrNoHostname.
 func ParseShards(reply any, asked string) (*Table, error) {
 	return parseShards(reply, asked, false)
 }
@@ -61,16 +65,15 @@ func parseShards(reply any, asked string, useTLS bool) (*Table, error) {
 	if !ok {
 		return nil, fmt.Errorf("%w: CLUSTER SHARDS reply is %s, not an array", ErrMalformed, kind(reply))
 	}
-	askedHost := hostOf(asked)
 	shards := make([]Shard, 0, len(list))
 	for i, item := range list {
-		s, keep, err := parseShard(item, askedHost, useTLS)
+		s, keep, err := parseShard(item, asked, useTLS)
 		if err != nil {
 			cause := ErrMalformed
 			if _, ok := err.(twoMasters); ok {
 				cause = ErrAmbiguous
 			}
-			return nil, fmt.Errorf("%w: CLUSTER SHARDS shard %d: %s", cause, i, err)
+			return nil, fmt.Errorf("%w: CLUSTER SHARDS shard %d: %w", cause, i, err)
 		}
 		if keep {
 			shards = append(shards, s)
@@ -82,7 +85,7 @@ func parseShards(reply any, asked string, useTLS bool) (*Table, error) {
 // parseShard reads one shard map. keep is false for a shard that serves
 // no slot and has no usable master. The error is the bare reason, without
 // ErrMalformed.
-func parseShard(item any, askedHost string, useTLS bool) (s Shard, keep bool, err error) {
+func parseShard(item any, asked string, useTLS bool) (s Shard, keep bool, err error) {
 	fields, ok := item.([]any)
 	if !ok {
 		return s, false, fmt.Errorf("is %s, not a map", kind(item))
@@ -122,7 +125,7 @@ func parseShard(item any, askedHost string, useTLS bool) (s Shard, keep bool, er
 	var masters []shardsNodeEntry
 	var masterAt []int
 	for j, item := range nodes {
-		n, err := parseShardNode(item, askedHost, useTLS)
+		n, err := parseShardNode(item, asked, useTLS)
 		if err != nil {
 			return s, false, fmt.Errorf("node %d: %s", j, err)
 		}
@@ -164,7 +167,7 @@ func parseShard(item any, askedHost string, useTLS bool) (s Shard, keep bool, er
 		return s, false, nil
 	}
 	if m.info.Addr == "" {
-		return s, false, fmt.Errorf("node %d: master has no usable address (endpoint %q, ip %q)", masterAt[0], m.endpoint, m.ip)
+		return s, false, noAddressError(masterAt[0], m.endpoint, m.ip)
 	}
 	s.Master = m.info
 	return s, true, nil
@@ -200,7 +203,7 @@ func parseSlotPairs(slots []any) ([]SlotRange, error) {
 
 // parseShardNode reads one node map and resolves its address; info.Addr
 // is "" when the node cannot be reached.
-func parseShardNode(item any, askedHost string, useTLS bool) (n shardsNodeEntry, err error) {
+func parseShardNode(item any, asked string, useTLS bool) (n shardsNodeEntry, err error) {
 	fields, ok := item.([]any)
 	if !ok {
 		return n, fmt.Errorf("is %s, not a map", kind(item))
@@ -279,7 +282,7 @@ func parseShardNode(item any, askedHost string, useTLS bool) (n shardsNodeEntry,
 	if !ok {
 		return n, fmt.Errorf("port %d is not within 1-65535", raw)
 	}
-	if host := resolveHost(n.endpoint, n.ip, askedHost); host != "" {
+	if host := resolveHost(n.endpoint, n.ip, n.hasIP, port, asked); host != "" {
 		n.info.Addr = joinAddr(host, port)
 	}
 	return n, nil

@@ -12,7 +12,9 @@ import "fmt"
 // a flat array of name/value pairs) are accepted, and further elements
 // are ignored. The endpoint rules are those of ParseShards: an endpoint
 // of "" or null means the host of asked; "?" means the node's "ip" from
-// the metadata, and an unreachable node when there is none; "hostname" in
+// the metadata (an empty "ip" with the port of asked: the host of asked,
+// as the node that answered does not know its own IP), and an
+// unreachable node when there is none; "hostname" in
 // the metadata is kept in NodeInfo.Hostname. A node listed with port 0
 // and an endpoint of "" or "?" (a node flagged noaddr, whose address
 // answered with another node ID) is unreachable. Unreachable replicas are
@@ -24,19 +26,19 @@ import "fmt"
 // replicas that have not synced yet).
 //
 // Errors wrap ErrMalformed (saying where, e.g. "range 2 node 1: port is
-// not an integer", indexes counting from 0) or ErrIncomplete.
+// not an integer", indexes counting from 0) or ErrIncomplete; a master
+// with the endpoint "?" and no usable IP also wraps ErrNoHostname.
 func ParseSlots(reply any, asked string) (*Table, error) {
 	list, ok := reply.([]any)
 	if !ok {
 		return nil, fmt.Errorf("%w: CLUSTER SLOTS reply is %s, not an array", ErrMalformed, kind(reply))
 	}
-	askedHost := hostOf(asked)
 	var shards []Shard
 	byAddr := make(map[string]int)
 	for i, item := range list {
-		r, master, replicas, err := parseSlotEntry(item, askedHost)
+		r, master, replicas, err := parseSlotEntry(item, asked)
 		if err != nil {
-			return nil, fmt.Errorf("%w: CLUSTER SLOTS range %d: %s", ErrMalformed, i, err)
+			return nil, fmt.Errorf("%w: CLUSTER SLOTS range %d: %w", ErrMalformed, i, err)
 		}
 		k, seen := byAddr[master.Addr]
 		if !seen {
@@ -66,7 +68,7 @@ func hasAddr(nodes []NodeInfo, addr string) bool {
 
 // parseSlotEntry reads one [start, end, master, replica...] entry. The
 // error is the bare reason, without ErrMalformed.
-func parseSlotEntry(item any, askedHost string) (r SlotRange, master NodeInfo, replicas []NodeInfo, err error) {
+func parseSlotEntry(item any, asked string) (r SlotRange, master NodeInfo, replicas []NodeInfo, err error) {
 	fields, ok := item.([]any)
 	if !ok {
 		return r, master, nil, fmt.Errorf("is %s, not an array", kind(item))
@@ -86,13 +88,13 @@ func parseSlotEntry(item any, askedHost string) (r SlotRange, master NodeInfo, r
 	}
 	r = SlotRange{Start: int(start), End: int(end)}
 	for j, item := range fields[2:] {
-		n, endpoint, ip, err := parseSlotNode(item, askedHost)
+		n, endpoint, ip, err := parseSlotNode(item, asked)
 		if err != nil {
-			return r, master, nil, fmt.Errorf("node %d: %s", j, err)
+			return r, master, nil, fmt.Errorf("node %d: %w", j, err)
 		}
 		if j == 0 {
 			if n.Addr == "" {
-				return r, master, nil, fmt.Errorf("node 0: master has no usable address (endpoint %q, ip %q)", endpoint, ip)
+				return r, master, nil, noAddressError(0, endpoint, ip)
 			}
 			n.Role = RoleMaster
 			master = n
@@ -109,7 +111,8 @@ func parseSlotEntry(item any, askedHost string) (r SlotRange, master NodeInfo, r
 // parseSlotNode reads one [endpoint, port, id, metadata, ...] node entry
 // and resolves its address; Addr is "" when the node cannot be reached.
 // It also returns the endpoint and ip it saw, for error messages.
-func parseSlotNode(item any, askedHost string) (n NodeInfo, endpoint, ip string, err error) {
+func parseSlotNode(item any, asked string) (n NodeInfo, endpoint, ip string, err error) {
+	hasIP := false
 	fields, ok := item.([]any)
 	if !ok {
 		return n, "", "", fmt.Errorf("is %s, not an array", kind(item))
@@ -152,6 +155,7 @@ func parseSlotNode(item any, askedHost string) (n NodeInfo, endpoint, ip string,
 			switch key {
 			case "ip":
 				ip, ok = text(meta[k+1])
+				hasIP = true
 			case "hostname":
 				n.Hostname, ok = text(meta[k+1])
 			}
@@ -166,7 +170,7 @@ func parseSlotNode(item any, askedHost string) (n NodeInfo, endpoint, ip string,
 		// an empty endpoint and port 0. It is unreachable.
 		return n, endpoint, ip, nil
 	}
-	if host := resolveHost(endpoint, ip, askedHost); host != "" {
+	if host := resolveHost(endpoint, ip, hasIP, port, asked); host != "" {
 		n.Addr = joinAddr(host, port)
 	}
 	return n, endpoint, ip, nil

@@ -106,8 +106,16 @@ func (c *Client) keepFailed(ctx context.Context, r *ClusterRouter, old, t *clust
 		case listKnown:
 			// A node t names by another of its addresses (its hostname
 			// instead of its IP, once cluster-preferred-endpoint-type
-			// changed) is in t, not failed: its old name retires.
+			// changed; the host a seed was named by, with unknown-endpoint,
+			// where the list shows only IPs) is in t, not failed: its old
+			// name retires. t's node IDs say so whatever the list names;
+			// the list's addresses, for a table without IDs.
 			inT := map[string]bool{}
+			for _, n := range t.Nodes() {
+				if n.ID != "" {
+					inT[n.ID] = true
+				}
+			}
 			for a, id := range listed {
 				if in[a] {
 					inT[id] = true

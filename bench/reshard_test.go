@@ -158,7 +158,8 @@ func BenchmarkReshardMover(b *testing.B) {
 	// the elapsed time, the tool's CPU and the servers' CPU.
 	type run struct{ wall, cpu, srv time.Duration }
 	own := func(b *testing.B, n int) run {
-		cpu, srv, start := ProcessCPU(), ChildrenCPU("redis-server"), time.Now()
+		srv := ChildrenCPU("redis-server") // before the tool's clock: the scan of /proc is not the tool's
+		cpu, start := ProcessCPU(), time.Now()
 		rep, err := reshard.Move(ctx, reshard.Options{From: from, To: to, SkipClientCheck: true, SkipVerify: true,
 			Batch: envInt("SHARDIS_BENCH_RESHARD_BATCH", 0), Dump: os.Getenv("SHARDIS_BENCH_RESHARD_DUMP") != ""})
 		r := run{time.Since(start), ProcessCPU() - cpu, ChildrenCPU("redis-server") - srv}
@@ -397,7 +398,8 @@ func BenchmarkMigrationClient(b *testing.B) {
 // rates are over the time it lasted.
 func readBoth(ctx context.Context, b *testing.B, c *shard.Client, cmd string, moving, staying []string, d time.Duration, wrap bool) phaseResult {
 	var mOps, sOps atomic.Int64
-	cli0, srv0 := ProcessCPU(), ChildrenCPU("redis-server")
+	srv0 := ChildrenCPU("redis-server") // before the client's clock: the scan of /proc is not the client's
+	cli0 := ProcessCPU()
 	var failed failures
 	var ranOut atomic.Bool
 	var wg sync.WaitGroup
@@ -479,7 +481,8 @@ type idleLoad struct {
 }
 
 func (l *idleLoad) add(ctx context.Context, b *testing.B, c *shard.Client, keys []string, d time.Duration) {
-	cli, srv := ProcessCPU(), ChildrenCPU("redis-server")
+	srv := ChildrenCPU("redis-server") // before the client's clock: the scan of /proc is not the client's
+	cli := ProcessCPU()
 	l.ops += readOnly(ctx, b, c, keys, 16, d) * d.Seconds()
 	l.secs += d.Seconds()
 	l.cpu += ProcessCPU() - cli + ChildrenCPU("redis-server") - srv

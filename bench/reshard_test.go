@@ -158,7 +158,8 @@ func BenchmarkReshardMover(b *testing.B) {
 	// the elapsed time, the tool's CPU and the servers' CPU.
 	type run struct{ wall, cpu, srv time.Duration }
 	own := func(b *testing.B, n int) run {
-		cpu, srv, start := ProcessCPU(), ChildrenCPU("redis-server"), time.Now()
+		srv := ChildrenCPU("redis-server") // before the tool's clock: the scan of /proc is not the tool's
+		cpu, start := ProcessCPU(), time.Now()
 		rep, err := reshard.Move(ctx, reshard.Options{From: from, To: to, SkipClientCheck: true, SkipVerify: true,
 			Batch: envInt("SHARDIS_BENCH_RESHARD_BATCH", 0), Dump: os.Getenv("SHARDIS_BENCH_RESHARD_DUMP") != ""})
 		r := run{time.Since(start), ProcessCPU() - cpu, ChildrenCPU("redis-server") - srv}
@@ -397,8 +398,9 @@ func BenchmarkMigrationClient(b *testing.B) {
 // rates are over the time it lasted.
 func readBoth(ctx context.Context, b *testing.B, c *shard.Client, cmd string, moving, staying []string, d time.Duration, wrap bool) phaseResult {
 	var mOps, sOps atomic.Int64
-	cli0, srv0 := ProcessCPU(), ChildrenCPU("redis-server")
-	var failed atomic.Int64
+	srv0 := ChildrenCPU("redis-server") // before the client's clock: the scan of /proc is not the client's
+	cli0 := ProcessCPU()
+	var failed failures
 	var ranOut atomic.Bool
 	var wg sync.WaitGroup
 	start := time.Now()
@@ -416,14 +418,16 @@ func readBoth(ctx context.Context, b *testing.B, c *shard.Client, cmd string, mo
 					}
 					i = g
 				}
+				var r any
 				var err error
 				if cmd == "SET" {
-					_, err = c.Do(ctx, "SET", moving[i], value)
+					r, err = c.Do(ctx, "SET", moving[i], value)
 				} else {
-					_, err = c.Do(ctx, "GET", moving[i])
+					r, err = c.Do(ctx, "GET", moving[i])
 				}
-				if err != nil {
-					failed.Add(1)
+				if err := CheckReply(cmd, r, err, len(value)); err != nil {
+					failed.fail(err)
+					continue
 				}
 				mOps.Add(1)
 			}
@@ -432,8 +436,10 @@ func readBoth(ctx context.Context, b *testing.B, c *shard.Client, cmd string, mo
 			defer wg.Done()
 			rng := rand.New(rand.NewPCG(uint64(g), 7))
 			for running() {
-				if _, err := c.Do(ctx, "GET", staying[rng.IntN(len(staying))]); err != nil {
-					failed.Add(1)
+				r, err := c.Do(ctx, "GET", staying[rng.IntN(len(staying))])
+				if err := CheckReply("GET", r, err, len(value)); err != nil {
+					failed.fail(err)
+					continue
 				}
 				sOps.Add(1)
 			}
@@ -441,9 +447,7 @@ func readBoth(ctx context.Context, b *testing.B, c *shard.Client, cmd string, mo
 	}
 	wg.Wait()
 	took := time.Since(start)
-	if f := failed.Load(); f > 0 {
-		b.Fatalf("%d reads failed", f)
-	}
+	failed.check(b)
 	if took < d/2 {
 		b.Fatalf("the moving keys ran out after %v of %v: make the data set larger", took, d)
 	}
@@ -477,7 +481,8 @@ type idleLoad struct {
 }
 
 func (l *idleLoad) add(ctx context.Context, b *testing.B, c *shard.Client, keys []string, d time.Duration) {
-	cli, srv := ProcessCPU(), ChildrenCPU("redis-server")
+	srv := ChildrenCPU("redis-server") // before the client's clock: the scan of /proc is not the client's
+	cli := ProcessCPU()
 	l.ops += readOnly(ctx, b, c, keys, 16, d) * d.Seconds()
 	l.secs += d.Seconds()
 	l.cpu += ProcessCPU() - cli + ChildrenCPU("redis-server") - srv
@@ -490,7 +495,8 @@ func (l *idleLoad) rate() float64 { return l.ops / l.secs }
 
 // readOnly runs g goroutines reading keys at random for d; ops/s.
 func readOnly(ctx context.Context, b *testing.B, c *shard.Client, keys []string, g int, d time.Duration) float64 {
-	var ops, failed atomic.Int64
+	var ops atomic.Int64
+	var failed failures
 	var wg sync.WaitGroup
 	deadline := time.Now().Add(d)
 	for i := 0; i < g; i++ {
@@ -499,16 +505,38 @@ func readOnly(ctx context.Context, b *testing.B, c *shard.Client, keys []string,
 			defer wg.Done()
 			rng := rand.New(rand.NewPCG(uint64(i), 9))
 			for time.Now().Before(deadline) {
-				if _, err := c.Do(ctx, "GET", keys[rng.IntN(len(keys))]); err != nil {
-					failed.Add(1)
+				r, err := c.Do(ctx, "GET", keys[rng.IntN(len(keys))])
+				if err := CheckReply("GET", r, err, len(value)); err != nil {
+					failed.fail(err)
+					continue
 				}
 				ops.Add(1)
 			}
 		}()
 	}
 	wg.Wait()
-	if f := failed.Load(); f > 0 {
-		b.Fatalf("%d reads failed", f)
-	}
+	failed.check(b)
 	return float64(ops.Load()) / d.Seconds()
+}
+
+// failures counts the commands of concurrent goroutines that failed or
+// did not answer what the workload wrote (a GET that found no value), and
+// keeps the first error.
+type failures struct {
+	n     atomic.Int64
+	once  sync.Once
+	first error
+}
+
+func (f *failures) fail(err error) {
+	f.once.Do(func() { f.first = err })
+	f.n.Add(1)
+}
+
+// check fails b when a command failed; call it after the goroutines
+// ended.
+func (f *failures) check(b *testing.B) {
+	if n := f.n.Load(); n > 0 {
+		b.Fatalf("%d commands failed, the first: %v", n, f.first)
+	}
 }

@@ -13,8 +13,8 @@ type Kind string
 const (
 	// Single is one command per call, alternately SET and GET of one key.
 	Single Kind = "single"
-	// Pipeline is one Pipeline.Exec of Size commands, SET and GET of
-	// Size/2 keys interleaved.
+	// Pipeline is one Pipeline.Exec of Size commands: SET and GET of
+	// (Size+1)/2 keys interleaved, the last GET left out when Size is odd.
 	Pipeline Kind = "pipeline"
 	// MSet is one MSET of Size keys, which the client splits by shard
 	// (ring mode) or hash slot (cluster mode).

@@ -91,11 +91,12 @@ type Result struct {
 	Target string `json:"target"`
 	Case
 	// Ops counts the operations (calls, pipelines, MGETs) that completed
-	// without error; Commands the commands or keys they carried.
+	// without error and with every reply as written (a SET's "OK", a
+	// GET's value); Commands the commands or keys they carried.
 	Ops      int64 `json:"ops"`
 	Commands int64 `json:"commands"`
-	// Errors counts the operations that failed; FirstError is the first
-	// failure's message.
+	// Errors counts the operations that failed or had a reply other than
+	// the one written; FirstError is the first failure's message.
 	Errors     int64  `json:"errors"`
 	FirstError string `json:"first_error,omitempty"`
 	// Seconds is the measured time.

@@ -3,12 +3,14 @@ package e2e
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/shardis/shardis/bench"
 	"github.com/shardis/shardis/shard"
 )
 
@@ -31,6 +33,7 @@ type caller struct {
 	errs    int64
 	first   error
 	args    []any
+	verbs   []string // the commands of the pipeline being checked
 }
 
 // runCase runs c on client for a warm-up (see warmUp), then for d, and
@@ -174,28 +177,38 @@ func (cl *caller) do(ctx context.Context) error {
 	case Single:
 		if cl.last == "" {
 			cl.last = cl.take(1)[0]
-			_, err := cl.client.Do(ctx, "SET", cl.last, value)
-			return err
+			r, err := cl.client.Do(ctx, "SET", cl.last, value)
+			return checkReply("SET", cl.last, r, err)
 		}
 		k := cl.last // GET the key just written
 		cl.last = ""
-		_, err := cl.client.Do(ctx, "GET", k)
-		return err
+		r, err := cl.client.Do(ctx, "GET", k)
+		return checkReply("GET", k, r, err)
 	case Pipeline:
+		// (Size+1)/2 keys, each SET then read back, the last GET left out
+		// when Size is odd: Size commands in all.
 		p := cl.client.Pipeline()
-		for _, k := range cl.take(max(cl.c.Size/2, 1)) {
+		keys := cl.take((cl.c.Size + 1) / 2)
+		verbs := cl.verbs[:0]
+		for _, k := range keys {
 			p.Send("SET", k, value)
+			verbs = append(verbs, "SET")
 			if p.Len() < cl.c.Size {
 				p.Send("GET", k)
+				verbs = append(verbs, "GET")
 			}
 		}
+		cl.verbs = verbs
 		res, err := p.Exec(ctx)
 		if err != nil {
 			return err
 		}
-		for _, r := range res {
-			if r.Err != nil {
-				return r.Err
+		if len(res) != len(verbs) {
+			return fmt.Errorf("%w: %d results for a pipeline of %d commands", bench.ErrWorkload, len(res), len(verbs))
+		}
+		for i, r := range res {
+			if err := checkReply(verbs[i], keys[i/2], r.Reply, r.Err); err != nil {
+				return err
 			}
 		}
 		return nil
@@ -212,12 +225,52 @@ func (cl *caller) do(ctx context.Context) error {
 				cl.args = append(cl.args, value)
 			}
 		}
-		name := "MGET"
 		if cl.c.Kind == MSet {
-			name = "MSET"
+			r, err := cl.client.Do(ctx, "MSET", cl.args...)
+			return checkReply("MSET", keys[0], r, err)
 		}
-		_, err := cl.client.Do(ctx, name, cl.args...)
-		return err
+		r, err := cl.client.Do(ctx, "MGET", cl.args...)
+		if err != nil {
+			return fmt.Errorf("%w: MGET: %w", bench.ErrWorkload, err)
+		}
+		vals, ok := r.([]any)
+		if !ok || len(vals) != len(keys) {
+			return fmt.Errorf("%w: MGET of %d keys: unexpected reply %T", bench.ErrWorkload, len(keys), r)
+		}
+		for i, v := range vals {
+			if err := checkReply("GET", keys[i], v, nil); err != nil {
+				return err
+			}
+		}
+		return nil
 	}
 	return errors.New("shardis: unknown case kind " + string(cl.c.Kind))
+}
+
+// checkReply checks the reply to one command of the workload: no error,
+// "OK" for SET and MSET, the value written for GET (a GET of an MGET too).
+// A reply that is not what was written (a key that another client removed,
+// a nil) makes the operation fail, so that it never counts as done.
+func checkReply(verb, key string, reply any, err error) error {
+	if err != nil {
+		return fmt.Errorf("%w: %s %q: %w", bench.ErrWorkload, verb, key, err)
+	}
+	want := value
+	if verb != "GET" {
+		want = "OK"
+	}
+	switch r := reply.(type) {
+	case string:
+		if r == want {
+			return nil
+		}
+	case []byte:
+		if string(r) == want {
+			return nil
+		}
+	}
+	if reply == nil {
+		return fmt.Errorf("%w: %s %q: no value", bench.ErrWorkload, verb, key)
+	}
+	return fmt.Errorf("%w: %s %q: unexpected reply of type %T", bench.ErrWorkload, verb, key, reply)
 }

@@ -17,12 +17,17 @@ import (
 	"github.com/shardis/shardis/internal/redistest"
 )
 
+// fakeDir is the directory fakeBinary built into, "" before; TestMain
+// removes it when the tests end.
+var fakeDir string
+
 // fakeBinary builds bench/fakeredis once per test process.
 var fakeBinary = sync.OnceValues(func() (string, error) {
 	dir, err := os.MkdirTemp("", "fakeredis-")
 	if err != nil {
 		return "", err
 	}
+	fakeDir = dir
 	bin := filepath.Join(dir, "fakeredis")
 	// Built from its source directory, found from this file's, so that a
 	// test binary run from anywhere can build it.

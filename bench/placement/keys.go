@@ -16,16 +16,22 @@ const IDPlaceholder = "{id}"
 // DefaultPattern is the key pattern used when none is given.
 const DefaultPattern = "user:{id}:profile"
 
+// maxGenerated bounds the keys GenerateKeys makes: past a few billion the
+// allocation alone ends the process with a fatal (unrecoverable)
+// out-of-memory error, and far fewer already exhaust an ordinary machine.
+const maxGenerated = 10_000_000
+
 // GenerateKeys returns n keys made from pattern by replacing every "{id}"
 // with the numbers 0 to n-1 ("user:{id}:profile" gives "user:0:profile",
 // "user:1:profile", ...). The pattern must contain "{id}", and n must be
-// positive.
+// positive and at most 10,000,000 (more keys than a run of every
+// strategy and layout holds in memory on an ordinary machine).
 func GenerateKeys(pattern string, n int) ([]string, error) {
 	if !strings.Contains(pattern, IDPlaceholder) {
 		return nil, fmt.Errorf("%w: key pattern %q has no %s, so every key would be the same", ErrBadInput, pattern, IDPlaceholder)
 	}
-	if n <= 0 {
-		return nil, fmt.Errorf("%w: %d keys requested", ErrBadInput, n)
+	if n <= 0 || n > maxGenerated {
+		return nil, fmt.Errorf("%w: %d keys requested (want 1..%d)", ErrBadInput, n, maxGenerated)
 	}
 	before, after, _ := strings.Cut(pattern, IDPlaceholder)
 	multi := strings.Contains(after, IDPlaceholder)

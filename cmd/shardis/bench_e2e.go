@@ -37,7 +37,8 @@ it and prints what was measured so far.
 
 Prints a table; --report DIR also writes DIR/report.md with SVG charts
 (throughput.svg, latency.svg); --json prints one JSON document instead of
-the table.
+the table. Every reply is checked against what was written; a run in
+which operations failed prints its figures and exits with status 1.
 
 Flags:
 `
@@ -146,7 +147,27 @@ func runBenchE2E(ctx context.Context, env *cliEnv, args []string) error {
 		}
 		return runErr
 	}
-	return nil
+	return failedOperations(rep)
+}
+
+// errBenchFailed marks a run in which operations failed: its figures leave
+// them out, so they measure less work than was asked for.
+var errBenchFailed = errors.New("operations failed")
+
+// failedOperations returns an error wrapping errBenchFailed when a result
+// of rep counts failed operations, nil otherwise.
+func failedOperations(rep *e2e.Report) error {
+	var failed, cases int64
+	for _, r := range rep.Results {
+		if r.Errors > 0 {
+			failed += r.Errors
+			cases++
+		}
+	}
+	if failed == 0 {
+		return nil
+	}
+	return fmt.Errorf("%w: %d of them in %d of %d measurements, whose figures leave them out", errBenchFailed, failed, cases, len(rep.Results))
 }
 
 // e2eCases builds the cases from the size flags.

@@ -43,8 +43,8 @@ Generated shards are named shard-1, shard-2, ... at 10.0.0.1:6379, ...
 (only hashed, never contacted). LIST for --shards is comma-separated
 "HOST:PORT[:WEIGHT][ NAME]" entries, as for 'shardis locate'.
 
-Without --keys, 100000 keys are generated from the pattern; {id} is
-replaced by 0, 1, 2, ... With --keys, one key per line ("-" reads standard
+Without --keys, 100000 keys (--generate: 1 to 10000000) are generated
+from the pattern; {id} is replaced by 0, 1, 2, ... With --keys, one key per line ("-" reads standard
 input); --pattern and --generate are then usage errors.
 
 Prints a table; --report DIR also writes DIR/report.md with SVG charts
@@ -80,8 +80,14 @@ func runBenchPlacement(ctx context.Context, env *cliEnv, args []string) error {
 	if *keysFile != "" && *generate != 0 {
 		return fmt.Errorf("%w: give --keys or --generate, not both", errUsage)
 	}
-	patternSet := false
-	fs.Visit(func(f *flag.Flag) { patternSet = patternSet || f.Name == "pattern" })
+	patternSet, generateSet := false, false
+	fs.Visit(func(f *flag.Flag) {
+		patternSet = patternSet || f.Name == "pattern"
+		generateSet = generateSet || f.Name == "generate"
+	})
+	if generateSet && *generate == 0 {
+		return fmt.Errorf("%w: --generate must be at least 1", errUsage)
+	}
 	if *keysFile != "" && patternSet {
 		return fmt.Errorf("%w: --pattern is for generated keys; --keys reads them instead", errUsage)
 	}

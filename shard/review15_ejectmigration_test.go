@@ -1,0 +1,159 @@
+package shard_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/gomodule/redigo/redis"
+	"github.com/shardis/shardis/internal/redistest"
+	"github.com/shardis/shardis/shard"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// currentRingRouter returns the ring router c routes by now.
+func currentRingRouter(t *testing.T, c *shard.Client) *shard.RingRouter {
+	t.Helper()
+	rr, ok := c.Router().(*shard.RingRouter)
+	require.True(t, ok, "a ring client's Router is a *RingRouter")
+	return rr
+}
+
+// checkEjectedPlacement writes every key through c, reads it back, and
+// checks that each is held by exactly one server, none of them out.
+func checkEjectedPlacement(t *testing.T, c *shard.Client, servers []*redistest.Server, keys []string, val string, out ...*redistest.Server) {
+	t.Helper()
+	ctx := context.Background()
+	for _, k := range keys {
+		_, err := c.Do(ctx, "SET", k, val)
+		require.NoError(t, err)
+		got, err := redis.String(c.Do(ctx, "GET", k))
+		require.NoError(t, err)
+		require.Equal(t, val, got, "GET %s after SET", k)
+		h := holders(t, servers, k)
+		require.Len(t, h, 1, "key %s is held once", k)
+		for _, s := range out {
+			require.NotEqual(t, s.Addr, h[0], "key %s is on the shard ejected by hand", k)
+		}
+	}
+}
+
+// A shard the operator ejected by hand (maintenance) stays out of the
+// ring when a migration replaces the client's ring router by one for a
+// topology that has the same shard: at the fence's switch, and after
+// FinishMigration. Its keys go to the stand-in shards, never to it.
+func TestReview15HandEjectionHoldsAcrossMigration(t *testing.T) {
+	ctx := context.Background()
+	servers := redistest.StartNTB(t, 4, redistest.Options{})
+	from, to := ringConfig(servers[:3]), ringConfig(servers)
+	for _, armed := range []bool{true, false} {
+		t.Run(fmt.Sprintf("armed=%v", armed), func(t *testing.T) {
+			for _, s := range servers {
+				_, err := s.Do("FLUSHALL")
+				require.NoError(t, err)
+			}
+			c := newClient(t, from)
+			old := currentRingRouter(t, c)
+			require.NoError(t, old.Eject(1))
+			keys := make([]string, 200)
+			for i := range keys {
+				keys[i] = fmt.Sprintf("hand:%d", i)
+			}
+			checkEjectedPlacement(t, c, servers, keys, "before", servers[1])
+
+			require.NoError(t, c.StartMigration(ctx, to))
+			if armed {
+				require.NoError(t, c.ArmMigration())
+				nr := currentRingRouter(t, c)
+				require.NotSame(t, old, nr, "the fence's switch routes by the new topology's router")
+				assert.True(t, nr.Ejected(1), "the shard ejected by hand is out of the new router")
+				for _, i := range []int{0, 2, 3} {
+					assert.False(t, nr.Ejected(i), "shard %d", i)
+				}
+				// Reads move each key to its owner in the new ring.
+				for _, k := range keys {
+					got, err := redis.String(c.Do(ctx, "GET", k))
+					require.NoError(t, err)
+					require.Equal(t, "before", got, "GET %s during the migration", k)
+					assert.NotContains(t, holders(t, servers, k), servers[1].Addr, "key %s", k)
+				}
+				checkEjectedPlacement(t, c, servers, keys, "during", servers[1])
+			}
+			// Unarmed, FinishMigration switches to the new router itself.
+			require.NoError(t, c.FinishMigration())
+			nr := currentRingRouter(t, c)
+			require.NotSame(t, old, nr)
+			assert.True(t, nr.Ejected(1), "the shard ejected by hand is out after FinishMigration")
+			if !armed {
+				// No key was moved: the old copies are not the point here.
+				for _, s := range servers {
+					_, err := s.Do("FLUSHALL")
+					require.NoError(t, err)
+				}
+			}
+			checkEjectedPlacement(t, c, servers, keys, "after", servers[1])
+
+			// The operator's Restore puts it back.
+			require.NoError(t, nr.Restore(1))
+			assert.False(t, nr.Ejected(1))
+			var onIt int
+			for _, k := range keys {
+				_, err := c.Do(ctx, "SET", k, "restored")
+				require.NoError(t, err)
+				if n, err := servers[1].Do("EXISTS", k); err == nil && n == "1" {
+					onIt++
+				}
+			}
+			assert.Positive(t, onIt, "restored, shard 1 owns keys again")
+		})
+	}
+}
+
+// AbortMigration routes by the old topology's router again: the
+// ejections and restores the operator made by hand on the router routed
+// by meanwhile hold there too.
+func TestReview15HandEjectionHoldsAcrossAbortMigration(t *testing.T) {
+	ctx := context.Background()
+	servers := redistest.StartNTB(t, 4, redistest.Options{})
+	from, to := ringConfig(servers[:3]), ringConfig(servers)
+	for _, armed := range []bool{true, false} {
+		t.Run(fmt.Sprintf("armed=%v", armed), func(t *testing.T) {
+			for _, s := range servers {
+				_, err := s.Do("FLUSHALL")
+				require.NoError(t, err)
+			}
+			c := newClient(t, from)
+			old := currentRingRouter(t, c)
+			require.NoError(t, old.Eject(1))
+			keys := make([]string, 200)
+			for i := range keys {
+				keys[i] = fmt.Sprintf("abort:%d", i)
+			}
+			require.NoError(t, c.StartMigration(ctx, to))
+			if armed {
+				require.NoError(t, c.ArmMigration())
+			}
+			// Maintenance moves on: shard 1 is back, shard 2 leaves.
+			cur := currentRingRouter(t, c)
+			require.NoError(t, cur.Restore(1))
+			require.NoError(t, cur.Eject(2))
+			checkEjectedPlacement(t, c, servers, keys, "during", servers[2])
+
+			require.NoError(t, c.AbortMigration(ctx))
+			if armed {
+				require.NoError(t, c.ArmMigration()) // the rollback's fence
+			}
+			back := currentRingRouter(t, c)
+			require.Same(t, old, back, "the client routes by the old topology again")
+			assert.False(t, back.Ejected(1), "restored by hand during the migration")
+			assert.True(t, back.Ejected(2), "ejected by hand during the migration")
+			assert.False(t, back.Ejected(0))
+			checkEjectedPlacement(t, c, servers, keys, "after", servers[2])
+			if armed {
+				require.NoError(t, c.FinishMigration())
+				assert.True(t, currentRingRouter(t, c).Ejected(2))
+			}
+		})
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/gomodule/redigo/redis"
 	"github.com/shardis/shardis/internal/redistest"
@@ -156,4 +157,39 @@ func TestReview15HandEjectionHoldsAcrossAbortMigration(t *testing.T) {
 			}
 		})
 	}
+}
+
+// After a migration the client routes by the new topology's ring router:
+// ejecting a shard by hand there re-places the subscriptions as on the
+// router the client was built with, so PUBLISH through the client (sent
+// to the stand-in shard) still reaches them.
+func TestReview15HandEjectionAfterMigrationMovesSubscriptions(t *testing.T) {
+	ctx := context.Background()
+	servers := redistest.StartNTB(t, 4, redistest.Options{})
+	from, to := ringConfig(servers[:3]), ringConfig(servers)
+	c := newClient(t, from)
+	require.NoError(t, c.StartMigration(ctx, to))
+	require.NoError(t, c.ArmMigration())
+	require.NoError(t, c.FinishMigration())
+	nr := currentRingRouter(t, c)
+
+	r := ringOf(t, to.RingConfig())
+	var channel string
+	for i := 0; channel == ""; i++ {
+		if name := fmt.Sprintf("moved:%d", i); r.Locate(name) == 1 {
+			channel = name
+		}
+	}
+	sub, err := c.Subscribe(ctx, channel)
+	require.NoError(t, err)
+	defer sub.Close()
+	_ = receiveWithin(t, sub, 5*time.Second)
+	require.Equal(t, 1, numSub(t, servers[1], "NUMSUB", channel))
+
+	require.NoError(t, nr.Eject(1))
+	waitFor(t, 10*time.Second, "a PUBLISH through the client to reach the subscription", func() bool {
+		n, err := redis.Int(c.Do(ctx, "PUBLISH", channel, "x"))
+		return err == nil && n == 1
+	})
+	assert.Equal(t, 0, numSub(t, servers[1], "NUMSUB", channel), "the subscription left the shard ejected by hand")
 }

@@ -26,6 +26,10 @@ type RingRouter struct {
 	byHand  []bool // ejected by Eject, not by AutoEject: held until Restore
 	state   atomic.Pointer[ringState]
 	watch   topologyWatchers // told of every ejection and restore (subscriptions)
+	// told is done once the client tells its subscriptions of this
+	// router's ejections and restores (a router a migration brought in:
+	// they watch the client's first router alone).
+	told sync.Once
 }
 
 // ringState is one immutable ring plus the map from its shard indexes

@@ -193,3 +193,55 @@ func TestReview15HandEjectionAfterMigrationMovesSubscriptions(t *testing.T) {
 	})
 	assert.Equal(t, 0, numSub(t, servers[1], "NUMSUB", channel), "the subscription left the shard ejected by hand")
 }
+
+// A Sentinel shard ejected by hand stays out when its master fails over:
+// the client follows the new master without building another ring router,
+// and writes never reach either server of the shard the operator took out.
+func TestReview15HandEjectionHoldsAcrossSentinelFailover(t *testing.T) {
+	ctx := context.Background()
+	set := redistest.StartSentinelsTB(t, sentinelSetOptions(2))
+	cfg := sentinelConfig(set)
+	cfg.Sentinel.RefreshInterval = 50 * time.Millisecond
+	cfg.Sentinel.MinRefreshInterval = 10 * time.Millisecond
+	c := newClient(t, cfg)
+	rr := currentRingRouter(t, c)
+	require.NoError(t, rr.Eject(1))
+	old, err := set.Master(1)
+	require.NoError(t, err)
+	next, err := set.Replica(1)
+	require.NoError(t, err)
+	keys := make([]string, 100)
+	for i := range keys {
+		keys[i] = fmt.Sprintf("sent:%d", i)
+	}
+	written := func(val string) {
+		t.Helper()
+		for _, k := range keys {
+			_, err := c.Do(ctx, "SET", k, val)
+			require.NoError(t, err)
+			got, err := redis.String(c.Do(ctx, "GET", k))
+			require.NoError(t, err)
+			require.Equal(t, val, got, "GET %s after SET", k)
+			for _, s := range []*redistest.Server{old, next} {
+				n, err := s.Do("EXISTS", k)
+				require.NoError(t, err)
+				require.Equal(t, "0", n, "key %s is on %s, of the shard ejected by hand", k, s.Addr)
+			}
+		}
+	}
+	written("before")
+
+	_, err = set.Sentinels[0].Do("SENTINEL", "FAILOVER", set.Names()[1])
+	require.NoError(t, err)
+	waitFor(t, 60*time.Second, "the client to follow shard 1's failover", func() bool {
+		for _, st := range c.Stats().Sentinel {
+			if st.Name == "shard-1" {
+				return st.Master == next.Addr
+			}
+		}
+		return false
+	})
+	require.Same(t, rr, currentRingRouter(t, c), "a failover keeps the ring router")
+	assert.True(t, rr.Ejected(1), "the shard ejected by hand is still out after its failover")
+	written("after")
+}

@@ -136,6 +136,12 @@ func (rr *RingRouter) Ejected(i int) bool {
 // itself when they answer again, not one taken out by hand (for
 // maintenance, say), even if it went down and came back meanwhile. Ejecting
 // by hand a node that AutoEject took out makes it one ejected by hand.
+//
+// The ejection holds when a migration (Client.StartMigration,
+// FinishMigration, AbortMigration) gives the client another ring router:
+// the router it routes by next has the same node (the same address) out
+// too, and one restored stays in; a node that the next topology lacks
+// leaves its state behind. A Sentinel shard's failover keeps the router.
 func (rr *RingRouter) Eject(i int) error {
 	_, err := rr.setEjected(i, true, true)
 	return err

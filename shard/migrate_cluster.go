@@ -55,6 +55,7 @@ type clusterSwitch struct {
 // command planned by t finds it); when it is a ring, the client stops
 // being one. Subscriptions follow.
 func (c *Client) switchTo(t *topology) {
+	c.carryEjections(t)
 	c.switching.mu.Lock()
 	if t.cl != nil {
 		c.publishCluster(t.cl)
@@ -68,6 +69,34 @@ func (c *Client) switchTo(t *topology) {
 	c.subs.topo.notify()
 	if t.cl != nil {
 		c.refresh(c.life, false) // its table may have aged since discovery
+	}
+}
+
+// carryEjections gives t's ring router, before the client routes by it,
+// the ejections of the ring router it routes by now for the shards both
+// have (RingRouter.adoptEjections): a shard ejected by hand stays out of
+// the ring across a migration's switch, end or abort, and one restored
+// by hand stays in. The subscriptions then follow that router's
+// ejections and restores. The only failure, a ring that cannot be built
+// without shards rr already validated, leaves t's router as it was.
+func (c *Client) carryEjections(t *topology) {
+	cur := c.topo.Load()
+	if cur == nil {
+		return
+	}
+	next, ok := t.router.(*RingRouter)
+	if !ok {
+		return
+	}
+	if prev, ok := cur.router.(*RingRouter); ok {
+		_ = next.adoptEjections(prev)
+	}
+	if next != c.ring {
+		// The subscriptions watch the ring router the client was built
+		// with (subscribeNew): told of this one's ejections and restores
+		// too, they re-place their names when the operator ejects a
+		// shard of the topology a migration brought in.
+		next.told.Do(func() { next.watch.add(c.subs.topo.notify) })
 	}
 }
 

@@ -26,6 +26,10 @@ type RingRouter struct {
 	byHand  []bool // ejected by Eject, not by AutoEject: held until Restore
 	state   atomic.Pointer[ringState]
 	watch   topologyWatchers // told of every ejection and restore (subscriptions)
+	// told is done once the client tells its subscriptions of this
+	// router's ejections and restores (a router a migration brought in:
+	// they watch the client's first router alone).
+	told sync.Once
 }
 
 // ringState is one immutable ring plus the map from its shard indexes
@@ -132,6 +136,12 @@ func (rr *RingRouter) Ejected(i int) bool {
 // itself when they answer again, not one taken out by hand (for
 // maintenance, say), even if it went down and came back meanwhile. Ejecting
 // by hand a node that AutoEject took out makes it one ejected by hand.
+//
+// The ejection holds when a migration (Client.StartMigration,
+// FinishMigration, AbortMigration) gives the client another ring router:
+// the router it routes by next has the same node (the same address) out
+// too, and one restored stays in; a node that the next topology lacks
+// leaves its state behind. A Sentinel shard's failover keeps the router.
 func (rr *RingRouter) Eject(i int) error {
 	_, err := rr.setEjected(i, true, true)
 	return err
@@ -177,6 +187,17 @@ func (rr *RingRouter) setEjected(i int, out, byHand bool) (changed bool, err err
 		return false, nil
 	}
 	rr.ejected[i] = out
+	if err := rr.rebuild(); err != nil {
+		rr.ejected[i] = !out
+		rr.byHand[i] = wasByHand
+		return false, err
+	}
+	return true, nil
+}
+
+// rebuild makes the ring of the shards rr.ejected leaves in the router's
+// ring state. The caller holds rr.mu.
+func (rr *RingRouter) rebuild() error {
 	var gone, toCfg []int
 	for j, e := range rr.ejected {
 		if e {
@@ -187,17 +208,64 @@ func (rr *RingRouter) setEjected(i int, out, byHand bool) (changed bool, err err
 	}
 	if len(toCfg) == 0 {
 		rr.store(&ringState{})
-		return true, nil
+		return nil
 	}
 	// As twemproxy rebuilds its continuum: a ketama shard that the
 	// remaining weights leave without a point owns no key, instead of
 	// keeping the down shard in the ring.
 	r, err := rr.full.Without(gone...)
 	if err != nil {
-		rr.ejected[i] = !out
-		rr.byHand[i] = wasByHand
-		return false, err
+		return err
 	}
 	rr.store(&ringState{r: r, toCfg: toCfg})
-	return true, nil
+	return nil
+}
+
+// adoptEjections gives each node of rr that prev also has (the same
+// address: the same server, or the same Sentinel shard) the ejection prev
+// gives it, by hand or by AutoEject, in or out: rr is about to replace
+// prev as the router the client routes by (a migration's switch, its end
+// or its abort), and a shard the operator took out for maintenance must
+// not come back into the ring, nor one put back leave it, because the
+// client changed routers. A node prev lacks keeps its state in rr (in the
+// ring, for a router built for a new topology). prev is read first, then
+// rr changed: the two locks are never held together.
+func (rr *RingRouter) adoptEjections(prev *RingRouter) error {
+	if prev == nil || prev == rr {
+		return nil
+	}
+	type state struct{ out, byHand bool }
+	was := map[string]state{}
+	prev.mu.Lock()
+	for j, n := range prev.nodes {
+		if j < len(prev.ejected) {
+			was[n.Addr] = state{prev.ejected[j], prev.byHand[j]}
+		}
+	}
+	prev.mu.Unlock()
+	changed := false
+	defer func() {
+		if changed {
+			rr.watch.notify()
+		}
+	}()
+	rr.mu.Lock()
+	defer rr.mu.Unlock()
+	ejected, byHand := append([]bool(nil), rr.ejected...), append([]bool(nil), rr.byHand...)
+	for i, n := range rr.nodes {
+		st, ok := was[n.Addr]
+		if !ok {
+			continue
+		}
+		changed = changed || rr.ejected[i] != st.out
+		rr.ejected[i], rr.byHand[i] = st.out, st.byHand
+	}
+	if !changed {
+		return nil
+	}
+	if err := rr.rebuild(); err != nil {
+		rr.ejected, rr.byHand, changed = ejected, byHand, false
+		return err
+	}
+	return nil
 }

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"strings"
 	"sync"
@@ -70,7 +71,8 @@ func firstWrites(b *testing.B, mode string) {
 		go func() {
 			defer wg.Done()
 			for i := g; i < len(moving); i += 8 {
-				if _, err := c.Do(ctx, "SET", append([]any{moving[i]}, args...)...); err != nil {
+				r, err := c.Do(ctx, "SET", append([]any{moving[i]}, args...)...)
+				if err := checkFirstWrite(mode, moving[i], r, err); err != nil {
 					errs <- err
 					return
 				}
@@ -101,6 +103,26 @@ func firstWrites(b *testing.B, mode string) {
 	if calls > 0 {
 		b.ReportMetric(usec/calls, "µs/migrate-call")
 	}
+}
+
+// checkFirstWrite checks the reply of one SET of firstWrites: "OK" in
+// the modes "plain" and "migrating", and nil in "migrating-nx", where
+// every key exists at its old owner, so that an NX write that answers
+// "OK" was written without the old owner being consulted.
+func checkFirstWrite(mode, key string, reply any, err error) error {
+	if err != nil {
+		return fmt.Errorf("SET %q: %w", key, err)
+	}
+	if mode == "migrating-nx" {
+		if reply != nil {
+			return fmt.Errorf("SET %q NX: got %#v, want nil: the key exists at its old owner", key, reply)
+		}
+		return nil
+	}
+	if s, ok := reply.(string); !ok || s != "OK" {
+		return fmt.Errorf("SET %q: got %#v, want \"OK\"", key, reply)
+	}
+	return nil
 }
 
 // migrateStat returns the calls and usec fields of cmdstat_migrate in an

@@ -15,7 +15,8 @@ var ErrWorkload = errors.New("shardis: benchmark workload failed")
 // Pipelined runs the pipelined workload through c: SET every key to value,
 // then GET every key, each in pipelines of batch commands (one Exec per
 // batch; batch <= 0 means one pipeline for all keys). Every reply is
-// checked: "OK" for SET, a value of len(value) bytes for GET.
+// checked: one result per command, "OK" for SET, a value of len(value)
+// bytes for GET.
 func Pipelined(ctx context.Context, c *shard.Client, keys []string, value string, batch int) error {
 	if batch <= 0 {
 		batch = len(keys)
@@ -34,6 +35,9 @@ func Pipelined(ctx context.Context, c *shard.Client, keys []string, value string
 			res, err := p.Exec(ctx)
 			if err != nil {
 				return fmt.Errorf("%w: %s pipeline: %w", ErrWorkload, verb, err)
+			}
+			if len(res) != len(chunk) {
+				return fmt.Errorf("%w: %s pipeline: %d results for %d commands", ErrWorkload, verb, len(res), len(chunk))
 			}
 			for i, r := range res {
 				if err := CheckReply(verb, r.Reply, r.Err, len(value)); err != nil {

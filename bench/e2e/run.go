@@ -124,14 +124,16 @@ func Bound(targets, cases int, d time.Duration) time.Duration {
 // one after the other. For each target it first creates a client from the
 // target's Config (raising Pool.MaxIdle to the largest number of callers
 // when it is zero, so that idle connections are not closed between calls)
-// and writes the keys MGET reads; at the end it deletes the keys.
+// and writes every key the cases use, so that every case's SETs overwrite
+// existing keys; at the end it deletes the keys. When that deletion fails,
+// the error returned wraps ErrCleanup and says how many keys may remain.
 //
 // Run returns early when ctx ends or Bound passes: the report then holds
 // what was measured, the case that was running marked Partial, and
 // Interrupted set, and the error is ctx's. Other errors (bad options, a
 // target whose client cannot be created or whose servers refuse the
 // initial writes) come with the report so far.
-func Run(ctx context.Context, targets []Target, opts Options) (*Report, error) {
+func Run(ctx context.Context, targets []Target, opts Options) (rep *Report, err error) {
 	d := opts.Duration
 	if d == 0 {
 		d = DefaultDuration
@@ -159,7 +161,7 @@ func Run(ctx context.Context, targets []Target, opts Options) (*Report, error) {
 		}
 		maxCallers, maxSize = max(maxCallers, c.Callers), max(maxSize, c.Size)
 	}
-	rep := &Report{
+	rep = &Report{
 		Targets:         targets,
 		Cases:           cases,
 		DurationSeconds: d.Seconds(),
@@ -172,8 +174,10 @@ func Run(ctx context.Context, targets []Target, opts Options) (*Report, error) {
 	keys := bench.Keys(KeyPrefix, max(Keyspace, maxSize))
 	clients := make([]*shard.Client, 0, len(targets))
 	defer func() {
-		for _, c := range clients {
-			cleanup(c, keys)
+		for i, c := range clients {
+			if cerr := cleanup(c, keys); cerr != nil {
+				err = errors.Join(err, fmt.Errorf("shardis: %s: %w", targets[i].Name, cerr))
+			}
 			c.Close()
 		}
 	}()
@@ -187,8 +191,8 @@ func Run(ctx context.Context, targets []Target, opts Options) (*Report, error) {
 			return finish(ctx, rep, fmt.Errorf("shardis: %s: %w", t.Name, err))
 		}
 		clients = append(clients, client)
-		if err := prefill(ctx, client, keys[:maxSize]); err != nil {
-			return finish(ctx, rep, fmt.Errorf("shardis: %s: write the keys MGET reads: %w", t.Name, err))
+		if err := prefill(ctx, client, keys); err != nil {
+			return finish(ctx, rep, fmt.Errorf("shardis: %s: write the keys: %w", t.Name, err))
 		}
 	}
 	// Case by case, every target in turn, so that the targets of one case
@@ -236,38 +240,73 @@ const (
 	maxSizeLimit    = 1_000_000
 )
 
-// prefill SETs keys in pipelines of 1000.
+// ErrCleanup is wrapped by the error of a Run that could not delete the
+// keys it wrote: some of them may remain on the targets' servers.
+var ErrCleanup = errors.New("shardis: benchmark keys not deleted")
+
+// prefill SETs keys in pipelines of 1000 and checks every reply.
 func prefill(ctx context.Context, c *shard.Client, keys []string) error {
 	p := c.Pipeline()
 	for start := 0; start < len(keys); start += 1000 {
-		for _, k := range keys[start:min(start+1000, len(keys))] {
+		chunk := keys[start:min(start+1000, len(keys))]
+		for _, k := range chunk {
 			p.Send("SET", k, value)
 		}
 		res, err := p.Exec(ctx)
 		if err != nil {
 			return err
 		}
-		for _, r := range res {
-			if r.Err != nil {
-				return r.Err
+		if len(res) != len(chunk) {
+			return fmt.Errorf("%w: %d results for a pipeline of %d commands", bench.ErrWorkload, len(res), len(chunk))
+		}
+		for i, r := range res {
+			if err := checkReply("SET", chunk[i], r.Reply, r.Err); err != nil {
+				return err
 			}
 		}
 	}
 	return nil
 }
 
-// cleanup deletes the workload's keys, within ten seconds whatever
-// happened to the run's context.
-func cleanup(c *shard.Client, keys []string) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+// cleanupTimeout bounds cleanup, whatever happened to the run's context.
+const cleanupTimeout = 10 * time.Second
+
+// cleanup deletes the workload's keys, within cleanupTimeout. Its error
+// wraps ErrCleanup and counts the keys whose DEL failed or went
+// unanswered: they may remain.
+func cleanup(c *shard.Client, keys []string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
 	defer cancel()
 	p := c.Pipeline()
+	var sizes []int
 	for start := 0; start < len(keys); start += 1000 {
 		args := make([]any, 0, 1000)
 		for _, k := range keys[start:min(start+1000, len(keys))] {
 			args = append(args, k)
 		}
 		p.Send("DEL", args...)
+		sizes = append(sizes, len(args))
 	}
-	p.Exec(ctx) //nolint:errcheck // best effort: the keys are benchmark data
+	res, err := p.Exec(ctx)
+	left, first := 0, err
+	for i, n := range sizes {
+		if err != nil || i >= len(res) {
+			left += n
+			continue
+		}
+		if res[i].Err != nil {
+			left += n
+			if first == nil {
+				first = res[i].Err
+			}
+		}
+	}
+	if left == 0 {
+		return nil
+	}
+	if first == nil {
+		first = fmt.Errorf("%d results for %d DELs", len(res), len(sizes))
+	}
+	return fmt.Errorf("%w: up to %d of the %d keys %s:*:pf may remain (delete them with DEL or UNLINK): %w",
+		ErrCleanup, left, len(keys), KeyPrefix, first)
 }

@@ -53,7 +53,7 @@ func BenchmarkFakeRing(b *testing.B) {
 	addrs := startFakes(b, 3, false)
 	f := NewFloor(addrs, 0)
 	b.Cleanup(func() { f.Close() })
-	runSteady(b, "fakeredis", noFlush, randomKeys(steadyKeys), []steadyClient{
+	runSteady(b, "fakeredis", noFlush, nil, randomKeys(steadyKeys), []steadyClient{
 		shardisSteady("shardis-ring", newShardisRingAt(b, addrs)),
 		floorSteady(f),
 		goRedisSteady("goredis-ring", newGoRedisRingAt(b, addrs)),
@@ -64,7 +64,7 @@ func BenchmarkFakeRing(b *testing.B) {
 // processes that present themselves as the masters of a cluster.
 func BenchmarkFakeCluster(b *testing.B) {
 	addrs := startFakes(b, 3, true)
-	runSteady(b, "fakeredis", noFlush, randomKeys(steadyKeys), []steadyClient{
+	runSteady(b, "fakeredis", noFlush, nil, randomKeys(steadyKeys), []steadyClient{
 		shardisSteady("shardis-cluster", newShardisCluster(b, addrs)),
 		goRedisSteady("goredis-cluster", newGoRedisCluster(b, addrs)),
 		rueidisSteady(newRueidis(b, addrs)),

@@ -68,6 +68,9 @@ func goRedisPipelined(ctx context.Context, r redis.UniversalClient, keys []strin
 			if err != nil {
 				return fmt.Errorf("%w: %s pipeline: %w", bench.ErrWorkload, verb, err)
 			}
+			if len(cmds) != len(chunk) {
+				return fmt.Errorf("%w: %s pipeline: %d results for %d commands", bench.ErrWorkload, verb, len(cmds), len(chunk))
+			}
 			for i, cmd := range cmds {
 				var reply any
 				var err error

@@ -4,7 +4,10 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"strconv"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/gomodule/redigo/redis"
 	goredis "github.com/redis/go-redis/v9"
@@ -227,8 +230,12 @@ func rueidisSteady(c rueidis.Client) steadyClient {
 // write every key once unmeasured, then measure SET (overwrites), GET and
 // MGET of steadyBatch keys, each as a sub-benchmark in which one op is
 // one command (one key for MGET). server names the server processes whose
-// CPU is reported.
-func runSteady(b *testing.B, server string, flush func() error, keys []string, clients []steadyClient) {
+// CPU is reported. flush must return only once every server, replicas
+// included, has applied it (see flushCluster), and settle, when not nil,
+// is called after the unmeasured writes and returns once the replicas
+// have applied them: no measured window holds a replica's share of
+// earlier work.
+func runSteady(b *testing.B, server string, flush, settle func() error, keys []string, clients []steadyClient) {
 	ctx := context.Background()
 	fresh := freshKeys(keys)
 	for _, sc := range clients {
@@ -257,6 +264,11 @@ func runSteady(b *testing.B, server string, flush func() error, keys []string, c
 			for start := 0; start < len(keys); start += steadyBatch {
 				if err := sc.set(ctx, keys[start:min(start+steadyBatch, len(keys))]); err != nil {
 					b.Fatalf("creating the keys: %v", err)
+				}
+			}
+			if settle != nil {
+				if err := settle(); err != nil {
+					b.Fatal(err)
 				}
 			}
 			for _, op := range []struct {
@@ -307,6 +319,91 @@ func flushAll(servers []*redistest.Server) func() error {
 	}
 }
 
+// flushCluster returns a function that sends FLUSHALL to every master of
+// cl and then waits until every replica has applied it and everything
+// before it (see replicasCaughtUp): a replica applies the flush of its
+// master's keys after the master answers, which would otherwise fall
+// inside the next measured window.
+func flushCluster(cl *redistest.Cluster) func() error {
+	return func() error {
+		masters := cl.Masters()
+		if err := flushAll(masters)(); err != nil {
+			return err
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		return replicasCaughtUp(ctx, cl, masters)
+	}
+}
+
+// settleCluster returns a function that waits until every replica of cl
+// has applied what its master holds (see replicasCaughtUp).
+func settleCluster(cl *redistest.Cluster) func() error {
+	return func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		return replicasCaughtUp(ctx, cl, cl.Masters())
+	}
+}
+
+// replicasCaughtUp waits until every replica of masters has processed its
+// master's replication stream up to the master's offset when the call
+// began, and holds as many keys as its master.
+func replicasCaughtUp(ctx context.Context, cl *redistest.Cluster, masters []*redistest.Server) error {
+	for _, m := range masters {
+		info, err := m.DoContext(ctx, "INFO", "replication")
+		if err != nil {
+			return err
+		}
+		want, err := infoInt(info, "master_repl_offset")
+		if err != nil {
+			return fmt.Errorf("%s: %w", m.Addr, err)
+		}
+		r, err := cl.ReplicaOf(m)
+		if err != nil {
+			return err
+		}
+		tick := time.NewTicker(5 * time.Millisecond)
+		for {
+			got, err := replicaOffset(ctx, r)
+			if err == nil && got >= want {
+				mk, merr := m.DoContext(ctx, "DBSIZE")
+				rk, rerr := r.DoContext(ctx, "DBSIZE")
+				if merr == nil && rerr == nil && mk == rk {
+					break
+				}
+			}
+			select {
+			case <-ctx.Done():
+				tick.Stop()
+				return fmt.Errorf("replica %s of %s not caught up: %w", r.Addr, m.Addr, ctx.Err())
+			case <-tick.C:
+			}
+		}
+		tick.Stop()
+	}
+	return nil
+}
+
+// replicaOffset returns the replication offset that replica r processed.
+func replicaOffset(ctx context.Context, r *redistest.Server) (int64, error) {
+	info, err := r.DoContext(ctx, "INFO", "replication")
+	if err != nil {
+		return 0, err
+	}
+	return infoInt(info, "slave_repl_offset")
+}
+
+// infoInt returns the integer field name of an INFO reply.
+func infoInt(info, name string) (int64, error) {
+	for _, line := range strings.Split(info, "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), name+":"); ok {
+			return strconv.ParseInt(v, 10, 64)
+		}
+	}
+	return 0, fmt.Errorf("no %s in INFO", name)
+}
+
 // BenchmarkSteadyRing runs the steady workload on three standalone
 // redis-servers through shardis in ring mode (defaults), the redigo floor
 // and the go-redis v9 Ring (defaults).
@@ -318,7 +415,7 @@ func BenchmarkSteadyRing(b *testing.B) {
 	}
 	f := NewFloor(addrs, 0)
 	b.Cleanup(func() { f.Close() })
-	runSteady(b, "redis-server", flushAll(servers), randomKeys(steadyKeys), []steadyClient{
+	runSteady(b, "redis-server", flushAll(servers), nil, randomKeys(steadyKeys), []steadyClient{
 		shardisSteady("shardis-ring", newShardis(b, servers)),
 		floorSteady(f),
 		goRedisSteady("goredis-ring", newGoRedisRing(b, servers)),
@@ -331,7 +428,7 @@ func BenchmarkSteadyRing(b *testing.B) {
 func BenchmarkSteadyCluster(b *testing.B) {
 	cl := redistest.StartClusterTB(b, 3, 1, redistest.Options{})
 	seeds := cl.Seeds()
-	runSteady(b, "redis-server", flushAll(cl.Masters()), randomKeys(steadyKeys), []steadyClient{
+	runSteady(b, "redis-server", flushCluster(cl), settleCluster(cl), randomKeys(steadyKeys), []steadyClient{
 		shardisSteady("shardis-cluster", newShardisCluster(b, seeds)),
 		goRedisSteady("goredis-cluster", newGoRedisCluster(b, seeds)),
 		rueidisSteady(newRueidis(b, seeds)),

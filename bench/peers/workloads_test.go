@@ -29,8 +29,12 @@ func rueidisPipelined(ctx context.Context, c rueidis.Client, keys []string, valu
 					cmds = append(cmds, c.B().Get().Key(k).Build())
 				}
 			}
-			for i, res := range c.DoMulti(ctx, cmds...) {
-				reply, err := res.ToString()
+			res := c.DoMulti(ctx, cmds...)
+			if len(res) != len(chunk) {
+				return fmt.Errorf("%w: %s DoMulti: %d results for %d commands", bench.ErrWorkload, verb, len(res), len(chunk))
+			}
+			for i, r := range res {
+				reply, err := r.ToString()
 				if err := bench.CheckReply(verb, reply, err, len(value)); err != nil {
 					return fmt.Errorf("%w: key %q: %w", bench.ErrWorkload, chunk[i], err)
 				}
@@ -77,6 +81,9 @@ func goRedisMGET(ctx context.Context, c redis.UniversalClient, keys []string, si
 	})
 	if err != nil {
 		return fmt.Errorf("%w: GET pipeline: %w", bench.ErrWorkload, err)
+	}
+	if len(cmds) != len(keys) {
+		return fmt.Errorf("%w: GET pipeline: %d results for %d commands", bench.ErrWorkload, len(cmds), len(keys))
 	}
 	for i, cmd := range cmds {
 		sc, ok := cmd.(*redis.StringCmd)

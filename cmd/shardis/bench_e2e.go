@@ -29,7 +29,9 @@ three redis-server processes (ring mode) and a 3-master Redis Cluster
 otherwise. Each --config FILE (YAML or JSON, see shard.LoadConfig; or a
 redis-ring:// or redis-cluster:// URL) adds a target instead, in the mode
 the file names. The workload writes 16-byte
-values under keys shardis:bench:<n>:pf and deletes them at the end.
+values under keys shardis:bench:<n>:pf, every key before the first case (so
+every case's SETs overwrite), and deletes them at the end; when that fails
+it says how many keys may remain and exits with status 1.
 
 Each case runs --duration per target after a short warm-up; the whole run
 stops by itself after twice its planned time plus a minute. Ctrl-C stops

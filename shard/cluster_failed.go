@@ -42,7 +42,10 @@ type failedNode struct {
 var testHookBeforeKeepFailed atomic.Pointer[func(*Client)]
 
 // pendFailed adds to r's list of failed nodes, before t replaces old, the
-// nodes of old that t leaves out. keepFailed, after the install, asks the
+// nodes of old that t leaves out: neither at their address nor, by node
+// ID, at another (a node t names by its hostname instead of its IP is no
+// failed node: its old name retires even when keepFailed cannot ask the
+// cluster). keepFailed, after the install, asks the
 // cluster which of them it still lists (failed) and drops the others;
 // until then they stay live, so that a settleNodes in between (a health
 // tick) does not retire a node that only failed: its NodeRetired would
@@ -53,17 +56,14 @@ func (r *ClusterRouter) pendFailed(old, t *cluster.Table) {
 	if old == nil {
 		return
 	}
-	in := map[string]bool{}
-	for _, n := range t.Nodes() {
-		in[n.Addr] = true
-	}
+	in := tableNodes(t)
 	var list []failedNode
 	if p := r.failed.Load(); p != nil {
 		list = slices.Clone(*p)
 	}
 	added := false
 	for _, n := range old.Nodes() {
-		if !in[n.Addr] && !slices.ContainsFunc(list, func(f failedNode) bool { return f.addr == n.Addr }) {
+		if !in.has(n) && !slices.ContainsFunc(list, func(f failedNode) bool { return f.addr == n.Addr }) {
 			list = append(list, failedNode{addr: n.Addr, replica: n.Role != cluster.RoleMaster})
 			added = true
 		}
@@ -73,6 +73,29 @@ func (r *ClusterRouter) pendFailed(old, t *cluster.Table) {
 	}
 	slices.SortFunc(list, func(a, b failedNode) int { return strings.Compare(a.addr, b.addr) })
 	r.failed.Store(&list)
+}
+
+// nodeSet is the nodes of a table, by address and by node ID.
+type nodeSet struct{ addrs, ids map[string]bool }
+
+// tableNodes returns the nodes of t.
+func tableNodes(t *cluster.Table) nodeSet {
+	s := nodeSet{addrs: map[string]bool{}, ids: map[string]bool{}}
+	for _, n := range t.Nodes() {
+		s.addrs[n.Addr] = true
+		if n.ID != "" {
+			s.ids[n.ID] = true
+		}
+	}
+	return s
+}
+
+// has reports whether n, a node of another table, is in the set: at its
+// address, or by its ID at another address (the table names it by its
+// hostname instead of its IP, say), which makes n's address an old name
+// of a node in the table, not a failed node.
+func (s nodeSet) has(n cluster.NodeInfo) bool {
+	return s.addrs[n.Addr] || n.ID != "" && s.ids[n.ID]
 }
 
 // keepFailed updates r's list of nodes the cluster still lists but t
@@ -94,8 +117,9 @@ func (c *Client) keepFailed(ctx context.Context, r *ClusterRouter, old, t *clust
 		}
 	}
 	if old != nil && old != t {
+		inT := tableNodes(t)
 		for _, n := range old.Nodes() {
-			if !in[n.Addr] && !slices.ContainsFunc(left, func(f failedNode) bool { return f.addr == n.Addr }) {
+			if !inT.has(n) && !slices.ContainsFunc(left, func(f failedNode) bool { return f.addr == n.Addr }) {
 				left = append(left, failedNode{addr: n.Addr, replica: n.Role != cluster.RoleMaster})
 			}
 		}

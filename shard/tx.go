@@ -58,6 +58,10 @@ type Tx struct {
 	// wrote: fn sent a command through Do that may write (it ran at
 	// once, outside MULTI): the attempt is never run again (txEnd).
 	wrote bool
+	// lost is the first write sent through Do whose connection failed
+	// after it was sent whole: it may have run. The attempt's failure
+	// wraps it (txOnce), even when fn ignored it.
+	lost *UnknownOutcomeError
 }
 
 // isDone reports whether fn has returned.
@@ -73,6 +77,14 @@ func (tx *Tx) end() []queued {
 	defer tx.mu.Unlock()
 	tx.done = true
 	return tx.queued
+}
+
+// lostWrite returns the first write fn sent through Do whose outcome is
+// unknown (lost), or nil.
+func (tx *Tx) lostWrite() *UnknownOutcomeError {
+	tx.mu.Lock()
+	defer tx.mu.Unlock()
+	return tx.lost
 }
 
 // hasWritten reports whether fn sent a command through Do that may write.
@@ -135,7 +147,15 @@ func (tx *Tx) Do(name string, args ...any) (any, error) {
 	wrote := tx.wrote
 	tx.wrote = true
 	tx.mu.Unlock()
-	return tx.do(name, !wrote, args...)
+	reply, err := tx.do(name, !wrote, args...)
+	if uo := (*UnknownOutcomeError)(nil); errors.As(err, &uo) {
+		tx.mu.Lock()
+		if tx.lost == nil {
+			tx.lost = uo
+		}
+		tx.mu.Unlock()
+	}
+	return reply, err
 }
 
 // unmarkWrite is for a write that Tx.Do marked first (the first of fn's)
@@ -186,6 +206,17 @@ func refusedUnrun(name string, err error) bool {
 		return command.Lookup(name) != nil
 	}
 	return false
+}
+
+// lostWriteError is the failure err of an attempt of a transaction whose
+// function had sent through Tx.Do the write lost, whose outcome is
+// unknown: it wraps both, so that the caller sees that the write may have
+// run although the transaction did not.
+func lostWriteError(err error, lost *UnknownOutcomeError) error {
+	if errors.Is(err, lost) {
+		return err
+	}
+	return fmt.Errorf("%w (after a write through Tx.Do: %w)", err, lost)
 }
 
 // txNotRetried is the error of an attempt of a transaction that would be
@@ -486,6 +517,11 @@ func (c *Client) txPlaceKeys(ctx context.Context, name string, args []any) ([]an
 // MISCONF, BUSY; a script's error excepted), one it never read
 // whole (a protocol error, a write cut short) and one not sent (the
 // connection was closed) changed nothing and do not count. Queue writes with tx.Queue to have them retried.
+// A write whose connection failed once it was sent whole may have run (its
+// error is an *UnknownOutcomeError); when fn ignores that error and
+// returns nil, the transaction fails on the dead connection, and its
+// error (a *NodeError) also wraps that *UnknownOutcomeError: nothing of
+// MULTI ... EXEC ran, but the write may have.
 //
 // On a Sentinel shard with SentinelOptions.FailoverWait, a transaction
 // that failed as a command waiting for a new master would (its master
@@ -782,6 +818,18 @@ func (c *Client) txOnce(ctx context.Context, plan txPlan, node int, asking bool,
 	wrote = tx.hasWritten()
 	if err != nil {
 		return nil, txMayHaveRun, wrote, err
+	}
+	if lost := tx.lostWrite(); lost != nil {
+		// fn went on after a write of its own whose connection failed
+		// once it was sent whole (it ignored the error): the attempt
+		// fails on that connection, and its error says that the write
+		// may have run. (Deferred before the hooks' report: they see
+		// the attempt's own failure.)
+		defer func() {
+			if err != nil {
+				err = lostWriteError(err, lost)
+			}
+		}()
 	}
 	if err := tx.fence.enter(); err != nil { // nothing of MULTI is sent
 		return nil, txMayHaveRun, wrote, err

@@ -14,6 +14,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/redis/rueidis"
 
+	"github.com/shardis/shardis/bench"
 	"github.com/shardis/shardis/cluster"
 	"github.com/shardis/shardis/internal/redistest"
 	"github.com/shardis/shardis/ring"
@@ -55,16 +56,19 @@ func (c *counter) expect(n int) func() error {
 }
 
 // pubsubCase is one client's subscriber (already running, counting into
-// cnt) and its pipelined publisher of n messages.
+// cnt) and its pipelined publisher of n messages, each of which must reach
+// receivers subscribers (< 0: not checked).
 type pubsubCase struct {
-	name    string
-	cnt     *counter
-	publish func(n int) error
+	name      string
+	cnt       *counter
+	publish   func(n, receivers int) error
+	receivers int
 }
 
 // runPubSub measures each case: one op is one message published and
 // received. Each case first publishes until its subscriber has seen a
-// message (so that the subscription is in place), untimed.
+// message (so that the subscription is in place), untimed, without
+// checking the number of receivers, which is only known from then on.
 func runPubSub(b *testing.B, cases []pubsubCase) {
 	for _, pc := range cases {
 		b.Run(pc.name, func(b *testing.B) {
@@ -73,7 +77,7 @@ func runPubSub(b *testing.B, cases []pubsubCase) {
 				if time.Now().After(deadline) {
 					b.Fatal("the subscriber never received a message")
 				}
-				if err := pc.publish(3); err != nil {
+				if err := pc.publish(3, -1); err != nil {
 					b.Fatal(err)
 				}
 				time.Sleep(10 * time.Millisecond)
@@ -83,7 +87,7 @@ func runPubSub(b *testing.B, cases []pubsubCase) {
 			m := startMeter()
 			for b.Loop() {
 				wait := pc.cnt.expect(pubPerIter)
-				if err := pc.publish(pubPerIter); err != nil {
+				if err := pc.publish(pubPerIter, pc.receivers); err != nil {
 					b.Fatal(err)
 				}
 				if err := wait(); err != nil {
@@ -95,23 +99,59 @@ func runPubSub(b *testing.B, cases []pubsubCase) {
 	}
 }
 
-// Publishers: pipelines of pubBatch commands cycling over channels.
+// Publishers: pipelines of pubBatch commands cycling over channels. Each
+// is given the number of subscribers every channel has (receivers; < 0
+// when not known, as during the warm-up): every command must have a
+// result, and every PUBLISH or SPUBLISH reply must be that count, so that
+// a client that lost a publish, or published to nobody, fails the
+// workload instead of looking faster.
 
-func shardisPublish(ctx context.Context, c *shard.Client, cmd string, channels []string) func(int) error {
-	return func(n int) error {
+// checkPublishReply checks the reply of one PUBLISH or SPUBLISH to ch: an
+// integer count of receivers, equal to receivers when that is >= 0.
+func checkPublishReply(cmd, ch string, n int64, err error, receivers int) error {
+	if err != nil {
+		return fmt.Errorf("%w: %s %q: %w", bench.ErrWorkload, cmd, ch, err)
+	}
+	if n < 0 || (receivers >= 0 && n != int64(receivers)) {
+		return fmt.Errorf("%w: %s %q: %d receivers, want %d", bench.ErrWorkload, cmd, ch, n, receivers)
+	}
+	return nil
+}
+
+// shardisPipe is the part of a shard.Pipeline the publisher uses.
+type shardisPipe interface {
+	Send(name string, args ...any)
+	Exec(ctx context.Context) ([]shard.Result, error)
+}
+
+// shardisPipeline returns the pipelines of c for shardisPublish.
+func shardisPipeline(c *shard.Client) func() shardisPipe {
+	return func() shardisPipe { return c.Pipeline() }
+}
+
+func shardisPublish(ctx context.Context, newPipe func() shardisPipe, cmd string, channels []string) func(n, receivers int) error {
+	return func(n, receivers int) error {
 		for sent := 0; sent < n; {
-			p := c.Pipeline()
+			p := newPipe()
 			k := min(pubBatch, n-sent)
 			for i := 0; i < k; i++ {
 				p.Send(cmd, channels[(sent+i)%len(channels)], value)
 			}
 			res, err := p.Exec(ctx)
 			if err != nil {
-				return err
+				return fmt.Errorf("%w: %s pipeline: %w", bench.ErrWorkload, cmd, err)
 			}
-			for _, r := range res {
-				if r.Err != nil {
-					return r.Err
+			if len(res) != k {
+				return fmt.Errorf("%w: %s pipeline: %d results for %d commands", bench.ErrWorkload, cmd, len(res), k)
+			}
+			for i, r := range res {
+				ch := channels[(sent+i)%len(channels)]
+				n, ok := r.Reply.(int64)
+				if r.Err == nil && !ok {
+					return fmt.Errorf("%w: %s %q: unexpected reply %T", bench.ErrWorkload, cmd, ch, r.Reply)
+				}
+				if err := checkPublishReply(cmd, ch, n, r.Err, receivers); err != nil {
+					return err
 				}
 			}
 			sent += k
@@ -120,11 +160,15 @@ func shardisPublish(ctx context.Context, c *shard.Client, cmd string, channels [
 	}
 }
 
-func goRedisPublish(ctx context.Context, c redis.UniversalClient, sharded bool, channels []string) func(int) error {
-	return func(n int) error {
+func goRedisPublish(ctx context.Context, c redis.UniversalClient, sharded bool, channels []string) func(n, receivers int) error {
+	cmd := "PUBLISH"
+	if sharded {
+		cmd = "SPUBLISH"
+	}
+	return func(n, receivers int) error {
 		for sent := 0; sent < n; {
 			k := min(pubBatch, n-sent)
-			_, err := c.Pipelined(ctx, func(p redis.Pipeliner) error {
+			cmds, err := c.Pipelined(ctx, func(p redis.Pipeliner) error {
 				for i := 0; i < k; i++ {
 					ch := channels[(sent+i)%len(channels)]
 					if sharded {
@@ -136,7 +180,21 @@ func goRedisPublish(ctx context.Context, c redis.UniversalClient, sharded bool, 
 				return nil
 			})
 			if err != nil {
-				return err
+				return fmt.Errorf("%w: %s pipeline: %w", bench.ErrWorkload, cmd, err)
+			}
+			if len(cmds) != k {
+				return fmt.Errorf("%w: %s pipeline: %d results for %d commands", bench.ErrWorkload, cmd, len(cmds), k)
+			}
+			for i, c := range cmds {
+				ch := channels[(sent+i)%len(channels)]
+				ic, ok := c.(*redis.IntCmd)
+				if !ok {
+					return fmt.Errorf("%w: %s %q: unexpected command type %T", bench.ErrWorkload, cmd, ch, c)
+				}
+				n, err := ic.Result()
+				if err := checkPublishReply(cmd, ch, n, err, receivers); err != nil {
+					return err
+				}
 			}
 			sent += k
 		}
@@ -144,8 +202,12 @@ func goRedisPublish(ctx context.Context, c redis.UniversalClient, sharded bool, 
 	}
 }
 
-func rueidisPublish(ctx context.Context, c rueidis.Client, sharded bool, channels []string) func(int) error {
-	return func(n int) error {
+func rueidisPublish(ctx context.Context, c rueidis.Client, sharded bool, channels []string) func(n, receivers int) error {
+	cmd := "PUBLISH"
+	if sharded {
+		cmd = "SPUBLISH"
+	}
+	return func(n, receivers int) error {
 		for sent := 0; sent < n; {
 			k := min(pubBatch, n-sent)
 			cmds := make(rueidis.Commands, 0, k)
@@ -157,8 +219,13 @@ func rueidisPublish(ctx context.Context, c rueidis.Client, sharded bool, channel
 					cmds = append(cmds, c.B().Publish().Channel(ch).Message(value).Build())
 				}
 			}
-			for _, r := range c.DoMulti(ctx, cmds...) {
-				if err := r.Error(); err != nil {
+			res := c.DoMulti(ctx, cmds...)
+			if len(res) != k {
+				return fmt.Errorf("%w: %s DoMulti: %d results for %d commands", bench.ErrWorkload, cmd, len(res), k)
+			}
+			for i, r := range res {
+				n, err := r.AsInt64()
+				if err := checkPublishReply(cmd, channels[(sent+i)%len(channels)], n, err, receivers); err != nil {
 					return err
 				}
 			}
@@ -260,9 +327,9 @@ func BenchmarkPubSubOneToOne(b *testing.B) {
 		func(rueidis.PubSubMessage) { rCnt.add() })
 
 	runPubSub(b, []pubsubCase{
-		{"shardis", sCnt, shardisPublish(ctx, sc, "PUBLISH", chS)},
-		{"goredis", gCnt, goRedisPublish(ctx, g, false, chG)},
-		{"rueidis", rCnt, rueidisPublish(ctx, r, false, chR)},
+		{"shardis", sCnt, shardisPublish(ctx, shardisPipeline(sc), "PUBLISH", chS), 1},
+		{"goredis", gCnt, goRedisPublish(ctx, g, false, chG), 1},
+		{"rueidis", rCnt, rueidisPublish(ctx, r, false, chR), 1},
 	})
 }
 
@@ -322,9 +389,9 @@ func BenchmarkPubSubShardedFanIn(b *testing.B) {
 	}
 
 	runPubSub(b, []pubsubCase{
-		{"shardis", sCnt, shardisPublish(ctx, sc, "SPUBLISH", sAll)},
-		{"goredis-cluster", gCnt, goRedisPublish(ctx, g, true, gAll)},
-		{"rueidis", rCnt, rueidisPublish(ctx, r, true, rAll)},
+		{"shardis", sCnt, shardisPublish(ctx, shardisPipeline(sc), "SPUBLISH", sAll), 1},
+		{"goredis-cluster", gCnt, goRedisPublish(ctx, g, true, gAll), 1},
+		{"rueidis", rCnt, rueidisPublish(ctx, r, true, rAll), 1},
 	})
 }
 

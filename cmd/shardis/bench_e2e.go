@@ -143,13 +143,19 @@ func runBenchE2E(ctx context.Context, env *cliEnv, args []string) error {
 		}
 		listFiles(info, paths)
 	}
-	if runErr != nil {
-		if rep.Interrupted {
-			return errtext.Errorf("interrupted; printed what was measured: %w", runErr)
-		}
-		return runErr
+	failed := failedOperations(rep)
+	if runErr == nil {
+		return failed
 	}
-	return failedOperations(rep)
+	if rep.Interrupted {
+		runErr = errtext.Errorf("interrupted; printed what was measured: %w", runErr)
+	}
+	// The run's own error comes first; the count of failed operations
+	// follows on a line of its own, so that every exit says it.
+	if failed == nil {
+		return errtext.Errorf("%w\nno operations failed in the %d measurements made", runErr, len(rep.Results))
+	}
+	return errtext.Errorf("%w\n%w", runErr, failed)
 }
 
 // errBenchFailed marks a run in which operations failed: its figures leave

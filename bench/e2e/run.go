@@ -176,7 +176,7 @@ func Run(ctx context.Context, targets []Target, opts Options) (rep *Report, err 
 	defer func() {
 		for i, c := range clients {
 			if cerr := cleanup(c, keys); cerr != nil {
-				err = errors.Join(err, fmt.Errorf("shardis: %s: %w", targets[i].Name, cerr))
+				err = errors.Join(err, fmt.Errorf("%s: %w", targets[i].Name, cerr))
 			}
 			c.Close()
 		}

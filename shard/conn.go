@@ -59,7 +59,15 @@ import (
 //     transaction (or WATCH) takes its connection, nothing of it sent yet,
 //     it waits for the new master within SentinelOptions.FailoverWait, as
 //     a command does, then fails with a *RetryError; once commands were
-//     sent it is never sent again.
+//     sent it is never sent again. Should the transaction's connection
+//     fail, each command up to EXEC fails with a *NodeError of its node,
+//     EXEC included, and nothing queued after MULTI runs; once a
+//     connection holding WATCH failed, the keys are no longer watched and
+//     the next MULTI ... EXEC fails so, unsent (UNWATCH ends that). A
+//     command sent on that connection whose reply was lost may have run
+//     (its error is an *UnknownOutcomeError: a write under WATCH, an
+//     EXEC): the failures that follow it wrap that *UnknownOutcomeError
+//     too, even when its caller ignored it.
 //   - PING and ECHO check every shard (ForEachShard) and return the reply
 //     they all gave; on a Conn pinned by a transaction they go to its node.
 //   - SELECT succeeds only for the database the client is configured for

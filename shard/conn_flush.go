@@ -623,13 +623,18 @@ func (f *flusher) sendPinned() {
 				queuedIn := in[k] && !(multiRefused && k > lastMulti)
 				kerr = sentError(f.ctx, node, cmds[k], queuedIn, err)
 			}
+			// The hooks see each command's own failure: one after
+			// lostWrite did not run, whatever lostWrite did.
+			run.result(k, nil, kerr)
 			if lostWrite != nil {
 				kerr = afterLostWrite(kerr, lostWrite)
 			} else if uo := (*UnknownOutcomeError)(nil); errors.As(kerr, &uo) {
 				lostWrite = uo
 				failure = afterLostWrite(nerr, uo)
 			}
-			set(k, Result{Err: kerr})
+			if pinned[k] >= 0 {
+				f.res[pinned[k]] = Result{Err: kerr}
+			}
 		}
 		closing := tx.closing
 		tx.conn.release() // failed: closed, never reused

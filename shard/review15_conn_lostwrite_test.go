@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/gomodule/redigo/redis"
@@ -27,7 +28,15 @@ func TestConnTxAfterLostWriteReplySaysTheWriteMayHaveRun(t *testing.T) {
 	ctx := context.Background()
 	servers := redistest.StartNTB(t, 1, redistest.Options{})
 	s := servers[0]
-	c := newClient(t, ringConfig(servers))
+	var mu sync.Mutex
+	var pipelines []shard.PipelineEvent
+	cfg := ringConfig(servers)
+	cfg.Hooks = &shard.Hooks{Pipeline: func(_ context.Context, ev *shard.PipelineEvent) {
+		mu.Lock()
+		defer mu.Unlock()
+		pipelines = append(pipelines, *ev)
+	}}
+	c := newClient(t, cfg)
 	big := strings.Repeat("z", 256<<10)
 	setLimit := func(limit string) {
 		t.Helper()
@@ -66,14 +75,29 @@ func TestConnTxAfterLostWriteReplySaysTheWriteMayHaveRun(t *testing.T) {
 			_, exec := conn.Do("EXEC")
 			return lost, exec, exec, exec
 		}},
-		{"write sent with multi", func(t *testing.T, conn redis.Conn, w, src, dst string) (error, error, error, error) {
+		{"read sent with the write", func(t *testing.T, conn redis.Conn, w, src, dst string) (error, error, error, error) {
+			// Both on the watching connection, in one run: Do returns
+			// the GET's own failure, not the RPOPLPUSH's, so that one
+			// must say that the RPOPLPUSH may have run.
 			require.NoError(t, conn.Send("RPOPLPUSH", src, dst))
+			mu.Lock()
+			pipelines = nil
+			mu.Unlock()
+			_, read := conn.Do("GET", w)
+			// The hooks see each command's own outcome: the
+			// RPOPLPUSH's is unknown, the GET failed.
+			mu.Lock()
+			evs := pipelines
+			mu.Unlock()
+			require.Len(t, evs, 1)
+			require.Equal(t, 2, evs[0].Commands)
+			require.Equal(t, 1, evs[0].Outcomes[shard.OutcomeUnknown], "%+v", evs[0].Outcomes)
+			require.Equal(t, 1, evs[0].Outcomes[shard.OutcomeFailed], "%+v", evs[0].Outcomes)
+			checkLost(t, "GET sent with RPOPLPUSH", read)
 			require.NoError(t, conn.Send("MULTI"))
-			// GET is queued: it fails with the connection, and Do returns
-			// its own failure rather than the RPOPLPUSH's.
-			_, get := conn.Do("GET", w)
+			require.NoError(t, conn.Send("GET", w))
 			_, exec := conn.Do("EXEC")
-			return nil, get, get, exec
+			return nil, exec, exec, exec
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -860,12 +860,12 @@ func sentError(ctx context.Context, node Node, cmd connCmd, in bool, err error) 
 	return ne
 }
 
-// afterLostWrite is the failure err of a command of a Conn's transaction
-// (or of its connection) that came after lost, a command sent on the same
-// connection whose outcome is unknown: it wraps both, so that the caller
-// sees that lost may have run although err's command did not.
+// afterLostWrite is the failure err of a command of a Conn that came
+// after lost, a command sent before it (on the same connection, for a
+// transaction's) whose outcome is unknown: it wraps both, so that the
+// caller sees that lost may have run although err's command did not.
 func afterLostWrite(err error, lost *UnknownOutcomeError) error {
-	return fmt.Errorf("%w (after an earlier command on the same connection: %w)", err, lost)
+	return fmt.Errorf("%w (after an earlier command: %w)", err, lost)
 }
 
 // errNothingSent is the cause of a transaction run that was not written

@@ -59,7 +59,15 @@ import (
 //     transaction (or WATCH) takes its connection, nothing of it sent yet,
 //     it waits for the new master within SentinelOptions.FailoverWait, as
 //     a command does, then fails with a *RetryError; once commands were
-//     sent it is never sent again.
+//     sent it is never sent again. Should the transaction's connection
+//     fail, each command up to EXEC fails with a *NodeError of its node,
+//     EXEC included, and nothing queued after MULTI runs; once a
+//     connection holding WATCH failed, the keys are no longer watched and
+//     the next MULTI ... EXEC fails so, unsent (UNWATCH ends that). A
+//     command sent on that connection whose reply was lost may have run
+//     (its error is an *UnknownOutcomeError: a write under WATCH, an
+//     EXEC): the failures that follow it wrap that *UnknownOutcomeError
+//     too, even when its caller ignored it.
 //   - PING and ECHO check every shard (ForEachShard) and return the reply
 //     they all gave; on a Conn pinned by a transaction they go to its node.
 //   - SELECT succeeds only for the database the client is configured for
@@ -76,7 +84,9 @@ import (
 //   - A command that fails to route (a *CrossShardError, ErrNoKey, ...) or
 //     whose node failed (a *NodeError) fails alone: Receive returns its
 //     error as it would a server's error reply; Do returns it as its error
-//     when it is Do's own command (whatever the replies before it), and
+//     when it is Do's own command (whatever the replies before it, though
+//     it also wraps the *UnknownOutcomeError of the first of them that
+//     may have run), and
 //     as the first error otherwise; Do("") puts it in
 //     the returned slice and also returns the first such error (where a
 //     server's error replies only go in the slice). The Conn stays usable
@@ -181,7 +191,9 @@ func timeoutContext(timeout time.Duration) (context.Context, context.CancelFunc)
 // pending reply, as redigo does: it returns this one's reply (a server
 // error reply as its redis.Error value) and the first error among the
 // replies read; when this one failed to route or its node failed, it
-// returns that failure as the error instead. With an empty name it only flushes and returns every
+// returns that failure as the error instead (wrapping the
+// *UnknownOutcomeError of an earlier reply read, if any: that command may
+// have run). With an empty name it only flushes and returns every
 // pending reply as a []any, server errors as redis.Error values inside it;
 // the error is then the first one that is not a server's reply (a routing
 // or node failure), if any.
@@ -224,6 +236,15 @@ func (rc *routedConn) DoContext(ctx context.Context, name string, args ...any) (
 	if last.Err != nil && !isRedisError(last.Err) {
 		// This command did not run (it failed to route, or its node
 		// failed): its own failure is the error, not an earlier reply's.
+		// But the earlier replies are dropped: should one be a command
+		// that may have run (its connection failed after it was sent,
+		// as this one's may have), the error says so too.
+		for _, r := range replies[:len(replies)-1] {
+			var uo *UnknownOutcomeError
+			if errors.As(r.Err, &uo) && !errors.Is(last.Err, uo) {
+				return nil, afterLostWrite(last.Err, uo)
+			}
+		}
 		return nil, last.Err
 	}
 	var firstErr error

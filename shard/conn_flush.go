@@ -607,21 +607,40 @@ func (f *flusher) sendPinned() {
 			// and the error says so, as for a command sent by Do.
 			unrun = &NodeError{Node: node, Err: fmt.Errorf("%w: %w", errNotWritten, nerr.Err)}
 		}
+		// lostWrite: the first command of the run that may have run
+		// although its reply was lost (a write, an EXEC). The failures
+		// after it wrap it, as does what the Conn refuses later for this
+		// connection's loss (tx.refused, tx.lost): nothing of those ran,
+		// but that command may have, even when its caller ignored its
+		// error.
+		var lostWrite *UnknownOutcomeError
+		var failure error = nerr
 		for k := from; k < len(cmds); k++ {
+			var kerr error = unrun
 			if k < upTo {
 				// After a refused MULTI nothing is queued: what
 				// followed it ran at once, a write of unknown outcome.
 				queuedIn := in[k] && !(multiRefused && k > lastMulti)
-				set(k, Result{Err: sentError(f.ctx, node, cmds[k], queuedIn, err)})
-			} else {
-				set(k, Result{Err: unrun})
+				kerr = sentError(f.ctx, node, cmds[k], queuedIn, err)
+			}
+			// The hooks see each command's own failure: one after
+			// lostWrite did not run, whatever lostWrite did.
+			run.result(k, nil, kerr)
+			if lostWrite != nil {
+				kerr = afterLostWrite(kerr, lostWrite)
+			} else if uo := (*UnknownOutcomeError)(nil); errors.As(kerr, &uo) {
+				lostWrite = uo
+				failure = afterLostWrite(nerr, uo)
+			}
+			if pinned[k] >= 0 {
+				f.res[pinned[k]] = Result{Err: kerr}
 			}
 		}
 		closing := tx.closing
 		tx.conn.release() // failed: closed, never reused
 		tx.conn = nil
 		if tx.multi {
-			tx.refused = nerr
+			tx.refused = failure
 			return
 		}
 		watched := tx.watched
@@ -631,7 +650,7 @@ func (f *flusher) sendPinned() {
 		if !closing && (watched || !multiRefused) {
 			// The watched keys are no longer watched: the next
 			// MULTI ... EXEC fails rather than run unguarded.
-			tx.lost = nerr
+			tx.lost = failure
 		}
 	}
 	if ctxEnded(f.ctx) != nil {
@@ -839,6 +858,14 @@ func sentError(ctx context.Context, node Node, cmd connCmd, in bool, err error) 
 		return &UnknownOutcomeError{Command: strings.ToUpper(cmd.name), Node: node, Err: ne}
 	}
 	return ne
+}
+
+// afterLostWrite is the failure err of a command of a Conn that came
+// after lost, a command sent before it (on the same connection, for a
+// transaction's) whose outcome is unknown: it wraps both, so that the
+// caller sees that lost may have run although err's command did not.
+func afterLostWrite(err error, lost *UnknownOutcomeError) error {
+	return fmt.Errorf("%w (after an earlier command: %w)", err, lost)
 }
 
 // errNothingSent is the cause of a transaction run that was not written

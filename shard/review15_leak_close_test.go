@@ -285,6 +285,44 @@ func TestReview15NoLeaksAfterCloseRing(t *testing.T) {
 				t.Fatal("BLPOP did not return after Close")
 			}
 		}},
+		{"BLPOP in flight on a Conn", func(t *testing.T, cfg shard.Config, w *leakWatch) {
+			c, err := shard.New(ctx, cfg)
+			require.NoError(t, err)
+			conn := c.Conn()
+			done := make(chan error, 1)
+			go func() {
+				_, err := conn.Do("BLPOP", "blpop:conn", 0)
+				done <- err
+			}()
+			blockedOn(t, w.servers, w.name, "blpop")
+			closeWithin(t, c, 10*time.Second)
+			select {
+			case err := <-done:
+				assert.ErrorIs(t, err, shard.ErrClosed)
+			case <-time.After(10 * time.Second):
+				t.Fatal("BLPOP on a Conn did not return after Close")
+			}
+			assert.NoError(t, conn.Close())
+		}},
+		{"BLPOP in flight in ForEachShard", func(t *testing.T, cfg shard.Config, w *leakWatch) {
+			c, err := shard.New(ctx, cfg)
+			require.NoError(t, err)
+			done := make(chan error, 1)
+			go func() {
+				done <- c.ForEachShard(ctx, func(ctx context.Context, _ shard.Node, conn redis.Conn) error {
+					_, err := redis.DoWithTimeout(conn, 0, "BLPOP", "blpop:each", 0)
+					return err
+				})
+			}()
+			blockedOn(t, w.servers, w.name, "blpop")
+			closeWithin(t, c, 10*time.Second)
+			select {
+			case err := <-done:
+				assert.ErrorIs(t, err, shard.ErrClosed)
+			case <-time.After(10 * time.Second):
+				t.Fatal("BLPOP in ForEachShard did not return after Close")
+			}
+		}},
 		{"Close twice", func(t *testing.T, cfg shard.Config, w *leakWatch) {
 			c, err := shard.New(ctx, cfg)
 			require.NoError(t, err)

@@ -335,51 +335,16 @@ func TestReview15NoLeaksAfterCloseRing(t *testing.T) {
 		{"Close concurrent with commands", func(t *testing.T, cfg shard.Config, w *leakWatch) {
 			c, err := shard.New(ctx, cfg)
 			require.NoError(t, err)
-			var wg sync.WaitGroup
-			errs := make(chan error, 64)
-			var ops sync.WaitGroup
-			ops.Add(8)
-			for g := 0; g < 8; g++ {
-				wg.Add(1)
-				go func(g int) {
-					defer wg.Done()
-					started := false
-					for i := 0; ; i++ {
-						var err error
-						switch i % 4 {
-						case 0:
-							_, err = c.Do(ctx, "SET", fmt.Sprintf("cc:%d:%d", g, i), i)
-						case 1:
-							_, err = c.Do(ctx, "MGET", "cc:0:0", "cc:1:0", "cc:2:0")
-						case 2:
-							p := c.Pipeline()
-							p.Send("GET", "cc:0:0")
-							p.Send("GET", "cc:1:0")
-							_, err = p.Exec(ctx)
-						case 3:
-							key := fmt.Sprintf("cc:tx:%d", g)
-							_, err = c.Tx(ctx, []string{key}, func(tx *shard.Tx) error { return tx.Queue("INCR", key) })
-						}
-						if !started {
-							started = true
-							ops.Done()
-						}
-						if err != nil {
-							if !errors.Is(err, shard.ErrClosed) {
-								errs <- err
-							}
-							return
-						}
-					}
-				}(g)
-			}
-			ops.Wait()
-			closeWithin(t, c, 10*time.Second)
-			wg.Wait()
-			close(errs)
-			for err := range errs {
-				t.Errorf("a command at Close failed with %v, not ErrClosed", err)
-			}
+			closeUnderLoad(t, c, "cc")
+		}},
+		{"Close concurrent with commands mid-migration", func(t *testing.T, cfg shard.Config, w *leakWatch) {
+			from := cfg
+			from.Shards = cfg.Shards[:2]
+			c, err := shard.New(ctx, from)
+			require.NoError(t, err)
+			require.NoError(t, c.StartMigration(ctx, cfg))
+			require.NoError(t, c.ArmMigration())
+			closeUnderLoad(t, c, "ccm")
 		}},
 	}
 	for _, tc := range cases {
@@ -451,6 +416,11 @@ func TestReview15NoLeaksAfterCloseCluster(t *testing.T) {
 				t.Fatal("BLPOP did not return after Close")
 			}
 		}},
+		{"Close concurrent with commands", func(t *testing.T, cfg shard.Config, w *leakWatch) {
+			c, err := shard.New(ctx, cfg)
+			require.NoError(t, err)
+			closeUnderLoad(t, c, "lk15:cc")
+		}},
 		{"Scanner abandoned and ForEachShard cancelled", func(t *testing.T, cfg shard.Config, w *leakWatch) {
 			c, err := shard.New(ctx, cfg)
 			require.NoError(t, err)
@@ -507,4 +477,68 @@ func TestReview15NoLeaksAfterCloseSentinel(t *testing.T) {
 	waitFor(t, 15*time.Second, "the client's Sentinel connections to close", func() bool {
 		return subscribers(t, set.Sentinels) == subsBefore
 	})
+
+	// Closed while commands run.
+	cfg.Pool.ClientName = "leak15-sentinel-load"
+	w = watchLeaks(data, cfg.Pool.ClientName)
+	c, err = shard.New(ctx, cfg)
+	require.NoError(t, err)
+	closeUnderLoad(t, c, "sl")
+	w.check(t)
+	waitFor(t, 15*time.Second, "the client's Sentinel connections to close", func() bool {
+		return subscribers(t, set.Sentinels) == subsBefore
+	})
+}
+
+// closeUnderLoad closes c while 8 goroutines
+// run commands, pipelines and transactions on keys starting with prefix:
+// Close returns, and every call fails with ErrClosed from some point on.
+func closeUnderLoad(t *testing.T, c *shard.Client, prefix string) {
+	t.Helper()
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	errs := make(chan error, 64)
+	var ops sync.WaitGroup
+	ops.Add(8)
+	for g := 0; g < 8; g++ {
+		wg.Add(1)
+		go func(g int) {
+			defer wg.Done()
+			started := false
+			for i := 0; ; i++ {
+				var err error
+				key := fmt.Sprintf("%s:{%d}", prefix, g)
+				switch i % 4 {
+				case 0:
+					_, err = c.Do(ctx, "SET", fmt.Sprintf("%s:%d:%d", prefix, g, i), i)
+				case 1:
+					_, err = c.Do(ctx, "MGET", prefix+":0:0", prefix+":1:0", prefix+":2:0")
+				case 2:
+					p := c.Pipeline()
+					p.Send("GET", prefix+":0:0")
+					p.Send("GET", prefix+":1:0")
+					_, err = p.Exec(ctx)
+				case 3:
+					_, err = c.Tx(ctx, []string{key}, func(tx *shard.Tx) error { return tx.Queue("INCR", key) })
+				}
+				if !started {
+					started = true
+					ops.Done()
+				}
+				if err != nil {
+					if !errors.Is(err, shard.ErrClosed) {
+						errs <- err
+					}
+					return
+				}
+			}
+		}(g)
+	}
+	ops.Wait()
+	closeWithin(t, c, 10*time.Second)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Errorf("a call at Close failed with %v, not ErrClosed", err)
+	}
 }

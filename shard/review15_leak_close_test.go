@@ -285,6 +285,48 @@ func TestReview15NoLeaksAfterCloseRing(t *testing.T) {
 				t.Fatal("BLPOP did not return after Close")
 			}
 		}},
+		{"BLPOP in flight in a pipeline and a Tx", func(t *testing.T, cfg shard.Config, w *leakWatch) {
+			c, err := shard.New(ctx, cfg)
+			require.NoError(t, err)
+			pipeDone, txDone := make(chan error, 1), make(chan error, 1)
+			go func() {
+				p := c.Pipeline()
+				p.Send("SET", "blpop:pipe:other", "v")
+				p.Send("BLPOP", "blpop:pipe", 0)
+				res, err := p.Exec(ctx)
+				if err == nil && len(res) == 2 {
+					err = res[1].Err
+				}
+				pipeDone <- err
+			}()
+			go func() {
+				_, err := c.Tx(ctx, []string{"blpop:tx"}, func(tx *shard.Tx) error {
+					_, err := tx.Do("BLPOP", "blpop:tx", 0)
+					return err
+				})
+				txDone <- err
+			}()
+			waitFor(t, 15*time.Second, "both BLPOPs in flight", func() bool {
+				n := 0
+				for _, s := range w.servers {
+					list, err := s.Do("CLIENT", "LIST")
+					if err != nil {
+						return false
+					}
+					n += strings.Count(list, "cmd=blpop ")
+				}
+				return n == 2
+			})
+			closeWithin(t, c, 10*time.Second)
+			for what, done := range map[string]chan error{"pipeline": pipeDone, "Tx": txDone} {
+				select {
+				case err := <-done:
+					assert.ErrorIs(t, err, shard.ErrClosed, what)
+				case <-time.After(10 * time.Second):
+					t.Fatalf("BLPOP in a %s did not return after Close", what)
+				}
+			}
+		}},
 		{"BLPOP in flight on a Conn", func(t *testing.T, cfg shard.Config, w *leakWatch) {
 			c, err := shard.New(ctx, cfg)
 			require.NoError(t, err)

@@ -184,6 +184,30 @@ func TestReview15NoLeaksAfterCloseRing(t *testing.T) {
 				}
 			}
 		}},
+		{"keyspace subscription", func(t *testing.T, cfg shard.Config, w *leakWatch) {
+			c, err := shard.New(ctx, cfg)
+			require.NoError(t, err)
+			sub, err := c.SubscribeKeyspace(ctx, shard.KeyspaceOptions{Enable: "KEA"})
+			require.NoError(t, err)
+			_, err = c.Do(ctx, "SET", "ks:k", "v")
+			require.NoError(t, err)
+			got := make(chan error, 1)
+			go func() {
+				for {
+					if _, err := sub.Receive(ctx); err != nil {
+						got <- err
+						return
+					}
+				}
+			}()
+			closeWithin(t, c, 10*time.Second)
+			select {
+			case err := <-got:
+				assert.Error(t, err)
+			case <-time.After(10 * time.Second):
+				t.Fatal("Receive did not return after Close")
+			}
+		}},
 		{"open Conn", func(t *testing.T, cfg shard.Config, w *leakWatch) {
 			c, err := shard.New(ctx, cfg)
 			require.NoError(t, err)
@@ -462,6 +486,20 @@ func TestReview15NoLeaksAfterCloseCluster(t *testing.T) {
 			c, err := shard.New(ctx, cfg)
 			require.NoError(t, err)
 			closeUnderLoad(t, c, "lk15:cc")
+		}},
+		{"migration from a ring", func(t *testing.T, cfg shard.Config, w *leakWatch) {
+			ringServers := redistest.StartNTB(t, 2, redistest.Options{})
+			w.servers = append(append([]*redistest.Server(nil), w.servers...), ringServers...)
+			from := ringConfig(ringServers)
+			from.Pool.ClientName = cfg.Pool.ClientName
+			w.before = goleak.IgnoreCurrent()
+			c, err := shard.New(ctx, from)
+			require.NoError(t, err)
+			_, err = c.Subscribe(ctx, "lk15:mig:ch")
+			require.NoError(t, err)
+			require.NoError(t, c.StartMigration(ctx, cfg))
+			require.NoError(t, c.ArmMigration())
+			closeUnderLoad(t, c, "lk15:mig")
 		}},
 		{"Scanner abandoned and ForEachShard cancelled", func(t *testing.T, cfg shard.Config, w *leakWatch) {
 			c, err := shard.New(ctx, cfg)

@@ -2,6 +2,7 @@ package shard
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/gomodule/redigo/redis"
 	"github.com/shardis/shardis/internal/errtext"
+	"github.com/shardis/shardis/pool"
 	"github.com/shardis/shardis/shard/command"
 )
 
@@ -69,6 +71,9 @@ var (
 func (c *Client) borrowTracked(ctx context.Context, addr string) (*trackedConn, error) {
 	conn, abort, err := c.pools.GetAbortable(ctx, addr, false)
 	if err != nil {
+		if errors.Is(err, pool.ErrClosed) { // Close came first: as conn says
+			err = errtext.Errorf("%w (%w)", ErrClosed, err)
+		}
 		return nil, err
 	}
 	return &trackedConn{conn: conn, abort: abort, life: c.life}, nil

@@ -607,7 +607,7 @@ func closeUnderLoad(t *testing.T, c *shard.Client, prefix string) {
 				}
 				if err != nil {
 					if !errors.Is(err, shard.ErrClosed) {
-						errs <- err
+						errs <- fmt.Errorf("call kind %d: %w", i%4, err)
 					}
 					return
 				}

@@ -1,11 +1,14 @@
 package shard
 
 import (
+	"context"
+	"errors"
 	"math"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/shardis/shardis/internal/errtext"
 	"github.com/shardis/shardis/shard/command"
 )
 
@@ -105,4 +108,48 @@ func argDuration(args []any, i int, unit time.Duration) time.Duration {
 		return 0
 	}
 	return time.Duration(f * float64(unit))
+}
+
+// bindLife gives an execution with a blocking command a context that
+// Close ends too: the server may hold such a command's reply back without
+// end (BLPOP with timeout 0), and the call, its connection to the server
+// and the caller's goroutine would outlast the client. The release
+// function, called once the execution is over, gives the calls that Close
+// cut off an error wrapping ErrClosed. Any other execution keeps ctx, at
+// no cost: its own timeouts bound it.
+func (c *Client) bindLife(ctx context.Context, calls []*call) (_ context.Context, release func()) {
+	if c.life == nil || !hasBlocking(calls) {
+		return ctx, nil
+	}
+	bctx, cancel := context.WithCancelCause(ctx)
+	stop := context.AfterFunc(c.life, func() { cancel(ErrClosed) })
+	return bctx, func() {
+		stop()
+		if ctx.Err() == nil && errors.Is(context.Cause(bctx), ErrClosed) {
+			markClosed(calls)
+		}
+		cancel(nil)
+	}
+}
+
+// errClosedConn is the cause in the *NodeError of a call that Close cut
+// off: Close closed the connection it waited on.
+var errClosedConn = errors.New("shardis: its connection closed by Close")
+
+// markClosed gives the calls that Close cut off (bindLife) the error that
+// says so. Their error was the context.Canceled of the context that Close
+// ended, which the caller's own context did not cause.
+func markClosed(calls []*call) {
+	for _, cl := range calls {
+		if cl.err == nil || !errors.Is(cl.err, context.Canceled) {
+			continue
+		}
+		var ne *NodeError
+		if errors.As(cl.err, &ne) {
+			cl.err = errtext.Errorf("%w: cut off while waiting for the reply (it may have run): %w",
+				ErrClosed, &NodeError{Node: ne.Node, Err: errClosedConn})
+			continue
+		}
+		cl.err = errtext.Errorf("%w: cut off while waiting for the reply (it may have run)", ErrClosed)
+	}
 }

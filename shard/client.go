@@ -300,10 +300,13 @@ var singleBatches = sync.Pool{New: func() any { return new(batch) }}
 // automatic pipelines fail with ErrClosed (they were never sent); those in
 // flight on them have 50 ms for their replies to arrive, and then fail
 // with an error wrapping ErrClosed (they may have run). A health check or
-// topology refresh in progress is cut short. Calls in flight on connections
-// of their own finish (each bounded by its timeouts and its context), and
-// their connections close when they are done; later calls fail with
-// ErrClosed. Close is idempotent: a Close while another one runs returns
+// topology refresh in progress is cut short. A blocking command in flight
+// (BLPOP, XREAD with BLOCK, WAIT, ...), whose reply the server may hold
+// back without end, is cut too, also on a connection the client lent (a
+// ForEachShard function's, a Conn's, a transaction's): it fails with an
+// error wrapping ErrClosed (it may have run). Other calls in flight on connections of their own
+// finish (each bounded by its timeouts and its context), and their
+// connections close when they are done; later calls fail with ErrClosed. Close is idempotent: a Close while another one runs returns
 // when that one does, with its result.
 //
 // Close may be called from inside code the client runs for the program

@@ -346,7 +346,9 @@ func (c *Client) judgeCall(cl *call) (v verdict, refresh bool) {
 	if c.closed.Load() && (notSent(ne.Err) || errors.Is(ne.Err, pool.ErrClosed)) {
 		// The client was closed: nothing was sent (the pools are
 		// closed), and no retry would send it.
-		cl.err = errtext.Errorf("%w (%w)", ErrClosed, cl.err)
+		if !errors.Is(cl.err, ErrClosed) { // the borrow says so already (conn)
+			cl.err = errtext.Errorf("%w (%w)", ErrClosed, cl.err)
+		}
 		return final, false
 	}
 	if errors.Is(ne.Err, redis.ErrPoolExhausted) {

@@ -12,6 +12,7 @@ import (
 	"github.com/gomodule/redigo/redis"
 	"github.com/shardis/shardis/internal/dialedaddr"
 	"github.com/shardis/shardis/internal/errtext"
+	"github.com/shardis/shardis/pool"
 )
 
 // execute runs calls and, in cluster mode, follows redirects and retries
@@ -787,8 +788,19 @@ func (c *Client) receive(ctx context.Context, node int, conn redis.Conn, calls [
 }
 
 // conn borrows a connection to the node: a READONLY one for replica reads.
-// With a canceller, the connection is registered with it.
+// With a canceller, the connection is registered with it. A borrow that
+// Close's closing of the pools refused fails with an error wrapping
+// ErrClosed, as every call after Close does.
 func (c *Client) conn(ctx context.Context, ns *nodeState, k *canceller) (redis.Conn, error) {
+	conn, err := c.borrow(ctx, ns, k)
+	if err != nil && errors.Is(err, pool.ErrClosed) {
+		err = errtext.Errorf("%w (%w)", ErrClosed, err)
+	}
+	return conn, err
+}
+
+// borrow is conn without the translation of the pools' closed error.
+func (c *Client) borrow(ctx context.Context, ns *nodeState, k *canceller) (redis.Conn, error) {
 	if k != nil {
 		conn, abort, err := c.pools.GetAbortable(ctx, ns.node.Addr, ns.readOnly)
 		if err == nil {

@@ -157,7 +157,7 @@ func (c *Client) borrowForEach(ctx context.Context, n Node) (*trackedConn, error
 		}
 		j, known := c.nodes.lookup(n.Addr)
 		if errors.Is(err, pool.ErrClosed) {
-			return nil, &NodeError{Node: n, Err: errtext.Errorf("%w (%w)", ErrClosed, err)} // Close came first (another node's fn, say)
+			return nil, &NodeError{Node: n, Err: err} // Close came first (another node's fn, say); err says ErrClosed (borrowTracked)
 		}
 		if known {
 			c.noteFailure(ctx, j, err) // as for a Do's (Stats, health)

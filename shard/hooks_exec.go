@@ -262,6 +262,16 @@ func (c *Client) reportPart(ctx context.Context, ps *passScratch, node int, star
 // no longer counted, so that a slow hook (a tracing exporter that stalls)
 // does not hold the switch, for every client of the deployment.
 func (c *Client) runPlanned(ctx context.Context, calls []*call, fp fencePlan) (abandoned bool) {
+	if ctx, release := c.bindLife(ctx, calls); release != nil {
+		defer release()
+		return c.runPlannedBound(ctx, calls, fp)
+	}
+	return c.runPlannedBound(ctx, calls, fp)
+}
+
+// runPlannedBound is runPlanned under a context that, for a blocking
+// command, Close ends too (bindLife).
+func (c *Client) runPlannedBound(ctx context.Context, calls []*call, fp fencePlan) (abandoned bool) {
 	if (!fp.counted && !fp.active) || c.obs == nil || !c.obs.exec {
 		abandoned = c.executePlanned(ctx, calls, fp)
 		c.endPlan(fp, abandoned)

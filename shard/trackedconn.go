@@ -2,6 +2,7 @@ package shard
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -9,6 +10,8 @@ import (
 	"time"
 
 	"github.com/gomodule/redigo/redis"
+	"github.com/shardis/shardis/internal/errtext"
+	"github.com/shardis/shardis/pool"
 	"github.com/shardis/shardis/shard/command"
 )
 
@@ -52,6 +55,9 @@ type trackedConn struct {
 	// hooks, when set, reports the commands sent on the connection to
 	// the client's hooks (a ForEachShard callback's; hooks_lent.go).
 	hooks *lentHooks
+	// life is the client's: Close ends it, and with it the wait for the
+	// reply of a blocking command (whileBlocking).
+	life context.Context
 }
 
 var (
@@ -65,14 +71,17 @@ var (
 func (c *Client) borrowTracked(ctx context.Context, addr string) (*trackedConn, error) {
 	conn, abort, err := c.pools.GetAbortable(ctx, addr, false)
 	if err != nil {
+		if errors.Is(err, pool.ErrClosed) { // Close came first: as conn says
+			err = errtext.Errorf("%w (%w)", ErrClosed, err)
+		}
 		return nil, err
 	}
-	return &trackedConn{conn: conn, abort: abort}, nil
+	return &trackedConn{conn: conn, abort: abort, life: c.life}, nil
 }
 
 // note records what the command name does to the connection, and that
-// it is sent.
-func (tc *trackedConn) note(name string, args []any) {
+// it is sent; it reports whether the command may block on the server.
+func (tc *trackedConn) note(name string, args []any) (blocking bool) {
 	info := command.Lookup(name)
 	eff := command.EffectOf(info, name, args)
 	if tc.commands != nil {
@@ -83,6 +92,7 @@ func (tc *trackedConn) note(name string, args []any) {
 	tc.sent++
 	if isBlocking(&call{name: name, args: args, info: info}) {
 		tc.blockedAt = tc.sent // inside a MULTI that the server may have refused too
+		blocking = true
 	}
 	// ASKING lasts for the one command after it (a transaction at a
 	// slot's importing node sends it before each command): only an
@@ -110,6 +120,7 @@ func (tc *trackedConn) note(name string, args []any) {
 			tc.watching = false
 		}
 	}
+	return blocking
 }
 
 // replied records that n more replies were read (n < 0: every reply
@@ -250,10 +261,10 @@ func (tc *trackedConn) Do(name string, args ...any) (any, error) {
 	if err := tc.usable(); err != nil {
 		return nil, err
 	}
-	tc.note(name, args)
+	blocking := tc.note(name, args)
 	defer tc.replied(-1)
 	earlier, run := tc.hooks.doStart(name, args)
-	reply, err := tc.conn.Do(name, args...)
+	reply, err := tc.whileBlocking(blocking, func() (any, error) { return tc.conn.Do(name, args...) })
 	tc.hooks.doEnd(earlier, run, name == "", reply, err)
 	tc.noteProtocolError(err)
 	return reply, err
@@ -270,10 +281,10 @@ func (tc *trackedConn) DoContext(ctx context.Context, name string, args ...any) 
 	if err := ctxEnded(ctx); err != nil {
 		return nil, fmt.Errorf("shardis: %w (%s not sent)", err, strings.ToUpper(name))
 	}
-	tc.note(name, args)
+	blocking := tc.note(name, args)
 	defer tc.replied(-1)
 	earlier, run := tc.hooks.doStartIn(ctx, name, args)
-	reply, err := redis.DoContext(tc.conn, ctx, name, args...)
+	reply, err := tc.whileBlocking(blocking, func() (any, error) { return redis.DoContext(tc.conn, ctx, name, args...) })
 	tc.hooks.doEnd(earlier, run, name == "", reply, err)
 	tc.noteProtocolError(err)
 	return reply, err
@@ -284,10 +295,10 @@ func (tc *trackedConn) DoWithTimeout(timeout time.Duration, name string, args ..
 	if err := tc.usable(); err != nil {
 		return nil, err
 	}
-	tc.note(name, args)
+	blocking := tc.note(name, args)
 	defer tc.replied(-1)
 	earlier, run := tc.hooks.doStart(name, args)
-	reply, err := redis.DoWithTimeout(tc.conn, timeout, name, args...)
+	reply, err := tc.whileBlocking(blocking, func() (any, error) { return redis.DoWithTimeout(tc.conn, timeout, name, args...) })
 	tc.hooks.doEnd(earlier, run, name == "", reply, err)
 	tc.noteProtocolError(err)
 	return reply, err
@@ -321,7 +332,7 @@ func (tc *trackedConn) Receive() (any, error) {
 	if err := tc.readable(); err != nil {
 		return nil, err
 	}
-	reply, err := tc.conn.Receive()
+	reply, err := tc.whileBlocking(tc.awaitsBlocking(), tc.conn.Receive)
 	tc.receiveDone(err)
 	tc.hooks.received(reply, replyErr(reply, err))
 	return reply, err
@@ -332,7 +343,7 @@ func (tc *trackedConn) ReceiveContext(ctx context.Context) (any, error) {
 	if err := tc.readable(); err != nil {
 		return nil, err
 	}
-	reply, err := redis.ReceiveContext(tc.conn, ctx)
+	reply, err := tc.whileBlocking(tc.awaitsBlocking(), func() (any, error) { return redis.ReceiveContext(tc.conn, ctx) })
 	tc.receiveDone(err)
 	tc.hooks.received(reply, replyErr(reply, err))
 	return reply, err
@@ -344,7 +355,7 @@ func (tc *trackedConn) ReceiveWithTimeout(timeout time.Duration) (any, error) {
 	if err := tc.readable(); err != nil {
 		return nil, err
 	}
-	reply, err := redis.ReceiveWithTimeout(tc.conn, timeout)
+	reply, err := tc.whileBlocking(tc.awaitsBlocking(), func() (any, error) { return redis.ReceiveWithTimeout(tc.conn, timeout) })
 	tc.receiveDone(err)
 	tc.hooks.received(reply, replyErr(reply, err))
 	return reply, err
@@ -360,4 +371,29 @@ func replyErr(reply any, err error) error {
 		return re
 	}
 	return nil
+}
+
+// awaitsBlocking reports whether the reply of a blocking command sent on
+// the connection is unread: a Receive may wait for it.
+func (tc *trackedConn) awaitsBlocking() bool {
+	tc.mu.Lock()
+	defer tc.mu.Unlock()
+	return tc.blockedAt > tc.read
+}
+
+// whileBlocking runs read, a wait that may be for the reply of a blocking
+// command (blocking), which the server may hold back without end (BLPOP
+// with timeout 0), so that Close ends it: Close closes the connection,
+// and the read fails with an error wrapping ErrClosed (the command may
+// have run). Any other read is bounded by its own timeouts and runs as is.
+func (tc *trackedConn) whileBlocking(blocking bool, read func() (any, error)) (any, error) {
+	if !blocking || tc.life == nil {
+		return read()
+	}
+	stop := context.AfterFunc(tc.life, tc.abort)
+	reply, err := read()
+	if !stop() && err != nil && !isRedisError(err) {
+		err = errtext.Errorf("%w: cut off while waiting for the reply (it may have run): %w", ErrClosed, err)
+	}
+	return reply, err
 }

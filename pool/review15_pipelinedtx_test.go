@@ -1,11 +1,6 @@
 package pool
 
-import (
-	"fmt"
-	"testing"
-
-	"github.com/gomodule/redigo/redis"
-)
+import "testing"
 
 // TestReview15PipelinedTxStateIsNotHandedOn: the server's WATCH and
 // MULTI state after a caller's commands is what they suggest only if
@@ -23,12 +18,8 @@ func TestReview15PipelinedTxStateIsNotHandedOn(t *testing.T) {
 	admin := adminConn(t, srv)
 	const user, pass = "ptxuser", "ptxuserpw"
 	const key, key2 = "review15:pipelinedtx:watched", "review15:pipelinedtx:watched2"
-	type step struct {
-		send bool // Send instead of Do
-		args []any
-	}
-	do := func(args ...any) step { return step{args: args} }
-	send := func(args ...any) step { return step{send: true, args: args} }
+	type step = txStep
+	do, send := txDo, txSend
 	// tx sends MULTI (with its arguments, if any), SET and end.
 	tx := func(multi []any, end ...any) []step {
 		return []step{send(multi...), send("SET", "review15:pipelinedtx:other", "v"), send(end...)}
@@ -80,58 +71,7 @@ func TestReview15PipelinedTxStateIsNotHandedOn(t *testing.T) {
 	for _, b := range borrowers {
 		for _, tt := range tests {
 			t.Run(b.name+"/"+tt.name, func(t *testing.T) {
-				acl := []any{"SETUSER", user, "on", ">" + pass, "~*", "&*", "+@all"}
-				if tt.deny != "" {
-					acl = append(acl, "-"+tt.deny)
-				}
-				if _, err := admin.Do("ACL", acl...); err != nil {
-					t.Fatal(err)
-				}
-				set := newTestSet(t, Options{Username: user, Password: pass, TestOnBorrow: Never})
-				c, err := b.get(set, srv.Addr)
-				if err != nil {
-					t.Fatal(err)
-				}
-				for _, s := range tt.steps {
-					if s.send {
-						if err := c.Send(s.args[0].(string), s.args[1:]...); err != nil {
-							t.Fatal(err)
-						}
-						continue
-					}
-					// The refusals are expected; a failed connection is not.
-					c.Do(s.args[0].(string), s.args[1:]...)
-					if err := c.Err(); err != nil {
-						t.Fatalf("%v: connection failed: %v", s.args, err)
-					}
-				}
-				c.Close()
-
-				// The next caller may run the whole transaction, and
-				// another client changes the keys the first one watched.
-				if _, err := admin.Do("ACL", "SETUSER", user, "+@all"); err != nil {
-					t.Fatal(err)
-				}
-				for _, k := range []string{key, key2} {
-					if _, err := admin.Do("INCR", k); err != nil {
-						t.Fatal(err)
-					}
-				}
-				next, err := b.get(set, srv.Addr)
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer next.Close()
-				if r, err := redis.String(next.Do("ECHO", "next")); err != nil || r != "next" {
-					t.Errorf("the next caller's ECHO = %q, %v: the connection was handed on inside the previous caller's transaction", r, err)
-					return
-				}
-				next.Send("MULTI")
-				next.Send("SET", "review15:pipelinedtx:next", "v")
-				replies, err := redis.Values(next.Do("EXEC"))
-				if err != nil || fmt.Sprint(replies) != "[OK]" {
-					t.Errorf("the next caller's MULTI, SET, EXEC = %v, %v: a key the previous caller watched is still watched on the connection", replies, err)
-				}
+				checkTxStateNotHandedOn(t, admin, srv.Addr, b.get, user, pass, tt.deny, tt.steps, []string{key, key2}, "review15:pipelinedtx:next")
 			})
 		}
 	}

@@ -3,6 +3,7 @@ package shard_test
 import (
 	"context"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -78,6 +79,57 @@ func autoEjectRing(t *testing.T) (*shard.Client, *shard.RingRouter, []*redistest
 	cfg.Health.AutoEject = true
 	c := newClient(t, cfg)
 	return c, c.Router().(*shard.RingRouter), servers
+}
+
+// nodeEventRing starts two servers and an AutoEject ring client over
+// them whose NodeState events are recorded; got returns them so far.
+func nodeEventRing(t *testing.T) (*shard.RingRouter, []*redistest.Server, func() []shard.NodeEventKind) {
+	t.Helper()
+	servers := redistest.StartNTB(t, 2, redistest.Options{})
+	var mu sync.Mutex
+	var kinds []shard.NodeEventKind
+	got := func() []shard.NodeEventKind {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]shard.NodeEventKind(nil), kinds...)
+	}
+	cfg := ringConfig(servers)
+	cfg.Health.AutoEject = true
+	cfg.Hooks = &shard.Hooks{NodeState: func(ev shard.NodeEvent) {
+		mu.Lock()
+		defer mu.Unlock()
+		kinds = append(kinds, ev.Kind)
+	}}
+	c := newClient(t, cfg)
+	rr, ok := c.Router().(*shard.RingRouter)
+	require.True(t, ok, "a ring client's Router is its *RingRouter")
+	return rr, servers, got
+}
+
+// flushServers empties every one of servers (FLUSHALL).
+func flushServers(t *testing.T, servers []*redistest.Server) {
+	t.Helper()
+	for _, s := range servers {
+		_, err := s.Do("FLUSHALL")
+		require.NoError(t, err)
+	}
+}
+
+// handEjectedRing empties servers, then returns a new client with ring
+// config cfg whose ring router has shard 1 ejected by hand, that router,
+// and n key names prefix:0 .. prefix:n-1.
+func handEjectedRing(t *testing.T, servers []*redistest.Server, cfg shard.Config, prefix string, n int) (*shard.Client, *shard.RingRouter, []string) {
+	t.Helper()
+	flushServers(t, servers)
+	c := newClient(t, cfg)
+	rr, ok := c.Router().(*shard.RingRouter)
+	require.True(t, ok, "a ring client's Router is a *RingRouter")
+	require.NoError(t, rr.Eject(1))
+	keys := make([]string, n)
+	for i := range keys {
+		keys[i] = fmt.Sprintf("%s:%d", prefix, i)
+	}
+	return c, rr, keys
 }
 
 // startRing starts n real servers and a client over them.

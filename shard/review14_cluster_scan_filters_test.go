@@ -8,7 +8,6 @@ import (
 
 	"github.com/shardis/shardis/cluster"
 	"github.com/shardis/shardis/internal/redistest"
-	"github.com/shardis/shardis/pool"
 	"github.com/shardis/shardis/shard"
 	"github.com/stretchr/testify/require"
 )
@@ -87,31 +86,12 @@ func TestReview14ClusterScanWithoutClusterNodes(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	rc := redistest.StartClusterTB(t, 3, 0, redistest.Options{Users: []redistest.User{
-		{Name: "admin", Password: "admin-pass-0"},
-		{Name: "app", Password: "app-pass-1", Rules: "~* &* +@all -cluster|nodes"},
-	}})
-	cfg := clusterConfig(rc.Seeds()...)
-	cfg.Pool = pool.Options{Username: "app", Password: "app-pass-1", DialTimeout: 3 * time.Second, ReadTimeout: 2 * time.Second, WriteTimeout: time.Second}
-	cfg.Cluster.RefreshInterval = -1
-	c := newClient(t, cfg)
-	_, err := c.Do(ctx, "CLUSTER", "NODES")
-	require.Error(t, err, "the ACL refuses CLUSTER NODES")
-	ms := c.Nodes()
-	require.Len(t, ms, 3)
-	byAddr := map[string]*redistest.Server{}
-	for _, s := range rc.Masters() {
-		byAddr[s.Addr] = s
-	}
+	cl := startNoClusterNodesScanCluster(ctx, t)
+	rc, c, ms, byAddr := cl.rc, cl.c, cl.ms, cl.byAddr
 	tag := tagOn(t, c, "acl", ms[2].Addr, nil)
-	want := fillKeys(ctx, t, c, "fill", 1500)
-	want = append(want, fillKeys(ctx, t, c, "M"+tag, 60)...)
-	ownerOf := map[string]string{}
-	for _, k := range want {
-		n, err := c.Router().Route(k)
-		require.NoError(t, err)
-		ownerOf[k] = n.Addr
-	}
+	fill, moving, _ := fillAndMoving(ctx, t, c, tag)
+	want := append(fill, moving...)
+	ownerOf := keyOwners(t, c, want)
 
 	start := time.Now()
 	seen := scanAll(ctx, t, c, shard.ScanOptions{Count: 20})

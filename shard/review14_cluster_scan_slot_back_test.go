@@ -31,30 +31,17 @@ func TestReview14ScanSlotMovesAwayAndBack(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
-			rc := redistest.StartClusterTB(t, 3, 0, redistest.Options{})
-			cfg := clusterConfig(rc.Seeds()...)
-			cfg.Cluster.RefreshInterval = -1
-			c := newClient(t, cfg)
-			ms := c.Nodes()
-			require.Len(t, ms, 3)
-			byAddr := map[string]*redistest.Server{}
-			for _, s := range rc.Masters() {
-				byAddr[s.Addr] = s
-			}
+			cl := startScanCluster(t, 0, redistest.Options{}, func(cfg *shard.Config) { cfg.Cluster.RefreshInterval = -1 })
+			rc, c, ms, byAddr := cl.rc, cl.c, cl.ms, cl.byAddr
 			first, last := byAddr[ms[0].Addr], byAddr[ms[2].Addr]
 			require.NotNil(t, first)
 			require.NotNil(t, last)
 			tag := tagOn(t, c, "back", ms[2].Addr, nil)
 			slot := cluster.Slot(tag)
-			fill := fillKeys(ctx, t, c, "fill", 1500)
-			moving := fillKeys(ctx, t, c, "M"+tag, 60)
-			ownerOf := map[string]string{}
+			fill, moving, ownerOf := fillAndMoving(ctx, t, c, tag)
 			onLast := 0
 			for _, k := range fill {
-				n, err := c.Router().Route(k)
-				require.NoError(t, err)
-				ownerOf[k] = n.Addr
-				if n.Addr == last.Addr {
+				if ownerOf[k] == last.Addr {
 					onLast++
 				}
 			}

@@ -1,11 +1,9 @@
 package shard_test
 
 import (
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/shardis/shardis/internal/redistest"
 	"github.com/shardis/shardis/shard"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -16,24 +14,7 @@ import (
 // NodeState hook hears of no second restore (which metrics would count as
 // one more restore than there were ejections).
 func TestReview15NoRestoreEventForANodeAlreadyInTheRing(t *testing.T) {
-	servers := redistest.StartNTB(t, 2, redistest.Options{})
-	var mu sync.Mutex
-	var kinds []shard.NodeEventKind
-	got := func() []shard.NodeEventKind {
-		mu.Lock()
-		defer mu.Unlock()
-		return append([]shard.NodeEventKind(nil), kinds...)
-	}
-	cfg := ringConfig(servers)
-	cfg.Health.AutoEject = true
-	cfg.Hooks = &shard.Hooks{NodeState: func(ev shard.NodeEvent) {
-		mu.Lock()
-		defer mu.Unlock()
-		kinds = append(kinds, ev.Kind)
-	}}
-	c := newClient(t, cfg)
-	rr, ok := c.Router().(*shard.RingRouter)
-	require.True(t, ok, "a ring client's Router is its *RingRouter")
+	rr, servers, got := nodeEventRing(t)
 	victim := servers[1]
 	require.NoError(t, victim.Kill())
 	waitFor(t, 10*time.Second, "down and ejected", func() bool { return len(got()) >= 2 })

@@ -50,17 +50,7 @@ func TestReview15HandEjectionHoldsAcrossMigration(t *testing.T) {
 	from, to := ringConfig(servers[:3]), ringConfig(servers)
 	for _, armed := range []bool{true, false} {
 		t.Run(fmt.Sprintf("armed=%v", armed), func(t *testing.T) {
-			for _, s := range servers {
-				_, err := s.Do("FLUSHALL")
-				require.NoError(t, err)
-			}
-			c := newClient(t, from)
-			old := currentRingRouter(t, c)
-			require.NoError(t, old.Eject(1))
-			keys := make([]string, 200)
-			for i := range keys {
-				keys[i] = fmt.Sprintf("hand:%d", i)
-			}
+			c, old, keys := handEjectedRing(t, servers, from, "hand", 200)
 			checkEjectedPlacement(t, c, servers, keys, "before", servers[1])
 
 			require.NoError(t, c.StartMigration(ctx, to))
@@ -88,10 +78,7 @@ func TestReview15HandEjectionHoldsAcrossMigration(t *testing.T) {
 			assert.True(t, nr.Ejected(1), "the shard ejected by hand is out after FinishMigration")
 			if !armed {
 				// No key was moved: the old copies are not the point here.
-				for _, s := range servers {
-					_, err := s.Do("FLUSHALL")
-					require.NoError(t, err)
-				}
+				flushServers(t, servers)
 			}
 			checkEjectedPlacement(t, c, servers, keys, "after", servers[1])
 
@@ -120,17 +107,7 @@ func TestReview15HandEjectionHoldsAcrossAbortMigration(t *testing.T) {
 	from, to := ringConfig(servers[:3]), ringConfig(servers)
 	for _, armed := range []bool{true, false} {
 		t.Run(fmt.Sprintf("armed=%v", armed), func(t *testing.T) {
-			for _, s := range servers {
-				_, err := s.Do("FLUSHALL")
-				require.NoError(t, err)
-			}
-			c := newClient(t, from)
-			old := currentRingRouter(t, c)
-			require.NoError(t, old.Eject(1))
-			keys := make([]string, 200)
-			for i := range keys {
-				keys[i] = fmt.Sprintf("abort:%d", i)
-			}
+			c, old, keys := handEjectedRing(t, servers, from, "abort", 200)
 			require.NoError(t, c.StartMigration(ctx, to))
 			if armed {
 				require.NoError(t, c.ArmMigration())

@@ -7,8 +7,6 @@ import (
 	"time"
 
 	"github.com/shardis/shardis/cluster"
-	"github.com/shardis/shardis/internal/redistest"
-	"github.com/shardis/shardis/pool"
 	"github.com/shardis/shardis/shard"
 	"github.com/stretchr/testify/require"
 )
@@ -27,29 +25,13 @@ func TestReview15ScanHalfMovedWithoutClusterNodes(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	rc := redistest.StartClusterTB(t, 3, 0, redistest.Options{Users: []redistest.User{
-		{Name: "admin", Password: "admin-pass-0"},
-		{Name: "app", Password: "app-pass-1", Rules: "~* &* +@all -cluster|nodes"},
-	}})
-	cfg := clusterConfig(rc.Seeds()...)
-	cfg.Pool = pool.Options{Username: "app", Password: "app-pass-1", DialTimeout: 3 * time.Second, ReadTimeout: 2 * time.Second, WriteTimeout: time.Second}
-	cfg.Cluster.RefreshInterval = -1
-	c := newClient(t, cfg)
-	_, err := c.Do(ctx, "CLUSTER", "NODES")
-	require.Error(t, err, "the ACL refuses CLUSTER NODES")
-	ms := c.Nodes()
-	require.Len(t, ms, 3)
-	byAddr := map[string]*redistest.Server{}
-	for _, s := range rc.Masters() {
-		byAddr[s.Addr] = s
-	}
+	cl := startNoClusterNodesScanCluster(ctx, t)
+	c, ms, byAddr := cl.c, cl.ms, cl.byAddr
 	tag := tagOn(t, c, "half", ms[2].Addr, nil)
-	fill := fillKeys(ctx, t, c, "fill", 1500)
-	moving := fillKeys(ctx, t, c, "M"+tag, 60)
-	ownerOf := keyOwners(t, c, fill)
+	fill, moving, ownerOf := fillAndMoving(ctx, t, c, tag)
 	src, dst := byAddr[ms[2].Addr], byAddr[ms[0].Addr]
 	slot := itoa(cluster.Slot(tag))
-	srcID, dstID := nodeID(t, src), nodeID(t, dst)
+	srcID, dstID := cl.ids[src.Addr], cl.ids[dst.Addr]
 	host, port, _ := strings.Cut(dst.Addr, ":")
 
 	seen := map[string]int{}

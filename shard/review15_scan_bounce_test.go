@@ -27,22 +27,12 @@ func TestReview15ScanSlotLeavesAndComesBackDuringItsWalk(t *testing.T) {
 		t.Run(map[bool]string{false: "back during its walk", true: "back after its walk"}[afterWalk], func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
-			rc := redistest.StartClusterTB(t, 3, 0, redistest.Options{})
-			cfg := clusterConfig(rc.Seeds()...)
-			cfg.Cluster.RefreshInterval = -1
-			c := newClient(t, cfg)
-			ms := c.Nodes()
-			require.Len(t, ms, 3)
-			byAddr := map[string]*redistest.Server{}
-			for _, s := range rc.Masters() {
-				byAddr[s.Addr] = s
-			}
+			cl := startScanCluster(t, 0, redistest.Options{}, func(cfg *shard.Config) { cfg.Cluster.RefreshInterval = -1 })
+			rc, c, ms, byAddr := cl.rc, cl.c, cl.ms, cl.byAddr
 			first, last := byAddr[ms[0].Addr], byAddr[ms[2].Addr]
 			tag := tagOn(t, c, "bounce", ms[0].Addr, nil)
 			slot := cluster.Slot(tag)
-			fill := fillKeys(ctx, t, c, "fill", 1500)
-			moving := fillKeys(ctx, t, c, "M"+tag, 60)
-			ownerOf := keyOwners(t, c, fill)
+			fill, moving, ownerOf := fillAndMoving(ctx, t, c, tag)
 			onFirst := 0
 			for _, k := range fill {
 				if ownerOf[k] == first.Addr {

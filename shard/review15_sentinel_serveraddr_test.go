@@ -84,22 +84,8 @@ func TestReview15SentinelEventsNameTheServerTheCommandWentTo(t *testing.T) {
 		if _, err := conn.Do("GET", "k"); err != nil {
 			return fmt.Errorf("GET before the failover: %w", err)
 		}
-		deadline := time.Now().Add(60 * time.Second)
-		for {
-			_, err := set.Sentinels[0].Do("SENTINEL", "FAILOVER", set.Names()[0])
-			if err == nil || strings.Contains(err.Error(), "INPROG") {
-				break
-			}
-			if time.Now().After(deadline) {
-				return fmt.Errorf("SENTINEL FAILOVER: %w", err)
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
-		for c.Stats().Sentinel[0].Master != replica.Addr {
-			if time.Now().After(deadline) {
-				return errors.New("the client did not follow the new master")
-			}
-			time.Sleep(20 * time.Millisecond)
+		if err := failoverTo(set, c, replica); err != nil {
+			return err
 		}
 		close(failedOver)
 		conn.Do("GET", "k") // on the old master still, answered or failed

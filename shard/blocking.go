@@ -144,12 +144,24 @@ func markClosed(calls []*call) {
 		if cl.err == nil || !errors.Is(cl.err, context.Canceled) {
 			continue
 		}
-		var ne *NodeError
-		if errors.As(cl.err, &ne) {
-			cl.err = errtext.Errorf("%w: cut off while waiting for the reply (it may have run): %w",
-				ErrClosed, &NodeError{Node: ne.Node, Err: errClosedConn})
-			continue
-		}
-		cl.err = errtext.Errorf("%w: cut off while waiting for the reply (it may have run)", ErrClosed)
+		cl.err = closedErr(cl.err)
 	}
+}
+
+// closedErr is the error of a call that Close cut off, whose error was
+// err: the context.Canceled of the context that Close ended.
+func closedErr(err error) error {
+	var ne *NodeError
+	if errors.As(err, &ne) {
+		return errtext.Errorf("%w: cut off while waiting for the reply (it may have run): %w",
+			ErrClosed, &NodeError{Node: ne.Node, Err: errClosedConn})
+	}
+	return errtext.Errorf("%w: cut off while waiting for the reply (it may have run)", ErrClosed)
+}
+
+// cutByClose reports whether Close ended ctx: the context of an execution
+// with a blocking command (bindLife), ended by Close before the caller's
+// own context ended.
+func cutByClose(ctx context.Context) bool {
+	return ctx.Err() != nil && errors.Is(context.Cause(ctx), ErrClosed)
 }

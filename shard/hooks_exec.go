@@ -206,14 +206,15 @@ func (c *Client) reportPart(ctx context.Context, ps *passScratch, node int, star
 		}
 	}
 	from := c.nodes.get(node).node
+	cut := cutByClose(ctx)
 	if n == 1 {
 		if h.Command == nil {
 			return
 		}
 		cl := only.cl
 		ev := &ps.ev
-		*ev = CommandEvent{Node: from, ServerAddr: c.sentServerAddr(from, cl), Name: cl.name, Attempt: only.attempt, Start: start, Duration: took, Err: cl.err, cl: cl}
-		ev.Outcome = c.classify(cl)
+		*ev = CommandEvent{Node: from, ServerAddr: c.sentServerAddr(from, cl), Name: cl.name, Attempt: only.attempt, Start: start, Duration: took, cl: cl}
+		ev.Outcome, ev.Err = c.attemptOutcome(cl, cut)
 		if ev.Outcome == OutcomeRedirect {
 			ev.Redirect = c.redirectOf(cl, from)
 		}
@@ -236,10 +237,10 @@ func (c *Client) reportPart(ctx context.Context, ps *passScratch, node int, star
 		cl := s.cl
 		ps.part = append(ps.part, cl)
 		ev.Attempt = max(ev.Attempt, s.attempt)
-		o := c.classify(cl)
+		o, err := c.attemptOutcome(cl, cut)
 		ev.Outcomes[o]++
 		if o != OutcomeOK && ev.Err == nil {
-			ev.Outcome, ev.Err = o, cl.err
+			ev.Outcome, ev.Err = o, err
 		}
 		if o == OutcomeRedirect {
 			ps.redir = append(ps.redir, c.redirectOf(cl, from))
@@ -348,6 +349,23 @@ func (q *deferredReports) flush(ctx context.Context, h *Hooks) {
 			h.Pipeline(ctx, ev.pipe)
 		}
 	}
+}
+
+// attemptOutcome is the outcome and the error reported for an attempt of
+// cl; cut tells that Close cut the execution off (cutByClose). The error
+// of a call that Close cut off is still the context.Canceled of the
+// context Close ended, which the caller's context did not cause: it is
+// reported as the caller will get it (markClosed), as a write that may
+// have run (OutcomeUnknown) or, for a read, a failure on a closed client.
+func (c *Client) attemptOutcome(cl *call, cut bool) (Outcome, error) {
+	o := c.classify(cl)
+	if !cut || o != OutcomeCanceled || !errors.Is(cl.err, context.Canceled) {
+		return o, cl.err
+	}
+	if mayWrite(cl.info) {
+		return OutcomeUnknown, closedErr(cl.err)
+	}
+	return OutcomeFailed, closedErr(cl.err)
 }
 
 // classify tells how an attempt ended, from the call's result after the

@@ -63,7 +63,8 @@ import (
 //     fail, each command up to EXEC fails with a *NodeError of its node,
 //     EXEC included, and nothing queued after MULTI runs; once a
 //     connection holding WATCH failed, the keys are no longer watched and
-//     the next MULTI ... EXEC fails so, unsent (UNWATCH ends that). A
+//     the next MULTI ... EXEC fails so, unsent, with an error that says
+//     so and wraps that connection's *NodeError (UNWATCH ends that). A
 //     command sent on that connection whose reply was lost may have run
 //     (its error is an *UnknownOutcomeError: a write under WATCH, an
 //     EXEC): the failures that follow it wrap that *UnknownOutcomeError

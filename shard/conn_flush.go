@@ -9,6 +9,7 @@ import (
 
 	"github.com/gomodule/redigo/redis"
 	"github.com/shardis/shardis/cluster"
+	"github.com/shardis/shardis/internal/errtext"
 	"github.com/shardis/shardis/shard/command"
 )
 
@@ -649,8 +650,10 @@ func (f *flusher) sendPinned() {
 		// before it were read: watched tells whether any was in force.
 		if !closing && (watched || !multiRefused) {
 			// The watched keys are no longer watched: the next
-			// MULTI ... EXEC fails rather than run unguarded.
-			tx.lost = failure
+			// MULTI ... EXEC fails rather than run unguarded, and its
+			// error says why, around the connection's failure (the
+			// same *NodeError, *UnknownOutcomeError and causes).
+			tx.lost = errtext.Errorf("shardis: transaction refused: the watched keys are no longer watched (the connection that held the WATCH failed): %w", failure)
 		}
 	}
 	if ctxEnded(f.ctx) != nil {

@@ -66,3 +66,46 @@ func TestReview15CloseCutCommandOutcome(t *testing.T) {
 		})
 	}
 }
+
+// TestReview15CloseCutPipelineOutcome: the same for a BLPOP sent in a
+// pipeline with another command to its node: the Pipeline event counts
+// it as of unknown outcome, with the error wrapping ErrClosed.
+func TestReview15CloseCutPipelineOutcome(t *testing.T) {
+	servers := redistest.StartNTB(t, 1, redistest.Options{})
+	rec := &recorder{}
+	cfg := ringConfig(servers)
+	cfg.Hooks = rec.hooks()
+	c, err := shard.New(context.Background(), cfg)
+	require.NoError(t, err)
+	done := make(chan error, 1)
+	go func() {
+		p := c.Pipeline()
+		p.Send("SET", "r15closecut:other", "v")
+		p.Send("BLPOP", "r15closecut:pipe", 0)
+		res, err := p.Exec(context.Background())
+		if err == nil && len(res) == 2 {
+			err = res[1].Err
+		}
+		done <- err
+	}()
+	waitFor(t, 15*time.Second, "blpop in flight", func() bool {
+		list, err := servers[0].Do("CLIENT", "LIST")
+		return err == nil && strings.Contains(list, "cmd=blpop ")
+	})
+	require.NoError(t, c.Close())
+	select {
+	case err := <-done:
+		require.ErrorIs(t, err, shard.ErrClosed)
+	case <-time.After(15 * time.Second):
+		t.Fatal("the pipeline did not return after Close")
+	}
+	got := rec.snapshot()
+	require.Len(t, got.pipelines, 1, "commands: %+v", got.commands)
+	ev := got.pipelines[0]
+	assert.Equal(t, 1, ev.Outcomes[shard.OutcomeOK], "%+v", ev.Outcomes)
+	assert.Equal(t, 1, ev.Outcomes[shard.OutcomeUnknown], "%+v", ev.Outcomes)
+	assert.Zero(t, ev.Outcomes[shard.OutcomeCanceled], "%+v", ev.Outcomes)
+	assert.Equal(t, shard.OutcomeUnknown, ev.Outcome)
+	assert.ErrorIs(t, ev.Err, shard.ErrClosed)
+	assert.NotErrorIs(t, ev.Err, context.Canceled)
+}

@@ -120,6 +120,7 @@ func (c *Client) retrySentinel(ctx context.Context, calls []*call) (abandoned bo
 		rerun   []*call // reads of pending sent again for order only
 		held    []int   // master nodes with a call of the last run in pending
 		start   time.Time
+		waited  bool // a run came after a wait for a new master
 		backoff = 5 * time.Millisecond
 		budget  = c.sent.opts.FailoverWait
 		ran     = calls // the calls of the last run, in the batch's order
@@ -159,6 +160,13 @@ func (c *Client) retrySentinel(ctx context.Context, calls []*call) (abandoned bo
 					held = append(held, node)
 				}
 			default:
+				if waited && ctx.Err() != nil && !errors.Is(cl.err, ctx.Err()) {
+					// The context ended while the call was sent again
+					// after a wait (a down node fails it at once, before
+					// the context is looked at): said as for an end
+					// during the wait itself.
+					cl.err = errtext.Errorf("shardis: %w while waiting for a new master: %w", ctx.Err(), cl.err)
+				}
 				cl.done = true
 			}
 		}
@@ -187,6 +195,7 @@ func (c *Client) retrySentinel(ctx context.Context, calls []*call) (abandoned bo
 				return false
 			}
 			t.Stop()
+			waited = true
 		}
 		for _, cl := range pending {
 			cl.err, cl.reply = nil, nil

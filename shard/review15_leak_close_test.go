@@ -18,16 +18,25 @@ import (
 )
 
 // leakWatch is taken once a case's servers run and before its client is
-// built: after the client's Close, no goroutine started since may remain
-// and no connection named name may remain on servers.
+// built: after the client's Close, no goroutine started since may remain,
+// no connection named name may remain on servers, and the pub/sub
+// connections on sentinels are back to what they were.
 type leakWatch struct {
-	before  goleak.Option
-	servers []*redistest.Server
-	name    string
+	before    goleak.Option
+	servers   []*redistest.Server
+	name      string
+	sentinels []*redistest.Server
+	subs      int
 }
 
-func watchLeaks(servers []*redistest.Server, name string) *leakWatch {
-	return &leakWatch{before: goleak.IgnoreCurrent(), servers: servers, name: name}
+func watchLeaks(t *testing.T, servers, sentinels []*redistest.Server, name string) *leakWatch {
+	t.Helper()
+	w := &leakWatch{servers: servers, name: name, sentinels: sentinels}
+	if len(sentinels) > 0 {
+		w.subs = subscribers(t, sentinels)
+	}
+	w.before = goleak.IgnoreCurrent()
+	return w
 }
 
 // check waits (up to a deadline) until neither a goroutine nor a
@@ -46,6 +55,35 @@ func (w *leakWatch) check(t *testing.T) {
 	waitFor(t, 15*time.Second, "every connection named "+w.name+" to close", func() bool {
 		return clientsNamed(t, w.servers, w.name) == 0
 	})
+	if len(w.sentinels) > 0 {
+		waitFor(t, 15*time.Second, "the client's Sentinel connections to close", func() bool {
+			return subscribers(t, w.sentinels) == w.subs
+		})
+	}
+}
+
+// leakCase builds a client from cfg (its name set to the case's), uses it
+// and closes it; w is checked afterwards.
+type leakCase struct {
+	name string
+	run  func(t *testing.T, cfg shard.Config, w *leakWatch)
+}
+
+// runLeakCases runs each case as a subtest on a config from newCfg, with
+// a client name of prefix and the case's name, watching servers and
+// sentinels.
+func runLeakCases(t *testing.T, prefix string, newCfg func() shard.Config, servers, sentinels []*redistest.Server, cases []leakCase) {
+	t.Helper()
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := newCfg()
+			name := prefix + strings.ReplaceAll(tc.name, " ", "-")
+			cfg.Pool.ClientName = name
+			w := watchLeaks(t, servers, sentinels, name)
+			tc.run(t, cfg, w)
+			w.check(t)
+		})
+	}
 }
 
 // subscribers counts the pub/sub connections on servers (Sentinels: the
@@ -97,21 +135,111 @@ func closeWithin(t *testing.T, c *shard.Client, d time.Duration) {
 	}
 }
 
+// newLeakClient builds a client from cfg.
+func newLeakClient(t *testing.T, cfg shard.Config) *shard.Client {
+	t.Helper()
+	c, err := shard.New(context.Background(), cfg)
+	require.NoError(t, err)
+	return c
+}
+
+// newOnTwoShards builds a client on the first two shards of the ring cfg.
+func newOnTwoShards(t *testing.T, cfg shard.Config) *shard.Client {
+	t.Helper()
+	from := cfg
+	from.Shards = cfg.Shards[:2]
+	return newLeakClient(t, from)
+}
+
+// closeEndsReceive closes c while sub's Receive waits, and fails unless
+// Receive returns an error.
+func closeEndsReceive(t *testing.T, c *shard.Client, sub *shard.Subscription) {
+	t.Helper()
+	ctx := context.Background()
+	got := make(chan error, 1)
+	go func() {
+		// Receives until the subscription ends with Close.
+		for {
+			if _, err := sub.Receive(ctx); err != nil {
+				got <- err
+				return
+			}
+		}
+	}()
+	closeWithin(t, c, 10*time.Second)
+	select {
+	case err := <-got:
+		assert.Error(t, err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("Receive did not return after Close")
+	}
+}
+
+// closeEndsBlocked runs call (a BLPOP, named what) on c, closes c once a
+// connection of w's name is blocked in it, and fails unless call returns
+// ErrClosed.
+func closeEndsBlocked(t *testing.T, c *shard.Client, w *leakWatch, what string, call func() error) {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- call() }()
+	blockedOn(t, w.servers, w.name, "blpop")
+	closeWithin(t, c, 10*time.Second)
+	select {
+	case err := <-done:
+		assert.ErrorIs(t, err, shard.ErrClosed)
+	case <-time.After(10 * time.Second):
+		t.Fatalf("%s did not return after Close", what)
+	}
+}
+
+// blpopCase closes a client while its Do runs BLPOP on key.
+func blpopCase(key string) leakCase {
+	return leakCase{"BLPOP in flight", func(t *testing.T, cfg shard.Config, w *leakWatch) {
+		c := newLeakClient(t, cfg)
+		closeEndsBlocked(t, c, w, "BLPOP", func() error {
+			_, err := c.Do(context.Background(), "BLPOP", key, 0)
+			return err
+		})
+	}}
+}
+
+// loadCase closes a client while commands run on keys starting with prefix.
+func loadCase(prefix string) leakCase {
+	return leakCase{"Close concurrent with commands", func(t *testing.T, cfg shard.Config, w *leakWatch) {
+		closeUnderLoad(t, newLeakClient(t, cfg), prefix)
+	}}
+}
+
+// cancelInEach runs each (c.ForEachShard or c.ForEachNode) with a fn that
+// pings and then waits for its context, cancelled by the first fn, and
+// fails unless each returns context.Canceled.
+func cancelInEach(t *testing.T, each func(context.Context, func(context.Context, shard.Node, redis.Conn) error) error) {
+	t.Helper()
+	fctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var once sync.Once
+	err := each(fctx, func(ctx context.Context, _ shard.Node, conn redis.Conn) error {
+		if _, err := conn.Do("PING"); err != nil {
+			return err
+		}
+		once.Do(cancel)
+		<-ctx.Done()
+		return ctx.Err()
+	})
+	assert.ErrorIs(t, err, context.Canceled)
+}
+
 func TestReview15NoLeaksAfterCloseRing(t *testing.T) {
 	servers := redistest.StartNTB(t, 3, redistest.Options{})
 	ctx := context.Background()
-	cases := []struct {
-		name string
-		run  func(t *testing.T, cfg shard.Config, w *leakWatch)
-	}{
+	runLeakCases(t, "leak15-", func() shard.Config { return ringConfig(servers) }, servers, nil, []leakCase{
 		{"autoeject with a shard down", func(t *testing.T, cfg shard.Config, w *leakWatch) {
 			extra := redistest.StartNTB(t, 1, redistest.Options{})[0]
 			cfg.Shards = append(cfg.Shards, cfg.Shards[0])
 			cfg.Shards[len(cfg.Shards)-1].Name, cfg.Shards[len(cfg.Shards)-1].Addr = "extra", extra.Addr
 			cfg.Health.AutoEject = true
 			w.before = goleak.IgnoreCurrent()
-			c, err := shard.New(ctx, cfg)
-			require.NoError(t, err)
+			c := newLeakClient(t, cfg)
 			exercise(t, c)
 			require.NoError(t, extra.Kill())
 			rr := c.Router().(*shard.RingRouter)
@@ -119,24 +247,18 @@ func TestReview15NoLeaksAfterCloseRing(t *testing.T) {
 			closeWithin(t, c, 10*time.Second)
 		}},
 		{"migration unarmed", func(t *testing.T, cfg shard.Config, w *leakWatch) {
-			from := cfg
-			from.Shards = cfg.Shards[:2]
-			c, err := shard.New(ctx, from)
-			require.NoError(t, err)
+			c := newOnTwoShards(t, cfg)
 			require.NoError(t, c.StartMigration(ctx, cfg))
 			exercise(t, c)
 			closeWithin(t, c, 10*time.Second)
 		}},
 		{"migration armed", func(t *testing.T, cfg shard.Config, w *leakWatch) {
-			from := cfg
-			from.Shards = cfg.Shards[:2]
-			c, err := shard.New(ctx, from)
-			require.NoError(t, err)
+			c := newOnTwoShards(t, cfg)
 			p := c.Pipeline()
 			for i := 0; i < 200; i++ {
 				p.Send("SET", fmt.Sprintf("leak:0:%d", i), i)
 			}
-			_, err = p.Exec(ctx)
+			_, err := p.Exec(ctx)
 			require.NoError(t, err)
 			require.NoError(t, c.StartMigration(ctx, cfg))
 			require.NoError(t, c.ArmMigration())
@@ -146,35 +268,17 @@ func TestReview15NoLeaksAfterCloseRing(t *testing.T) {
 			closeWithin(t, c, 10*time.Second)
 		}},
 		{"live subscriptions", func(t *testing.T, cfg shard.Config, w *leakWatch) {
-			c, err := shard.New(ctx, cfg)
-			require.NoError(t, err)
+			c := newLeakClient(t, cfg)
 			s1, err := c.Subscribe(ctx, "ch:a", "ch:b", "ch:c")
 			require.NoError(t, err)
-			s2, err := c.PSubscribe(ctx, "pat:*")
+			_, err = c.PSubscribe(ctx, "pat:*")
 			require.NoError(t, err)
 			s3, err := c.SSubscribe(ctx, "sch:a", "sch:b")
 			require.NoError(t, err)
-			_ = s2
 			_, err = c.Do(ctx, "PUBLISH", "ch:a", "hello")
 			require.NoError(t, err)
-			got := make(chan error, 1)
-			go func() {
-				// Receives until the subscription ends with Close.
-				for {
-					if _, err := s3.Receive(ctx); err != nil {
-						got <- err
-						return
-					}
-				}
-			}()
 			ch := s1.Channel()
-			closeWithin(t, c, 10*time.Second)
-			select {
-			case err := <-got:
-				assert.Error(t, err)
-			case <-time.After(10 * time.Second):
-				t.Fatal("Receive did not return after Close")
-			}
+			closeEndsReceive(t, c, s3)
 			deadline := time.After(10 * time.Second)
 			for open := true; open; {
 				select {
@@ -185,34 +289,17 @@ func TestReview15NoLeaksAfterCloseRing(t *testing.T) {
 			}
 		}},
 		{"keyspace subscription", func(t *testing.T, cfg shard.Config, w *leakWatch) {
-			c, err := shard.New(ctx, cfg)
-			require.NoError(t, err)
+			c := newLeakClient(t, cfg)
 			sub, err := c.SubscribeKeyspace(ctx, shard.KeyspaceOptions{Enable: "KEA"})
 			require.NoError(t, err)
 			_, err = c.Do(ctx, "SET", "ks:k", "v")
 			require.NoError(t, err)
-			got := make(chan error, 1)
-			go func() {
-				for {
-					if _, err := sub.Receive(ctx); err != nil {
-						got <- err
-						return
-					}
-				}
-			}()
-			closeWithin(t, c, 10*time.Second)
-			select {
-			case err := <-got:
-				assert.Error(t, err)
-			case <-time.After(10 * time.Second):
-				t.Fatal("Receive did not return after Close")
-			}
+			closeEndsReceive(t, c, sub)
 		}},
 		{"open Conn", func(t *testing.T, cfg shard.Config, w *leakWatch) {
-			c, err := shard.New(ctx, cfg)
-			require.NoError(t, err)
+			c := newLeakClient(t, cfg)
 			conn := c.Conn()
-			_, err = conn.Do("SET", "conn:k", "v")
+			_, err := conn.Do("SET", "conn:k", "v")
 			require.NoError(t, err)
 			_, err = conn.Do("WATCH", "conn:k")
 			require.NoError(t, err)
@@ -222,8 +309,7 @@ func TestReview15NoLeaksAfterCloseRing(t *testing.T) {
 			assert.Error(t, err, "a Conn of a closed client")
 		}},
 		{"Tx with fn blocked", func(t *testing.T, cfg shard.Config, w *leakWatch) {
-			c, err := shard.New(ctx, cfg)
-			require.NoError(t, err)
+			c := newLeakClient(t, cfg)
 			release := make(chan struct{})
 			inside := make(chan struct{})
 			txDone := make(chan error, 1)
@@ -262,8 +348,7 @@ func TestReview15NoLeaksAfterCloseRing(t *testing.T) {
 			}
 		}},
 		{"Scanner abandoned", func(t *testing.T, cfg shard.Config, w *leakWatch) {
-			c, err := shard.New(ctx, cfg)
-			require.NoError(t, err)
+			c := newLeakClient(t, cfg)
 			exercise(t, c)
 			sc := c.Scan(shard.ScanOptions{Count: 10})
 			for i := 0; i < 25; i++ {
@@ -277,41 +362,13 @@ func TestReview15NoLeaksAfterCloseRing(t *testing.T) {
 			assert.ErrorIs(t, sc.Err(), shard.ErrClosed, "a scan of a closed client")
 		}},
 		{"ForEachShard cancelled", func(t *testing.T, cfg shard.Config, w *leakWatch) {
-			c, err := shard.New(ctx, cfg)
-			require.NoError(t, err)
-			fctx, cancel := context.WithCancel(ctx)
-			var once sync.Once
-			err = c.ForEachShard(fctx, func(ctx context.Context, _ shard.Node, conn redis.Conn) error {
-				if _, err := conn.Do("PING"); err != nil {
-					return err
-				}
-				once.Do(cancel)
-				<-ctx.Done()
-				return ctx.Err()
-			})
-			assert.ErrorIs(t, err, context.Canceled)
+			c := newLeakClient(t, cfg)
+			cancelInEach(t, c.ForEachShard)
 			closeWithin(t, c, 10*time.Second)
 		}},
-		{"BLPOP in flight", func(t *testing.T, cfg shard.Config, w *leakWatch) {
-			c, err := shard.New(ctx, cfg)
-			require.NoError(t, err)
-			done := make(chan error, 1)
-			go func() {
-				_, err := c.Do(ctx, "BLPOP", "blpop:k", 0)
-				done <- err
-			}()
-			blockedOn(t, w.servers, w.name, "blpop")
-			closeWithin(t, c, 10*time.Second)
-			select {
-			case err := <-done:
-				assert.ErrorIs(t, err, shard.ErrClosed)
-			case <-time.After(10 * time.Second):
-				t.Fatal("BLPOP did not return after Close")
-			}
-		}},
+		blpopCase("blpop:k"),
 		{"BLPOP in flight in a pipeline and a Tx", func(t *testing.T, cfg shard.Config, w *leakWatch) {
-			c, err := shard.New(ctx, cfg)
-			require.NoError(t, err)
+			c := newLeakClient(t, cfg)
 			pipeDone, txDone := make(chan error, 1), make(chan error, 1)
 			go func() {
 				p := c.Pipeline()
@@ -352,182 +409,85 @@ func TestReview15NoLeaksAfterCloseRing(t *testing.T) {
 			}
 		}},
 		{"BLPOP in flight on a Conn", func(t *testing.T, cfg shard.Config, w *leakWatch) {
-			c, err := shard.New(ctx, cfg)
-			require.NoError(t, err)
+			c := newLeakClient(t, cfg)
 			conn := c.Conn()
-			done := make(chan error, 1)
-			go func() {
+			closeEndsBlocked(t, c, w, "BLPOP on a Conn", func() error {
 				_, err := conn.Do("BLPOP", "blpop:conn", 0)
-				done <- err
-			}()
-			blockedOn(t, w.servers, w.name, "blpop")
-			closeWithin(t, c, 10*time.Second)
-			select {
-			case err := <-done:
-				assert.ErrorIs(t, err, shard.ErrClosed)
-			case <-time.After(10 * time.Second):
-				t.Fatal("BLPOP on a Conn did not return after Close")
-			}
+				return err
+			})
 			assert.NoError(t, conn.Close())
 		}},
 		{"BLPOP in flight in ForEachShard", func(t *testing.T, cfg shard.Config, w *leakWatch) {
-			c, err := shard.New(ctx, cfg)
-			require.NoError(t, err)
-			done := make(chan error, 1)
-			go func() {
-				done <- c.ForEachShard(ctx, func(ctx context.Context, _ shard.Node, conn redis.Conn) error {
+			c := newLeakClient(t, cfg)
+			closeEndsBlocked(t, c, w, "BLPOP in ForEachShard", func() error {
+				return c.ForEachShard(ctx, func(ctx context.Context, _ shard.Node, conn redis.Conn) error {
 					_, err := redis.DoWithTimeout(conn, 0, "BLPOP", "blpop:each", 0)
 					return err
 				})
-			}()
-			blockedOn(t, w.servers, w.name, "blpop")
-			closeWithin(t, c, 10*time.Second)
-			select {
-			case err := <-done:
-				assert.ErrorIs(t, err, shard.ErrClosed)
-			case <-time.After(10 * time.Second):
-				t.Fatal("BLPOP in ForEachShard did not return after Close")
-			}
+			})
 		}},
 		{"Close twice", func(t *testing.T, cfg shard.Config, w *leakWatch) {
-			c, err := shard.New(ctx, cfg)
-			require.NoError(t, err)
+			c := newLeakClient(t, cfg)
 			exercise(t, c)
 			closeWithin(t, c, 10*time.Second)
 			closeWithin(t, c, 10*time.Second)
-			_, err = c.Do(ctx, "GET", "k")
+			_, err := c.Do(ctx, "GET", "k")
 			assert.ErrorIs(t, err, shard.ErrClosed)
 		}},
-		{"Close concurrent with commands", func(t *testing.T, cfg shard.Config, w *leakWatch) {
-			c, err := shard.New(ctx, cfg)
-			require.NoError(t, err)
-			closeUnderLoad(t, c, "cc")
-		}},
+		loadCase("cc"),
 		{"Close concurrent with commands mid-migration", func(t *testing.T, cfg shard.Config, w *leakWatch) {
-			from := cfg
-			from.Shards = cfg.Shards[:2]
-			c, err := shard.New(ctx, from)
-			require.NoError(t, err)
+			c := newOnTwoShards(t, cfg)
 			require.NoError(t, c.StartMigration(ctx, cfg))
 			require.NoError(t, c.ArmMigration())
 			closeUnderLoad(t, c, "ccm")
 		}},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			cfg := ringConfig(servers)
-			name := "leak15-" + strings.ReplaceAll(tc.name, " ", "-")
-			cfg.Pool.ClientName = name
-			w := watchLeaks(servers, name)
-			tc.run(t, cfg, w)
-			w.check(t)
-		})
-	}
+	})
 }
 
 func TestReview15NoLeaksAfterCloseCluster(t *testing.T) {
 	rc := clusterForTest(t)
 	ctx := context.Background()
-	cases := []struct {
-		name string
-		run  func(t *testing.T, cfg shard.Config, w *leakWatch)
-	}{
+	runLeakCases(t, "leak15c-", func() shard.Config { return clusterConfig(rc.Seeds()...) }, rc.Nodes, nil, []leakCase{
 		{"replica reads", func(t *testing.T, cfg shard.Config, w *leakWatch) {
 			cfg.Cluster.ReadFrom = shard.ReadReplicaRandom
-			c, err := shard.New(ctx, cfg)
-			require.NoError(t, err)
+			c := newLeakClient(t, cfg)
 			exercise(t, c)
 			closeWithin(t, c, 10*time.Second)
 		}},
 		{"live subscriptions", func(t *testing.T, cfg shard.Config, w *leakWatch) {
-			c, err := shard.New(ctx, cfg)
-			require.NoError(t, err)
-			_, err = c.Subscribe(ctx, "lk15:ch:a", "lk15:ch:b")
+			c := newLeakClient(t, cfg)
+			_, err := c.Subscribe(ctx, "lk15:ch:a", "lk15:ch:b")
 			require.NoError(t, err)
 			_, err = c.PSubscribe(ctx, "lk15:pat:*")
 			require.NoError(t, err)
 			s3, err := c.SSubscribe(ctx, "lk15:{a}", "lk15:{b}", "lk15:{c}")
 			require.NoError(t, err)
-			got := make(chan error, 1)
-			go func() {
-				for {
-					if _, err := s3.Receive(ctx); err != nil {
-						got <- err
-						return
-					}
-				}
-			}()
-			closeWithin(t, c, 10*time.Second)
-			select {
-			case err := <-got:
-				assert.Error(t, err)
-			case <-time.After(10 * time.Second):
-				t.Fatal("Receive did not return after Close")
-			}
+			closeEndsReceive(t, c, s3)
 		}},
-		{"BLPOP in flight", func(t *testing.T, cfg shard.Config, w *leakWatch) {
-			c, err := shard.New(ctx, cfg)
-			require.NoError(t, err)
-			done := make(chan error, 1)
-			go func() {
-				_, err := c.Do(ctx, "BLPOP", "lk15:blpop", 0)
-				done <- err
-			}()
-			blockedOn(t, w.servers, w.name, "blpop")
-			closeWithin(t, c, 10*time.Second)
-			select {
-			case err := <-done:
-				assert.ErrorIs(t, err, shard.ErrClosed)
-			case <-time.After(10 * time.Second):
-				t.Fatal("BLPOP did not return after Close")
-			}
-		}},
-		{"Close concurrent with commands", func(t *testing.T, cfg shard.Config, w *leakWatch) {
-			c, err := shard.New(ctx, cfg)
-			require.NoError(t, err)
-			closeUnderLoad(t, c, "lk15:cc")
-		}},
+		blpopCase("lk15:blpop"),
+		loadCase("lk15:cc"),
 		{"migration from a ring", func(t *testing.T, cfg shard.Config, w *leakWatch) {
 			ringServers := redistest.StartNTB(t, 2, redistest.Options{})
 			w.servers = append(append([]*redistest.Server(nil), w.servers...), ringServers...)
 			from := ringConfig(ringServers)
 			from.Pool.ClientName = cfg.Pool.ClientName
 			w.before = goleak.IgnoreCurrent()
-			c, err := shard.New(ctx, from)
-			require.NoError(t, err)
-			_, err = c.Subscribe(ctx, "lk15:mig:ch")
+			c := newLeakClient(t, from)
+			_, err := c.Subscribe(ctx, "lk15:mig:ch")
 			require.NoError(t, err)
 			require.NoError(t, c.StartMigration(ctx, cfg))
 			require.NoError(t, c.ArmMigration())
 			closeUnderLoad(t, c, "lk15:mig")
 		}},
 		{"Scanner abandoned and ForEachShard cancelled", func(t *testing.T, cfg shard.Config, w *leakWatch) {
-			c, err := shard.New(ctx, cfg)
-			require.NoError(t, err)
+			c := newLeakClient(t, cfg)
 			exercise(t, c)
 			sc := c.Scan(shard.ScanOptions{Count: 10})
 			require.True(t, sc.Next(ctx))
-			fctx, cancel := context.WithCancel(ctx)
-			var once sync.Once
-			err = c.ForEachNode(fctx, func(ctx context.Context, _ shard.Node, conn redis.Conn) error {
-				once.Do(cancel)
-				<-ctx.Done()
-				return ctx.Err()
-			})
-			assert.ErrorIs(t, err, context.Canceled)
+			cancelInEach(t, c.ForEachNode)
 			closeWithin(t, c, 10*time.Second)
 		}},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			cfg := clusterConfig(rc.Seeds()...)
-			name := "leak15c-" + strings.ReplaceAll(tc.name, " ", "-")
-			cfg.Pool.ClientName = name
-			w := watchLeaks(rc.Nodes, name)
-			tc.run(t, cfg, w)
-			w.check(t)
-		})
-	}
+	})
 }
 
 func TestReview15NoLeaksAfterCloseSentinel(t *testing.T) {
@@ -538,35 +498,23 @@ func TestReview15NoLeaksAfterCloseSentinel(t *testing.T) {
 		data = append(data, sh.Nodes...)
 	}
 	ctx := context.Background()
-	cfg := sentinelConfig(set)
-	cfg.Pool.ClientName = "leak15-sentinel"
-	cfg.Sentinel.ReadFrom = shard.ReadReplicaRandom
-	subsBefore := subscribers(t, set.Sentinels)
-	w := watchLeaks(data, cfg.Pool.ClientName)
-	c, err := shard.New(ctx, cfg)
-	require.NoError(t, err)
-	exercise(t, c)
-	waitFor(t, 30*time.Second, "the client's Sentinel subscriptions", func() bool {
-		return c.Stats().Sentinel[0].Subscribed == len(set.Sentinels)
-	})
-	sub, err := c.Subscribe(ctx, "sent:ch")
-	require.NoError(t, err)
-	_ = sub
-	closeWithin(t, c, 10*time.Second)
-	w.check(t)
-	waitFor(t, 15*time.Second, "the client's Sentinel connections to close", func() bool {
-		return subscribers(t, set.Sentinels) == subsBefore
-	})
-
-	// Closed while commands run.
-	cfg.Pool.ClientName = "leak15-sentinel-load"
-	w = watchLeaks(data, cfg.Pool.ClientName)
-	c, err = shard.New(ctx, cfg)
-	require.NoError(t, err)
-	closeUnderLoad(t, c, "sl")
-	w.check(t)
-	waitFor(t, 15*time.Second, "the client's Sentinel connections to close", func() bool {
-		return subscribers(t, set.Sentinels) == subsBefore
+	newCfg := func() shard.Config {
+		cfg := sentinelConfig(set)
+		cfg.Sentinel.ReadFrom = shard.ReadReplicaRandom
+		return cfg
+	}
+	runLeakCases(t, "leak15s-", newCfg, data, set.Sentinels, []leakCase{
+		{"subscriptions", func(t *testing.T, cfg shard.Config, w *leakWatch) {
+			c := newLeakClient(t, cfg)
+			exercise(t, c)
+			waitFor(t, 30*time.Second, "the client's Sentinel subscriptions", func() bool {
+				return c.Stats().Sentinel[0].Subscribed == len(set.Sentinels)
+			})
+			_, err := c.Subscribe(ctx, "sent:ch")
+			require.NoError(t, err)
+			closeWithin(t, c, 10*time.Second)
+		}},
+		loadCase("sl"),
 	})
 }
 

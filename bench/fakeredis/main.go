@@ -1,6 +1,7 @@
 // Command fakeredis is a tiny RESP server for client benchmarks: it
 // answers SET with +OK, GET with a fixed value and MGET with that value
 // for every key, and tells a client just enough about itself (HELLO,
+// COMMAND as redis-server 7.0.15 describes the commands served here,
 // CLUSTER SHARDS, SLOTS and NODES for a simulated cluster of masters) to
 // be used as a standalone server or a cluster node. It keeps no data:
 // every reply is pre-encoded, so that a command costs it far less CPU
@@ -80,6 +81,9 @@ func run(argv []string, stdin io.Reader, stdout io.Writer) error {
 	cfg, err := parseFlags(argv)
 	if err != nil {
 		return err
+	}
+	if commandTablesErr != nil {
+		return commandTablesErr
 	}
 	ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(cfg.port)))
 	if err != nil {

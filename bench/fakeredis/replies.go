@@ -44,10 +44,11 @@ type replies struct {
 	clusterInfo  []byte
 	myID         []byte
 	clusterError []byte // every CLUSTER subcommand of a standalone server
+	commands     [2]commandTable
 }
 
 func newReplies(value string, t topology, self int) *replies {
-	r := &replies{get: bulk(nil, value)}
+	r := &replies{get: bulk(nil, value), commands: commandTables}
 	mode := "standalone"
 	if len(t) > 0 {
 		mode = "cluster"

@@ -291,3 +291,106 @@ func TestParseFlags(t *testing.T) {
 		}
 	}
 }
+
+func TestCommandReplies(t *testing.T) {
+	if commandTablesErr != nil {
+		t.Fatal(commandTablesErr)
+	}
+	addrs := startServers(t, 1, false)
+	c, err := redis.Dial("tcp", addrs[0], redis.DialReadTimeout(5*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	info, err := redis.Values(c.Do("COMMAND", "INFO", "GET", "nosuch", "mget"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(info) != 3 {
+		t.Fatalf("COMMAND INFO of 3 names: %d entries", len(info))
+	}
+	if info[1] != nil {
+		t.Errorf("COMMAND INFO nosuch = %#v, want nil", info[1])
+	}
+	// The first six fields of Redis 7.0's entries: name, arity, flags,
+	// first key, last key, step.
+	for i, want := range []struct {
+		name              string
+		arity             int64
+		flags             []string
+		first, last, step int64
+	}{
+		0: {"get", 2, []string{"readonly", "fast"}, 1, 1, 1},
+		2: {"mget", -2, []string{"readonly", "fast"}, 1, -1, 1},
+	} {
+		if want.name == "" {
+			continue
+		}
+		e, err := redis.Values(info[i], nil)
+		if err != nil || len(e) != 10 {
+			t.Fatalf("entry %d: %d fields, %v", i, len(e), err)
+		}
+		name, _ := redis.String(e[0], nil)
+		flags, _ := redis.Strings(e[2], nil)
+		if name != want.name || e[1] != want.arity || !equal(toAny(flags), toAny(want.flags)) ||
+			e[3] != want.first || e[4] != want.last || e[5] != want.step {
+			t.Errorf("entry %d = %q %v %v %v %v %v, want %+v", i, name, e[1], flags, e[3], e[4], e[5], want)
+		}
+	}
+	if n, err := redis.Int(c.Do("COMMAND", "COUNT")); err != nil || n != 22 {
+		t.Errorf("COMMAND COUNT = %d, %v; want 22", n, err)
+	}
+	all, err := redis.Values(c.Do("COMMAND"))
+	if err != nil || len(all) != 22 {
+		t.Errorf("COMMAND: %d entries, %v; want 22", len(all), err)
+	}
+	if _, err := c.Do("COMMAND", "FOO"); err == nil || err.Error() != "ERR unknown subcommand 'FOO'. Try COMMAND HELP." {
+		t.Errorf("COMMAND FOO: %v", err)
+	}
+	// RESP3: the same entry with sets and maps, and null for a name it
+	// does not know.
+	raw, err := net.Dial("tcp", addrs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	raw.SetDeadline(time.Now().Add(5 * time.Second))
+	if _, err := raw.Write([]byte("HELLO 3\r\nCOMMAND INFO get nosuch\r\nPING\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	var got []byte
+	buf := make([]byte, 4096)
+	for !bytes.HasSuffix(got, []byte("+PONG\r\n")) {
+		n, err := raw.Read(buf)
+		if err != nil {
+			t.Fatalf("after %q: %v", got, err)
+		}
+		got = append(got, buf[:n]...)
+	}
+	for _, want := range []string{"*2\r\n*10\r\n$3\r\nget\r\n:2\r\n~2\r\n+readonly\r\n+fast\r\n:1\r\n:1\r\n:1\r\n~3\r\n+@read\r\n", "\r\n_\r\n+PONG\r\n"} {
+		if !bytes.Contains(got, []byte(want)) {
+			t.Errorf("RESP3 reply %q lacks %q", got, want)
+		}
+	}
+}
+
+func toAny(s []string) []any {
+	out := make([]any, len(s))
+	for i, v := range s {
+		out[i] = v
+	}
+	return out
+}
+
+func TestValueEndRejectsBrokenValues(t *testing.T) {
+	for _, b := range []string{"", "*2\r\n:1\r\n", "$5\r\nabc\r\n", "%1\r\n+a\r\n", "?x\r\n", "*x\r\n", ":1"} {
+		if end, err := valueEnd([]byte(b), 0); err == nil {
+			t.Errorf("valueEnd(%q) = %d, want an error", b, end)
+		}
+	}
+	for _, b := range []string{"*2\r\n:1\r\n$-1\r\n", "%1\r\n+a\r\n~1\r\n_\r\n", "$3\r\na\r\n\r\n"} {
+		if end, err := valueEnd([]byte(b), 0); err != nil || end != len(b) {
+			t.Errorf("valueEnd(%q) = %d, %v; want %d", b, end, err, len(b))
+		}
+	}
+}

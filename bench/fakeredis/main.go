@@ -9,9 +9,10 @@
 //
 // Usage:
 //
-//	fakeredis -port 7001 [-cluster 7001,7002,7003] [-value 0123456789abcdef]
+//	fakeredis -port 7001[,7002,...] [-cluster 7001,7002,7003] [-value 0123456789abcdef]
 //
-// With -cluster it is the node of that list whose port is -port, and the
+// It serves every port of -port, each as a node of its own, from one
+// process. With -cluster each is the node of that list with its port, and the
 // listed ports (all on 127.0.0.1) own the 16,384 slots in equal ranges,
 // in order. It prints "ready" on standard output once it listens, and
 // exits when standard input reaches its end (so that it never outlives
@@ -26,6 +27,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -40,41 +42,55 @@ func main() {
 
 // config is the parsed command line.
 type config struct {
-	port    int
+	ports   []int // the ports this process serves
 	cluster []int
-	self    int // index of port in cluster
+	self    []int // index of each of ports in cluster
 	value   string
 }
 
 func parseFlags(argv []string) (config, error) {
 	fs := flag.NewFlagSet("fakeredis", flag.ContinueOnError)
-	port := fs.Int("port", 0, "TCP port to listen on, on 127.0.0.1")
-	clusterPorts := fs.String("cluster", "", "comma-separated ports of every cluster node, this one included")
+	port := fs.String("port", "", "TCP port to listen on, on 127.0.0.1; a comma-separated list serves several nodes from this one process")
+	clusterPorts := fs.String("cluster", "", "comma-separated ports of every cluster node, this process's included")
 	value := fs.String("value", "0123456789abcdef", "the value GET and MGET return")
 	if err := fs.Parse(argv); err != nil {
 		return config{}, err
 	}
-	cfg := config{port: *port, value: *value, self: -1}
-	if cfg.port <= 0 || cfg.port > 65535 {
-		return cfg, fmt.Errorf("-port %d is not within 1-65535", cfg.port)
+	cfg := config{value: *value}
+	var err error
+	if cfg.ports, err = parsePorts("-port", *port); err != nil {
+		return cfg, err
 	}
 	if *clusterPorts == "" {
 		return cfg, nil
 	}
-	for i, f := range strings.Split(*clusterPorts, ",") {
-		p, err := strconv.Atoi(f)
-		if err != nil || p <= 0 || p > 65535 {
-			return cfg, fmt.Errorf("-cluster: bad port %q", f)
-		}
-		if p == cfg.port {
-			cfg.self = i
-		}
-		cfg.cluster = append(cfg.cluster, p)
+	if cfg.cluster, err = parsePorts("-cluster", *clusterPorts); err != nil {
+		return cfg, err
 	}
-	if cfg.self < 0 {
-		return cfg, fmt.Errorf("-cluster %s does not list -port %d", *clusterPorts, cfg.port)
+	for _, p := range cfg.ports {
+		i := slices.Index(cfg.cluster, p)
+		if i < 0 {
+			return cfg, fmt.Errorf("-cluster %s does not list port %d", *clusterPorts, p)
+		}
+		cfg.self = append(cfg.self, i)
 	}
 	return cfg, nil
+}
+
+// parsePorts parses a comma-separated list of distinct ports.
+func parsePorts(flagName, list string) ([]int, error) {
+	var ports []int
+	for f := range strings.SplitSeq(list, ",") {
+		p, err := strconv.Atoi(f)
+		if err != nil || p <= 0 || p > 65535 {
+			return nil, fmt.Errorf("%s: port %q is not within 1-65535", flagName, f)
+		}
+		if slices.Contains(ports, p) {
+			return nil, fmt.Errorf("%s: port %d given twice", flagName, p)
+		}
+		ports = append(ports, p)
+	}
+	return ports, nil
 }
 
 func run(argv []string, stdin io.Reader, stdout io.Writer) error {
@@ -85,13 +101,30 @@ func run(argv []string, stdin io.Reader, stdout io.Writer) error {
 	if commandTablesErr != nil {
 		return commandTablesErr
 	}
-	ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(cfg.port)))
-	if err != nil {
-		return err
+	topo := newTopology(cfg.cluster)
+	var lns []net.Listener
+	closeAll := func() {
+		for _, ln := range lns {
+			ln.Close()
+		}
 	}
-	srv := newServer(newReplies(cfg.value, newTopology(cfg.cluster), max(cfg.self, 0)))
-	done := make(chan error, 1)
-	go func() { done <- srv.serve(ln) }()
+	for _, p := range cfg.ports {
+		ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(p)))
+		if err != nil {
+			closeAll()
+			return err
+		}
+		lns = append(lns, ln)
+	}
+	done := make(chan error, len(lns))
+	for i, ln := range lns {
+		self := 0
+		if len(topo) > 0 {
+			self = cfg.self[i]
+		}
+		srv := newServer(newReplies(cfg.value, topo, self))
+		go func() { done <- srv.serve(ln) }()
+	}
 	fmt.Fprintln(stdout, "ready")
 
 	stop := make(chan os.Signal, 1)
@@ -101,15 +134,22 @@ func run(argv []string, stdin io.Reader, stdout io.Writer) error {
 		io.Copy(io.Discard, stdin)
 		close(eof)
 	}()
+	var serveErr error
+	pending := len(lns)
 	select {
 	case <-stop:
 	case <-eof:
-	case err := <-done:
-		return err
+	case serveErr = <-done:
+		pending--
 	}
-	ln.Close()
-	if err := <-done; err != nil && !errors.Is(err, net.ErrClosed) {
-		return err
+	closeAll()
+	for range pending {
+		if err := <-done; serveErr == nil {
+			serveErr = err
+		}
+	}
+	if serveErr != nil && !errors.Is(serveErr, net.ErrClosed) {
+		return serveErr
 	}
 	return nil
 }

@@ -1,9 +1,14 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
+	"fmt"
+	"io"
 	"net"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -270,15 +275,22 @@ func equal(a, b any) bool {
 
 func TestParseFlags(t *testing.T) {
 	tests := []struct {
-		argv []string
-		ok   bool
-		self int
+		argv  []string
+		ok    bool
+		ports []int
+		self  []int
 	}{
-		{[]string{"-port", "7001"}, true, -1},
-		{[]string{"-port", "7002", "-cluster", "7001,7002,7003"}, true, 1},
-		{[]string{"-port", "0"}, false, 0},
-		{[]string{"-port", "7004", "-cluster", "7001,7002"}, false, 0},
-		{[]string{"-port", "7001", "-cluster", "7001,x"}, false, 0},
+		{[]string{"-port", "7001"}, true, []int{7001}, nil},
+		{[]string{"-port", "7002", "-cluster", "7001,7002,7003"}, true, []int{7002}, []int{1}},
+		{[]string{"-port", "7003,7001", "-cluster", "7001,7002,7003"}, true, []int{7003, 7001}, []int{2, 0}},
+		{[]string{"-port", "7001,7002"}, true, []int{7001, 7002}, nil},
+		{[]string{"-port", "0"}, false, nil, nil},
+		{[]string{}, false, nil, nil},
+		{[]string{"-port", "7001,7001"}, false, nil, nil},
+		{[]string{"-port", "7001,"}, false, nil, nil},
+		{[]string{"-port", "7004", "-cluster", "7001,7002"}, false, nil, nil},
+		{[]string{"-port", "7001,7004", "-cluster", "7001,7002"}, false, nil, nil},
+		{[]string{"-port", "7001", "-cluster", "7001,x"}, false, nil, nil},
 	}
 	for _, tc := range tests {
 		cfg, err := parseFlags(tc.argv)
@@ -286,8 +298,63 @@ func TestParseFlags(t *testing.T) {
 			t.Errorf("%q: err = %v", tc.argv, err)
 			continue
 		}
-		if tc.ok && cfg.self != tc.self {
-			t.Errorf("%q: self = %d, want %d", tc.argv, cfg.self, tc.self)
+		if tc.ok && (!slices.Equal(cfg.ports, tc.ports) || !slices.Equal(cfg.self, tc.self)) {
+			t.Errorf("%q: ports %v self %v, want %v %v", tc.argv, cfg.ports, cfg.self, tc.ports, tc.self)
+		}
+	}
+}
+
+// TestRunServesEveryPort runs the command as a process would: one
+// process serving three cluster nodes, each answering CLUSTER MYID with
+// its own ID, until its standard input ends.
+func TestRunServesEveryPort(t *testing.T) {
+	ports := make([]int, 3)
+	list := make([]string, 3)
+	for i := range ports {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ports[i] = ln.Addr().(*net.TCPAddr).Port
+		list[i] = strconv.Itoa(ports[i])
+		ln.Close()
+	}
+	stdinR, stdinW := io.Pipe()
+	stdoutR, stdoutW := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		// The ports served in another order than the cluster lists them.
+		done <- run([]string{"-port", list[2] + "," + list[0] + "," + list[1], "-cluster", strings.Join(list, ",")}, stdinR, stdoutW)
+	}()
+	line, err := bufio.NewReader(stdoutR).ReadString('\n')
+	if err != nil || line != "ready\n" {
+		t.Fatalf("first line %q, %v", line, err)
+	}
+	go io.Copy(io.Discard, stdoutR)
+	for i, p := range ports {
+		c, err := redis.Dial("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(p)), redis.DialReadTimeout(5*time.Second))
+		if err != nil {
+			t.Fatal(err)
+		}
+		id, err := redis.String(c.Do("CLUSTER", "MYID"))
+		c.Close()
+		if want := fmt.Sprintf("%040x", i+1); err != nil || id != want {
+			t.Errorf("port %d: CLUSTER MYID = %q, %v; want %q", p, id, err, want)
+		}
+	}
+	stdinW.Close()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("run did not return after its standard input ended")
+	}
+	for _, p := range ports {
+		if c, err := net.DialTimeout("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(p)), time.Second); err == nil {
+			c.Close()
+			t.Errorf("port %d still accepts connections after run returned", p)
 		}
 	}
 }

@@ -2,6 +2,7 @@ package peers
 
 import (
 	"bufio"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -41,9 +42,17 @@ var fakeBinary = sync.OnceValues(func() (string, error) {
 	return bin, nil
 })
 
-// startFakes starts n fakeredis processes, one per node, as the masters
-// of a simulated cluster when clustered, and returns their addresses.
-// They stop when the test ends (their standard input is closed).
+// fakesEach runs every fake node in a process of its own instead of all
+// the nodes of a benchmark in one.
+var fakesEach = flag.Bool("fakes.each", false, "run each fakeredis node in a process of its own")
+
+// startFakes starts n fakeredis nodes, as the masters of a simulated
+// cluster when clustered, and returns their addresses. They stop when
+// the test ends (their standard input is closed). All n are served by one
+// process (one thread of Go code), unless -fakes.each: a client's batch
+// reaches the nodes at about the same time, and one process answers all
+// of them after one wake-up where n processes need n, so the fakes spend
+// less CPU per command and the client's own cost shows more.
 func startFakes(tb testing.TB, n int, clustered bool) []string {
 	tb.Helper()
 	bin, err := fakeBinary()
@@ -58,8 +67,15 @@ func startFakes(tb testing.TB, n int, clustered bool) []string {
 		}
 		ports[i] = strconv.Itoa(p)
 	}
-	addrs := make([]string, n)
-	for i, p := range ports {
+	groups := [][]string{ports}
+	if *fakesEach {
+		groups = nil
+		for _, p := range ports {
+			groups = append(groups, []string{p})
+		}
+	}
+	for _, group := range groups {
+		p := strings.Join(group, ",")
 		args := []string{"-port", p}
 		if clustered {
 			args = append(args, "-cluster", strings.Join(ports, ","))
@@ -74,7 +90,7 @@ func startFakes(tb testing.TB, n int, clustered bool) []string {
 			tb.Fatal(err)
 		}
 		cmd.Stderr = os.Stderr
-		// One thread of Go code per fake: three fakes and the client share
+		// One thread of Go code per process: the fakes and the client share
 		// two cores, and a second one would only add scheduling.
 		cmd.Env = append(os.Environ(), "GOMAXPROCS=1")
 		if err := cmd.Start(); err != nil {
@@ -87,12 +103,12 @@ func startFakes(tb testing.TB, n int, clustered bool) []string {
 			select {
 			case err := <-done:
 				if err != nil {
-					tb.Errorf("fakeredis on port %s: %v", p, err)
+					tb.Errorf("fakeredis on ports %s: %v", p, err)
 				}
 			case <-time.After(10 * time.Second):
 				cmd.Process.Kill()
 				<-done
-				tb.Errorf("fakeredis on port %s did not stop", p)
+				tb.Errorf("fakeredis on ports %s did not stop", p)
 			}
 		})
 		ready := make(chan error, 1)
@@ -107,11 +123,14 @@ func startFakes(tb testing.TB, n int, clustered bool) []string {
 		select {
 		case err := <-ready:
 			if err != nil {
-				tb.Fatalf("fakeredis on port %s: %v", p, err)
+				tb.Fatalf("fakeredis on ports %s: %v", p, err)
 			}
 		case <-time.After(30 * time.Second):
-			tb.Fatalf("fakeredis on port %s: not ready after 30 s", p)
+			tb.Fatalf("fakeredis on ports %s: not ready after 30 s", p)
 		}
+	}
+	addrs := make([]string, n)
+	for i, p := range ports {
 		addrs[i] = "127.0.0.1:" + p
 	}
 	return addrs

@@ -457,7 +457,7 @@ func (c *Client) getPartRefused(req *request) bool {
 		return false
 	}
 	for _, p := range req.parts {
-		if p.keys != nil || p.call.info != getInfo {
+		if p.call.err == nil || p.keys != nil || p.call.info != getInfo {
 			continue
 		}
 		var re redis.Error

@@ -3,10 +3,12 @@ package pool
 // The small bulk strings of one array reply (the values of an MGET, the
 // fields of an HGETALL) are cut from a few shared allocations instead of
 // one each: an MGET of 100 short values costs one allocation for them
-// instead of 100. Each value is capped at its own length, so appending to
-// it copies and never reaches into its neighbour. A value kept after the
-// others are dropped keeps its chunk (at most arenaChunkMax bytes, values
-// of that same reply only) from the garbage collector; values over
+// instead of 100; so are those of the replies of one pipeline read from
+// one connection (replyReader.batchArena). Each value is capped at its own
+// length, so appending to it copies and never reaches into its neighbour.
+// A value kept after the others are dropped keeps its chunk (at most
+// arenaChunkMax bytes, values of that same reply or pipeline only) from
+// the garbage collector; values over
 // arenaValueMax bytes get allocations of their own, so a large value
 // never pins nor is pinned.
 const (

@@ -28,6 +28,22 @@ type replyReader struct {
 	nc   *coarseConn
 	buf  []byte // unread bytes are buf[r:w]
 	r, w int
+	// batch is the arena of the replies of one pipeline (batchArena).
+	batch arena
+}
+
+// batchArena returns the arena of the next reply when more replies are
+// pending after it: the small values of a pipeline's replies are then
+// cut from shared chunks, as an array's are (arena.go), one allocation
+// for a batch's GETs instead of one each. The last reply pending lets
+// the chunk go, so that an idle connection holds none.
+func (rd *replyReader) batchArena(pending int64) *arena {
+	if pending <= 1 {
+		rd.batch.chunk = nil
+		return nil
+	}
+	rd.batch.left = int(min(pending, arenaChunkMax))
+	return &rd.batch
 }
 
 var (

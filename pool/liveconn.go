@@ -403,7 +403,7 @@ func (c *liveConn) next() (any, error) {
 	if c.unverified != "" {
 		return c.first()
 	}
-	r, err := c.rd.reply(0, nil)
+	r, err := c.rd.reply(0, c.rd.batchArena(c.pending.Load()))
 	if e, ok := r.(redis.Error); ok && (protocolErrorReply(e) || c.subscribed.Load()) {
 		// The server is closing it (connstate.go), or replies may be
 		// left unread on it (see above).

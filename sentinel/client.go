@@ -348,7 +348,9 @@ func (c *Client) MasterAddr(ctx context.Context) (addr, sentinel string, err err
 // Among answers given by as many Sentinels, the one from the Sentinel
 // whose view has the highest config epoch (SENTINEL MASTER, asked only
 // then) is checked first: the view of the latest failover, which a
-// stale Sentinel missed; among equal epochs (or epochs not known), in the
+// stale Sentinel missed (an epoch counts only for the master that view
+// names: a Sentinel whose view changed between the two replies gives
+// none); among equal epochs (or epochs not known), in the
 // order the Sentinels were given to New, whichever answered before: the
 // same answers name the same master. (A stale Sentinel that answered
 // alone while the others were down is the one that answered last, and
@@ -505,7 +507,7 @@ func (c *Client) VerifiedMasterAddr(ctx context.Context, verify func(ctx context
 	}
 	epoch := map[int]int64{} // by group: the highest config epoch of its Sentinels
 	if len(tied) > 0 {
-		for i, e := range c.configEpochs(ctx, addrs, tied) {
+		for i, e := range c.configEpochs(ctx, addrs, named, tied) {
 			if cur, ok := epoch[root(i)]; !ok || e > cur {
 				epoch[root(i)] = e
 			}
@@ -595,17 +597,24 @@ func (c *Client) sameServerFunc(ctx context.Context) func(a, b string) bool {
 // configEpochs asks the Sentinels addrs[i], for each i in which, in
 // parallel for the config epoch of their view of the master (SENTINEL
 // MASTER) and returns them by i. A Sentinel that fails, or whose reply
-// has no config epoch, is left out.
-func (c *Client) configEpochs(ctx context.Context, addrs []string, which []int) map[int]int64 {
+// has no config epoch, is left out; so is one whose reply names another
+// master than the one it named (named[i]): its view changed since (it
+// followed a failover, or was given another master), and the epoch of
+// its new view says nothing of the master it named before.
+func (c *Client) configEpochs(ctx context.Context, addrs, named []string, which []int) map[int]int64 {
 	got := make([]int64, len(which))
 	ok := make([]bool, len(which))
 	var wg sync.WaitGroup
 	for k, i := range which {
 		wg.Go(func() {
 			reply, err := c.ask(ctx, addrs[i], "SENTINEL", "MASTER", c.master)
-			if err == nil {
-				got[k], ok[k] = parseConfigEpoch(reply)
+			if err != nil {
+				return
 			}
+			e, m, eok := parseConfigEpoch(reply)
+			// The same Sentinel spells one master the same way in both
+			// replies: no host name is looked up.
+			got[k], ok[k] = e, eok && m != "" && sameServer(m, named[i])
 		})
 	}
 	wg.Wait()

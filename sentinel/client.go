@@ -132,6 +132,11 @@ type Client struct {
 	master string
 	opts   Options
 
+	// listed is the Sentinels in the order given to New. It breaks the
+	// ties of VerifiedMasterAddr, so that the same answers name the same
+	// master whichever Sentinel answered before.
+	listed []string
+
 	mu    sync.Mutex
 	addrs []string // the Sentinel that answered last comes first
 }
@@ -170,7 +175,7 @@ func New(master string, addrs []string, opts Options) (*Client, error) {
 			return nil, fmt.Errorf("%w: %s is %v, below %v: is a unit missing (time.Second, time.Millisecond)?", ErrBadOptions, d.name, d.v, minTimeout)
 		}
 	}
-	return &Client{master: master, opts: opts.withDefaults(), addrs: append([]string(nil), addrs...)}, nil
+	return &Client{master: master, opts: opts.withDefaults(), listed: slices.Clone(addrs), addrs: slices.Clone(addrs)}, nil
 }
 
 // CheckAddr reports whether addr is a usable "host:port". An address
@@ -211,8 +216,11 @@ func (c *Client) Addrs() []string {
 	return append([]string(nil), c.addrs...)
 }
 
-// promote moves addr to the front, so that the next query asks it first,
-// as the Sentinel client guidelines recommend.
+// promote moves addr to the front, so that Replicas asks it first, as
+// the Sentinel client guidelines recommend. VerifiedMasterAddr asks every
+// Sentinel at once and breaks its ties by the order given to New: the
+// Sentinel that answered last may be a stale one that answered alone
+// while the others were down, and must not win a tie for that.
 func (c *Client) promote(addr string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -340,7 +348,13 @@ func (c *Client) MasterAddr(ctx context.Context) (addr, sentinel string, err err
 // Among answers given by as many Sentinels, the one from the Sentinel
 // whose view has the highest config epoch (SENTINEL MASTER, asked only
 // then) is checked first: the view of the latest failover, which a
-// stale Sentinel missed; among equal epochs, in the order of Addrs.
+// stale Sentinel missed (an epoch counts only for the master that view
+// names: a Sentinel whose view changed between the two replies gives
+// none); among equal epochs (or epochs not known), in the
+// order the Sentinels were given to New, whichever answered before: the
+// same answers name the same master. (A stale Sentinel that answered
+// alone while the others were down is the one that answered last, and
+// would keep its master otherwise.)
 //
 // Answers that name one server under two spellings ("localhost:6379" and
 // "127.0.0.1:6379", as Sentinels with and without announce-hostnames
@@ -351,9 +365,9 @@ func (c *Client) MasterAddr(ctx context.Context) (addr, sentinel string, err err
 // is transitive ("localhost:P" joins "127.0.0.1:P" and "[::1]:P"), so
 // that it does not depend on which Sentinel answers first. Of a master's
 // spellings, the one most of the answers in hand gave (among equals,
-// the first in the order of Addrs) is checked and returned first.
+// the first in the order given to New) is checked and returned first.
 func (c *Client) VerifiedMasterAddr(ctx context.Context, verify func(ctx context.Context, addr string) error) (addr, sentinel string, err error) {
-	addrs := c.Addrs()
+	addrs := c.listed // read only
 	type answer struct {
 		i    int
 		addr string
@@ -493,7 +507,7 @@ func (c *Client) VerifiedMasterAddr(ctx context.Context, verify func(ctx context
 	}
 	epoch := map[int]int64{} // by group: the highest config epoch of its Sentinels
 	if len(tied) > 0 {
-		for i, e := range c.configEpochs(ctx, addrs, tied) {
+		for i, e := range c.configEpochs(ctx, addrs, named, tied) {
 			if cur, ok := epoch[root(i)]; !ok || e > cur {
 				epoch[root(i)] = e
 			}
@@ -583,17 +597,24 @@ func (c *Client) sameServerFunc(ctx context.Context) func(a, b string) bool {
 // configEpochs asks the Sentinels addrs[i], for each i in which, in
 // parallel for the config epoch of their view of the master (SENTINEL
 // MASTER) and returns them by i. A Sentinel that fails, or whose reply
-// has no config epoch, is left out.
-func (c *Client) configEpochs(ctx context.Context, addrs []string, which []int) map[int]int64 {
+// has no config epoch, is left out; so is one whose reply names another
+// master than the one it named (named[i]): its view changed since (it
+// followed a failover, or was given another master), and the epoch of
+// its new view says nothing of the master it named before.
+func (c *Client) configEpochs(ctx context.Context, addrs, named []string, which []int) map[int]int64 {
 	got := make([]int64, len(which))
 	ok := make([]bool, len(which))
 	var wg sync.WaitGroup
 	for k, i := range which {
 		wg.Go(func() {
 			reply, err := c.ask(ctx, addrs[i], "SENTINEL", "MASTER", c.master)
-			if err == nil {
-				got[k], ok[k] = parseConfigEpoch(reply)
+			if err != nil {
+				return
 			}
+			e, m, eok := parseConfigEpoch(reply)
+			// The same Sentinel spells one master the same way in both
+			// replies: no host name is looked up.
+			got[k], ok[k] = e, eok && m != "" && sameServer(m, named[i])
 		})
 	}
 	wg.Wait()

@@ -238,29 +238,45 @@ func ParseReplicas(reply any) ([]Replica, error) {
 }
 
 // parseConfigEpoch reads the config-epoch field of the reply to SENTINEL
-// MASTER: a flat field-value array.
-func parseConfigEpoch(reply any) (int64, bool) {
-	f, ok := reply.([]any)
-	if !ok || len(f)%2 != 0 {
-		return 0, false
+// MASTER (a flat field-value array), and the master that reply names
+// (its ip and port fields; "" when they are missing or unusable).
+func parseConfigEpoch(reply any) (epoch int64, master string, ok bool) {
+	f, isArray := reply.([]any)
+	if !isArray || len(f)%2 != 0 {
+		return 0, "", false
 	}
+	var host string
+	port := -1
 	for i := 0; i < len(f); i += 2 {
-		if k, _ := text(f[i]); k != "config-epoch" {
-			continue
-		}
-		switch v := f[i+1].(type) {
-		case int64:
-			return v, v >= 0
-		default:
-			s, ok := text(v)
-			if !ok {
-				return 0, false
+		k, _ := text(f[i])
+		switch k {
+		case "ip":
+			host, _ = text(f[i+1])
+		case "port":
+			if p, pok := portOf(f[i+1]); pok {
+				port = p
 			}
-			n, err := strconv.ParseInt(s, 10, 64)
-			return n, err == nil && n >= 0
+		case "config-epoch":
+			switch v := f[i+1].(type) {
+			case int64:
+				epoch, ok = v, v >= 0
+			default:
+				s, sok := text(v)
+				if !sok {
+					return 0, "", false
+				}
+				n, err := strconv.ParseInt(s, 10, 64)
+				epoch, ok = n, err == nil && n >= 0
+			}
 		}
 	}
-	return 0, false
+	if !ok {
+		return 0, "", false
+	}
+	if validHost(host) && port >= 0 {
+		master = net.JoinHostPort(host, strconv.Itoa(port))
+	}
+	return epoch, master, true
 }
 
 // ParseSwitchMaster reads the message of a +switch-master event:

@@ -227,3 +227,62 @@ func TestReview16ForEachShardBlockingWaits(t *testing.T) {
 		assert.Nil(t, reply)
 	})
 }
+
+// TestReview16ForEachShardBlockingContext: a blocking command sent with
+// DoContext on a connection lent to a ForEachShard function, which waits
+// past the read timeout, still ends with its context: at its deadline
+// (matching context.DeadlineExceeded) or when it is cancelled (matching
+// context.Canceled), the error saying it may have run.
+func TestReview16ForEachShardBlockingContext(t *testing.T) {
+	const readTimeout = 200 * time.Millisecond
+	servers := redistest.StartNTB(t, 1, redistest.Options{})
+	cfg := ringConfig(servers)
+	cfg.Pool.ReadTimeout = readTimeout
+	c := newClient(t, cfg)
+
+	t.Run("deadline", func(t *testing.T) {
+		var blErr error
+		var took time.Duration
+		err := c.ForEachShard(context.Background(), func(ctx context.Context, _ shard.Node, conn redis.Conn) error {
+			dctx, cancel := context.WithTimeout(ctx, 4*readTimeout)
+			defer cancel()
+			start := time.Now()
+			_, blErr = redis.DoContext(conn, dctx, "BLPOP", "r16lentctx:deadline", 0)
+			took = time.Since(start)
+			return nil
+		})
+		require.NoError(t, err)
+		require.ErrorIs(t, blErr, context.DeadlineExceeded)
+		assert.GreaterOrEqual(t, took, 4*readTimeout, "BLPOP ended before its context's deadline")
+	})
+
+	t.Run("cancel", func(t *testing.T) {
+		cctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		done := make(chan error, 1)
+		go func() {
+			var blErr error
+			err := c.ForEachShard(context.Background(), func(ctx context.Context, _ shard.Node, conn redis.Conn) error {
+				_, blErr = redis.DoContext(conn, cctx, "BLPOP", "r16lentctx:cancel", 0)
+				return nil
+			})
+			if err == nil {
+				err = blErr
+			}
+			done <- err
+		}()
+		start := time.Now()
+		waitFor(t, 15*time.Second, "BLPOP blocked past the read timeout", func() bool {
+			return time.Since(start) > 3*readTimeout && r16BlockedOn(servers[0], "blpop")
+		})
+		cancel()
+		select {
+		case err := <-done:
+			require.ErrorIs(t, err, context.Canceled)
+			assert.Contains(t, err.Error(), "may have run")
+		case <-time.After(15 * time.Second):
+			t.Fatal("BLPOP did not return after its context was cancelled")
+		}
+		waitFor(t, 15*time.Second, "the server to forget the BLPOP", func() bool { return !r16BlockedOn(servers[0], "blpop") })
+	})
+}

@@ -286,3 +286,46 @@ func TestReview16ForEachShardBlockingContext(t *testing.T) {
 		waitFor(t, 15*time.Second, "the server to forget the BLPOP", func() bool { return !r16BlockedOn(servers[0], "blpop") })
 	})
 }
+
+// TestReview16ClusterCloseCutOperationOutcome: the same as
+// TestReview16CloseCutOperationOutcome in cluster mode: a BLPOP cut off
+// by Close is OutcomeUnknown in its Command event and its operation.
+func TestReview16ClusterCloseCutOperationOutcome(t *testing.T) {
+	rc := clusterForTest(t)
+	rec := &recorder{}
+	cfg := clusterConfig(rc.Seeds()[0])
+	cfg.Hooks = rec.hooks()
+	c, err := shard.New(context.Background(), cfg)
+	require.NoError(t, err)
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.Do(context.Background(), "BLPOP", "r16clustercut:list", 0)
+		done <- err
+	}()
+	waitFor(t, 15*time.Second, "blpop in flight", func() bool {
+		for _, m := range rc.Masters() {
+			if r16BlockedOn(m, "blpop") {
+				return true
+			}
+		}
+		return false
+	})
+	require.NoError(t, c.Close())
+	select {
+	case err := <-done:
+		require.ErrorIs(t, err, shard.ErrClosed)
+	case <-time.After(15 * time.Second):
+		t.Fatal("BLPOP did not return after Close")
+	}
+	got := rec.snapshot()
+	require.Len(t, got.ops, 1)
+	assert.Equal(t, shard.OutcomeUnknown, got.ops[0].Outcome, "operation: %v", got.ops[0].Err)
+	var found bool
+	for _, ev := range got.commands {
+		if strings.EqualFold(ev.Name, "blpop") {
+			found = true
+			assert.Equal(t, shard.OutcomeUnknown, ev.Outcome, "Command event: %v", ev.Err)
+		}
+	}
+	assert.True(t, found, "no Command event for BLPOP")
+}

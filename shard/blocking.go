@@ -144,20 +144,37 @@ func markClosed(calls []*call) {
 		if cl.err == nil || !errors.Is(cl.err, context.Canceled) {
 			continue
 		}
-		cl.err = closedErr(cl.err)
+		cl.err = closedErr(cl.err, mayWrite(cl.info))
 	}
 }
 
 // closedErr is the error of a call that Close cut off, whose error was
-// err: the context.Canceled of the context that Close ended.
-func closedErr(err error) error {
+// err: the context.Canceled of the context that Close ended. write says
+// that the call may write: it may have run, and the error is a
+// *cutWriteError, which finalOutcome classifies as OutcomeUnknown.
+func closedErr(err error, write bool) error {
 	var ne *NodeError
 	if errors.As(err, &ne) {
-		return errtext.Errorf("%w: cut off while waiting for the reply (it may have run): %w",
+		err = errtext.Errorf("%w: cut off while waiting for the reply (it may have run): %w",
 			ErrClosed, &NodeError{Node: ne.Node, Err: errClosedConn})
+	} else {
+		err = errtext.Errorf("%w: cut off while waiting for the reply (it may have run)", ErrClosed)
 	}
-	return errtext.Errorf("%w: cut off while waiting for the reply (it may have run)", ErrClosed)
+	if write {
+		return &cutWriteError{err: err}
+	}
+	return err
 }
+
+// cutWriteError is the error of a write that Close cut off while it
+// waited for its reply (a BLPOP, which pops, or BLMOVE): it wraps ErrClosed,
+// and, as the command may have run, finalOutcome classifies it as
+// OutcomeUnknown, as the node's Command or Pipeline event does, where a
+// read cut off so is OutcomeFailed. Its text is err's.
+type cutWriteError struct{ err error }
+
+func (e *cutWriteError) Error() string { return e.err.Error() }
+func (e *cutWriteError) Unwrap() error { return e.err }
 
 // cutByClose reports whether Close ended ctx: the context of an execution
 // with a blocking command (bindLife), ended by Close before the caller's

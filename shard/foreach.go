@@ -40,6 +40,14 @@ import (
 // state changed otherwise is closed. The connection must not be used after
 // fn returns (it then fails every call).
 //
+// A blocking command sent on it (BLPOP, XREAD BLOCK, WAIT, ...) waits for
+// its reply as Client.Do's does: for the read timeout plus the time it
+// asked the server to block, without limit for a timeout of 0, where any
+// other reply is waited for within the read timeout (Do, DoContext,
+// Receive, ReceiveContext; DoWithTimeout and ReceiveWithTimeout keep the
+// timeout given). Close ends the wait, and so does DoContext's or
+// ReceiveContext's context.
+//
 // The hooks (Config.Hooks) see what fn sends as they see a Conn's
 // commands, on the node the connection goes to and under fn's ctx (or
 // the context given to DoContext): each Do (DoContext, DoWithTimeout) is

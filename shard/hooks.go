@@ -120,9 +120,10 @@ const (
 	// OutcomeUnknown: a write whose connection failed after it was sent,
 	// or whose reply did not come within the read timeout: it may or may
 	// not have run, so it is not sent again (the caller gets an
-	// *UnknownOutcomeError). Also, as a Command or Pipeline event's
-	// outcome, a blocking write (BLPOP) that Close cut off while it waited
-	// for its reply: the caller's error wraps ErrClosed and says it may
+	// *UnknownOutcomeError). Also a blocking write (BLPOP) that Close cut
+	// off while it waited for its reply, in its Command or Pipeline event
+	// and in its operation's Outcome alike (a ForEachShard function's
+	// command too): the caller's error wraps ErrClosed and says it may
 	// have run; a blocking read cut off so is OutcomeFailed.
 	OutcomeUnknown
 	// OutcomeTimeout: a deadline ended the wait: the context's, or the

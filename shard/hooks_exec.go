@@ -363,9 +363,9 @@ func (c *Client) attemptOutcome(cl *call, cut bool) (Outcome, error) {
 		return o, cl.err
 	}
 	if mayWrite(cl.info) {
-		return OutcomeUnknown, closedErr(cl.err)
+		return OutcomeUnknown, closedErr(cl.err, true)
 	}
-	return OutcomeFailed, closedErr(cl.err)
+	return OutcomeFailed, closedErr(cl.err, false)
 }
 
 // classify tells how an attempt ended, from the call's result after the
@@ -521,11 +521,15 @@ func finalOutcome(err error) Outcome {
 	var re redis.Error
 	var uo *UnknownOutcomeError
 	var rt *RetryError
+	var cw *cutWriteError
 	switch {
 	case errors.As(err, &uo):
 		return OutcomeUnknown
 	case errors.As(err, &rt):
 		return OutcomeRetry
+	case errors.As(err, &cw):
+		// A blocking write that Close cut off: it may have run.
+		return OutcomeUnknown
 	case errors.Is(err, ErrClosed):
 		// Before the error reply it may also wrap: a command that
 		// waited out CLUSTERDOWN or READONLY when Close came.

@@ -21,7 +21,10 @@ import (
 // and COMMAND GETKEYS on the first call checks that the key positions the
 // specs give are the ones the server finds. A command that passes is
 // cached for the life of the client and routed like a table command from
-// then on; the table stays the fast path, consulted first.
+// then on; the table stays the fast path, consulted first. A module
+// command whose keys the module's code finds (getkeys-api) is not
+// learned (keysByModule): its specs are a guess that one call's check
+// cannot confirm for the next.
 
 // unlearnedRetry is how long a command that could not be learned stays
 // unknown before a call asks the servers again. It is short: a module
@@ -331,10 +334,46 @@ func (c *Client) learnFrom(ctx context.Context, node Node, name string, args []a
 	if err != nil {
 		return nil, errtext.Errorf("%w %q: %w", ErrUnknownCommand, name, err) // a reply the client cannot read: no *NodeError
 	}
+	if keysByModule(info) {
+		return nil, fmt.Errorf("%w %q: a module command whose keys the module's own code finds (movablekeys), which its key specs do not describe: send it with DoKey, naming its key", ErrUnknownCommand, name)
+	}
 	if err := checkKeys(ctx, conn, node, info, name, args); err != nil {
 		return nil, err
 	}
 	return info, nil
+}
+
+// keysByModule reports whether info, or one of its subcommands, is a
+// module command whose keys the module's code finds (getkeys-api): one
+// flagged "module" and "movablekeys" whose key specs, each a range from
+// an index, do not make its keys movable. The server finds such a
+// command's keys by calling the module for every call, and its specs
+// are the legacy key triple it was registered with: COMMAND GETKEYS may
+// agree with them for one call's arguments and not for another's, so a
+// check of the first call cannot vouch for them: the command is not
+// learned, and DoKey sends it by the key the caller names.
+func keysByModule(info *command.Info) bool {
+	for _, sub := range info.Subcommands {
+		if keysByModule(sub) {
+			return true
+		}
+	}
+	if info.Flags&command.Module == 0 || info.Flags&command.MovableKeys == 0 {
+		return false
+	}
+	specs := 0
+	for _, ks := range info.KeySpecs {
+		if ks.Flags&command.KeyNotKey != 0 {
+			continue
+		}
+		if ks.Begin.Kind != command.BeginIndex || ks.Find.Kind != command.FindRange {
+			return false // the specs move the keys: the server evaluates them
+		}
+		specs++
+	}
+	// Without specs the command is keyless to the client, which routes
+	// it by no key of its own (Do fails with ErrNoKey).
+	return specs > 0
 }
 
 // checkKeys compares the keys info finds in args with COMMAND GETKEYS.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -40,6 +41,20 @@ type trackedConn struct {
 	// as long as it likes may be unread: release closes the connection
 	// rather than wait for it.
 	sent, read, blockedAt int64
+	// writeAt is the number (in sent) of the last command sent that
+	// may write: while writeAt > read, a read that Close cuts off may
+	// leave a write that ran (its error is then a *cutWriteError).
+	writeAt int64
+	// blockWait is how long the blocking commands sent outside MULTI
+	// whose replies are unread asked the server to block, together;
+	// blockForever says one of them asked to block without limit. A
+	// wait for their replies is bounded by the read timeout plus
+	// blockWait (replyWait), as Client.Do's is, not by the read
+	// timeout alone. Both are reset once every reply was read.
+	blockWait    time.Duration
+	blockForever bool
+	// readTimeout is the pool's read timeout.
+	readTimeout time.Duration
 	// protoErr: a reply was a protocol error, after which the server
 	// closes the connection without running what was written after the
 	// command: nothing more is written on it (usable), and what was is
@@ -76,7 +91,7 @@ func (c *Client) borrowTracked(ctx context.Context, addr string) (*trackedConn, 
 		}
 		return nil, err
 	}
-	return &trackedConn{conn: conn, abort: abort, life: c.life}, nil
+	return &trackedConn{conn: conn, abort: abort, life: c.life, readTimeout: c.readTimeout}, nil
 }
 
 // note records what the command name does to the connection, and that
@@ -90,9 +105,16 @@ func (tc *trackedConn) note(name string, args []any) (blocking bool) {
 	tc.mu.Lock()
 	defer tc.mu.Unlock()
 	tc.sent++
-	if isBlocking(&call{name: name, args: args, info: info}) {
+	if mayWrite(info) {
+		tc.writeAt = tc.sent
+	}
+	if d, ok := blockFor(&call{name: name, args: args, info: info}); ok {
 		tc.blockedAt = tc.sent // inside a MULTI that the server may have refused too
 		blocking = true
+		if !tc.multi { // inside, the server only queues it
+			tc.blockForever = tc.blockForever || d == 0
+			tc.blockWait += d
+		}
 	}
 	// ASKING lasts for the one command after it (a transaction at a
 	// slot's importing node sends it before each command): only an
@@ -130,9 +152,36 @@ func (tc *trackedConn) replied(n int64) {
 	defer tc.mu.Unlock()
 	if n < 0 {
 		tc.read = tc.sent
-		return
+	} else {
+		tc.read = min(tc.read+n, tc.sent)
 	}
-	tc.read = min(tc.read+n, tc.sent)
+	if tc.read >= tc.sent {
+		tc.blockWait, tc.blockForever = 0, false
+	}
+}
+
+// replyWait returns how long to wait for the replies pending: the read
+// timeout plus the time the blocking commands among them asked the
+// server to block (0: without limit), and whether one of them blocks
+// (false: the connection's own read timeout applies).
+func (tc *trackedConn) replyWait() (time.Duration, bool) {
+	tc.mu.Lock()
+	defer tc.mu.Unlock()
+	if tc.blockedAt <= tc.read {
+		return 0, false
+	}
+	if tc.blockForever {
+		return 0, true
+	}
+	return tc.readTimeout + tc.blockWait, true
+}
+
+// writeUnread reports whether a command that may write has its reply
+// unread.
+func (tc *trackedConn) writeUnread() bool {
+	tc.mu.Lock()
+	defer tc.mu.Unlock()
+	return tc.writeAt > tc.read
 }
 
 // receiveDone records a reply read by a Receive: a server's error reply
@@ -261,10 +310,16 @@ func (tc *trackedConn) Do(name string, args ...any) (any, error) {
 	if err := tc.usable(); err != nil {
 		return nil, err
 	}
-	blocking := tc.note(name, args)
+	tc.note(name, args)
 	defer tc.replied(-1)
 	earlier, run := tc.hooks.doStart(name, args)
-	reply, err := tc.whileBlocking(blocking, func() (any, error) { return tc.conn.Do(name, args...) })
+	wait, blocking := tc.replyWait()
+	reply, err := tc.whileBlocking(blocking, func() (any, error) {
+		if blocking {
+			return redis.DoWithTimeout(tc.conn, wait, name, args...)
+		}
+		return tc.conn.Do(name, args...)
+	})
 	tc.hooks.doEnd(earlier, run, name == "", reply, err)
 	tc.noteProtocolError(err)
 	return reply, err
@@ -281,10 +336,16 @@ func (tc *trackedConn) DoContext(ctx context.Context, name string, args ...any) 
 	if err := ctxEnded(ctx); err != nil {
 		return nil, fmt.Errorf("shardis: %w (%s not sent)", err, strings.ToUpper(name))
 	}
-	blocking := tc.note(name, args)
+	tc.note(name, args)
 	defer tc.replied(-1)
 	earlier, run := tc.hooks.doStartIn(ctx, name, args)
-	reply, err := tc.whileBlocking(blocking, func() (any, error) { return redis.DoContext(tc.conn, ctx, name, args...) })
+	wait, blocking := tc.replyWait()
+	reply, err := tc.whileBlocking(blocking, func() (any, error) {
+		if blocking {
+			return tc.blockingIn(ctx, wait, func(t time.Duration) (any, error) { return redis.DoWithTimeout(tc.conn, t, name, args...) })
+		}
+		return redis.DoContext(tc.conn, ctx, name, args...)
+	})
 	tc.hooks.doEnd(earlier, run, name == "", reply, err)
 	tc.noteProtocolError(err)
 	return reply, err
@@ -296,6 +357,9 @@ func (tc *trackedConn) DoWithTimeout(timeout time.Duration, name string, args ..
 		return nil, err
 	}
 	blocking := tc.note(name, args)
+	if !blocking {
+		_, blocking = tc.replyWait() // a blocking command sent before
+	}
 	defer tc.replied(-1)
 	earlier, run := tc.hooks.doStart(name, args)
 	reply, err := tc.whileBlocking(blocking, func() (any, error) { return redis.DoWithTimeout(tc.conn, timeout, name, args...) })
@@ -332,7 +396,13 @@ func (tc *trackedConn) Receive() (any, error) {
 	if err := tc.readable(); err != nil {
 		return nil, err
 	}
-	reply, err := tc.whileBlocking(tc.awaitsBlocking(), tc.conn.Receive)
+	wait, blocking := tc.replyWait()
+	reply, err := tc.whileBlocking(blocking, func() (any, error) {
+		if blocking {
+			return redis.ReceiveWithTimeout(tc.conn, wait)
+		}
+		return tc.conn.Receive()
+	})
 	tc.receiveDone(err)
 	tc.hooks.received(reply, replyErr(reply, err))
 	return reply, err
@@ -343,7 +413,13 @@ func (tc *trackedConn) ReceiveContext(ctx context.Context) (any, error) {
 	if err := tc.readable(); err != nil {
 		return nil, err
 	}
-	reply, err := tc.whileBlocking(tc.awaitsBlocking(), func() (any, error) { return redis.ReceiveContext(tc.conn, ctx) })
+	wait, blocking := tc.replyWait()
+	reply, err := tc.whileBlocking(blocking, func() (any, error) {
+		if blocking {
+			return tc.blockingIn(ctx, wait, func(t time.Duration) (any, error) { return redis.ReceiveWithTimeout(tc.conn, t) })
+		}
+		return redis.ReceiveContext(tc.conn, ctx)
+	})
 	tc.receiveDone(err)
 	tc.hooks.received(reply, replyErr(reply, err))
 	return reply, err
@@ -355,7 +431,8 @@ func (tc *trackedConn) ReceiveWithTimeout(timeout time.Duration) (any, error) {
 	if err := tc.readable(); err != nil {
 		return nil, err
 	}
-	reply, err := tc.whileBlocking(tc.awaitsBlocking(), func() (any, error) { return redis.ReceiveWithTimeout(tc.conn, timeout) })
+	_, blocking := tc.replyWait()
+	reply, err := tc.whileBlocking(blocking, func() (any, error) { return redis.ReceiveWithTimeout(tc.conn, timeout) })
 	tc.receiveDone(err)
 	tc.hooks.received(reply, replyErr(reply, err))
 	return reply, err
@@ -373,12 +450,37 @@ func replyErr(reply any, err error) error {
 	return nil
 }
 
-// awaitsBlocking reports whether the reply of a blocking command sent on
-// the connection is unread: a Receive may wait for it.
-func (tc *trackedConn) awaitsBlocking() bool {
-	tc.mu.Lock()
-	defer tc.mu.Unlock()
-	return tc.blockedAt > tc.read
+// blockingIn runs read, a wait for the reply of a blocking command, with
+// the timeout wait (0: without limit) cut short by ctx's deadline; ctx's
+// end closes the connection, as the pooled connection's DoContext does,
+// and the error then matches the context's error and says the command
+// may have run. read gets the timeout.
+func (tc *trackedConn) blockingIn(ctx context.Context, wait time.Duration, read func(time.Duration) (any, error)) (any, error) {
+	t, byCtx := wait, false
+	if dl, ok := ctx.Deadline(); ok {
+		if rem := max(time.Until(dl), time.Nanosecond); t == 0 || rem < t {
+			t, byCtx = rem, true
+		}
+	}
+	ended := func() bool { return false }
+	if ctx.Done() != nil {
+		stop := context.AfterFunc(ctx, tc.abort)
+		ended = func() bool { return !stop() }
+	}
+	reply, err := read(t)
+	cut := ended()
+	if err == nil || isRedisError(err) {
+		return reply, err
+	}
+	var ne net.Error
+	if cut || byCtx && errors.As(err, &ne) && ne.Timeout() {
+		cerr := ctx.Err()
+		if cerr == nil {
+			cerr = context.DeadlineExceeded // the socket's deadline, armed from ctx's, came first
+		}
+		err = errtext.Errorf("shardis: %w before the reply came (the command may have run): %w", cerr, err)
+	}
+	return reply, err
 }
 
 // whileBlocking runs read, a wait that may be for the reply of a blocking
@@ -394,6 +496,9 @@ func (tc *trackedConn) whileBlocking(blocking bool, read func() (any, error)) (a
 	reply, err := read()
 	if !stop() && err != nil && !isRedisError(err) {
 		err = errtext.Errorf("%w: cut off while waiting for the reply (it may have run): %w", ErrClosed, err)
+		if tc.writeUnread() {
+			err = &cutWriteError{err: err} // a write may have run: OutcomeUnknown
+		}
 	}
 	return reply, err
 }

@@ -1,0 +1,159 @@
+package shard_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/shardis/shardis/internal/redistest"
+	"github.com/shardis/shardis/shard"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// lastKeyModule is a Redis module, written against the module API's
+// function table without redismodule.h, with one command,
+// LASTKEY.TOUCH [option ...] key, which replies OK. It registers the
+// legacy key triple (1, 1, 1) with getkeys-api: COMMAND INFO gives a key
+// spec "the key is argument 1", while the server finds the keys with the
+// module's own code, which names the last argument.
+const lastKeyModule = `#include <stddef.h>
+typedef struct RedisModuleCtx RedisModuleCtx;
+typedef struct RedisModuleString RedisModuleString;
+typedef int (*CmdFunc)(RedisModuleCtx *, RedisModuleString **, int);
+static int (*GetApi)(const char *, void *);
+static void (*SetModuleAttribs)(RedisModuleCtx *, const char *, int, int);
+static int (*CreateCommand)(RedisModuleCtx *, const char *, CmdFunc, const char *, int, int, int);
+static int (*IsKeysPositionRequest)(RedisModuleCtx *);
+static void (*KeyAtPos)(RedisModuleCtx *, int);
+static int (*ReplyWithSimpleString)(RedisModuleCtx *, const char *);
+static int cmd(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
+	(void)argv;
+	if (IsKeysPositionRequest(ctx)) { KeyAtPos(ctx, argc - 1); return 0; }
+	return ReplyWithSimpleString(ctx, "OK");
+}
+int RedisModule_OnLoad(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
+	(void)argv; (void)argc;
+	GetApi = (int (*)(const char *, void *))((void **)ctx)[0];
+	GetApi("RedisModule_SetModuleAttribs", (void **)&SetModuleAttribs);
+	GetApi("RedisModule_CreateCommand", (void **)&CreateCommand);
+	GetApi("RedisModule_IsKeysPositionRequest", (void **)&IsKeysPositionRequest);
+	GetApi("RedisModule_KeyAtPos", (void **)&KeyAtPos);
+	GetApi("RedisModule_ReplyWithSimpleString", (void **)&ReplyWithSimpleString);
+	SetModuleAttribs(ctx, "lastkey", 1, 1);
+	return CreateCommand(ctx, "lastkey.touch", cmd, "write getkeys-api", 1, 1, 1);
+}
+`
+
+// buildLastKeyModule compiles lastKeyModule; the test is skipped without
+// a C compiler.
+func buildLastKeyModule(t *testing.T) string {
+	t.Helper()
+	cc, err := exec.LookPath("cc")
+	if err != nil {
+		t.Skip("no C compiler to build the test module")
+	}
+	dir := t.TempDir()
+	src := filepath.Join(dir, "lastkey.c")
+	require.NoError(t, os.WriteFile(src, []byte(lastKeyModule), 0o600))
+	so := filepath.Join(dir, "lastkey.so")
+	out, err := exec.Command(cc, "-shared", "-fPIC", "-o", so, src).CombinedOutput()
+	require.NoError(t, err, "building the module: %s", out)
+	return so
+}
+
+// r16Holder returns the index of the server that holds key.
+func r16Holder(t *testing.T, servers []*redistest.Server, key string) int {
+	t.Helper()
+	at := -1
+	for i, s := range servers {
+		n, err := s.Do("EXISTS", key)
+		require.NoError(t, err)
+		if n == "1" {
+			require.Equal(t, -1, at, "%s on two servers", key)
+			at = i
+		}
+	}
+	require.NotEqual(t, -1, at, "%s on no server", key)
+	return at
+}
+
+// touchCalls returns how many LASTKEY.TOUCH calls s ran since its stats
+// were reset.
+func touchCalls(t *testing.T, s *redistest.Server) string {
+	t.Helper()
+	info, err := s.Do("INFO", "commandstats")
+	require.NoError(t, err)
+	for _, line := range strings.Split(info, "\n") {
+		if rest, ok := strings.CutPrefix(strings.TrimSpace(line), "cmdstat_lastkey.touch:calls="); ok {
+			n, _, _ := strings.Cut(rest, ",")
+			return n
+		}
+	}
+	return "0"
+}
+
+// TestReview16LearnedModuleKeysNotGuessed: a module command whose keys the
+// module's own code finds (getkeys-api: COMMAND INFO says "movablekeys"
+// and gives the legacy key triple as its spec) is not routed by that
+// spec. Checked against COMMAND GETKEYS on its first call only, the spec
+// agreed for that call's shape (LASTKEY.TOUCH key), and a later call of
+// another shape (LASTKEY.TOUCH option key) went to the shard of its
+// option, not of its key. Such a command fails with ErrUnknownCommand,
+// saying to name its key with DoKey, which sends it to the key's shard.
+func TestReview16LearnedModuleKeysNotGuessed(t *testing.T) {
+	ctx := context.Background()
+	so := buildLastKeyModule(t)
+	servers := redistest.StartNTB(t, 3, redistest.Options{Args: []string{"--loadmodule", so}})
+	c := newClient(t, ringConfig(servers))
+
+	key := "r16modkeys:key"
+	_, err := c.Do(ctx, "SET", key, "v")
+	require.NoError(t, err)
+	keyAt := r16Holder(t, servers, key)
+	option := ""
+	for i := 0; i < 1000 && option == ""; i++ {
+		cand := fmt.Sprintf("r16modkeys:opt%d", i)
+		_, err := c.Do(ctx, "SET", cand, "v")
+		require.NoError(t, err)
+		if r16Holder(t, servers, cand) != keyAt {
+			option = cand
+		}
+	}
+	require.NotEmpty(t, option, "no option on another shard than the key")
+
+	// The first call's shape: spec and COMMAND GETKEYS agree.
+	_, firstErr := c.Do(ctx, "LASTKEY.TOUCH", key)
+	for _, s := range servers {
+		_, err := s.Do("CONFIG", "RESETSTAT")
+		require.NoError(t, err)
+	}
+	_, err = c.Do(ctx, "LASTKEY.TOUCH", option, key)
+	if err == nil {
+		for i, s := range servers {
+			want := "0"
+			if i == keyAt {
+				want = "1"
+			}
+			assert.Equal(t, want, touchCalls(t, s), "LASTKEY.TOUCH %s %s on server %d (the key is on %d)", option, key, i, keyAt)
+		}
+	} else {
+		assert.True(t, errors.Is(err, shard.ErrUnknownCommand), "LASTKEY.TOUCH %s %s: %v", option, key, err)
+		assert.True(t, errors.Is(firstErr, shard.ErrUnknownCommand), "the first call ran (%v), routed by the spec", firstErr)
+		assert.Contains(t, err.Error(), "DoKey")
+	}
+
+	// DoKey sends it where its key is.
+	for _, s := range servers {
+		_, err := s.Do("CONFIG", "RESETSTAT")
+		require.NoError(t, err)
+	}
+	_, err = c.DoKey(ctx, key, "LASTKEY.TOUCH", option, key)
+	require.NoError(t, err)
+	assert.Equal(t, "1", touchCalls(t, servers[keyAt]))
+}

@@ -9,7 +9,7 @@ GO ?= go
 demo:
 	$(GO) run ./cmd/shardis demo $(ARGS)
 
-# deps installs redis-server, redis-cli and redis-sentinel from Debian's packages when they are missing.
+# deps installs redis-server, redis-cli and redis-sentinel (and gcc, promtool) from Debian's packages when they are missing.
 deps:
 	@if ! command -v redis-server >/dev/null 2>&1 || ! command -v redis-cli >/dev/null 2>&1; then \
 		echo "installing redis-server and redis-tools"; \
@@ -20,6 +20,11 @@ deps:
 		echo "installing redis-sentinel"; \
 		SUDO=; [ "$$(id -u)" -ne 0 ] && SUDO=sudo; \
 		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq redis-sentinel >/dev/null; \
+	fi
+	@if ! command -v cc >/dev/null 2>&1; then \
+		echo "installing gcc (a test builds a small Redis module)"; \
+		SUDO=; [ "$$(id -u)" -ne 0 ] && SUDO=sudo; \
+		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq gcc libc6-dev >/dev/null; \
 	fi
 	@if ! command -v promtool >/dev/null 2>&1; then \
 		echo "installing prometheus (for promtool, which checks the exported metric names)"; \

@@ -56,6 +56,9 @@ var (
 	// context.Context instead of panicking; pass context.Background() (or
 	// context.TODO()) when there is no context to pass.
 	ErrNilContext = errors.New("shardis: nil Context")
+	// ErrScanIncomplete is matched (errors.Is) by every
+	// *ScanIncompleteError.
+	ErrScanIncomplete = errors.New("shardis: SCAN cannot prove that every key was reported")
 )
 
 // NodeError reports a failure to talk to one node: a dial or I/O error,
@@ -116,6 +119,31 @@ func (e *CrossShardError) Error() string {
 
 // Is makes errors.Is(err, ErrCrossShard) true.
 func (e *CrossShardError) Is(target error) bool { return target == ErrCrossShard }
+
+// ScanIncompleteError ends a cluster-mode Scan (Scanner.Err) that
+// reported every key it met but cannot prove it met every key: master
+// Node refused (an ACL) every command that tells which slots it holds
+// (CLUSTER NODES, then CLUSTER COUNTKEYSINSLOT) or whether a slot left it
+// and came back during its walk (CLUSTER NODES, then CLUSTER INFO), so a
+// slot that moved to it, or left it and came back, during the Scan could
+// not be walked again. It comes only once every key met was returned by
+// Next. Err is the last refusal. Allowing the client's user CLUSTER NODES
+// (or CLUSTER INFO and CLUSTER COUNTKEYSINSLOT) avoids it.
+type ScanIncompleteError struct {
+	Node Node  // the master that could not tell
+	Err  error // the refusal
+}
+
+// Error implements error.
+func (e *ScanIncompleteError) Error() string {
+	return fmt.Sprintf("shardis: SCAN cannot prove that every key was reported: master %s cannot tell its slots or config epoch: %s", e.Node.Addr, errtext.Nested(e.Err))
+}
+
+// Is makes errors.Is(err, ErrScanIncomplete) true.
+func (e *ScanIncompleteError) Is(target error) bool { return target == ErrScanIncomplete }
+
+// Unwrap returns the refusal.
+func (e *ScanIncompleteError) Unwrap() error { return e.Err }
 
 // ConnStateError reports a command that Do, DoKey and pipelines refuse
 // because it would leave the connection it runs on in a state where the

@@ -214,3 +214,52 @@ func ExampleClient_String() {
 	// true false
 	// true false
 }
+
+// A cluster Scan by a user whose ACL lets it run neither CLUSTER NODES
+// nor CLUSTER COUNTKEYSINSLOT reports every key it meets, then ends with
+// a *ScanIncompleteError: no master could tell which slots moved to it
+// during the Scan, so nothing proves that none was missed. Allowing the
+// user CLUSTER NODES avoids it.
+func ExampleScanIncompleteError() {
+	ctx := context.Background()
+	admin, err := shard.New(ctx, shard.Config{Mode: shard.ModeCluster, Seeds: clusterSeeds()})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer admin.Close()
+	acl := func(args ...any) error {
+		return admin.ForEachNode(ctx, func(ctx context.Context, n shard.Node, conn redis.Conn) error {
+			_, err := redis.DoContext(conn, ctx, "ACL", args...)
+			return err
+		})
+	}
+	err = acl("SETUSER", "scan-example", "on", ">scan-example-pw", "~*", "&*", "+@all", "-cluster|nodes", "-cluster|countkeysinslot")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer acl("DELUSER", "scan-example")
+	defer admin.Do(ctx, "DEL", "{scan-example}:1", "{scan-example}:2")
+	admin.Do(ctx, "MSET", "{scan-example}:1", "a", "{scan-example}:2", "b")
+
+	client, err := shard.New(ctx, shard.Config{Mode: shard.ModeCluster, Seeds: clusterSeeds(),
+		Pool: pool.Options{Username: "scan-example", Password: "scan-example-pw"}})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer client.Close()
+	s := client.Scan(shard.ScanOptions{Match: "{scan-example}:*"})
+	n := 0
+	for s.Next(ctx) {
+		n++
+	}
+	err = s.Err()
+	var se *shard.ScanIncompleteError
+	fmt.Println(n, errors.Is(err, shard.ErrScanIncomplete), errors.As(err, &se) && se.Node.Addr != "")
+	fmt.Println(strings.HasPrefix(err.Error(), "shardis: SCAN cannot prove that every key was reported: master "), errors.Unwrap(err) != nil)
+	// Output:
+	// 2 true true
+	// true true
+}

@@ -1,9 +1,9 @@
 package shard
 
 import (
+	"cmp"
 	"context"
 	"fmt"
-	"maps"
 	"slices"
 
 	"github.com/gomodule/redigo/redis"
@@ -36,7 +36,8 @@ type ScanOptions struct {
 // moved to it from a master walked later), the keys of those slots once
 // more. The slots a master gained are those the refreshed table gives it
 // and those it serves or imports as it tells itself (CLUSTER NODES, sent
-// to each master as its walk begins and once more at the end): a slot
+// to each master as its walk begins, as it ends and once more at the
+// end of the Scan): a slot
 // still being migrated (IMPORTING/MIGRATING) when the Scan ends counts as
 // gained by the importing master. A slot the table gave a master as its
 // walk began that it did not hold then (moved away, the table not told
@@ -45,26 +46,30 @@ type ScanOptions struct {
 // slot moves during it (once, or away from a master before its walk began
 // and back), the move done or not when the Scan ends; a key met on both
 // masters may be reported twice. A slot that leaves a master during its
-// walk and comes back (before that walk ends or after) shows held in both
-// of its CLUSTER NODES replies; but taking it back bumped the master's
-// config epoch, so a master whose epoch grew since its walk began while
-// it holds the same slots is walked once more over all its slots, its
+// walk and comes back may show held in each of its CLUSTER NODES replies
+// (as its walk begins, as it ends, at the end); but taking it back bumped
+// the master's config epoch (or another import it took since the slot
+// left did), so a master whose epoch grew during its walk is walked once
+// more over all its slots, whatever other slots it gained or lost, its
 // keys then reported twice (so are they when a master fails over to a
-// replica and back during the Scan: its epoch grew too). Not so when it
-// also gained or lost another slot meanwhile (the bump taken for that
-// move): the keys of the slot that came back that SCAN did not meet are
-// then missed. A master that refuses CLUSTER NODES (an ACL) is taken to hold, at the end, the slots the table gives
-// it and those whose keys it holds (CLUSTER COUNTKEYSINSLOT for each other
-// slot, one pipeline per master, sent only then): a key whose slot is
-// still being migrated to it when the Scan ends is reported so too (its
-// config epoch is not told: a slot that left it and came back is not
-// noticed, and its keys SCAN did not meet are missed). One
-// that refuses both is taken to hold the slots the table gives it, and
-// such a key may then be missed; so is one whose walk was over and that
-// cannot be reached at the end (it died, no replica promoted yet): asked
-// once, not waited for, as its keys were reported. A master that fails
-// and whose replica takes over within MaxRetryWait is walked on that replica, from
-// its start, the keys already reported not reported again; one whose walk
+// replica and back during its walk: its epoch grew too); a slot it did
+// not hold as its walk ended and holds at the end is walked once more on
+// it. A master that refuses CLUSTER NODES (an ACL) is taken to hold, at
+// the end, the slots the table gives it and those whose keys it holds
+// (CLUSTER COUNTKEYSINSLOT for each other slot, one pipeline per master,
+// sent only then): a key whose slot is still being migrated to it when
+// the Scan ends is reported so too; it tells its config epoch by CLUSTER
+// INFO instead, and one whose epoch grew since its walk began is walked
+// once more over all its slots. One that refuses CLUSTER NODES and either
+// of those cannot tell what moved to it: the Scan reports every key it
+// meets, then ends with a *ScanIncompleteError (errors.Is
+// ErrScanIncomplete), never missing a key silently. One whose walk was
+// over and that cannot be reached at the end (it died, no replica
+// promoted yet) is asked once, not waited for, as its keys were reported:
+// a key whose slot was still being migrated to it may then be missed.
+// A master that fails and whose replica takes over within MaxRetryWait is
+// walked on that replica, from its start, the keys already reported not
+// reported again; one whose walk
 // was over when a replica took over (a failover, planned or not) is not
 // walked again on that replica, which holds the keys reported already. A
 // Sentinel shard's SCAN waits for a new master within
@@ -104,10 +109,24 @@ type Scanner struct {
 	extra map[string]map[int]bool
 	kept  map[string]map[string]struct{}
 	// epochAt holds, for each master walked, its config epoch as its
-	// walk began (CLUSTER NODES), or as a pass over all its slots
-	// was planned: one that grew since tells of a slot it imported.
+	// walk began (CLUSTER NODES, or CLUSTER INFO when an ACL refuses
+	// that), or as a pass over all its slots was planned: one that grew
+	// since tells of a slot it imported.
 	epochAt map[string]uint64
-	heldAt  map[string]map[int]bool // the slots it held as its walk began
+	// endAt and heldEnd hold, for each master walked that told its
+	// epoch and slots (CLUSTER NODES) as its walk began, its epoch and
+	// the slots it held as that walk ended (noteEnd): an epoch that grew
+	// only after tells of slots imported after the walk, which are
+	// passed over alone; one that grew during the walk, of a slot that
+	// may have left it and come back while the cursor went on.
+	endAt   map[string]uint64
+	heldEnd map[string]map[int]bool
+	// blind holds, for each master walked that refused both as its
+	// walk began, the refusal: its epoch then is not known.
+	blind map[string]error
+	// incomplete is the error the Scan ends with once every key is
+	// reported when a master could not tell what it holds (unprovable).
+	incomplete error
 	// lacking holds, for each master walked, the slots the table gave
 	// it as its walk began that it did not hold (moved away, the table
 	// not told yet): a pass goes over those it holds at the end (again).
@@ -221,6 +240,9 @@ func (s *Scanner) Next(ctx context.Context) bool {
 				continue
 			}
 			s.done = true
+			if s.err == nil {
+				s.err = s.incomplete
+			}
 			return false
 		}
 		s.scanOnce(ctx)
@@ -291,9 +313,13 @@ func (s *Scanner) more(ctx context.Context) bool {
 // is its old owner's in the table, yet the keys moved so far sit on the
 // importing master, and so does a slot whose move ended after the
 // refresh. A master that refuses CLUSTER NODES tells by COUNTKEYSINSLOT
-// (countedSlots). A slot is passed over once per master: a key that leaves its
-// old owner after that pass began left it after its walk, which reported
-// it.
+// (countedSlots) and CLUSTER INFO (infoEpoch); one that refuses those too
+// makes the Scan end with a *ScanIncompleteError (unprovable). A master
+// whose config epoch grew during its walk (or since it began, when not
+// told as it ended: noteEnd) may have had a slot leave and come back
+// while the cursor went on: all its slots are passed over once more. A
+// slot is passed over once per master: a key that leaves its old owner
+// after that pass began left it after its walk, which reported it.
 func (s *Scanner) again(ctx context.Context) bool {
 	r := s.c.cl()
 	if r == nil || len(s.asOf) == 0 {
@@ -328,34 +354,59 @@ func (s *Scanner) again(ctx context.Context) bool {
 		if _, walked := s.asOf[addr]; !walked {
 			continue
 		}
-		held, epoch, ok, refused := s.heldSlots(ctx, Node{Name: addr, Addr: addr})
-		if !ok && refused {
-			held, ok = s.countedSlots(ctx, Node{Name: addr, Addr: addr}, t)
+		n := Node{Name: addr, Addr: addr}
+		held, epoch, epochOK, ok, refusal := s.heldSlots(ctx, n)
+		if refusal != nil {
+			var countRefusal, infoRefusal error
+			held, ok, countRefusal = s.countedSlots(ctx, n, t)
+			epoch, epochOK, infoRefusal = s.infoEpoch(ctx, n)
+			if countRefusal != nil || infoRefusal != nil {
+				// addr refused every command that tells the slots it
+				// holds, or every one that tells its epoch: a slot that
+				// moved to it half way, or left it and came back, is
+				// not seen. The Scan goes on, and says so as it ends.
+				s.unprovable(n, cmp.Or(countRefusal, infoRefusal))
+			}
+		}
+		if b := s.blind[addr]; b != nil {
+			s.unprovable(n, b) // its epoch as its walk began is not known
+		}
+		end, ended := s.endAt[addr]
+		if was, known := s.epochAt[addr]; known && epochOK && epoch > was && (!ended || end > was) {
+			// addr finished importing a slot since its walk began, and
+			// during that walk when it told (SETSLOT NODE bumps the
+			// importer's config epoch, unless it is the highest
+			// already: then another import bumped it since the slot
+			// left). A slot may have left it during its walk and come
+			// back, its keys gone while the cursor passed them, also
+			// when it gained or lost other slots meanwhile; which slot
+			// no reply tells: all its slots are passed over once more.
+			s.epochAt[addr] = epoch
+			delete(s.endAt, addr) // a later import: all once more
+			if !ok {
+				held = map[int]bool{}
+				for slot := range cluster.SlotCount {
+					if t.Master(slot).Addr == addr {
+						held[slot] = true
+					}
+				}
+			}
+			for slot := range held {
+				if !s.passed[addr][slot] {
+					add(addr, slot)
+				}
+			}
+			continue
 		}
 		if !ok {
 			continue // the table's view only
 		}
-		if was, known := s.epochAt[addr]; known && epoch > was {
-			// addr finished importing a slot since its walk began
-			// (SETSLOT NODE bumps the importer's config epoch). If it
-			// holds the slots it held then, none gained explains it:
-			// a slot left it during its walk and came back, its keys
-			// gone while the cursor passed them. Which one no reply
-			// tells: its slots are all passed over once more.
-			s.epochAt[addr] = epoch
-			if maps.Equal(held, s.heldAt[addr]) {
-				for slot := range held {
-					if !s.passed[addr][slot] {
-						add(addr, slot)
-					}
-				}
-				continue
-			}
-		}
 		for slot := range held {
-			if grew(addr, slot) || (s.lacking[addr][slot] && !s.passed[addr][slot]) {
+			again := s.lacking[addr][slot] || (ended && !s.heldEnd[addr][slot])
+			if grew(addr, slot) || (again && !s.passed[addr][slot]) {
 				// Gained since its walk began, or held again (a slot
-				// that had left it as its walk began came back).
+				// that had left it as its walk began, or as it ended,
+				// came back).
 				add(addr, slot)
 			}
 		}
@@ -383,6 +434,16 @@ func (s *Scanner) again(ctx context.Context) bool {
 		s.nodes = append(s.nodes, Node{Name: a, Addr: a})
 	}
 	return len(addrs) > 0
+}
+
+// unprovable records that master n refused (refusal, an ACL) the commands
+// that tell which slots it holds or whether one left it and came back:
+// the Scan reports every key it meets, then ends with a
+// *ScanIncompleteError (the first such master's).
+func (s *Scanner) unprovable(n Node, refusal error) {
+	if s.incomplete == nil {
+		s.incomplete = &ScanIncompleteError{Node: n, Err: refusal}
+	}
 }
 
 // Key returns the current key.
@@ -491,6 +552,9 @@ func (s *Scanner) scanOnce(ctx context.Context) {
 		return
 	}
 	if cur == "0" {
+		if only == nil {
+			s.noteEnd(ctx, n)
+		}
 		s.ni++
 		s.cur = "0"
 		if !s.global {

@@ -20,27 +20,63 @@ import (
 // master that cannot be reached is asked once, not until MaxRetryWait:
 // one that died after its walk (SIGKILL, no replica or none promoted
 // yet) held keys reported already, and the Scan does not wait for it.
-// refused says that n answered CLUSTER NODES with an error (an ACL that
-// refuses it): countedSlots may tell instead. epoch is n's config epoch
-// (0: not told).
-func (s *Scanner) heldSlots(ctx context.Context, n Node) (held map[int]bool, epoch uint64, ok, refused bool) {
+// refusal is n's error reply when it answered CLUSTER NODES with one (an
+// ACL that refuses it): countedSlots and infoEpoch may tell instead.
+// epoch is n's config epoch, when epochOK.
+func (s *Scanner) heldSlots(ctx context.Context, n Node) (held map[int]bool, epoch uint64, epochOK, ok bool, refusal error) {
 	if i, known := s.c.nodes.lookup(n.Addr); !known || s.c.nodes.get(i).down.Load() {
-		return nil, 0, false, false // not to wait on a master that does not answer
+		return nil, 0, false, false, nil // not to wait on a master that does not answer
 	}
 	reply, err := s.scanNode(ctx, n, true, "CLUSTER", "NODES")
 	if err != nil {
-		if re := (redis.Error("")); errors.As(err, &re) {
-			refused = true // an answer: n is up, it said no (an ACL)
-		}
-		return nil, 0, false, refused
+		return nil, 0, false, false, refusalOf(err)
 	}
 	text, err := redis.String(reply, nil)
 	if err != nil {
-		return nil, 0, false, false
+		return nil, 0, false, false, nil
 	}
 	held, ok = parseHeldSlots(text)
-	epoch, _ = parseMyEpoch(text)
-	return held, epoch, ok, false
+	epoch, epochOK = parseMyEpoch(text)
+	return held, epoch, epochOK, ok, nil
+}
+
+// refusalOf returns err when it is a server's error reply (an answer: the
+// node is up and said no, as an ACL does), nil otherwise.
+func refusalOf(err error) error {
+	if re := (redis.Error("")); errors.As(err, &re) {
+		return err
+	}
+	return nil
+}
+
+// infoEpoch is n's config epoch as CLUSTER INFO tells it
+// (cluster_my_epoch), for a master that refuses CLUSTER NODES: an ACL
+// that refuses the one may allow the other. refusal is n's error reply,
+// if it gave one.
+func (s *Scanner) infoEpoch(ctx context.Context, n Node) (epoch uint64, ok bool, refusal error) {
+	reply, err := s.scanNode(ctx, n, true, "CLUSTER", "INFO")
+	if err != nil {
+		return 0, false, refusalOf(err)
+	}
+	text, err := redis.String(reply, nil)
+	if err != nil {
+		return 0, false, nil
+	}
+	epoch, ok = parseInfoEpoch(text)
+	return epoch, ok, nil
+}
+
+// parseInfoEpoch reads cluster_my_epoch from a CLUSTER INFO reply.
+func parseInfoEpoch(text string) (uint64, bool) {
+	for line := range strings.SplitSeq(text, "\n") {
+		v, found := strings.CutPrefix(strings.TrimSpace(line), "cluster_my_epoch:")
+		if !found {
+			continue
+		}
+		e, err := strconv.ParseUint(v, 10, 64)
+		return e, err == nil
+	}
+	return 0, false
 }
 
 // countedSlots is heldSlots for a master that refuses CLUSTER NODES: the
@@ -48,11 +84,13 @@ func (s *Scanner) heldSlots(ctx context.Context, n Node) (held map[int]bool, epo
 // (CLUSTER COUNTKEYSINSLOT, one pipeline): a slot being resharded into n
 // is still its old owner's in every slot map, and COUNTKEYSINSLOT is
 // refused by fewer ACLs than CLUSTER NODES. Asked only as the Scan ends
-// (again), never per page. ok is false when n did not answer them all.
-func (s *Scanner) countedSlots(ctx context.Context, n Node, t *cluster.Table) (held map[int]bool, ok bool) {
+// (again), never per page. ok is false when n did not answer them all;
+// refusal is then its first error reply, if it gave one (an ACL that
+// refuses COUNTKEYSINSLOT too).
+func (s *Scanner) countedSlots(ctx context.Context, n Node, t *cluster.Table) (held map[int]bool, ok bool, refusal error) {
 	i, known := s.c.nodes.lookup(n.Addr)
 	if !known || s.c.closed.Load() {
-		return nil, false
+		return nil, false, nil
 	}
 	held = map[int]bool{}
 	calls := make([]*call, 0, cluster.SlotCount)
@@ -69,13 +107,13 @@ func (s *Scanner) countedSlots(ctx context.Context, n Node, t *cluster.Table) (h
 	for j, cl := range calls {
 		count, err := redis.Int64(cl.reply, cl.err)
 		if err != nil {
-			return nil, false
+			return nil, false, refusalOf(cl.err)
 		}
 		if count > 0 {
 			held[slots[j]] = true
 		}
 	}
-	return held, true
+	return held, true, nil
 }
 
 // noteHeld records, as the whole walk of master n begins (its first page
@@ -96,16 +134,36 @@ func (s *Scanner) noteHeld(ctx context.Context, n Node, t *cluster.Table) {
 	delete(s.lacking, n.Addr)
 	delete(s.kept, n.Addr)
 	delete(s.epochAt, n.Addr)
-	delete(s.heldAt, n.Addr)
-	held, epoch, ok, _ := s.heldSlots(ctx, n)
+	delete(s.blind, n.Addr)
+	delete(s.endAt, n.Addr)
+	delete(s.heldEnd, n.Addr)
+	held, epoch, epochOK, ok, refusal := s.heldSlots(ctx, n)
+	if refusal != nil {
+		// An ACL that refuses CLUSTER NODES may allow CLUSTER INFO,
+		// which tells the epoch; one that refuses both leaves the
+		// Scan blind to a slot that leaves n and comes back (again).
+		epoch, epochOK, refusal = s.infoEpoch(ctx, n)
+		if refusal != nil {
+			if s.blind == nil {
+				s.blind = map[string]error{}
+			}
+			s.blind[n.Addr] = refusal
+		}
+	}
+	if epochOK {
+		if s.epochAt == nil {
+			s.epochAt = map[string]uint64{}
+		}
+		s.epochAt[n.Addr] = epoch
+	}
 	if !ok {
 		return
 	}
-	if epoch > 0 {
-		if s.epochAt == nil {
-			s.epochAt, s.heldAt = map[string]uint64{}, map[string]map[int]bool{}
+	if epochOK && refusal == nil {
+		if s.heldEnd == nil {
+			s.endAt, s.heldEnd = map[string]uint64{}, map[string]map[int]bool{}
 		}
-		s.epochAt[n.Addr], s.heldAt[n.Addr] = epoch, held
+		s.heldEnd[n.Addr] = nil // noteEnd asks n as the walk ends
 	}
 	extra, lacking := map[int]bool{}, map[int]bool{}
 	for slot := range held {
@@ -125,6 +183,25 @@ func (s *Scanner) noteHeld(ctx context.Context, n Node, t *cluster.Table) {
 		s.extra[n.Addr] = extra
 		s.kept[n.Addr] = map[string]struct{}{}
 	}
+}
+
+// noteEnd records, as the whole walk of master n ends, its config epoch
+// and the slots it holds (CLUSTER NODES), when it told them as the walk
+// began (noteHeld): again then tells a slot imported after the walk
+// (passed over alone) from one imported during it, which may be a slot
+// that left n during its walk and came back (all its slots passed over
+// once more). When n does not tell, nothing is recorded, and any import
+// since the walk began counts as one during it.
+func (s *Scanner) noteEnd(ctx context.Context, n Node) {
+	if _, asked := s.heldEnd[n.Addr]; !asked {
+		return
+	}
+	held, epoch, epochOK, ok, _ := s.heldSlots(ctx, n)
+	if !ok || !epochOK {
+		delete(s.heldEnd, n.Addr)
+		return
+	}
+	s.endAt[n.Addr], s.heldEnd[n.Addr] = epoch, held
 }
 
 // parseMyEpoch reads the config epoch of the "myself" line of a CLUSTER

@@ -176,16 +176,28 @@ func (tx *Tx) unmarkWrite(first bool, name string, err error) {
 }
 
 // refusedUnrun reports whether err, the error of the command name sent
-// through Tx.Do, is a refusal that Redis gives before it runs a command
-// (the slot is elsewhere or not served, the node cannot take writes
-// now, or a protocol error: the command could not be read whole; for a
-// command of Redis's own, also over maxmemory, an ACL refusal, ...): the
-// command changed nothing. A script's or function's error reply may come
-// after some of its writes ran, and is never such a refusal.
+// through Tx.Do, is a refusal that Redis gives before it runs a command:
+// the command changed nothing.
+//
+// MOVED, ASK, TRYAGAIN and CLUSTERDOWN come only from the cluster's check
+// of a command's keys before it runs, for any command: a script's or a
+// module's inner call that reaches a key elsewhere, or a cluster that is
+// down, gets an ERR reply, which ends the script or the module's command
+// after some of its writes may have run. A protocol error is the server's
+// refusal to read the command at all. The other refusals (READONLY,
+// LOADING, MASTERDOWN, NOREPLICAS, OOM, NOPERM, MISCONF, BUSY) count only
+// for a command of Redis's own table: a script's or function's error
+// reply, and a module command's, may carry them from an inner call made
+// after some of its writes ran (a module's RedisModule_Call in script mode
+// gets READONLY, NOREPLICAS, MISCONF or OOM so).
 func refusedUnrun(name string, err error) bool {
 	var re redis.Error
 	if !errors.As(err, &re) {
 		return false
+	}
+	switch cluster.ErrorCode(string(re)) {
+	case "MOVED", "ASK", "TRYAGAIN", "CLUSTERDOWN":
+		return true
 	}
 	switch lowerName(name) {
 	case "eval", "evalsha", "eval_ro", "evalsha_ro", "fcall", "fcall_ro":
@@ -195,14 +207,12 @@ func refusedUnrun(name string, err error) bool {
 		return true
 	}
 	switch cluster.ErrorCode(string(re)) {
-	case "MOVED", "ASK", "TRYAGAIN", "CLUSTERDOWN", "READONLY", "LOADING", "MASTERDOWN", "NOREPLICAS":
-		return true
-	case "OOM", "NOPERM", "MISCONF", "BUSY":
-		// Over maxmemory, an ACL refusal, writes stopped by a failed
-		// save, a script still running: Redis checks them before it
-		// runs a command, and no command of its own replies so later.
-		// A module's command may (its inner calls' refusals, after
-		// some of its writes ran): only a command of Redis's table.
+	case "READONLY", "LOADING", "MASTERDOWN", "NOREPLICAS", "OOM", "NOPERM", "MISCONF", "BUSY":
+		// A replica, a loading node, a replica cut from its master,
+		// too few replicas, over maxmemory, an ACL refusal, writes
+		// stopped by a failed save, a script still running: Redis
+		// checks them before it runs a command, and no command of its
+		// own replies so later.
 		return command.Lookup(name) != nil
 	}
 	return false
@@ -512,9 +522,10 @@ func (c *Client) txPlaceKeys(ctx context.Context, name string, args []any) ([]an
 // that would have run it again returns an error that wraps both
 // ErrTxNotRetried and that failure (the MOVED, ASK, CLUSTERDOWN, READONLY,
 // ... redis.Error, the *NodeError). A write the node refused before
-// running it (MOVED, ASK, TRYAGAIN, CLUSTERDOWN, READONLY, LOADING,
-// MASTERDOWN, NOREPLICAS, and for Redis's own commands OOM, NOPERM,
-// MISCONF, BUSY; a script's error excepted), one it never read
+// running it (MOVED, ASK, TRYAGAIN, CLUSTERDOWN, for any command; for
+// Redis's own commands, not a script's, a function's or a module's, also
+// READONLY, LOADING, MASTERDOWN, NOREPLICAS, OOM, NOPERM, MISCONF,
+// BUSY), one it never read
 // whole (a protocol error, a write cut short) and one not sent (the
 // connection was closed) changed nothing and do not count. Queue writes with tx.Queue to have them retried.
 // A write whose connection failed once it was sent whole may have run (its

@@ -403,6 +403,37 @@ func noteBorrowed(ctx context.Context, c redis.Conn) {
 	}
 }
 
+// GetProbed is GetAbortable that also returns closed, which reports,
+// without blocking and without consuming anything, whether the server has
+// closed the borrowed connection since it was handed out (a CLIENT KILL,
+// its idle timeout, a restart), or the connection has failed. It is for a
+// caller about to write what must not run blind: a write on a connection
+// the server has closed fails only once it was sent, with an outcome the
+// caller cannot know; noticed first, nothing is sent. closed is for the
+// goroutine that uses the connection, between its commands (a reply left
+// unread counts as closed); once the connection has been returned it
+// reports false.
+func (s *Set) GetProbed(ctx context.Context, addr string, readOnly bool) (c redis.Conn, abort func(), closed func() bool, err error) {
+	slot := &liveSlot{}
+	c, err = s.get(context.WithValue(ctx, liveSlotKey{}, slot), addr, readOnly)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	abort = func() {
+		if slot.lc != nil {
+			slot.lc.closeLend(slot.lend)
+		}
+	}
+	closed = func() bool {
+		lc := slot.lc
+		if lc == nil || lc.lend() != slot.lend {
+			return false
+		}
+		return lc.Err() != nil || lc.closedByPeer()
+	}
+	return c, abort, closed, nil
+}
+
 // GetAbortable is Get (GetReadOnly when readOnly is set) that also returns
 // abort, which closes the borrowed connection's socket at once, from any
 // goroutine: reads and writes in progress on it fail immediately and the

@@ -644,8 +644,19 @@ func (f *flusher) sendPinned() {
 			tx.refused = failure
 			return
 		}
-		watched := tx.watched
+		watched, lost := tx.watched, tx.lost
 		tx.finish()
+		if lost != nil && !closing {
+			// The keys were no longer watched before this connection
+			// (an earlier one failed, perhaps with a write of unknown
+			// outcome): that first refusal stays, with this failure's
+			// write of unknown outcome when there is one.
+			tx.lost = lost
+			if lostWrite != nil {
+				tx.lost = errtext.Errorf("%w (then: %w)", lost, failure)
+			}
+			return
+		}
 		// Once the run's MULTI was refused, the replies of the WATCHes
 		// before it were read: watched tells whether any was in force.
 		if !closing && (watched || !multiRefused) {

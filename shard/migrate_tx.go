@@ -1,6 +1,7 @@
 package shard
 
 import (
+	"cmp"
 	"context"
 	"errors"
 )
@@ -108,8 +109,12 @@ func (f *flusher) refuseFenced(pinned []int, err error) {
 		tx.conn = nil
 		tx.refused = err
 	default:
+		// An earlier loss of the watching connection stays the refusal:
+		// it may wrap a write whose outcome is unknown, which the
+		// switch's error, matching ErrTxAborted, would hide.
+		lost := tx.lost
 		tx.finish()
-		tx.lost = err
+		tx.lost = cmp.Or(lost, err)
 	}
 }
 

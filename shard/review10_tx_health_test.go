@@ -103,6 +103,11 @@ func TestReview10TxSuccessClearsFailures(t *testing.T) {
 	cfg.Health.FailureLimit = 2
 	c := newClient(t, cfg)
 	failing := func(tx *shard.Tx) error {
+		// A write through Do first: the transaction is not run again
+		// on a fresh connection, and fails once.
+		if _, err := tx.Do("INCR", "r10s:n"); err != nil {
+			return err
+		}
 		killClients(t, s)
 		_, err := tx.Do("GET", "r10s")
 		return err

@@ -25,6 +25,9 @@ import (
 type trackedConn struct {
 	conn  redis.Conn
 	abort func() // closes the socket; the pool never hands it out again
+	// closed reports, without a round trip, whether the server has
+	// closed the connection or it failed (pool.Set.GetProbed).
+	closed func() bool
 
 	mu       sync.Mutex
 	dirty    bool // a command changed the connection's state
@@ -84,14 +87,14 @@ var (
 // borrowTracked borrows a connection to addr (a master's: no READONLY)
 // wrapped in a trackedConn.
 func (c *Client) borrowTracked(ctx context.Context, addr string) (*trackedConn, error) {
-	conn, abort, err := c.pools.GetAbortable(ctx, addr, false)
+	conn, abort, closed, err := c.pools.GetProbed(ctx, addr, false)
 	if err != nil {
 		if errors.Is(err, pool.ErrClosed) { // Close came first: as conn says
 			err = errtext.Errorf("%w (%w)", ErrClosed, err)
 		}
 		return nil, err
 	}
-	return &trackedConn{conn: conn, abort: abort, life: c.life, readTimeout: c.readTimeout}, nil
+	return &trackedConn{conn: conn, abort: abort, closed: closed, life: c.life, readTimeout: c.readTimeout}, nil
 }
 
 // note records what the command name does to the connection, and that
@@ -284,6 +287,27 @@ func (tc *trackedConn) usable() error {
 	}
 	return nil
 }
+
+// closedByServer returns, without a round trip, the failure of the
+// connection when the server closed it (its socket shows the end of the
+// stream or a reset, or a command on it failed so), and nil while it may
+// still be written on, or when it failed otherwise (a timeout).
+func (tc *trackedConn) closedByServer() error {
+	if tc.closed == nil || !tc.closed() {
+		return nil
+	}
+	if err := tc.conn.Err(); err != nil {
+		if serverClosed(err) {
+			return err
+		}
+		return nil
+	}
+	return errPeerClosed
+}
+
+// errPeerClosed is the failure of a connection whose socket shows that
+// the server closed it.
+var errPeerClosed = errors.New("connection closed by the server")
 
 // protocolRefusal returns the protocol error reply after which the
 // server closed the connection (see protoErr), and false when there was

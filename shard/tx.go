@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/gomodule/redigo/redis"
@@ -62,6 +64,28 @@ type Tx struct {
 	// after it was sent whole: it may have run. The attempt's failure
 	// wraps it (txOnce), even when fn ignored it.
 	lost *UnknownOutcomeError
+	// closed is the first error of a command of fn's that found the
+	// connection closed by the server (closedByServer): that command
+	// did not run, or was a read (a write's is lost, and wrote is set).
+	closed error
+}
+
+// closedRead returns the error of fn's command that found the
+// connection closed by the server, or nil.
+func (tx *Tx) closedRead() error {
+	tx.mu.Lock()
+	defer tx.mu.Unlock()
+	return tx.closed
+}
+
+// errTxConnClosed says that the server closed a transaction's connection
+// before MULTI was sent: nothing of MULTI ... EXEC ran.
+var errTxConnClosed = errors.New("shardis: the server closed the transaction's connection before MULTI was sent (the transaction did not run)")
+
+// serverClosed reports whether err is the failure of a connection that
+// the server closed: the end of the stream, or a reset.
+func serverClosed(err error) bool {
+	return errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
 }
 
 // isDone reports whether fn has returned.
@@ -176,16 +200,28 @@ func (tx *Tx) unmarkWrite(first bool, name string, err error) {
 }
 
 // refusedUnrun reports whether err, the error of the command name sent
-// through Tx.Do, is a refusal that Redis gives before it runs a command
-// (the slot is elsewhere or not served, the node cannot take writes
-// now, or a protocol error: the command could not be read whole; for a
-// command of Redis's own, also over maxmemory, an ACL refusal, ...): the
-// command changed nothing. A script's or function's error reply may come
-// after some of its writes ran, and is never such a refusal.
+// through Tx.Do, is a refusal that Redis gives before it runs a command:
+// the command changed nothing.
+//
+// MOVED, ASK, TRYAGAIN and CLUSTERDOWN come only from the cluster's check
+// of a command's keys before it runs, for any command: a script's or a
+// module's inner call that reaches a key elsewhere, or a cluster that is
+// down, gets an ERR reply, which ends the script or the module's command
+// after some of its writes may have run. A protocol error is the server's
+// refusal to read the command at all. The other refusals (READONLY,
+// LOADING, MASTERDOWN, NOREPLICAS, OOM, NOPERM, MISCONF, BUSY) count only
+// for a command of Redis's own table: a script's or function's error
+// reply, and a module command's, may carry them from an inner call made
+// after some of its writes ran (a module's RedisModule_Call in script mode
+// gets READONLY, NOREPLICAS, MISCONF or OOM so).
 func refusedUnrun(name string, err error) bool {
 	var re redis.Error
 	if !errors.As(err, &re) {
 		return false
+	}
+	switch cluster.ErrorCode(string(re)) {
+	case "MOVED", "ASK", "TRYAGAIN", "CLUSTERDOWN":
+		return true
 	}
 	switch lowerName(name) {
 	case "eval", "evalsha", "eval_ro", "evalsha_ro", "fcall", "fcall_ro":
@@ -195,14 +231,12 @@ func refusedUnrun(name string, err error) bool {
 		return true
 	}
 	switch cluster.ErrorCode(string(re)) {
-	case "MOVED", "ASK", "TRYAGAIN", "CLUSTERDOWN", "READONLY", "LOADING", "MASTERDOWN", "NOREPLICAS":
-		return true
-	case "OOM", "NOPERM", "MISCONF", "BUSY":
-		// Over maxmemory, an ACL refusal, writes stopped by a failed
-		// save, a script still running: Redis checks them before it
-		// runs a command, and no command of its own replies so later.
-		// A module's command may (its inner calls' refusals, after
-		// some of its writes ran): only a command of Redis's table.
+	case "READONLY", "LOADING", "MASTERDOWN", "NOREPLICAS", "OOM", "NOPERM", "MISCONF", "BUSY":
+		// A replica, a loading node, a replica cut from its master,
+		// too few replicas, over maxmemory, an ACL refusal, writes
+		// stopped by a failed save, a script still running: Redis
+		// checks them before it runs a command, and no command of its
+		// own replies so later.
 		return command.Lookup(name) != nil
 	}
 	return false
@@ -329,11 +363,25 @@ func (tx *Tx) send(name string, args []any) (any, error) {
 		if re, ok := tx.c.refusalBeforeReset(tx.conn, sent, err); ok {
 			return nil, re
 		}
-		return nil, &NodeError{Node: node, Err: contextCause(tx.ctx, err)}
+		return nil, tx.noteClosed(err, &NodeError{Node: node, Err: contextCause(tx.ctx, err)})
 	}
 	// The connection failed with the command written: a *NodeError, an
 	// *UnknownOutcomeError for a write (see sentError).
-	return nil, sentError(tx.ctx, node, connCmd{name: name, args: args}, false, err)
+	return nil, tx.noteClosed(err, sentError(tx.ctx, node, connCmd{name: name, args: args}, false, err))
+}
+
+// noteClosed records serr, the error send returns for the connection's
+// failure err, as the first of fn's commands that found the connection
+// closed by the server (closedRead) when it was that, and returns it.
+func (tx *Tx) noteClosed(err, serr error) error {
+	if serverClosed(err) && ctxEnded(tx.ctx) == nil {
+		tx.mu.Lock()
+		if tx.closed == nil {
+			tx.closed = serr
+		}
+		tx.mu.Unlock()
+	}
+	return serr
 }
 
 // noteTxFailure counts the failure err of the connection of a
@@ -512,9 +560,10 @@ func (c *Client) txPlaceKeys(ctx context.Context, name string, args []any) ([]an
 // that would have run it again returns an error that wraps both
 // ErrTxNotRetried and that failure (the MOVED, ASK, CLUSTERDOWN, READONLY,
 // ... redis.Error, the *NodeError). A write the node refused before
-// running it (MOVED, ASK, TRYAGAIN, CLUSTERDOWN, READONLY, LOADING,
-// MASTERDOWN, NOREPLICAS, and for Redis's own commands OOM, NOPERM,
-// MISCONF, BUSY; a script's error excepted), one it never read
+// running it (MOVED, ASK, TRYAGAIN, CLUSTERDOWN, for any command; for
+// Redis's own commands, not a script's, a function's or a module's, also
+// READONLY, LOADING, MASTERDOWN, NOREPLICAS, OOM, NOPERM, MISCONF,
+// BUSY), one it never read
 // whole (a protocol error, a write cut short) and one not sent (the
 // connection was closed) changed nothing and do not count. Queue writes with tx.Queue to have them retried.
 // A write whose connection failed once it was sent whole may have run (its
@@ -522,6 +571,16 @@ func (c *Client) txPlaceKeys(ctx context.Context, name string, args []any) ([]an
 // returns nil, the transaction fails on the dead connection, and its
 // error (a *NodeError) also wraps that *UnknownOutcomeError: nothing of
 // MULTI ... EXEC ran, but the write may have.
+//
+// When the server closes the transaction's connection before MULTI is
+// sent (a CLIENT KILL, its client timeout, a restart), seen before
+// MULTI ... EXEC is written or met by a command of fn's whose error fn
+// returns, nothing ran but fn's reads: the transaction runs again, fn
+// included, on a fresh connection, up to three times in a row and not once
+// the failures marked the node down, in every mode, unless fn wrote
+// through tx.Do (ErrTxNotRetried; the *NodeError says that MULTI was not
+// sent). A close while MULTI ... EXEC is on its way leaves EXEC's outcome
+// unknown (an *UnknownOutcomeError when a queued command may write).
 //
 // On a Sentinel shard with SentinelOptions.FailoverWait, a transaction
 // that failed as a command waiting for a new master would (its master
@@ -572,6 +631,11 @@ func (c *Client) Tx(ctx context.Context, keys []string, fn func(tx *Tx) error) (
 	return reply, err
 }
 
+// maxTxConnClosed bounds how many times in a row Client.Tx runs a
+// transaction again because the server closed its connection before
+// MULTI was sent.
+const maxTxConnClosed = 3
+
 // errTxPanicked is the error the Finish hook sees for a transaction whose
 // function panicked (the panic goes on to Tx's caller).
 var errTxPanicked = errors.New("shardis: the transaction's function panicked")
@@ -587,6 +651,7 @@ func (c *Client) txRun(ctx context.Context, keys []string, args []any, fn func(t
 		hops    = 0     // MOVED and ASK redirects since the last wait
 		again   = false // this attempt sends the transaction again (Stats' Retries)
 		resets  = 0     // writes of MULTI ... EXEC reset before their end, in a row
+		closed  = 0     // connections the server closed before MULTI, in a row
 		sw      sentinelTxWait
 	)
 	for attempt := 0; ; attempt++ {
@@ -631,6 +696,23 @@ func (c *Client) txRun(ctx context.Context, keys []string, args []any, fn func(t
 			}
 			continue
 		}
+		if how == txNotRun && errors.Is(err, errTxConnClosed) {
+			// The server closed the connection before MULTI was sent:
+			// nothing ran but fn's reads, and a fresh connection runs
+			// the transaction again at once; a server that closes
+			// connection after connection, or whose failures marked it
+			// down (HealthOptions.FailureLimit), leaves the caller the
+			// error.
+			if wrote {
+				return nil, txNotRetried(err)
+			}
+			if closed++; closed <= maxTxConnClosed && !c.nodes.get(node).down.Load() {
+				last, again = err.Error(), true
+				continue
+			}
+			return nil, err
+		}
+		closed = 0
 		if c.cl() == nil || err == nil {
 			c.noteSentinelTxFailure(ctx, node, err)
 			if wrote && how != txMayHaveRun {
@@ -817,6 +899,13 @@ func (c *Client) txOnce(ctx context.Context, plan txPlan, node int, asking bool,
 	queue := tx.end() // from now on Do and Queue fail with ErrTxDone
 	wrote = tx.hasWritten()
 	if err != nil {
+		if cerr := tx.closedRead(); cerr != nil && errors.Is(err, cerr) {
+			// fn gave up on a command of its that found the connection
+			// closed by the server: a read (a write would be wrote),
+			// and nothing of MULTI ... EXEC was sent. txRun runs the
+			// transaction again on a fresh connection, unless fn wrote.
+			return nil, txNotRun, wrote, fmt.Errorf("%w (%w)", err, errTxConnClosed)
+		}
 		return nil, txMayHaveRun, wrote, err
 	}
 	if lost := tx.lostWrite(); lost != nil {
@@ -855,6 +944,16 @@ func (c *Client) txOnce(ctx context.Context, plan txPlan, node int, asking bool,
 			err = fmt.Errorf("%w (the transaction did not run): %w", err, re)
 		}
 		return nil, txMayHaveRun, wrote, &NodeError{Node: ns.node, Err: err}
+	}
+	if cerr := conn.closedByServer(); cerr != nil {
+		// The server closed the connection after WATCH and fn's commands
+		// (a CLIENT KILL, its client timeout, a restart): nothing of
+		// MULTI ... EXEC is written, which would fail only once sent,
+		// its outcome unknown. Nothing of it ran: txRun runs the
+		// transaction again on a fresh connection, unless fn wrote. The
+		// failure counts as one under a command would (noteTxFailure).
+		c.noteTxFailure(ctx, node, cerr)
+		return nil, txNotRun, wrote, &NodeError{Node: ns.node, Err: fmt.Errorf("%w: %w", errTxConnClosed, cerr)}
 	}
 	var (
 		calls    []*call // the batch's calls for the hooks, nil without them (no ASKING)

@@ -175,7 +175,10 @@ func (rr *RingRouter) Ejected(i int) bool {
 // FinishMigration, AbortMigration) gives the client another ring router:
 // the router it routes by next has the same node (the same address) out
 // too, and one restored stays in; a node that the next topology lacks
-// leaves its state behind. A Sentinel shard's failover keeps the router.
+// leaves its state behind. An Eject or Restore made on a router the client
+// no longer routes by (one Client.Router returned before the switch) is
+// made on the router it routes by too. A Sentinel shard's failover keeps
+// the router.
 func (rr *RingRouter) Eject(i int) error {
 	_, err := rr.setEjected(i, true, true)
 	return err

@@ -623,6 +623,16 @@ func (c *liveConn) closedByPeer() bool {
 	return closed
 }
 
+// closedSinceLend reports whether borrow n of c has ended (the connection
+// was given back), c has failed, or the server has closed it
+// (closedByPeer). The caller holds borrow n and reads no reply meanwhile.
+func (c *liveConn) closedSinceLend(n uint64) bool {
+	if c.lend() != n || c.failed.Load() {
+		return true
+	}
+	return c.closedByPeer()
+}
+
 // tlsPeek bounds the read that tells what waits on an idle TLS connection.
 const tlsPeek = 2 * time.Millisecond
 

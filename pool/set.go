@@ -403,6 +403,35 @@ func noteBorrowed(ctx context.Context, c redis.Conn) {
 	}
 }
 
+// GetHeld is GetAbortable that also returns closed, for a caller that
+// holds the connection across idle spells (an automatic pipeline's
+// writer, which sends batch after batch on it): closed reports whether
+// the server closed the connection since (a CLIENT KILL, its timeout, a
+// restart), or sent bytes nobody asked for, or the connection failed or
+// was given back. It looks at the socket without a round trip, without
+// blocking and without consuming anything, as the pool's borrow check
+// does (a TLS connection with bytes waiting is read for at most 2 ms), so
+// that a command is not written on a connection the server has closed.
+// Call it only while no reply is awaited on the connection and no other
+// goroutine uses it; it reports false when it cannot tell (a socket that
+// cannot be peeked at).
+func (s *Set) GetHeld(ctx context.Context, addr string, readOnly bool) (c redis.Conn, abort func(), closed func() bool, err error) {
+	slot := &liveSlot{}
+	c, err = s.get(context.WithValue(ctx, liveSlotKey{}, slot), addr, readOnly)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	abort = func() {
+		if slot.lc != nil {
+			slot.lc.closeLend(slot.lend)
+		}
+	}
+	closed = func() bool {
+		return slot.lc != nil && slot.lc.closedSinceLend(slot.lend)
+	}
+	return c, abort, closed, nil
+}
+
 // GetAbortable is Get (GetReadOnly when readOnly is set) that also returns
 // abort, which closes the borrowed connection's socket at once, from any
 // goroutine: reads and writes in progress on it fail immediately and the

@@ -623,28 +623,57 @@ func (c *liveConn) closedByPeer() bool {
 	return closed
 }
 
+// closedSinceLend reports whether borrow n of c has ended (the connection
+// was given back), c has failed, or the server has closed it
+// (closedByPeer). The caller holds borrow n and reads no reply meanwhile.
+func (c *liveConn) closedSinceLend(n uint64) bool {
+	if c.lend() != n || c.failed.Load() {
+		return true
+	}
+	return c.closedByPeer()
+}
+
 // tlsPeek bounds the read that tells what waits on an idle TLS connection.
 const tlsPeek = 2 * time.Millisecond
+
+// tlsPeekTries bounds the reads of tlsClosed.
+const tlsPeekTries = 3
 
 // tlsClosed reads what waits on an idle TLS connection through TLS, for
 // at most tlsPeek: a session ticket is consumed and the read times out
 // (the connection is fine; a timed-out read leaves a TLS connection
 // usable); the server's close_notify ends the stream (it closed the
 // connection: a killed client, a timeout, a restart); application data
-// nobody asked for means the protocol is out of step.
+// nobody asked for means the protocol is out of step. A read that timed
+// out while bytes still wait on the socket was late, not unanswered (a
+// goroutine descheduled past the deadline on a loaded machine fails its
+// read without looking at the socket): it is tried again, a few times,
+// so that a close_notify that had arrived is not taken for a quiet
+// connection.
 func (c *liveConn) tlsClosed() bool {
-	now := time.Now()
-	if err := c.nc.armRead(now.Add(tlsPeek), now); err != nil {
-		return true
+	for try := 1; ; try++ {
+		now := time.Now()
+		if err := c.nc.armRead(now.Add(tlsPeek), now); err != nil {
+			return true
+		}
+		var b [1]byte
+		n, err := c.nc.Conn.Read(b[:])
+		if n > 0 {
+			return true
+		}
+		var ne net.Error
+		if !errors.As(err, &ne) || !ne.Timeout() {
+			return true
+		}
+		if c.nc.armRead(time.Time{}, time.Time{}) != nil {
+			return true
+		}
+		closed, tlsBytes := c.peek.closed()
+		if closed {
+			return true
+		}
+		if !tlsBytes || try == tlsPeekTries {
+			return false
+		}
 	}
-	var b [1]byte
-	n, err := c.nc.Conn.Read(b[:])
-	if n > 0 {
-		return true
-	}
-	var ne net.Error
-	if !errors.As(err, &ne) || !ne.Timeout() {
-		return true
-	}
-	return c.nc.armRead(time.Time{}, time.Time{}) != nil
 }

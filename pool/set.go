@@ -404,15 +404,20 @@ func noteBorrowed(ctx context.Context, c redis.Conn) {
 }
 
 // GetProbed is GetAbortable that also returns closed, which reports,
-// without blocking and without consuming anything, whether the server has
-// closed the borrowed connection since it was handed out (a CLIENT KILL,
-// its idle timeout, a restart), or the connection has failed. It is for a
-// caller about to write what must not run blind: a write on a connection
-// the server has closed fails only once it was sent, with an outcome the
-// caller cannot know; noticed first, nothing is sent. closed is for the
-// goroutine that uses the connection, between its commands (a reply left
-// unread counts as closed); once the connection has been returned it
-// reports false.
+// without a round trip, without blocking and without consuming anything,
+// whether the server has closed the borrowed connection since it was
+// handed out (a CLIENT KILL, its idle timeout, a restart), sent bytes
+// nobody asked for, or the connection has failed or been given back. It
+// looks at the socket as the pool's borrow check does (a TLS connection
+// with bytes waiting is read for at most a few milliseconds). It is for a
+// caller about to write what must not run blind (a transaction's MULTI),
+// or one that holds the connection across idle spells (an automatic
+// pipeline's writer, which sends batch after batch on it): a write on a
+// connection the server has closed fails only once it was sent, with an
+// outcome the caller cannot know; noticed first, nothing is sent. Call
+// closed only from the goroutine that uses the connection, while no reply
+// is awaited on it; it reports false when it cannot tell (a socket that
+// cannot be peeked at).
 func (s *Set) GetProbed(ctx context.Context, addr string, readOnly bool) (c redis.Conn, abort func(), closed func() bool, err error) {
 	slot := &liveSlot{}
 	c, err = s.get(context.WithValue(ctx, liveSlotKey{}, slot), addr, readOnly)
@@ -425,11 +430,7 @@ func (s *Set) GetProbed(ctx context.Context, addr string, readOnly bool) (c redi
 		}
 	}
 	closed = func() bool {
-		lc := slot.lc
-		if lc == nil || lc.lend() != slot.lend {
-			return false
-		}
-		return lc.Err() != nil || lc.closedByPeer()
+		return slot.lc != nil && slot.lc.closedSinceLend(slot.lend)
 	}
 	return c, abort, closed, nil
 }

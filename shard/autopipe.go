@@ -396,6 +396,21 @@ func (p *autoPipe) write() {
 			conn.done(capped)
 			conn = nil
 		}
+		// So is one the server closed while nothing was on it (a
+		// CLIENT KILL of idle connections, its timeout, a restart):
+		// written there, the batch would fail for no fault of its own.
+		// With no reply outstanding the reader does not touch the
+		// connection, and the look (the pool's borrow check, a peek at
+		// the socket without a round trip) is safe; nothing was written,
+		// so the batch goes out on a connection borrowed afresh, whatever
+		// its commands. Under load, when replies are always outstanding,
+		// there is no look: a kill then fails the commands in flight
+		// anyway.
+		if conn != nil && conn.outstanding.Load() == 0 && conn.closed() {
+			conn.abort() // never lent again
+			conn.done(capped)
+			conn = nil
+		}
 		if conn == nil {
 			var err error
 			if conn, err = p.connect(); err != nil {
@@ -447,7 +462,7 @@ func (p *autoPipe) connect() (*pipeConn, error) {
 	defer cancel()
 	named := p.c.connNames.Load() // before the borrow: a rename after it drops the connection
 	epoch := ns.epoch.Load()      // likewise a failover
-	conn, abort, err := p.c.pools.GetAbortable(ctx, ns.node.Addr, ns.readOnly)
+	conn, abort, closed, err := p.c.pools.GetProbed(ctx, ns.node.Addr, ns.readOnly)
 	if err != nil {
 		if p.c.closed.Load() {
 			return nil, ErrClosed
@@ -455,7 +470,7 @@ func (p *autoPipe) connect() (*pipeConn, error) {
 		p.c.noteFailure(ctx, p.node, err)
 		return nil, &NodeError{Node: ns.node, Err: err}
 	}
-	pc := &pipeConn{p: p, conn: conn, abort: abort, named: named, epoch: epoch, inflight: make(chan *pipeReq, autoQueue), exited: make(chan struct{})}
+	pc := &pipeConn{p: p, conn: conn, abort: abort, closed: closed, named: named, epoch: epoch, inflight: make(chan *pipeReq, autoQueue), exited: make(chan struct{})}
 	if p.c.pools.Options().MaxActive > 0 {
 		pc.drained = make(chan struct{}, 1)
 	}
@@ -484,14 +499,16 @@ type pipeConn struct {
 	p        *autoPipe
 	conn     redis.Conn
 	abort    func()        // closes conn's socket, from any goroutine
+	closed   func() bool   // the server closed conn (with no reply outstanding)
 	inflight chan *pipeReq // sent, waiting for replies, in order
 	broken   atomic.Bool
 	aborted  atomic.Bool // closed by Close (abortAll)
 	named    int64       // Client.connNames when it was borrowed
 	epoch    int64       // its node's epoch when it was borrowed
-	// With a MaxActive cap: the commands sent whose replies are not in
-	// yet, and a signal to the writer when that drops to zero (nil
-	// without a cap, where neither is kept).
+	// outstanding counts the commands sent whose replies are not in yet
+	// (the reader counts a reply once it is done with the connection);
+	// with a MaxActive cap, drained signals the writer when that drops
+	// to zero (nil without a cap).
 	outstanding atomic.Int32
 	drained     chan struct{}
 	exited      chan struct{} // closed once the reader has returned conn
@@ -577,11 +594,9 @@ func (pc *pipeConn) send(batch []*pipeReq) bool {
 	// the reply. The reader gets the commands written only now, so that
 	// it never reads a sent time being set.
 	now := time.Now()
+	pc.outstanding.Add(int32(toReader))
 	for _, r := range batch[:toReader] {
 		r.sent = now
-		if pc.drained != nil {
-			pc.outstanding.Add(1)
-		}
 		pc.inflight <- r
 	}
 	if err == nil {
@@ -653,10 +668,11 @@ func isProtocolError(re redis.Error) bool {
 // when Close closed its connection: it may or may not have run.
 var errClosedInFlight = fmt.Errorf("%w before the reply came (the command may have run)", ErrClosed)
 
-// settle counts one reply in (with a MaxActive cap) and tells the writer
-// when none is outstanding any more.
+// settle counts one reply in, once the reader is done with the
+// connection for it, and with a MaxActive cap tells the writer when none
+// is outstanding any more.
 func (pc *pipeConn) settle() {
-	if pc.drained != nil && pc.outstanding.Add(-1) == 0 {
+	if pc.outstanding.Add(-1) == 0 && pc.drained != nil {
 		select {
 		case pc.drained <- struct{}{}:
 		default:
@@ -742,9 +758,13 @@ func (pc *pipeConn) read() {
 		if dropped != "" && unserving == nil && cannotServe(dropped) {
 			unserving = dropped // the cause of EXEC's EXECABORT
 		}
+		// Each reply is counted in (settle) before its caller wakes: a
+		// caller's next command then finds no reply outstanding on a
+		// connection that sits idle, and the writer looks at it.
 		var re redis.Error
 		switch {
 		case err == nil:
+			pc.settle()
 			answered = answered || r.proves
 			r.finish(reply, nil)
 		case errors.As(err, &re) && isProtocolError(re):
@@ -762,10 +782,11 @@ func (pc *pipeConn) read() {
 			pc.broken.Store(true)
 			pc.abort()
 			failed = &NodeError{Node: pc.p.c.nodes.get(pc.p.node).node, Err: errAfterProtocolError}
-			r.finish(nil, re)
 			pc.settle()
+			r.finish(nil, re)
 			continue
 		case errors.As(err, &re):
+			pc.settle()
 			rerr, no := pc.p.c.replyError(pc.p.node, hideSecretEcho(r.cl.name, r.cl.args, re)) // secret_echo.go
 			refused = refused || no
 			if unserving == nil && cannotServe(re) {
@@ -775,11 +796,10 @@ func (pc *pipeConn) read() {
 			r.finish(nil, rerr)
 		default:
 			failed = pc.fail(err)
-			r.finish(nil, failed)
 			pc.settle()
+			r.finish(nil, failed)
 			continue
 		}
-		pc.settle()
 		if len(pc.inflight) == 0 {
 			switch {
 			case unserving != nil:

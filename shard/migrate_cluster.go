@@ -74,9 +74,10 @@ func (c *Client) switchTo(t *topology) {
 
 // carryEjections gives t's ring router, before the client routes by it,
 // the ejections of the ring router it routes by now for the shards both
-// have (RingRouter.adoptEjections): a shard ejected by hand stays out of
-// the ring across a migration's switch, end or abort, and one restored
-// by hand stays in. The subscriptions then follow that router's
+// have (RingRouter.succeed): a shard ejected by hand stays out of the
+// ring across a migration's switch, end or abort, and one restored by
+// hand stays in, even when the Eject or Restore was made on the router
+// being replaced while the switch ran. The subscriptions then follow that router's
 // ejections and restores. The only failure, a ring that cannot be built
 // without shards rr already validated, leaves t's router as it was.
 func (c *Client) carryEjections(t *topology) {
@@ -89,7 +90,7 @@ func (c *Client) carryEjections(t *topology) {
 		return
 	}
 	if prev, ok := cur.router.(*RingRouter); ok {
-		_ = next.adoptEjections(prev)
+		_ = next.succeed(prev)
 	}
 	if next != c.ring {
 		// The subscriptions watch the ring router the client was built

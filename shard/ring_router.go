@@ -30,6 +30,39 @@ type RingRouter struct {
 	// router's ejections and restores (a router a migration brought in:
 	// they watch the client's first router alone).
 	told sync.Once
+	// line is the succession of ring routers this one belongs to (nil
+	// for the zero RingRouter).
+	line atomic.Pointer[ejectLine]
+}
+
+// ejectLine is the succession of the ring routers a client routed by,
+// one after the other (its migrations' switches, ends and aborts). Its
+// mu orders every Eject, Restore or AutoEject change of its routers with
+// the carrying of their ejections to the next one (succeed): a change
+// made on a router the client stopped routing by is made on the one it
+// routes by too, so that an operator's Eject or Restore racing a
+// migration's switch (on the router Client.Router returned just before)
+// is never lost. Its lock is taken before any router's mu.
+type ejectLine struct {
+	mu  sync.Mutex
+	cur *RingRouter // the router of the line the client routes by
+}
+
+// lockLine locks rr's line and returns it, or returns nil for the zero
+// RingRouter. A router that joins another line meanwhile (succeed) is
+// followed to it.
+func (rr *RingRouter) lockLine() *ejectLine {
+	for {
+		l := rr.line.Load()
+		if l == nil {
+			return nil
+		}
+		l.mu.Lock()
+		if rr.line.Load() == l {
+			return l
+		}
+		l.mu.Unlock()
+	}
 }
 
 // ringState is one immutable ring plus the map from its shard indexes
@@ -67,6 +100,7 @@ func NewRingRouter(cfg ring.Config) (*RingRouter, error) {
 func ringRouterOf(r *ring.Ring) *RingRouter {
 	shards := r.Shards()
 	rr := &RingRouter{cfg: r.Config(), full: r, ejected: make([]bool, len(shards)), byHand: make([]bool, len(shards))}
+	rr.line.Store(&ejectLine{cur: rr})
 	rr.nodes = make([]Node, len(shards))
 	toCfg := make([]int, len(shards))
 	for i, s := range shards {
@@ -141,7 +175,10 @@ func (rr *RingRouter) Ejected(i int) bool {
 // FinishMigration, AbortMigration) gives the client another ring router:
 // the router it routes by next has the same node (the same address) out
 // too, and one restored stays in; a node that the next topology lacks
-// leaves its state behind. A Sentinel shard's failover keeps the router.
+// leaves its state behind. An Eject or Restore made on a router the client
+// no longer routes by (one Client.Router returned before the switch) is
+// made on the router it routes by too. A Sentinel shard's failover keeps
+// the router.
 func (rr *RingRouter) Eject(i int) error {
 	_, err := rr.setEjected(i, true, true)
 	return err
@@ -167,11 +204,46 @@ func (rr *RingRouter) Restore(i int) error {
 // by hand is held against AutoEject's restores (which change nothing for
 // it), and takes over one by AutoEject.
 func (rr *RingRouter) setEjected(i int, out, byHand bool) (changed bool, err error) {
+	var told *RingRouter // the line's current router, changed too
 	defer func() {
 		if changed {
 			rr.watch.notify()
 		}
+		if told != nil {
+			told.watch.notify()
+		}
 	}()
+	if l := rr.lockLine(); l != nil {
+		defer l.mu.Unlock()
+		changed, err = rr.setEjectedLocked(i, out, byHand)
+		if err == nil && l.cur != nil && l.cur != rr {
+			// rr was replaced: the change is the operator's for the
+			// router the client routes by now (the same address).
+			if j := l.cur.indexOf(rr.nodes[i].Addr); j >= 0 {
+				if c, err := l.cur.setEjectedLocked(j, out, byHand); c && err == nil {
+					told = l.cur
+				}
+			}
+		}
+		return changed, err
+	}
+	return rr.setEjectedLocked(i, out, byHand)
+}
+
+// indexOf returns the configured index of the node at addr, or -1.
+func (rr *RingRouter) indexOf(addr string) int {
+	for j, n := range rr.nodes {
+		if n.Addr == addr {
+			return j
+		}
+	}
+	return -1
+}
+
+// setEjectedLocked is setEjected without the line and the telling of
+// the watchers: the caller holds rr's line's mu, if rr has one, and
+// tells rr's watchers of a change.
+func (rr *RingRouter) setEjectedLocked(i int, out, byHand bool) (changed bool, err error) {
 	rr.mu.Lock()
 	defer rr.mu.Unlock()
 	if i < 0 || i >= len(rr.nodes) {
@@ -221,6 +293,34 @@ func (rr *RingRouter) rebuild() error {
 	return nil
 }
 
+// succeed makes rr the router of prev's line that the client routes by,
+// with prev's ejections (adoptEjections), before the client routes by rr
+// (a migration's switch, its end or its abort): from then on, an Eject or
+// Restore made on prev, or on any router before it, is made on rr too.
+// Holding the line's lock throughout, no change to prev falls between
+// the reading of its ejections and rr's taking over. The only failure, a
+// ring that cannot be built without shards rr already validated, leaves
+// rr's ejections as they were; rr joins the line all the same.
+func (rr *RingRouter) succeed(prev *RingRouter) error {
+	if prev == nil {
+		return nil
+	}
+	l := prev.lockLine()
+	if l == nil { // the zero RingRouter has no node to carry
+		return nil
+	}
+	changed, err := rr.adoptEjections(prev)
+	if rr.line.Load() != nil { // the zero RingRouter cannot be ejected from
+		rr.line.Store(l)
+		l.cur = rr
+	}
+	l.mu.Unlock()
+	if changed {
+		rr.watch.notify()
+	}
+	return err
+}
+
 // adoptEjections gives each node of rr that prev also has (the same
 // address: the same server, or the same Sentinel shard) the ejection prev
 // gives it, by hand or by AutoEject, in or out: rr is about to replace
@@ -229,10 +329,11 @@ func (rr *RingRouter) rebuild() error {
 // not come back into the ring, nor one put back leave it, because the
 // client changed routers. A node prev lacks keeps its state in rr (in the
 // ring, for a router built for a new topology). prev is read first, then
-// rr changed: the two locks are never held together.
-func (rr *RingRouter) adoptEjections(prev *RingRouter) error {
+// rr changed: the two locks are never held together. The caller holds
+// prev's line's mu and tells rr's watchers when changed is true.
+func (rr *RingRouter) adoptEjections(prev *RingRouter) (changed bool, err error) {
 	if prev == nil || prev == rr {
-		return nil
+		return false, nil
 	}
 	type state struct{ out, byHand bool }
 	was := map[string]state{}
@@ -243,12 +344,6 @@ func (rr *RingRouter) adoptEjections(prev *RingRouter) error {
 		}
 	}
 	prev.mu.Unlock()
-	changed := false
-	defer func() {
-		if changed {
-			rr.watch.notify()
-		}
-	}()
 	rr.mu.Lock()
 	defer rr.mu.Unlock()
 	ejected, byHand := append([]bool(nil), rr.ejected...), append([]bool(nil), rr.byHand...)
@@ -261,11 +356,11 @@ func (rr *RingRouter) adoptEjections(prev *RingRouter) error {
 		rr.ejected[i], rr.byHand[i] = st.out, st.byHand
 	}
 	if !changed {
-		return nil
+		return false, nil
 	}
 	if err := rr.rebuild(); err != nil {
-		rr.ejected, rr.byHand, changed = ejected, byHand, false
-		return err
+		rr.ejected, rr.byHand = ejected, byHand
+		return false, err
 	}
-	return nil
+	return true, nil
 }

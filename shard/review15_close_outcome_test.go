@@ -16,7 +16,8 @@ import (
 // off while it waits for its reply is reported on its node as what Close
 // made of it, not as a context the caller cancelled: a write (BLPOP) may
 // have run (OutcomeUnknown), a read (XREAD) failed on a closed client
-// (OutcomeFailed); the event's error wraps ErrClosed, as the caller's does.
+// (OutcomeFailed); the event's error wraps ErrClosed, as the caller's does,
+// and the operation's Finish says the same.
 func TestReview15CloseCutCommandOutcome(t *testing.T) {
 	cases := []struct {
 		name, cmd string
@@ -63,6 +64,10 @@ func TestReview15CloseCutCommandOutcome(t *testing.T) {
 				assert.NotErrorIs(t, ev.Err, context.Canceled, "%s event's error", tc.cmd)
 			}
 			assert.True(t, found, "no Command event for %s", tc.cmd)
+			// The operation (Finish) says what the node's event says.
+			require.Len(t, got.ops, 1)
+			assert.Equal(t, tc.want, got.ops[0].Outcome, "operation's outcome: %v", got.ops[0].Err)
+			assert.ErrorIs(t, got.ops[0].Err, shard.ErrClosed)
 		})
 	}
 }
@@ -108,4 +113,8 @@ func TestReview15CloseCutPipelineOutcome(t *testing.T) {
 	assert.Equal(t, shard.OutcomeUnknown, ev.Outcome)
 	assert.ErrorIs(t, ev.Err, shard.ErrClosed)
 	assert.NotErrorIs(t, ev.Err, context.Canceled)
+	// The operation (Finish) says what the node's event says.
+	require.Len(t, got.ops, 1)
+	assert.Equal(t, shard.OutcomeUnknown, got.ops[0].Outcome, "operation's outcome: %v", got.ops[0].Err)
+	assert.ErrorIs(t, got.ops[0].Err, shard.ErrClosed)
 }

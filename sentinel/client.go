@@ -354,7 +354,12 @@ func (c *Client) MasterAddr(ctx context.Context) (addr, sentinel string, err err
 // order the Sentinels were given to New, whichever answered before: the
 // same answers name the same master. (A stale Sentinel that answered
 // alone while the others were down is the one that answered last, and
-// would keep its master otherwise.)
+// would keep its master otherwise.) An answer whose epoch is not known
+// (its Sentinels did not answer SENTINEL MASTER, or their view changed)
+// is checked after one whose epoch is: nothing says it is the newer
+// view. verify is what turns down a stale view's master that the
+// Sentinels have made a replica since; one that still says it is a
+// master is taken until a query reads the epochs of both.
 //
 // Answers that name one server under two spellings ("localhost:6379" and
 // "127.0.0.1:6379", as Sentinels with and without announce-hostnames

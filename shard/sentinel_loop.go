@@ -105,12 +105,29 @@ func (c *Client) sentinelLoop(sh *sentShard) {
 		done := sh.round
 		sh.round = make(chan struct{})
 		sh.mu.Unlock()
-		// Each Sentinel is bounded by its own timeouts; this bounds the
-		// whole query (every Sentinel, ROLE, replicas).
-		per := c.sent.opts.clientOptions(sh.cfg).ReadTimeout
-		qctx, qcancel := context.WithTimeout(ctx, 2*per*time.Duration(len(sh.cfg.Addrs)+2))
+		qctx, qcancel := context.WithTimeout(ctx, c.queryBound(sh))
 		_ = c.query(qctx, sh)
 		qcancel()
 		close(done)
 	}
+}
+
+// queryBound bounds one whole background query of shard sh. Each step is
+// bounded by its own timeouts: a Sentinel's ask (dial, then read) by the
+// Sentinels' Timeout, a check of a data node (roleOf: ROLE; INFO for its
+// run_id) by the data nodes' dial and read timeouts. The query asks the
+// Sentinels (all in parallel, the config epochs, the replicas one
+// Sentinel after another) and checks a data node up to once per Sentinel
+// (each answer in turn), then up to three times more (installFound: the
+// current master's run_id and ROLE; the replicas, in parallel; or, with
+// no answer, followRole's two). Taking the bound from the Sentinels'
+// timeout alone cut short a check that the data nodes' longer timeouts
+// allow, from a master slow to answer but well: the shard then kept a
+// master it should have left, or was marked stale.
+func (c *Client) queryBound(sh *sentShard) time.Duration {
+	n := time.Duration(len(sh.cfg.Addrs))
+	per := c.sent.opts.clientOptions(sh.cfg).ReadTimeout
+	sentinels := 2 * per * (n + 2)
+	data := (c.dialTimeout() + c.readTimeout) * (n + 3)
+	return sentinels + data
 }

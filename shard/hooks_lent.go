@@ -2,6 +2,7 @@ package shard
 
 import (
 	"context"
+	"errors"
 	"sync"
 )
 
@@ -33,6 +34,20 @@ type lentRun struct {
 	r    *connRun
 	n    int // commands
 	read int // replies read
+}
+
+// failed notes that the run's command k got no reply: the connection
+// failed with err. The connection's failure is one for all its commands,
+// but what it says of each is not: when Close cut off the wait for a
+// write's reply (a *cutWriteError, OutcomeUnknown: it may have run), a
+// command that cannot write, whose reply was lost with it, changed
+// nothing and simply failed (OutcomeFailed).
+func (run *lentRun) failed(k int, err error) {
+	var cw *cutWriteError
+	if errors.As(err, &cw) && !mayWrite(run.r.calls[k].info) {
+		err = cw.err
+	}
+	run.r.result(k, nil, err)
 }
 
 // lendHooks returns the hooks' view for a connection lent to a
@@ -122,7 +137,7 @@ func (h *lentHooks) failed(err error) {
 	h.mu.Unlock()
 	for _, run := range runs {
 		for ; run.read < run.n; run.read++ {
-			run.r.result(run.read, nil, err)
+			run.failed(run.read, err)
 		}
 		run.r.end(run.ctx)
 	}
@@ -161,7 +176,8 @@ func (h *lentHooks) doStartIn(ctx context.Context, name string, args []any) (ear
 // doEnd ends the runs of a Do (doStart) with its result. Do returns the
 // last reply only (every reply in a slice for a Do of ""), with the
 // first error reply among them: a reply it read without returning it
-// counts as nil, and as the failure when the connection failed.
+// counts as nil; when the connection failed, every command whose reply
+// was not read failed with it (lentRun.failed).
 func (h *lentHooks) doEnd(earlier []*lentRun, run *lentRun, all bool, reply any, err error) {
 	if h == nil {
 		return
@@ -170,21 +186,22 @@ func (h *lentHooks) doEnd(earlier []*lentRun, run *lentRun, all bool, reply any,
 	replies, _ := reply.([]any)
 	k := 0 // the next reply of replies (all)
 	next := func() (any, error) {
-		switch {
-		case failed:
-			return nil, err
-		case all && k < len(replies):
-			r := replies[k]
-			k++
-			if re, ok := r.(error); ok && isRedisError(re) {
-				return nil, re
-			}
-			return r, nil
+		if !all || k >= len(replies) {
+			return nil, nil
 		}
-		return nil, nil
+		r := replies[k]
+		k++
+		if re, ok := r.(error); ok && isRedisError(re) {
+			return nil, re
+		}
+		return r, nil
 	}
 	for _, e := range earlier {
 		for ; e.read < e.n; e.read++ {
+			if failed {
+				e.failed(e.read, err)
+				continue
+			}
 			r, rerr := next()
 			e.r.result(e.read, r, rerr)
 		}
@@ -194,6 +211,10 @@ func (h *lentHooks) doEnd(earlier []*lentRun, run *lentRun, all bool, reply any,
 		return
 	}
 	for i := 0; i < run.n; i++ {
+		if failed {
+			run.failed(i, err)
+			continue
+		}
 		r, rerr := next()
 		if i == run.n-1 && !all && !failed {
 			r, rerr = reply, nil // Do's own reply

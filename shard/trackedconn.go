@@ -32,7 +32,7 @@ type trackedConn struct {
 	mu       sync.Mutex
 	dirty    bool // a command changed the connection's state
 	watching bool // WATCH without EXEC, DISCARD or UNWATCH
-	multi    bool // MULTI without EXEC or DISCARD
+	multi    bool // MULTI without EXEC or DISCARD, not refused by the server as far as read
 	asking   bool // ASKING, not yet consumed by a command after it
 	released bool
 	// sent and read count the commands sent and the replies read;
@@ -48,14 +48,27 @@ type trackedConn struct {
 	// may write: while writeAt > read, a read that Close cuts off may
 	// leave a write that ran (its error is then a *cutWriteError).
 	writeAt int64
-	// blockWait is how long the blocking commands sent outside MULTI
-	// whose replies are unread asked the server to block, together;
-	// blockForever says one of them asked to block without limit. A
-	// wait for their replies is bounded by the read timeout plus
-	// blockWait (replyWait), as Client.Do's is, not by the read
-	// timeout alone. Both are reset once every reply was read.
+	// blockWait is how long the blocking commands whose replies are
+	// unread and which the server may run at once asked it to block,
+	// together: those sent outside MULTI, or after a MULTI the server
+	// refused or whose reply was read with others (it may have
+	// refused it); blockForever says one of them asked to block
+	// without limit. A wait for their replies is bounded by the read
+	// timeout plus blockWait and the waits in txUnread (replyWait), as
+	// Client.Do's is, not by the read timeout alone. They are reset
+	// once every reply was read.
 	blockWait    time.Duration
 	blockForever bool
+	// multiAt is the number (in sent) of the MULTI that began the
+	// transaction multi notes; multiOK says its reply was read and OK:
+	// the server only queues the commands after it. txUnread holds the
+	// MULTIs whose reply is unread, oldest first, each with the
+	// blocking commands sent after it in its transaction: the server
+	// may have refused the MULTI (NOPERM, a wrong number of arguments)
+	// and then runs them at once, so they count until its reply says.
+	multiAt  int64
+	multiOK  bool
+	txUnread []txBlocks
 	// readTimeout is the pool's read timeout.
 	readTimeout time.Duration
 	// protoErr: a reply was a protocol error, after which the server
@@ -114,10 +127,21 @@ func (tc *trackedConn) note(name string, args []any) (blocking bool) {
 	if d, ok := blockFor(&call{name: name, args: args, info: info}); ok {
 		tc.blockedAt = tc.sent // inside a MULTI that the server may have refused too
 		blocking = true
-		if !tc.multi { // inside, the server only queues it
+		switch n := len(tc.txUnread); {
+		case !tc.multi:
+			tc.blockForever = tc.blockForever || d == 0
+			tc.blockWait += d
+		case n > 0 && tc.txUnread[n-1].at == tc.multiAt:
+			// Queued unless the server refused the MULTI, which its
+			// reply, unread, tells.
+			tc.txUnread[n-1].add(d)
+		case !tc.multiOK:
+			// MULTI's reply was read among others, unseen: it may
+			// have been refused.
 			tc.blockForever = tc.blockForever || d == 0
 			tc.blockWait += d
 		}
+		// Otherwise the server accepted the MULTI: it only queues it.
 	}
 	// ASKING lasts for the one command after it (a transaction at a
 	// slot's importing node sends it before each command): only an
@@ -135,7 +159,10 @@ func (tc *trackedConn) note(name string, args []any) (blocking bool) {
 	case "watch":
 		tc.watching = true
 	case "multi":
-		tc.multi = true
+		if !tc.multi { // inside one, the server refuses it and stays there
+			tc.multi, tc.multiAt, tc.multiOK = true, tc.sent, false
+			tc.txUnread = append(tc.txUnread, txBlocks{at: tc.sent})
+		}
 	case "exec", "discard":
 		if tc.multi { // without MULTI the server refuses them and WATCH stays
 			tc.watching, tc.multi = false, false
@@ -148,19 +175,82 @@ func (tc *trackedConn) note(name string, args []any) (blocking bool) {
 	return blocking
 }
 
-// replied records that n more replies were read (n < 0: every reply
-// pending, as after a Do).
-func (tc *trackedConn) replied(n int64) {
+// txBlocks is a MULTI whose reply is unread (number at in sent), with
+// how long the blocking commands sent after it in its transaction asked
+// the server to block, together (forever: one without limit).
+type txBlocks struct {
+	at      int64
+	wait    time.Duration
+	forever bool
+}
+
+// add counts a blocking command that asked to block for d (0: without
+// limit).
+func (b *txBlocks) add(d time.Duration) {
+	b.forever = b.forever || d == 0
+	b.wait += d
+}
+
+// replyRead records that the next reply was read, with err its error
+// reply (nil for any other reply).
+func (tc *trackedConn) replyRead(err error) {
 	tc.mu.Lock()
 	defer tc.mu.Unlock()
-	if n < 0 {
-		tc.read = tc.sent
-	} else {
-		tc.read = min(tc.read+n, tc.sent)
-	}
+	tc.read = min(tc.read+1, tc.sent)
+	tc.multiReplied(tc.read, err)
 	if tc.read >= tc.sent {
-		tc.blockWait, tc.blockForever = 0, false
+		tc.allRead()
 	}
+}
+
+// doDone records that a Do read every reply pending, err its error: the
+// Do's own reply's when no earlier one was pending (Do returns the first
+// error reply among those it read).
+func (tc *trackedConn) doDone(err error) {
+	tc.mu.Lock()
+	defer tc.mu.Unlock()
+	if tc.read == tc.sent-1 {
+		tc.multiReplied(tc.sent, err)
+	}
+	tc.read = tc.sent
+	tc.allRead()
+}
+
+// multiReplied notes that reply number n was read, with err its error
+// reply: when it is a MULTI's (txUnread), the blocking commands sent
+// after it block on the server if it refused the MULTI, and are only
+// queued otherwise. tc.mu is held.
+func (tc *trackedConn) multiReplied(n int64, err error) {
+	for len(tc.txUnread) > 0 && tc.txUnread[0].at < n {
+		tc.txUnread = tc.txUnread[1:] // read unseen (cannot happen)
+	}
+	if len(tc.txUnread) == 0 || tc.txUnread[0].at != n {
+		return
+	}
+	b := tc.txUnread[0]
+	tc.txUnread = tc.txUnread[1:]
+	current := tc.multi && tc.multiAt == n
+	if err == nil {
+		tc.multiOK = tc.multiOK || current
+		return
+	}
+	if !isRedisError(err) {
+		return // the connection failed: no reply says
+	}
+	// Refused: the connection is in no transaction, and what was sent
+	// after the MULTI runs at once.
+	tc.blockForever = tc.blockForever || b.forever
+	tc.blockWait += b.wait
+	if current {
+		tc.multi = false
+	}
+}
+
+// allRead resets what is noted of the replies pending once every one
+// was read. tc.mu is held.
+func (tc *trackedConn) allRead() {
+	tc.blockWait, tc.blockForever = 0, false
+	tc.txUnread = nil
 }
 
 // replyWait returns how long to wait for the replies pending: the read
@@ -173,10 +263,14 @@ func (tc *trackedConn) replyWait() (time.Duration, bool) {
 	if tc.blockedAt <= tc.read {
 		return 0, false
 	}
-	if tc.blockForever {
+	wait, forever := tc.blockWait, tc.blockForever
+	for _, b := range tc.txUnread {
+		wait, forever = wait+b.wait, forever || b.forever
+	}
+	if forever {
 		return 0, true
 	}
-	return tc.readTimeout + tc.blockWait, true
+	return tc.readTimeout + wait, true
 }
 
 // writeUnread reports whether a command that may write has its reply
@@ -191,7 +285,7 @@ func (tc *trackedConn) writeUnread() bool {
 // is one too; any other failure leaves the connection failed anyway.
 func (tc *trackedConn) receiveDone(err error) {
 	if err == nil || isRedisError(err) {
-		tc.replied(1)
+		tc.replyRead(err)
 	}
 	tc.noteProtocolError(err)
 }
@@ -335,10 +429,12 @@ func (tc *trackedConn) Do(name string, args ...any) (any, error) {
 		return nil, err
 	}
 	tc.note(name, args)
-	defer tc.replied(-1)
+	var reply any
+	var err error
+	defer func() { tc.doDone(err) }()
 	earlier, run := tc.hooks.doStart(name, args)
 	wait, blocking := tc.replyWait()
-	reply, err := tc.whileBlocking(blocking, func() (any, error) {
+	reply, err = tc.whileBlocking(blocking, func() (any, error) {
 		if blocking {
 			return redis.DoWithTimeout(tc.conn, wait, name, args...)
 		}
@@ -361,10 +457,12 @@ func (tc *trackedConn) DoContext(ctx context.Context, name string, args ...any) 
 		return nil, fmt.Errorf("shardis: %w (%s not sent)", err, strings.ToUpper(name))
 	}
 	tc.note(name, args)
-	defer tc.replied(-1)
+	var reply any
+	var err error
+	defer func() { tc.doDone(err) }()
 	earlier, run := tc.hooks.doStartIn(ctx, name, args)
 	wait, blocking := tc.replyWait()
-	reply, err := tc.whileBlocking(blocking, func() (any, error) {
+	reply, err = tc.whileBlocking(blocking, func() (any, error) {
 		if blocking {
 			return tc.blockingIn(ctx, wait, func(t time.Duration) (any, error) { return redis.DoWithTimeout(tc.conn, t, name, args...) })
 		}
@@ -384,9 +482,11 @@ func (tc *trackedConn) DoWithTimeout(timeout time.Duration, name string, args ..
 	if !blocking {
 		_, blocking = tc.replyWait() // a blocking command sent before
 	}
-	defer tc.replied(-1)
+	var reply any
+	var err error
+	defer func() { tc.doDone(err) }()
 	earlier, run := tc.hooks.doStart(name, args)
-	reply, err := tc.whileBlocking(blocking, func() (any, error) { return redis.DoWithTimeout(tc.conn, timeout, name, args...) })
+	reply, err = tc.whileBlocking(blocking, func() (any, error) { return redis.DoWithTimeout(tc.conn, timeout, name, args...) })
 	tc.hooks.doEnd(earlier, run, name == "", reply, err)
 	tc.noteProtocolError(err)
 	return reply, err

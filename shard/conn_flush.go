@@ -124,6 +124,9 @@ func (f *flusher) step(i int) {
 		f.scanned = true
 		err := tx.lost
 		if err == nil {
+			err = f.watchClosed()
+		}
+		if err == nil {
 			err = f.checkTx(i + 1)
 		}
 		if err != nil {
@@ -319,6 +322,28 @@ func (f *flusher) openMulti() error {
 	}
 	f.held = f.held[:0]
 	return nil
+}
+
+// watchClosed is the refusal of a MULTI on the connection that holds the
+// Conn's WATCH when the server closed that connection (CLIENT KILL, its
+// client timeout, a restart), as its socket shows without a round trip:
+// MULTI ... EXEC written on it would fail only once sent, EXEC's outcome
+// unknown, although nothing of it could run. Nothing is sent; the error
+// matches ErrWatchLost, and the caller, who drives the Conn, watches
+// again (nothing is run again for it). nil when the connection may still
+// be written on.
+func (f *flusher) watchClosed() error {
+	tx := &f.rc.tx
+	if tx.conn == nil || !tx.watched {
+		return nil
+	}
+	cerr := tx.conn.closedByServer()
+	if cerr == nil {
+		return nil
+	}
+	f.rc.c.noteTxFailure(f.ctx, tx.node, cerr) // as for a failure met by a command
+	node := f.rc.c.nodes.get(tx.node).node
+	return &NodeError{Node: node, Err: errtext.Errorf("%w (the server closed the connection that held the WATCH before MULTI was sent; nothing of the transaction was sent): %w", ErrWatchLost, cerr)}
 }
 
 // borrowPinned borrows the connection a Conn's transaction is pinned to
@@ -664,7 +689,7 @@ func (f *flusher) sendPinned() {
 			// MULTI ... EXEC fails rather than run unguarded, and its
 			// error says why, around the connection's failure (the
 			// same *NodeError, *UnknownOutcomeError and causes).
-			tx.lost = errtext.Errorf("shardis: transaction refused: the watched keys are no longer watched (the connection that held the WATCH failed): %w", failure)
+			tx.lost = errtext.Errorf("%w (the connection that held the WATCH failed): %w", ErrWatchLost, failure)
 		}
 	}
 	if ctxEnded(f.ctx) != nil {

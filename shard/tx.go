@@ -36,6 +36,15 @@ var ErrTxDone = errors.New("shardis: transaction used after its function returne
 // error also wraps the failure itself (a redis.Error, a *NodeError).
 var ErrTxNotRetried = errors.New("shardis: transaction not run again: its function wrote through Tx.Do")
 
+// ErrWatchLost is matched (errors.Is) by the refusal of a Conn's
+// MULTI ... EXEC, and of the commands queued in it, when the connection
+// that held the Conn's WATCH was lost before MULTI was sent: the server
+// closed it (CLIENT KILL, its client timeout, a restart), or a command on
+// it failed. Nothing of the transaction was sent, and the keys are no
+// longer watched: WATCH them again (and read them again) before the next
+// MULTI. A Conn never runs anything again by itself.
+var ErrWatchLost = errors.New("shardis: transaction refused: the watched keys are no longer watched")
+
 // Tx is one attempt of a transaction: commands sent with Do run at once on
 // the transaction's connection (reads under WATCH); commands queued with
 // Queue run atomically between MULTI and EXEC. A Tx is valid only inside

@@ -798,15 +798,35 @@ func (f *flusher) sendPinned() {
 	stop := context.AfterFunc(f.ctx, tx.conn.abort)
 	defer stop()
 	var answers txAnswers // what the replies say of the node
+	var ahead *readAhead  // the reply after one that reads as a protocol error
 	for k := range replies {
 		wait := timeout
 		if in[k] && multiRefused {
 			wait = unqueued
 		}
-		reply, err := tx.conn.ReceiveWithTimeout(wait)
+		var reply any
+		if r := ahead; r != nil {
+			reply, err, ahead = r.reply, r.err, nil
+		} else {
+			reply, err = tx.conn.ReceiveWithTimeout(wait)
+		}
 		var re redis.Error
+		if errors.As(err, &re) && isProtocolError(re) && k+1 < replies {
+			// What follows it tells whether the server closed the
+			// connection after it (readAhead): if not, it is the
+			// command's own error reply, and those after it ran.
+			next := timeout
+			if in[k+1] && multiRefused {
+				next = unqueued
+			}
+			r, rerr := tx.conn.ReceiveWithTimeout(next)
+			ahead = &readAhead{reply: r, err: rerr}
+			if !serverClosed(rerr) {
+				tx.conn.notProtocolError()
+			}
+		}
 		switch {
-		case errors.As(err, &re) && isProtocolError(re):
+		case errors.As(err, &re) && isProtocolError(re) && (ahead == nil || serverClosed(ahead.err)):
 			// The server closes the connection after this reply and
 			// runs nothing written after the command: the rest of the
 			// run fails unrun, not as writes of unknown outcome.

@@ -351,6 +351,9 @@ func (tx *Tx) send(name string, args []any) (any, error) {
 		return reply, nil
 	}
 	if re, ok := err.(redis.Error); ok {
+		if isProtocolError(re) {
+			tx.confirmProtocolError()
+		}
 		// The server answered, unless it refused the connection
 		// (replyError counted that) or cannot serve (txAnswers).
 		rerr := tx.c.commandReplyError(tx.node, name, args, re)
@@ -377,6 +380,24 @@ func (tx *Tx) send(name string, args []any) (any, error) {
 	// The connection failed with the command written: a *NodeError, an
 	// *UnknownOutcomeError for a write (see sentError).
 	return nil, tx.noteClosed(err, sentError(tx.ctx, node, connCmd{name: name, args: args}, false, err))
+}
+
+// confirmProtocolError looks, after a reply of fn's command that reads as
+// a protocol error, whether the server closed the connection after it, as
+// it does after its own: a PING that is answered says that it did not, and
+// that the reply was the command's own error (a script's
+// redis.error_reply, a module's), which leaves the connection usable for
+// the rest of the transaction. (See readAhead: a Tx's command is read
+// alone, with no later reply to tell.)
+func (tx *Tx) confirmProtocolError() {
+	if ctxEnded(tx.ctx) != nil {
+		return
+	}
+	// On the pool's connection: the tracked one refuses to write after
+	// a protocol error. The PING is written and read whole here.
+	if r, err := redis.DoWithTimeout(tx.conn.conn, tx.c.readTimeout, "PING"); err == nil && r == "PONG" {
+		tx.conn.notProtocolError()
+	}
 }
 
 // noteClosed records serr, the error send returns for the connection's

@@ -729,9 +729,9 @@ func (c *Client) receive(ctx context.Context, node int, conn redis.Conn, calls [
 		// its call and those after it say that they may have run.
 		timeout = -1
 	}
-	refused := false    // NOAUTH or WRONGPASS: not a success of the node
-	var unserving error // LOADING or MASTERDOWN: a failure of the node (noteUnserving)
-	answered := false   // a reply that proves the node serves (replyProves)
+	refused := false     // NOAUTH or WRONGPASS: not a success of the node
+	var unserving error  // LOADING or MASTERDOWN: a failure of the node (noteUnserving)
+	answered := false    // a reply that proves the node serves (replyProves)
 	var ahead *readAhead // the reply after one that reads as a protocol error
 	recv := func() (any, error) {
 		if r := ahead; r != nil {

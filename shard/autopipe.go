@@ -657,6 +657,23 @@ func (pc *pipeConn) fail(err error) error {
 // without running it.
 var errAfterProtocolError = errors.New("shardis: not run: the server closed the connection after a protocol error in a command written before it")
 
+// readAhead is the reply read after one that reads as a protocol error,
+// to tell whether it was one: the server closes the connection after its
+// protocol error (the next read finds the end of the stream, or a reset),
+// while a command's own error reply that merely reads so (a script's
+// redis.error_reply, a module's) is followed by the replies of the
+// commands written after it, which ran.
+type readAhead struct {
+	reply any
+	err   error
+}
+
+// readNext reads the next reply from conn, waiting up to timeout.
+func readNext(conn redis.Conn, timeout time.Duration) *readAhead {
+	r, err := redis.ReceiveWithTimeout(conn, timeout)
+	return &readAhead{reply: r, err: err}
+}
+
 // isProtocolError reports a protocol error reply (a value over the
 // server's proto-max-bulk-len, ...), after which the server closes the
 // connection.

@@ -48,3 +48,37 @@ func ExampleClient_Conn_transaction() {
 	// true
 	// 0 <nil>
 }
+
+// A Conn's optimistic transaction (WATCH, read, MULTI ... EXEC) whose
+// watching connection was lost before MULTI is refused with ErrWatchLost,
+// with nothing of it sent: the caller watches and reads again, and runs
+// it again itself (a Conn never does so on its own).
+func ExampleErrWatchLost() {
+	ctx := context.Background()
+	client, err := shard.New(ctx, shard.Config{Hash: ring.Murmur3, Shards: []ring.Shard{
+		{Name: "shard-0", Addr: redisAddrs(1)[0], Weight: 1},
+	}})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer client.Close()
+	conn := client.Conn()
+	defer conn.Close()
+	for attempt := 0; attempt < 3; attempt++ {
+		conn.Send("WATCH", "balance")
+		n, err := redis.Int(conn.Do("GET", "balance"))
+		if err != nil && !errors.Is(err, redis.ErrNil) {
+			fmt.Println(err)
+			return
+		}
+		conn.Send("MULTI")
+		conn.Send("SET", "balance", n+10)
+		reply, err := conn.Do("EXEC")
+		if errors.Is(err, shard.ErrWatchLost) || err == nil && reply == nil {
+			continue // nothing ran (lost watch, or a watched key changed): watch, read and try again
+		}
+		fmt.Println(reply, err)
+		return
+	}
+}

@@ -124,6 +124,9 @@ func (f *flusher) step(i int) {
 		f.scanned = true
 		err := tx.lost
 		if err == nil {
+			err = f.watchClosed()
+		}
+		if err == nil {
 			err = f.checkTx(i + 1)
 		}
 		if err != nil {
@@ -319,6 +322,28 @@ func (f *flusher) openMulti() error {
 	}
 	f.held = f.held[:0]
 	return nil
+}
+
+// watchClosed is the refusal of a MULTI on the connection that holds the
+// Conn's WATCH when the server closed that connection (CLIENT KILL, its
+// client timeout, a restart), as its socket shows without a round trip:
+// MULTI ... EXEC written on it would fail only once sent, EXEC's outcome
+// unknown, although nothing of it could run. Nothing is sent; the error
+// matches ErrWatchLost, and the caller, who drives the Conn, watches
+// again (nothing is run again for it). nil when the connection may still
+// be written on.
+func (f *flusher) watchClosed() error {
+	tx := &f.rc.tx
+	if tx.conn == nil || !tx.watched {
+		return nil
+	}
+	cerr := tx.conn.closedByServer()
+	if cerr == nil {
+		return nil
+	}
+	f.rc.c.noteTxFailure(f.ctx, tx.node, cerr) // as for a failure met by a command
+	node := f.rc.c.nodes.get(tx.node).node
+	return &NodeError{Node: node, Err: errtext.Errorf("%w (the server closed the connection that held the WATCH before MULTI was sent; nothing of the transaction was sent): %w", ErrWatchLost, cerr)}
 }
 
 // borrowPinned borrows the connection a Conn's transaction is pinned to
@@ -664,7 +689,7 @@ func (f *flusher) sendPinned() {
 			// MULTI ... EXEC fails rather than run unguarded, and its
 			// error says why, around the connection's failure (the
 			// same *NodeError, *UnknownOutcomeError and causes).
-			tx.lost = errtext.Errorf("shardis: transaction refused: the watched keys are no longer watched (the connection that held the WATCH failed): %w", failure)
+			tx.lost = errtext.Errorf("%w (the connection that held the WATCH failed): %w", ErrWatchLost, failure)
 		}
 	}
 	if ctxEnded(f.ctx) != nil {
@@ -773,15 +798,35 @@ func (f *flusher) sendPinned() {
 	stop := context.AfterFunc(f.ctx, tx.conn.abort)
 	defer stop()
 	var answers txAnswers // what the replies say of the node
+	var ahead *readAhead  // the reply after one that reads as a protocol error
 	for k := range replies {
 		wait := timeout
 		if in[k] && multiRefused {
 			wait = unqueued
 		}
-		reply, err := tx.conn.ReceiveWithTimeout(wait)
+		var reply any
+		if r := ahead; r != nil {
+			reply, err, ahead = r.reply, r.err, nil
+		} else {
+			reply, err = tx.conn.ReceiveWithTimeout(wait)
+		}
 		var re redis.Error
+		if errors.As(err, &re) && isProtocolError(re) && k+1 < replies {
+			// What follows it tells whether the server closed the
+			// connection after it (readAhead): if not, it is the
+			// command's own error reply, and those after it ran.
+			next := timeout
+			if in[k+1] && multiRefused {
+				next = unqueued
+			}
+			r, rerr := tx.conn.ReceiveWithTimeout(next)
+			ahead = &readAhead{reply: r, err: rerr}
+			if !serverClosed(rerr) {
+				tx.conn.notProtocolError()
+			}
+		}
 		switch {
-		case errors.As(err, &re) && isProtocolError(re):
+		case errors.As(err, &re) && isProtocolError(re) && (ahead == nil || serverClosed(ahead.err)):
 			// The server closes the connection after this reply and
 			// runs nothing written after the command: the rest of the
 			// run fails unrun, not as writes of unknown outcome.

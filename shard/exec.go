@@ -729,12 +729,20 @@ func (c *Client) receive(ctx context.Context, node int, conn redis.Conn, calls [
 		// its call and those after it say that they may have run.
 		timeout = -1
 	}
-	refused := false    // NOAUTH or WRONGPASS: not a success of the node
-	var unserving error // LOADING or MASTERDOWN: a failure of the node (noteUnserving)
-	answered := false   // a reply that proves the node serves (replyProves)
+	refused := false     // NOAUTH or WRONGPASS: not a success of the node
+	var unserving error  // LOADING or MASTERDOWN: a failure of the node (noteUnserving)
+	answered := false    // a reply that proves the node serves (replyProves)
+	var ahead *readAhead // the reply after one that reads as a protocol error
+	recv := func() (any, error) {
+		if r := ahead; r != nil {
+			ahead = nil
+			return r.reply, r.err
+		}
+		return redis.ReceiveWithTimeout(conn, timeout)
+	}
 	for i, cl := range calls {
 		if cl.asking {
-			if _, err := redis.ReceiveWithTimeout(conn, timeout); err != nil {
+			if _, err := recv(); err != nil {
 				var re redis.Error
 				if !errors.As(err, &re) {
 					err = sentCause(ctx, err)
@@ -744,9 +752,15 @@ func (c *Client) receive(ctx context.Context, node int, conn redis.Conn, calls [
 				}
 			}
 		}
-		reply, err := redis.ReceiveWithTimeout(conn, timeout)
+		reply, err := recv()
 		if err != nil {
-			if re, ok := err.(redis.Error); ok && isProtocolError(re) {
+			re, isRe := err.(redis.Error)
+			if isRe && isProtocolError(re) && i+1 < len(calls) {
+				// What follows it tells whether the server closed the
+				// connection after it (readAhead).
+				ahead = readNext(conn, timeout)
+			}
+			if isRe && isProtocolError(re) && (ahead == nil || serverClosed(ahead.err)) {
 				// The server closes the connection after this reply and
 				// runs nothing sent after the command: the calls after
 				// it fail unrun, which is no failure of the node, and the
@@ -754,7 +768,9 @@ func (c *Client) receive(ctx context.Context, node int, conn redis.Conn, calls [
 				// error and never goes back to the pool.
 				setResult(calls, out, i, nil, re)
 				c.failFrom(node, calls, out, i+1, errAfterProtocolError)
-				_, _ = redis.ReceiveWithTimeout(conn, timeout)
+				if ahead == nil {
+					_, _ = redis.ReceiveWithTimeout(conn, timeout)
+				}
 				return
 			}
 			if re, ok := err.(redis.Error); ok {

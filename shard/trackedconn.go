@@ -302,6 +302,16 @@ func (tc *trackedConn) noteProtocolError(err error) {
 	}
 }
 
+// notProtocolError takes back what noteProtocolError noted for a reply
+// that only read as a protocol error: the server answered a command
+// written after it, so it did not close the connection (see readAhead).
+// The connection stays dirty: release closes it.
+func (tc *trackedConn) notProtocolError() {
+	tc.mu.Lock()
+	tc.protoErr, tc.protoReply = false, ""
+	tc.mu.Unlock()
+}
+
 // markDirty makes release close the connection whatever it ran.
 func (tc *trackedConn) markDirty() {
 	tc.mu.Lock()

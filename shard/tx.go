@@ -36,6 +36,15 @@ var ErrTxDone = errors.New("shardis: transaction used after its function returne
 // error also wraps the failure itself (a redis.Error, a *NodeError).
 var ErrTxNotRetried = errors.New("shardis: transaction not run again: its function wrote through Tx.Do")
 
+// ErrWatchLost is matched (errors.Is) by the refusal of a Conn's
+// MULTI ... EXEC, and of the commands queued in it, when the connection
+// that held the Conn's WATCH was lost before MULTI was sent: the server
+// closed it (CLIENT KILL, its client timeout, a restart), or a command on
+// it failed. Nothing of the transaction was sent, and the keys are no
+// longer watched: WATCH them again (and read them again) before the next
+// MULTI. A Conn never runs anything again by itself.
+var ErrWatchLost = errors.New("shardis: transaction refused: the watched keys are no longer watched")
+
 // Tx is one attempt of a transaction: commands sent with Do run at once on
 // the transaction's connection (reads under WATCH); commands queued with
 // Queue run atomically between MULTI and EXEC. A Tx is valid only inside
@@ -342,6 +351,9 @@ func (tx *Tx) send(name string, args []any) (any, error) {
 		return reply, nil
 	}
 	if re, ok := err.(redis.Error); ok {
+		if isProtocolError(re) {
+			tx.confirmProtocolError()
+		}
 		// The server answered, unless it refused the connection
 		// (replyError counted that) or cannot serve (txAnswers).
 		rerr := tx.c.commandReplyError(tx.node, name, args, re)
@@ -368,6 +380,24 @@ func (tx *Tx) send(name string, args []any) (any, error) {
 	// The connection failed with the command written: a *NodeError, an
 	// *UnknownOutcomeError for a write (see sentError).
 	return nil, tx.noteClosed(err, sentError(tx.ctx, node, connCmd{name: name, args: args}, false, err))
+}
+
+// confirmProtocolError looks, after a reply of fn's command that reads as
+// a protocol error, whether the server closed the connection after it, as
+// it does after its own: a PING that is answered says that it did not, and
+// that the reply was the command's own error (a script's
+// redis.error_reply, a module's), which leaves the connection usable for
+// the rest of the transaction. (See readAhead: a Tx's command is read
+// alone, with no later reply to tell.)
+func (tx *Tx) confirmProtocolError() {
+	if ctxEnded(tx.ctx) != nil {
+		return
+	}
+	// On the pool's connection: the tracked one refuses to write after
+	// a protocol error. The PING is written and read whole here.
+	if r, err := redis.DoWithTimeout(tx.conn.conn, tx.c.readTimeout, "PING"); err == nil && r == "PONG" {
+		tx.conn.notProtocolError()
+	}
 }
 
 // noteClosed records serr, the error send returns for the connection's

@@ -81,4 +81,6 @@ func ExampleErrWatchLost() {
 		fmt.Println(reply, err)
 		return
 	}
+	// Output:
+	// [OK] <nil>
 }

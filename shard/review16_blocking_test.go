@@ -94,59 +94,7 @@ func TestReview16ForEachShardBlockingWaits(t *testing.T) {
 			return conn.Receive()
 		},
 	}
-	for name, do := range send {
-		t.Run(name, func(t *testing.T) {
-			key := "r16lentblock:" + name
-			type result struct {
-				reply any
-				err   error
-			}
-			done := make(chan result, 1)
-			sent := make(chan time.Time, 1)
-			go func() {
-				var r result
-				err := c.ForEachShard(context.Background(), func(ctx context.Context, _ shard.Node, conn redis.Conn) error {
-					sent <- time.Now()
-					r.reply, r.err = do(conn, key)
-					return nil
-				})
-				if r.err == nil {
-					r.err = err
-				}
-				done <- r
-			}()
-			var at time.Time
-			select {
-			case at = <-sent:
-			case <-time.After(15 * time.Second):
-				t.Fatal("ForEachShard did not call fn")
-			}
-			// Wait until well past the read timeout with BLPOP still
-			// blocked (or failed, before the fix).
-			var early *result
-			waitFor(t, 15*time.Second, "three read timeouts to pass", func() bool {
-				select {
-				case r := <-done:
-					early = &r
-					return true
-				default:
-				}
-				return time.Since(at) > 3*readTimeout && r16BlockedOn(servers[0], "blpop")
-			})
-			require.Nil(t, early, "BLPOP returned before anything was pushed: %+v", early)
-			_, err := servers[0].Do("RPUSH", key, "elem")
-			require.NoError(t, err)
-			select {
-			case r := <-done:
-				require.NoError(t, r.err)
-				got, err := redis.Strings(r.reply, nil)
-				require.NoError(t, err)
-				assert.Equal(t, []string{key, "elem"}, got)
-			case <-time.After(15 * time.Second):
-				t.Fatal("BLPOP did not return after the push")
-			}
-		})
-	}
+	checkLentBlockingWaits(t, c, servers[0], readTimeout, "r16lentblock:", send)
 
 	t.Run("timeout", func(t *testing.T) {
 		// BLPOP with 1s: the server answers nil after a second, five read
@@ -263,4 +211,65 @@ func TestReview16ClusterCloseCutOperationOutcome(t *testing.T) {
 		}
 	}
 	assert.True(t, found, "no Command event for BLPOP")
+}
+
+// checkLentBlockingWaits runs each of send's ways of sending a BLPOP on a
+// connection lent to a ForEachShard function of c, whose pool's read
+// timeout is readTimeout, and checks that it is still blocked on srv
+// after three read timeouts and returns the element pushed then.
+func checkLentBlockingWaits(t *testing.T, c *shard.Client, srv *redistest.Server, readTimeout time.Duration, keyPrefix string, send map[string]func(conn redis.Conn, key string) (any, error)) {
+	t.Helper()
+	for name, do := range send {
+		t.Run(name, func(t *testing.T) {
+			key := keyPrefix + name
+			type result struct {
+				reply any
+				err   error
+			}
+			done := make(chan result, 1)
+			sent := make(chan time.Time, 1)
+			go func() {
+				var r result
+				err := c.ForEachShard(context.Background(), func(ctx context.Context, _ shard.Node, conn redis.Conn) error {
+					sent <- time.Now()
+					r.reply, r.err = do(conn, key)
+					return nil
+				})
+				if r.err == nil {
+					r.err = err
+				}
+				done <- r
+			}()
+			var at time.Time
+			select {
+			case at = <-sent:
+			case <-time.After(15 * time.Second):
+				t.Fatal("ForEachShard did not call fn")
+			}
+			// Wait until well past the read timeout with BLPOP still
+			// blocked (or failed, before the fix).
+			var early *result
+			waitFor(t, 15*time.Second, "three read timeouts to pass", func() bool {
+				select {
+				case r := <-done:
+					early = &r
+					return true
+				default:
+				}
+				return time.Since(at) > 3*readTimeout && r16BlockedOn(srv, "blpop")
+			})
+			require.Nil(t, early, "BLPOP returned before anything was pushed: %+v", early)
+			_, err := srv.Do("RPUSH", key, "elem")
+			require.NoError(t, err)
+			select {
+			case r := <-done:
+				require.NoError(t, r.err)
+				got, err := redis.Strings(r.reply, nil)
+				require.NoError(t, err)
+				assert.Equal(t, []string{key, "elem"}, got)
+			case <-time.After(15 * time.Second):
+				t.Fatal("BLPOP did not return after the push")
+			}
+		})
+	}
 }

@@ -1,7 +1,6 @@
 package shard_test
 
 import (
-	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -9,8 +8,6 @@ import (
 
 	"github.com/gomodule/redigo/redis"
 	"github.com/shardis/shardis/internal/redistest"
-	"github.com/shardis/shardis/shard"
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -67,57 +64,7 @@ func TestReview16ForEachShardBlockingAfterRefusedMulti(t *testing.T) {
 			return conn.Receive()
 		},
 	}
-	for name, do := range send {
-		t.Run(name, func(t *testing.T) {
-			key := "r16lentmulti:" + name
-			type result struct {
-				reply any
-				err   error
-			}
-			done := make(chan result, 1)
-			sent := make(chan time.Time, 1)
-			go func() {
-				var r result
-				err := c.ForEachShard(context.Background(), func(ctx context.Context, _ shard.Node, conn redis.Conn) error {
-					sent <- time.Now()
-					r.reply, r.err = do(conn, key)
-					return nil
-				})
-				if r.err == nil {
-					r.err = err
-				}
-				done <- r
-			}()
-			var at time.Time
-			select {
-			case at = <-sent:
-			case <-time.After(15 * time.Second):
-				t.Fatal("ForEachShard did not call fn")
-			}
-			var early *result
-			waitFor(t, 15*time.Second, "three read timeouts to pass with BLPOP blocked", func() bool {
-				select {
-				case r := <-done:
-					early = &r
-					return true
-				default:
-				}
-				return time.Since(at) > 3*readTimeout && r16BlockedOn(servers[0], "blpop")
-			})
-			require.Nil(t, early, "BLPOP returned before anything was pushed: %+v", early)
-			_, err := servers[0].Do("RPUSH", key, "elem")
-			require.NoError(t, err)
-			select {
-			case r := <-done:
-				require.NoError(t, r.err)
-				got, err := redis.Strings(r.reply, nil)
-				require.NoError(t, err)
-				assert.Equal(t, []string{key, "elem"}, got)
-			case <-time.After(15 * time.Second):
-				t.Fatal("BLPOP did not return after the push")
-			}
-		})
-	}
+	checkLentBlockingWaits(t, c, servers[0], readTimeout, "r16lentmulti:", send)
 }
 
 // errMultiAccepted: the server ran a MULTI that it should have refused.

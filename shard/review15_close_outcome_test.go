@@ -4,7 +4,6 @@ import (
 	"context"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/shardis/shardis/internal/redistest"
 	"github.com/shardis/shardis/shard"
@@ -30,28 +29,12 @@ func TestReview15CloseCutCommandOutcome(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			servers := redistest.StartNTB(t, 1, redistest.Options{})
-			rec := &recorder{}
-			cfg := ringConfig(servers)
-			cfg.Hooks = rec.hooks()
-			c, err := shard.New(context.Background(), cfg)
-			require.NoError(t, err)
-			done := make(chan error, 1)
-			go func() {
+			rec, err := startCloseCut(t, ringConfig(servers), servers, tc.cmd, tc.cmd, func(c *shard.Client) error {
 				_, err := c.Do(context.Background(), tc.args[0].(string), tc.args[1:]...)
-				done <- err
-			}()
-			waitFor(t, 15*time.Second, tc.cmd+" in flight", func() bool {
-				list, err := servers[0].Do("CLIENT", "LIST")
-				return err == nil && strings.Contains(list, "cmd="+tc.cmd+" ")
+				return err
 			})
-			require.NoError(t, c.Close())
-			select {
-			case err := <-done:
-				require.ErrorIs(t, err, shard.ErrClosed)
-				assert.NotErrorIs(t, err, context.Canceled)
-			case <-time.After(15 * time.Second):
-				t.Fatalf("%s did not return after Close", tc.cmd)
-			}
+			require.ErrorIs(t, err, shard.ErrClosed)
+			assert.NotErrorIs(t, err, context.Canceled)
 			got := rec.snapshot()
 			var found bool
 			for _, ev := range got.commands {
@@ -77,13 +60,7 @@ func TestReview15CloseCutCommandOutcome(t *testing.T) {
 // it as of unknown outcome, with the error wrapping ErrClosed.
 func TestReview15CloseCutPipelineOutcome(t *testing.T) {
 	servers := redistest.StartNTB(t, 1, redistest.Options{})
-	rec := &recorder{}
-	cfg := ringConfig(servers)
-	cfg.Hooks = rec.hooks()
-	c, err := shard.New(context.Background(), cfg)
-	require.NoError(t, err)
-	done := make(chan error, 1)
-	go func() {
+	rec, err := startCloseCut(t, ringConfig(servers), servers, "blpop", "the pipeline", func(c *shard.Client) error {
 		p := c.Pipeline()
 		p.Send("SET", "r15closecut:other", "v")
 		p.Send("BLPOP", "r15closecut:pipe", 0)
@@ -91,19 +68,9 @@ func TestReview15CloseCutPipelineOutcome(t *testing.T) {
 		if err == nil && len(res) == 2 {
 			err = res[1].Err
 		}
-		done <- err
-	}()
-	waitFor(t, 15*time.Second, "blpop in flight", func() bool {
-		list, err := servers[0].Do("CLIENT", "LIST")
-		return err == nil && strings.Contains(list, "cmd=blpop ")
+		return err
 	})
-	require.NoError(t, c.Close())
-	select {
-	case err := <-done:
-		require.ErrorIs(t, err, shard.ErrClosed)
-	case <-time.After(15 * time.Second):
-		t.Fatal("the pipeline did not return after Close")
-	}
+	require.ErrorIs(t, err, shard.ErrClosed)
 	got := rec.snapshot()
 	require.Len(t, got.pipelines, 1, "commands: %+v", got.commands)
 	ev := got.pipelines[0]

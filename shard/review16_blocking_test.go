@@ -24,31 +24,13 @@ func r16BlockedOn(s *redistest.Server, cmd string) bool {
 // Command event and its operation say OutcomeUnknown, as a Do's would.
 func TestReview16ForEachShardCloseCutOutcome(t *testing.T) {
 	servers := redistest.StartNTB(t, 1, redistest.Options{})
-	rec := &recorder{}
-	cfg := ringConfig(servers)
-	cfg.Hooks = rec.hooks()
-	c, err := shard.New(context.Background(), cfg)
-	require.NoError(t, err)
-	done := make(chan error, 1)
-	go func() {
-		var blErr error
-		err := c.ForEachShard(context.Background(), func(ctx context.Context, _ shard.Node, conn redis.Conn) error {
-			_, blErr = conn.Do("BLPOP", "r16lentcut:list", 0)
-			return nil
+	rec, err := startCloseCut(t, ringConfig(servers), servers, "blpop", "BLPOP", func(c *shard.Client) error {
+		return lentDo(c, func(conn redis.Conn) error {
+			_, err := conn.Do("BLPOP", "r16lentcut:list", 0)
+			return err
 		})
-		if err == nil {
-			err = blErr
-		}
-		done <- err
-	}()
-	waitFor(t, 15*time.Second, "blpop in flight", func() bool { return r16BlockedOn(servers[0], "blpop") })
-	require.NoError(t, c.Close())
-	select {
-	case err := <-done:
-		require.ErrorIs(t, err, shard.ErrClosed)
-	case <-time.After(15 * time.Second):
-		t.Fatal("BLPOP did not return after Close")
-	}
+	})
+	require.ErrorIs(t, err, shard.ErrClosed)
 	got := rec.snapshot()
 	var found bool
 	for _, ev := range got.commands {
@@ -144,15 +126,10 @@ func TestReview16ForEachShardBlockingContext(t *testing.T) {
 		defer cancel()
 		done := make(chan error, 1)
 		go func() {
-			var blErr error
-			err := c.ForEachShard(context.Background(), func(ctx context.Context, _ shard.Node, conn redis.Conn) error {
-				_, blErr = redis.DoContext(conn, cctx, "BLPOP", "r16lentctx:cancel", 0)
-				return nil
+			done <- lentDo(c, func(conn redis.Conn) error {
+				_, err := redis.DoContext(conn, cctx, "BLPOP", "r16lentctx:cancel", 0)
+				return err
 			})
-			if err == nil {
-				err = blErr
-			}
-			done <- err
 		}()
 		start := time.Now()
 		waitFor(t, 15*time.Second, "BLPOP blocked past the read timeout", func() bool {
@@ -175,31 +152,11 @@ func TestReview16ForEachShardBlockingContext(t *testing.T) {
 // by Close is OutcomeUnknown in its Command event and its operation.
 func TestReview16ClusterCloseCutOperationOutcome(t *testing.T) {
 	rc := clusterForTest(t)
-	rec := &recorder{}
-	cfg := clusterConfig(rc.Seeds()[0])
-	cfg.Hooks = rec.hooks()
-	c, err := shard.New(context.Background(), cfg)
-	require.NoError(t, err)
-	done := make(chan error, 1)
-	go func() {
+	rec, err := startCloseCut(t, clusterConfig(rc.Seeds()[0]), rc.Masters(), "blpop", "BLPOP", func(c *shard.Client) error {
 		_, err := c.Do(context.Background(), "BLPOP", "r16clustercut:list", 0)
-		done <- err
-	}()
-	waitFor(t, 15*time.Second, "blpop in flight", func() bool {
-		for _, m := range rc.Masters() {
-			if r16BlockedOn(m, "blpop") {
-				return true
-			}
-		}
-		return false
+		return err
 	})
-	require.NoError(t, c.Close())
-	select {
-	case err := <-done:
-		require.ErrorIs(t, err, shard.ErrClosed)
-	case <-time.After(15 * time.Second):
-		t.Fatal("BLPOP did not return after Close")
-	}
+	require.ErrorIs(t, err, shard.ErrClosed)
 	got := rec.snapshot()
 	require.Len(t, got.ops, 1)
 	assert.Equal(t, shard.OutcomeUnknown, got.ops[0].Outcome, "operation: %v", got.ops[0].Err)

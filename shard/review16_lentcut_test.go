@@ -1,9 +1,7 @@
 package shard_test
 
 import (
-	"context"
 	"testing"
-	"time"
 
 	"github.com/gomodule/redigo/redis"
 	"github.com/shardis/shardis/internal/redistest"
@@ -44,31 +42,10 @@ func TestReview16ForEachShardCloseCutReadOutcome(t *testing.T) {
 	for name, do := range send {
 		t.Run(name, func(t *testing.T) {
 			servers := redistest.StartNTB(t, 1, redistest.Options{})
-			rec := &recorder{}
-			cfg := ringConfig(servers)
-			cfg.Hooks = rec.hooks()
-			c, err := shard.New(context.Background(), cfg)
-			require.NoError(t, err)
-			done := make(chan error, 1)
-			go func() {
-				var cmdErr error
-				err := c.ForEachShard(context.Background(), func(ctx context.Context, _ shard.Node, conn redis.Conn) error {
-					cmdErr = do(conn)
-					return nil
-				})
-				if err == nil {
-					err = cmdErr
-				}
-				done <- err
-			}()
-			waitFor(t, 15*time.Second, "blpop in flight", func() bool { return r16BlockedOn(servers[0], "blpop") })
-			require.NoError(t, c.Close())
-			select {
-			case err := <-done:
-				require.ErrorIs(t, err, shard.ErrClosed)
-			case <-time.After(15 * time.Second):
-				t.Fatal("the callback did not return after Close")
-			}
+			rec, err := startCloseCut(t, ringConfig(servers), servers, "blpop", "the callback", func(c *shard.Client) error {
+				return lentDo(c, do)
+			})
+			require.ErrorIs(t, err, shard.ErrClosed)
 			got := rec.snapshot()
 			require.Len(t, got.pipelines, 1)
 			ev := got.pipelines[0]

@@ -22,16 +22,8 @@ import (
 // ended with ErrTxNotRetried instead of run again at the slot's new
 // owner.
 func TestReview15TxWriteRefusedOOMIsNotAWrite(t *testing.T) {
-	rc := redistest.StartClusterTB(t, 3, 0, redistest.Options{})
-	cfg := shard.Config{Mode: shard.ModeCluster, Seeds: rc.Seeds()}
-	cfg.Pool = pool.Options{DialTimeout: 3 * time.Second, ReadTimeout: 5 * time.Second, WriteTimeout: 5 * time.Second}
-	cfg.Health.Interval = -1
-	cfg.Cluster.MaxRetryWait = 20 * time.Second
-	c := newClient(t, cfg)
+	c, a, b, key, slot, tag := startSlotMoveTx(t, "r15oom")
 	ctx := context.Background()
-	a, b := rc.Masters()[0], rc.Masters()[1]
-	key, slot := keyOnMaster(t, rc, a, "r15oom")
-	tag := key[:strings.Index(key, "}")+1]
 	_, err := a.Do("CONFIG", "SET", "maxmemory", "1")
 	require.NoError(t, err)
 
@@ -57,4 +49,23 @@ func TestReview15TxWriteRefusedOOMIsNotAWrite(t *testing.T) {
 	n, err := redis.Int(c.Do(ctx, "EXISTS", tag+"cache"))
 	require.NoError(t, err)
 	require.Zero(t, n)
+}
+
+// startSlotMoveTx starts a cluster of three masters and a client of it
+// for a transaction whose key's slot a test moves while the transaction's
+// function runs: key (of prefix's) is in slot, served by master a; b is
+// another master; tag is key's hash tag, "{...}", for the function's
+// other keys in the same slot.
+func startSlotMoveTx(t *testing.T, prefix string) (c *shard.Client, a, b *redistest.Server, key string, slot int, tag string) {
+	t.Helper()
+	rc := redistest.StartClusterTB(t, 3, 0, redistest.Options{})
+	cfg := shard.Config{Mode: shard.ModeCluster, Seeds: rc.Seeds()}
+	cfg.Pool = pool.Options{DialTimeout: 3 * time.Second, ReadTimeout: 5 * time.Second, WriteTimeout: 5 * time.Second}
+	cfg.Health.Interval = -1
+	cfg.Cluster.MaxRetryWait = 20 * time.Second
+	c = newClient(t, cfg)
+	a, b = rc.Masters()[0], rc.Masters()[1]
+	key, slot = keyOnMaster(t, rc, a, prefix)
+	tag = key[:strings.Index(key, "}")+1]
+	return c, a, b, key, slot, tag
 }

@@ -5,11 +5,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/gomodule/redigo/redis"
-	"github.com/shardis/shardis/internal/redistest"
-	"github.com/shardis/shardis/pool"
 	"github.com/shardis/shardis/shard"
 	"github.com/stretchr/testify/require"
 )
@@ -21,16 +18,8 @@ import (
 // while fn ran, still counted as a write of fn's: the transaction ended
 // with ErrTxNotRetried instead of running again at the slot's new owner.
 func TestReview16TxScriptMovedIsNotAWrite(t *testing.T) {
-	rc := redistest.StartClusterTB(t, 3, 0, redistest.Options{})
-	cfg := shard.Config{Mode: shard.ModeCluster, Seeds: rc.Seeds()}
-	cfg.Pool = pool.Options{DialTimeout: 3 * time.Second, ReadTimeout: 5 * time.Second, WriteTimeout: 5 * time.Second}
-	cfg.Health.Interval = -1
-	cfg.Cluster.MaxRetryWait = 20 * time.Second
-	c := newClient(t, cfg)
+	c, a, b, key, slot, tag := startSlotMoveTx(t, "r16eval")
 	ctx := context.Background()
-	a, b := rc.Masters()[0], rc.Masters()[1]
-	key, slot := keyOnMaster(t, rc, a, "r16eval")
-	tag := key[:strings.Index(key, "}")+1]
 
 	attempt := 0
 	var firstErr error

@@ -13,78 +13,72 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// A transaction's connection that the server closed after WATCH and fn's
-// reads, before MULTI was sent (CLIENT KILL by an operator, a client
-// timeout, a proxy), ran nothing of MULTI ... EXEC and nothing of fn's
-// but reads: the transaction is run again, fn included, on a fresh
-// connection, instead of failing with an unknown outcome for EXEC.
+// A transaction's connection that the server closed before MULTI was
+// sent (CLIENT KILL by an operator, a client timeout, a proxy) ran
+// nothing of MULTI ... EXEC and nothing of fn's but reads: the
+// transaction is run again, fn included, on a fresh connection, instead
+// of failing with an unknown outcome for EXEC.
 func TestReview16TxConnKilledBeforeMultiIsRunAgain(t *testing.T) {
-	server := redistest.StartTB(t, redistest.Options{})
-	c := newClient(t, faultConfig(server.Addr, 5*time.Second))
-	ctx := context.Background()
-	_, err := c.Do(ctx, "SET", "r16kill", "1")
-	require.NoError(t, err)
+	cases := []struct {
+		name, key string
+		// killFirst: the server closes the connection before fn's read,
+		// which finds it closed (and so did nothing): fn gives up with
+		// its error, ending an attempt of which only reads ran. Else
+		// after fn's read, before MULTI.
+		killFirst bool
+	}{
+		{"after read", "r16kill", false},
+		{"read on killed conn", "r16read", true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			server := redistest.StartTB(t, redistest.Options{})
+			c := newClient(t, faultConfig(server.Addr, 5*time.Second))
+			ctx := context.Background()
+			_, err := c.Do(ctx, "SET", tc.key, "1")
+			require.NoError(t, err)
 
-	attempt := 0
-	reply, err := c.Tx(ctx, []string{"r16kill"}, func(tx *shard.Tx) error {
-		attempt++
-		n, err := redis.Int(tx.Do("GET", "r16kill"))
-		if err != nil {
-			return err
-		}
-		if attempt == 1 {
 			// Every client connection but the killer's: the
 			// transaction's among them.
-			if _, err := server.Do("CLIENT", "KILL", "TYPE", "normal"); err != nil {
+			kill := func() error {
+				_, err := server.Do("CLIENT", "KILL", "TYPE", "normal")
 				return err
 			}
-		}
-		return tx.Queue("SET", "r16kill", n+1)
-	})
-	require.NoError(t, err)
-	require.Equal(t, []any{"OK"}, reply)
-	require.Equal(t, 2, attempt)
-	v, err := redis.Int(c.Do(ctx, "GET", "r16kill"))
-	require.NoError(t, err)
-	require.Equal(t, 2, v)
-}
-
-// fn's read that finds the transaction's connection closed by the server
-// did nothing: fn giving up with its error ends an attempt of which only
-// reads ran, and the transaction runs again on a fresh connection.
-func TestReview16TxReadOnKilledConnIsRunAgain(t *testing.T) {
-	server := redistest.StartTB(t, redistest.Options{})
-	c := newClient(t, faultConfig(server.Addr, 5*time.Second))
-	ctx := context.Background()
-	_, err := c.Do(ctx, "SET", "r16read", "1")
-	require.NoError(t, err)
-
-	attempt := 0
-	var firstErr error
-	reply, err := c.Tx(ctx, []string{"r16read"}, func(tx *shard.Tx) error {
-		attempt++
-		if attempt == 1 {
-			if _, err := server.Do("CLIENT", "KILL", "TYPE", "normal"); err != nil {
-				return err
+			attempt := 0
+			var firstErr error
+			reply, err := c.Tx(ctx, []string{tc.key}, func(tx *shard.Tx) error {
+				attempt++
+				if attempt == 1 && tc.killFirst {
+					if err := kill(); err != nil {
+						return err
+					}
+				}
+				n, err := redis.Int(tx.Do("GET", tc.key))
+				if attempt == 1 {
+					firstErr = err
+				}
+				if err != nil {
+					return err
+				}
+				if attempt == 1 && !tc.killFirst {
+					if err := kill(); err != nil {
+						return err
+					}
+				}
+				return tx.Queue("SET", tc.key, n+1)
+			})
+			if tc.killFirst {
+				var ne *shard.NodeError
+				require.True(t, errors.As(firstErr, &ne), "the first GET: %v", firstErr)
 			}
-		}
-		n, err := redis.Int(tx.Do("GET", "r16read"))
-		if attempt == 1 {
-			firstErr = err
-		}
-		if err != nil {
-			return err
-		}
-		return tx.Queue("SET", "r16read", n+1)
-	})
-	var ne *shard.NodeError
-	require.True(t, errors.As(firstErr, &ne), "the first GET: %v", firstErr)
-	require.NoError(t, err)
-	require.Equal(t, []any{"OK"}, reply)
-	require.Equal(t, 2, attempt)
-	v, err := redis.Int(c.Do(ctx, "GET", "r16read"))
-	require.NoError(t, err)
-	require.Equal(t, 2, v)
+			require.NoError(t, err)
+			require.Equal(t, []any{"OK"}, reply)
+			require.Equal(t, 2, attempt)
+			v, err := redis.Int(c.Do(ctx, "GET", tc.key))
+			require.NoError(t, err)
+			require.Equal(t, 2, v)
+		})
+	}
 }
 
 // A write fn sent through tx.Do before the server closed the connection

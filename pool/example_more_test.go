@@ -12,6 +12,24 @@ import (
 	"github.com/shardis/shardis/pool"
 )
 
+// serverAndSet starts a Redis server and a Set with the default options
+// for an example: addr is the server's address, stop closes the Set and
+// stops the server. It prints the error and returns a nil Set when the
+// Set cannot be made.
+func serverAndSet() (addr string, set *pool.Set, stop func()) {
+	addr, stopServer := redisServer()
+	set, err := pool.NewSet(pool.Options{})
+	if err != nil {
+		fmt.Println(err)
+		stopServer()
+		return addr, nil, nil
+	}
+	return addr, set, func() {
+		set.Close()
+		stopServer()
+	}
+}
+
 // Zero options mean the package's defaults; Never turns IdleTimeout and
 // TestOnBorrow off. Validate reports bad options before anything is dialed.
 func ExampleOptions_Validate() {
@@ -30,14 +48,11 @@ func ExampleOptions_Validate() {
 // A Set keeps one pool per address: Stats counts its connections, Addrs
 // lists the addresses, Pool is the redigo pool itself, Remove closes one.
 func ExampleSet_Stats() {
-	addr, stop := redisServer()
-	defer stop()
-	set, err := pool.NewSet(pool.Options{})
-	if err != nil {
-		fmt.Println(err)
+	addr, set, stop := serverAndSet()
+	if set == nil {
 		return
 	}
-	defer set.Close()
+	defer stop()
 	ctx := context.Background()
 
 	c, err := set.Get(ctx, addr)

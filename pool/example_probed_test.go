@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/gomodule/redigo/redis"
-	"github.com/shardis/shardis/pool"
 )
 
 // GetProbed suits a caller that keeps a connection across idle spells:
@@ -15,14 +14,11 @@ import (
 // KILL of every normal connection but its own), so that the command goes
 // out on a fresh connection instead.
 func ExampleSet_GetProbed() {
-	addr, stop := redisServer()
-	defer stop()
-	set, err := pool.NewSet(pool.Options{})
-	if err != nil {
-		fmt.Println(err)
+	addr, set, stop := serverAndSet()
+	if set == nil {
 		return
 	}
-	defer set.Close()
+	defer stop()
 	ctx := context.Background()
 
 	c, abort, closed, err := set.GetProbed(ctx, addr, false)

@@ -19,8 +19,9 @@ const (
 // arena hands out the bulk strings of one array reply, nested arrays
 // included.
 type arena struct {
-	chunk []byte // the free rest of the current chunk
-	left  int    // elements of the array being read not yet read, this one included
+	chunk []byte   // the free rest of the current chunk
+	boxes [][]byte // the free rest of the current header slice (arena_box.go)
+	left  int      // elements of the array being read not yet read, this one included
 }
 
 // take returns a slice of length n for a bulk string: cut from the
@@ -33,6 +34,7 @@ func (ar *arena) take(n int) []byte {
 		// Room for the rest of the array if its values are this size,
 		// within bounds.
 		ar.chunk = make([]byte, max(min(n*min(ar.left, arenaChunkMax), arenaChunkMax), 64, n))
+		ar.boxes = nil // a header slice serves one chunk (arena_box.go)
 	}
 	p := ar.chunk[:n:n]
 	ar.chunk = ar.chunk[n:]

@@ -39,7 +39,7 @@ type replyReader struct {
 // the chunk go, so that an idle connection holds none.
 func (rd *replyReader) batchArena(pending int64) *arena {
 	if pending <= 1 {
-		rd.batch.chunk = nil
+		rd.batch.chunk, rd.batch.boxes = nil, nil
 		return nil
 	}
 	rd.batch.left = int(min(pending, arenaChunkMax))
@@ -82,7 +82,11 @@ func (rd *replyReader) reply(depth int, ar *arena) (any, error) {
 		if n > bulkUpfront {
 			return rd.bigBulk(n)
 		}
-		return rd.bulk(ar.take(n))
+		p, err := rd.bulk(ar.take(n))
+		if err != nil {
+			return nil, err
+		}
+		return ar.box(p), nil
 	case '*':
 		n, err := parseLen(line[1:], maxArrayLen)
 		if n < 0 || err != nil {

@@ -154,18 +154,26 @@ func clientList(ctx context.Context, pools *pool.Set, info shard.MigrationInfo) 
 	return clientListOn(ctx, pools, info.From.Nodes())
 }
 
-// clientListOn reads CLIENT LIST on nodes.
+// clientListOn reads CLIENT LIST on nodes. A node that cannot be reached
+// or refuses the command fails it with a *shard.NodeError naming the
+// node, whose cause says that the connections could not be listed, and,
+// for a refusal (an ACL without the command, a rename-command), that the
+// mover needs the command: it tells the processes and the other movers
+// by their connections' names.
 func clientListOn(ctx context.Context, pools *pool.Set, nodes []shard.Node) ([]clientEntry, error) {
 	var entries []clientEntry
 	for _, n := range nodes {
 		conn, err := pools.Get(ctx, n.Addr)
 		if err != nil {
-			return nil, &shard.NodeError{Node: n, Err: err}
+			return nil, &shard.NodeError{Node: n, Err: errtext.Errorf("listing its connections (CLIENT LIST): %w", err)}
 		}
 		text, err := redis.String(redis.DoContext(conn, ctx, "CLIENT", "LIST"))
 		conn.Close()
+		if _, refused := err.(redis.Error); refused {
+			return nil, &shard.NodeError{Node: n, Err: errtext.Errorf("CLIENT LIST refused: %w; the mover tells the processes and other movers by their connections' names, and needs CLIENT LIST on every node (ACL: +client|list for its user)", err)}
+		}
 		if err != nil {
-			return nil, &shard.NodeError{Node: n, Err: err}
+			return nil, &shard.NodeError{Node: n, Err: errtext.Errorf("listing its connections (CLIENT LIST): %w", err)}
 		}
 		entries = append(entries, parseClientList(n.Addr, text)...)
 	}

@@ -103,3 +103,21 @@ func ExampleConfig_WithDefaults() {
 	// ketama fnv1a_64 {} <nil>
 	// true
 }
+
+// KetamaPointCounts shows which ketama weights place keys alike: only the
+// point counts matter, not the weights' proportions as written.
+func ExampleKetamaPointCounts() {
+	for _, w := range [][]int{{1, 1, 1}, {2, 2, 2}, {1, 2}, {100, 201}, {99, 101}} {
+		shards := make([]ring.Shard, len(w))
+		for i := range w {
+			shards[i] = ring.Shard{Addr: fmt.Sprintf("10.0.0.%d:6379", i+1), Weight: w[i]}
+		}
+		fmt.Println(w, ring.KetamaPointCounts(shards))
+	}
+	// Output:
+	// [1 1 1] [160 160 160]
+	// [2 2 2] [160 160 160]
+	// [1 2] [104 212]
+	// [100 201] [104 212]
+	// [99 101] [156 160]
+}

@@ -119,6 +119,29 @@ func twemOrder(shards []Shard) ([]int, []string, error) {
 	return order, names, nil
 }
 
+// KetamaPointCounts returns the number of continuum points each shard
+// of a ketama ring gets (by the shard list's order), from the weights
+// alone, as twemproxy computes them: floor(w/W x 40 x n) x 4 in float32.
+// The ketama placement depends on the weights through these counts only:
+// weights that give the same counts (1,1,1 and 2,2,2; 1,2 and 100,201)
+// place every key alike. It returns nil when a weight is not positive or
+// the weights sum past what twemproxy holds (New refuses both); a count
+// of 0 (New refuses that shard) is returned as is.
+func KetamaPointCounts(shards []Shard) []int {
+	total := 0
+	for _, s := range shards {
+		if s.Weight <= 0 || s.Weight > ketamaMaxWeight-total {
+			return nil
+		}
+		total += s.Weight
+	}
+	counts := make([]int, len(shards))
+	for i, s := range shards {
+		counts[i] = ketamaPointCount(s.Weight, total, len(shards))
+	}
+	return counts
+}
+
 // ketamaPointCount reproduces twemproxy's float arithmetic for the number
 // of continuum points of a server (a multiple of 4). Every step is rounded
 // to float32 as the C code does; the explicit conversions also stop the

@@ -22,7 +22,7 @@ import (
 // specs give are the ones the server finds. A command that passes is
 // cached for the life of the client and routed like a table command from
 // then on; the table stays the fast path, consulted first. A module
-// command whose keys the module's code finds (getkeys-api) is not
+// command whose keys the module's code may find (getkeys-api) is not
 // learned (keysByModule): its specs are a guess that one call's check
 // cannot confirm for the next.
 
@@ -335,7 +335,7 @@ func (c *Client) learnFrom(ctx context.Context, node Node, name string, args []a
 		return nil, errtext.Errorf("%w %q: %w", ErrUnknownCommand, name, err) // a reply the client cannot read: no *NodeError
 	}
 	if keysByModule(info) {
-		return nil, fmt.Errorf("%w %q: a module command whose keys the module's own code finds (movablekeys), which its key specs do not describe: send it with DoKey, naming its key", ErrUnknownCommand, name)
+		return nil, fmt.Errorf("%w %q: a module command whose keys the module's own code may find (movablekeys), which its key specs are not known to describe: send it with DoKey, naming its key", ErrUnknownCommand, name)
 	}
 	if err := checkKeys(ctx, conn, node, info, name, args); err != nil {
 		return nil, err
@@ -344,14 +344,25 @@ func (c *Client) learnFrom(ctx context.Context, node Node, name string, args []a
 }
 
 // keysByModule reports whether info, or one of its subcommands, is a
-// module command whose keys the module's code finds (getkeys-api): one
-// flagged "module" and "movablekeys" whose key specs, each a range from
-// an index, do not make its keys movable. The server finds such a
-// command's keys by calling the module for every call, and its specs
-// are the legacy key triple it was registered with: COMMAND GETKEYS may
-// agree with them for one call's arguments and not for another's, so a
-// check of the first call cannot vouch for them: the command is not
-// learned, and DoKey sends it by the key the caller names.
+// module command whose keys the server may find with the module's own
+// code (getkeys-api): one flagged "module" and "movablekeys" with key
+// specs that
+//   - each give a range from an index: specs that do not make the keys
+//     movable, so the flag comes from getkeys-api, and they are the
+//     legacy key triple the command was registered with; or
+//   - include one flagged variable_flags, or one the client cannot
+//     evaluate for every call (specsEvaluable): the server then prefers
+//     the module's code to the specs (a module command may be given a
+//     keyword spec as well as getkeys-api, and COMMAND INFO does not say
+//     whether it was).
+//
+// The server finds such a command's keys by calling the module for every
+// call: COMMAND GETKEYS may agree with the specs for one call's arguments
+// and not for another's, so a check of the first call cannot vouch for
+// them: the command is not learned, and DoKey sends it by the key the
+// caller names. Specs the server evaluates itself (reliable flags, known
+// search methods) are where it finds the keys of every call, getkeys-api
+// or not.
 func keysByModule(info *command.Info) bool {
 	for _, sub := range info.Subcommands {
 		if keysByModule(sub) {
@@ -361,19 +372,22 @@ func keysByModule(info *command.Info) bool {
 	if info.Flags&command.Module == 0 || info.Flags&command.MovableKeys == 0 {
 		return false
 	}
-	specs := 0
+	specs, ranges := 0, 0
 	for _, ks := range info.KeySpecs {
 		if ks.Flags&command.KeyNotKey != 0 {
 			continue
 		}
-		if ks.Begin.Kind != command.BeginIndex || ks.Find.Kind != command.FindRange {
-			return false // the specs move the keys: the server evaluates them
-		}
 		specs++
+		if ks.Flags&command.KeyVariableFlags != 0 {
+			return true
+		}
+		if ks.Begin.Kind == command.BeginIndex && ks.Find.Kind == command.FindRange {
+			ranges++
+		}
 	}
 	// Without specs the command is keyless to the client, which routes
 	// it by no key of its own (Do fails with ErrNoKey).
-	return specs > 0
+	return specs > 0 && (ranges == specs || !specsEvaluable(info))
 }
 
 // checkKeys compares the keys info finds in args with COMMAND GETKEYS.

@@ -734,6 +734,9 @@ func sameTopology(fromID string, to Config) error {
 	if toID != fromID {
 		return nil
 	}
+	if to.Router == nil { // a ring's or cluster's ID, which names its placement
+		return fmt.Errorf("%w: both topologies of the migration have the TopologyID %s: they place every key alike, so there is nothing to move", ErrBadConfig, fromID)
+	}
 	return fmt.Errorf("%w: both topologies of the migration have the TopologyID %s, so the migration could not be told from its reverse; a Router that places keys otherwise on the same nodes must name its placement (implement TopologyIDer)", ErrBadConfig, fromID)
 }
 

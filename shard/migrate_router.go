@@ -113,7 +113,8 @@ type TopologyIDer interface {
 // "cluster"), or the tag pair "{}" and "cluster", give one ID; so do a
 // shard's empty Name and the name the algorithm places it by when the
 // Name is empty (its address for murmur3, ketama and modula, the host
-// alone for a ketama or modula server on port 11211), and for modula, which
+// alone for a ketama or modula server on port 11211), ketama weights that
+// earn the same continuum points (1,1,1 and 2,2,2), and for modula, which
 // places by nothing but the order of those names, any names that keep it.
 //
 // For a Config with a Router, TopologyID runs the Router's code (its
@@ -192,7 +193,8 @@ func placementSettings(rc, filled ring.Config, err error) (alg, keyHash, tag str
 //     the address is the empty one;
 //   - ketama by its continuum name (Name, else the address, else the host
 //     when the port is 11211): a Name equal to the empty Name's continuum
-//     name is the empty one;
+//     name is the empty one; and by the point counts of the weights, not
+//     the weights (ketamaWeights);
 //   - modula by nothing but the order of the continuum names, which
 //     decides whose slots come first: the shards are listed in that order,
 //     unnamed;
@@ -219,6 +221,7 @@ func placementShards(shards []ring.Shard, alg ring.Algorithm, err error) []ring.
 				out[i].Name = ""
 			}
 		}
+		ketamaWeights(out)
 	case ring.Modula:
 		names := make(map[ring.Shard]string, len(out))
 		for _, s := range out {
@@ -238,6 +241,29 @@ func placementShards(shards []ring.Shard, alg ring.Algorithm, err error) []ring.
 		}
 	}
 	return out
+}
+
+// ketamaWeights replaces the weights of a ketama ring's shards by one
+// spelling per placement: ketama places by the point counts the weights
+// earn (ring.KetamaPointCounts), and weights in one proportion (1,1,1 and
+// 2,2,2), or whose proportions round alike (1,2 and 100,201), earn the
+// same counts. Equal counts are written as weight 1 each, so that a
+// config of equal weights keeps the ID that its weights left unset (1)
+// always gave; other counts are written as the weights. Weights that do
+// not validate (no counts, or a shard without a point) are kept as
+// written.
+func ketamaWeights(shards []ring.Shard) {
+	counts := ring.KetamaPointCounts(shards)
+	if len(counts) == 0 || slices.Contains(counts, 0) {
+		return
+	}
+	equal := !slices.ContainsFunc(counts, func(n int) bool { return n != counts[0] })
+	for i := range shards {
+		shards[i].Weight = counts[i]
+		if equal {
+			shards[i].Weight = 1
+		}
+	}
 }
 
 // continuumName is the name twemproxy's ketama and modula place a server

@@ -92,7 +92,7 @@ func (o Options) withDefaults() Options {
 // Progress is a snapshot of a running Move.
 type Progress struct {
 	Total   int64 // keys on the old nodes when the move began (DBSIZE)
-	Scanned int64 // keys looked at so far, each once (as Report.Scanned)
+	Scanned int64 // keys looked at so far (as Report.Scanned)
 	Moved   int64 // keys moved (or, in a dry run, that would move)
 	Bytes   int64 // bytes moved (MEMORY USAGE, sampled; 0 where the old node refuses MEMORY USAGE)
 	// KeysPerSecond is the scan's rate over its last 10 s (in the last
@@ -121,7 +121,13 @@ type Flow struct {
 
 // Report is the outcome of Move.
 type Report struct {
-	Scanned int64 // keys looked at on the old nodes, each once (SCAN may return a key twice)
+	// Scanned counts the keys looked at on the old nodes. A key SCAN
+	// returns twice on consecutive pages counts once; one that comes back
+	// from further back (a node emptied of nearly every key between two
+	// pages) counts again, and so may a dry run's moving keys, which stay
+	// where they are: the figures can run over, the moves cannot (a key
+	// is moved without REPLACE and a newer copy at its owner is kept).
+	Scanned int64
 	// Moved counts the keys the mover moved (would move, in a dry run).
 	// A key the new owner already had is not among them, nor a key gone
 	// from the old node when its batch moved (deleted, expired, or moved

@@ -26,11 +26,12 @@ func (m Misplaced) String() string {
 
 // VerifyReport is the outcome of Verify.
 type VerifyReport struct {
-	// Scanned counts the keys looked at, each once (SCAN may return a
-	// key twice), the fences' markers left out.
+	// Scanned counts the keys looked at, the fences' markers left out;
+	// a key SCAN returns twice on consecutive pages counts once, one that
+	// comes back from further back counts again (see Report.Scanned).
 	Scanned int64
 	// Misplaced counts the keys found on a node that does not own them,
-	// each once.
+	// as Scanned counts them.
 	Misplaced int64
 	// Pending counts, during a migration, keys still at their old owner:
 	// not yet moved, which is expected until the mover has run.

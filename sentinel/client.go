@@ -349,13 +349,15 @@ func (c *Client) MasterAddr(ctx context.Context) (addr, sentinel string, err err
 // whose view has the highest config epoch (SENTINEL MASTER, asked only
 // then) is checked first: the view of the latest failover, which a
 // stale Sentinel missed (an epoch counts only for the master that view
-// names: a Sentinel whose view changed between the two replies gives
-// none); among equal epochs (or epochs not known), in the
+// names: a Sentinel whose view changed between the two replies, as it
+// followed a failover, answers with its new view, its master and its
+// epoch, and the answers are counted again; one in the middle of a
+// failover gives none); among equal epochs (or epochs not known), in the
 // order the Sentinels were given to New, whichever answered before: the
 // same answers name the same master. (A stale Sentinel that answered
 // alone while the others were down is the one that answered last, and
 // would keep its master otherwise.) An answer whose epoch is not known
-// (its Sentinels did not answer SENTINEL MASTER, or their view changed)
+// (its Sentinels did not answer SENTINEL MASTER, or were failing over)
 // is checked after one whose epoch is: nothing says it is the newer
 // view. verify is what turns down a stale view's master that the
 // Sentinels have made a replica since; one that still says it is a
@@ -512,9 +514,38 @@ func (c *Client) VerifiedMasterAddr(ctx context.Context, verify func(ctx context
 	}
 	epoch := map[int]int64{} // by group: the highest config epoch of its Sentinels
 	if len(tied) > 0 {
-		for i, e := range c.configEpochs(ctx, addrs, named, tied) {
-			if cur, ok := epoch[root(i)]; !ok || e > cur {
-				epoch[root(i)] = e
+		views := c.configEpochs(ctx, addrs, named, tied)
+		// A Sentinel whose view moved on since it named its master (it
+		// followed a failover meanwhile) answers with its new view: the
+		// latest it knows. Dropping it instead left the tie to the
+		// epochs of the others, a stale Sentinel's lower one among them,
+		// whose server (still saying it is a master) was then taken
+		// though the Sentinel that knew more named another.
+		moved := false
+		for i, v := range views {
+			if v.master != named[i] {
+				spelled[named[i]]--
+				named[i] = v.master
+				spelled[v.master]++
+				moved = true
+			}
+		}
+		if moved {
+			for i := range parent {
+				parent[i] = i
+			}
+			for i, a := range named {
+				for j := range i {
+					if b := named[j]; a != "" && b != "" && root(i) != root(j) && same(a, b) {
+						parent[root(j)] = root(i)
+					}
+				}
+			}
+			votes, first = groups()
+		}
+		for i, v := range views {
+			if cur, ok := epoch[root(i)]; !ok || v.epoch > cur {
+				epoch[root(i)] = v.epoch
 			}
 		}
 	}
@@ -599,15 +630,27 @@ func (c *Client) sameServerFunc(ctx context.Context) func(a, b string) bool {
 	}
 }
 
+// view is a Sentinel's view of the master: the master it names and the
+// config epoch of that view.
+type view struct {
+	master string
+	epoch  int64
+}
+
 // configEpochs asks the Sentinels addrs[i], for each i in which, in
-// parallel for the config epoch of their view of the master (SENTINEL
-// MASTER) and returns them by i. A Sentinel that fails, or whose reply
-// has no config epoch, is left out; so is one whose reply names another
-// master than the one it named (named[i]): its view changed since (it
-// followed a failover, or was given another master), and the epoch of
-// its new view says nothing of the master it named before.
-func (c *Client) configEpochs(ctx context.Context, addrs, named []string, which []int) map[int]int64 {
-	got := make([]int64, len(which))
+// parallel for their view of the master (SENTINEL MASTER) and returns
+// them by i. A Sentinel that fails, or whose reply has no config epoch
+// or no usable master, is left out. The view's master is named[i] when
+// the reply names that server (the same Sentinel spells one master the
+// same way in both replies: no host name is looked up); otherwise the
+// Sentinel's view moved on since it named named[i] (it followed a
+// failover, or was given another master), and its view is the master
+// the reply names, with that view's epoch: the epoch says nothing of the
+// master it named before. A reply in the middle of a failover
+// (failover_in_progress) that names another master is left out: it
+// names the master being failed over from, with the new epoch already.
+func (c *Client) configEpochs(ctx context.Context, addrs, named []string, which []int) map[int]view {
+	got := make([]view, len(which))
 	ok := make([]bool, len(which))
 	var wg sync.WaitGroup
 	for k, i := range which {
@@ -616,14 +659,18 @@ func (c *Client) configEpochs(ctx context.Context, addrs, named []string, which 
 			if err != nil {
 				return
 			}
-			e, m, eok := parseConfigEpoch(reply)
-			// The same Sentinel spells one master the same way in both
-			// replies: no host name is looked up.
-			got[k], ok[k] = e, eok && m != "" && sameServer(m, named[i])
+			e, m, inFailover, eok := parseConfigEpoch(reply)
+			switch {
+			case !eok || m == "":
+			case sameServer(m, named[i]):
+				got[k], ok[k] = view{master: named[i], epoch: e}, true
+			case !inFailover:
+				got[k], ok[k] = view{master: m, epoch: e}, true
+			}
 		})
 	}
 	wg.Wait()
-	out := make(map[int]int64, len(which))
+	out := make(map[int]view, len(which))
 	for k, i := range which {
 		if ok[k] {
 			out[i] = got[k]

@@ -28,6 +28,23 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 	}
 }
 
+// isolateStale keeps s[0] stale once s[2] is down: s[1] would tell s[0]
+// of the failover (its hello messages reach the Sentinels it knows), so
+// it forgets them, and s[0] is made to monitor the stale server again.
+func isolateStale(t *testing.T, s []*redistest.Server, stale *redistest.Server, name string) {
+	t.Helper()
+	if _, err := s[1].Do("SENTINEL", "RESET", name); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s[0].Do("SENTINEL", "REMOVE", name); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s[0].Do("SENTINEL", "MONITOR", name, "127.0.0.1", strconv.Itoa(stale.Port), "2"); err != nil {
+		t.Fatal(err)
+	}
+	waitNames(t, s[0], name, stale.Port)
+}
+
 // A one-to-one tie (one Sentinel down) between a stale Sentinel, at
 // config epoch 0, and a current one, whose view moves on to a second
 // failover between its GET-MASTER-ADDR-BY-NAME reply and its SENTINEL
@@ -57,19 +74,7 @@ func TestReview17SentinelViewMovedDuringTieTakesTheLatestView(t *testing.T) {
 		out, err := orig.Do("ROLE")
 		return err == nil && strings.HasPrefix(out, "slave\n") && strings.Contains(out, "connected")
 	})
-	// s[1] would tell s[0] of the failover (its hello messages reach
-	// the Sentinels it knows): it forgets them, and s[0] is made stale
-	// again.
-	if _, err := s[1].Do("SENTINEL", "RESET", name); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s[0].Do("SENTINEL", "REMOVE", name); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s[0].Do("SENTINEL", "MONITOR", name, "127.0.0.1", strconv.Itoa(stale.Port), "2"); err != nil {
-		t.Fatal(err)
-	}
-	waitNames(t, s[0], name, stale.Port)
+	isolateStale(t, s, stale, name)
 	waitUntil(t, "s[1] to list the first master as a healthy replica", func() bool {
 		conn, err := redis.Dial("tcp", s[1].Addr)
 		if err != nil {

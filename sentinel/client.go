@@ -359,7 +359,8 @@ func (c *Client) MasterAddr(ctx context.Context) (addr, sentinel string, err err
 // would keep its master otherwise.) An answer whose epoch is not known
 // (its Sentinels did not answer SENTINEL MASTER, or were failing over)
 // is checked after one whose epoch is: nothing says it is the newer
-// view. verify is what turns down a stale view's master that the
+// view (RankedMasterAddr also checks the others of such a tie, and takes
+// the master its check ranks highest). verify is what turns down a stale view's master that the
 // Sentinels have made a replica since; one that still says it is a
 // master is taken until a query reads the epochs of both.
 //
@@ -374,6 +375,35 @@ func (c *Client) MasterAddr(ctx context.Context) (addr, sentinel string, err err
 // spellings, the one most of the answers in hand gave (among equals,
 // the first in the order given to New) is checked and returned first.
 func (c *Client) VerifiedMasterAddr(ctx context.Context, verify func(ctx context.Context, addr string) error) (addr, sentinel string, err error) {
+	var rank func(ctx context.Context, addr string) (int, error)
+	if verify != nil {
+		rank = func(ctx context.Context, addr string) (int, error) { return 0, verify(ctx, addr) }
+	}
+	return c.masterAddr(ctx, rank, false)
+}
+
+// RankedMasterAddr is VerifiedMasterAddr whose check, rank, also gives a
+// rank to each master it accepts: typically the number of replicas its
+// ROLE lists. Answers that neither the number of Sentinels behind them
+// nor the config epochs of their views tell apart (the user may not run
+// SENTINEL MASTER, or the epochs are equal) are all checked, and the one
+// of the highest rank is returned; only equal ranks leave it to the
+// order of the Sentinels. A stale Sentinel listed first may name a server
+// that still says it is a master (an old master partitioned from the
+// others, or restarted empty); the replicas follow the master the
+// Sentinels that led the failover made, and list under it, not under the
+// stale one.
+func (c *Client) RankedMasterAddr(ctx context.Context, rank func(ctx context.Context, addr string) (int, error)) (addr, sentinel string, err error) {
+	if rank == nil {
+		return c.masterAddr(ctx, nil, false)
+	}
+	return c.masterAddr(ctx, rank, true)
+}
+
+// masterAddr is VerifiedMasterAddr and RankedMasterAddr: rank (when not
+// nil) checks each answer; ranked says that a tie the votes and epochs
+// leave is broken by rank before the order of the Sentinels.
+func (c *Client) masterAddr(ctx context.Context, rank func(ctx context.Context, addr string) (int, error), ranked bool) (addr, sentinel string, err error) {
 	addrs := c.listed // read only
 	type answer struct {
 		i    int
@@ -431,8 +461,8 @@ func (c *Client) VerifiedMasterAddr(ctx context.Context, verify func(ctx context
 				continue
 			}
 			checked[i] = true
-			if verify != nil {
-				if verr := verify(ctx, named[i]); verr != nil {
+			if rank != nil {
+				if _, verr := rank(ctx, named[i]); verr != nil {
 					errs[i] = errtext.ErrorfIn("sentinel: ", "named %s, which failed the check: %w", named[i], verr)
 					continue
 				}
@@ -577,7 +607,43 @@ func (c *Client) VerifiedMasterAddr(ctx context.Context, verify func(ctx context
 		}
 		return bySpelling(x, y)
 	})
-	if i, ok := try(order); ok {
+	pick := try
+	if ranked {
+		// The answers of the first tier (as many votes, as high an
+		// epoch, as the first that passes the check) are all checked,
+		// one spelling per group; the highest rank wins, the order
+		// breaking equal ranks.
+		pick = func(order []int) (int, bool) {
+			best, bestRank, found := 0, 0, false
+			var tierVotes int
+			var tierEpoch int64
+			passed := map[int]bool{} // the groups with an answer that passed
+			for _, i := range order {
+				g := root(i)
+				if checked[i] || passed[g] {
+					continue
+				}
+				if found && (votes[g] != tierVotes || epochOf(g) != tierEpoch) {
+					break
+				}
+				checked[i] = true
+				r, verr := rank(ctx, named[i])
+				if verr != nil {
+					errs[i] = errtext.ErrorfIn("sentinel: ", "named %s, which failed the check: %w", named[i], verr)
+					continue
+				}
+				passed[g] = true
+				if !found || r > bestRank {
+					best, bestRank = i, r
+				}
+				if !found {
+					found, tierVotes, tierEpoch = true, votes[g], epochOf(g)
+				}
+			}
+			return best, found
+		}
+	}
+	if i, ok := pick(order); ok {
 		c.promote(addrs[i])
 		return named[i], addrs[i], nil
 	}

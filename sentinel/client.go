@@ -349,15 +349,18 @@ func (c *Client) MasterAddr(ctx context.Context) (addr, sentinel string, err err
 // whose view has the highest config epoch (SENTINEL MASTER, asked only
 // then) is checked first: the view of the latest failover, which a
 // stale Sentinel missed (an epoch counts only for the master that view
-// names: a Sentinel whose view changed between the two replies gives
-// none); among equal epochs (or epochs not known), in the
+// names: a Sentinel whose view changed between the two replies, as it
+// followed a failover, answers with its new view, its master and its
+// epoch, and the answers are counted again; one in the middle of a
+// failover gives none); among equal epochs (or epochs not known), in the
 // order the Sentinels were given to New, whichever answered before: the
 // same answers name the same master. (A stale Sentinel that answered
 // alone while the others were down is the one that answered last, and
 // would keep its master otherwise.) An answer whose epoch is not known
-// (its Sentinels did not answer SENTINEL MASTER, or their view changed)
+// (its Sentinels did not answer SENTINEL MASTER, or were failing over)
 // is checked after one whose epoch is: nothing says it is the newer
-// view. verify is what turns down a stale view's master that the
+// view (RankedMasterAddr also checks the others of such a tie, and takes
+// the master its check ranks highest). verify is what turns down a stale view's master that the
 // Sentinels have made a replica since; one that still says it is a
 // master is taken until a query reads the epochs of both.
 //
@@ -372,6 +375,35 @@ func (c *Client) MasterAddr(ctx context.Context) (addr, sentinel string, err err
 // spellings, the one most of the answers in hand gave (among equals,
 // the first in the order given to New) is checked and returned first.
 func (c *Client) VerifiedMasterAddr(ctx context.Context, verify func(ctx context.Context, addr string) error) (addr, sentinel string, err error) {
+	var rank func(ctx context.Context, addr string) (int, error)
+	if verify != nil {
+		rank = func(ctx context.Context, addr string) (int, error) { return 0, verify(ctx, addr) }
+	}
+	return c.masterAddr(ctx, rank, false)
+}
+
+// RankedMasterAddr is VerifiedMasterAddr whose check, rank, also gives a
+// rank to each master it accepts: typically the number of replicas its
+// ROLE lists. Answers that neither the number of Sentinels behind them
+// nor the config epochs of their views tell apart (the user may not run
+// SENTINEL MASTER, or the epochs are equal) are all checked, and the one
+// of the highest rank is returned; only equal ranks leave it to the
+// order of the Sentinels. A stale Sentinel listed first may name a server
+// that still says it is a master (an old master partitioned from the
+// others, or restarted empty); the replicas follow the master the
+// Sentinels that led the failover made, and list under it, not under the
+// stale one.
+func (c *Client) RankedMasterAddr(ctx context.Context, rank func(ctx context.Context, addr string) (int, error)) (addr, sentinel string, err error) {
+	if rank == nil {
+		return c.masterAddr(ctx, nil, false)
+	}
+	return c.masterAddr(ctx, rank, true)
+}
+
+// masterAddr is VerifiedMasterAddr and RankedMasterAddr: rank (when not
+// nil) checks each answer; ranked says that a tie the votes and epochs
+// leave is broken by rank before the order of the Sentinels.
+func (c *Client) masterAddr(ctx context.Context, rank func(ctx context.Context, addr string) (int, error), ranked bool) (addr, sentinel string, err error) {
 	addrs := c.listed // read only
 	type answer struct {
 		i    int
@@ -429,8 +461,8 @@ func (c *Client) VerifiedMasterAddr(ctx context.Context, verify func(ctx context
 				continue
 			}
 			checked[i] = true
-			if verify != nil {
-				if verr := verify(ctx, named[i]); verr != nil {
+			if rank != nil {
+				if _, verr := rank(ctx, named[i]); verr != nil {
 					errs[i] = errtext.ErrorfIn("sentinel: ", "named %s, which failed the check: %w", named[i], verr)
 					continue
 				}
@@ -512,9 +544,38 @@ func (c *Client) VerifiedMasterAddr(ctx context.Context, verify func(ctx context
 	}
 	epoch := map[int]int64{} // by group: the highest config epoch of its Sentinels
 	if len(tied) > 0 {
-		for i, e := range c.configEpochs(ctx, addrs, named, tied) {
-			if cur, ok := epoch[root(i)]; !ok || e > cur {
-				epoch[root(i)] = e
+		views := c.configEpochs(ctx, addrs, named, tied)
+		// A Sentinel whose view moved on since it named its master (it
+		// followed a failover meanwhile) answers with its new view: the
+		// latest it knows. Dropping it instead left the tie to the
+		// epochs of the others, a stale Sentinel's lower one among them,
+		// whose server (still saying it is a master) was then taken
+		// though the Sentinel that knew more named another.
+		moved := false
+		for i, v := range views {
+			if v.master != named[i] {
+				spelled[named[i]]--
+				named[i] = v.master
+				spelled[v.master]++
+				moved = true
+			}
+		}
+		if moved {
+			for i := range parent {
+				parent[i] = i
+			}
+			for i, a := range named {
+				for j := range i {
+					if b := named[j]; a != "" && b != "" && root(i) != root(j) && same(a, b) {
+						parent[root(j)] = root(i)
+					}
+				}
+			}
+			votes, first = groups()
+		}
+		for i, v := range views {
+			if cur, ok := epoch[root(i)]; !ok || v.epoch > cur {
+				epoch[root(i)] = v.epoch
 			}
 		}
 	}
@@ -546,7 +607,43 @@ func (c *Client) VerifiedMasterAddr(ctx context.Context, verify func(ctx context
 		}
 		return bySpelling(x, y)
 	})
-	if i, ok := try(order); ok {
+	pick := try
+	if ranked {
+		// The answers of the first tier (as many votes, as high an
+		// epoch, as the first that passes the check) are all checked,
+		// one spelling per group; the highest rank wins, the order
+		// breaking equal ranks.
+		pick = func(order []int) (int, bool) {
+			best, bestRank, found := 0, 0, false
+			var tierVotes int
+			var tierEpoch int64
+			passed := map[int]bool{} // the groups with an answer that passed
+			for _, i := range order {
+				g := root(i)
+				if checked[i] || passed[g] {
+					continue
+				}
+				if found && (votes[g] != tierVotes || epochOf(g) != tierEpoch) {
+					break
+				}
+				checked[i] = true
+				r, verr := rank(ctx, named[i])
+				if verr != nil {
+					errs[i] = errtext.ErrorfIn("sentinel: ", "named %s, which failed the check: %w", named[i], verr)
+					continue
+				}
+				passed[g] = true
+				if !found || r > bestRank {
+					best, bestRank = i, r
+				}
+				if !found {
+					found, tierVotes, tierEpoch = true, votes[g], epochOf(g)
+				}
+			}
+			return best, found
+		}
+	}
+	if i, ok := pick(order); ok {
 		c.promote(addrs[i])
 		return named[i], addrs[i], nil
 	}
@@ -599,15 +696,27 @@ func (c *Client) sameServerFunc(ctx context.Context) func(a, b string) bool {
 	}
 }
 
+// view is a Sentinel's view of the master: the master it names and the
+// config epoch of that view.
+type view struct {
+	master string
+	epoch  int64
+}
+
 // configEpochs asks the Sentinels addrs[i], for each i in which, in
-// parallel for the config epoch of their view of the master (SENTINEL
-// MASTER) and returns them by i. A Sentinel that fails, or whose reply
-// has no config epoch, is left out; so is one whose reply names another
-// master than the one it named (named[i]): its view changed since (it
-// followed a failover, or was given another master), and the epoch of
-// its new view says nothing of the master it named before.
-func (c *Client) configEpochs(ctx context.Context, addrs, named []string, which []int) map[int]int64 {
-	got := make([]int64, len(which))
+// parallel for their view of the master (SENTINEL MASTER) and returns
+// them by i. A Sentinel that fails, or whose reply has no config epoch
+// or no usable master, is left out. The view's master is named[i] when
+// the reply names that server (the same Sentinel spells one master the
+// same way in both replies: no host name is looked up); otherwise the
+// Sentinel's view moved on since it named named[i] (it followed a
+// failover, or was given another master), and its view is the master
+// the reply names, with that view's epoch: the epoch says nothing of the
+// master it named before. A reply in the middle of a failover
+// (failover_in_progress) that names another master is left out: it
+// names the master being failed over from, with the new epoch already.
+func (c *Client) configEpochs(ctx context.Context, addrs, named []string, which []int) map[int]view {
+	got := make([]view, len(which))
 	ok := make([]bool, len(which))
 	var wg sync.WaitGroup
 	for k, i := range which {
@@ -616,14 +725,18 @@ func (c *Client) configEpochs(ctx context.Context, addrs, named []string, which 
 			if err != nil {
 				return
 			}
-			e, m, eok := parseConfigEpoch(reply)
-			// The same Sentinel spells one master the same way in both
-			// replies: no host name is looked up.
-			got[k], ok[k] = e, eok && m != "" && sameServer(m, named[i])
+			e, m, inFailover, eok := parseConfigEpoch(reply)
+			switch {
+			case !eok || m == "":
+			case sameServer(m, named[i]):
+				got[k], ok[k] = view{master: named[i], epoch: e}, true
+			case !inFailover:
+				got[k], ok[k] = view{master: m, epoch: e}, true
+			}
 		})
 	}
 	wg.Wait()
-	out := make(map[int]int64, len(which))
+	out := make(map[int]view, len(which))
 	for k, i := range which {
 		if ok[k] {
 			out[i] = got[k]

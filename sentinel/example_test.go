@@ -121,3 +121,43 @@ func ExampleClient_WatchAllWith() {
 	// Output:
 	// failover of master-1
 }
+
+// Find the current master, checked with ROLE and ranked by the replicas
+// it lists: when the Sentinels disagree and their config epochs cannot
+// tell the newer view (a user that may not run SENTINEL MASTER), the
+// master the replicas follow wins over a stale one that also says it is
+// a master.
+func ExampleClient_RankedMasterAddr() {
+	sentinels, masters := sentinelAddrs()
+	c, err := sentinel.New(masters[0], sentinels, sentinel.Options{DialTimeout: time.Second})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	replicas := func(ctx context.Context, addr string) (int, error) {
+		conn, err := redis.DialContext(ctx, "tcp", addr, redis.DialReadTimeout(time.Second))
+		if err != nil {
+			return 0, err
+		}
+		defer conn.Close()
+		role, err := sentinel.CheckRole(ctx, conn)
+		if err != nil {
+			return 0, err
+		}
+		if role.Kind != sentinel.RoleMaster {
+			return 0, fmt.Errorf("%s is a %s", addr, role.Kind)
+		}
+		return len(role.Replicas), nil
+	}
+	addr, _, err := c.RankedMasterAddr(ctx, replicas)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	n, err := replicas(ctx, addr)
+	fmt.Println("a master with its replica:", n, err)
+	// Output:
+	// a master with its replica: 1 <nil>
+}

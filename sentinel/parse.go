@@ -3,6 +3,7 @@ package sentinel
 import (
 	"fmt"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -240,16 +241,23 @@ func ParseReplicas(reply any) ([]Replica, error) {
 // parseConfigEpoch reads the config-epoch field of the reply to SENTINEL
 // MASTER (a flat field-value array), and the master that reply names
 // (its ip and port fields; "" when they are missing or unusable).
-func parseConfigEpoch(reply any) (epoch int64, master string, ok bool) {
+// inFailover reports the flag failover_in_progress: the epoch is then
+// already the new one, while ip and port still name the master being
+// failed over from (GET-MASTER-ADDR-BY-NAME names the promoted replica
+// from the middle of a failover on, SENTINEL MASTER only at its end).
+func parseConfigEpoch(reply any) (epoch int64, master string, inFailover, ok bool) {
 	f, isArray := reply.([]any)
 	if !isArray || len(f)%2 != 0 {
-		return 0, "", false
+		return 0, "", false, false
 	}
 	var host string
 	port := -1
 	for i := 0; i < len(f); i += 2 {
 		k, _ := text(f[i])
 		switch k {
+		case "flags":
+			flags, _ := text(f[i+1])
+			inFailover = slices.Contains(strings.Split(flags, ","), "failover_in_progress")
 		case "ip":
 			host, _ = text(f[i+1])
 		case "port":
@@ -263,7 +271,7 @@ func parseConfigEpoch(reply any) (epoch int64, master string, ok bool) {
 			default:
 				s, sok := text(v)
 				if !sok {
-					return 0, "", false
+					return 0, "", false, false
 				}
 				n, err := strconv.ParseInt(s, 10, 64)
 				epoch, ok = n, err == nil && n >= 0
@@ -271,12 +279,12 @@ func parseConfigEpoch(reply any) (epoch int64, master string, ok bool) {
 		}
 	}
 	if !ok {
-		return 0, "", false
+		return 0, "", false, false
 	}
 	if validHost(host) && port >= 0 {
 		master = net.JoinHostPort(host, strconv.Itoa(port))
 	}
-	return epoch, master, true
+	return epoch, master, inFailover, true
 }
 
 // ParseSwitchMaster reads the message of a +switch-master event:

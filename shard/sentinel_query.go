@@ -25,7 +25,7 @@ func (c *Client) query(ctx context.Context, sh *sentShard) error {
 	sh.instMu.Lock()
 	gen := sh.switchInstall
 	sh.instMu.Unlock()
-	addr, _, err := sh.cli.VerifiedMasterAddr(ctx, c.checkMaster)
+	addr, _, err := sh.cli.RankedMasterAddr(ctx, c.masterRank)
 	if err != nil {
 		// No Sentinel named a confirmed master: keep serving the last
 		// known one, and say so in Stats. If it says it has become a
@@ -122,6 +122,23 @@ func (c *Client) sameRunningServer(ctx context.Context, sh *sentShard, addr stri
 	defer cancel()
 	ids := runid.Of(ctx, c.nodeConn, []string{sh.key, addr})
 	return ids[sh.key] != "" && ids[sh.key] == ids[addr]
+}
+
+// masterRank verifies with ROLE that addr is a master, and ranks it by
+// the number of replicas ROLE lists: of the answers of a tie that the
+// Sentinels' config epochs cannot break (a user that may not run
+// SENTINEL MASTER), the master the set's replicas follow is the one of
+// the latest failover, not an old master partitioned from them or
+// restarted empty.
+func (c *Client) masterRank(ctx context.Context, addr string) (int, error) {
+	role, err := c.roleOf(ctx, addr)
+	if err != nil {
+		return 0, err
+	}
+	if role.Kind != sentinel.RoleMaster {
+		return 0, fmt.Errorf("%w: %s says it is a %s", sentinel.ErrNotMaster, addr, role.Kind)
+	}
+	return len(role.Replicas), nil
 }
 
 // checkMaster verifies with ROLE that addr is a master.

@@ -152,3 +152,112 @@ func nodeLine(out, id string) string {
 	}
 	return ""
 }
+
+// A master whose replica took over while it was down comes back, as the
+// same node, on another client port and rejoins as a replica: with reads
+// from replicas the client lists it at its new address only (the old one,
+// kept as a failed node while the cluster listed it there, retires), and
+// reads its slot's keys from it there.
+func TestReview17ClusterFailedMasterBackAsReplicaOnNewPort(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts its own cluster")
+	}
+	ctx := context.Background()
+	rc := redistest.StartClusterTB(t, 3, 1, redistest.Options{NodeTimeout: time.Second})
+	ms := rc.Masters()
+	require.Len(t, ms, 3)
+	victim := ms[0]
+	replica, err := rc.ReplicaOf(victim)
+	require.NoError(t, err)
+	key, _ := keyOnMaster(t, rc, victim, "newport-replica")
+	id, err := redis.String(victim.Do("CLUSTER", "MYID"))
+	require.NoError(t, err)
+
+	cfg := clusterConfig(ms[1].Addr, ms[2].Addr)
+	cfg.Cluster.ReadFrom = shard.ReadReplicaRandom
+	c := newClient(t, cfg)
+	_, err = c.Do(ctx, "SET", key, "v1")
+	require.NoError(t, err)
+
+	oldAddr := victim.Addr
+	busPort := victim.Port + 10000
+	conf, err := os.ReadFile(filepath.Join(victim.Dir, "nodes.conf"))
+	require.NoError(t, err)
+	require.NoError(t, victim.Kill())
+	waitFor(t, 60*time.Second, "the replica to take over", func() bool {
+		info, err := replica.Do("INFO", "replication")
+		return err == nil && strings.Contains(info, "role:master")
+	})
+	waitFor(t, 60*time.Second, "a write to the slot to succeed on the new master", func() bool {
+		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		_, err := c.Do(cctx, "SET", key, "v2")
+		return err == nil
+	})
+	waitFor(t, 30*time.Second, "the client to list the old address down (a failed node)", func() bool {
+		for _, st := range c.Stats().Nodes {
+			if st.Node.Addr == oldAddr {
+				return st.Down
+			}
+		}
+		return false
+	})
+
+	nodesFile := filepath.Join(t.TempDir(), "nodes.conf")
+	require.NoError(t, os.WriteFile(nodesFile, conf, 0o600))
+	back := redistest.StartTB(t, redistest.Options{Cluster: true, NodeTimeout: time.Second,
+		Args: []string{"--cluster-config-file", nodesFile, "--cluster-port", strconv.Itoa(busPort)}})
+	require.NotEqual(t, oldAddr, back.Addr)
+	waitFor(t, 60*time.Second, "the node to rejoin as a replica at its new address, in sync", func() bool {
+		for _, s := range []*redistest.Server{ms[1], ms[2], replica} {
+			out, err := redis.String(s.Do("CLUSTER", "NODES"))
+			if err != nil {
+				return false
+			}
+			line := nodeLine(out, id)
+			if !strings.Contains(line, " "+back.Addr+"@") || strings.Contains(line, "fail") || !strings.Contains(line, "slave") {
+				return false
+			}
+		}
+		info, err := back.Do("INFO", "replication")
+		return err == nil && strings.Contains(info, "master_link_status:up")
+	})
+
+	waitFor(t, 60*time.Second, "the client to list the node at its new address only", func() bool {
+		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		_ = cctx
+		newUp, old := false, false
+		for _, st := range c.Stats().Nodes {
+			if st.Node.Addr == oldAddr || strings.Contains(st.Node.Name, oldAddr) {
+				old = true
+			}
+			if st.Node.Addr == back.Addr && !st.Down {
+				newUp = true
+			}
+		}
+		return newUp && !old
+	})
+	for _, n := range c.Router().(*shard.ClusterRouter).AllNodes() {
+		require.NotEqual(t, oldAddr, n.Addr)
+		require.NotContains(t, n.Name, oldAddr)
+	}
+	// Reads of the slot go to its only replica, the node at its new address.
+	before := readOnlyCommands(c, back.Addr)
+	for i := 0; i < 20; i++ {
+		v, err := redis.String(c.Do(ctx, "GET", key))
+		require.NoError(t, err)
+		require.Equal(t, "v2", v)
+	}
+	require.Greater(t, readOnlyCommands(c, back.Addr), before, "reads reached the replica at its new address")
+}
+
+// readOnlyCommands returns the commands sent to the replica entry of addr.
+func readOnlyCommands(c *shard.Client, addr string) int64 {
+	for _, st := range c.Stats().Nodes {
+		if st.Node.Addr == addr && st.ReadOnly {
+			return st.Commands
+		}
+	}
+	return 0
+}

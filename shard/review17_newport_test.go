@@ -18,13 +18,19 @@ import (
 
 // A cluster master that failed (killed, flagged fail by the others) and
 // came back as the same node (its nodes.conf, hence its node ID) on
-// another client port: the client routes its slots to the new address
-// and names the node by it in AllNodes, Stats and errors; the old address
-// is no node of the client any more.
+// another client port, with its cluster bus port or a new one: the client
+// routes its slots to the new address and names the node by it in
+// AllNodes, Stats and errors; the old address is no node of the client
+// any more.
 func TestReview17ClusterNodeBackOnNewPort(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts its own cluster")
 	}
+	t.Run("same bus port", func(t *testing.T) { nodeBackOnNewPort(t, true) })
+	t.Run("new bus port", func(t *testing.T) { nodeBackOnNewPort(t, false) })
+}
+
+func nodeBackOnNewPort(t *testing.T, sameBus bool) {
 	ctx := context.Background()
 	rc := redistest.StartClusterTB(t, 3, 0, redistest.Options{NodeTimeout: time.Second})
 	ms := rc.Masters()
@@ -71,8 +77,11 @@ func TestReview17ClusterNodeBackOnNewPort(t *testing.T) {
 	// client port, with the bus port it had.
 	nodesFile := filepath.Join(t.TempDir(), "nodes.conf")
 	require.NoError(t, os.WriteFile(nodesFile, conf, 0o600))
-	back := redistest.StartTB(t, redistest.Options{Cluster: true, NodeTimeout: time.Second,
-		Args: []string{"--cluster-config-file", nodesFile, "--cluster-port", strconv.Itoa(busPort)}})
+	args := []string{"--cluster-config-file", nodesFile}
+	if sameBus {
+		args = append(args, "--cluster-port", strconv.Itoa(busPort))
+	}
+	back := redistest.StartTB(t, redistest.Options{Cluster: true, NodeTimeout: time.Second, Args: args})
 	require.NotEqual(t, oldAddr, back.Addr)
 	gotID, err := redis.String(back.Do("CLUSTER", "MYID"))
 	require.NoError(t, err)

@@ -727,10 +727,23 @@ func (pc *pipeConn) finish() { close(pc.inflight) }
 // command still waiting gets the error.
 func (pc *pipeConn) read() {
 	defer pc.p.readers.Done()
+	var (
+		// suspect: the last reply read as a protocol error (readAhead),
+		// and the next one read tells whether it was one. discard: the
+		// connection is not to go back to the pool.
+		suspect, discard bool
+	)
 	defer func() {
 		pc.p.mu.Lock()
 		delete(pc.p.conns, pc)
 		pc.p.mu.Unlock()
+		if discard {
+			// Its last reply read as a protocol error, and nothing
+			// read after it told otherwise: the server may be about
+			// to close it, and the pool's borrow check would not see
+			// that yet.
+			pc.abort()
+		}
 		pc.conn.Close()
 		close(pc.exited)
 	}()
@@ -761,16 +774,36 @@ func (pc *pipeConn) read() {
 		// read).
 		due := r.sent.Add(pc.p.c.readTimeout)
 		var reply any
-		dropped, preRefused, err := skipReplies(pc.conn, len(r.pre), due)
+		dropped, preRefused, got, err := skipReplies(pc.conn, len(r.pre), due)
 		r.refused = preRefused
+		preProto := false // a protocol error before EXEC
 		switch {
 		case err == nil && dropped != "" && isProtocolError(dropped):
 			// A transaction's command refused with a protocol error:
 			// the server closes the connection, EXEC never comes, and
 			// the refusal is the transaction's answer.
-			err = dropped
+			err, preProto = dropped, true
 		case err == nil:
 			reply, err = pool.ReceiveBy(pc.conn, due)
+		}
+		if suspect {
+			// The first read since a reply that read as a protocol
+			// error: the end of the stream (or a reset) confirms it.
+			// The server ran nothing written after that command: r
+			// and the commands after it fail unrun, which is no
+			// failure of the node. Any reply instead shows that the
+			// server kept the connection open and ran r: that reply
+			// was the command's own error reply (a script's
+			// redis.error_reply, a module's), and r's is read as
+			// usual.
+			suspect = false
+			if got == 0 && err != nil && serverClosed(err) {
+				failed = &NodeError{Node: pc.p.c.nodes.get(pc.p.node).node, Err: errAfterProtocolError}
+				pc.settle()
+				r.finish(nil, failed)
+				continue
+			}
+			discard = false
 		}
 		if dropped != "" && unserving == nil && cannotServe(dropped) {
 			unserving = dropped // the cause of EXEC's EXECABORT
@@ -784,8 +817,10 @@ func (pc *pipeConn) read() {
 			pc.settle()
 			answered = answered || r.proves
 			r.finish(reply, nil)
-		case errors.As(err, &re) && isProtocolError(re):
-			// The server closes the connection after this reply and
+		case preProto:
+			// A transaction's command refused with a protocol error
+			// before its EXEC: a queued command does not run, so the
+			// reply is the server's own, it closes the connection, and
 			// runs nothing sent after the command: the writer moves to
 			// a new connection (broken is set before the caller wakes,
 			// so that its next command is not written on this one),
@@ -799,6 +834,22 @@ func (pc *pipeConn) read() {
 			pc.broken.Store(true)
 			pc.abort()
 			failed = &NodeError{Node: pc.p.c.nodes.get(pc.p.node).node, Err: errAfterProtocolError}
+			pc.settle()
+			r.finish(nil, dropped)
+			continue
+		case errors.As(err, &re) && isProtocolError(re):
+			// The reply of a command that ran may read so too (a
+			// script's redis.error_reply): the server then keeps the
+			// connection open and runs the commands written after it.
+			// The text alone does not tell, so the next read does
+			// (suspect): a protocol error is the last reply the server
+			// sends on the connection. Meanwhile the writer moves to a
+			// new connection (broken is set before the caller wakes, so
+			// that its next command is not written on this one), and
+			// this one is not handed back to the pool unless a reply
+			// after this one shows it open (discard).
+			pc.broken.Store(true)
+			suspect, discard = true, true
 			pc.settle()
 			r.finish(nil, re)
 			continue

@@ -45,13 +45,14 @@ func (c *Client) autoDoTx(ctx context.Context, calls []*call) (abandoned bool) {
 // EXEC then answers EXECABORT; and first, the first of them, or the
 // protocol error that ends the skipping: the server closes the
 // connection after it and answers nothing written later. A connection
-// failure is returned as err.
-func skipReplies(conn redis.Conn, n int, deadline time.Time) (first redis.Error, refused []error, err error) {
+// failure is returned as err, with got, the number of replies that came
+// before it.
+func skipReplies(conn redis.Conn, n int, deadline time.Time) (first redis.Error, refused []error, got int, err error) {
 	for i := range n {
 		if _, err := pool.ReceiveBy(conn, deadline); err != nil {
 			var re redis.Error
 			if !errors.As(err, &re) {
-				return first, refused, err
+				return first, refused, i, err
 			}
 			if refused == nil {
 				refused = make([]error, n)
@@ -61,11 +62,11 @@ func skipReplies(conn redis.Conn, n int, deadline time.Time) (first redis.Error,
 				first = re
 			}
 			if isProtocolError(re) {
-				return first, refused, nil
+				return first, refused, i + 1, nil
 			}
 		}
 	}
-	return first, refused, nil
+	return first, refused, n, nil
 }
 
 // setRefused gives each command of a transaction written before its EXEC

@@ -135,6 +135,10 @@ type Scanner struct {
 	// failover after its walk) to that one: it holds the keys reported
 	// already, and is not walked again (more, again).
 	took map[string]string
+	// retell: the current master did not answer (heldSlots) as its walk
+	// began, before its first page: noteHeld asks it again once that
+	// page is in.
+	retell bool
 	// fresh: the topology was refreshed as the walk began (cluster mode).
 	fresh bool
 	// from is, when the current node is a Sentinel shard's, its master
@@ -483,6 +487,14 @@ func (s *Scanner) scanOnce(ctx context.Context) {
 		}
 		if r := s.c.cl(); r != nil && r.Table() != nil {
 			s.asOf[n.Addr] = r.Table()
+			// What n holds beyond its slots in the table, and its
+			// config epoch, before its first page: a slot that left n
+			// and came back between this page and a later question
+			// would look held all along, its keys missed by the page.
+			// A master that died is asked once, not waited for
+			// (heldSlots); one that could not tell is asked again
+			// once the page is in (noteHeld).
+			s.retell = !s.noteHeld(ctx, n, s.asOf[n.Addr])
 		}
 	}
 	sh := s.c.sentinelShardOf(n)
@@ -510,9 +522,9 @@ func (s *Scanner) scanOnce(ctx context.Context) {
 		return
 	}
 	only := s.only[s.ni]
-	if s.cur == "0" && only == nil && s.asOf[n.Addr] != nil {
-		// n answers: what it holds beyond its slots in the table
-		// (asked only now, not to wait on a master that died).
+	if s.cur == "0" && only == nil && s.retell && s.asOf[n.Addr] != nil {
+		// n did not answer before its first page and answers now.
+		s.retell = false
 		s.noteHeld(ctx, n, s.asOf[n.Addr])
 	}
 	if only != nil && s.cur == "0" {

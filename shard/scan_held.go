@@ -124,7 +124,9 @@ func (s *Scanner) countedSlots(ctx context.Context, n Node, t *cluster.Table) (h
 // had moved away, the table not told yet) are walked once more on n if n
 // holds them at the end: keys that came back to n after its walk began
 // were not there for the whole walk, and SCAN may have missed them.
-func (s *Scanner) noteHeld(ctx context.Context, n Node, t *cluster.Table) {
+// It reports whether n answered CLUSTER NODES (with its slots or a
+// refusal): false when n could not be reached or did not tell.
+func (s *Scanner) noteHeld(ctx context.Context, n Node, t *cluster.Table) (answered bool) {
 	if s.extra == nil {
 		s.extra = map[string]map[int]bool{}
 		s.lacking = map[string]map[int]bool{}
@@ -138,6 +140,7 @@ func (s *Scanner) noteHeld(ctx context.Context, n Node, t *cluster.Table) {
 	delete(s.endAt, n.Addr)
 	delete(s.heldEnd, n.Addr)
 	held, epoch, epochOK, ok, refusal := s.heldSlots(ctx, n)
+	answered = ok || refusal != nil
 	if refusal != nil {
 		// An ACL that refuses CLUSTER NODES may allow CLUSTER INFO,
 		// which tells the epoch; one that refuses both leaves the
@@ -157,7 +160,7 @@ func (s *Scanner) noteHeld(ctx context.Context, n Node, t *cluster.Table) {
 		s.epochAt[n.Addr] = epoch
 	}
 	if !ok {
-		return
+		return answered
 	}
 	if epochOK && refusal == nil {
 		if s.heldEnd == nil {
@@ -183,6 +186,7 @@ func (s *Scanner) noteHeld(ctx context.Context, n Node, t *cluster.Table) {
 		s.extra[n.Addr] = extra
 		s.kept[n.Addr] = map[string]struct{}{}
 	}
+	return true
 }
 
 // noteEnd records, as the whole walk of master n ends, its config epoch

@@ -63,10 +63,13 @@ type ScanOptions struct {
 // once more over all its slots. One that refuses CLUSTER NODES and either
 // of those cannot tell what moved to it: the Scan reports every key it
 // meets, then ends with a *ScanIncompleteError (errors.Is
-// ErrScanIncomplete), never missing a key silently. One whose walk was
-// over and that cannot be reached at the end (it died, no replica
-// promoted yet) is asked once, not waited for, as its keys were reported:
-// a key whose slot was still being migrated to it may then be missed.
+// ErrScanIncomplete), never missing a key silently. So does one whose
+// walk was over and that cannot be reached at the end (it died or hangs,
+// no replica promoted yet), or does not tell its slots and epoch then:
+// a slot that left it during its walk and came back, or moved to it
+// since, would not be seen. It is asked once, not waited for.
+// Each master tells its slots and epoch before its first SCAN page, so a
+// slot that leaves it and comes back around that page is seen too.
 // A master that fails and whose replica takes over within MaxRetryWait is
 // walked on that replica, from its start, the keys already reported not
 // reported again; one whose walk
@@ -359,11 +362,12 @@ func (s *Scanner) again(ctx context.Context) bool {
 			continue
 		}
 		n := Node{Name: addr, Addr: addr}
-		held, epoch, epochOK, ok, refusal := s.heldSlots(ctx, n)
+		held, epoch, epochOK, ok, refusal, failed := s.heldSlots(ctx, n)
 		if refusal != nil {
-			var countRefusal, infoRefusal error
-			held, ok, countRefusal = s.countedSlots(ctx, n, t)
-			epoch, epochOK, infoRefusal = s.infoEpoch(ctx, n)
+			var countRefusal, infoRefusal, countFailed, infoFailed error
+			held, ok, countRefusal, countFailed = s.countedSlots(ctx, n, t)
+			epoch, epochOK, infoRefusal, infoFailed = s.infoEpoch(ctx, n)
+			failed = cmp.Or(countFailed, infoFailed)
 			if countRefusal != nil || infoRefusal != nil {
 				// addr refused every command that tells the slots it
 				// holds, or every one that tells its epoch: a slot that
@@ -371,6 +375,14 @@ func (s *Scanner) again(ctx context.Context) bool {
 				// not seen. The Scan goes on, and says so as it ends.
 				s.unprovable(n, cmp.Or(countRefusal, infoRefusal))
 			}
+		}
+		if failed != nil {
+			// addr could not be reached (died, frozen, marked down) or
+			// did not tell: a slot that left it during its walk and
+			// came back, or moved to it since, is not seen, its keys
+			// maybe missed. The Scan goes on with the table's view, and
+			// says so as it ends.
+			s.unprovable(n, failed)
 		}
 		if b := s.blind[addr]; b != nil {
 			s.unprovable(n, b) // its epoch as its walk began is not known

@@ -497,6 +497,7 @@ func (s *Scanner) scanOnce(ctx context.Context) {
 		if s.asOf == nil {
 			s.asOf = map[string]*cluster.Table{}
 		}
+		s.retell = false
 		if r := s.c.cl(); r != nil && r.Table() != nil {
 			s.asOf[n.Addr] = r.Table()
 			// What n holds beyond its slots in the table, and its

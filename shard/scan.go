@@ -69,7 +69,9 @@ type ScanOptions struct {
 // a slot that left it during its walk and came back, or moved to it
 // since, would not be seen. It is asked once, not waited for.
 // Each master tells its slots and epoch before its first SCAN page, so a
-// slot that leaves it and comes back around that page is seen too.
+// slot that leaves it and comes back around that page is seen too; one
+// that tells them only after that page (it did not answer before) is
+// walked once more over all its slots, its keys then reported twice.
 // A master that fails and whose replica takes over within MaxRetryWait is
 // walked on that replica, from its start, the keys already reported not
 // reported again; one whose walk
@@ -142,6 +144,11 @@ type Scanner struct {
 	// began, before its first page: noteHeld asks it again once that
 	// page is in.
 	retell bool
+	// late holds the masters whose slots and epoch were told only after
+	// their first page (retell): a slot may have left and come back
+	// around that page unseen, so again passes over all their slots once
+	// more.
+	late map[string]bool
 	// fresh: the topology was refreshed as the walk began (cluster mode).
 	fresh bool
 	// from is, when the current node is a Sentinel shard's, its master
@@ -388,7 +395,8 @@ func (s *Scanner) again(ctx context.Context) bool {
 			s.unprovable(n, b) // its epoch as its walk began is not known
 		}
 		end, ended := s.endAt[addr]
-		if was, known := s.epochAt[addr]; known && epochOK && epoch > was && (!ended || end > was) {
+		was, known := s.epochAt[addr]
+		if late := s.late[addr]; late || (known && epochOK && epoch > was && (!ended || end > was)) {
 			// addr finished importing a slot since its walk began, and
 			// during that walk when it told (SETSLOT NODE bumps the
 			// importer's config epoch, unless it is the highest
@@ -397,7 +405,15 @@ func (s *Scanner) again(ctx context.Context) bool {
 			// back, its keys gone while the cursor passed them, also
 			// when it gained or lost other slots meanwhile; which slot
 			// no reply tells: all its slots are passed over once more.
-			s.epochAt[addr] = epoch
+			// So may one have when addr told its slots and epoch only
+			// after its first page (late).
+			delete(s.late, addr)
+			if epochOK {
+				if s.epochAt == nil {
+					s.epochAt = map[string]uint64{}
+				}
+				s.epochAt[addr] = epoch
+			}
 			delete(s.endAt, addr) // a later import: all once more
 			if !ok {
 				held = map[int]bool{}
@@ -539,6 +555,10 @@ func (s *Scanner) scanOnce(ctx context.Context) {
 		// n did not answer before its first page and answers now.
 		s.retell = false
 		s.noteHeld(ctx, n, s.asOf[n.Addr])
+		if s.late == nil {
+			s.late = map[string]bool{}
+		}
+		s.late[n.Addr] = true
 	}
 	if only != nil && s.cur == "0" {
 		// A pass over the slots n gained: the keys of those slots its

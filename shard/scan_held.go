@@ -164,6 +164,7 @@ func (s *Scanner) noteHeld(ctx context.Context, n Node, t *cluster.Table) (answe
 	delete(s.blind, n.Addr)
 	delete(s.endAt, n.Addr)
 	delete(s.heldEnd, n.Addr)
+	delete(s.late, n.Addr)
 	held, epoch, epochOK, ok, refusal, _ := s.heldSlots(ctx, n)
 	answered = ok || refusal != nil
 	if refusal != nil {

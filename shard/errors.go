@@ -126,12 +126,14 @@ func (e *CrossShardError) Is(target error) bool { return target == ErrCrossShard
 // (CLUSTER NODES, then CLUSTER COUNTKEYSINSLOT) or whether a slot left it
 // and came back during its walk (CLUSTER NODES, then CLUSTER INFO), so a
 // slot that moved to it, or left it and came back, during the Scan could
-// not be walked again. It comes only once every key met was returned by
-// Next. Err is the last refusal. Allowing the client's user CLUSTER NODES
+// not be walked again; or Node, walked already, could not be reached as
+// the Scan ended (died, hangs, marked down; no replica promoted yet) or
+// did not tell its slots and config epoch then. It comes only once every
+// key met was returned by Next. Err is the refusal or the failure. Allowing the client's user CLUSTER NODES
 // (or CLUSTER INFO and CLUSTER COUNTKEYSINSLOT) avoids it.
 type ScanIncompleteError struct {
 	Node Node  // the master that could not tell
-	Err  error // the refusal
+	Err  error // the refusal, or why it could not be reached
 }
 
 // Error implements error.
@@ -142,7 +144,7 @@ func (e *ScanIncompleteError) Error() string {
 // Is makes errors.Is(err, ErrScanIncomplete) true.
 func (e *ScanIncompleteError) Is(target error) bool { return target == ErrScanIncomplete }
 
-// Unwrap returns the refusal.
+// Unwrap returns the refusal or the failure.
 func (e *ScanIncompleteError) Unwrap() error { return e.Err }
 
 // ConnStateError reports a command that Do, DoKey and pipelines refuse

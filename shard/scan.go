@@ -63,10 +63,15 @@ type ScanOptions struct {
 // once more over all its slots. One that refuses CLUSTER NODES and either
 // of those cannot tell what moved to it: the Scan reports every key it
 // meets, then ends with a *ScanIncompleteError (errors.Is
-// ErrScanIncomplete), never missing a key silently. One whose walk was
-// over and that cannot be reached at the end (it died, no replica
-// promoted yet) is asked once, not waited for, as its keys were reported:
-// a key whose slot was still being migrated to it may then be missed.
+// ErrScanIncomplete), never missing a key silently. So does one whose
+// walk was over and that cannot be reached at the end (it died or hangs,
+// no replica promoted yet), or does not tell its slots and epoch then:
+// a slot that left it during its walk and came back, or moved to it
+// since, would not be seen. It is asked once, not waited for.
+// Each master tells its slots and epoch before its first SCAN page, so a
+// slot that leaves it and comes back around that page is seen too; one
+// that tells them only after that page (it did not answer before) is
+// walked once more over all its slots, its keys then reported twice.
 // A master that fails and whose replica takes over within MaxRetryWait is
 // walked on that replica, from its start, the keys already reported not
 // reported again; one whose walk
@@ -135,6 +140,15 @@ type Scanner struct {
 	// failover after its walk) to that one: it holds the keys reported
 	// already, and is not walked again (more, again).
 	took map[string]string
+	// retell: the current master did not answer (heldSlots) as its walk
+	// began, before its first page: noteHeld asks it again once that
+	// page is in.
+	retell bool
+	// late holds the masters whose slots and epoch were told only after
+	// their first page (retell): a slot may have left and come back
+	// around that page unseen, so again passes over all their slots once
+	// more.
+	late map[string]bool
 	// fresh: the topology was refreshed as the walk began (cluster mode).
 	fresh bool
 	// from is, when the current node is a Sentinel shard's, its master
@@ -355,11 +369,12 @@ func (s *Scanner) again(ctx context.Context) bool {
 			continue
 		}
 		n := Node{Name: addr, Addr: addr}
-		held, epoch, epochOK, ok, refusal := s.heldSlots(ctx, n)
+		held, epoch, epochOK, ok, refusal, failed := s.heldSlots(ctx, n)
 		if refusal != nil {
-			var countRefusal, infoRefusal error
-			held, ok, countRefusal = s.countedSlots(ctx, n, t)
-			epoch, epochOK, infoRefusal = s.infoEpoch(ctx, n)
+			var countRefusal, infoRefusal, countFailed, infoFailed error
+			held, ok, countRefusal, countFailed = s.countedSlots(ctx, n, t)
+			epoch, epochOK, infoRefusal, infoFailed = s.infoEpoch(ctx, n)
+			failed = cmp.Or(countFailed, infoFailed)
 			if countRefusal != nil || infoRefusal != nil {
 				// addr refused every command that tells the slots it
 				// holds, or every one that tells its epoch: a slot that
@@ -368,11 +383,20 @@ func (s *Scanner) again(ctx context.Context) bool {
 				s.unprovable(n, cmp.Or(countRefusal, infoRefusal))
 			}
 		}
+		if failed != nil {
+			// addr could not be reached (died, frozen, marked down) or
+			// did not tell: a slot that left it during its walk and
+			// came back, or moved to it since, is not seen, its keys
+			// maybe missed. The Scan goes on with the table's view, and
+			// says so as it ends.
+			s.unprovable(n, failed)
+		}
 		if b := s.blind[addr]; b != nil {
 			s.unprovable(n, b) // its epoch as its walk began is not known
 		}
 		end, ended := s.endAt[addr]
-		if was, known := s.epochAt[addr]; known && epochOK && epoch > was && (!ended || end > was) {
+		was, known := s.epochAt[addr]
+		if late := s.late[addr]; late || (known && epochOK && epoch > was && (!ended || end > was)) {
 			// addr finished importing a slot since its walk began, and
 			// during that walk when it told (SETSLOT NODE bumps the
 			// importer's config epoch, unless it is the highest
@@ -381,7 +405,15 @@ func (s *Scanner) again(ctx context.Context) bool {
 			// back, its keys gone while the cursor passed them, also
 			// when it gained or lost other slots meanwhile; which slot
 			// no reply tells: all its slots are passed over once more.
-			s.epochAt[addr] = epoch
+			// So may one have when addr told its slots and epoch only
+			// after its first page (late).
+			delete(s.late, addr)
+			if epochOK {
+				if s.epochAt == nil {
+					s.epochAt = map[string]uint64{}
+				}
+				s.epochAt[addr] = epoch
+			}
 			delete(s.endAt, addr) // a later import: all once more
 			if !ok {
 				held = map[int]bool{}
@@ -481,8 +513,17 @@ func (s *Scanner) scanOnce(ctx context.Context) {
 		if s.asOf == nil {
 			s.asOf = map[string]*cluster.Table{}
 		}
+		s.retell = false
 		if r := s.c.cl(); r != nil && r.Table() != nil {
 			s.asOf[n.Addr] = r.Table()
+			// What n holds beyond its slots in the table, and its
+			// config epoch, before its first page: a slot that left n
+			// and came back between this page and a later question
+			// would look held all along, its keys missed by the page.
+			// A master that died is asked once, not waited for
+			// (heldSlots); one that could not tell is asked again
+			// once the page is in (noteHeld).
+			s.retell = !s.noteHeld(ctx, n, s.asOf[n.Addr])
 		}
 	}
 	sh := s.c.sentinelShardOf(n)
@@ -510,10 +551,14 @@ func (s *Scanner) scanOnce(ctx context.Context) {
 		return
 	}
 	only := s.only[s.ni]
-	if s.cur == "0" && only == nil && s.asOf[n.Addr] != nil {
-		// n answers: what it holds beyond its slots in the table
-		// (asked only now, not to wait on a master that died).
+	if s.cur == "0" && only == nil && s.retell && s.asOf[n.Addr] != nil {
+		// n did not answer before its first page and answers now.
+		s.retell = false
 		s.noteHeld(ctx, n, s.asOf[n.Addr])
+		if s.late == nil {
+			s.late = map[string]bool{}
+		}
+		s.late[n.Addr] = true
 	}
 	if only != nil && s.cur == "0" {
 		// A pass over the slots n gained: the keys of those slots its

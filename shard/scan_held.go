@@ -3,6 +3,7 @@ package shard
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 
@@ -22,23 +23,35 @@ import (
 // yet) held keys reported already, and the Scan does not wait for it.
 // refusal is n's error reply when it answered CLUSTER NODES with one (an
 // ACL that refuses it): countedSlots and infoEpoch may tell instead.
-// epoch is n's config epoch, when epochOK.
-func (s *Scanner) heldSlots(ctx context.Context, n Node) (held map[int]bool, epoch uint64, epochOK, ok bool, refusal error) {
+// epoch is n's config epoch, when epochOK. failed says why n did not
+// tell its slots or epoch when it did not refuse (not reached, marked
+// down, a reply without them).
+func (s *Scanner) heldSlots(ctx context.Context, n Node) (held map[int]bool, epoch uint64, epochOK, ok bool, refusal, failed error) {
 	if i, known := s.c.nodes.lookup(n.Addr); !known || s.c.nodes.get(i).down.Load() {
-		return nil, 0, false, false, nil // not to wait on a master that does not answer
+		// not to wait on a master that does not answer
+		return nil, 0, false, false, nil, fmt.Errorf("%w: %s", ErrNodeDown, n)
 	}
 	reply, err := s.scanNode(ctx, n, true, "CLUSTER", "NODES")
 	if err != nil {
-		return nil, 0, false, false, refusalOf(err)
+		if refusal = refusalOf(err); refusal != nil {
+			return nil, 0, false, false, refusal, nil
+		}
+		return nil, 0, false, false, nil, err
 	}
 	text, err := redis.String(reply, nil)
 	if err != nil {
-		return nil, 0, false, false, nil
+		return nil, 0, false, false, nil, fmt.Errorf("shardis: CLUSTER NODES on %s: %w", n, err)
 	}
 	held, ok = parseHeldSlots(text)
 	epoch, epochOK = parseMyEpoch(text)
-	return held, epoch, epochOK, ok, nil
+	if !ok || !epochOK {
+		failed = fmt.Errorf("shardis: CLUSTER NODES on %s: %w", n, errNoMyself)
+	}
+	return held, epoch, epochOK, ok, nil, failed
 }
+
+// errNoMyself: a CLUSTER NODES reply without a readable "myself" line.
+var errNoMyself = errors.New("no readable slots and config epoch of the node itself")
 
 // refusalOf returns err when it is a server's error reply (an answer: the
 // node is up and said no, as an ACL does), nil otherwise.
@@ -52,19 +65,27 @@ func refusalOf(err error) error {
 // infoEpoch is n's config epoch as CLUSTER INFO tells it
 // (cluster_my_epoch), for a master that refuses CLUSTER NODES: an ACL
 // that refuses the one may allow the other. refusal is n's error reply,
-// if it gave one.
-func (s *Scanner) infoEpoch(ctx context.Context, n Node) (epoch uint64, ok bool, refusal error) {
+// if it gave one; failed says why it did not tell otherwise.
+func (s *Scanner) infoEpoch(ctx context.Context, n Node) (epoch uint64, ok bool, refusal, failed error) {
 	reply, err := s.scanNode(ctx, n, true, "CLUSTER", "INFO")
 	if err != nil {
-		return 0, false, refusalOf(err)
+		if refusal = refusalOf(err); refusal != nil {
+			return 0, false, refusal, nil
+		}
+		return 0, false, nil, err
 	}
 	text, err := redis.String(reply, nil)
 	if err != nil {
-		return 0, false, nil
+		return 0, false, nil, fmt.Errorf("shardis: CLUSTER INFO on %s: %w", n, err)
 	}
-	epoch, ok = parseInfoEpoch(text)
-	return epoch, ok, nil
+	if epoch, ok = parseInfoEpoch(text); !ok {
+		return 0, false, nil, fmt.Errorf("shardis: CLUSTER INFO on %s: %w", n, errNoMyEpoch)
+	}
+	return epoch, true, nil, nil
 }
+
+// errNoMyEpoch: a CLUSTER INFO reply without a readable cluster_my_epoch.
+var errNoMyEpoch = errors.New("no readable cluster_my_epoch")
 
 // parseInfoEpoch reads cluster_my_epoch from a CLUSTER INFO reply.
 func parseInfoEpoch(text string) (uint64, bool) {
@@ -86,11 +107,12 @@ func parseInfoEpoch(text string) (uint64, bool) {
 // refused by fewer ACLs than CLUSTER NODES. Asked only as the Scan ends
 // (again), never per page. ok is false when n did not answer them all;
 // refusal is then its first error reply, if it gave one (an ACL that
-// refuses COUNTKEYSINSLOT too).
-func (s *Scanner) countedSlots(ctx context.Context, n Node, t *cluster.Table) (held map[int]bool, ok bool, refusal error) {
+// refuses COUNTKEYSINSLOT too); failed says why it did not answer them
+// all otherwise.
+func (s *Scanner) countedSlots(ctx context.Context, n Node, t *cluster.Table) (held map[int]bool, ok bool, refusal, failed error) {
 	i, known := s.c.nodes.lookup(n.Addr)
 	if !known || s.c.closed.Load() {
-		return nil, false, nil
+		return nil, false, nil, fmt.Errorf("%w: unknown node %s", ErrNoNodes, n)
 	}
 	held = map[int]bool{}
 	calls := make([]*call, 0, cluster.SlotCount)
@@ -107,13 +129,16 @@ func (s *Scanner) countedSlots(ctx context.Context, n Node, t *cluster.Table) (h
 	for j, cl := range calls {
 		count, err := redis.Int64(cl.reply, cl.err)
 		if err != nil {
-			return nil, false, refusalOf(cl.err)
+			if refusal = refusalOf(cl.err); refusal != nil {
+				return nil, false, refusal, nil
+			}
+			return nil, false, nil, fmt.Errorf("shardis: CLUSTER COUNTKEYSINSLOT on %s: %w", n, err)
 		}
 		if count > 0 {
 			held[slots[j]] = true
 		}
 	}
-	return held, true, nil
+	return held, true, nil, nil
 }
 
 // noteHeld records, as the whole walk of master n begins (its first page
@@ -124,7 +149,9 @@ func (s *Scanner) countedSlots(ctx context.Context, n Node, t *cluster.Table) (h
 // had moved away, the table not told yet) are walked once more on n if n
 // holds them at the end: keys that came back to n after its walk began
 // were not there for the whole walk, and SCAN may have missed them.
-func (s *Scanner) noteHeld(ctx context.Context, n Node, t *cluster.Table) {
+// It reports whether n answered CLUSTER NODES (with its slots or a
+// refusal): false when n could not be reached or did not tell.
+func (s *Scanner) noteHeld(ctx context.Context, n Node, t *cluster.Table) (answered bool) {
 	if s.extra == nil {
 		s.extra = map[string]map[int]bool{}
 		s.lacking = map[string]map[int]bool{}
@@ -137,12 +164,14 @@ func (s *Scanner) noteHeld(ctx context.Context, n Node, t *cluster.Table) {
 	delete(s.blind, n.Addr)
 	delete(s.endAt, n.Addr)
 	delete(s.heldEnd, n.Addr)
-	held, epoch, epochOK, ok, refusal := s.heldSlots(ctx, n)
+	delete(s.late, n.Addr)
+	held, epoch, epochOK, ok, refusal, _ := s.heldSlots(ctx, n)
+	answered = ok || refusal != nil
 	if refusal != nil {
 		// An ACL that refuses CLUSTER NODES may allow CLUSTER INFO,
 		// which tells the epoch; one that refuses both leaves the
 		// Scan blind to a slot that leaves n and comes back (again).
-		epoch, epochOK, refusal = s.infoEpoch(ctx, n)
+		epoch, epochOK, refusal, _ = s.infoEpoch(ctx, n)
 		if refusal != nil {
 			if s.blind == nil {
 				s.blind = map[string]error{}
@@ -157,7 +186,7 @@ func (s *Scanner) noteHeld(ctx context.Context, n Node, t *cluster.Table) {
 		s.epochAt[n.Addr] = epoch
 	}
 	if !ok {
-		return
+		return answered
 	}
 	if epochOK && refusal == nil {
 		if s.heldEnd == nil {
@@ -183,6 +212,7 @@ func (s *Scanner) noteHeld(ctx context.Context, n Node, t *cluster.Table) {
 		s.extra[n.Addr] = extra
 		s.kept[n.Addr] = map[string]struct{}{}
 	}
+	return true
 }
 
 // noteEnd records, as the whole walk of master n ends, its config epoch
@@ -196,7 +226,7 @@ func (s *Scanner) noteEnd(ctx context.Context, n Node) {
 	if _, asked := s.heldEnd[n.Addr]; !asked {
 		return
 	}
-	held, epoch, epochOK, ok, _ := s.heldSlots(ctx, n)
+	held, epoch, epochOK, ok, _, _ := s.heldSlots(ctx, n)
 	if !ok || !epochOK {
 		delete(s.heldEnd, n.Addr)
 		return

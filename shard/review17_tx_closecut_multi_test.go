@@ -58,3 +58,39 @@ func TestReview17ForEachShardCloseCutMultiOutcome(t *testing.T) {
 		})
 	}
 }
+
+// TestReview17TxLostMultiReplyOutcome: when a transaction's connection
+// fails (here a read timeout: the server is stopped) before MULTI's reply
+// came, MULTI, which changes no data, failed; only the queued write and
+// EXEC may have run (OutcomeUnknown) in the hooks' Pipeline event.
+func TestReview17TxLostMultiReplyOutcome(t *testing.T) {
+	servers := redistest.StartNTB(t, 1, redistest.Options{})
+	rec := &recorder{}
+	cfg := ringConfig(servers)
+	cfg.Pool.ReadTimeout = 500 * time.Millisecond
+	cfg.Health.Interval = -1
+	cfg.Hooks = rec.hooks()
+	c := newClient(t, cfg)
+	paused := false
+	defer func() {
+		if paused {
+			assert.NoError(t, servers[0].Resume())
+		}
+	}()
+	_, err := c.Tx(context.Background(), []string{"r17txlost:k"}, func(tx *shard.Tx) error {
+		if err := tx.Queue("SET", "r17txlost:k", "v"); err != nil {
+			return err
+		}
+		paused = true
+		return servers[0].Pause() // MULTI ... EXEC is written to a stopped server
+	})
+	var uo *shard.UnknownOutcomeError
+	require.ErrorAs(t, err, &uo)
+	require.NoError(t, servers[0].Resume())
+	paused = false
+	got := rec.snapshot()
+	require.Len(t, got.pipelines, 1)
+	ev := got.pipelines[0]
+	assert.Equal(t, 2, ev.Outcomes[shard.OutcomeUnknown], "SET and EXEC: %v", ev.Outcomes)
+	assert.Equal(t, 1, ev.Outcomes[shard.OutcomeTimeout]+ev.Outcomes[shard.OutcomeFailed], "MULTI: %v", ev.Outcomes)
+}

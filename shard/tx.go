@@ -1000,9 +1000,10 @@ func (c *Client) txOnce(ctx context.Context, plan txPlan, node int, asking bool,
 		calls = th.batch(node, group, asking, queue)
 		start := now()
 		defer func() {
-			// The commands without a reply share the batch's failure.
+			// The commands without a reply share the batch's failure,
+			// as each may take it (lostReplyErr).
 			for k := max(received-skip, 0); err != nil && k < len(calls); k++ {
-				calls[k].err = err
+				calls[k].err = lostReplyErr(calls[k], err)
 			}
 			took := time.Since(start)
 			// Nothing of the attempt ran (how, as txRun gets it): a

@@ -480,11 +480,39 @@ func lastOf(cl *call, why string) string {
 
 // mayWrite reports whether a command cut off after it was sent may have
 // changed data, so that sending it again could apply it twice: every
-// command but the read-only ones. Not only the commands flagged as writes:
-// EVAL, FCALL and PUBLISH carry no write flag, yet a script may INCR and a
-// message published twice arrives twice. An unknown command may do
-// anything.
-func mayWrite(info *command.Info) bool { return info == nil || !info.IsReadOnly() }
+// command but the read-only ones and those that touch no data at all
+// (writesNothing). Not only the commands flagged as writes: EVAL, FCALL
+// and PUBLISH carry no write flag, yet a script may INCR and a message
+// published twice arrives twice. An unknown command may do anything.
+func mayWrite(info *command.Info) bool {
+	return info == nil || !info.IsReadOnly() && !writesNothing(info)
+}
+
+// writesNothing reports whether a command of Redis's own table that is not
+// flagged read-only still changes no data: PING, ECHO, TIME, MULTI, WATCH,
+// CLIENT ID, ... It goes by the flags, conservatively: not a write, nor one
+// that may be propagated to replicas (PUBLISH), nor a pub/sub,
+// administrative (CLIENT KILL, CONFIG SET, SHUTDOWN, ...) or module
+// command. Some writes carry none of those flags and are named: EXEC,
+// which runs what was queued, EVAL, EVALSHA and FCALL, whose script may
+// write, and the SCRIPT and FUNCTION subcommands (SCRIPT FLUSH empties
+// the script cache, a KILL ends a script). A container (CLIENT, CONFIG,
+// ...) counts as its most dangerous subcommand, a write: its
+// subcommand's entry (Info.Resolve) says more. An entry built from a
+// server's COMMAND INFO (command.FromCommandInfo) is not trusted: an
+// older server lacks the may_replicate and module flags.
+func writesNothing(info *command.Info) bool {
+	const doing = command.Write | command.MayReplicate | command.PubSub | command.Admin | command.Module
+	if info.Flags&doing != 0 || info.IsContainer() {
+		return false
+	}
+	switch name := info.Name; {
+	case name == "exec", name == "eval", name == "evalsha", name == "fcall",
+		strings.HasPrefix(name, "script|"), strings.HasPrefix(name, "function|"):
+		return false
+	}
+	return command.Lookup(info.Name) == info
+}
 
 // redirectSlot returns the slot of a MOVED or ASK reply, also of one
 // whose address cluster.ParseRedirect cannot use ("?").

@@ -198,6 +198,20 @@ func (th *txHooks) batch(node, group int, asking bool, queue []queued) []*call {
 	return calls[1:]
 }
 
+// lostReplyErr is, for the hooks, the error of cl, a command of a MULTI
+// ... EXEC batch whose reply was lost when the batch failed with err.
+// When err says that the transaction may have run (an
+// *UnknownOutcomeError for EXEC), a command that changes no data, MULTI
+// or a queued read, changed nothing whatever the server ran: it simply
+// failed, with the connection's failure (OutcomeFailed, OutcomeTimeout),
+// where the writes and EXEC keep OutcomeUnknown.
+func lostReplyErr(cl *call, err error) error {
+	if uo, ok := err.(*UnknownOutcomeError); ok && !mayWrite(cl.info.Resolve(cl.args)) {
+		return uo.Err
+	}
+	return err
+}
+
 // pipeline reports the MULTI ... EXEC batch sent to node at start, whose
 // round trip took took: the calls from batch, each with its reply's
 // error (a queued command's is that of its QUEUED reply; EXEC's is

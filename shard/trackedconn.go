@@ -121,7 +121,7 @@ func (tc *trackedConn) note(name string, args []any) (blocking bool) {
 	tc.mu.Lock()
 	defer tc.mu.Unlock()
 	tc.sent++
-	if mayWrite(info) {
+	if mayWrite(info.Resolve(args)) {
 		tc.writeAt = tc.sent
 	}
 	if d, ok := blockFor(&call{name: name, args: args, info: info}); ok {

@@ -160,7 +160,10 @@ const (
 // the connection closed when the transaction ends instead of pooled.
 //
 // A command that may write runs at once, outside the transaction's MULTI:
-// once one has run, Client.Tx never runs fn again (ErrTxNotRetried).
+// once one has run, Client.Tx never runs fn again (ErrTxNotRetried). One
+// that changes no data (PING, ECHO, TIME, CLIENT ID, ...) does not count,
+// though it is not flagged read-only; EVAL, FCALL, PUBLISH, an
+// administrative or unknown command do.
 func (tx *Tx) Do(name string, args ...any) (any, error) {
 	if tx.isDone() {
 		return nil, ErrTxDone
@@ -171,7 +174,7 @@ func (tx *Tx) Do(name string, args ...any) (any, error) {
 	if err := tx.c.moveCommandKeys(tx.ctx, tx.node, name, args); err != nil { // migrate_tx.go
 		return nil, err
 	}
-	if !mayWrite(command.Lookup(name)) {
+	if !mayWrite(command.Lookup(name).Resolve(args)) { // CLIENT ID writes nothing, CLIENT KILL may
 		return tx.do(name, false, args...)
 	}
 	// Marked before the write is sent (its outcome may never be known),
@@ -997,9 +1000,10 @@ func (c *Client) txOnce(ctx context.Context, plan txPlan, node int, asking bool,
 		calls = th.batch(node, group, asking, queue)
 		start := now()
 		defer func() {
-			// The commands without a reply share the batch's failure.
+			// The commands without a reply share the batch's failure,
+			// as each may take it (lostReplyErr).
 			for k := max(received-skip, 0); err != nil && k < len(calls); k++ {
-				calls[k].err = err
+				calls[k].err = lostReplyErr(calls[k], err)
 			}
 			took := time.Since(start)
 			// Nothing of the attempt ran (how, as txRun gets it): a
@@ -1187,7 +1191,7 @@ func execFailed(ctx context.Context, node Node, queued []queued, err error) erro
 		return ne
 	}
 	for _, q := range queued {
-		if mayWrite(command.Lookup(q.name)) {
+		if mayWrite(command.Lookup(q.name).Resolve(q.args)) {
 			return &UnknownOutcomeError{Command: "EXEC", Node: node, Err: ne}
 		}
 	}

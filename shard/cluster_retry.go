@@ -495,7 +495,9 @@ func mayWrite(info *command.Info) bool {
 // administrative (CLIENT KILL, CONFIG SET, SHUTDOWN, ...) or module
 // command. Some writes carry none of those flags and are named: EXEC,
 // which runs what was queued, EVAL, EVALSHA and FCALL, whose script may
-// write, and the SCRIPT and FUNCTION subcommands (SCRIPT FLUSH empties
+// write, WAIT and WAITAOF, whose answer is about the connection's own
+// writes (sent again on another connection they would vouch at once for
+// writes it never made), and the SCRIPT and FUNCTION subcommands (SCRIPT FLUSH empties
 // the script cache, a KILL ends a script). A container (CLIENT, CONFIG,
 // ...) counts as its most dangerous subcommand, a write: its
 // subcommand's entry (Info.Resolve) says more. An entry built from a
@@ -508,6 +510,7 @@ func writesNothing(info *command.Info) bool {
 	}
 	switch name := info.Name; {
 	case name == "exec", name == "eval", name == "evalsha", name == "fcall",
+		name == "wait", name == "waitaof",
 		strings.HasPrefix(name, "script|"), strings.HasPrefix(name, "function|"):
 		return false
 	}

@@ -39,6 +39,7 @@ type Client struct {
 	refreshing   atomic.Bool // the refresh loop was started
 	switching    clusterSwitch
 	refreshTicks atomic.Int32 // health ticks that should also refresh the topology
+	downTicks    int          // health ticks since a refresh while a node is down (health loop only)
 
 	learned learnedCommands // commands learned from the servers (learn.go)
 	obs     *observer       // Config.Hooks; nil without hooks

@@ -35,10 +35,51 @@ func (c *Client) healthLoop() {
 func (c *Client) healthTick() {
 	c.settleNodes() // a topology change no install told of (nodes.go)
 	c.checkAll()
-	if c.cl() != nil && c.refreshTicks.Load() > 0 {
+	if c.cl() == nil {
+		return
+	}
+	if c.refreshTicks.Load() > 0 {
 		c.refreshTicks.Add(-1)
 		c.refresh(context.Background(), false)
+		return
 	}
+	c.refreshWhileDown()
+}
+
+// downRefreshEvery is the least time between the topology refreshes that
+// refreshWhileDown asks for.
+const downRefreshEvery = 5 * time.Second
+
+// refreshWhileDown refreshes a cluster's topology every few health ticks
+// (downRefreshEvery, at least 3 ticks) while a node the client keeps is
+// marked down. A node that failed may come back at another address (the
+// same node ID on a new port: an old master rejoining as a replica), and
+// its old address then never answers a health check, the only thing that
+// would refresh the topology for it: while nothing the client sends
+// reaches the node (a replica, a master whose slots see no traffic) the
+// old address stayed listed, down, and replica reads left the new one
+// out, until the periodic refresh (RefreshInterval, 60 s by default).
+// The refresh asks the nodes that are up first, and is rate-limited as
+// any. Run by the health loop only.
+func (c *Client) refreshWhileDown() {
+	down := false
+	for _, ns := range c.nodes.all() {
+		if ns.down.Load() && !ns.retired.Load() {
+			down = true
+			break
+		}
+	}
+	if !down {
+		c.downTicks = 0
+		return
+	}
+	c.downTicks++
+	every := max(int((downRefreshEvery+c.health.Interval-1)/c.health.Interval), 3)
+	if c.downTicks < every {
+		return
+	}
+	c.downTicks = 0
+	c.refresh(context.Background(), false)
 }
 
 // checkAll PINGs every node that is not retired (one that left the

@@ -10,6 +10,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	dto "github.com/prometheus/client_model/go"
 	"github.com/shardis/shardis/cluster"
 	"github.com/shardis/shardis/extra/shardisprom"
 	"github.com/shardis/shardis/internal/redistest"
@@ -88,13 +89,14 @@ func TestReview17SeriesBoundedThroughKeysFailoverAndReshard(t *testing.T) {
 		assert.NotContains(t, text, "Pa55", what)
 		return n
 	}
-	commands := func() map[string]float64 {
+	// byLabels calls f with the labels of each series of the metric
+	// named name.
+	byLabels := func(name string, f func(l map[string]string, m *dto.Metric)) {
 		t.Helper()
 		mfs, err := reg.Gather()
 		require.NoError(t, err)
-		out := map[string]float64{}
 		for _, mf := range mfs {
-			if mf.GetName() != "shardis_node_commands_total" {
+			if mf.GetName() != name {
 				continue
 			}
 			for _, m := range mf.GetMetric() {
@@ -102,32 +104,26 @@ func TestReview17SeriesBoundedThroughKeysFailoverAndReshard(t *testing.T) {
 				for _, lp := range m.GetLabel() {
 					l[lp.GetName()] = lp.GetValue()
 				}
-				if l["read_only"] == "false" {
-					out[l["node"]] = m.GetCounter().GetValue()
-				}
+				f(l, m)
 			}
 		}
+	}
+	commands := func() map[string]float64 {
+		out := map[string]float64{}
+		byLabels("shardis_node_commands_total", func(l map[string]string, m *dto.Metric) {
+			if l["read_only"] == "false" {
+				out[l["node"]] = m.GetCounter().GetValue()
+			}
+		})
 		return out
 	}
 	pipelines := func() map[string]uint64 {
-		t.Helper()
-		mfs, err := reg.Gather()
-		require.NoError(t, err)
 		out := map[string]uint64{}
-		for _, mf := range mfs {
-			if mf.GetName() != "shardis_command_duration_seconds" {
-				continue
+		byLabels("shardis_command_duration_seconds", func(l map[string]string, m *dto.Metric) {
+			if l["operation"] == "PIPELINE" {
+				out[l["node"]] += m.GetHistogram().GetSampleCount()
 			}
-			for _, m := range mf.GetMetric() {
-				l := map[string]string{}
-				for _, lp := range m.GetLabel() {
-					l[lp.GetName()] = lp.GetValue()
-				}
-				if l["operation"] == "PIPELINE" {
-					out[l["node"]] += m.GetHistogram().GetSampleCount()
-				}
-			}
-		}
+		})
 		return out
 	}
 
@@ -181,7 +177,7 @@ func TestReview17SeriesBoundedThroughKeysFailoverAndReshard(t *testing.T) {
 	replica, err := rc.ReplicaOf(victim)
 	require.NoError(t, err)
 	require.NoError(t, victim.Kill())
-	waitUntil(t, 60*time.Second, "the replica serves the victim's slots", func() bool {
+	require.Eventually(t, func() bool { // the replica serves the victim's slots
 		ok := true
 		for i := range 100 {
 			if _, err := c.Do(ctx, "SET", fmt.Sprintf("r17p:%d", i), "v"); err != nil {
@@ -189,7 +185,7 @@ func TestReview17SeriesBoundedThroughKeysFailoverAndReshard(t *testing.T) {
 			}
 		}
 		return ok
-	})
+	}, 60*time.Second, 20*time.Millisecond, "the replica serves the victim's slots")
 	for i := range 10000 {
 		c.Do(ctx, "GET", fmt.Sprintf("r17p:%d", i)) //nolint:errcheck // only the series matter
 	}
@@ -201,16 +197,4 @@ func TestReview17SeriesBoundedThroughKeysFailoverAndReshard(t *testing.T) {
 	// 3 operations × 8 outcomes per node.
 	bound := 6*2*8 + 6*6 + 3 + 6*3*8
 	assert.LessOrEqual(t, afterFailover, bound)
-}
-
-// waitUntil polls cond until it holds or the timeout passes.
-func waitUntil(t *testing.T, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", timeout, what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }

@@ -17,7 +17,11 @@
 // reply is an error. The error.type of an attempt the client retried, and
 // of an operation that gave up retrying, is its cause: the server's reply
 // (CLUSTERDOWN, LOADING, TRYAGAIN, ...), node_down, dial, auth, timeout
-// or io.
+// or io. So is that of a failure the client does not retry (outcome
+// failed: a node marked down or unreachable in ring mode), "failed" when
+// it had no reply from a node to blame (a command refused before it was
+// sent, a closed client). Credentials a server refused are its code
+// (WRONGPASS) on the operation's span, "auth" on the dial's measurement.
 //
 // A transaction (shard.Client.Tx) is one span named MULTI, every attempt
 // included, on the node of its last attempt: its WATCH and Tx.Do commands

@@ -471,15 +471,18 @@ func (in *Instrumentation) countRedirect(ctx context.Context, rd *shard.Redirect
 }
 
 // opOption returns the cached attributes of a duration measurement. Its
-// error.type is the outcome class, but for a retried attempt its cause
-// (retryCause: a few known values, so the series stay bounded); a
-// server's error code is not used here, since a script may make up any.
+// error.type is the outcome class, but for a retried attempt, or a
+// failure that stands, its cause (retryCause, failureCause: a few known
+// values, so the series stay bounded); a server's error code is not used
+// here, since a script may make up any.
 func (in *Instrumentation) opOption(na *nodeAttrs, key, name string, o shard.Outcome, err error) metric.RecordOption {
 	k := opKey{addr: key, name: name, outcome: o}
 	switch o {
 	case shard.OutcomeOK:
 	case shard.OutcomeRetry:
 		k.errType = retryCause(err)
+	case shard.OutcomeFailed:
+		k.errType = failureCause(err)
 	default:
 		k.errType = o.String()
 	}
@@ -562,8 +565,8 @@ func (in *Instrumentation) nodeState(ev shard.NodeEvent) {
 // errorType is the error.type of a failed attempt or operation: the
 // server's error code for an error reply (WRONGTYPE, NOAUTH, ...), the
 // cause of a retried attempt or of an operation that gave up retrying
-// (retryCause), else the outcome class (a script's error reply without a
-// code included).
+// (retryCause) or of a failure that stands (failureCause), else the
+// outcome class (a script's error reply without a code included).
 func errorType(o shard.Outcome, err error) string {
 	switch o {
 	case shard.OutcomeServerError:
@@ -572,8 +575,27 @@ func errorType(o shard.Outcome, err error) string {
 		}
 	case shard.OutcomeRetry:
 		return retryCause(err)
+	case shard.OutcomeFailed:
+		return failureCause(err)
 	}
 	return o.String()
+}
+
+// failureCause is the error.type of an attempt or operation that failed
+// for good without a reply (shard.OutcomeFailed): as retryCause says it,
+// "node_down", the dial's error.type, "timeout" or "io", so that a node
+// marked down, a refused connection and a broken one are told apart (in
+// ring mode the client does not retry them); "failed" when err says
+// nothing more (a command refused before it was sent, a closed client
+// that cut a command off).
+func failureCause(err error) string {
+	if errors.Is(err, shard.ErrClosed) {
+		return shard.OutcomeFailed.String()
+	}
+	if c := connCause(err); c != "" {
+		return c
+	}
+	return shard.OutcomeFailed.String()
 }
 
 // retryCause is the error.type of an attempt the client retries, or of
@@ -593,6 +615,18 @@ func retryCause(err error) string {
 			return code
 		}
 	}
+	if c := connCause(err); c != "" {
+		return c
+	}
+	return shard.OutcomeRetry.String()
+}
+
+// connCause is the cause of a failure of the node or of its connection:
+// "node_down" for a node marked down, the dial's error.type (see
+// dialErrorType) for a connection that could not be opened, "timeout"
+// for a read that timed out, "io" for another failure of the connection;
+// "" for anything else.
+func connCause(err error) string {
 	var de *pool.DialError
 	var ne *shard.NodeError
 	switch {
@@ -608,7 +642,7 @@ func retryCause(err error) string {
 		}
 		return "io"
 	}
-	return shard.OutcomeRetry.String()
+	return ""
 }
 
 // statusCode returns the error code of a server error reply: its first

@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/shardis/shardis/extra/shardisotel"
+	"github.com/shardis/shardis/internal/leaktest"
 	"github.com/shardis/shardis/internal/redistest"
 	"github.com/shardis/shardis/pool"
 	"github.com/shardis/shardis/ring"
@@ -43,7 +43,7 @@ func TestReview15InstrumentedClientLeavesNothingAfterClose(t *testing.T) {
 		tp.Shutdown(context.Background())
 		mp.Shutdown(context.Background())
 	})
-	before := goroutineIDs()
+	before := leaktest.Snapshot()
 	ctx := context.Background()
 	in, err := shardisotel.Instrument(&cfg, shardisotel.WithTracerProvider(tp), shardisotel.WithMeterProvider(mp))
 	require.NoError(t, err)
@@ -72,7 +72,7 @@ func TestReview15InstrumentedClientLeavesNothingAfterClose(t *testing.T) {
 		}
 		return false
 	})
-	require.NotEmpty(t, newShardisGoroutines(before), "the check sees the client's goroutines")
+	require.NotEmpty(t, leaktest.NewGoroutines(before), "the check sees the client's goroutines")
 	require.NoError(t, c.Close())
 	select {
 	case err := <-done:
@@ -83,7 +83,7 @@ func TestReview15InstrumentedClientLeavesNothingAfterClose(t *testing.T) {
 	var rm metricdata.ResourceMetrics
 	require.NoError(t, reader.Collect(ctx, &rm), "a collection after Close")
 	require.NoError(t, reg.Unregister())
-	waitNoLeaks(t, before, servers, name)
+	leaktest.WaitTB(t, before, servers, name)
 }
 
 // waitFor polls cond until it holds or the timeout passes.
@@ -93,72 +93,6 @@ func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool)
 	for !cond() {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out after %v waiting for %s", timeout, what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-// goroutineIDs returns the stacks of the running goroutines by id.
-func goroutineIDs() map[string]string {
-	buf := make([]byte, 1<<20)
-	for {
-		n := runtime.Stack(buf, true)
-		if n < len(buf) {
-			buf = buf[:n]
-			break
-		}
-		buf = make([]byte, 2*len(buf))
-	}
-	out := map[string]string{}
-	for _, g := range strings.Split(string(buf), "\n\n") {
-		header, _, _ := strings.Cut(g, "\n")
-		id, _, _ := strings.Cut(strings.TrimPrefix(header, "goroutine "), " ")
-		out[id] = g
-	}
-	return out
-}
-
-// newShardisGoroutines returns the stacks of the goroutines that are not
-// in before and run code of the module (the library or this package's
-// instrumentation), leaving out the test's own.
-func newShardisGoroutines(before map[string]string) []string {
-	var out []string
-	for id, g := range goroutineIDs() {
-		if _, ok := before[id]; ok || strings.Contains(g, "testing.tRunner") {
-			continue
-		}
-		if strings.Contains(g, "github.com/shardis/shardis/") && !strings.Contains(g, "internal/redistest") {
-			out = append(out, g)
-		}
-	}
-	return out
-}
-
-// clientsNamed counts the connections named name on servers.
-func clientsNamed(t *testing.T, servers []*redistest.Server, name string) int {
-	t.Helper()
-	n := 0
-	for _, s := range servers {
-		list, err := s.Do("CLIENT", "LIST")
-		require.NoError(t, err)
-		n += strings.Count(list, "name="+name+" ")
-	}
-	return n
-}
-
-// waitNoLeaks waits until no goroutine started since before runs the
-// module's code and no connection named name is left on servers.
-func waitNoLeaks(t *testing.T, before map[string]string, servers []*redistest.Server, name string) {
-	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		left := newShardisGoroutines(before)
-		conns := clientsNamed(t, servers, name)
-		if len(left) == 0 && conns == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("left after Close: %d connections, %d goroutines:\n%s", conns, len(left), strings.Join(left, "\n\n"))
 		}
 		time.Sleep(20 * time.Millisecond)
 	}

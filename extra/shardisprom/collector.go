@@ -15,10 +15,15 @@ const Namespace = "shardis"
 // round trip; per pool its connections, waits and dials; and the topology
 // refreshes; during a migration its phase and what the client did for
 // it, labelled with the TopologyID of each side (from, to). Every node
-// metric has the labels node (host:port), name (the node's configured
-// name: a ring shard's name in the topology the client routes by, the
-// address in cluster mode) and read_only ("true" for a replica connection
-// serving reads in cluster mode). Values are read when Prometheus
+// metric has the labels node (host:port; for a Sentinel shard
+// "sentinel/<name>", which stays the same through its failovers), name
+// (the node's configured name: a ring shard's name in the topology the
+// client routes by, the address in cluster mode) and read_only ("true"
+// for a replica connection serving reads in cluster mode). A node whose
+// label is not its server's address (a Sentinel shard) also has
+// shardis_node_server_info{node, name, server} = 1, server being the
+// host:port its connections reach now (its master; no series while it
+// has none), so that its metrics can be joined to a server's. Values are read when Prometheus
 // scrapes, from the nodes of the topologies the client uses then
 // (shard.Stats.Nodes): a node that left them (a master or replica the
 // cluster forgot, the old ring's shards once a migration finished, a
@@ -28,6 +33,7 @@ type Collector struct {
 	c *shard.Client
 
 	up, commands, errors, redirects, retries, rtt *prometheus.Desc
+	serverInfo                                    *prometheus.Desc
 	conns, waits, waitSeconds, dials, dialErrors  *prometheus.Desc
 	refreshes                                     *prometheus.Desc
 	otherCluster, clusterSwitches                 *prometheus.Desc
@@ -50,6 +56,7 @@ func NewCollector(c *shard.Client, constLabels prometheus.Labels) *Collector {
 		redirects:   d("node_redirects_total", "MOVED, ASK and TRYAGAIN replies the node sent (cluster mode), by kind.", append(node[:3:3], "kind")),
 		retries:     d("node_retries_total", "Commands sent again to the node after a redirect or a retryable failure (cluster mode, Sentinel shards).", node),
 		rtt:         d("node_rtt_seconds", "Smoothed health-check round trip of the node.", node),
+		serverInfo:  d("node_server_info", "1 for the server (host:port) that a node whose label is not a server address (a Sentinel shard) reaches now.", []string{"node", "name", "server"}),
 		conns:       d("pool_connections", "Open connections of the node's pool, by state (idle, used).", append(pool[:1:1], "state")),
 		waits:       d("pool_waits_total", "Times a caller waited for a connection because the pool was at MaxActive.", pool),
 		waitSeconds: d("pool_wait_seconds_total", "Total time callers waited for a connection.", pool),
@@ -69,7 +76,7 @@ func NewCollector(c *shard.Client, constLabels prometheus.Labels) *Collector {
 
 // Describe implements prometheus.Collector.
 func (col *Collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{col.up, col.commands, col.errors, col.redirects, col.retries, col.rtt,
+	for _, d := range []*prometheus.Desc{col.up, col.commands, col.errors, col.redirects, col.retries, col.rtt, col.serverInfo,
 		col.conns, col.waits, col.waitSeconds, col.dials, col.dialErrors, col.refreshes, col.otherCluster, col.clusterSwitches, col.migPhase, col.migSteps} {
 		ch <- d
 	}
@@ -110,6 +117,11 @@ func (col *Collector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(col.retries, prometheus.CounterValue, float64(n.Retries), l...)
 		if n.RTT > 0 {
 			ch <- prometheus.MustNewConstMetric(col.rtt, prometheus.GaugeValue, time.Duration(n.RTT).Seconds(), l...)
+		}
+		if !n.ReadOnly {
+			if server, err := col.c.NodeAddr(n.Node); err == nil && server != "" && server != n.Node.Addr {
+				ch <- prometheus.MustNewConstMetric(col.serverInfo, prometheus.GaugeValue, 1, n.Node.Addr, name, server)
+			}
 		}
 		// A replica's read-only entry shares its address's pools.
 		if pools[n.Node.Addr] {

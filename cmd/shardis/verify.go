@@ -5,6 +5,8 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/shardis/shardis/internal/errtext"
@@ -20,7 +22,7 @@ const verifyUsage = `Usage: shardis verify --config CFG [--nodes ADDR,...] [--sa
 
 Scans every node of CFG (a config file or a URL; during a migration the old
 topology's nodes too, and --nodes more) and lists keys that sit on a node
-that does not own them. Exits with status 1 when there is any, 3 when the
+that does not own them (--samples of them, and the count on each node). Exits with status 1 when there is any, 3 when the
 scan could not be done (a node that did not answer), 2 on a usage error or
 a bad config (one that cannot be read, parsed or used).
 
@@ -68,6 +70,12 @@ func runVerify(ctx context.Context, env *cliEnv, args []string) error {
 	}
 	for _, m := range rep.Samples[:min(len(rep.Samples), *samples)] {
 		fmt.Fprintf(env.stdout, "misplaced %s\n", m)
+	}
+	// The count of each node that holds misplaced keys: the samples are
+	// a few (none with --samples 0), and the operator needs the node to
+	// look at.
+	for _, addr := range slices.Sorted(maps.Keys(rep.PerNode)) {
+		fmt.Fprintf(env.stdout, "%d misplaced on %s\n", rep.PerNode[addr], addr)
 	}
 	fmt.Fprintf(env.stdout, "%d keys scanned, %d misplaced", rep.Scanned, rep.Misplaced)
 	if rep.Pending > 0 {

@@ -189,7 +189,7 @@ func reshardVerb(ctx context.Context, env *cliEnv, from, to shard.Config, f resh
 		}
 	}
 	if !f.quiet {
-		bar := &reshardBar{w: env.stderr, tty: isTerminal(env.stderr), ctx: ctx}
+		bar := &reshardBar{w: env.stderr, tty: isTerminal(env.stderr), ctx: ctx, dry: f.dryRun}
 		opts.Progress = bar.draw
 	}
 	rep, err := reshard.Move(ctx, opts)
@@ -322,6 +322,7 @@ type reshardBar struct {
 	w    io.Writer
 	tty  bool
 	ctx  context.Context  // the move's: once ended, the last report is of a move interrupted
+	dry  bool             // a dry run: the keys counted would move, none did
 	now  func() time.Time // time.Now when nil
 	last time.Time        // when a line was last written (tty false)
 }
@@ -345,9 +346,9 @@ func (b *reshardBar) draw(p reshard.Progress) {
 		eta = p.ETA.Round(time.Second).String()
 	}
 	mb := p.BytesPerSecond / (1 << 20)
-	fmt.Fprintf(b.w, "\rreshard [%s%s] %3d%% %d/%d keys, %d moved (%.0f keys/s), %.0f scanned/s, %.1f MB/s, ETA %s ",
+	fmt.Fprintf(b.w, "\rreshard [%s%s] %3d%% %d/%d keys, %s, %.0f scanned/s, %.1f MB/s, ETA %s ",
 		strings.Repeat("#", filled), strings.Repeat(".", width-filled), percent(int(min(p.Scanned, p.Total)), int(p.Total)),
-		p.Scanned, p.Total, p.Moved, movedRate(p), p.KeysPerSecond, mb, eta)
+		p.Scanned, p.Total, b.moved(p), p.KeysPerSecond, mb, eta)
 	if p.Done && b.interrupted() {
 		fmt.Fprintf(b.w, "interrupted after %v\n", p.Elapsed.Round(time.Millisecond))
 	} else if p.Done {
@@ -378,8 +379,18 @@ func (b *reshardBar) log(p reshard.Progress) {
 	} else if p.Done {
 		state = "done in " + p.Elapsed.Round(time.Millisecond).String()
 	}
-	fmt.Fprintf(b.w, "reshard: %d%% %d/%d keys, %d moved (%.0f keys/s), %.0f scanned/s, %.1f MB/s, %s\n",
-		percent(int(min(p.Scanned, p.Total)), int(p.Total)), p.Scanned, p.Total, p.Moved, movedRate(p), p.KeysPerSecond, mb, state)
+	fmt.Fprintf(b.w, "reshard: %d%% %d/%d keys, %s, %.0f scanned/s, %.1f MB/s, %s\n",
+		percent(int(min(p.Scanned, p.Total)), int(p.Total)), p.Scanned, p.Total, b.moved(p), p.KeysPerSecond, mb, state)
+}
+
+// moved says the keys moved and their pace, or in a dry run the keys
+// that would move: a dry run moves none, and "N moved" in its log read
+// as keys gone from their node.
+func (b *reshardBar) moved(p reshard.Progress) string {
+	if b.dry {
+		return fmt.Sprintf("%d would move", p.Moved)
+	}
+	return fmt.Sprintf("%d moved (%.0f keys/s)", p.Moved, movedRate(p))
 }
 
 // movedRate is the keys moved per second: the figure that --rate paces.

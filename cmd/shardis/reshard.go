@@ -94,6 +94,11 @@ func runReshard(ctx context.Context, env *cliEnv, args []string) error {
 	if err != nil {
 		return errtext.Errorf("%w: %w", errUsage, err)
 	}
+	if keysPS == 0 && bytesPS == 0 && flagSet(fs, "rate") {
+		// "--rate \"$RATE\"" with RATE unset: a pace was asked for,
+		// and the move would run at full speed.
+		return fmt.Errorf("%w: --rate %q: want keys per second (5000) or bytes per second (20MB/s); leave --rate out for no pace", errUsage, *rate)
+	}
 	if *batch < 0 {
 		return fmt.Errorf("%w: --batch %d: want a positive number of keys", errUsage, *batch)
 	}
@@ -244,6 +249,14 @@ func printFinish(w io.Writer, rep *reshard.Report) {
 	fmt.Fprintf(w, "fence kept: %d connection(s) still use the migration, e.g. %s on %s (%s)\n",
 		len(rep.Remaining), rep.Remaining[0].Name, rep.Remaining[0].Node, rep.Remaining[0].Reason)
 	fmt.Fprintln(w, "once every process runs the new config: shardis reshard --from OLD --to NEW --finish")
+}
+
+// flagSet reports whether the flag name was given on the command line
+// (fs parsed), even with an empty value.
+func flagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }
 
 // count returns how many of flags are set.

@@ -153,19 +153,19 @@ func reshardVerb(ctx context.Context, env *cliEnv, from, to shard.Config, f resh
 			fmt.Fprintf(env.stdout, "verify: %d keys scanned, %d misplaced\n", v.Scanned, v.Misplaced)
 		}
 		if err != nil {
-			return err
+			return interrupted(ctx, err, "run the same command again to finish")
 		}
 		fmt.Fprintln(env.stdout, "finished: fence cleared (a process started on the migrating config from now on would wait for a fence again)")
 		return nil
 	case f.armOnly:
 		if err := reshard.Arm(ctx, from, to, reshard.ArmOptions{AllowUnnamed: f.allowUnnamed, SkipProbe: f.skipProbe}); err != nil {
-			return err
+			return interrupted(ctx, err, "run the same command again to arm")
 		}
 		fmt.Fprintln(env.stdout, "armed: processes in migration mode move keys on touch")
 		return nil
 	case f.clearFence:
 		if err := reshard.ClearFence(ctx, from, to); err != nil {
-			return err
+			return interrupted(ctx, err, "run the same command again to clear the fence from every old node")
 		}
 		fmt.Fprintln(env.stdout, "fence cleared")
 		return nil
@@ -204,12 +204,22 @@ func reshardVerb(ctx context.Context, env *cliEnv, from, to shard.Config, f resh
 			printFinish(env.stdout, rep)
 		}
 	}
-	if err != nil && ctx.Err() != nil && !f.dryRun {
-		// Ctrl-C or SIGTERM: say that the move stopped short and how to
-		// go on, which "context canceled" alone did not.
-		return errtext.Errorf("interrupted; run the same command again to move the rest: %w", err)
+	if f.dryRun {
+		return interrupted(ctx, err, "a dry run: nothing moved")
 	}
-	return err
+	// Ctrl-C or SIGTERM: say that the move stopped short and how to go
+	// on, which "context canceled" alone did not.
+	return interrupted(ctx, err, "run the same command again to move the rest")
+}
+
+// interrupted returns err, or when ctx ended (Ctrl-C, SIGTERM) err
+// prefixed with "interrupted" and what to do next: "context canceled"
+// alone did not say that the command stopped short.
+func interrupted(ctx context.Context, err error, next string) error {
+	if err == nil || ctx.Err() == nil {
+		return err
+	}
+	return errtext.Errorf("interrupted; %s: %w", next, err)
 }
 
 // usageError makes err a usage error (status 2, errUsage) without

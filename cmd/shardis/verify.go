@@ -65,6 +65,9 @@ func runVerify(ctx context.Context, env *cliEnv, args []string) error {
 	if errors.Is(err, shard.ErrBadConfig) { // a config that loads but cannot be used
 		return usageError{err}
 	}
+	if err != nil && ctx.Err() != nil { // Ctrl-C, SIGTERM
+		return errtext.Errorf("interrupted; the scan is incomplete: %w (%w)", err, errIncomplete)
+	}
 	if err != nil {
 		return errtext.Errorf("%w (%w)", err, errIncomplete)
 	}

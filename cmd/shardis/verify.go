@@ -6,9 +6,12 @@ import (
 	"flag"
 	"fmt"
 	"maps"
+	"net"
 	"slices"
+	"strconv"
 	"strings"
 
+	"github.com/shardis/shardis/internal/addrkey"
 	"github.com/shardis/shardis/internal/errtext"
 	"github.com/shardis/shardis/reshard"
 	"github.com/shardis/shardis/shard"
@@ -56,6 +59,9 @@ func runVerify(ctx context.Context, env *cliEnv, args []string) error {
 	var extra []string
 	for _, n := range strings.Split(*nodes, ",") {
 		if n = strings.TrimSpace(n); n != "" { // "a, b" as a person writes it
+			if err := checkNodeArg(n); err != nil {
+				return err
+			}
 			extra = append(extra, n)
 		}
 	}
@@ -90,6 +96,25 @@ func runVerify(ctx context.Context, env *cliEnv, args []string) error {
 	fmt.Fprintln(env.stdout)
 	if rep.Misplaced > 0 {
 		return fmt.Errorf("%w: %d", reshard.ErrMisplaced, rep.Misplaced)
+	}
+	return nil
+}
+
+// checkNodeArg accepts a --nodes entry that is host:port. Another one is
+// a usage error (status 2, not 3: no node failed to answer), quoted
+// without what may be a password: an entry pasted with its credentials
+// (":pw@host:port", a URL) or options ("host:port?password=pw").
+func checkNodeArg(n string) error {
+	quoted := redactArg(n)
+	if h, _, ok := strings.Cut(quoted, "?"); ok {
+		quoted = h + "?..."
+	}
+	if addrkey.HasCredentials(n) || strings.Contains(n, "://") {
+		return fmt.Errorf("%w: --nodes %q: want host:port (credentials go in --config)", errUsage, quoted)
+	}
+	host, port, err := net.SplitHostPort(n)
+	if p, perr := strconv.Atoi(port); err != nil || host == "" || perr != nil || p < 1 || p > 65535 {
+		return fmt.Errorf("%w: --nodes %q: want host:port", errUsage, quoted)
 	}
 	return nil
 }

@@ -14,6 +14,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/shardis/shardis/internal/addrkey"
 	"github.com/shardis/shardis/internal/errtext"
 	"github.com/shardis/shardis/reshard"
 	"github.com/shardis/shardis/shard"
@@ -284,6 +285,12 @@ func count(flags ...bool) int {
 func loadTopology(arg string) (shard.Config, error) {
 	if strings.Contains(arg, "://") {
 		return shard.ParseURL(arg)
+	}
+	if _, err := os.Stat(arg); err != nil && addrkey.HasCredentials(arg) {
+		// "user:password@host:port" given for a config: the file's
+		// error would quote it whole.
+		return shard.Config{}, fmt.Errorf("%w: %q: no config file of that name can be read; an address with credentials goes in a URL "+
+			"(redis-ring://user:password@host:port)", shard.ErrBadConfig, redactArg(arg))
 	}
 	return shard.LoadConfig(arg)
 }

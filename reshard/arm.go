@@ -136,7 +136,12 @@ func arm(ctx context.Context, pools *pool.Set, info shard.MigrationInfo, opts Ar
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("shardis: arming the migration: %w", ctx.Err())
+			// The marker is up: say so, as the timeout does; "canceled"
+			// alone read as nothing done, while the migrating
+			// processes' commands on moving keys wait until an Arm
+			// completes.
+			return fmt.Errorf("shardis: arming the migration: the fence stays %q, commands on moving keys wait, "+
+				"until Arm runs again and completes: %w", shard.PhaseFenced, ctx.Err())
 		case <-time.After(armPoll):
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/shardis/shardis/internal/addrkey"
 	"github.com/shardis/shardis/internal/errtext"
 	"github.com/shardis/shardis/reshard"
 	"github.com/shardis/shardis/shard"
@@ -94,6 +95,11 @@ func runReshard(ctx context.Context, env *cliEnv, args []string) error {
 	if err != nil {
 		return errtext.Errorf("%w: %w", errUsage, err)
 	}
+	if keysPS == 0 && bytesPS == 0 && flagSet(fs, "rate") {
+		// "--rate \"$RATE\"" with RATE unset: a pace was asked for,
+		// and the move would run at full speed.
+		return fmt.Errorf("%w: --rate %q: want keys per second (5000) or bytes per second (20MB/s); leave --rate out for no pace", errUsage, *rate)
+	}
 	if *batch < 0 {
 		return fmt.Errorf("%w: --batch %d: want a positive number of keys", errUsage, *batch)
 	}
@@ -148,19 +154,19 @@ func reshardVerb(ctx context.Context, env *cliEnv, from, to shard.Config, f resh
 			fmt.Fprintf(env.stdout, "verify: %d keys scanned, %d misplaced\n", v.Scanned, v.Misplaced)
 		}
 		if err != nil {
-			return err
+			return interrupted(ctx, err, "run the same command again to finish")
 		}
 		fmt.Fprintln(env.stdout, "finished: fence cleared (a process started on the migrating config from now on would wait for a fence again)")
 		return nil
 	case f.armOnly:
 		if err := reshard.Arm(ctx, from, to, reshard.ArmOptions{AllowUnnamed: f.allowUnnamed, SkipProbe: f.skipProbe}); err != nil {
-			return err
+			return interrupted(ctx, err, "run the same command again to arm")
 		}
 		fmt.Fprintln(env.stdout, "armed: processes in migration mode move keys on touch")
 		return nil
 	case f.clearFence:
 		if err := reshard.ClearFence(ctx, from, to); err != nil {
-			return err
+			return interrupted(ctx, err, "run the same command again to clear the fence from every old node")
 		}
 		fmt.Fprintln(env.stdout, "fence cleared")
 		return nil
@@ -189,7 +195,7 @@ func reshardVerb(ctx context.Context, env *cliEnv, from, to shard.Config, f resh
 		}
 	}
 	if !f.quiet {
-		bar := &reshardBar{w: env.stderr, tty: isTerminal(env.stderr), ctx: ctx}
+		bar := &reshardBar{w: env.stderr, tty: isTerminal(env.stderr), ctx: ctx, dry: f.dryRun}
 		opts.Progress = bar.draw
 	}
 	rep, err := reshard.Move(ctx, opts)
@@ -199,12 +205,22 @@ func reshardVerb(ctx context.Context, env *cliEnv, from, to shard.Config, f resh
 			printFinish(env.stdout, rep)
 		}
 	}
-	if err != nil && ctx.Err() != nil && !f.dryRun {
-		// Ctrl-C or SIGTERM: say that the move stopped short and how to
-		// go on, which "context canceled" alone did not.
-		return errtext.Errorf("interrupted; run the same command again to move the rest: %w", err)
+	if f.dryRun {
+		return interrupted(ctx, err, "a dry run: nothing moved")
 	}
-	return err
+	// Ctrl-C or SIGTERM: say that the move stopped short and how to go
+	// on, which "context canceled" alone did not.
+	return interrupted(ctx, err, "run the same command again to move the rest")
+}
+
+// interrupted returns err, or when ctx ended (Ctrl-C, SIGTERM) err
+// prefixed with "interrupted" and what to do next: "context canceled"
+// alone did not say that the command stopped short.
+func interrupted(ctx context.Context, err error, next string) error {
+	if err == nil || ctx.Err() == nil {
+		return err
+	}
+	return errtext.Errorf("interrupted; %s: %w", next, err)
 }
 
 // usageError makes err a usage error (status 2, errUsage) without
@@ -246,6 +262,14 @@ func printFinish(w io.Writer, rep *reshard.Report) {
 	fmt.Fprintln(w, "once every process runs the new config: shardis reshard --from OLD --to NEW --finish")
 }
 
+// flagSet reports whether the flag name was given on the command line
+// (fs parsed), even with an empty value.
+func flagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
+}
+
 // count returns how many of flags are set.
 func count(flags ...bool) int {
 	n := 0
@@ -261,6 +285,12 @@ func count(flags ...bool) int {
 func loadTopology(arg string) (shard.Config, error) {
 	if strings.Contains(arg, "://") {
 		return shard.ParseURL(arg)
+	}
+	if _, err := os.Stat(arg); err != nil && addrkey.HasCredentials(arg) {
+		// "user:password@host:port" given for a config: the file's
+		// error would quote it whole.
+		return shard.Config{}, fmt.Errorf("%w: %q: no config file of that name can be read; an address with credentials goes in a URL "+
+			"(redis-ring://user:password@host:port)", shard.ErrBadConfig, redactArg(arg))
 	}
 	return shard.LoadConfig(arg)
 }
@@ -322,6 +352,7 @@ type reshardBar struct {
 	w    io.Writer
 	tty  bool
 	ctx  context.Context  // the move's: once ended, the last report is of a move interrupted
+	dry  bool             // a dry run: the keys counted would move, none did
 	now  func() time.Time // time.Now when nil
 	last time.Time        // when a line was last written (tty false)
 }
@@ -345,9 +376,9 @@ func (b *reshardBar) draw(p reshard.Progress) {
 		eta = p.ETA.Round(time.Second).String()
 	}
 	mb := p.BytesPerSecond / (1 << 20)
-	fmt.Fprintf(b.w, "\rreshard [%s%s] %3d%% %d/%d keys, %d moved (%.0f keys/s), %.0f scanned/s, %.1f MB/s, ETA %s ",
+	fmt.Fprintf(b.w, "\rreshard [%s%s] %3d%% %d/%d keys, %s, %.0f scanned/s, %.1f MB/s, ETA %s ",
 		strings.Repeat("#", filled), strings.Repeat(".", width-filled), percent(int(min(p.Scanned, p.Total)), int(p.Total)),
-		p.Scanned, p.Total, p.Moved, movedRate(p), p.KeysPerSecond, mb, eta)
+		p.Scanned, p.Total, b.moved(p), p.KeysPerSecond, mb, eta)
 	if p.Done && b.interrupted() {
 		fmt.Fprintf(b.w, "interrupted after %v\n", p.Elapsed.Round(time.Millisecond))
 	} else if p.Done {
@@ -378,8 +409,18 @@ func (b *reshardBar) log(p reshard.Progress) {
 	} else if p.Done {
 		state = "done in " + p.Elapsed.Round(time.Millisecond).String()
 	}
-	fmt.Fprintf(b.w, "reshard: %d%% %d/%d keys, %d moved (%.0f keys/s), %.0f scanned/s, %.1f MB/s, %s\n",
-		percent(int(min(p.Scanned, p.Total)), int(p.Total)), p.Scanned, p.Total, p.Moved, movedRate(p), p.KeysPerSecond, mb, state)
+	fmt.Fprintf(b.w, "reshard: %d%% %d/%d keys, %s, %.0f scanned/s, %.1f MB/s, %s\n",
+		percent(int(min(p.Scanned, p.Total)), int(p.Total)), p.Scanned, p.Total, b.moved(p), p.KeysPerSecond, mb, state)
+}
+
+// moved says the keys moved and their pace, or in a dry run the keys
+// that would move: a dry run moves none, and "N moved" in its log read
+// as keys gone from their node.
+func (b *reshardBar) moved(p reshard.Progress) string {
+	if b.dry {
+		return fmt.Sprintf("%d would move", p.Moved)
+	}
+	return fmt.Sprintf("%d moved (%.0f keys/s)", p.Moved, movedRate(p))
 }
 
 // movedRate is the keys moved per second: the figure that --rate paces.

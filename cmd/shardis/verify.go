@@ -5,8 +5,13 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"maps"
+	"net"
+	"slices"
+	"strconv"
 	"strings"
 
+	"github.com/shardis/shardis/internal/addrkey"
 	"github.com/shardis/shardis/internal/errtext"
 	"github.com/shardis/shardis/reshard"
 	"github.com/shardis/shardis/shard"
@@ -20,7 +25,7 @@ const verifyUsage = `Usage: shardis verify --config CFG [--nodes ADDR,...] [--sa
 
 Scans every node of CFG (a config file or a URL; during a migration the old
 topology's nodes too, and --nodes more) and lists keys that sit on a node
-that does not own them. Exits with status 1 when there is any, 3 when the
+that does not own them (--samples of them, and the count on each node). Exits with status 1 when there is any, 3 when the
 scan could not be done (a node that did not answer), 2 on a usage error or
 a bad config (one that cannot be read, parsed or used).
 
@@ -54,6 +59,9 @@ func runVerify(ctx context.Context, env *cliEnv, args []string) error {
 	var extra []string
 	for _, n := range strings.Split(*nodes, ",") {
 		if n = strings.TrimSpace(n); n != "" { // "a, b" as a person writes it
+			if err := checkNodeArg(n); err != nil {
+				return err
+			}
 			extra = append(extra, n)
 		}
 	}
@@ -63,11 +71,20 @@ func runVerify(ctx context.Context, env *cliEnv, args []string) error {
 	if errors.Is(err, shard.ErrBadConfig) { // a config that loads but cannot be used
 		return usageError{err}
 	}
+	if err != nil && ctx.Err() != nil { // Ctrl-C, SIGTERM
+		return errtext.Errorf("interrupted; the scan is incomplete: %w (%w)", err, errIncomplete)
+	}
 	if err != nil {
 		return errtext.Errorf("%w (%w)", err, errIncomplete)
 	}
 	for _, m := range rep.Samples[:min(len(rep.Samples), *samples)] {
 		fmt.Fprintf(env.stdout, "misplaced %s\n", m)
+	}
+	// The count of each node that holds misplaced keys: the samples are
+	// a few (none with --samples 0), and the operator needs the node to
+	// look at.
+	for _, addr := range slices.Sorted(maps.Keys(rep.PerNode)) {
+		fmt.Fprintf(env.stdout, "%d misplaced on %s\n", rep.PerNode[addr], addr)
 	}
 	fmt.Fprintf(env.stdout, "%d keys scanned, %d misplaced", rep.Scanned, rep.Misplaced)
 	if rep.Pending > 0 {
@@ -79,6 +96,25 @@ func runVerify(ctx context.Context, env *cliEnv, args []string) error {
 	fmt.Fprintln(env.stdout)
 	if rep.Misplaced > 0 {
 		return fmt.Errorf("%w: %d", reshard.ErrMisplaced, rep.Misplaced)
+	}
+	return nil
+}
+
+// checkNodeArg accepts a --nodes entry that is host:port. Another one is
+// a usage error (status 2, not 3: no node failed to answer), quoted
+// without what may be a password: an entry pasted with its credentials
+// (":pw@host:port", a URL) or options ("host:port?password=pw").
+func checkNodeArg(n string) error {
+	quoted := redactArg(n)
+	if h, _, ok := strings.Cut(quoted, "?"); ok {
+		quoted = h + "?..."
+	}
+	if addrkey.HasCredentials(n) || strings.Contains(n, "://") {
+		return fmt.Errorf("%w: --nodes %q: want host:port (credentials go in --config)", errUsage, quoted)
+	}
+	host, port, err := net.SplitHostPort(n)
+	if p, perr := strconv.Atoi(port); err != nil || host == "" || perr != nil || p < 1 || p > 65535 {
+		return fmt.Errorf("%w: --nodes %q: want host:port", errUsage, quoted)
 	}
 	return nil
 }

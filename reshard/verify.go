@@ -3,10 +3,14 @@ package reshard
 import (
 	"context"
 	"fmt"
+	"net"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/gomodule/redigo/redis"
+	"github.com/shardis/shardis/internal/addrkey"
 	"github.com/shardis/shardis/internal/errtext"
 	"github.com/shardis/shardis/pool"
 	"github.com/shardis/shardis/shard"
@@ -64,6 +68,11 @@ type VerifyOptions struct {
 func Verify(ctx context.Context, cfg shard.Config, opts VerifyOptions) (*VerifyReport, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
+	}
+	for _, a := range opts.Nodes {
+		if err := checkNodeAddr(a); err != nil {
+			return nil, err
+		}
 	}
 	// Each topology is read by a client of its own that does not migrate:
 	// a migrating one would keep beacons on the old nodes while the scan
@@ -248,4 +257,23 @@ func misplacedErr(v *VerifyReport) error {
 		return fmt.Errorf("%w: %d stray keys (e.g. %s), on a node that neither topology places them on: the mover leaves them; move or delete them by hand", ErrMisplaced, v.Misplaced, v.Samples[0])
 	}
 	return fmt.Errorf("%w: %d (e.g. %s), %d of them stray keys on a node that neither topology places them on, which the mover leaves (move or delete them by hand); run the mover again for the others", ErrMisplaced, v.Misplaced, v.Samples[0], v.Strays)
+}
+
+// checkNodeAddr accepts an entry of VerifyOptions.Nodes that is
+// host:port. Another one fails with ErrBadConfig, quoted without what
+// precedes an '@' (credentials pasted with the address: they belong in
+// the config) and without a query.
+func checkNodeAddr(a string) error {
+	quoted := addrkey.Redact(a)
+	if h, _, ok := strings.Cut(quoted, "?"); ok {
+		quoted = h + "?..."
+	}
+	if addrkey.HasCredentials(a) || strings.Contains(a, "://") {
+		return fmt.Errorf("%w: verify node %q: want host:port (credentials go in the config)", shard.ErrBadConfig, quoted)
+	}
+	host, port, err := net.SplitHostPort(a)
+	if p, perr := strconv.Atoi(port); err != nil || host == "" || perr != nil || p < 1 || p > 65535 {
+		return fmt.Errorf("%w: verify node %q: want host:port", shard.ErrBadConfig, quoted)
+	}
+	return nil
 }

@@ -1,7 +1,6 @@
 package shard
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -363,25 +362,22 @@ func (s *Scanner) again(ctx context.Context) bool {
 			add(addr, slot)
 		}
 	}
+	var masters []string
 	for _, sh := range t.Shards() {
-		addr := sh.Master.Addr
-		if _, walked := s.asOf[addr]; !walked {
-			continue
+		if _, walked := s.asOf[sh.Master.Addr]; walked {
+			masters = append(masters, sh.Master.Addr)
 		}
+	}
+	told := s.tellHeld(ctx, t, masters) // all masters at once
+	for k, addr := range masters {
 		n := Node{Name: addr, Addr: addr}
-		held, epoch, epochOK, ok, refusal, failed := s.heldSlots(ctx, n)
-		if refusal != nil {
-			var countRefusal, infoRefusal, countFailed, infoFailed error
-			held, ok, countRefusal, countFailed = s.countedSlots(ctx, n, t)
-			epoch, epochOK, infoRefusal, infoFailed = s.infoEpoch(ctx, n)
-			failed = cmp.Or(countFailed, infoFailed)
-			if countRefusal != nil || infoRefusal != nil {
-				// addr refused every command that tells the slots it
-				// holds, or every one that tells its epoch: a slot that
-				// moved to it half way, or left it and came back, is
-				// not seen. The Scan goes on, and says so as it ends.
-				s.unprovable(n, cmp.Or(countRefusal, infoRefusal))
-			}
+		held, epoch, epochOK, ok, failed := told[k].held, told[k].epoch, told[k].epochOK, told[k].ok, told[k].failed
+		if told[k].refused != nil {
+			// addr refused every command that tells the slots it
+			// holds, or every one that tells its epoch: a slot that
+			// moved to it half way, or left it and came back, is not
+			// seen. The Scan goes on, and says so as it ends.
+			s.unprovable(n, told[k].refused)
 		}
 		if failed != nil {
 			// addr could not be reached (died, frozen, marked down) or

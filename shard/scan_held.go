@@ -1,11 +1,13 @@
 package shard
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/gomodule/redigo/redis"
 	"github.com/shardis/shardis/cluster"
@@ -139,6 +141,56 @@ func (s *Scanner) countedSlots(ctx context.Context, n Node, t *cluster.Table) (h
 		}
 	}
 	return held, true, nil, nil
+}
+
+// endTold is what a master told, as a round of the Scan's end check
+// asked (tellHeld), of the slots whose keys it holds and of its config
+// epoch: as heldSlots returns them, or, when it refused CLUSTER NODES,
+// as countedSlots and infoEpoch do. refused is then the first error reply
+// of those two (an ACL that refuses them too); failed says why it did not
+// tell otherwise.
+type endTold struct {
+	held            map[int]bool
+	epoch           uint64
+	epochOK, ok     bool
+	refused, failed error
+}
+
+// tellLimit bounds how many masters tellHeld asks at once: each ask of a
+// master that refuses CLUSTER NODES is a pipeline of some thousands of
+// COUNTKEYSINSLOT.
+const tellLimit = 16
+
+// tellHeld asks each master of addrs, in parallel (at most tellLimit at
+// once), what heldSlots tells, or countedSlots and infoEpoch for one that
+// refuses CLUSTER NODES, and returns the answers by index. Asked one
+// after another, in every round of the end check, the COUNTKEYSINSLOT
+// pipelines of the masters added up. The answers are read after, in
+// order, by again: nothing of the Scanner is written here.
+func (s *Scanner) tellHeld(ctx context.Context, t *cluster.Table, addrs []string) []endTold {
+	out := make([]endTold, len(addrs))
+	sem := make(chan struct{}, tellLimit)
+	var wg sync.WaitGroup
+	for k, addr := range addrs {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			n := Node{Name: addr, Addr: addr}
+			var e endTold
+			var refusal error
+			e.held, e.epoch, e.epochOK, e.ok, refusal, e.failed = s.heldSlots(ctx, n)
+			if refusal != nil {
+				var countRefusal, infoRefusal, countFailed, infoFailed error
+				e.held, e.ok, countRefusal, countFailed = s.countedSlots(ctx, n, t)
+				e.epoch, e.epochOK, infoRefusal, infoFailed = s.infoEpoch(ctx, n)
+				e.failed = cmp.Or(countFailed, infoFailed)
+				e.refused = cmp.Or(countRefusal, infoRefusal)
+			}
+			out[k] = e
+		})
+	}
+	wg.Wait()
+	return out
 }
 
 // noteHeld records, as the whole walk of master n begins (its first page

@@ -123,11 +123,17 @@ func (c *Client) sentinelLoop(sh *sentShard) {
 // no answer, followRole's two). Taking the bound from the Sentinels'
 // timeout alone cut short a check that the data nodes' longer timeouts
 // allow, from a master slow to answer but well: the shard then kept a
-// master it should have left, or was marked stale.
+// master it should have left, or was marked stale. A comparison of two
+// spellings of a server may wait a dial timeout for the lookup of a host
+// name: installFound makes up to three, one after another, the listing
+// of the replicas one round (listedReplicas: in parallel), and their
+// check one more after its ROLE (replicaMatch). Left out, they ran the
+// bound out before the replicas' ROLE checks on a slow resolver, and
+// replicas in sync stopped serving reads until the next query.
 func (c *Client) queryBound(sh *sentShard) time.Duration {
 	n := time.Duration(len(sh.cfg.Addrs))
 	per := c.sent.opts.clientOptions(sh.cfg).ReadTimeout
 	sentinels := 2 * per * (n + 2)
-	data := (c.dialTimeout() + c.readTimeout) * (n + 3)
+	data := (c.dialTimeout()+c.readTimeout)*(n+3) + c.dialTimeout()*5
 	return sentinels + data
 }

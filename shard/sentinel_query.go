@@ -265,16 +265,7 @@ func (c *Client) loadReplicas(ctx context.Context, sh *sentShard, master string)
 	if err != nil {
 		return // keep the last list
 	}
-	var listed []string
-	for _, r := range reps {
-		// The Sentinels may spell the master otherwise than the replica
-		// does (a host name, announced, against an IP address). When a
-		// lookup cannot tell (addrkey.Unknown), ROLE decides, below.
-		if !r.Healthy() || c.sameServerLookup(ctx, r.Addr, master) || (r.MasterAddr != "" && c.compareServers(ctx, r.MasterAddr, master) == addrkey.Different) {
-			continue
-		}
-		listed = append(listed, r.Addr)
-	}
+	listed := c.listedReplicas(ctx, reps, master)
 	var idx []int32
 	seen := map[int32]int64{}
 	unsynced := false // a listed replica registered as a node but not used
@@ -312,6 +303,47 @@ func (c *Client) loadReplicas(ctx context.Context, sh *sentShard, master string)
 	if prev == nil || !slices.Equal(*prev, idx) || unsynced {
 		c.settleNodes() // a replica no longer listed retires (nodes.go)
 	}
+}
+
+// replicaCompareLimit bounds how many replicas listedReplicas compares
+// with the master at once.
+const replicaCompareLimit = 16
+
+// listedReplicas returns the addresses (in order) of the healthy replicas
+// of reps that are not master and do not name another server as their
+// master. The Sentinels may spell the master otherwise than a replica
+// does (a host name, announced, against an IP address): the replicas are
+// compared in parallel (at most replicaCompareLimit at once), all within
+// one dial timeout, as each comparison may wait that long for a lookup
+// (a slow resolver): one replica after another, a set of many replicas
+// outlasted the query's bound (queryBound), and their ROLE checks then
+// failed. When a lookup cannot tell (addrkey.Unknown), the replica is
+// listed and ROLE decides (syncedReplicas).
+func (c *Client) listedReplicas(ctx context.Context, reps []sentinel.Replica, master string) []string {
+	ctx, cancel := context.WithTimeout(ctx, c.dialTimeout())
+	defer cancel()
+	keep := make([]bool, len(reps))
+	sem := make(chan struct{}, replicaCompareLimit)
+	var wg sync.WaitGroup
+	for i, r := range reps {
+		if !r.Healthy() {
+			continue
+		}
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			keep[i] = !c.sameServerLookup(ctx, r.Addr, master) &&
+				(r.MasterAddr == "" || c.compareServers(ctx, r.MasterAddr, master) != addrkey.Different)
+		})
+	}
+	wg.Wait()
+	var out []string
+	for i, r := range reps {
+		if keep[i] {
+			out = append(out, r.Addr)
+		}
+	}
+	return out
 }
 
 // servingReplicas returns the addresses of the replicas that serve the

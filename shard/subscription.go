@@ -137,9 +137,14 @@ type wantState struct {
 	announced bool            // its redis.Subscription was delivered
 	on        map[string]bool // the nodes that confirmed it
 	waiters   []*waiter       // Subscribe calls waiting for its confirmation
-	// holdUntil: a MOVED that named no address ("?") refused it; it is
+	// holdUntil: a MOVED that named no address ("?"), or one that sent
+	// it back to a node that had just sent it away, refused it; it is
 	// sent again from then on, once the refresh it asked for is in.
 	holdUntil time.Time
+	// movedFrom, movedAt: the node that last answered it with a MOVED
+	// naming an address, and when (see pacedMoved).
+	movedFrom string
+	movedAt   time.Time
 	// had: for a name carried by several nodes (see spread), every node
 	// that ever confirmed it: one that confirms it again counts as a
 	// re-subscription, a node that joins does not.

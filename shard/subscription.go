@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -159,14 +160,27 @@ type waiter struct {
 	names []subName // in whose waiters it is (abandon)
 }
 
+// settle answers one of w's names, with err when it failed. An error
+// already recorded is not recorded again: one failure (a lost connection,
+// a refused command) answers every name it concerns with the same error,
+// and a Subscribe of many names returned it once per name (3,000
+// identical lines for 3,000 names) instead of once per node.
 func (w *waiter) settle(err error) {
-	if err != nil {
+	if err != nil && !slices.ContainsFunc(w.errs, func(e error) bool { return sameError(e, err) }) {
 		w.errs = append(w.errs, err)
 	}
 	w.left--
 	if w.left == 0 {
 		close(w.done)
 	}
+}
+
+// sameError reports whether a and b are the same error value; an error
+// of a type that cannot be compared is the same only as itself, which
+// cannot be told: false.
+func sameError(a, b error) bool {
+	ta, tb := reflect.TypeOf(a), reflect.TypeOf(b)
+	return ta == tb && ta.Comparable() && a == b
 }
 
 // redial is the backoff of a node whose last attempt failed.

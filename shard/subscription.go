@@ -63,6 +63,10 @@ type Subscription struct {
 	retry   map[string]*redial     // nodes whose last attempt failed
 	home    string                 // cluster mode: the master for channels and patterns
 	dirty   bool                   // the placement must be looked at again
+	// throttled: names wait to be sent until the confirmations a
+	// connection awaits come down (maxAwaitedReplies).
+	throttled  bool
+	awaitLimit int // maxAwaitedReplies
 	// MOVED replies the loop writes into the slot tables, with mu
 	// released (writeRedirects).
 	redirects []subRedirect
@@ -206,7 +210,7 @@ func (c *Client) newSubscription(opts SubscriptionOptions, everywhere bool, setu
 		want: map[subName]*wantState{}, conns: map[string]*subConn{},
 		dialing: map[string]bool{}, retry: map[string]*redial{}, nets: map[*subConn]struct{}{},
 		kick: make(chan struct{}, 1), done: make(chan struct{}),
-		mu: newSubLock(),
+		mu: newSubLock(), awaitLimit: maxAwaitedReplies,
 	}
 	s.q.init(s.opts.BufferSize)
 	if s.followsPatternMoves() {

@@ -35,6 +35,9 @@ func (s *Subscription) onControl(sc *subConn, v any) {
 		k, subscribe := kindOfPush(m.Kind)
 		sn := subName{k, m.Channel}
 		cmd, matched := sc.match(m.Kind, sn)
+		if subscribe && matched && s.throttled && cmd.left == 0 && sc.awaitedReplies() < s.awaitLimit/2 {
+			s.poke() // the names that wait for room (maxAwaitedReplies)
+		}
 		if subscribe {
 			ws := s.want[sn]
 			if ws == nil || !sc.sent[sn] {

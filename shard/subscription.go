@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -62,6 +63,10 @@ type Subscription struct {
 	retry   map[string]*redial     // nodes whose last attempt failed
 	home    string                 // cluster mode: the master for channels and patterns
 	dirty   bool                   // the placement must be looked at again
+	// throttled: names wait to be sent until the confirmations a
+	// connection awaits come down (maxAwaitedReplies).
+	throttled  bool
+	awaitLimit int // maxAwaitedReplies
 	// MOVED replies the loop writes into the slot tables, with mu
 	// released (writeRedirects).
 	redirects []subRedirect
@@ -137,9 +142,14 @@ type wantState struct {
 	announced bool            // its redis.Subscription was delivered
 	on        map[string]bool // the nodes that confirmed it
 	waiters   []*waiter       // Subscribe calls waiting for its confirmation
-	// holdUntil: a MOVED that named no address ("?") refused it; it is
+	// holdUntil: a MOVED that named no address ("?"), or one that sent
+	// it back to a node that had just sent it away, refused it; it is
 	// sent again from then on, once the refresh it asked for is in.
 	holdUntil time.Time
+	// movedFrom, movedAt: the node that last answered it with a MOVED
+	// naming an address, and when (see pacedMoved).
+	movedFrom string
+	movedAt   time.Time
 	// had: for a name carried by several nodes (see spread), every node
 	// that ever confirmed it: one that confirms it again counts as a
 	// re-subscription, a node that joins does not.
@@ -154,14 +164,27 @@ type waiter struct {
 	names []subName // in whose waiters it is (abandon)
 }
 
+// settle answers one of w's names, with err when it failed. An error
+// already recorded is not recorded again: one failure (a lost connection,
+// a refused command) answers every name it concerns with the same error,
+// and a Subscribe of many names returned it once per name (3,000
+// identical lines for 3,000 names) instead of once per node.
 func (w *waiter) settle(err error) {
-	if err != nil {
+	if err != nil && !slices.ContainsFunc(w.errs, func(e error) bool { return sameError(e, err) }) {
 		w.errs = append(w.errs, err)
 	}
 	w.left--
 	if w.left == 0 {
 		close(w.done)
 	}
+}
+
+// sameError reports whether a and b are the same error value; an error
+// of a type that cannot be compared is the same only as itself, which
+// cannot be told: false.
+func sameError(a, b error) bool {
+	ta, tb := reflect.TypeOf(a), reflect.TypeOf(b)
+	return ta == tb && ta.Comparable() && a == b
 }
 
 // redial is the backoff of a node whose last attempt failed.
@@ -187,7 +210,7 @@ func (c *Client) newSubscription(opts SubscriptionOptions, everywhere bool, setu
 		want: map[subName]*wantState{}, conns: map[string]*subConn{},
 		dialing: map[string]bool{}, retry: map[string]*redial{}, nets: map[*subConn]struct{}{},
 		kick: make(chan struct{}, 1), done: make(chan struct{}),
-		mu: newSubLock(),
+		mu: newSubLock(), awaitLimit: maxAwaitedReplies,
 	}
 	s.q.init(s.opts.BufferSize)
 	if s.followsPatternMoves() {

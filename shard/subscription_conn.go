@@ -125,6 +125,9 @@ type pendingCmd struct {
 	// a PING whose pong says the node's messages before a move were
 	// delivered (subscription_patternmove.go); never delivered
 	moveFence bool
+	// replyBytes: of a subscribe, about the size of its confirmations
+	// (see awaitedReplies).
+	replyBytes int
 }
 
 // unsubTally counts, for each name of one Unsubscribe call, the
@@ -236,8 +239,41 @@ func (sc *subConn) send(cmd, push string, names []subName, tally unsubTally) err
 			tally[sn]++
 		}
 	}
-	sc.pending = append(sc.pending, pendingCmd{push: push, cmd: cmd, names: names, left: len(names), user: tally != nil, tally: tally})
+	p := pendingCmd{push: push, cmd: cmd, names: names, left: len(names), user: tally != nil, tally: tally}
+	if isSubscribePush(push) {
+		for _, sn := range names {
+			p.replyBytes += confirmationBytes(sn)
+		}
+	}
+	sc.pending = append(sc.pending, p)
 	return nil
+}
+
+// maxAwaitedReplies bounds, in bytes, the confirmations a connection's
+// subscribe commands may have outstanding: the names beyond it are sent
+// as earlier ones are confirmed. A server builds every confirmation of
+// the commands it reads at once, and closes a subscriber whose output
+// buffer passes client-output-buffer-limit pubsub (32 MB, or 8 MB for
+// 60 s, by default); this reader, slower than the server, let it pass
+// that limit with a few hundred thousand names on one node, whose
+// connection was then closed and dialled again, and all its names sent
+// again, for good. 4 MB is half the default soft limit.
+const maxAwaitedReplies = 4 << 20
+
+// confirmationBytes is about the size of the confirmation of sn
+// (*3 $9 subscribe $len name :count, in RESP).
+func confirmationBytes(sn subName) int { return len(sn.name) + 40 }
+
+// awaitedReplies returns about the size of the confirmations the
+// connection's subscribe commands still await.
+func (sc *subConn) awaitedReplies() int {
+	n := 0
+	for _, p := range sc.pending {
+		if p.replyBytes > 0 && len(p.names) > 0 {
+			n += p.replyBytes / len(p.names) * p.left
+		}
+	}
+	return n
 }
 
 // sendFenced queues an SUNSUBSCRIBE of one slot in cluster mode followed

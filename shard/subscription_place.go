@@ -57,6 +57,7 @@ func (s *Subscription) reconcile() bool {
 		return true
 	}
 	s.dirty = false
+	s.throttled = false
 	s.leaveMovedNodes()
 	// Before the pattern unsubscribes below: the fences come first.
 	s.notePlacement()
@@ -110,7 +111,22 @@ func (s *Subscription) reconcile() bool {
 			}
 			groups[key] = append(groups[key], sn)
 		}
+		budget := s.awaitLimit - sc.awaitedReplies()
 		for _, g := range groups {
+			// The rest when the confirmations awaited have come down
+			// (see maxAwaitedReplies).
+			n := 0
+			for n < len(g) && budget > 0 {
+				budget -= confirmationBytes(g[n])
+				n++
+			}
+			if n < len(g) {
+				s.throttled = true
+				if n == 0 {
+					break
+				}
+				g = g[:n]
+			}
 			s.holdIfMoving(sc, g)
 			if err := sc.subscribe(g); err != nil {
 				complete = false // the reader sees the failure too
@@ -143,6 +159,9 @@ func (s *Subscription) reconcile() bool {
 			s.setConn(addr, nil)
 		}
 	}
+	// Throttled names are placed when the confirmations come (onControl
+	// pokes the loop), not at every tick: a placement looks at every
+	// name, and the reader waits for it.
 	return complete
 }
 

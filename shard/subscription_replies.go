@@ -35,6 +35,9 @@ func (s *Subscription) onControl(sc *subConn, v any) {
 		k, subscribe := kindOfPush(m.Kind)
 		sn := subName{k, m.Channel}
 		cmd, matched := sc.match(m.Kind, sn)
+		if subscribe && matched && s.throttled && cmd.left == 0 && sc.awaitedReplies() < s.awaitLimit/2 {
+			s.poke() // the names that wait for room (maxAwaitedReplies)
+		}
 		if subscribe {
 			ws := s.want[sn]
 			if ws == nil || !sc.sent[sn] {
@@ -171,6 +174,7 @@ func (s *Subscription) onError(sc *subConn, re redis.Error) {
 	case "MOVED":
 		if rd, ok := cluster.ParseRedirect(string(re), sc.addr); ok && s.c.cl() != nil {
 			s.st.moved.Add(int64(len(names)))
+			s.pacedMoved(sc.addr, rd.Addr, names)
 			s.applyMoved(sc.addr, rd.Slot, rd.Addr)
 			return
 		} else if s.c.cl() != nil {
@@ -242,6 +246,32 @@ func (s *Subscription) movedNoAddr(from string, names []subName) {
 		}
 	}
 	s.refreshClusterOf(from)
+}
+
+// movedBounceWindow is how recent a MOVED from one node must be for a
+// MOVED that sends the name back there to count as a bounce.
+const movedBounceWindow = time.Second
+
+// pacedMoved notes that the node at from answered names with a MOVED to
+// to. A name that to itself sent away to from just before is bouncing
+// between two nodes that disagree on its slot: a migration finished on
+// its source (CLUSTER SETSLOT NODE) and not yet on its target, which,
+// still importing, sends it back. Sent again at once, each SSUBSCRIBE met
+// a MOVED within a round trip, hundreds a second, for as long as the
+// disagreement lasted; such a name now waits movedNoAddrHold each time,
+// and is placed again by the table as it stands then. Caller holds s.mu.
+func (s *Subscription) pacedMoved(from, to string, names []subName) {
+	now := time.Now()
+	for _, sn := range names {
+		ws := s.want[sn]
+		if ws == nil {
+			continue
+		}
+		if ws.movedFrom == to && now.Sub(ws.movedAt) < movedBounceWindow {
+			ws.holdUntil = now.Add(movedNoAddrHold)
+		}
+		ws.movedFrom, ws.movedAt = from, now
+	}
 }
 
 // refreshClusterOf asks for a read of the topology of the cluster whose

@@ -40,9 +40,15 @@ func parseSentinelURL(cfg *Config, hosts []string, values url.Values) error {
 			cfg.Shards = append(cfg.Shards, plain...)
 			continue
 		}
-		name, master, _ := strings.Cut(entry, "=")
+		name, master, hasMaster := strings.Cut(entry, "=")
 		if name == "" {
 			return fmt.Errorf("%w: URL shards entry %d %q: want NAME[=MASTER] or HOST:PORT[:WEIGHT] NAME", ErrBadConfig, i, entry)
+		}
+		// "a=" (a master name left out, as a template whose variable was
+		// never filled in writes it) would watch the master set named a,
+		// which may be another shard's: the '=' says a master is meant.
+		if hasMaster && master == "" {
+			return fmt.Errorf("%w: URL shards entry %d %q: empty master name after '=' (write NAME=MASTER, or NAME alone when the master set has the shard's name)", ErrBadConfig, i, entry)
 		}
 		cfg.Shards = append(cfg.Shards, ring.Shard{Name: name, Weight: 1})
 		cfg.Sentinel.Shards = append(cfg.Sentinel.Shards, SentinelShard{Name: name, MasterName: master})

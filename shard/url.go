@@ -25,7 +25,8 @@ import (
 // In a redis-ring+sentinel URL the hosts are the Sentinels and the shards
 // option lists the ring's shards in order: NAME or NAME=MASTER for a
 // Sentinel shard (MASTER is the Sentinels' master name, NAME by default),
-// HOST:PORT[:WEIGHT]+NAME for a plain one, e.g.
+// HOST:PORT[:WEIGHT]+NAME for a plain one (the '+' as it is, or %2B as
+// url.Values.Encode writes it), e.g.
 // shards=shard-a=mymaster-a,shard-b,10.0.0.3:6379+shard-c. User and
 // password are the data nodes'; the Sentinels' are sentinel_username and
 // sentinel_password. Its other options: sentinel_tls=true,

@@ -97,6 +97,8 @@ func checkFields(n *yaml.Node, t reflect.Type, path string) error {
 			}
 		case t.Kind() == reflect.Int:
 			return checkWholeNumber(n, path)
+		case t.Kind() == reflect.Bool:
+			return checkBool(n, path)
 		}
 	case yaml.AliasNode:
 		// An alias of a scalar is checked as its value where it is used
@@ -137,6 +139,11 @@ func checkWholeNumber(n *yaml.Node, path string) error {
 			return fmt.Errorf("line %d: %s: %q has a leading zero, which YAML reads as octal: write it without (or as 0o%s for octal)",
 				n.Line, path, n.Value, strings.TrimLeft(strings.TrimLeft(n.Value, "+-"), "0_"))
 		}
+		// Beyond an int the decoder refuses it with the start of the
+		// value and no field name.
+		if _, err := strconv.ParseInt(strings.ReplaceAll(n.Value, "_", ""), 0, strconv.IntSize); err != nil {
+			return fmt.Errorf("line %d: %s: %q is not a valid int (out of range)", n.Line, path, n.Value)
+		}
 		return nil
 	case "!!float":
 		f, err := strconv.ParseFloat(strings.ReplaceAll(n.Value, "_", ""), 64)
@@ -146,6 +153,22 @@ func checkWholeNumber(n *yaml.Node, path string) error {
 		return fmt.Errorf("line %d: %s: %q is not a whole number", n.Line, path, n.Value)
 	}
 	return fmt.Errorf("line %d: %s: %q is not a valid int", n.Line, path, n.Value)
+}
+
+// yamlBools are the words the decoder takes for a bool besides YAML 1.2's
+// true and false (YAML 1.1's, which it still reads).
+var yamlBools = map[string]bool{"y": true, "yes": true, "on": true, "n": true, "no": true, "off": true}
+
+// checkBool refuses, for a bool field, a value the decoder would refuse
+// without naming the field ("true" quoted, 0, 1): named by its path.
+func checkBool(n *yaml.Node, path string) error {
+	if n.Tag == "!!bool" || (n.Style&(yaml.DoubleQuotedStyle|yaml.SingleQuotedStyle) == 0 && yamlBools[strings.ToLower(n.Value)]) {
+		return nil
+	}
+	if n.Style&(yaml.DoubleQuotedStyle|yaml.SingleQuotedStyle) != 0 {
+		return fmt.Errorf("line %d: %s: want true or false, not the quoted string %q", n.Line, path, n.Value)
+	}
+	return fmt.Errorf("line %d: %s: %q is not true or false", n.Line, path, n.Value)
 }
 
 // yamlFields returns the yaml names of t's fields in declaration order,

@@ -424,11 +424,17 @@ func checkMigrationAddrKeys(addrs map[string]string, known []string) error {
 	return nil
 }
 
-// checkMigrationAddrs checks Migration.Addrs: MIGRATE connects to these,
-// and one that is not host:port would be sent as a host with the default
-// port.
+// checkMigrationAddrs checks Migration.Addrs: MIGRATE connects to its
+// values, and one that is not host:port would be sent as a host with the
+// default port. Its keys are looked up by the address the client dials,
+// always a host:port without credentials: a key that is not one (a
+// user:password@ pasted in, a missing port) would never be used, and
+// MIGRATE would go to the untranslated address without a word.
 func checkMigrationAddrs(addrs map[string]string) error {
 	for _, k := range slices.Sorted(maps.Keys(addrs)) {
+		if err := checkHostPort(k); err != nil {
+			return badConfigf("Migration.Addrs key: %w", err)
+		}
 		if v := addrs[k]; v != "" {
 			if err := checkHostPort(v); err != nil {
 				return badConfigf("Migration.Addrs[%q]: %w", addrkey.Redact(k), err)

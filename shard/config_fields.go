@@ -22,13 +22,30 @@ import (
 // The known names come from the yaml struct tags, so a field added to the
 // file format is known here without further work.
 func checkFields(n *yaml.Node, t reflect.Type, path string) error {
+	return (&fieldChecker{seen: map[aliasUse]bool{}}).check(n, t, path)
+}
+
+// fieldChecker is checkFields' walk. It follows an alias of a mapping or
+// a list once per anchor and type (seen): its fields are checked where it
+// is used, named by that path (health.max_idle for "health: *pool"),
+// and a document of aliases of aliases takes time linear in its size,
+// not exponential.
+type fieldChecker struct{ seen map[aliasUse]bool }
+
+// aliasUse is an anchored node checked as a type.
+type aliasUse struct {
+	anchor *yaml.Node
+	t      reflect.Type
+}
+
+func (w *fieldChecker) check(n *yaml.Node, t reflect.Type, path string) error {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
 	switch n.Kind {
 	case yaml.DocumentNode:
 		for _, c := range n.Content {
-			if err := checkFields(c, t, path); err != nil {
+			if err := w.check(c, t, path); err != nil {
 				return err
 			}
 		}
@@ -36,7 +53,7 @@ func checkFields(n *yaml.Node, t reflect.Type, path string) error {
 		if t.Kind() == reflect.Map {
 			for i := 0; i+1 < len(n.Content); i += 2 {
 				key := fmt.Sprintf("%s[%q]", path, addrkey.Redact(n.Content[i].Value))
-				if err := checkFields(n.Content[i+1], t.Elem(), key); err != nil {
+				if err := w.check(n.Content[i+1], t.Elem(), key); err != nil {
 					return err
 				}
 			}
@@ -49,16 +66,15 @@ func checkFields(n *yaml.Node, t reflect.Type, path string) error {
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			k, v := n.Content[i], n.Content[i+1]
 			if k.Kind == yaml.ScalarNode && k.Value == "<<" {
-				// A merge key: the mappings it merges in are checked as
-				// this one (an alias among them is not followed; the
-				// decoder resolves it).
+				// A merge key: the mappings it merges in, aliased or not,
+				// are checked as this one.
 				merged := []*yaml.Node{v}
 				if v.Kind == yaml.SequenceNode {
 					merged = v.Content
 				}
 				for _, m := range merged {
-					if m.Kind == yaml.MappingNode {
-						if err := checkFields(m, t, path); err != nil {
+					if m.Kind == yaml.MappingNode || (m.Kind == yaml.AliasNode && m.Alias != nil && m.Alias.Kind == yaml.MappingNode) {
+						if err := w.check(m, t, path); err != nil {
 							return err
 						}
 					}
@@ -76,7 +92,7 @@ func checkFields(n *yaml.Node, t reflect.Type, path string) error {
 			if !ok {
 				return fmt.Errorf("line %d: unknown field %s (known: %s)", k.Line, joinPath(path, name), strings.Join(names, ", "))
 			}
-			if err := checkFields(v, f.Type, joinPath(path, name)); err != nil {
+			if err := w.check(v, f.Type, joinPath(path, name)); err != nil {
 				return err
 			}
 		}
@@ -97,27 +113,35 @@ func checkFields(n *yaml.Node, t reflect.Type, path string) error {
 			}
 		case t.Kind() == reflect.Int:
 			return checkWholeNumber(n, path)
+		case t.Kind() == reflect.Bool:
+			return checkBool(n, path)
 		}
 	case yaml.AliasNode:
-		// An alias of a scalar is checked as its value where it is used
-		// (anchored on a string field, 1.5 would pass there); an alias of
-		// a collection is not followed (see below).
-		if a := n.Alias; a != nil && a.Kind == yaml.ScalarNode {
-			return checkFields(a, t, path)
+		// An alias is checked as its value where it is used (anchored on
+		// a string field, 1.5 would pass there; a mapping anchored under
+		// pool holds fields that health has not); a collection once per
+		// anchor and type.
+		a := n.Alias
+		if a == nil {
+			break
+		}
+		if a.Kind == yaml.ScalarNode {
+			return w.check(a, t, path)
+		}
+		if k := (aliasUse{a, t}); !w.seen[k] {
+			w.seen[k] = true
+			return w.check(a, t, path)
 		}
 	case yaml.SequenceNode:
 		if t.Kind() != reflect.Slice && t.Kind() != reflect.Array {
 			return shapeError(n, t, path)
 		}
 		for i, c := range n.Content {
-			if err := checkFields(c, t.Elem(), fmt.Sprintf("%s[%d]", path, i)); err != nil {
+			if err := w.check(c, t.Elem(), fmt.Sprintf("%s[%d]", path, i)); err != nil {
 				return err
 			}
 		}
 	}
-	// An alias is not followed (its anchor was checked where it stands, and
-	// following aliases could take exponential time); the decoder's own
-	// known-fields check still covers it.
 	return nil
 }
 
@@ -137,6 +161,11 @@ func checkWholeNumber(n *yaml.Node, path string) error {
 			return fmt.Errorf("line %d: %s: %q has a leading zero, which YAML reads as octal: write it without (or as 0o%s for octal)",
 				n.Line, path, n.Value, strings.TrimLeft(strings.TrimLeft(n.Value, "+-"), "0_"))
 		}
+		// Beyond an int the decoder refuses it with the start of the
+		// value and no field name.
+		if _, err := strconv.ParseInt(strings.ReplaceAll(n.Value, "_", ""), 0, strconv.IntSize); err != nil {
+			return fmt.Errorf("line %d: %s: %q is not a valid int (out of range)", n.Line, path, n.Value)
+		}
 		return nil
 	case "!!float":
 		f, err := strconv.ParseFloat(strings.ReplaceAll(n.Value, "_", ""), 64)
@@ -146,6 +175,22 @@ func checkWholeNumber(n *yaml.Node, path string) error {
 		return fmt.Errorf("line %d: %s: %q is not a whole number", n.Line, path, n.Value)
 	}
 	return fmt.Errorf("line %d: %s: %q is not a valid int", n.Line, path, n.Value)
+}
+
+// yamlBools are the words the decoder takes for a bool besides YAML 1.2's
+// true and false (YAML 1.1's, which it still reads).
+var yamlBools = map[string]bool{"y": true, "yes": true, "on": true, "n": true, "no": true, "off": true}
+
+// checkBool refuses, for a bool field, a value the decoder would refuse
+// without naming the field ("true" quoted, 0, 1): named by its path.
+func checkBool(n *yaml.Node, path string) error {
+	if n.Tag == "!!bool" || (n.Style&(yaml.DoubleQuotedStyle|yaml.SingleQuotedStyle) == 0 && yamlBools[strings.ToLower(n.Value)]) {
+		return nil
+	}
+	if n.Style&(yaml.DoubleQuotedStyle|yaml.SingleQuotedStyle) != 0 {
+		return fmt.Errorf("line %d: %s: want true or false, not the quoted string %q", n.Line, path, n.Value)
+	}
+	return fmt.Errorf("line %d: %s: %q is not true or false", n.Line, path, n.Value)
 }
 
 // yamlFields returns the yaml names of t's fields in declaration order,

@@ -178,7 +178,6 @@ func escapeAll(s string) string {
 	return b.String()
 }
 
-// configURL writes cfg as a URL that ParseURL reads back.
 // urlHost writes an address as a URL host: an IPv6 zone follows "%25",
 // percent-encoded (RFC 6874).
 func urlHost(addr string) string {
@@ -190,6 +189,8 @@ func urlHost(addr string) string {
 	return addr[:pct] + "%25" + escapeAll(addr[pct+1:end]) + addr[end:]
 }
 
+// configURL writes cfg as a URL that ParseURL reads back, a migration's
+// old topology as the from option's URL, percent-encoded.
 func configURL(cfg shard.Config) string {
 	var b strings.Builder
 	b.WriteString("redis")
@@ -265,6 +266,9 @@ func configURL(cfg shard.Config) string {
 	dur("health_interval", cfg.Health.Interval)
 	dur("health_timeout", cfg.Health.Timeout)
 	num("failure_limit", cfg.Health.FailureLimit)
+	if m := cfg.Migration; m != nil && m.From != nil {
+		q.Set("from", configURL(*m.From)) // percent-encoded by q.Encode
+	}
 	if len(q) > 0 {
 		b.WriteString("?" + q.Encode())
 	}
@@ -323,6 +327,11 @@ func configYAML(t *testing.T, cfg shard.Config) []byte {
 	dur(hm, "timeout", h.Timeout)
 	set(hm, "auto_eject", true, h.AutoEject)
 	set(m, "health", hm, len(hm) > 0)
+	if mig := cfg.Migration; mig != nil && mig.From != nil {
+		mm := map[string]any{"from": configURL(*mig.From)}
+		set(mm, "addrs", mig.Addrs, len(mig.Addrs) > 0)
+		m["migration"] = mm
+	}
 	out, err := yaml.Marshal(m)
 	if err != nil {
 		t.Fatal(err)

@@ -54,14 +54,21 @@ func decodeFile(data []byte) (fileConfig, error) {
 	} else if err != nil && !errors.Is(err, io.EOF) {
 		return fc, badConfigf("%s", yamlErrorText(err, isJSON))
 	}
-	tlsKeysOn(doc.Content[0], &fc)
+	nullKeysOn(doc.Content[0], &fc)
 	return fc, nil
 }
 
-// tlsKeysOn turns TLS on for every tls key given with no value (YAML
+// nullKeysOn turns TLS on for every tls key given with no value (YAML
 // null: "tls:" with nothing after it), which the decoder leaves nil:
-// present, even empty, a tls key turns TLS on.
-func tlsKeysOn(root *yaml.Node, fc *fileConfig) {
+// present, even empty, a tls key turns TLS on. So do a shard's sentinel
+// key (a Sentinel shard with the shared settings) and the migration key
+// (which then asks for its from or from_file rather than being dropped,
+// its from commented out, leaving the client to look for keys in the new
+// topology alone).
+func nullKeysOn(root *yaml.Node, fc *fileConfig) {
+	if fc.Migration == nil && isNull(mapValue(root, "migration")) {
+		fc.Migration = &fileMigration{}
+	}
 	on := func(section *yaml.Node, dst **fileTLS) {
 		if *dst == nil && isNull(mapValue(section, "tls")) {
 			*dst = &fileTLS{}
@@ -71,6 +78,9 @@ func tlsKeysOn(root *yaml.Node, fc *fileConfig) {
 	on(mapValue(root, "sentinel"), &fc.Sentinel.TLS)
 	if shards := mapValue(root, "shards"); shards != nil && shards.Kind == yaml.SequenceNode && len(shards.Content) == len(fc.Shards) {
 		for i, s := range shards.Content {
+			if fc.Shards[i].Sentinel == nil && isNull(mapValue(s, "sentinel")) {
+				fc.Shards[i].Sentinel = &fileSentinelShard{}
+			}
 			if fc.Shards[i].Sentinel != nil {
 				on(mapValue(s, "sentinel"), &fc.Shards[i].Sentinel.TLS)
 			}

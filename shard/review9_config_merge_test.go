@@ -24,8 +24,8 @@ func TestReview9FileMergeKeysAndAliasesAreChecked(t *testing.T) {
 		{"shards: [{addr: '127.0.0.1:7000', <<: {wieght: 2}}]", "unknown field shards[0].wieght (known: addr, name, weight, sentinel)"},
 		{"pool: {client_name: &w 2.5}\nshards: [{addr: '127.0.0.1:7000', weight: *w}]", `shards[0].weight: "2.5" is not a whole number`},
 		// A mapping anchored where one is allowed and merged through an
-		// alias (not followed by the checks) meets the decoder's check.
-		{"health: &m {interval: 1s}\nshards: [{addr: '127.0.0.1:7000', <<: *m}]", "unknown field interval"},
+		// alias is checked where it is merged.
+		{"health: &m {interval: 1s}\nshards: [{addr: '127.0.0.1:7000', <<: *m}]", "unknown field shards[0].interval"},
 		// One anchored on a field that takes a single value is refused
 		// there first.
 		{"shards: [{addr: '127.0.0.1:7000', name: &m {wieght: 2}}, {addr: '127.0.0.1:7001', <<: *m}]", "shards[0].name: want a single value, not a mapping"},

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/shardis/shardis/ring"
 )
@@ -29,6 +30,17 @@ func parseSentinelURL(cfg *Config, hosts []string, values url.Values) error {
 	delete(values, "shards")
 	for i, entry := range strings.Split(list[0], ",") {
 		entry = strings.TrimSpace(entry)
+		if strings.Contains(entry, ":") && !strings.ContainsFunc(entry, unicode.IsSpace) {
+			// HOST:PORT[:WEIGHT]+NAME with its '+' percent-encoded (%2B,
+			// as url.Values.Encode writes it) reaches here as a '+'. No
+			// host, port or weight holds one: the first '+' is the
+			// separator that the query would have read as a space (an
+			// IPv6 zone may hold a '+': the search starts after the ']').
+			from := strings.LastIndexByte(entry, ']') + 1
+			if i := strings.IndexByte(entry[from:], '+'); i >= 0 {
+				entry = entry[:from+i] + " " + entry[from+i+1:]
+			}
+		}
 		if strings.Contains(entry, ":") {
 			plain, err := ring.ParseShards(entry)
 			if err != nil {
@@ -40,9 +52,15 @@ func parseSentinelURL(cfg *Config, hosts []string, values url.Values) error {
 			cfg.Shards = append(cfg.Shards, plain...)
 			continue
 		}
-		name, master, _ := strings.Cut(entry, "=")
+		name, master, hasMaster := strings.Cut(entry, "=")
 		if name == "" {
 			return fmt.Errorf("%w: URL shards entry %d %q: want NAME[=MASTER] or HOST:PORT[:WEIGHT] NAME", ErrBadConfig, i, entry)
+		}
+		// "a=" (a master name left out, as a template whose variable was
+		// never filled in writes it) would watch the master set named a,
+		// which may be another shard's: the '=' says a master is meant.
+		if hasMaster && master == "" {
+			return fmt.Errorf("%w: URL shards entry %d %q: empty master name after '=' (write NAME=MASTER, or NAME alone when the master set has the shard's name)", ErrBadConfig, i, entry)
 		}
 		cfg.Shards = append(cfg.Shards, ring.Shard{Name: name, Weight: 1})
 		cfg.Sentinel.Shards = append(cfg.Sentinel.Shards, SentinelShard{Name: name, MasterName: master})

@@ -25,7 +25,8 @@ import (
 // In a redis-ring+sentinel URL the hosts are the Sentinels and the shards
 // option lists the ring's shards in order: NAME or NAME=MASTER for a
 // Sentinel shard (MASTER is the Sentinels' master name, NAME by default),
-// HOST:PORT[:WEIGHT]+NAME for a plain one, e.g.
+// HOST:PORT[:WEIGHT]+NAME for a plain one (the '+' as it is, or %2B as
+// url.Values.Encode writes it), e.g.
 // shards=shard-a=mymaster-a,shard-b,10.0.0.3:6379+shard-c. User and
 // password are the data nodes'; the Sentinels' are sentinel_username and
 // sentinel_password. Its other options: sentinel_tls=true,
@@ -51,7 +52,9 @@ import (
 //	refresh_interval, min_refresh_interval, max_redirects, max_retry_wait,
 //	read_from=master|replica-random|replica-latency         cluster mode
 //	from=URL                       migrate from the topology of that URL
-//	                               (percent-encoded, or last; see Migration)
+//	                               (percent-encoded, or last; see Migration);
+//	                               one written as it is (not encoded) is read
+//	                               as written: a '+' stays a '+'
 //
 // An IPv6 host's zone follows "%25", the encoded '%' (RFC 6874), as in
 // redis-ring://[fe80::1%25eth0]:6379 (the address [fe80::1%eth0]:6379).
@@ -146,6 +149,7 @@ func ParseURL(raw string) (Config, error) {
 		}
 		return cfg, fmt.Errorf("%w: URL query: %v", ErrBadConfig, err)
 	}
+	rawFromAsWritten(query, values)
 	if isSentinel {
 		entries := values["shards"]
 		if err := parseSentinelURL(&cfg, hosts, values); err != nil {
@@ -191,6 +195,25 @@ func checkFromLast(query string) error {
 		}
 	}
 	return nil
+}
+
+// rawFromAsWritten sets the from option of values to its text as written
+// in the raw query when that holds a URL that is not percent-encoded (a
+// literal "://"; url.QueryEscape writes it %3A%2F%2F). Query decoding
+// would read such a URL otherwise than written: a '+' as a space (the
+// scheme redis-ring+sentinel, a HOST:PORT+NAME shards entry, a password)
+// and its own escapes decoded twice (a password's %25 then read as the
+// start of another escape). Written as it is, the from URL is decoded
+// once, by ParseURL, as every other URL.
+func rawFromAsWritten(query string, values url.Values) {
+	if len(values["from"]) != 1 {
+		return // none, or given twice: refused with the other options
+	}
+	for _, p := range strings.Split(query, "&") {
+		if k, v, _ := strings.Cut(p, "="); k == "from" && strings.Contains(v, "://") {
+			values["from"] = []string{v}
+		}
+	}
 }
 
 // weightedEntries reports whether a shards option of a Sentinel URL has

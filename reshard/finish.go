@@ -55,11 +55,11 @@ func finish(ctx context.Context, pools *pool.Set, info shard.MigrationInfo, self
 			return nil, err
 		}
 		rep = v
-		if v.Misplaced > 0 {
-			return rep, fmt.Errorf("%w; the fence stays", misplacedErr(v))
-		}
 	}
 	key := shard.FenceKey(info.FromID, info.ToID)
+	if rep != nil && rep.Misplaced > 0 {
+		return rep, fmt.Errorf("%w; %s", misplacedErr(rep), fenceLeft(ctx, pools, info, key))
+	}
 	if err := delFence(ctx, pools, info, key); err != nil {
 		return rep, err
 	}
@@ -73,6 +73,16 @@ func finish(ctx context.Context, pools *pool.Set, info shard.MigrationInfo, self
 		return rep, err
 	}
 	return rep, nil
+}
+
+// fenceLeft says what Finish, refusing, leaves of the fence: "the fence
+// stays", or, when no old node holds its marker (the migration was never
+// armed, or its fence was cleared), that there is none.
+func fenceLeft(ctx context.Context, pools *pool.Set, info shard.MigrationInfo, key string) string {
+	if p, err := fencePhase(ctx, pools, info, key); err == nil && p == shard.PhaseWaiting {
+		return "no fence is up (the migration was never armed, or its fence was cleared)"
+	}
+	return "the fence stays"
 }
 
 // stillMigrating reports, as a *ClientsError matching ErrStillMigrating,

@@ -932,13 +932,19 @@ func (m *mover) progress(done bool) Progress {
 	now := time.Now()
 	p := Progress{Total: m.total, Scanned: m.scanned.Load(), Moved: m.moved.Load(), Bytes: m.bytes.Load(),
 		Elapsed: now.Sub(m.start), Done: done}
-	r := m.rates(now, rateSample{scanned: p.Scanned, moved: p.Moved, bytes: p.Bytes}, done)
+	r, span := m.rates(now, rateSample{scanned: p.Scanned, moved: p.Moved, bytes: p.Bytes}, done)
 	p.KeysPerSecond, p.MovedPerSecond, p.BytesPerSecond = r[0], r[1], r[2]
-	if left := p.Total - p.Scanned; left > 0 && p.KeysPerSecond > 0 && !done {
+	if left := p.Total - p.Scanned; left > 0 && p.KeysPerSecond > 0 && span >= minETASpan && !done {
 		p.ETA = time.Duration(float64(left) / p.KeysPerSecond * float64(time.Second))
 	}
 	return p
 }
+
+// minETASpan is how much of the scan the rate must span before an ETA
+// is given: over its first instants it is mostly keys that stay, counted
+// at once while the first batch waits for the pace (a move of 600 keys
+// at 150 keys/s read "ETA 0s" 200 ms in, with nothing moved).
+const minETASpan = time.Second
 
 // rateWindow is the span of the scan over which Progress.KeysPerSecond,
 // MovedPerSecond and BytesPerSecond, and so the ETA, are measured: recent
@@ -959,8 +965,9 @@ type rateSample struct {
 // or since the scan began when that is more recent; done: over the whole
 // scan. The time before the scan, the wait for the fence above all, is
 // not counted: it made the rate of a scan at a pace of 400 keys/s read
-// 150 keys/s, and the ETA thrice the time left.
-func (m *mover) rates(now time.Time, cur rateSample, done bool) [3]float64 {
+// 150 keys/s, and the ETA thrice the time left. span is the time the
+// rates are measured over.
+func (m *mover) rates(now time.Time, cur rateSample, done bool) (r [3]float64, span time.Duration) {
 	cur.at = now
 	base := rateSample{at: m.scanStart}
 	if base.at.IsZero() {
@@ -976,11 +983,12 @@ func (m *mover) rates(now time.Time, cur rateSample, done bool) [3]float64 {
 			base = first
 		}
 	}
-	s := now.Sub(base.at).Seconds()
+	span = now.Sub(base.at)
+	s := span.Seconds()
 	if s <= 0 {
-		return [3]float64{}
+		return [3]float64{}, 0
 	}
-	return [3]float64{float64(cur.scanned-base.scanned) / s, float64(cur.moved-base.moved) / s, float64(cur.bytes-base.bytes) / s}
+	return [3]float64{float64(cur.scanned-base.scanned) / s, float64(cur.moved-base.moved) / s, float64(cur.bytes-base.bytes) / s}, span
 }
 
 // memoryUsage reads the replies of MEMORY USAGE of keys (measureAndScan

@@ -73,7 +73,7 @@ func runReshard(ctx context.Context, env *cliEnv, args []string) error {
 	fromArg := fs.String("from", "", "the old topology: config file or URL (required)")
 	toArg := fs.String("to", "", "the new topology: config file or URL (required)")
 	dryRun := fs.Bool("dry-run", false, "count the keys and bytes that would move, between which nodes; move nothing")
-	rate := fs.String("rate", "", "pace: keys per second (5000, 5000/s) or bytes per second (20MB/s, 512KB/s)")
+	rate := fs.String("rate", "", "pace: keys per second (5000, 5000/s; at least 1) or bytes per second (20MB/s, 512KB/s; at least 1KB/s)")
 	yes := fs.Bool("yes", false, "do not ask for confirmation")
 	batch := fs.Int("batch", 0, "keys per MIGRATE (default 512; lower it for large values: the old node waits for each)")
 	maxBlock := fs.Duration("max-block", 0, "how long one MIGRATE may hold an old node, which serves nothing else meanwhile (default 10ms); the batch shrinks to fit")
@@ -307,8 +307,15 @@ func describe(cfg shard.Config) string {
 	return "ring " + strings.Join(addrs, ",")
 }
 
+// Below these paces a move barely moves (1e-300 keys/s was taken, and
+// would move no key): --rate refuses them.
+const (
+	minRateKeys  = 1    // keys per second
+	minRateBytes = 1024 // bytes per second
+)
+
 // parseRate reads --rate: a number of keys per second, or of bytes per
-// second with a KB/MB/GB suffix.
+// second with a KB/MB/GB suffix; at least minRateKeys or minRateBytes.
 func parseRate(s string) (keys, bytes float64, err error) {
 	s = strings.TrimSuffix(strings.TrimSpace(s), "/s")
 	if s == "" {
@@ -322,12 +329,18 @@ func parseRate(s string) (keys, bytes float64, err error) {
 			if err != nil || !(v > 0) || math.IsInf(v, 0) {
 				return 0, 0, fmt.Errorf("--rate %q: want a positive number such as 20MB/s", s)
 			}
+			if v < minRateBytes {
+				return 0, 0, fmt.Errorf("--rate %q: want at least 1KB/s", s)
+			}
 			return 0, v, nil
 		}
 	}
 	v, err := strconv.ParseFloat(s, 64)
 	if err != nil || !(v > 0) || math.IsInf(v, 0) {
 		return 0, 0, fmt.Errorf("--rate %q: want keys per second (5000) or bytes per second (20MB/s)", s)
+	}
+	if v < minRateKeys {
+		return 0, 0, fmt.Errorf("--rate %q: want at least 1 key per second", s)
 	}
 	return v, 0, nil
 }
@@ -371,7 +384,7 @@ func (b *reshardBar) draw(p reshard.Progress) {
 	if p.Total > 0 {
 		filled = int(min(p.Scanned, p.Total) * width / p.Total)
 	}
-	eta := "-"
+	eta := "--" // not known yet (reshard.Progress.ETA)
 	if p.ETA > 0 {
 		eta = p.ETA.Round(time.Second).String()
 	}
@@ -398,7 +411,7 @@ func (b *reshardBar) log(p reshard.Progress) {
 		return
 	}
 	b.last = t
-	eta := "-"
+	eta := "--" // not known yet (reshard.Progress.ETA)
 	if p.ETA > 0 {
 		eta = p.ETA.Round(time.Second).String()
 	}

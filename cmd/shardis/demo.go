@@ -21,9 +21,25 @@ func init() {
 	register(command{name: "demo", summary: "write keys through the sharded client and show where they went", run: runDemo})
 }
 
+const demoUsage = `Usage: shardis demo [--config FILE] [--keys N] [--batch N]
+
+Writes --keys keys through the sharded client, in pipelines of --batch
+commands, then shows how many each shard holds and where a few keys live.
+Without --config it starts three embedded in-process servers, and then also
+stops one and reads keys back, to show what a failed shard does. With
+--config (a config file or a redis-ring:// or redis-cluster:// URL) it WRITES
+its keys (demo:user:0, demo:user:1, ...) to those servers and stops none.
+
+Flags:
+`
+
 func runDemo(ctx context.Context, env *cliEnv, args []string) error {
 	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
 	fs.SetOutput(env.stderr)
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), demoUsage)
+		fs.PrintDefaults()
+	}
 	configFile := fs.String("config", "", "YAML or JSON client config file, or a redis-ring:// or redis-cluster:// URL; without it the demo starts three embedded servers")
 	keys := fs.Int("keys", 100000, "how many keys to write")
 	batch := fs.Int("batch", 1000, "commands per pipeline")

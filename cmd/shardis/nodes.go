@@ -32,9 +32,23 @@ func loadConfig(path string) (shard.Config, error) {
 	return loadTopology(path)
 }
 
+const nodesUsage = `Usage: shardis nodes --config FILE
+
+Connects with the client's YAML or JSON config (or a redis-ring:// or
+redis-cluster:// URL) and prints the nodes as the client sees them: in
+cluster mode each master's slots and replicas, in ring mode each shard's
+name, address, weight and share of the keys.
+
+Flags:
+`
+
 func runNodes(ctx context.Context, env *cliEnv, args []string) error {
 	fs := flag.NewFlagSet("nodes", flag.ContinueOnError)
 	fs.SetOutput(env.stderr)
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), nodesUsage)
+		fs.PrintDefaults()
+	}
 	configFile := fs.String("config", "", "YAML or JSON client config file, or a redis-ring:// or redis-cluster:// URL")
 	if err := parseFlags(env, fs, args, true); err != nil {
 		return err

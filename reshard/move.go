@@ -934,16 +934,16 @@ func (m *mover) progress(done bool) Progress {
 		Elapsed: now.Sub(m.start), Done: done}
 	r, span := m.rates(now, rateSample{scanned: p.Scanned, moved: p.Moved, bytes: p.Bytes}, done)
 	p.KeysPerSecond, p.MovedPerSecond, p.BytesPerSecond = r[0], r[1], r[2]
-	if left := p.Total - p.Scanned; left > 0 && p.KeysPerSecond > 0 && span >= minETASpan && !done {
+	if left := p.Total - p.Scanned; left > 0 && p.KeysPerSecond > 0 && (p.Moved > 0 || span >= minETASpan) && !done {
 		p.ETA = time.Duration(float64(left) / p.KeysPerSecond * float64(time.Second))
 	}
 	return p
 }
 
 // minETASpan is how much of the scan the rate must span before an ETA
-// is given: over its first instants it is mostly keys that stay, counted
-// at once while the first batch waits for the pace (a move of 600 keys
-// at 150 keys/s read "ETA 0s" 200 ms in, with nothing moved).
+// is given while no key has moved yet: until then it is mostly keys that
+// stay, counted at once while the first batch waits for the pace (a move
+// of 600 keys at 150 keys/s read "ETA 0s" 200 ms in, with nothing moved).
 const minETASpan = time.Second
 
 // rateWindow is the span of the scan over which Progress.KeysPerSecond,

@@ -98,9 +98,9 @@ type Progress struct {
 	// KeysPerSecond is the scan's rate over its last 10 s (in the last
 	// report, Done, over the whole scan), counted from when it began,
 	// after the fence was armed; ETA is the time the keys left take at
-	// that rate, 0 while it is not known: before the scan has run a
-	// second (its first instants count the keys that stay at once) and
-	// in the last report.
+	// that rate, 0 while it is not known: before any key has moved while
+	// the scan has run less than a second (its first instants count the
+	// keys that stay at once), and in the last report.
 	KeysPerSecond float64
 	// MovedPerSecond and BytesPerSecond are the keys and bytes moved per
 	// second over the same span as KeysPerSecond: the pace the move

@@ -40,6 +40,7 @@ type Client struct {
 	switching    clusterSwitch
 	refreshTicks atomic.Int32 // health ticks that should also refresh the topology
 	downTicks    int          // health ticks since a refresh while a node is down (health loop only)
+	downBackoff  downBackoff  // how often refreshWhileDown refreshes (health loop only)
 
 	learned learnedCommands // commands learned from the servers (learn.go)
 	obs     *observer       // Config.Hooks; nil without hooks

@@ -3,6 +3,7 @@ package shard
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"time"
 
@@ -47,8 +48,18 @@ func (c *Client) healthTick() {
 }
 
 // downRefreshEvery is the least time between the topology refreshes that
-// refreshWhileDown asks for.
+// refreshWhileDown asks for: the first one, and the next after the
+// topology changed or the set of nodes marked down did.
 const downRefreshEvery = 5 * time.Second
+
+// downBackoff is refreshWhileDown's state: the interval between its
+// refreshes, and what it last saw (the table in use, the nodes marked
+// down) to tell whether anything changed since.
+type downBackoff struct {
+	every time.Duration // the interval now; 0 before the first
+	state *clusterState // the table in use when last looked at
+	down  []*nodeState  // the nodes marked down then, in table order
+}
 
 // refreshWhileDown refreshes a cluster's topology every few health ticks
 // (downRefreshEvery, at least 3 ticks) while a node the client keeps is
@@ -61,24 +72,49 @@ const downRefreshEvery = 5 * time.Second
 // out, until the periodic refresh (RefreshInterval, 60 s by default).
 // The refresh asks the nodes that are up first, and is rate-limited as
 // any. Run by the health loop only.
+//
+// The interval doubles after each of these refreshes, up to
+// RefreshInterval (60 s when the periodic refresh is off), and goes back
+// to downRefreshEvery as soon as the table in use changes (a refresh of
+// any kind installed another one, a MOVED was applied) or the set of nodes
+// marked down does: a dead node that the cluster keeps listing (one that
+// no CLUSTER FORGET removed) otherwise cost a full topology query every
+// 5 s for the life of the process. A node that comes back soon after it
+// failed (its failover changed the table, which starts the interval
+// again) is still found within seconds; one that comes back later, by the
+// next of these refreshes, within RefreshInterval at worst.
 func (c *Client) refreshWhileDown() {
-	down := false
+	var down []*nodeState
 	for _, ns := range c.nodes.all() {
 		if ns.down.Load() && !ns.retired.Load() {
-			down = true
-			break
+			down = append(down, ns)
 		}
 	}
-	if !down {
+	b := &c.downBackoff
+	if len(down) == 0 {
 		c.downTicks = 0
+		*b = downBackoff{}
 		return
 	}
+	var st *clusterState
+	if r := c.cl(); r != nil {
+		st = r.state.Load()
+	}
+	if b.every == 0 || st != b.state || !slices.Equal(down, b.down) {
+		b.every = downRefreshEvery
+		b.state, b.down = st, down
+	}
 	c.downTicks++
-	every := max(int((downRefreshEvery+c.health.Interval-1)/c.health.Interval), 3)
+	every := max(int((b.every+c.health.Interval-1)/c.health.Interval), 3)
 	if c.downTicks < every {
 		return
 	}
 	c.downTicks = 0
+	ceiling := c.clusterOpts().RefreshInterval
+	if ceiling <= 0 {
+		ceiling = time.Minute // the periodic refresh is off
+	}
+	b.every = max(min(2*b.every, ceiling), downRefreshEvery)
 	c.refresh(context.Background(), false)
 }
 

@@ -3,11 +3,6 @@ package shard_test
 import (
 	"context"
 	"errors"
-	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/shardis/shardis/internal/redistest"
@@ -50,24 +45,10 @@ int RedisModule_OnLoad(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) 
 }
 `
 
-// buildLastKeyModule compiles lastKeyModule. Without a C compiler the
-// test is skipped, except in CI (CI set), where make test installs one.
+// buildLastKeyModule compiles lastKeyModule (buildModule).
 func buildLastKeyModule(t *testing.T) string {
 	t.Helper()
-	cc, err := exec.LookPath("cc")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("no C compiler (cc) to build the test module: make deps installs gcc")
-		}
-		t.Skip("no C compiler to build the test module")
-	}
-	dir := t.TempDir()
-	src := filepath.Join(dir, "lastkey.c")
-	require.NoError(t, os.WriteFile(src, []byte(lastKeyModule), 0o600))
-	so := filepath.Join(dir, "lastkey.so")
-	out, err := exec.Command(cc, "-shared", "-fPIC", "-o", so, src).CombinedOutput()
-	require.NoError(t, err, "building the module: %s", out)
-	return so
+	return buildModule(t, "lastkey", lastKeyModule)
 }
 
 // r16Holder returns the index of the server that holds key.
@@ -84,21 +65,6 @@ func r16Holder(t *testing.T, servers []*redistest.Server, key string) int {
 	}
 	require.NotEqual(t, -1, at, "%s on no server", key)
 	return at
-}
-
-// touchCalls returns how many LASTKEY.TOUCH calls s ran since its stats
-// were reset.
-func touchCalls(t *testing.T, s *redistest.Server) string {
-	t.Helper()
-	info, err := s.Do("INFO", "commandstats")
-	require.NoError(t, err)
-	for _, line := range strings.Split(info, "\n") {
-		if rest, ok := strings.CutPrefix(strings.TrimSpace(line), "cmdstat_lastkey.touch:calls="); ok {
-			n, _, _ := strings.Cut(rest, ",")
-			return n
-		}
-	}
-	return "0"
 }
 
 // TestReview16LearnedModuleKeysNotGuessed: a module command whose keys the
@@ -119,16 +85,7 @@ func TestReview16LearnedModuleKeysNotGuessed(t *testing.T) {
 	_, err := c.Do(ctx, "SET", key, "v")
 	require.NoError(t, err)
 	keyAt := r16Holder(t, servers, key)
-	option := ""
-	for i := 0; i < 1000 && option == ""; i++ {
-		cand := fmt.Sprintf("r16modkeys:opt%d", i)
-		_, err := c.Do(ctx, "SET", cand, "v")
-		require.NoError(t, err)
-		if r16Holder(t, servers, cand) != keyAt {
-			option = cand
-		}
-	}
-	require.NotEmpty(t, option, "no option on another shard than the key")
+	option := keyElsewhere(ctx, t, c, servers, "r16modkeys:opt", keyAt)
 
 	// The first call's shape: spec and COMMAND GETKEYS agree.
 	_, firstErr := c.Do(ctx, "LASTKEY.TOUCH", key)
@@ -143,7 +100,7 @@ func TestReview16LearnedModuleKeysNotGuessed(t *testing.T) {
 			if i == keyAt {
 				want = "1"
 			}
-			assert.Equal(t, want, touchCalls(t, s), "LASTKEY.TOUCH %s %s on server %d (the key is on %d)", option, key, i, keyAt)
+			assert.Equal(t, want, commandCalls(t, s, "lastkey.touch"), "LASTKEY.TOUCH %s %s on server %d (the key is on %d)", option, key, i, keyAt)
 		}
 	} else {
 		assert.True(t, errors.Is(err, shard.ErrUnknownCommand), "LASTKEY.TOUCH %s %s: %v", option, key, err)
@@ -158,5 +115,5 @@ func TestReview16LearnedModuleKeysNotGuessed(t *testing.T) {
 	}
 	_, err = c.DoKey(ctx, key, "LASTKEY.TOUCH", option, key)
 	require.NoError(t, err)
-	assert.Equal(t, "1", touchCalls(t, servers[keyAt]))
+	assert.Equal(t, "1", commandCalls(t, servers[keyAt], "lastkey.touch"))
 }

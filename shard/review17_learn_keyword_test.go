@@ -4,9 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -87,39 +84,10 @@ int RedisModule_OnLoad(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) 
 `
 
 // buildKeywordModule compiles keywordModuleSource for module name with
-// the spec flags given as C. Without a C compiler the test is skipped,
-// except in CI (CI set), where make test installs one.
+// the spec flags given as C (buildModule).
 func buildKeywordModule(t *testing.T, name, flags string) string {
 	t.Helper()
-	cc, err := exec.LookPath("cc")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("no C compiler (cc) to build the test module: make deps installs gcc")
-		}
-		t.Skip("no C compiler to build the test module")
-	}
-	dir := t.TempDir()
-	src := filepath.Join(dir, name+".c")
-	require.NoError(t, os.WriteFile(src, []byte(fmt.Sprintf(keywordModuleSource, name, flags)), 0o600))
-	so := filepath.Join(dir, name+".so")
-	out, err := exec.Command(cc, "-shared", "-fPIC", "-o", so, src).CombinedOutput()
-	require.NoError(t, err, "building the module: %s", out)
-	return so
-}
-
-// r17Calls returns how many calls of cmd (lower case) s ran since its
-// stats were reset.
-func r17Calls(t *testing.T, s *redistest.Server, cmd string) string {
-	t.Helper()
-	info, err := s.Do("INFO", "commandstats")
-	require.NoError(t, err)
-	for _, line := range strings.Split(info, "\n") {
-		if rest, ok := strings.CutPrefix(strings.TrimSpace(line), "cmdstat_"+cmd+":calls="); ok {
-			n, _, _ := strings.Cut(rest, ",")
-			return n
-		}
-	}
-	return "0"
+	return buildModule(t, name, fmt.Sprintf(keywordModuleSource, name, flags))
 }
 
 // serverKeys returns the keys COMMAND GETKEYS on s finds in args.
@@ -158,16 +126,7 @@ func TestReview17LearnedModuleKeywordSpec(t *testing.T) {
 			_, err := c.Do(ctx, "SET", key, "v")
 			require.NoError(t, err)
 			keyAt := r16Holder(t, servers, key)
-			option := ""
-			for i := 0; i < 1000 && option == ""; i++ {
-				cand := fmt.Sprintf("r17kw:opt%d", i)
-				_, err := c.Do(ctx, "SET", cand, "v")
-				require.NoError(t, err)
-				if r16Holder(t, servers, cand) != keyAt {
-					option = cand
-				}
-			}
-			require.NotEmpty(t, option, "no option on another shard than the key")
+			option := keyElsewhere(ctx, t, c, servers, "r17kw:opt", keyAt)
 
 			_, firstErr := c.Do(ctx, cmd, "KEY", key)
 			args := []any{"KEY", option, key}
@@ -185,7 +144,7 @@ func TestReview17LearnedModuleKeywordSpec(t *testing.T) {
 					if i == wantAt {
 						n = "1"
 					}
-					assert.Equal(t, n, r17Calls(t, s, strings.ToLower(cmd)), "%s %v on server %d (COMMAND GETKEYS finds %q, on %d)", cmd, args, i, want, wantAt)
+					assert.Equal(t, n, commandCalls(t, s, strings.ToLower(cmd)), "%s %v on server %d (COMMAND GETKEYS finds %q, on %d)", cmd, args, i, want, wantAt)
 				}
 				return
 			}
@@ -200,7 +159,7 @@ func TestReview17LearnedModuleKeywordSpec(t *testing.T) {
 			}
 			_, err = c.DoKey(ctx, want[0], cmd, args...)
 			require.NoError(t, err)
-			assert.Equal(t, "1", r17Calls(t, servers[wantAt], strings.ToLower(cmd)))
+			assert.Equal(t, "1", commandCalls(t, servers[wantAt], strings.ToLower(cmd)))
 		})
 	}
 }

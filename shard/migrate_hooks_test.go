@@ -20,8 +20,8 @@ type sideEvent struct {
 }
 
 // TestMigrationCommandsReachTheHooks: what a migrating client sends on the
-// way to a caller's command (the MIGRATE of a key, the transaction of a
-// read answered at the old owner, the DEL after a blind overwrite) is
+// way to a caller's command (the MIGRATE of a key, the read tried at the
+// old owner, alone or in a transaction, the DEL after a blind overwrite) is
 // reported to the Command and Pipeline hooks with the node it went to, in
 // the order it was sent, a MIGRATE's statement hides the password it
 // carries, and MigrationInfo counts each step.
@@ -64,8 +64,9 @@ func TestMigrationCommandsReachTheHooks(t *testing.T) {
 		onNew   []string
 		oldTurn int // where the old owner's events stand: 0 first, 1 after the new owner's
 	}{
-		{"read answered at the old owner", true, []any{"GET"}, []string{"pipeline of 4"}, nil, 0},
-		{"read of a key not there, then at the new owner", false, []any{"GET"}, []string{"pipeline of 4"}, []string{"GET"}, 0},
+		{"read answered at the old owner", true, []any{"GET"}, []string{"GET"}, nil, 0},
+		{"read of a key not there, then at the new owner", false, []any{"GET"}, []string{"GET"}, []string{"GET"}, 0},
+		{"a read whose reply cannot show the key runs in a transaction", false, []any{"HGET", "f"}, []string{"pipeline of 4"}, []string{"HGET"}, 0},
 		{"a blind overwrite deletes the old copy after", true, []any{"SET", "v"}, []string{"DEL"}, []string{"SET"}, 1},
 		{"read-modify-write moves the key first", true, []any{"INCR"}, []string{"MIGRATE"}, []string{"INCR"}, 0},
 	}

@@ -45,6 +45,10 @@ import (
 // halved the throughput of reads of moving keys on a 2-core machine
 // (docs/benchmarks.md, "A client during a migration").
 //
+// A read whose own reply shows whether its key is there (GET, TTL, an
+// empty hash, ...) is sent alone, without the transaction
+// (migrate_read_alone.go).
+//
 // Writes still move first: a write at the old owner would be lost to a
 // process that has already moved the key.
 
@@ -62,6 +66,9 @@ type oldRead struct {
 	src, dst Node
 	srcIdx   int
 	multi    [4]*call // MULTI, EXISTS, the command, EXEC: at the old owner
+	// alone is the command sent to the old owner by itself, for a command
+	// whose reply says whether its key is there (presenceShown).
+	alone *call
 }
 
 // readableAtOld reports whether cl may be answered at the old owner of
@@ -144,6 +151,11 @@ func (c *Client) runOldReads(ctx context.Context, m *migState, rd *oldReads, mv 
 			}
 			continue
 		}
+		if presenceShown(r.cl) {
+			r.alone = &call{name: r.cl.name, args: r.cl.args, info: r.cl.info, node: r.srcIdx}
+			all = append(all, r.alone)
+			continue
+		}
 		exists := make([]any, len(r.keys))
 		for j, k := range r.keys {
 			exists[j] = k
@@ -157,7 +169,11 @@ func (c *Client) runOldReads(ctx context.Context, m *migState, rd *oldReads, mv 
 		all = append(all, r.multi[:]...)
 	}
 	switch {
-	case len(all) == 4 && c.autoPipe:
+	case len(all) == 1 && c.autoPipe:
+		// A single read, alone: it shares the old owner's automatic
+		// pipeline as any command does.
+		c.runSide(ctx, all, c.autoDo)
+	case len(all) == 4 && c.autoPipe && all[0].name == "MULTI":
 		// A single read, as a caller's Do sends it: concurrent callers'
 		// transactions on the old owner share its automatic pipeline.
 		c.runSide(ctx, all, c.autoDoTx)
@@ -166,6 +182,10 @@ func (c *Client) runOldReads(ctx context.Context, m *migState, rd *oldReads, mv 
 	}
 	for i := range rd.reads {
 		r := &rd.reads[i]
+		if r.alone != nil {
+			mv = c.settleAlone(m, rd, r, mv)
+			continue
+		}
 		if r.multi[3] == nil {
 			continue // moves with the batch's other commands on its keys
 		}

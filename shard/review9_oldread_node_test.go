@@ -13,7 +13,7 @@ import (
 
 // TestReview9ReadAnsweredAtTheOldOwnerNamesIt: during a migration, a
 // read whose key still sits at its old owner is answered there (the
-// MULTI/EXISTS/command/EXEC the Pipeline hook sees on that node) and sent
+// command the Command or Pipeline hook sees on that node) and sent
 // nowhere else. The operation must name the node that gave its final
 // reply, as Op.Node says, not the new owner that never saw the command:
 // a tracer put the new owner's address on the span.
@@ -39,6 +39,11 @@ func TestReview9ReadAnsweredAtTheOldOwnerNamesIt(t *testing.T) {
 			mu.Lock()
 			defer mu.Unlock()
 			ops = append(ops, finished{op.Node.Addr, op.Nodes})
+		},
+		Command: func(_ context.Context, ev *shard.CommandEvent) {
+			mu.Lock()
+			defer mu.Unlock()
+			parts = append(parts, ev.Node.Addr)
 		},
 		Pipeline: func(_ context.Context, ev *shard.PipelineEvent) {
 			mu.Lock()

@@ -44,7 +44,14 @@ var ErrStillMigrating = fmt.Errorf("%w: processes still route by the migration",
 // finish is Finish with the mover's pools; verify false skips the
 // verification (Move has just made one).
 func finish(ctx context.Context, pools *pool.Set, info shard.MigrationInfo, self string, verify bool) (*VerifyReport, error) {
+	key := shard.FenceKey(info.FromID, info.ToID)
 	if err := stillMigrating(ctx, pools, info, self); err != nil {
+		var ce *ClientsError
+		if errors.As(err, &ce) {
+			// Nothing was deleted: say what there is of the fence, which
+			// may be nothing (never armed, or cleared by ClearFence).
+			ce.Headline = "still use the migration; " + fenceLeft(ctx, pools, info, key)
+		}
 		return nil, err
 	}
 	var rep *VerifyReport
@@ -56,30 +63,51 @@ func finish(ctx context.Context, pools *pool.Set, info shard.MigrationInfo, self
 		}
 		rep = v
 	}
-	key := shard.FenceKey(info.FromID, info.ToID)
 	if rep != nil && rep.Misplaced > 0 {
 		return rep, fmt.Errorf("%w; %s", misplacedErr(rep), fenceLeft(ctx, pools, info, key))
 	}
 	if err := delFence(ctx, pools, info, key); err != nil {
 		return rep, err
 	}
+	if testHookFenceDeleted != nil {
+		testHookFenceDeleted()
+	}
 	if err := stillMigrating(ctx, pools, info, self); err != nil {
 		// A process joined the migration while the markers went away:
 		// it must not wait behind a fence that is gone while others
 		// have moved keys. Put them back; it arms on its next poll.
+		var ce *ClientsError
+		isClients := errors.As(err, &ce)
 		if serr := setFence(ctx, pools, info, key, shard.PhaseArmed); serr != nil {
-			return rep, errtext.Errorf("%w (and putting the fence back failed: %w)", err, serr)
+			if isClients {
+				ce.Headline = "joined the migration while its fence was cleared; no fence is up any more: putting it back failed"
+			}
+			return rep, errtext.Errorf("%w (putting the fence back failed: %w)", err, serr)
+		}
+		if isClients {
+			ce.Headline = "joined the migration while its fence was cleared; the fence is armed again"
 		}
 		return rep, err
 	}
 	return rep, nil
 }
 
-// fenceLeft says what Finish, refusing, leaves of the fence: "the fence
-// stays", or, when no old node holds its marker (the migration was never
-// armed, or its fence was cleared), that there is none.
+// testHookFenceDeleted, when set (by tests), runs in Finish once the
+// markers are deleted, before it looks for processes that joined the
+// migration meanwhile.
+var testHookFenceDeleted func()
+
+// fenceLeft says what Finish, refusing before it deleted anything, leaves
+// of the fence: "the fence stays" when an old node holds its marker, that
+// there is none when no old node does (the migration was never armed, or
+// its fence was cleared), and that it is left as it was when a marker
+// could not be read.
 func fenceLeft(ctx context.Context, pools *pool.Set, info shard.MigrationInfo, key string) string {
-	if p, err := fencePhase(ctx, pools, info, key); err == nil && p == shard.PhaseWaiting {
+	p, err := fencePhase(ctx, pools, info, key)
+	switch {
+	case err != nil:
+		return "the fence is left as it was"
+	case p == shard.PhaseWaiting:
 		return "no fence is up (the migration was never armed, or its fence was cleared)"
 	}
 	return "the fence stays"
@@ -125,7 +153,7 @@ func stillMigrating(ctx context.Context, pools *pool.Set, info shard.MigrationIn
 		bad = append(bad, cc)
 	}
 	if len(bad) > 0 {
-		return &ClientsError{Conns: bad, Headline: "still use the migration; its fence stays", err: ErrStillMigrating}
+		return &ClientsError{Conns: bad, Headline: "still use the migration", err: ErrStillMigrating}
 	}
 	return nil
 }
@@ -150,11 +178,14 @@ func delFence(ctx context.Context, pools *pool.Set, info shard.MigrationInfo, ke
 // finishAfterMove is Options.Finish: the move has just verified clean.
 func finishAfterMove(ctx context.Context, pools *pool.Set, info shard.MigrationInfo, self string, rep *Report) error {
 	_, err := finish(ctx, pools, info, self, false)
-	var ce *ClientsError
+	// Only Finish's refusal itself leaves the fence up (Remaining); a
+	// refusal wrapped with the failure to put the markers back, after
+	// they were deleted, leaves none: that is the move's error.
+	ce, refused := err.(*ClientsError)
 	switch {
 	case err == nil:
 		rep.Finished = true
-	case errors.Is(err, ErrStillMigrating) && errors.As(err, &ce):
+	case refused && errors.Is(err, ErrStillMigrating):
 		rep.Remaining = ce.Conns
 	default:
 		return err

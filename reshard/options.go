@@ -66,7 +66,10 @@ type Options struct {
 	// process uses it any more (see Finish): the fence's markers are
 	// deleted and Report.Finished is set. While processes still route by
 	// the migration, the markers stay and Report.Remaining names their
-	// connections; that is not an error.
+	// connections; that is not an error. A process that joins while the
+	// markers are being deleted has them put back (armed), and is named
+	// the same way; when putting them back fails, Move returns that
+	// error: no fence is up then.
 	Finish bool
 
 	// Progress, when set, is called about every 200ms and once at the end.

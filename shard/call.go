@@ -13,6 +13,11 @@ type call struct {
 	name string
 	args []any
 	info *command.Info
+	// whole is, for a part of a caller's multi-key command split over
+	// several slots or shards (plan.go's split), the caller's command
+	// (its name and description); nil otherwise. The hooks name the
+	// part's events after it.
+	whole *call
 
 	node  int // index into the client's node table; -1 until routed
 	group int // the key's group: node index (ring mode) or hash slot (cluster mode)

@@ -265,7 +265,10 @@ type CommandEvent struct {
 	// (empty while it has none). Tracers give it as the server's address
 	// (OpenTelemetry's server.address and server.port).
 	ServerAddr string
-	// Name is the command's name as the caller spelled it.
+	// Name is the command's name as the caller spelled it; for a part
+	// of a split multi-key command, that of the part sent (a one-key
+	// part of an MGET is sent as GET), which Operation does not use: it
+	// names the caller's command.
 	Name string
 	// Outcome classifies the attempt.
 	Outcome Outcome
@@ -284,6 +287,9 @@ type CommandEvent struct {
 	Duration time.Duration
 
 	cl *call
+	// operation is, for a part of a caller's split command, the name
+	// Operation gives (the caller's command's); "" otherwise.
+	operation string
 }
 
 // Keys returns the number of keys the command names.
@@ -299,7 +305,8 @@ func (ev *CommandEvent) Statement(max int) string {
 }
 
 // PipelineEvent is one node's part of a batch (a pipeline, or the parts of
-// a split multi-key command), one attempt; or the MULTI ... EXEC of one
+// a split multi-key command, which Operation names after the command),
+// one attempt; or the MULTI ... EXEC of one
 // attempt of a Client.Tx (at a slot's importing node sent after ASKING,
 // which, as in a pipeline's part and in Stats, is not one of Commands). A
 // queued command's outcome is that of its QUEUED reply (the errors in
@@ -333,6 +340,9 @@ type PipelineEvent struct {
 
 	calls []*call
 	tx    bool // the MULTI ... EXEC batch of a transaction
+	// operation is, for a part made only of the parts of one caller's
+	// split command, that command's operation name; "" otherwise.
+	operation string
 }
 
 // Keys returns the number of keys the part's commands name.
@@ -341,10 +351,17 @@ func (ev *PipelineEvent) Keys() int { return keysOf(ev.calls) }
 // Operation returns the part's name fit for a metric label or a span
 // name: "MULTI" for the MULTI ... EXEC batch of a transaction (a
 // Client.Tx, or one run through a Conn), as Op.Operation names the
-// transaction itself, and "PIPELINE" for any other part.
+// transaction itself; the caller's command's operation name (as
+// CommandEvent.Operation gives it, "MGET" for instance) for a part made
+// only of the parts of one multi-key command split over several slots
+// (the caller issued one MGET, MSET, DEL, EXISTS, UNLINK or TOUCH, not a
+// pipeline), also within a pipeline; and "PIPELINE" for any other part.
 func (ev *PipelineEvent) Operation() string {
 	if ev.tx {
 		return "MULTI"
+	}
+	if ev.operation != "" {
+		return ev.operation
 	}
 	return "PIPELINE"
 }

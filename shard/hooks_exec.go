@@ -214,6 +214,9 @@ func (c *Client) reportPart(ctx context.Context, ps *passScratch, node int, star
 		cl := only.cl
 		ev := &ps.ev
 		*ev = CommandEvent{Node: from, ServerAddr: c.sentServerAddr(from, cl), Name: cl.name, Attempt: only.attempt, Start: start, Duration: took, cl: cl}
+		if w := cl.whole; w != nil {
+			ev.operation = operationName(w.name, w.info)
+		}
 		ev.Outcome, ev.Err = c.attemptOutcome(cl, cut)
 		if ev.Outcome == OutcomeRedirect {
 			ev.Redirect = c.redirectOf(cl, from)
@@ -230,11 +233,15 @@ func (c *Client) reportPart(ctx context.Context, ps *passScratch, node int, star
 	ev := &ps.pev
 	*ev = PipelineEvent{Node: from, ServerAddr: c.sentServerAddr(from, only.cl), Commands: n, Start: start, Duration: took}
 	ps.redir, ps.part = ps.redir[:0], ps.part[:0]
+	whole := only.cl.whole // the caller's command, while every command is a part of it
 	for _, s := range ps.sent {
 		if s.node != node {
 			continue
 		}
 		cl := s.cl
+		if cl.whole != whole {
+			whole = nil
+		}
 		ps.part = append(ps.part, cl)
 		ev.Attempt = max(ev.Attempt, s.attempt)
 		o, err := c.attemptOutcome(cl, cut)
@@ -247,6 +254,9 @@ func (c *Client) reportPart(ctx context.Context, ps *passScratch, node int, star
 		}
 	}
 	ev.Redirects, ev.calls = ps.redir, ps.part
+	if whole != nil {
+		ev.operation = operationName(whole.name, whole.info)
+	}
 	if !q.pipeline(ev) {
 		h.Pipeline(ctx, ev)
 	}

@@ -118,8 +118,14 @@ func isDigit(c byte) bool  { return c >= '0' && c <= '9' }
 // newer server's), or when the name is shaped like a module's command
 // (MODULE.COMMAND, see MaxModuleOperations); OtherOperation otherwise. The
 // name a caller passes to Do is not trusted as is: a typo or a name built
-// from data cannot grow the series without bound.
+// from data cannot grow the series without bound. A part of a
+// multi-key command that the client split over several slots or shards
+// (a one-key part of an MGET, sent as GET, included) is named after the
+// caller's command: one MGET is counted as MGET on each node it reached.
 func (ev *CommandEvent) Operation() string {
+	if ev.operation != "" {
+		return ev.operation
+	}
 	if ev.cl == nil {
 		return operationName(ev.Name, nil)
 	}

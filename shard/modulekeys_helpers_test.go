@@ -14,6 +14,39 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// moduleCPrelude begins the C source of the test modules, which are
+// written against the module API's function table without redismodule.h:
+// the types and API functions they share, their command (it replies OK
+// and, asked for its keys with getkeys-api, names its last argument), and
+// initAPI, which fills the API functions in from the table in ctx, as
+// RedisModule_Init does. It holds no '%' (a source may go through
+// fmt.Sprintf).
+const moduleCPrelude = `#include <stddef.h>
+#include <stdint.h>
+typedef struct RedisModuleCtx RedisModuleCtx;
+typedef struct RedisModuleString RedisModuleString;
+typedef int (*CmdFunc)(RedisModuleCtx *, RedisModuleString **, int);
+static int (*GetApi)(const char *, void *);
+static void (*SetModuleAttribs)(RedisModuleCtx *, const char *, int, int);
+static int (*CreateCommand)(RedisModuleCtx *, const char *, CmdFunc, const char *, int, int, int);
+static int (*IsKeysPositionRequest)(RedisModuleCtx *);
+static void (*KeyAtPos)(RedisModuleCtx *, int);
+static int (*ReplyWithSimpleString)(RedisModuleCtx *, const char *);
+static int cmd(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
+	(void)argv;
+	if (IsKeysPositionRequest(ctx)) { KeyAtPos(ctx, argc - 1); return 0; }
+	return ReplyWithSimpleString(ctx, "OK");
+}
+static void initAPI(RedisModuleCtx *ctx) {
+	GetApi = (int (*)(const char *, void *))((void **)ctx)[0];
+	GetApi("RedisModule_SetModuleAttribs", (void **)&SetModuleAttribs);
+	GetApi("RedisModule_CreateCommand", (void **)&CreateCommand);
+	GetApi("RedisModule_IsKeysPositionRequest", (void **)&IsKeysPositionRequest);
+	GetApi("RedisModule_KeyAtPos", (void **)&KeyAtPos);
+	GetApi("RedisModule_ReplyWithSimpleString", (void **)&ReplyWithSimpleString);
+}
+`
+
 // buildModule compiles the C source of a Redis module called name and
 // returns the shared object's path. Without a C compiler the test is
 // skipped, except in CI (CI set), where make test installs one.

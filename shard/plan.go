@@ -350,7 +350,7 @@ func (c *Client) split(b *batch, req *request, loc locator, cl *call, kind split
 			pc = &call{}
 		}
 		// A part of one key shares the user's argument array (capped).
-		pc.name, pc.info, pc.args = cl.name, cl.info, cl.args[a:a+stride:a+stride]
+		pc.name, pc.info, pc.args, pc.whole = cl.name, cl.info, cl.args[a:a+stride:a+stride], cl
 		c.place(pc, node, group)
 		req.parts = append(req.parts, part{call: pc, group: group, first: k, n: 1})
 		b.keyPart = append(b.keyPart, int32(len(req.parts)-1))

@@ -11,35 +11,14 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// lastKeyModule is a Redis module, written against the module API's
-// function table without redismodule.h, with one command,
+// lastKeyModule is a Redis module (moduleCPrelude) with one command,
 // LASTKEY.TOUCH [option ...] key, which replies OK. It registers the
 // legacy key triple (1, 1, 1) with getkeys-api: COMMAND INFO gives a key
 // spec "the key is argument 1", while the server finds the keys with the
 // module's own code, which names the last argument.
-const lastKeyModule = `#include <stddef.h>
-typedef struct RedisModuleCtx RedisModuleCtx;
-typedef struct RedisModuleString RedisModuleString;
-typedef int (*CmdFunc)(RedisModuleCtx *, RedisModuleString **, int);
-static int (*GetApi)(const char *, void *);
-static void (*SetModuleAttribs)(RedisModuleCtx *, const char *, int, int);
-static int (*CreateCommand)(RedisModuleCtx *, const char *, CmdFunc, const char *, int, int, int);
-static int (*IsKeysPositionRequest)(RedisModuleCtx *);
-static void (*KeyAtPos)(RedisModuleCtx *, int);
-static int (*ReplyWithSimpleString)(RedisModuleCtx *, const char *);
-static int cmd(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
-	(void)argv;
-	if (IsKeysPositionRequest(ctx)) { KeyAtPos(ctx, argc - 1); return 0; }
-	return ReplyWithSimpleString(ctx, "OK");
-}
-int RedisModule_OnLoad(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
+const lastKeyModule = moduleCPrelude + `int RedisModule_OnLoad(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
 	(void)argv; (void)argc;
-	GetApi = (int (*)(const char *, void *))((void **)ctx)[0];
-	GetApi("RedisModule_SetModuleAttribs", (void **)&SetModuleAttribs);
-	GetApi("RedisModule_CreateCommand", (void **)&CreateCommand);
-	GetApi("RedisModule_IsKeysPositionRequest", (void **)&IsKeysPositionRequest);
-	GetApi("RedisModule_KeyAtPos", (void **)&KeyAtPos);
-	GetApi("RedisModule_ReplyWithSimpleString", (void **)&ReplyWithSimpleString);
+	initAPI(ctx);
 	SetModuleAttribs(ctx, "lastkey", 1, 1);
 	return CreateCommand(ctx, "lastkey.touch", cmd, "write getkeys-api", 1, 1, 1);
 }

@@ -14,19 +14,13 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// keywordModuleSource is a Redis module, written against the module API's
-// function table without redismodule.h, with one command,
-// <name>.TOUCH arg ..., which replies OK. It is registered with
+// keywordModuleSource is a Redis module (moduleCPrelude) with one
+// command, <name>.TOUCH arg ..., which replies OK. It is registered with
 // getkeys-api, the module's own code naming the last argument as the key,
 // and then given a key spec "the argument after KEY" whose flags are the
 // second format argument: RW|update, plus variable_flags when the server
 // is to prefer the module's code to the spec.
-const keywordModuleSource = `#include <stddef.h>
-#include <stdint.h>
-typedef struct RedisModuleCtx RedisModuleCtx;
-typedef struct RedisModuleString RedisModuleString;
-typedef struct RedisModuleCommand RedisModuleCommand;
-typedef int (*CmdFunc)(RedisModuleCtx *, RedisModuleString **, int);
+const keywordModuleSource = moduleCPrelude + `typedef struct RedisModuleCommand RedisModuleCommand;
 typedef struct { int version; size_t sizeof_historyentry; size_t sizeof_keyspec; size_t sizeof_arg; } InfoVersion;
 typedef struct { const char *since; const char *changes; } HistoryEntry;
 typedef struct {
@@ -41,30 +35,14 @@ typedef struct {
 	HistoryEntry *history; const char *tips; int arity; KeySpec *key_specs; Arg *args;
 } CommandInfo;
 static const InfoVersion infoVersion = {1, sizeof(HistoryEntry), sizeof(KeySpec), sizeof(Arg)};
-static int (*GetApi)(const char *, void *);
-static void (*SetModuleAttribs)(RedisModuleCtx *, const char *, int, int);
-static int (*CreateCommand)(RedisModuleCtx *, const char *, CmdFunc, const char *, int, int, int);
 static RedisModuleCommand *(*GetCommand)(RedisModuleCtx *, const char *);
 static int (*SetCommandInfo)(RedisModuleCommand *, const CommandInfo *);
-static int (*IsKeysPositionRequest)(RedisModuleCtx *);
-static void (*KeyAtPos)(RedisModuleCtx *, int);
-static int (*ReplyWithSimpleString)(RedisModuleCtx *, const char *);
-static int cmd(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
-	(void)argv;
-	if (IsKeysPositionRequest(ctx)) { KeyAtPos(ctx, argc - 1); return 0; }
-	return ReplyWithSimpleString(ctx, "OK");
-}
 static KeySpec specs[2];
 int RedisModule_OnLoad(RedisModuleCtx *ctx, RedisModuleString **argv, int argc) {
 	(void)argv; (void)argc;
-	GetApi = (int (*)(const char *, void *))((void **)ctx)[0];
-	GetApi("RedisModule_SetModuleAttribs", (void **)&SetModuleAttribs);
-	GetApi("RedisModule_CreateCommand", (void **)&CreateCommand);
+	initAPI(ctx);
 	GetApi("RedisModule_GetCommand", (void **)&GetCommand);
 	GetApi("RedisModule_SetCommandInfo", (void **)&SetCommandInfo);
-	GetApi("RedisModule_IsKeysPositionRequest", (void **)&IsKeysPositionRequest);
-	GetApi("RedisModule_KeyAtPos", (void **)&KeyAtPos);
-	GetApi("RedisModule_ReplyWithSimpleString", (void **)&ReplyWithSimpleString);
 	SetModuleAttribs(ctx, "%[1]s", 1, 1);
 	if (CreateCommand(ctx, "%[1]s.touch", cmd, "write getkeys-api", 0, 0, 0) != 0) return 1;
 	specs[0].flags = %[2]s;

@@ -447,7 +447,7 @@ func (in *Instrumentation) attemptEvent(span trace.Span, node shard.Node, server
 }
 
 // measure records an attempt's duration under the operation name
-// (shard.CommandEvent.Operation, or PIPELINE) and counts its redirect or
+// (shard.CommandEvent.Operation, or shard.PipelineEvent.Operation) and counts its redirect or
 // retries.
 func (in *Instrumentation) measure(ctx context.Context, node shard.Node, server, name string, o shard.Outcome, seconds float64, err error, retries int, rd *shard.Redirect) {
 	na, key := in.nodeAt(node, server)

@@ -14,8 +14,9 @@ import (
 // node's part of a pipeline, took on its node:
 // shardis_command_duration_seconds{node, operation, outcome}, where
 // operation is the command's name in upper case (PIPELINE for a part of a
-// pipeline, MULTI for a transaction's MULTI ... EXEC: see
-// shard.PipelineEvent.Operation) and outcome is shard.Outcome.String ("ok", "server_error",
+// pipeline, MULTI for a transaction's MULTI ... EXEC, the caller's
+// command, MGET say, for each node's part of a split multi-key command:
+// see shard.PipelineEvent.Operation) and outcome is shard.Outcome.String ("ok", "server_error",
 // "redirect", "retry", "unknown_outcome", "timeout", "canceled",
 // "failed"); a part's outcome is that of its first command that failed,
 // a redirect counting only when no other command failed. Feed it by adding Hooks to shard.Config.Hooks and register it

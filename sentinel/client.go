@@ -369,7 +369,10 @@ func (c *Client) MasterAddr(ctx context.Context) (addr, sentinel string, err err
 // give them; "::ffff:127.0.0.1" and "127.0.0.1", the case of a host
 // name) count as one master. A host name other than localhost is looked
 // up (within ctx and DialTimeout) only when two answers differ so: a
-// name and an address it resolves to count as one master. The grouping
+// name and an address it resolves to count as one master. The names of
+// the answers in hand are looked up at once, so that a resolver that
+// does not answer costs a query about one DialTimeout, not one for each
+// Sentinel that announces host names. The grouping
 // is transitive ("localhost:P" joins "127.0.0.1:P" and "[::1]:P"), so
 // that it does not depend on which Sentinel answers first. Of a master's
 // spellings, the one most of the answers in hand gave (among equals,
@@ -501,7 +504,9 @@ func (c *Client) masterAddr(ctx context.Context, rank func(ctx context.Context, 
 	for left := len(addrs); left > 0; {
 		// The answers in hand are taken together: the host names they
 		// need looked up are looked up at once (same.prepare), rather
-		// than each within DialTimeout after the one before.
+		// than each within DialTimeout after the one before, and an
+		// answer that comes while they are looked up joins them, its
+		// names looked up alongside.
 		batch := []answer{<-ch}
 		left--
 	drain:
@@ -514,23 +519,40 @@ func (c *Client) masterAddr(ctx context.Context, rank func(ctx context.Context, 
 				break drain
 			}
 		}
-		var pairs [][2]string
-		for k, a := range batch {
-			if a.err != nil {
-				continue
-			}
-			for j, n := range named {
-				if n != "" && j != a.i {
-					pairs = append(pairs, [2]string{n, a.addr})
+	lookup:
+		for {
+			var pairs [][2]string
+			for k, a := range batch {
+				if a.err != nil {
+					continue
+				}
+				for j, n := range named {
+					if n != "" && j != a.i {
+						pairs = append(pairs, [2]string{n, a.addr})
+					}
+				}
+				for _, b := range batch[:k] {
+					if b.err == nil {
+						pairs = append(pairs, [2]string{b.addr, a.addr})
+					}
 				}
 			}
-			for _, b := range batch[:k] {
-				if b.err == nil {
-					pairs = append(pairs, [2]string{b.addr, a.addr})
+			same.prepare(pairs)
+			var more chan answer // nil, which never delivers, once all have answered
+			if left > 0 {
+				more = ch
+			}
+			for _, done := range same.pending() {
+				select {
+				case <-done:
+				case a := <-more:
+					batch = append(batch, a)
+					left--
+					continue lookup
 				}
 			}
+			break
 		}
-		same.prepare(pairs)
 		for _, a := range batch {
 			if a.err != nil {
 				errs[a.i] = a.err
@@ -806,6 +828,19 @@ func (l *lookups) start(addr string) *pendingForms {
 		<-l.slots
 	})
 	return p
+}
+
+// pending returns the done channels of the lookups still going.
+func (l *lookups) pending() []chan struct{} {
+	var out []chan struct{}
+	for _, p := range l.byAddr {
+		select {
+		case <-p.done:
+		default:
+			out = append(out, p.done)
+		}
+	}
+	return out
 }
 
 // same reports whether answers a and b name one server, looking their

@@ -369,7 +369,10 @@ func (c *Client) MasterAddr(ctx context.Context) (addr, sentinel string, err err
 // give them; "::ffff:127.0.0.1" and "127.0.0.1", the case of a host
 // name) count as one master. A host name other than localhost is looked
 // up (within ctx and DialTimeout) only when two answers differ so: a
-// name and an address it resolves to count as one master. The grouping
+// name and an address it resolves to count as one master. The names of
+// the answers in hand are looked up at once, so that a resolver that
+// does not answer costs a query about one DialTimeout, not one for each
+// Sentinel that announces host names. The grouping
 // is transitive ("localhost:P" joins "127.0.0.1:P" and "[::1]:P"), so
 // that it does not depend on which Sentinel answers first. Of a master's
 // spellings, the one most of the answers in hand gave (among equals,
@@ -453,7 +456,8 @@ func (c *Client) masterAddr(ctx context.Context, rank func(ctx context.Context, 
 		return parent[i]
 	}
 	spelled := map[string]int{} // how many Sentinels gave each exact answer
-	same := c.sameServerFunc(ctx)
+	same := c.newLookups(ctx)
+	defer same.close()
 	// try checks the answers of the Sentinels in order not checked yet.
 	try := func(order []int) (int, bool) {
 		for _, i := range order {
@@ -497,32 +501,84 @@ func (c *Client) masterAddr(ctx context.Context, rank func(ctx context.Context, 
 		return votes, first
 	}
 	quorum := len(addrs)/2 + 1
-	for range addrs {
-		a := <-ch
-		if a.err != nil {
-			errs[a.i] = a.err
-			continue
-		}
-		named[a.i] = a.addr
-		spelled[a.addr]++
-		for j, n := range named {
-			if j != a.i && n != "" && root(j) != root(a.i) && same(n, a.addr) {
-				parent[root(j)] = root(a.i)
+	for left := len(addrs); left > 0; {
+		// The answers in hand are taken together: the host names they
+		// need looked up are looked up at once (same.prepare), rather
+		// than each within DialTimeout after the one before, and an
+		// answer that comes while they are looked up joins them, its
+		// names looked up alongside.
+		batch := []answer{<-ch}
+		left--
+	drain:
+		for left > 0 {
+			select {
+			case a := <-ch:
+				batch = append(batch, a)
+				left--
+			default:
+				break drain
 			}
 		}
-		g := root(a.i)
-		votes, _ := groups()
-		if votes[g] >= quorum {
-			var order []int
-			for i, n := range named {
-				if n != "" && root(i) == g {
-					order = append(order, i)
+	lookup:
+		for {
+			var pairs [][2]string
+			for k, a := range batch {
+				if a.err != nil {
+					continue
+				}
+				for j, n := range named {
+					if n != "" && j != a.i {
+						pairs = append(pairs, [2]string{n, a.addr})
+					}
+				}
+				for _, b := range batch[:k] {
+					if b.err == nil {
+						pairs = append(pairs, [2]string{b.addr, a.addr})
+					}
 				}
 			}
-			slices.SortStableFunc(order, bySpelling)
-			if i, ok := try(order); ok {
-				c.promote(addrs[i])
-				return named[i], addrs[i], nil
+			same.prepare(pairs)
+			var more chan answer // nil, which never delivers, once all have answered
+			if left > 0 {
+				more = ch
+			}
+			for _, done := range same.pending() {
+				select {
+				case <-done:
+				case a := <-more:
+					batch = append(batch, a)
+					left--
+					continue lookup
+				}
+			}
+			break
+		}
+		for _, a := range batch {
+			if a.err != nil {
+				errs[a.i] = a.err
+				continue
+			}
+			named[a.i] = a.addr
+			spelled[a.addr]++
+			for j, n := range named {
+				if j != a.i && n != "" && root(j) != root(a.i) && same.same(n, a.addr) {
+					parent[root(j)] = root(a.i)
+				}
+			}
+			g := root(a.i)
+			votes, _ := groups()
+			if votes[g] >= quorum {
+				var order []int
+				for i, n := range named {
+					if n != "" && root(i) == g {
+						order = append(order, i)
+					}
+				}
+				slices.SortStableFunc(order, bySpelling)
+				if i, ok := try(order); ok {
+					c.promote(addrs[i])
+					return named[i], addrs[i], nil
+				}
 			}
 		}
 	}
@@ -564,9 +620,18 @@ func (c *Client) masterAddr(ctx context.Context, rank func(ctx context.Context, 
 			for i := range parent {
 				parent[i] = i
 			}
+			var pairs [][2]string
 			for i, a := range named {
 				for j := range i {
-					if b := named[j]; a != "" && b != "" && root(i) != root(j) && same(a, b) {
+					if b := named[j]; a != "" && b != "" {
+						pairs = append(pairs, [2]string{a, b})
+					}
+				}
+			}
+			same.prepare(pairs)
+			for i, a := range named {
+				for j := range i {
+					if b := named[j]; a != "" && b != "" && root(i) != root(j) && same.same(a, b) {
 						parent[root(j)] = root(i)
 					}
 				}
@@ -660,40 +725,134 @@ func sameServer(a, b string) bool {
 	return a == b || addrkey.Shares(addrkey.Of(a), addrkey.Of(b))
 }
 
-// sameServerFunc returns sameServer for the answers of one query that
-// also looks up the host names (other than localhost) of two answers
-// that sameServer does not match: "redis-1:P", from a Sentinel that
-// announces host names, and "10.0.0.1:P", from one that does not, name
-// one server when redis-1 has that address. Each answer is looked up
-// once per query, within ctx and DialTimeout; a name that does not
-// resolve (or whose lookup did not end) matches only its own spellings:
-// its Sentinel's vote is lost, as if it had not answered. Taking it for
-// any answer with its port would be unsafe: servers commonly all listen
-// on 6379, and a stale Sentinel's old master would join the current
-// one's group (transitively, through the name), with its votes.
-func (c *Client) sameServerFunc(ctx context.Context) func(a, b string) bool {
-	resolved := map[string][]string{} // by answer: its forms, the looked-up addresses' included
-	forms := func(addr string) []string {
-		if f, ok := resolved[addr]; ok {
-			return f
+// lookupsAtOnce bounds the host names one query looks up at a time.
+const lookupsAtOnce = 8
+
+// lookups is sameServer for the answers of one query that also looks up
+// the host names (other than localhost) of two answers that sameServer
+// does not match: "redis-1:P", from a Sentinel that announces host
+// names, and "10.0.0.1:P", from one that does not, name one server when
+// redis-1 has that address. Each answer is looked up once per query,
+// within ctx and DialTimeout from the start of its lookup; a name that
+// does not resolve (or whose lookup did not end) matches only its own
+// spellings: its Sentinel's vote is lost, as if it had not answered.
+// Taking it for any answer with its port would be unsafe: servers
+// commonly all listen on 6379, and a stale Sentinel's old master would
+// join the current one's group (transitively, through the name), with
+// its votes.
+//
+// The lookups that the answers in hand need are started together
+// (prepare), up to lookupsAtOnce at a time, each waiting for its turn
+// within its own DialTimeout: looked up one after another, with a
+// resolver that does not answer, each answer with a host name added a
+// DialTimeout to the query, past the caller's deadline with a few
+// Sentinels that announce host names. Only the query's goroutine calls
+// prepare and same.
+type lookups struct {
+	ctx     context.Context
+	cancel  context.CancelFunc
+	timeout time.Duration
+	slots   chan struct{}
+	byAddr  map[string]*pendingForms // by answer
+	wg      sync.WaitGroup
+}
+
+// pendingForms is the forms of an answer, its looked-up addresses'
+// included (addrkey.Lookup): set when done is closed.
+type pendingForms struct {
+	done  chan struct{}
+	forms []string
+}
+
+// newLookups returns the lookups of one query within ctx; close ends
+// those still going and waits for them.
+func (c *Client) newLookups(ctx context.Context) *lookups {
+	ctx, cancel := context.WithCancel(ctx)
+	return &lookups{ctx: ctx, cancel: cancel, timeout: c.opts.DialTimeout,
+		slots: make(chan struct{}, lookupsAtOnce), byAddr: map[string]*pendingForms{}}
+}
+
+// close ends the lookups still going (the query has its answer) and
+// waits for their goroutines.
+func (l *lookups) close() {
+	l.cancel()
+	l.wg.Wait()
+}
+
+// needs reports whether telling if a and b name one server takes a
+// lookup: sameServer does not match them and one has a host name.
+func needs(a, b string) bool {
+	if sameServer(a, b) {
+		return false
+	}
+	ha, _, erra := net.SplitHostPort(a)
+	hb, _, errb := net.SplitHostPort(b)
+	return erra == nil && errb == nil && (addrkey.NeedsLookup(ha) || addrkey.NeedsLookup(hb))
+}
+
+// prepare starts the lookups that comparing the pairs needs, all at
+// once.
+func (l *lookups) prepare(pairs [][2]string) {
+	for _, p := range pairs {
+		if needs(p[0], p[1]) {
+			l.start(p[0])
+			l.start(p[1])
 		}
-		lctx, cancel := context.WithTimeout(ctx, c.opts.DialTimeout)
+	}
+}
+
+// start starts the lookup of addr, unless it has begun already.
+func (l *lookups) start(addr string) *pendingForms {
+	if p, ok := l.byAddr[addr]; ok {
+		return p
+	}
+	p := &pendingForms{done: make(chan struct{})}
+	l.byAddr[addr] = p
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil || !addrkey.NeedsLookup(host) {
+		p.forms = addrkey.Of(addr)
+		close(p.done)
+		return p
+	}
+	ctx, cancel := context.WithTimeout(l.ctx, l.timeout)
+	l.wg.Go(func() {
 		defer cancel()
-		f := addrkey.Lookup(lctx, addr)
-		resolved[addr] = f
-		return f
-	}
-	return func(a, b string) bool {
-		if sameServer(a, b) {
-			return true
+		defer close(p.done)
+		select {
+		case l.slots <- struct{}{}:
+		case <-ctx.Done():
+			p.forms = addrkey.Of(addr) // no turn in time: its own forms only
+			return
 		}
-		ha, _, erra := net.SplitHostPort(a)
-		hb, _, errb := net.SplitHostPort(b)
-		if erra != nil || errb != nil || (!addrkey.NeedsLookup(ha) && !addrkey.NeedsLookup(hb)) {
-			return false
+		p.forms = addrkey.Lookup(ctx, addr)
+		<-l.slots
+	})
+	return p
+}
+
+// pending returns the done channels of the lookups still going.
+func (l *lookups) pending() []chan struct{} {
+	var out []chan struct{}
+	for _, p := range l.byAddr {
+		select {
+		case <-p.done:
+		default:
+			out = append(out, p.done)
 		}
-		return addrkey.Shares(forms(a), forms(b))
 	}
+	return out
+}
+
+// same reports whether answers a and b name one server, looking their
+// host names up (or waiting for the lookups prepare started) when needed.
+func (l *lookups) same(a, b string) bool {
+	if !needs(a, b) {
+		return sameServer(a, b)
+	}
+	pa, pb := l.start(a), l.start(b)
+	<-pa.done
+	<-pb.done
+	return addrkey.Shares(pa.forms, pb.forms)
 }
 
 // view is a Sentinel's view of the master: the master it names and the

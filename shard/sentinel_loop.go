@@ -125,7 +125,7 @@ func (c *Client) sentinelLoop(sh *sentShard) {
 // allow, from a master slow to answer but well: the shard then kept a
 // master it should have left, or was marked stale. A comparison of two
 // spellings of a server may wait a dial timeout for the lookup of a host
-// name: installFound makes up to three, one after another, the listing
+// name: installFound makes up to three, two of them at once, the listing
 // of the replicas one round (listedReplicas: in parallel), and their
 // check one more after its ROLE (replicaMatch). Left out, they ran the
 // bound out before the replicas' ROLE checks on a slow resolver, and

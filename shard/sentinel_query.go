@@ -86,16 +86,36 @@ func (c *Client) installFound(ctx context.Context, sh *sentShard, addr string, g
 	if h := sh.queryHook.Load(); h != nil {
 		(*h)(addr)
 	}
-	if cur := sh.master.Load(); cur != nil && c.compareServers(ctx, *cur, addr) == addrkey.Unknown && c.sameRunningServer(ctx, sh, addr) {
-		return false
-	}
 	sh.instMu.Lock()
 	from, at := sh.switchedFrom, sh.switchedAt
 	sh.instMu.Unlock()
-	// Looked up outside instMu, and only within the guard's time.
-	back := from != "" && time.Since(at) < switchBackGuard && c.sameServerLookup(ctx, addr, from)
-	if cur := sh.master.Load(); back && cur != nil && !c.sameServerLookup(ctx, *cur, addr) && c.checkMaster(ctx, *cur) == nil {
+	guarded := from != "" && time.Since(at) < switchBackGuard
+	// Each comparison may wait up to the dial timeout for the lookup of
+	// a host name: the two run at once (outside instMu, and the one with
+	// from only within the guard's time), and the one with the current
+	// master is not repeated. One after another, with a resolver that
+	// does not answer, they added a dial timeout each to the query.
+	cur := sh.master.Load()
+	curMatch, backMatch := addrkey.Different, addrkey.Different
+	var wg sync.WaitGroup
+	if cur != nil {
+		wg.Go(func() { curMatch = c.compareServers(ctx, *cur, addr) })
+	}
+	if guarded {
+		wg.Go(func() { backMatch = c.compareServers(ctx, addr, from) })
+	}
+	wg.Wait()
+	if cur != nil && curMatch == addrkey.Unknown && c.sameRunningServer(ctx, sh, addr) {
 		return false
+	}
+	if now := sh.master.Load(); backMatch == addrkey.Same && now != nil {
+		m := curMatch
+		if cur == nil || *now != *cur {
+			m = c.compareServers(ctx, *now, addr)
+		}
+		if m != addrkey.Same && c.checkMaster(ctx, *now) == nil {
+			return false
+		}
 	}
 	sh.instMu.Lock()
 	if sh.switchInstall != gen {
@@ -104,7 +124,11 @@ func (c *Client) installFound(ctx context.Context, sh *sentShard, addr string, g
 	}
 	old := sh.master.Swap(&addr)
 	sh.instMu.Unlock()
-	c.installed(sh, old, addr)
+	known := ""
+	if cur != nil {
+		known = *cur
+	}
+	c.installed(sh, old, addr, known, curMatch)
 	return true
 }
 
@@ -211,9 +235,19 @@ func (c *Client) nodeConn(ctx context.Context, addr string) (redis.Conn, error) 
 // (addrkey.Unknown) counts as a change: installFound and switched have
 // kept the current master when it is the server at addr (the same
 // run_id). It runs outside instMu,
-// as it calls the user's hooks.
-func (c *Client) installed(sh *sentShard, old *string, addr string) {
-	if old == nil || c.compareServers(c.life, *old, addr) == addrkey.Same {
+// as it calls the user's hooks. known is a master the caller compared
+// with addr already, with the answer knownMatch ("" for none): when it
+// is old, the comparison is not made again, which would wait for the
+// same lookup of a host name once more.
+func (c *Client) installed(sh *sentShard, old *string, addr string, known string, knownMatch addrkey.Match) {
+	if old == nil {
+		return
+	}
+	m := knownMatch
+	if known == "" || *old != known {
+		m = c.compareServers(c.life, *old, addr)
+	}
+	if m == addrkey.Same {
 		return
 	}
 	ns := c.nodes.get(sh.node)

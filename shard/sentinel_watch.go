@@ -104,9 +104,10 @@ func (c *Client) switched(sh *sentShard, ev sentinel.SwitchMaster) {
 	if c.checkMaster(ctx, ev.NewAddr) == nil {
 		addr := ev.NewAddr
 		keep := false
-		if cur := sh.master.Load(); cur != nil &&
-			c.compareServers(ctx, *cur, addr) == addrkey.Unknown && c.sameRunningServer(ctx, sh, addr) {
-			keep = true
+		known, knownMatch := "", addrkey.Different
+		if cur := sh.master.Load(); cur != nil {
+			known, knownMatch = *cur, c.compareServers(ctx, *cur, addr)
+			keep = knownMatch == addrkey.Unknown && c.sameRunningServer(ctx, sh, addr)
 		}
 		sh.instMu.Lock()
 		var old *string
@@ -122,7 +123,7 @@ func (c *Client) switched(sh *sentShard, ev sentinel.SwitchMaster) {
 		}
 		sh.instMu.Unlock()
 		if !keep {
-			c.installed(sh, old, addr)
+			c.installed(sh, old, addr, known, knownMatch)
 		}
 	}
 	select {

@@ -41,7 +41,7 @@ func ExampleParseShards_errors() {
 	// true
 	// true
 	// true
-	// true 16777216
+	// true 4194304
 }
 
 // Points, Len and LocateBytes; a shard of weight w has w times the points

@@ -163,7 +163,7 @@ func ketamaPointCount(weight, totalWeight, servers int) int {
 // point, as in twemproxy.
 func ketamaPoints(shards []Shard, pointless bool) (ringPoints, error) {
 	if len(shards) > MaxPoints/160 {
-		return ringPoints{}, fmt.Errorf("%w: %d servers exceed %d ketama points", ErrTooManyPoints, len(shards), MaxPoints)
+		return ringPoints{}, fmt.Errorf("%w: %d servers ask for more than %d ketama points (160 per server)", ErrTooManyPoints, len(shards), MaxPoints)
 	}
 	total, err := totalWeight(shards, 1, ketamaMaxWeight)
 	if err != nil {

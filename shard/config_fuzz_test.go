@@ -30,6 +30,9 @@ var configSeeds = []string{
 	"[1, 2",
 	"shards: [{addr: '127.0.0.1:1', weight: 0}]",
 	"a: &x {b: *x}",
+	// Rings past ring.MaxPoints are refused from the weights alone.
+	"shards: [{addr: '127.0.0.1:1', weight: 16777216}]",
+	`{"hash": "jedis", "key_hash": "md5", "shards": [{"addr": "127.0.0.1:1", "weight": 26215}]}`,
 }
 
 var urlSeeds = []string{
@@ -41,6 +44,10 @@ var urlSeeds = []string{
 	"redis-ring://localhost:1,127.0.0.1:1",
 	"redis-ring://[fe80::1%25eth0]:6379,[fe80::1%2525x%2C]:6380,[fe80::2%en0]:6381",
 	"",
+	// Rings past ring.MaxPoints are refused from the weights alone.
+	"redis-ring://h1:6379,h2:6379?weights=16384,1",
+	"redis-ring://h1:6379?hash=modula&weights=1099511627776",
+	"redis-ring://h1:6379?hash=jedis&key_hash=md5&weights=26215",
 }
 
 func FuzzParseURL(f *testing.F) {

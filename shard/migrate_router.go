@@ -1,6 +1,7 @@
 package shard
 
 import (
+	"cmp"
 	"fmt"
 	"hash/fnv"
 	"slices"
@@ -116,6 +117,15 @@ type TopologyIDer interface {
 // alone for a ketama or modula server on port 11211), ketama weights that
 // earn the same continuum points (1,1,1 and 2,2,2), and for modula, which
 // places by nothing but the order of those names, any names that keep it.
+// Nor does it depend on the order of the shard list where that order
+// places no key: murmur3 and ketama shards, and named jedis and
+// jedis-legacy shards among themselves (unnamed jedis shards are placed by
+// their position, which the ID keeps), give one ID in any order, the one
+// the list has in its natural order (shard-2 before shard-10, 10.0.0.9
+// before 10.0.0.10). A jedis list of named shards not in that order is
+// built as a ring (as New builds it) to make sure that no two of its
+// points share a position, where the later shard of the list wins; if two
+// do, the list's order places keys and the ID keeps it.
 //
 // For a Config with a Router, TopologyID runs the Router's code (its
 // TopologyID when it is a TopologyIDer, else its Nodes) in the caller's
@@ -145,7 +155,7 @@ func TopologyID(cfg Config) string {
 		filled, err := rc.WithDefaults()
 		alg, keyHash, tag := placementSettings(rc, filled, err)
 		fmt.Fprintf(h, "ring|%s|%s|%s", alg, keyHash, tag)
-		for _, s := range placementShards(rc.Shards, filled.Algorithm, err) {
+		for _, s := range placementShards(rc, filled.Algorithm, err) {
 			fmt.Fprintf(h, "|%s=%s*%d", s.Name, s.Addr, s.Weight)
 		}
 		return fmt.Sprintf("ring-%x", h.Sum64())
@@ -159,8 +169,10 @@ func TopologyID(cfg Config) string {
 // setting that is its algorithm's default written "" (and murmur3 itself
 // ""), so that a config that leaves them unset keeps the ID it always
 // had. A setting that ring.New refuses is kept as written: such a config
-// does not validate, and its ID names no placement. No ring is built:
-// Config.String shows a migration's old topology by its ID.
+// does not validate, and its ID names no placement. No ring is built for
+// the settings (Config.String shows a migration's old topology by its
+// ID); placementShards builds one only for a jedis list of named shards
+// out of their natural order.
 func placementSettings(rc, filled ring.Config, err error) (alg, keyHash, tag string) {
 	if err != nil {
 		return string(rc.Algorithm), rc.KeyHash, rc.Tag
@@ -185,26 +197,34 @@ func placementSettings(rc, filled ring.Config, err error) (alg, keyHash, tag str
 	return alg, keyHash, tag
 }
 
-// placementShards returns shards as TopologyID names them: each Name as
-// algorithm alg uses it to place keys (package ring's documentation), in
+// placementShards returns rc's shards as TopologyID names them: each Name
+// as algorithm alg uses it to place keys (package ring's documentation), in
 // one spelling per placement, the empty Name where it places as an empty
-// one does, so that a config that leaves names unset keeps its ID:
-//   - murmur3 places a shard by its label, Name else Addr: a Name equal to
-//     the address is the empty one;
+// one does, so that a config that leaves names unset keeps its ID; and in
+// one order per placement where the list's order places nothing, the
+// natural order of the names that place (naturalCompare), which is the
+// order most configs list their shards in, so that they keep the ID that
+// the list's own order gave them:
+//   - murmur3 places a shard by its label, Name else Addr, and never by
+//     its position (ties go to the smaller label): a Name equal to the
+//     address is the empty one, and the shards are listed by label;
 //   - ketama by its continuum name (Name, else the address, else the host
-//     when the port is 11211): a Name equal to the empty Name's continuum
-//     name is the empty one; and by the point counts of the weights, not
-//     the weights (ketamaWeights);
+//     when the port is 11211) and by the point counts of the weights, not
+//     the weights (ketamaWeights), its servers taken in the order of the
+//     continuum names: a Name equal to the empty Name's continuum name is
+//     the empty one, and the shards are listed by continuum name;
 //   - modula by nothing but the order of the continuum names, which
 //     decides whose slots come first: the shards are listed in that order,
 //     unnamed;
 //   - jedis and jedis-legacy place an unnamed shard by its list position
 //     and a named one by its Name, which no Name spells otherwise: names
-//     are kept as written.
+//     are kept as written, unnamed shards where they are, and the named
+//     ones are listed by name in the places they hold (jedisOrder).
 //
 // With err (the settings do not validate) the shards are kept as written.
-func placementShards(shards []ring.Shard, alg ring.Algorithm, err error) []ring.Shard {
-	if err != nil || (alg != ring.Murmur3 && alg != ring.Ketama && alg != ring.Modula) {
+func placementShards(rc ring.Config, alg ring.Algorithm, err error) []ring.Shard {
+	shards := rc.Shards
+	if err != nil {
 		return shards
 	}
 	out := slices.Clone(shards)
@@ -215,6 +235,9 @@ func placementShards(shards []ring.Shard, alg ring.Algorithm, err error) []ring.
 				out[i].Name = ""
 			}
 		}
+		// Stable: two shards with one label (a config that does not
+		// validate) keep their order.
+		slices.SortStableFunc(out, func(a, b ring.Shard) int { return naturalCompare(a.Label(), b.Label()) })
 	case ring.Ketama:
 		for i, s := range out {
 			if s.Name == continuumName(ring.Shard{Addr: s.Addr}) {
@@ -222,6 +245,7 @@ func placementShards(shards []ring.Shard, alg ring.Algorithm, err error) []ring.
 			}
 		}
 		ketamaWeights(out)
+		slices.SortStableFunc(out, func(a, b ring.Shard) int { return naturalCompare(continuumName(a), continuumName(b)) })
 	case ring.Modula:
 		names := make(map[ring.Shard]string, len(out))
 		for _, s := range out {
@@ -239,8 +263,90 @@ func placementShards(shards []ring.Shard, alg ring.Algorithm, err error) []ring.
 		for i := range out {
 			out[i].Name = ""
 		}
+	case ring.Jedis, ring.JedisLegacy:
+		jedisOrder(rc, out)
 	}
 	return out
+}
+
+// jedisOrder lists the named shards of a jedis or jedis-legacy ring by
+// name (naturalCompare) in the places of the list that they hold, the
+// unnamed ones staying where they are. Jedis places a named shard's
+// points by its name and weight alone, so the order of the named shards
+// decides nothing but which of two points at one position wins (the
+// later one): the shards are reordered only when the ring holds no such
+// tie, every point of every shard at a position of its own, which takes
+// building the ring (as New does) when two or more shards are named. A
+// config that does not build is kept as written.
+func jedisOrder(rc ring.Config, shards []ring.Shard) {
+	var places []int
+	for i, s := range shards {
+		if s.Name != "" {
+			places = append(places, i)
+		}
+	}
+	if len(places) < 2 {
+		return
+	}
+	named := make([]ring.Shard, len(places))
+	for k, i := range places {
+		named[k] = shards[i]
+	}
+	sorted := slices.SortedStableFunc(slices.Values(named), func(a, b ring.Shard) int { return naturalCompare(a.Name, b.Name) })
+	if slices.Equal(sorted, named) {
+		return // already in order: no ring to build
+	}
+	r, err := ring.New(rc)
+	if err != nil {
+		return
+	}
+	points := 0
+	for _, s := range shards {
+		points += s.Weight * ring.JedisPointsPerWeight
+	}
+	if r.Points() != points {
+		return // points collided: the list's order breaks the tie
+	}
+	for k, i := range places {
+		shards[i] = sorted[k]
+	}
+}
+
+// naturalCompare orders names as people list them: runs of digits by
+// their value (shard-2 before shard-10, 10.0.0.9 before 10.0.0.10), the
+// rest bytewise; names that this leaves equal ("a01" and "a1") bytewise.
+func naturalCompare(a, b string) int {
+	i, j := 0, 0
+	for i < len(a) && j < len(b) {
+		if isDigit(a[i]) && isDigit(b[j]) {
+			ei, ej := i, j
+			for ei < len(a) && isDigit(a[ei]) {
+				ei++
+			}
+			for ej < len(b) && isDigit(b[ej]) {
+				ej++
+			}
+			da := strings.TrimLeft(a[i:ei], "0")
+			db := strings.TrimLeft(b[j:ej], "0")
+			if c := cmp.Compare(len(da), len(db)); c != 0 {
+				return c
+			}
+			if c := strings.Compare(da, db); c != 0 {
+				return c
+			}
+			i, j = ei, ej
+			continue
+		}
+		if c := cmp.Compare(a[i], b[j]); c != 0 {
+			return c
+		}
+		i++
+		j++
+	}
+	if c := cmp.Compare(len(a)-i, len(b)-j); c != 0 {
+		return c
+	}
+	return strings.Compare(a, b)
 }
 
 // ketamaWeights replaces the weights of a ketama ring's shards by one

@@ -39,7 +39,8 @@ import (
 //	hash, key_hash, tag            ring placement (see package ring)
 //	names=a,b,c                    shard names, in host order (ring mode)
 //	weights=2,1,1                  shard weights, in host order (ring mode; in
-//	                               the shards option's order with Sentinels)
+//	                               the shards option's order with Sentinels;
+//	                               a ring holds at most ring.MaxPoints points)
 //	db                             database number (ring mode)
 //	dial_timeout, read_timeout, write_timeout, idle_timeout,
 //	max_conn_lifetime, test_on_borrow   durations such as 500ms or 3s

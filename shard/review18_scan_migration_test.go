@@ -1,0 +1,162 @@
+package shard_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/gomodule/redigo/redis"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/shardis/shardis/internal/redistest"
+	"github.com/shardis/shardis/reshard"
+	"github.com/shardis/shardis/shard"
+)
+
+// scanMigrationRing starts four plain servers, writes n keys over the
+// first three (a ring, from) and returns the servers, the ring of three
+// (from), the ring of four (to) and the keys.
+func scanMigrationRing(ctx context.Context, t *testing.T, prefix string, n int) (servers []*redistest.Server, from, to shard.Config, keys []string) {
+	t.Helper()
+	servers = redistest.StartNTB(t, 4, redistest.Options{})
+	from, to = ringConfig(servers[:3]), ringConfig(servers)
+	writer := newClient(t, from)
+	keys = fillKeys(ctx, t, writer, prefix, n)
+	require.NoError(t, writer.Close())
+	return servers, from, to, keys
+}
+
+// moveAll runs the mover from one ring to the other, as an operator does
+// (no other process checked: the test's client is the only one).
+func moveAll(ctx context.Context, t *testing.T, from, to shard.Config) {
+	t.Helper()
+	_, err := reshard.Move(ctx, reshard.Options{From: from, To: to, SkipClientCheck: true, SkipProbe: true})
+	require.NoError(t, err)
+}
+
+// keysOn returns how many of keys server s holds, asked of s directly.
+func keysOn(t *testing.T, s *redistest.Server, keys []string) int {
+	t.Helper()
+	conn, err := redis.Dial("tcp", s.Addr)
+	require.NoError(t, err)
+	defer conn.Close()
+	held := 0
+	for _, k := range keys {
+		n, err := redis.Int(conn.Do("EXISTS", k))
+		require.NoError(t, err)
+		held += n
+	}
+	return held
+}
+
+// onServer reports whether server s holds key, asked of s directly.
+func onServer(t *testing.T, s *redistest.Server, key string) bool {
+	t.Helper()
+	return keysOn(t, s, []string{key}) == 1
+}
+
+// TestReview18ScanBegunBeforeAMigrationMeetsMovedKeys: a Scan of a ring
+// of three begun before StartMigration to a ring of four planned the
+// three nodes alone and forgot each node's keys as it went on. When the
+// mover ran during the Scan (and the migration was finished, or not),
+// the keys that left a node not walked yet for the fourth node were
+// reported by no node. Every key present for the whole Scan must be
+// reported; one reported before the migration was noticed may be
+// reported again.
+func TestReview18ScanBegunBeforeAMigrationMeetsMovedKeys(t *testing.T) {
+	for _, finish := range []bool{false, true} {
+		t.Run(fmt.Sprintf("finish=%v", finish), func(t *testing.T) {
+			ctx := context.Background()
+			servers, from, to, keys := scanMigrationRing(ctx, t, "r18b", 600)
+			c := newClient(t, from)
+			seen := map[string]int{}
+			s := c.Scan(shard.ScanOptions{Count: 10})
+			require.True(t, s.Next(ctx), "%v", s.Err())
+			seen[s.Key()]++
+			armed := to
+			armed.Migration = &shard.Migration{Armed: true}
+			require.NoError(t, c.StartMigration(ctx, armed))
+			moveAll(ctx, t, from, to)
+			require.NotZero(t, keysOn(t, servers[3], keys), "keys moved to the fourth node")
+			if finish {
+				require.NoError(t, c.FinishMigration())
+			}
+			for s.Next(ctx) {
+				seen[s.Key()]++
+			}
+			require.NoError(t, s.Err())
+			requireEveryKey(t, keys, seen)
+			for k, times := range seen {
+				assert.LessOrEqual(t, times, 2, "key %s", k)
+			}
+		})
+	}
+}
+
+// TestReview18ScanDuringAMigrationWhileTheMoverRunsAndFinishes: a Scan
+// begun on a client migrating from three nodes to four, with half the
+// keys moved already (at their new owners) and half at their old ones,
+// during which the mover moves the rest and the migration finishes,
+// reports every key exactly once.
+func TestReview18ScanDuringAMigrationWhileTheMoverRunsAndFinishes(t *testing.T) {
+	ctx := context.Background()
+	servers, from, to, keys := scanMigrationRing(ctx, t, "r18d", 600)
+	c := newClient(t, armedConfig(from, to))
+	for _, k := range keys[:300] { // moved on touch
+		_, err := c.Do(ctx, "INCR", k)
+		require.NoError(t, err)
+	}
+	require.NotZero(t, keysOn(t, servers[3], keys[:300]), "some keys are at the fourth node")
+	seen := map[string]int{}
+	s := c.Scan(shard.ScanOptions{Count: 10})
+	require.True(t, s.Next(ctx), "%v", s.Err())
+	seen[s.Key()]++
+	moveAll(ctx, t, from, to)
+	require.NoError(t, c.FinishMigration())
+	for s.Next(ctx) {
+		seen[s.Key()]++
+	}
+	require.NoError(t, s.Err())
+	requireEveryKey(t, keys, seen)
+	for k, times := range seen {
+		assert.Equal(t, 1, times, "key %s", k)
+	}
+}
+
+// TestReview18ScanMeetsARollbackOnItsLastNode: a Scan begun on a client
+// whose migration from three nodes to four is done (every key at its new
+// owner) walks the three old nodes, then the four new ones. When the
+// migration was turned around (AbortMigration) while the Scan walked the
+// fourth node, and the mover moved the keys back to the three, the keys
+// of the fourth node not reached yet went to nodes walked already: no
+// node reported them. Every key must be reported, and exactly once (the
+// Scan of a migrating client remembers its keys).
+func TestReview18ScanMeetsARollbackOnItsLastNode(t *testing.T) {
+	ctx := context.Background()
+	servers, from, to, keys := scanMigrationRing(ctx, t, "r18r", 600)
+	c := newClient(t, armedConfig(from, to))
+	moveAll(ctx, t, from, to)
+	onD := keysOn(t, servers[3], keys)
+	require.Greater(t, onD, 20, "keys at the fourth node")
+	seen := map[string]int{}
+	s := c.Scan(shard.ScanOptions{Count: 5})
+	reached := false
+	for !reached && s.Next(ctx) {
+		seen[s.Key()]++
+		reached = onServer(t, servers[3], s.Key())
+	}
+	require.NoError(t, s.Err())
+	require.True(t, reached, "the Scan reached the fourth node")
+	require.NoError(t, c.AbortMigration(ctx))
+	moveAll(ctx, t, to, from)
+	require.Zero(t, keysOn(t, servers[3], keys), "every key moved back")
+	for s.Next(ctx) {
+		seen[s.Key()]++
+	}
+	require.NoError(t, s.Err())
+	requireEveryKey(t, keys, seen)
+	for k, times := range seen {
+		assert.Equal(t, 1, times, "key %s", k)
+	}
+}

@@ -160,3 +160,61 @@ func TestReview18ScanMeetsARollbackOnItsLastNode(t *testing.T) {
 		assert.Equal(t, 1, times, "key %s", k)
 	}
 }
+
+// TestReview18ScanOfAShrinkOutlivesFinishMigration: a Scan begun on a
+// client migrating from four nodes to three walks the fourth node (in the
+// old topology alone) after the first three. FinishMigration during the
+// Scan retires that node; the Scan must still end without an error and
+// report every key exactly once.
+func TestReview18ScanOfAShrinkOutlivesFinishMigration(t *testing.T) {
+	ctx := context.Background()
+	servers := redistest.StartNTB(t, 4, redistest.Options{})
+	from, to := ringConfig(servers), ringConfig(servers[:3])
+	writer := newClient(t, from)
+	keys := fillKeys(ctx, t, writer, "r18s", 600)
+	require.NoError(t, writer.Close())
+	require.NotZero(t, keysOn(t, servers[3], keys), "keys on the node that leaves")
+	c := newClient(t, armedConfig(from, to))
+	seen := map[string]int{}
+	s := c.Scan(shard.ScanOptions{Count: 10})
+	require.True(t, s.Next(ctx), "%v", s.Err())
+	seen[s.Key()]++
+	moveAll(ctx, t, from, to)
+	require.Zero(t, keysOn(t, servers[3], keys), "every key left the fourth node")
+	require.NoError(t, c.FinishMigration())
+	for s.Next(ctx) {
+		seen[s.Key()]++
+	}
+	require.NoError(t, s.Err())
+	requireEveryKey(t, keys, seen)
+	for k, times := range seen {
+		assert.Equal(t, 1, times, "key %s", k)
+	}
+}
+
+// TestReview18ScanMeetsAnAbortBeforeTheFence: a Scan begun before
+// StartMigration, which AbortMigration undoes before the fence is armed
+// (nothing moved), reports every key, none more than twice: the keys
+// reported before it noticed the migration were not remembered, and the
+// nodes it walks after the change may hold them again.
+func TestReview18ScanMeetsAnAbortBeforeTheFence(t *testing.T) {
+	ctx := context.Background()
+	_, from, to, keys := scanMigrationRing(ctx, t, "r18a", 600)
+	c := newClient(t, from)
+	seen := map[string]int{}
+	s := c.Scan(shard.ScanOptions{Count: 10})
+	require.True(t, s.Next(ctx), "%v", s.Err())
+	seen[s.Key()]++
+	require.NoError(t, c.StartMigration(ctx, to))
+	require.True(t, s.Next(ctx), "%v", s.Err())
+	seen[s.Key()]++
+	require.NoError(t, c.AbortMigration(ctx))
+	for s.Next(ctx) {
+		seen[s.Key()]++
+	}
+	require.NoError(t, s.Err())
+	requireEveryKey(t, keys, seen)
+	for k, times := range seen {
+		assert.LessOrEqual(t, times, 2, "key %s", k)
+	}
+}

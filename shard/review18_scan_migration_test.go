@@ -218,3 +218,35 @@ func TestReview18ScanMeetsAnAbortBeforeTheFence(t *testing.T) {
 		assert.LessOrEqual(t, times, 2, "key %s", k)
 	}
 }
+
+// TestReview18ScanWhileTheMoverRuns: the mover runs while a Scan begun
+// before StartMigration walks (pages of 5 keys, the mover in batches of
+// 20): whatever the interleaving, every key is reported, none more than
+// twice.
+func TestReview18ScanWhileTheMoverRuns(t *testing.T) {
+	ctx := context.Background()
+	servers, from, to, keys := scanMigrationRing(ctx, t, "r18m", 1500)
+	c := newClient(t, from)
+	seen := map[string]int{}
+	s := c.Scan(shard.ScanOptions{Count: 5})
+	require.True(t, s.Next(ctx), "%v", s.Err())
+	seen[s.Key()]++
+	armed := to
+	armed.Migration = &shard.Migration{Armed: true}
+	require.NoError(t, c.StartMigration(ctx, armed))
+	moved := make(chan error, 1)
+	go func() {
+		_, err := reshard.Move(ctx, reshard.Options{From: from, To: to, SkipClientCheck: true, SkipProbe: true, Batch: 20, ScanCount: 20})
+		moved <- err
+	}()
+	for s.Next(ctx) {
+		seen[s.Key()]++
+	}
+	require.NoError(t, <-moved)
+	require.NoError(t, s.Err())
+	require.NotZero(t, keysOn(t, servers[3], keys), "keys moved to the fourth node")
+	requireEveryKey(t, keys, seen)
+	for k, times := range seen {
+		assert.LessOrEqual(t, times, 2, "key %s", k)
+	}
+}

@@ -250,3 +250,39 @@ func TestReview18ScanWhileTheMoverRuns(t *testing.T) {
 		assert.LessOrEqual(t, times, 2, "key %s", k)
 	}
 }
+
+// TestReview18ScanBegunBeforeAMigrationIntoACluster: a Scan of a ring of
+// three begun before StartMigration into a Redis Cluster of three
+// masters, during which the mover moves every key and the migration
+// finishes (the client becoming a cluster client), reports every key,
+// none more than twice.
+func TestReview18ScanBegunBeforeAMigrationIntoACluster(t *testing.T) {
+	ctx := context.Background()
+	servers := redistest.StartNTB(t, 3, redistest.Options{})
+	rc := redistest.StartClusterTB(t, 3, 0, redistest.Options{})
+	from, to := ringConfig(servers), clusterConfig(rc.Seeds()...)
+	writer := newClient(t, from)
+	keys := fillKeys(ctx, t, writer, "r18c", 600)
+	require.NoError(t, writer.Close())
+	c := newClient(t, from)
+	seen := map[string]int{}
+	s := c.Scan(shard.ScanOptions{Count: 10})
+	require.True(t, s.Next(ctx), "%v", s.Err())
+	seen[s.Key()]++
+	armed := to
+	armed.Migration = &shard.Migration{Armed: true}
+	require.NoError(t, c.StartMigration(ctx, armed))
+	moveAll(ctx, t, from, to)
+	for _, srv := range servers {
+		require.Zero(t, keysOn(t, srv, keys), "every key left the ring")
+	}
+	require.NoError(t, c.FinishMigration())
+	for s.Next(ctx) {
+		seen[s.Key()]++
+	}
+	require.NoError(t, s.Err())
+	requireEveryKey(t, keys, seen)
+	for k, times := range seen {
+		assert.LessOrEqual(t, times, 2, "key %s", k)
+	}
+}

@@ -286,3 +286,55 @@ func TestReview18ScanBegunBeforeAMigrationIntoACluster(t *testing.T) {
 		assert.LessOrEqual(t, times, 2, "key %s", k)
 	}
 }
+
+// TestReview18ScanAfterFinishIntoAClusterSkipsTheOldRing: a Scan begun on
+// a client migrating from a ring into a Redis Cluster walks the ring's
+// nodes, then the masters. When FinishMigration made it a cluster client
+// before the Scan reached the ring's last nodes, it took every key found
+// there for a cluster master's: a stray copy the mover leaves on an old
+// node (a key that node does not own) was reported as a key of the
+// cluster, and a pool was opened again to the retired node. The ring's
+// nodes left to walk hold no key of the cluster then: they are not
+// walked.
+func TestReview18ScanAfterFinishIntoAClusterSkipsTheOldRing(t *testing.T) {
+	ctx := context.Background()
+	servers := redistest.StartNTB(t, 3, redistest.Options{})
+	rc := redistest.StartClusterTB(t, 3, 0, redistest.Options{})
+	from, to := ringConfig(servers), clusterConfig(rc.Seeds()...)
+	writer := newClient(t, from)
+	keys := fillKeys(ctx, t, writer, "r18f", 300)
+	require.NoError(t, writer.Close())
+	// A stray: a key written straight to the last ring node that the
+	// ring places elsewhere.
+	ring, err := shard.NewRingRouter(from.RingConfig())
+	require.NoError(t, err)
+	stray := ""
+	for i := 0; stray == ""; i++ {
+		k := fmt.Sprintf("r18stray:%d", i)
+		if n, err := ring.Route(k); err == nil && n.Addr != servers[2].Addr {
+			stray = k
+		}
+	}
+	conn, err := redis.Dial("tcp", servers[2].Addr)
+	require.NoError(t, err)
+	_, err = conn.Do("SET", stray, "x")
+	require.NoError(t, err)
+	require.NoError(t, conn.Close())
+	c := newClient(t, armedConfig(from, to))
+	seen := map[string]int{}
+	s := c.Scan(shard.ScanOptions{Count: 10})
+	require.True(t, s.Next(ctx), "%v", s.Err())
+	seen[s.Key()]++
+	_, err = reshard.Move(ctx, reshard.Options{From: from, To: to, SkipClientCheck: true, SkipProbe: true, SkipVerify: true})
+	require.NoError(t, err)
+	require.NoError(t, c.FinishMigration())
+	for s.Next(ctx) {
+		seen[s.Key()]++
+	}
+	require.NoError(t, s.Err())
+	requireEveryKey(t, keys, seen)
+	assert.Zero(t, seen[stray], "the stray copy on an old ring node is no key of the cluster")
+	for k, times := range seen {
+		assert.Equal(t, 1, times, "key %s", k)
+	}
+}

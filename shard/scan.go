@@ -32,7 +32,10 @@ type ScanOptions struct {
 // whole Scan is still reported, but one reported before the change may be
 // reported a second time (a Scan begun outside a migration does not
 // remember the keys of the nodes it walked). A FinishMigration of the
-// migration the Scan walks, and the fence's switches, add no walk. A shard that auto-eject took out of the ring
+// migration the Scan walks, and the fence's switches, add no walk; once
+// no migration is on, the nodes left to walk that the client's topology
+// does not list (the old topology's alone) are not walked: every key left
+// them, and a copy found there is none of the client's. A shard that auto-eject took out of the ring
 // is not walked (it serves no key); any other node that fails ends the
 // Scan with its error. Keys added or removed during the scan may or
 // may not be seen, as with SCAN itself. In cluster mode every key a master
@@ -310,18 +313,55 @@ func (s *Scanner) follow() {
 	if m != nil && m == was {
 		return // the fence switched the routing: planned for
 	}
-	if m == nil && was != nil && t == was.next {
-		return // finished: every key had moved
-	}
-	nodes, _ := s.c.scanPlan()
 	from := s.ni
 	if s.cur != "0" {
 		from++ // its walk began before the change
 	}
+	if m == nil {
+		s.dropUnlisted(from)
+	}
+	if m == nil && was != nil && t == was.next {
+		return // finished: every key had moved
+	}
+	nodes, _ := s.c.scanPlan()
 	if from < len(s.nodes) && inOrder(s.nodes[from:], nodes) {
 		return
 	}
 	s.nodes = append(s.nodes, nodes...)
+}
+
+// dropUnlisted removes, once no migration is on, the nodes left to walk
+// from index from on that the topology the client routes by does not
+// list: those of an old topology alone, which hold no key of the client
+// any more (every key moved before FinishMigration; a stray copy the
+// mover left is none). Walked, a cluster client took every key found
+// there for a master's (scanOwns) and reported such a copy, and the SCAN
+// opened a pool again to a node that had retired.
+func (s *Scanner) dropUnlisted(from int) {
+	if from >= len(s.nodes) {
+		return
+	}
+	listed := map[string]bool{}
+	for _, n := range s.c.currentRouter().Nodes() {
+		listed[n.Addr] = true
+	}
+	kept := s.nodes[:from]
+	only := map[int]map[int]bool{} // a pass over some slots (again) keeps its own
+	for i, n := range s.nodes[from:] {
+		if !listed[n.Addr] {
+			continue
+		}
+		if slots, ok := s.only[from+i]; ok {
+			only[len(kept)] = slots
+		}
+		kept = append(kept, n)
+	}
+	for i, slots := range s.only {
+		if i < from {
+			only[i] = slots
+		}
+	}
+	s.nodes, s.only = kept, only
 }
 
 // inOrder reports whether want appears in have in order (not necessarily

@@ -21,7 +21,21 @@ type ScanOptions struct {
 // other. In ring mode, and in cluster mode while no slot moves, each key
 // is reported once: SCAN's own repeats are dropped, and in ring mode a key
 // found on a node that does not own it (a stale copy left by auto-eject)
-// is skipped. A shard that auto-eject took out of the ring
+// is skipped. A Scan begun during a migration walks every node that may
+// hold a key (docs/resharding.md) and remembers every key it reports:
+// each key present for the whole Scan is reported exactly once, also when
+// it moves during it. When the client's topology changes during a Scan
+// (StartMigration, AbortMigration, or FinishMigration of a migration the
+// Scan did not know of), the Scan, as it next asks for a page, goes on to
+// walk the nodes a Scan begun then would, after those it planned, and
+// from then on remembers every key it reports: a key present for the
+// whole Scan is still reported, but one reported before the change may be
+// reported a second time (a Scan begun outside a migration does not
+// remember the keys of the nodes it walked). A FinishMigration of the
+// migration the Scan walks, and the fence's switches, add no walk; once
+// no migration is on, the nodes left to walk that the client's topology
+// does not list (the old topology's alone) are not walked: every key left
+// them, and a copy found there is none of the client's. A shard that auto-eject took out of the ring
 // is not walked (it serves no key); any other node that fails ends the
 // Scan with its error. Keys added or removed during the scan may or
 // may not be seen, as with SCAN itself. In cluster mode every key a master
@@ -150,6 +164,11 @@ type Scanner struct {
 	late map[string]bool
 	// fresh: the topology was refreshed as the walk began (cluster mode).
 	fresh bool
+	// mig and topo are the client's migration and placement as the Scan
+	// last looked (follow): a change means keys may have moved to nodes
+	// the plan does not walk after the point reached.
+	mig  *migState
+	topo *topology
 	// from is, when the current node is a Sentinel shard's, its master
 	// as the walk of its cursor began (see sentinelMoved).
 	from   string
@@ -162,8 +181,10 @@ type Scanner struct {
 
 // Scan returns a Scanner over every node's keys.
 func (c *Client) Scan(opts ScanOptions) *Scanner {
+	// Read before the plan: a change in between is met by follow.
+	m, t := c.mig.Load(), c.topo.Load()
 	nodes, global := c.scanPlan()
-	s := &Scanner{c: c, opts: opts, nodes: nodes, global: global, cur: "0", seen: map[string]struct{}{}}
+	s := &Scanner{c: c, opts: opts, nodes: nodes, global: global, cur: "0", seen: map[string]struct{}{}, mig: m, topo: t}
 	s.noteSlots()
 	return s
 }
@@ -239,6 +260,7 @@ func (s *Scanner) Next(ctx context.Context) bool {
 			s.key, s.buf = s.buf[0], s.buf[1:]
 			return true
 		}
+		s.follow()
 		if !s.fresh && s.slotOf != nil {
 			// The slots each master is taken to serve as its walk begins
 			// (asOf) are the cluster's, not those of a map that missed a
@@ -260,6 +282,98 @@ func (s *Scanner) Next(ctx context.Context) bool {
 		}
 		s.scanOnce(ctx)
 	}
+}
+
+// follow looks, before each page and before the Scan ends, at whether
+// the client's topology changed since it last looked: a migration begun
+// (StartMigration), turned around (AbortMigration) or ended
+// (FinishMigration), or one begun and ended between two looks. Keys then
+// move to nodes the plan may not walk again after the point reached (a
+// Scan begun before StartMigration planned the old nodes alone; one that
+// meets a rollback on a new node sees keys go back to old nodes walked
+// already), so the nodes a Scan begun now would walk are walked after
+// those planned, unless the nodes left to walk hold them in that order
+// already. From then on every key reported is remembered (global), as in
+// a Scan begun during a migration; those reported before the first
+// change were not, and may be reported again. A migration the Scan knew
+// of that ended with its switch (FinishMigration: every key had moved) or
+// that only changed phase (the fence's switch) needs no more walks: the
+// plan made for it covers where its keys went. The cluster bookkeeping of
+// a Scan begun on a cluster client (slotOf: replacement and the passes at
+// the end) holds for an unchanged topology only, and stops.
+func (s *Scanner) follow() {
+	m, t := s.c.mig.Load(), s.c.topo.Load()
+	if m == s.mig && t == s.topo {
+		return
+	}
+	was := s.mig
+	s.mig, s.topo = m, t
+	s.global = true
+	s.slotOf, s.heldEnd = nil, nil
+	if m != nil && m == was {
+		return // the fence switched the routing: planned for
+	}
+	from := s.ni
+	if s.cur != "0" {
+		from++ // its walk began before the change
+	}
+	if m == nil {
+		s.dropUnlisted(from)
+	}
+	if m == nil && was != nil && t == was.next {
+		return // finished: every key had moved
+	}
+	nodes, _ := s.c.scanPlan()
+	if from < len(s.nodes) && inOrder(s.nodes[from:], nodes) {
+		return
+	}
+	s.nodes = append(s.nodes, nodes...)
+}
+
+// dropUnlisted removes, once no migration is on, the nodes left to walk
+// from index from on that the topology the client routes by does not
+// list: those of an old topology alone, which hold no key of the client
+// any more (every key moved before FinishMigration; a stray copy the
+// mover left is none). Walked, a cluster client took every key found
+// there for a master's (scanOwns) and reported such a copy, and the SCAN
+// opened a pool again to a node that had retired.
+func (s *Scanner) dropUnlisted(from int) {
+	if from >= len(s.nodes) {
+		return
+	}
+	listed := map[string]bool{}
+	for _, n := range s.c.currentRouter().Nodes() {
+		listed[n.Addr] = true
+	}
+	kept := s.nodes[:from]
+	only := map[int]map[int]bool{} // a pass over some slots (again) keeps its own
+	for i, n := range s.nodes[from:] {
+		if !listed[n.Addr] {
+			continue
+		}
+		if slots, ok := s.only[from+i]; ok {
+			only[len(kept)] = slots
+		}
+		kept = append(kept, n)
+	}
+	for i, slots := range s.only {
+		if i < from {
+			only[i] = slots
+		}
+	}
+	s.nodes, s.only = kept, only
+}
+
+// inOrder reports whether want appears in have in order (not necessarily
+// next to one another), by address.
+func inOrder(have, want []Node) bool {
+	i := 0
+	for _, n := range have {
+		if i < len(want) && n.Addr == want[i].Addr {
+			i++
+		}
+	}
+	return i == len(want)
 }
 
 // more runs, in cluster mode outside a migration, once the planned

@@ -799,6 +799,10 @@ func (f *flusher) sendPinned() {
 	defer stop()
 	var answers txAnswers // what the replies say of the node
 	var ahead *readAhead  // the reply after one that reads as a protocol error
+	// unwatched: after the run's MULTI was refused, the server ran an
+	// UNWATCH, EXEC or DISCARD that ended the watch (an EXEC or DISCARD
+	// there is refused as one without MULTI, and the keys stay watched).
+	unwatched := false
 	for k := range replies {
 		wait := timeout
 		if in[k] && multiRefused {
@@ -847,6 +851,8 @@ func (f *flusher) sendPinned() {
 				tx.watched = true
 			case k == lastMulti && tx.multi:
 				tx.multiOK = true // what follows it is queued
+			case multiRefused && k > lastMulti && (name == "unwatch" || name == "exec" || name == "discard"):
+				unwatched = true
 			}
 		case errors.As(err, &re):
 			f.noteMoved(re)
@@ -879,6 +885,15 @@ func (f *flusher) sendPinned() {
 	}
 	answers.note(f.rc.c, tx.node)
 	if tx.closing && !tx.multi {
+		if multiRefused && tx.watched && !unwatched {
+			// The EXEC or DISCARD sent with the refused MULTI was
+			// refused too, as one without MULTI: the keys stay
+			// watched on the server, as on one connection to it, so
+			// the Conn keeps the connection, and the WATCH guards its
+			// next MULTI ... EXEC (UNWATCH ends it).
+			tx.closing = false
+			return
+		}
 		tx.finish()
 	}
 }

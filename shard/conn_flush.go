@@ -836,6 +836,19 @@ func (f *flusher) sendPinned() {
 			// run fails unrun, not as writes of unknown outcome.
 			set(k, Result{Err: re})
 			tx.conn.markDirty()
+			if ahead != nil && mayReadAsProtocolError(all[k]) {
+				// Unless a script's (or a module's) command sent that
+				// reply itself, and a kill of the connection lost the
+				// replies of commands after it that ran: they may have
+				// run (errClosedAfterLookalike), up to the first one
+				// the write did not get to the server.
+				upTo := len(cmds)
+				if writeErr != nil {
+					upTo = unwritten
+				}
+				fail(k+1, errtext.Errorf("%w: %w", errClosedAfterLookalike, ahead.err), upTo)
+				return
+			}
 			fail(k+1, errAfterProtocolError, k+1)
 			return
 		case writeErr != nil && k >= unwritten:

@@ -662,7 +662,14 @@ func (c *Client) readWritten(node int, conn redis.Conn, calls []*call, out []Res
 		reply, err := redis.ReceiveWithTimeout(conn, c.readTimeout)
 		var re redis.Error
 		switch {
-		case errors.As(err, &re) && isProtocolError(re):
+		case errors.As(err, &re) && isProtocolError(re) && (i == cut || !mayReadAsProtocolError(cl)):
+			// The server's refusal: nothing after it ran. Not so
+			// surely after a script's (or a module's) command written
+			// whole, which may have sent that reply itself, the reset
+			// after it a kill that lost the replies of calls after it
+			// that ran: that reply is read as the command's own error
+			// reply (below), and what follows tells (after the reset,
+			// the calls from there keep the write's error).
 			setResult(calls, out, i, nil, re)
 			c.failFrom(node, calls, out, i+1, errAfterProtocolError)
 			return len(calls)

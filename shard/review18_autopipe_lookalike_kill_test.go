@@ -48,7 +48,10 @@ type lookalikeHold struct {
 // protocol error, and leaves the connection open.
 const lookalikeKillScript = "return redis.error_reply('ERR Protocol error: fake')"
 
-func startLookalikeHold(t *testing.T) *lookalikeHold {
+// With sendHold > 0 the proxy also holds what the client sends once it
+// has passed on sendHold bytes (the chunk that crosses it whole), until
+// unhold: a write too large for the socket buffers then stays blocked.
+func startLookalikeHold(t *testing.T, sendHold int) *lookalikeHold {
 	t.Helper()
 	h := &lookalikeHold{server: redistest.StartTB(t, redistest.Options{}), held: make(chan struct{})}
 	marker := []byte("-ERR Protocol error: fake\r\n")
@@ -58,7 +61,18 @@ func startLookalikeHold(t *testing.T) *lookalikeHold {
 		release  = make(chan struct{})
 		relOnce  sync.Once
 	)
+	sent := 0
 	proxy := redistest.StartProxy(t, h.server.Addr, redistest.ProxyOptions{
+		OnSend: func(chunk []byte) bool {
+			mu.Lock()
+			hold := sendHold > 0 && sent >= sendHold
+			sent += len(chunk)
+			mu.Unlock()
+			if hold {
+				<-release
+			}
+			return true
+		},
 		OnReply: func(chunk []byte, forward func([]byte) error) {
 			mu.Lock()
 			if dropping {
@@ -85,7 +99,8 @@ func startLookalikeHold(t *testing.T) *lookalikeHold {
 	cfg := ringConfig([]*redistest.Server{h.server})
 	cfg.Shards[0].Addr = proxy.Addr
 	cfg.Health.Interval = -1
-	cfg.Pool.ReadTimeout = time.Minute // the held replies must not time out
+	cfg.Pool.ReadTimeout = time.Minute  // the held replies must not time out
+	cfg.Pool.WriteTimeout = time.Minute // nor the held writes
 	h.client = newClient(t, cfg)
 	return h
 }
@@ -127,7 +142,7 @@ func (h *lookalikeHold) kill(t *testing.T) {
 }
 
 func TestReview18AutoPipelineLookalikeThenKillIsNotReportedNotRun(t *testing.T) {
-	h := startLookalikeHold(t)
+	h := startLookalikeHold(t, 0)
 	c := h.client
 	shard.AlwaysPipeline(c)
 	ctx := context.Background()
@@ -195,7 +210,7 @@ func TestReview18AutoPipelineLookalikeThenKillIsNotReportedNotRun(t *testing.T) 
 // INCRs, which the server runs before the connection is killed and their
 // replies lost. None of them may be reported as not run.
 func TestReview18PipelineLookalikeThenKillIsNotReportedNotRun(t *testing.T) {
-	h := startLookalikeHold(t)
+	h := startLookalikeHold(t, 0)
 	ctx := context.Background()
 	const counter = "r18lkp:n"
 	const incrs = 5
@@ -232,7 +247,7 @@ func TestReview18PipelineLookalikeThenKillIsNotReportedNotRun(t *testing.T) {
 // before the connection is killed and their replies lost. None of them
 // may be reported as not run.
 func TestReview18ConnWatchedLookalikeThenKillIsNotReportedNotRun(t *testing.T) {
-	h := startLookalikeHold(t)
+	h := startLookalikeHold(t, 0)
 	const counter = "r18lkc:n"
 	const incrs = 5
 	conn := h.client.Conn()
@@ -265,4 +280,58 @@ func TestReview18ConnWatchedLookalikeThenKillIsNotReportedNotRun(t *testing.T) {
 		var uo *shard.UnknownOutcomeError
 		assert.True(t, errors.As(err, &uo), "INCR %d ran, but its result does not say it may have: %v", i, reply)
 	}
+}
+
+// TestReview18PipelineLookalikeThenKillDuringWriteIsNotReportedNotRun:
+// the same in a Pipeline whose write the kill cuts short: a script whose
+// error reply reads as a protocol error, then INCRs, which the server
+// runs, then a large SET still being written when the connection is
+// killed. The reply read after the failed write reads as the server's
+// refusal, but the INCRs ran: none may be reported as not run.
+func TestReview18PipelineLookalikeThenKillDuringWriteIsNotReportedNotRun(t *testing.T) {
+	const counter = "r18lkw:n"
+	const incrs = 5
+	first := [][]string{{"EVAL", lookalikeKillScript, "1", "r18lkw:s"}}
+	for range incrs {
+		first = append(first, []string{"INCR", counter})
+	}
+	n := 0
+	for _, cmd := range first {
+		n += len(fmt.Sprintf("*%d\r\n", len(cmd)))
+		for _, a := range cmd {
+			n += len(fmt.Sprintf("$%d\r\n%s\r\n", len(a), a))
+		}
+	}
+	h := startLookalikeHold(t, n)
+	ctx := context.Background()
+	p := h.client.Pipeline()
+	for _, cmd := range first {
+		args := make([]any, len(cmd)-1)
+		for i, a := range cmd[1:] {
+			args[i] = a
+		}
+		p.Send(cmd[0], args...)
+	}
+	p.Send("SET", "r18lkw:big", strings.Repeat("x", 64<<20))
+	type result struct {
+		res []shard.Result
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		res, err := p.Exec(ctx)
+		done <- result{res, err}
+	}()
+	h.waitHeld(t)
+	waitFor(t, 30*time.Second, "the INCRs after the script to run", func() bool { return h.counter(t, counter) == incrs })
+	h.kill(t)
+	r := <-done
+	t.Logf("Exec: %v", r.err)
+	require.Len(t, r.res, 2+incrs)
+	require.ErrorContains(t, r.res[0].Err, "ERR Protocol error: fake")
+	for i, res := range r.res[1 : 1+incrs] {
+		var uo *shard.UnknownOutcomeError
+		assert.True(t, errors.As(res.Err, &uo), "INCR %d ran, but its error does not say it may have: %v", i, res.Err)
+	}
+	t.Logf("SET: %v", r.res[1+incrs].Err)
 }

@@ -76,6 +76,9 @@ type pipeReq struct {
 	// proves is whether the reply proves that the node serves
 	// (replyProves), set before the caller may give up on cl.
 	proves bool
+	// mimics is whether cl's own error reply may read as the server's
+	// protocol error (mayReadAsProtocolError), set likewise.
+	mimics bool
 	// refused holds, by position, the error replies to pre (nil when
 	// none came): set by the reader, read by the caller with reply.
 	refused []error
@@ -203,6 +206,7 @@ func (c *Client) autoRoundTrip(ctx context.Context, p *autoPipe, cl *call, pre [
 	r := pipeReqs.Get().(*pipeReq)
 	r.cl, r.pre, r.ctx, r.cut = cl, pre, ctx, cl.cut
 	r.proves = replyProves(cl, pre)
+	r.mimics = len(pre) == 0 && mayReadAsProtocolError(cl)
 	r.state.Store(reqQueued)
 	select {
 	case p.reqs <- r:
@@ -674,6 +678,32 @@ func readNext(conn redis.Conn, timeout time.Duration) *readAhead {
 	return &readAhead{reply: r, err: err}
 }
 
+// errClosedAfterLookalike is the error, wrapped in a *NodeError with the
+// connection's failure, of a command written on an automatic pipeline's
+// connection after a script's (or a module's) command whose error reply
+// read as a protocol error, when the server closed the connection next:
+// its own protocol error, or a command's error reply followed by a kill
+// of the connection (CLIENT KILL, a restart) that lost the replies of the
+// commands after it, which ran. Nothing tells which: they may have run.
+var errClosedAfterLookalike = errors.New("the server closed the connection after a reply that reads as a protocol error, which the command before may have sent itself (a script's or a module's error reply): the commands written after it may have run")
+
+// mayReadAsProtocolError reports whether cl's own error reply may read as
+// the server's protocol error: a script's or a function's
+// (redis.error_reply), or a module's command (one the generated table
+// does not know), whose text is the caller's to choose. No other command
+// answers so: after one, a reply that reads as a protocol error is the
+// server's own.
+func mayReadAsProtocolError(cl *call) bool {
+	if cl.info == nil || command.Lookup(cl.info.Name) != cl.info {
+		return true
+	}
+	switch cl.info.Name {
+	case "eval", "evalsha", "eval_ro", "evalsha_ro", "fcall", "fcall_ro":
+		return true
+	}
+	return false
+}
+
 // isProtocolError reports a protocol error reply (a value over the
 // server's proto-max-bulk-len, ...), after which the server closes the
 // connection.
@@ -729,9 +759,10 @@ func (pc *pipeConn) read() {
 	defer pc.p.readers.Done()
 	var (
 		// suspect: the last reply read as a protocol error (readAhead),
-		// and the next one read tells whether it was one. discard: the
-		// connection is not to go back to the pool.
-		suspect, discard bool
+		// and the next one read tells whether it was one. mimicked: that
+		// reply's command may have sent it itself (pipeReq.mimics).
+		// discard: the connection is not to go back to the pool.
+		suspect, mimicked, discard bool
 	)
 	defer func() {
 		pc.p.mu.Lock()
@@ -796,9 +827,21 @@ func (pc *pipeConn) read() {
 			// was the command's own error reply (a script's
 			// redis.error_reply, a module's), and r's is read as
 			// usual.
+			// After a script's (or a module's) command, though, the
+			// end of the stream does not tell: the server may have
+			// sent that reply for the command, run those after it and
+			// then lost their replies with the connection (CLIENT
+			// KILL, a restart). They may have run, and fail with the
+			// connection's failure (errClosedAfterLookalike), which
+			// says so, never as unrun (the cluster client would send
+			// a write again). Not the node's failure either way.
 			suspect = false
 			if got == 0 && err != nil && serverClosed(err) {
-				failed = &NodeError{Node: pc.p.c.nodes.get(pc.p.node).node, Err: errAfterProtocolError}
+				cause := errAfterProtocolError
+				if mimicked {
+					cause = errtext.Errorf("%w: %w", errClosedAfterLookalike, err)
+				}
+				failed = &NodeError{Node: pc.p.c.nodes.get(pc.p.node).node, Err: cause}
 				pc.settle()
 				r.finish(nil, failed)
 				continue
@@ -849,7 +892,7 @@ func (pc *pipeConn) read() {
 			// this one is not handed back to the pool unless a reply
 			// after this one shows it open (discard).
 			pc.broken.Store(true)
-			suspect, discard = true, true
+			suspect, mimicked, discard = true, r.mimics, true
 			pc.settle()
 			r.finish(nil, re)
 			continue

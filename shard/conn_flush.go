@@ -799,6 +799,10 @@ func (f *flusher) sendPinned() {
 	defer stop()
 	var answers txAnswers // what the replies say of the node
 	var ahead *readAhead  // the reply after one that reads as a protocol error
+	// unwatched: after the run's MULTI was refused, the server ran an
+	// UNWATCH, EXEC or DISCARD that ended the watch (an EXEC or DISCARD
+	// there is refused as one without MULTI, and the keys stay watched).
+	unwatched := false
 	for k := range replies {
 		wait := timeout
 		if in[k] && multiRefused {
@@ -832,6 +836,19 @@ func (f *flusher) sendPinned() {
 			// run fails unrun, not as writes of unknown outcome.
 			set(k, Result{Err: re})
 			tx.conn.markDirty()
+			if ahead != nil && mayReadAsProtocolError(all[k]) {
+				// Unless a script's (or a module's) command sent that
+				// reply itself, and a kill of the connection lost the
+				// replies of commands after it that ran: they may have
+				// run (errClosedAfterLookalike), up to the first one
+				// the write did not get to the server.
+				upTo := len(cmds)
+				if writeErr != nil {
+					upTo = unwritten
+				}
+				fail(k+1, errtext.Errorf("%w: %w", errClosedAfterLookalike, ahead.err), upTo)
+				return
+			}
 			fail(k+1, errAfterProtocolError, k+1)
 			return
 		case writeErr != nil && k >= unwritten:
@@ -847,6 +864,8 @@ func (f *flusher) sendPinned() {
 				tx.watched = true
 			case k == lastMulti && tx.multi:
 				tx.multiOK = true // what follows it is queued
+			case multiRefused && k > lastMulti && (name == "unwatch" || name == "exec" || name == "discard"):
+				unwatched = true
 			}
 		case errors.As(err, &re):
 			f.noteMoved(re)
@@ -879,6 +898,15 @@ func (f *flusher) sendPinned() {
 	}
 	answers.note(f.rc.c, tx.node)
 	if tx.closing && !tx.multi {
+		if multiRefused && tx.watched && !unwatched {
+			// The EXEC or DISCARD sent with the refused MULTI was
+			// refused too, as one without MULTI: the keys stay
+			// watched on the server, as on one connection to it, so
+			// the Conn keeps the connection, and the WATCH guards its
+			// next MULTI ... EXEC (UNWATCH ends it).
+			tx.closing = false
+			return
+		}
 		tx.finish()
 	}
 }

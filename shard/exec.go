@@ -662,7 +662,14 @@ func (c *Client) readWritten(node int, conn redis.Conn, calls []*call, out []Res
 		reply, err := redis.ReceiveWithTimeout(conn, c.readTimeout)
 		var re redis.Error
 		switch {
-		case errors.As(err, &re) && isProtocolError(re):
+		case errors.As(err, &re) && isProtocolError(re) && (i == cut || !mayReadAsProtocolError(cl)):
+			// The server's refusal: nothing after it ran. Not so
+			// surely after a script's (or a module's) command written
+			// whole, which may have sent that reply itself, the reset
+			// after it a kill that lost the replies of calls after it
+			// that ran: that reply is read as the command's own error
+			// reply (below), and what follows tells (after the reset,
+			// the calls from there keep the write's error).
 			setResult(calls, out, i, nil, re)
 			c.failFrom(node, calls, out, i+1, errAfterProtocolError)
 			return len(calls)
@@ -765,9 +772,17 @@ func (c *Client) receive(ctx context.Context, node int, conn redis.Conn, calls [
 				// runs nothing sent after the command: the calls after
 				// it fail unrun, which is no failure of the node, and the
 				// connection is read to its end, so that it carries the
-				// error and never goes back to the pool.
+				// error and never goes back to the pool. Unless the
+				// command is a script's (or a module's), which may have
+				// sent that reply itself: then a kill of the connection
+				// may have lost the replies of calls after it that ran
+				// (errClosedAfterLookalike), and they may have run.
 				setResult(calls, out, i, nil, re)
-				c.failFrom(node, calls, out, i+1, errAfterProtocolError)
+				cause := errAfterProtocolError
+				if ahead != nil && mayReadAsProtocolError(cl) {
+					cause = errtext.Errorf("%w: %w", errClosedAfterLookalike, ahead.err)
+				}
+				c.failFrom(node, calls, out, i+1, cause)
 				if ahead == nil {
 					_, _ = redis.ReceiveWithTimeout(conn, timeout)
 				}

@@ -135,11 +135,13 @@ func TestReview14ConnBlockingAfterRefusedMultiIsLeftToReceive(t *testing.T) {
 
 // TestReview14RefusedMultiLeavesNoWatchToTheNextCaller: keys watched
 // before a MULTI that the server refused (its ACL user may not run
-// MULTI) stay watched, the EXEC after it being refused too. A Conn and a
-// ForEachShard function give their connection back to the pool, which
-// took that EXEC for the end of the watch and handed the connection on:
-// the next transaction on it failed (EXEC answered nil) because another
-// client changed a key the previous caller had watched.
+// MULTI) stay watched, the EXEC after it being refused too. A Conn, a
+// ForEachShard function and a Tx give their connection back to the pool,
+// which took that EXEC for the end of the watch and handed the
+// connection on: the next transaction on it failed (EXEC answered nil)
+// because another client changed a key the previous caller had watched.
+// So too when the EXEC was sent with the MULTI, before its refusal was
+// read.
 func TestReview14RefusedMultiLeavesNoWatchToTheNextCaller(t *testing.T) {
 	server := redistest.StartTB(t, redistest.Options{})
 	cfg := ringConfig([]*redistest.Server{server})
@@ -173,6 +175,45 @@ func TestReview14RefusedMultiLeavesNoWatchToTheNextCaller(t *testing.T) {
 				return nil
 			})
 			require.NoError(t, err)
+		}},
+		// MULTI and EXEC sent together: the EXEC went out before the
+		// MULTI's refusal was read.
+		{"Conn, MULTI and EXEC sent together", func(t *testing.T, c *shard.Client) {
+			conn := c.Conn()
+			defer conn.Close()
+			_, err := conn.Do("WATCH", watched)
+			require.NoError(t, err)
+			require.NoError(t, conn.Send("MULTI"))
+			_, err = conn.Do("EXEC")
+			require.ErrorContains(t, err, "NOPERM")
+		}},
+		{"ForEachShard, MULTI and EXEC sent together", func(t *testing.T, c *shard.Client) {
+			err := c.ForEachShard(ctx, func(ctx context.Context, n shard.Node, conn redis.Conn) error {
+				if _, err := conn.Do("WATCH", watched); err != nil {
+					return err
+				}
+				for _, cmd := range []string{"MULTI", "EXEC"} {
+					if err := conn.Send(cmd); err != nil {
+						return err
+					}
+				}
+				if err := conn.Flush(); err != nil {
+					return err
+				}
+				_, multiErr := conn.Receive()
+				_, execErr := conn.Receive()
+				if multiErr == nil || execErr == nil {
+					t.Errorf("MULTI = %v, EXEC = %v: want both refused", multiErr, execErr)
+				}
+				return nil
+			})
+			require.NoError(t, err)
+		}},
+		{"Tx", func(t *testing.T, c *shard.Client) {
+			_, err := c.Tx(ctx, []string{watched}, func(tx *shard.Tx) error {
+				return tx.Queue("SET", watched+":q", "v")
+			})
+			requireNoPerm(t, err, "the Tx's refused MULTI")
 		}},
 	}
 	nexts := []struct {

@@ -697,7 +697,15 @@ func mayReadAsProtocolError(cl *call) bool {
 	if cl.info == nil || command.Lookup(cl.info.Name) != cl.info {
 		return true
 	}
-	switch cl.info.Name {
+	return runsScript(cl.info.Name)
+}
+
+// runsScript reports whether the command named name (lowercase) runs a
+// Lua script or a function, whose error replies are the script's own
+// text: any error, a look-alike of the server's, may come after some of
+// its writes ran.
+func runsScript(name string) bool {
+	switch name {
 	case "eval", "evalsha", "eval_ro", "evalsha_ro", "fcall", "fcall_ro":
 		return true
 	}

@@ -235,8 +235,7 @@ func refusedUnrun(name string, err error) bool {
 	case "MOVED", "ASK", "TRYAGAIN", "CLUSTERDOWN":
 		return true
 	}
-	switch lowerName(name) {
-	case "eval", "evalsha", "eval_ro", "evalsha_ro", "fcall", "fcall_ro":
+	if runsScript(lowerName(name)) {
 		return false
 	}
 	if isProtocolError(re) {

@@ -96,11 +96,16 @@ const healthPing = "shardis-health"
 // subConn is one connection of a Subscription, to one node, in subscribe
 // mode. Everything but lastRead belongs to the Subscription's lock.
 type subConn struct {
-	s        *Subscription
-	addr     string
-	conn     redis.Conn
-	sent     map[subName]bool // subscribed, or asked for
-	pending  []pendingCmd     // commands sent whose replies have not all come
+	s       *Subscription
+	addr    string
+	conn    redis.Conn
+	sent    map[subName]bool // subscribed, or asked for
+	pending []pendingCmd     // commands sent whose replies have not all come
+	// unsub counts, for each name, the unsubscribes pending that still
+	// list it (the names of pending's unsubscribes, indexed): asked for
+	// each name of a move, a scan of pending made a move of N names
+	// cost N² under the lock (see unsubscribing).
+	unsub    map[subName]int
 	lastPing time.Time
 	closed   bool
 	lastRead atomic.Int64 // unix nanoseconds of the last reply
@@ -214,6 +219,21 @@ func (sc *subConn) unsubscribe(names []subName, tally unsubTally) error {
 	return sc.conn.Flush()
 }
 
+// countUnsub adds d to the pending unsubscribes of each of names (see
+// unsub).
+func (sc *subConn) countUnsub(names []subName, d int) {
+	if sc.unsub == nil {
+		sc.unsub = map[subName]int{}
+	}
+	for _, sn := range names {
+		if n := sc.unsub[sn] + d; n > 0 {
+			sc.unsub[sn] = n
+		} else {
+			delete(sc.unsub, sn)
+		}
+	}
+}
+
 // ping sends PING data.
 func (sc *subConn) ping(data string, user bool) error {
 	sc.lastPing = time.Now()
@@ -244,6 +264,8 @@ func (sc *subConn) send(cmd, push string, names []subName, tally unsubTally) err
 		for _, sn := range names {
 			p.replyBytes += confirmationBytes(sn)
 		}
+	} else {
+		sc.countUnsub(names, 1)
 	}
 	sc.pending = append(sc.pending, p)
 	return nil
@@ -327,6 +349,7 @@ func (sc *subConn) match(push string, sn subName) (pendingCmd, bool) {
 			// A copy: head.names shares its array with the caller's groups.
 			rest := make([]subName, 0, len(head.names)-1)
 			head.names = append(append(rest, head.names[:at]...), head.names[at+1:]...)
+			sc.countUnsub([]subName{sn}, -1)
 			head.left--
 			return *head, true
 		}
@@ -336,6 +359,7 @@ func (sc *subConn) match(push string, sn subName) (pendingCmd, bool) {
 			// In place, without allocating: only this command's part of
 			// the array is written. Confirmed in the order sent, the
 			// names go from the front.
+			sc.countUnsub([]subName{sn}, -1)
 			if at == 0 {
 				head.names = head.names[1:]
 			} else {

@@ -1,7 +1,6 @@
 package shard
 
 import (
-	"slices"
 	"time"
 
 	"github.com/gomodule/redigo/redis"
@@ -84,14 +83,9 @@ func (s *Subscription) owedEnds(sn subName, sc *subConn) map[*subConn]int {
 		if o == sc {
 			continue
 		}
-		n := 0
+		n := o.unsub[sn]
 		if o.sent[sn] {
 			n++
-		}
-		for _, p := range o.pending {
-			if p.push != "pong" && !isSubscribePush(p.push) && slices.Contains(p.names, sn) {
-				n++
-			}
 		}
 		if n > 0 {
 			if owed == nil {
@@ -215,18 +209,7 @@ func (s *Subscription) releaseHolds(lost *subConn) {
 	}
 	release := func(sc *subConn, force bool) {
 		for sn, h := range sc.hold {
-			if !force && (sn.kind == kindPattern || now.Before(h.until) || s.delivering(h, now)) && s.stillMoving(sc, sn, h) {
-				continue
-			}
-			for _, m := range h.msgs {
-				if !s.q.push(m) {
-					s.st.dropped.Add(1)
-				}
-			}
-			s.held.Add(-int64(len(h.msgs)))
-			delete(sc.hold, sn)
-			sc.holding.Add(-1)
-			s.holds--
+			s.releaseHold(sc, sn, h, force, now)
 		}
 		if sc.idle() {
 			s.dirty = true // reconcile closes it
@@ -241,4 +224,46 @@ func (s *Subscription) releaseHolds(lost *subConn) {
 			release(sc, false)
 		}
 	}
+}
+
+// releaseHoldsOf is releaseHolds for the holds of sn alone: what an
+// answer about sn (its unsubscribe confirmed on one node) may end. Called
+// for each of the confirmations of a move of many names, releaseHolds
+// looked at every hold each time, which made the move quadratic under
+// the lock; the other holds end at their limit on the loop's tick.
+// Caller holds s.mu.
+func (s *Subscription) releaseHoldsOf(sn subName) {
+	s.pruneMoves(time.Now())
+	if s.holds == 0 {
+		return
+	}
+	now := time.Now()
+	for _, sc := range s.conns {
+		if sc.holding.Load() == 0 {
+			continue
+		}
+		if h := sc.hold[sn]; h != nil && s.releaseHold(sc, sn, h, false, now) && sc.idle() {
+			s.dirty = true // reconcile closes it
+			s.poke()
+		}
+	}
+}
+
+// releaseHold delivers h, the messages sc holds back for sn, and ends the
+// hold, unless it must go on (see releaseHolds) and force is false. It
+// reports whether it ended the hold. Caller holds s.mu.
+func (s *Subscription) releaseHold(sc *subConn, sn subName, h *heldMsgs, force bool, now time.Time) bool {
+	if !force && (sn.kind == kindPattern || now.Before(h.until) || s.delivering(h, now)) && s.stillMoving(sc, sn, h) {
+		return false
+	}
+	for _, m := range h.msgs {
+		if !s.q.push(m) {
+			s.st.dropped.Add(1)
+		}
+	}
+	s.held.Add(-int64(len(h.msgs)))
+	delete(sc.hold, sn)
+	sc.holding.Add(-1)
+	s.holds--
+	return true
 }

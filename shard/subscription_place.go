@@ -29,6 +29,7 @@ func (s *Subscription) loop() {
 			again = true
 		case <-tick.C:
 		}
+		start := time.Now()
 		s.mu.Lock()
 		// Before the placement, which follows the tables they correct.
 		s.writeRedirects()
@@ -45,13 +46,37 @@ func (s *Subscription) loop() {
 		s.pingIdle()
 		s.releaseHolds(nil) // those held for holdLimit
 		s.mu.Unlock()
+		// A placement looks at every name under the lock: with hundreds
+		// of thousands of names it lasts long, and the readers take the
+		// lock once per confirmation. Run again at once (each
+		// confirmation of a move pokes the loop), it left them one
+		// confirmation per placement: a move of 100,000 channels
+		// crawled at a few confirmations a second, the Subscribe and
+		// Unsubscribe calls waiting behind it. The loop leaves the lock
+		// free, after a long pass, for as long as the pass took, up to a
+		// quarter of PingInterval (the health PINGs are sent by the loop).
+		if d := time.Since(start); d > loopRest {
+			select {
+			case <-s.done:
+				return
+			case <-time.After(min(d, s.opts.PingInterval/4)):
+			}
+		}
 	}
 }
+
+// loopRest is how long a pass of the loop may hold the lock before the
+// loop leaves it free for as long (see loop).
+const loopRest = 10 * time.Millisecond
 
 // reconcile dials the nodes that are missing, subscribes what each
 // connection lacks and unsubscribes what no longer belongs there. It
 // reports whether everything wanted is in place (or asked for). Caller
-// holds s.mu.
+// holds s.mu; reconcile releases it for a moment every passChunk names
+// (see pause), and what changed meanwhile is looked at again: a name
+// is subscribed only if still wanted and not sent, unsubscribed only if
+// still sent, on a connection still open; what the pass missed (a name
+// added, the topology changed) marked the placement dirty for the next.
 func (s *Subscription) reconcile() bool {
 	if s.closed {
 		return true
@@ -61,7 +86,10 @@ func (s *Subscription) reconcile() bool {
 	s.leaveMovedNodes()
 	// Before the pattern unsubscribes below: the fences come first.
 	s.notePlacement()
-	plan, complete := s.place()
+	plan, complete := s.placeChunked()
+	if s.closed {
+		return true
+	}
 	if !complete {
 		s.failHomeless(plan)
 	}
@@ -83,8 +111,12 @@ func (s *Subscription) reconcile() bool {
 			continue
 		}
 		groups := map[[2]int][]subName{} // kind, slot (cluster shard channels) -> names
+		seen := 0
 		for sn := range names {
-			if sc.sent[sn] {
+			if seen++; seen%passChunk == 0 && !s.pause() {
+				return true
+			}
+			if sc.sent[sn] || s.want[sn] == nil {
 				continue
 			}
 			if ws := s.want[sn]; ws != nil && now.Before(ws.holdUntil) {
@@ -111,6 +143,10 @@ func (s *Subscription) reconcile() bool {
 			}
 			groups[key] = append(groups[key], sn)
 		}
+		if s.conns[addr] != sc || sc.closed {
+			complete = false // lost meanwhile: dialled again
+			continue
+		}
 		budget := s.awaitLimit - sc.awaitedReplies()
 		for _, g := range groups {
 			// The rest when the confirmations awaited have come down
@@ -127,33 +163,42 @@ func (s *Subscription) reconcile() bool {
 				}
 				g = g[:n]
 			}
-			s.holdIfMoving(sc, g)
-			if err := sc.subscribe(g); err != nil {
+			if !s.subscribeChunked(sc, g) {
 				complete = false // the reader sees the failure too
 				break
 			}
 		}
+		if s.closed {
+			return true
+		}
 	}
 	for addr, sc := range s.conns {
 		var stray []subName
+		seen := 0
 		for sn := range sc.sent {
+			if seen++; seen%passChunk == 0 && !s.pause() {
+				return true
+			}
 			if !plan[addr][sn] {
 				stray = append(stray, sn)
 			}
 		}
+		if s.conns[addr] != sc || sc.closed {
+			continue // lost meanwhile: its names went with it
+		}
+		stray = slices.DeleteFunc(stray, func(sn subName) bool { return !sc.sent[sn] })
 		if len(stray) > 0 && !s.ready(addr, now) {
 			// They wait for the node's backoff (it refused an
 			// unsubscribe: see unsubscribeRefused).
 			complete = false
 			continue
 		}
-		for _, sn := range stray {
-			delete(sc.sent, sn)
-			if ws := s.want[sn]; ws != nil {
-				delete(ws.on, addr)
+		if !s.unsubscribeChunked(sc, stray) {
+			if s.closed {
+				return true
 			}
+			continue
 		}
-		_ = sc.unsubscribe(stray, nil)
 		if len(plan[addr]) == 0 && sc.idle() {
 			sc.close()
 			s.setConn(addr, nil)
@@ -163,6 +208,83 @@ func (s *Subscription) reconcile() bool {
 	// pokes the loop), not at every tick: a placement looks at every
 	// name, and the reader waits for it.
 	return complete
+}
+
+// passChunk is how many names a placement looks at before it releases
+// the lock for a moment (see pause).
+const passChunk = 4096
+
+// pause releases s.mu and takes it again: the calls and the readers that
+// wait for it go first. A placement looks at every name under the lock;
+// with a million names, held for the whole pass it kept Subscribe,
+// Unsubscribe, Ping and the readers' confirmations waiting for seconds.
+// It reports false when the subscription was closed meanwhile. Caller
+// holds s.mu.
+func (s *Subscription) pause() bool {
+	s.mu.Unlock()
+	s.mu.Lock()
+	if s.closed {
+		return false
+	}
+	// A pass may last longer than PingInterval+PingTimeout: a
+	// connection that reads nothing for that long is taken for lost.
+	s.pingIdle()
+	return true
+}
+
+// subscribeChunked is holdIfMoving and sc.subscribe for names, passChunk
+// names at a time with a pause between: the names are looked at again
+// after it (still wanted, not sent, sc still open). It reports false when
+// a write failed, or sc or the subscription was closed. Caller holds
+// s.mu.
+func (s *Subscription) subscribeChunked(sc *subConn, names []subName) bool {
+	for first := true; len(names) > 0; first = false {
+		if !first {
+			if !s.pause() || sc.closed || s.conns[sc.addr] != sc {
+				return false
+			}
+			names = slices.DeleteFunc(names, func(sn subName) bool { return sc.sent[sn] || s.want[sn] == nil })
+			if len(names) == 0 {
+				break
+			}
+		}
+		n := min(len(names), passChunk)
+		s.holdIfMoving(sc, names[:n])
+		if err := sc.subscribe(names[:n]); err != nil {
+			return false
+		}
+		names = names[n:]
+	}
+	return true
+}
+
+// unsubscribeChunked unsubscribes sc from names, stray there, passChunk
+// names at a time with a pause between: after it, the names no longer
+// sent there (the application unsubscribed them meanwhile) are left
+// out. It reports false when sc or the subscription was closed
+// meanwhile. Caller holds s.mu.
+func (s *Subscription) unsubscribeChunked(sc *subConn, names []subName) bool {
+	for first := true; len(names) > 0; first = false {
+		if !first {
+			if !s.pause() || sc.closed || s.conns[sc.addr] != sc {
+				return false
+			}
+			names = slices.DeleteFunc(names, func(sn subName) bool { return !sc.sent[sn] })
+			if len(names) == 0 {
+				break
+			}
+		}
+		piece := names[:min(len(names), passChunk)]
+		names = names[len(piece):]
+		for _, sn := range piece {
+			delete(sc.sent, sn)
+			if ws := s.want[sn]; ws != nil {
+				delete(ws.on, sc.addr)
+			}
+		}
+		_ = sc.unsubscribe(piece, nil) // a failure shows in the reader
+	}
+	return true
 }
 
 // carriedBy returns the connections (by address) that have each homed
@@ -192,7 +314,18 @@ func (s *Subscription) carriedBy() map[subName][]string {
 
 // place returns, for every node, the names that belong there now; false
 // when some name has no node (no topology yet, every shard ejected).
+// Caller holds s.mu.
 func (s *Subscription) place() (map[string]map[subName]bool, bool) {
+	return s.placeWith(false)
+}
+
+// placeChunked is place with a pause every passChunk names (see
+// reconcile). Caller holds s.mu.
+func (s *Subscription) placeChunked() (map[string]map[subName]bool, bool) {
+	return s.placeWith(true)
+}
+
+func (s *Subscription) placeWith(chunked bool) (map[string]map[subName]bool, bool) {
 	plan := map[string]map[subName]bool{}
 	complete := true
 	var st *clusterState
@@ -204,7 +337,11 @@ func (s *Subscription) place() (map[string]map[subName]bool, bool) {
 		home = s.pickHome(st)
 	}
 	var buf []string
+	seen := 0
 	for sn := range s.want {
+		if seen++; chunked && seen%passChunk == 0 && !s.pause() {
+			return plan, false
+		}
 		buf = s.targets(sn, st, home, buf[:0])
 		if len(buf) == 0 {
 			complete = false
@@ -730,7 +867,7 @@ func (s *Subscription) lostLocked(sc *subConn, err error) {
 			}
 		}
 	}
-	sc.pending = nil
+	sc.pending, sc.unsub = nil, nil
 	nerr := &NodeError{Node: s.node(sc.addr), Err: err}
 	var st *clusterState
 	if r := s.c.cl(); r != nil {

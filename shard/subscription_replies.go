@@ -77,7 +77,7 @@ func (s *Subscription) onControl(sc *subConn, v any) {
 		}
 		// Messages another connection held back for sn come before its
 		// confirmation (subscription_hold.go).
-		s.releaseHolds(nil)
+		s.releaseHoldsOf(sn)
 		if matched {
 			if cmd.user && cmd.tally.done(sn) {
 				s.releasePattern(sn)
@@ -92,7 +92,7 @@ func (s *Subscription) onControl(sc *subConn, v any) {
 		} else if sc.sent[sn] {
 			// The server dropped it: its slot moved to another node.
 			delete(sc.sent, sn)
-			s.releaseHolds(nil)
+			s.releaseHoldsOf(sn)
 			if ws := s.want[sn]; ws != nil {
 				delete(ws.on, sc.addr)
 				s.st.moved.Add(1)
@@ -125,6 +125,9 @@ func (s *Subscription) onError(sc *subConn, re redis.Error) {
 	}
 	cmd := sc.pending[0]
 	sc.pending = sc.pending[1:]
+	if cmd.push != "pong" && !isSubscribePush(cmd.push) {
+		sc.countUnsub(cmd.names, -1)
+	}
 	serr := &SubscribeError{Node: s.node(sc.addr), Command: cmd.cmd, Names: nameList(cmd.names), Err: re}
 	if cmd.push == "pong" || !isSubscribePush(cmd.push) {
 		// A refused unsubscribe (BUSY, say) left the names subscribed on
@@ -353,6 +356,7 @@ func (s *Subscription) fencedError(sc *subConn, re redis.Error) {
 	head := &sc.pending[0]
 	names := head.names
 	head.names, head.left = nil, 0
+	sc.countUnsub(names, -1)
 	if cluster.ErrorCode(string(re)) == "MOVED" {
 		// Whatever address it names ("?" too): the slot left the node.
 		for _, sn := range names {
@@ -397,6 +401,7 @@ func (s *Subscription) fencedError(sc *subConn, re redis.Error) {
 func (s *Subscription) endFence(sc *subConn) {
 	head := sc.pending[0]
 	sc.pending = sc.pending[1:]
+	sc.countUnsub(head.names, -1)
 	for _, sn := range head.names {
 		s.letGo(sc, sn)
 	}
@@ -431,19 +436,7 @@ func (sc *subConn) subscribing(sn subName) bool {
 // unsubscribing reports whether an unsubscribe of sn is pending on sc: a
 // confirmation of sn's subscribe read now answers a command the
 // unsubscribe ends, not the latest subscribe. Caller holds s.mu.
-func (sc *subConn) unsubscribing(sn subName) bool {
-	for _, p := range sc.pending {
-		if p.push == "pong" || isSubscribePush(p.push) {
-			continue
-		}
-		for _, n := range p.names {
-			if n == sn {
-				return true
-			}
-		}
-	}
-	return false
-}
+func (sc *subConn) unsubscribing(sn subName) bool { return sc.unsub[sn] > 0 }
 
 // unsubscribeRefused handles an unsubscribe the node answered with an
 // error: the names it carried are still subscribed there. Those the

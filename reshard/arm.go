@@ -226,17 +226,5 @@ func ClearFence(ctx context.Context, from, to shard.Config) error {
 	}
 	defer c.Close()
 	info, _ := c.Migration()
-	key := shard.FenceKey(info.FromID, info.ToID)
-	for _, n := range info.From.Nodes() {
-		conn, err := pools.Get(ctx, n.Addr)
-		if err != nil {
-			return &shard.NodeError{Node: n, Err: err}
-		}
-		_, err = redis.DoContext(conn, ctx, "DEL", key)
-		conn.Close()
-		if err != nil && !markerElsewhere(err) { // from_cluster.go
-			return &shard.NodeError{Node: n, Err: err}
-		}
-	}
-	return nil
+	return delFence(ctx, pools, info, shard.FenceKey(info.FromID, info.ToID)) // finish.go
 }

@@ -97,6 +97,10 @@ func finish(ctx context.Context, pools *pool.Set, info shard.MigrationInfo, self
 // migration meanwhile.
 var testHookFenceDeleted func()
 
+// testHookBeforeFenceDelete, when set (by tests), runs in Finish and
+// ClearFence once the old nodes are listed, before the markers are deleted.
+var testHookBeforeFenceDelete func()
+
 // fenceLeft says what Finish, refusing before it deleted anything, leaves
 // of the fence: "the fence stays" when an old node holds its marker, that
 // there is none when no old node does (the migration was never armed, or
@@ -161,6 +165,9 @@ func stillMigrating(ctx context.Context, pools *pool.Set, info shard.MigrationIn
 // delFence deletes the marker on every old node. On a cluster only the
 // master of its slot holds it; the others answer MOVED (from_cluster.go).
 func delFence(ctx context.Context, pools *pool.Set, info shard.MigrationInfo, key string) error {
+	if testHookBeforeFenceDelete != nil {
+		testHookBeforeFenceDelete()
+	}
 	for _, n := range info.From.Nodes() {
 		conn, err := pools.Get(ctx, n.Addr)
 		if err != nil {

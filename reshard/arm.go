@@ -2,6 +2,7 @@ package reshard
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -166,14 +167,13 @@ func unfenced(entries []clientEntry, info shard.MigrationInfo) []ClientConn {
 func fencePhase(ctx context.Context, pools *pool.Set, info shard.MigrationInfo, key string) (shard.MigrationPhase, error) {
 	best := shard.PhaseWaiting
 	for _, n := range info.From.Nodes() {
-		conn, err := pools.Get(ctx, n.Addr)
-		if err != nil {
-			return 0, &shard.NodeError{Node: n, Err: err}
-		}
-		v, err := redis.String(redis.DoContext(conn, ctx, "GET", key))
-		conn.Close()
-		if err == redis.ErrNil || markerElsewhere(err) { // from_cluster.go
+		v, err := redis.String(onMarkerOwner(ctx, pools, n, "GET", key)) // from_cluster.go
+		if err == redis.ErrNil || markerElsewhere(err) {
 			continue
+		}
+		var ne *shard.NodeError
+		if errors.As(err, &ne) {
+			return 0, err
 		}
 		if err != nil {
 			return 0, &shard.NodeError{Node: n, Err: err}
@@ -189,21 +189,25 @@ func fencePhase(ctx context.Context, pools *pool.Set, info shard.MigrationInfo, 
 func setFence(ctx context.Context, pools *pool.Set, info shard.MigrationInfo, key string, p shard.MigrationPhase) error {
 	v := shard.FenceValue(p, time.Now())
 	took := 0
+	var last error
 	for _, n := range info.From.Nodes() {
-		conn, err := pools.Get(ctx, n.Addr)
-		if err != nil {
-			return &shard.NodeError{Node: n, Err: err}
-		}
-		_, err = redis.DoContext(conn, ctx, "SET", key, v)
-		conn.Close()
-		if err != nil && !markerElsewhere(err) { // from_cluster.go
-			return fullErr(n, fmt.Sprintf("setting the fence's marker %q to %q", key, p), err)
-		}
-		if err == nil {
+		_, err := onMarkerOwner(ctx, pools, n, "SET", key, v) // from_cluster.go
+		var ne *shard.NodeError
+		switch {
+		case err == nil:
 			took++
+		case markerElsewhere(err):
+			last = err
+		case errors.As(err, &ne):
+			return err
+		default:
+			return fullErr(n, fmt.Sprintf("setting the fence's marker %q to %q", key, p), err)
 		}
 	}
 	if took == 0 {
+		if last != nil {
+			return unreached(key, last)
+		}
 		return fmt.Errorf("%w: no old node took the fence's marker %q (a cluster whose slot table changed?)", shard.ErrMigration, key)
 	}
 	return nil
@@ -226,17 +230,5 @@ func ClearFence(ctx context.Context, from, to shard.Config) error {
 	}
 	defer c.Close()
 	info, _ := c.Migration()
-	key := shard.FenceKey(info.FromID, info.ToID)
-	for _, n := range info.From.Nodes() {
-		conn, err := pools.Get(ctx, n.Addr)
-		if err != nil {
-			return &shard.NodeError{Node: n, Err: err}
-		}
-		_, err = redis.DoContext(conn, ctx, "DEL", key)
-		conn.Close()
-		if err != nil && !markerElsewhere(err) { // from_cluster.go
-			return &shard.NodeError{Node: n, Err: err}
-		}
-	}
-	return nil
+	return delFence(ctx, pools, info, shard.FenceKey(info.FromID, info.ToID)) // finish.go
 }

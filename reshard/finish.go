@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/gomodule/redigo/redis"
 	"github.com/shardis/shardis/internal/errtext"
 	"github.com/shardis/shardis/pool"
 	"github.com/shardis/shardis/shard"
@@ -97,6 +96,10 @@ func finish(ctx context.Context, pools *pool.Set, info shard.MigrationInfo, self
 // migration meanwhile.
 var testHookFenceDeleted func()
 
+// testHookBeforeFenceDelete, when set (by tests), runs in Finish and
+// ClearFence once the old nodes are listed, before the markers are deleted.
+var testHookBeforeFenceDelete func()
+
 // fenceLeft says what Finish, refusing before it deleted anything, leaves
 // of the fence: "the fence stays" when an old node holds its marker, that
 // there is none when no old node does (the migration was never armed, or
@@ -159,18 +162,32 @@ func stillMigrating(ctx context.Context, pools *pool.Set, info shard.MigrationIn
 }
 
 // delFence deletes the marker on every old node. On a cluster only the
-// master of its slot holds it; the others answer MOVED (from_cluster.go).
+// master of its slot holds it; the others answer MOVED, which is followed
+// (from_cluster.go): when no node served the marker, it fails with
+// ErrFenceUnreached rather than report a clear that did not happen.
 func delFence(ctx context.Context, pools *pool.Set, info shard.MigrationInfo, key string) error {
+	if testHookBeforeFenceDelete != nil {
+		testHookBeforeFenceDelete()
+	}
+	took := 0
+	var last error
 	for _, n := range info.From.Nodes() {
-		conn, err := pools.Get(ctx, n.Addr)
-		if err != nil {
+		_, err := onMarkerOwner(ctx, pools, n, "DEL", key) // from_cluster.go
+		switch {
+		case err == nil:
+			took++
+		case markerElsewhere(err):
+			last = err
+		default:
+			var ne *shard.NodeError
+			if errors.As(err, &ne) {
+				return err
+			}
 			return &shard.NodeError{Node: n, Err: err}
 		}
-		_, err = redis.DoContext(conn, ctx, "DEL", key)
-		conn.Close()
-		if err != nil && !markerElsewhere(err) {
-			return &shard.NodeError{Node: n, Err: err}
-		}
+	}
+	if took == 0 && last != nil {
+		return unreached(key, last)
 	}
 	return nil
 }

@@ -1,11 +1,14 @@
 package reshard
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"strconv"
 
 	"github.com/gomodule/redigo/redis"
 	"github.com/shardis/shardis/cluster"
+	"github.com/shardis/shardis/pool"
 	"github.com/shardis/shardis/shard"
 )
 
@@ -25,6 +28,66 @@ func markerElsewhere(err error) bool {
 		return true
 	}
 	return false
+}
+
+// ErrFenceUnreached is matched (errors.Is) when no node of the old
+// topology, a cluster, served the fence's marker: every node listed, and
+// the nodes their redirects named, answered MOVED or ASK (the slot table
+// changed under the mover: a failover, a slot moved to a master it did
+// not list). The marker was not changed; the error names its slot and the
+// last node a redirect named. Run the command again.
+var ErrFenceUnreached = fmt.Errorf("%w: no old node served the fence's marker", shard.ErrMigration)
+
+// maxMarkerRedirects bounds the redirects followed from one old node to
+// the master of the marker's slot.
+const maxMarkerRedirects = 5
+
+// onMarkerOwner runs the command args on the fence's marker at old node
+// n and, when it answers MOVED or ASK, at the node named (after ASKING
+// for ASK), at most maxMarkerRedirects times: the list of a cluster's
+// masters the mover holds may be stale, and the marker's slot served by
+// a master it lacks. It returns the reply, or the last redirect (an
+// error for which markerElsewhere holds) when the bound was reached.
+func onMarkerOwner(ctx context.Context, pools *pool.Set, n shard.Node, args ...any) (any, error) {
+	addr, asking := n.Addr, false
+	for hop := 0; ; hop++ {
+		conn, err := pools.Get(ctx, addr)
+		if err != nil {
+			node := n
+			if addr != n.Addr {
+				node = shard.Node{Name: addr, Addr: addr}
+			}
+			return nil, &shard.NodeError{Node: node, Err: err}
+		}
+		if asking {
+			_, err = redis.DoContext(conn, ctx, "ASKING")
+		}
+		var v any
+		if err == nil {
+			v, err = redis.DoContext(conn, ctx, args[0].(string), args[1:]...)
+		}
+		conn.Close()
+		var re redis.Error
+		if err == nil || !errors.As(err, &re) || hop == maxMarkerRedirects {
+			return v, err
+		}
+		r, ok := cluster.ParseRedirect(string(re), addr)
+		if !ok {
+			return v, err
+		}
+		addr, asking = r.Addr, r.Kind == cluster.Ask
+	}
+}
+
+// unreached is ErrFenceUnreached for key, naming the redirect err.
+func unreached(key string, err error) error {
+	var re redis.Error
+	if errors.As(err, &re) {
+		if r, ok := cluster.ParseRedirect(string(re), ""); ok {
+			return fmt.Errorf("%w: %q (slot %d): the last redirect named %s", ErrFenceUnreached, key, r.Slot, r.Addr)
+		}
+	}
+	return fmt.Errorf("%w: %q (slot %d): %w", ErrFenceUnreached, key, cluster.Slot(key), err)
 }
 
 // batchOf names the batch that key k joins on its way to owner: keys

@@ -2,6 +2,7 @@ package ring
 
 import (
 	"runtime"
+	"slices"
 	"sync"
 )
 
@@ -35,26 +36,39 @@ func shardRuns(shards []Shard, perWeight, total int) []shardRun {
 	return runs
 }
 
-// forEachShard calls fill(i, pos, buf) for every shard i, where pos is the
-// shard's range of pts.pos: perWeight*Weight points, shard after shard in
-// list order, and buf a buffer for fill's own use, shared by the calls of
-// one goroutine. It first sets the owners of every range. Large rings are
-// filled by several goroutines, one per shardRun; every range is written
-// by exactly one call, so the result does not depend on how the work was
-// shared.
-func forEachShard(shards []Shard, perWeight int, pts ringPoints, fill func(i int, pos []uint64, buf *[]byte)) {
-	runs := shardRuns(shards, perWeight, len(pts.pos))
-	parallel(len(runs), func(w int) {
-		at := runs[w].at
+// forEachShard calls fill(i, first, pos, buf) for runs of the points of
+// every shard i, which are perWeight*Weight points each, shard after shard
+// in list order in pts.pos: pos is the part of shard i's range that holds
+// its points first, first+1, ..., and buf a buffer for fill's own use,
+// shared by the calls of one goroutine. It first sets the owners of that
+// part. Large rings are filled by several goroutines, each taking an equal
+// share of the points, so that a shard larger than the others (or the only
+// one) is shared among them too; every point is written by exactly one
+// call, and a point's position depends only on its shard and number, so
+// the result does not depend on how the work was shared.
+func forEachShard(shards []Shard, perWeight int, pts ringPoints, fill func(i, first int, pos []uint64, buf *[]byte)) {
+	total := len(pts.pos)
+	start := make([]int, len(shards)+1) // shard i's points are [start[i], start[i+1])
+	for i, s := range shards {
+		start[i+1] = start[i] + s.Weight*perWeight
+	}
+	workers := max(1, min(runtime.GOMAXPROCS(0), total/parallelPoints*2))
+	parallel(workers, func(w int) {
+		lo, hi := total*w/workers, total*(w+1)/workers
+		// The shard that holds point lo: the first that ends after it.
+		i, _ := slices.BinarySearch(start[1:], lo+1)
 		var buf []byte
-		for i := runs[w].from; i < runs[w].to; i++ {
-			n := shards[i].Weight * perWeight
-			own := pts.own[at : at+n]
+		for at := lo; at < hi; i++ {
+			end := min(hi, start[i+1])
+			if end == at {
+				continue // a shard of no points
+			}
+			own := pts.own[at:end]
 			for j := range own {
 				own[j] = int32(i)
 			}
-			fill(i, pts.pos[at:at+n], &buf)
-			at += n
+			fill(i, at-start[i], pts.pos[at:end], &buf)
+			at = end
 		}
 	})
 }

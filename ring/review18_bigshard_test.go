@@ -12,9 +12,10 @@ import (
 // goroutines, when one shard holds most of the points (split among all of
 // them), when it is the only shard, and when the goroutines' shares end
 // inside shards of every kind: unnamed, named, jedis-legacy named, and
-// murmur3's general build (its regions made to overflow).
+// murmur3 shards, built by murmur3Ring and the general way (its regions
+// made to overflow).
 func TestReview18BuildSplitsLargeShards(t *testing.T) {
-	big := 1000 // 160,000 jedis points
+	big := 1000 // 160,000 jedis points; murmur3 shards have 1,024 a unit of weight
 	if raceDetector {
 		big = 400
 	}
@@ -35,25 +36,39 @@ func TestReview18BuildSplitsLargeShards(t *testing.T) {
 		{Jedis, "", mixed},
 		{Jedis, "md5", mixed},
 		{JedisLegacy, "", mixed},
-		{Murmur3, "", []Shard{{Name: "only", Addr: "10.0.0.1:6379", Weight: big / 8}, {Addr: "10.0.0.2:6379", Weight: 2}}},
+		{Murmur3, "", []Shard{{Name: "only", Addr: "10.0.0.1:6379", Weight: 100}}},
+		{Murmur3, "", []Shard{{Name: "only", Addr: "10.0.0.1:6379", Weight: 100}, {Addr: "10.0.0.2:6379", Weight: 2}}},
+		{Murmur3, "", []Shard{{Addr: "10.0.0.1:6379", Weight: 1}, {Name: "b", Addr: "10.0.0.2:6379", Weight: 80}, {Addr: "10.0.0.3:6379", Weight: 3}, {Name: "d", Addr: "10.0.0.4:6379", Weight: 40}}},
 	}
 	defer func(m float64, p int) { murmur3Margin = m; runtime.GOMAXPROCS(p) }(murmur3Margin, runtime.GOMAXPROCS(0))
-	murmur3Margin = -4 // every region overflows: murmur3 rings are built the general way
 	for _, c := range cases {
-		r, err := New(Config{Algorithm: c.alg, KeyHash: c.hash, Shards: c.shards})
-		if err != nil {
-			t.Fatalf("%s/%s: %v", c.alg, c.hash, err)
+		for _, margin := range []float64{8, -4} { // -4: every region overflows, murmur3 rings are built the general way
+			if margin < 0 && c.alg != Murmur3 {
+				continue
+			}
+			murmur3Margin = margin
+			review18CheckSplitBuild(t, c.alg, c.hash, c.shards)
 		}
-		ref := newReferenceRing(t, c.alg, r.kh, c.shards)
-		for _, procs := range []int{1, 2, 3, 4, 7} {
-			runtime.GOMAXPROCS(procs)
-			got, err := New(Config{Algorithm: c.alg, KeyHash: c.hash, Shards: c.shards})
-			if err != nil {
-				t.Fatalf("%s/%s, %d goroutines: %v", c.alg, c.hash, procs, err)
-			}
-			if !slices.Equal(got.points, ref.pos) || !slices.Equal(got.owners, ref.own) {
-				t.Fatalf("%s/%s, %d shards, %d goroutines: the points differ from the reference's", c.alg, c.hash, len(c.shards), procs)
-			}
+	}
+}
+
+// review18CheckSplitBuild checks the ring of shards against the reference
+// for several numbers of goroutines.
+func review18CheckSplitBuild(t *testing.T, alg Algorithm, hash string, shards []Shard) {
+	t.Helper()
+	r, err := New(Config{Algorithm: alg, KeyHash: hash, Shards: shards})
+	if err != nil {
+		t.Fatalf("%s/%s: %v", alg, hash, err)
+	}
+	ref := newReferenceRing(t, alg, r.kh, shards)
+	for _, procs := range []int{1, 2, 3, 4, 7} {
+		runtime.GOMAXPROCS(procs)
+		got, err := New(Config{Algorithm: alg, KeyHash: hash, Shards: shards})
+		if err != nil {
+			t.Fatalf("%s/%s, %d goroutines: %v", alg, hash, procs, err)
+		}
+		if !slices.Equal(got.points, ref.pos) || !slices.Equal(got.owners, ref.own) {
+			t.Fatalf("%s/%s, %d shards, %d goroutines, margin %v: the points differ from the reference's", alg, hash, len(shards), procs, murmur3Margin)
 		}
 	}
 }
@@ -62,7 +77,7 @@ func TestReview18BuildSplitsLargeShards(t *testing.T) {
 // its number within the shard, however the points are shared out.
 func TestReview18ForEachShardCoversEveryPointOnce(t *testing.T) {
 	defer func(p int) { runtime.GOMAXPROCS(p) }(runtime.GOMAXPROCS(0))
-	shards := []Shard{{Weight: 1}, {Weight: 700}, {Weight: 1}, {Weight: 2}, {Weight: 300}, {Weight: 1}}
+	shards := []Shard{{Weight: 1}, {Weight: 700}, {Weight: 0}, {Weight: 1}, {Weight: 2}, {Weight: 300}, {Weight: 1}, {Weight: 0}}
 	const perWeight = 160
 	total := 0
 	for _, s := range shards {

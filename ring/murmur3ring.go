@@ -29,18 +29,18 @@ func murmur3Ring(shards []Shard) ([]uint64, []int32, error) {
 	if n < parallelPoints {
 		return murmur3RingGeneral(shards)
 	}
-	runs := shardRuns(shards, Murmur3PointsPerWeight, n)
+	runs := pointRuns(shards, Murmur3PointsPerWeight, n)
 	const digits = 1 << sortBits1
 	k := min(max(bits.Len(uint(n))-1, sortBits1), maxSortBits)
 	shift1, shift2 := uint(64-sortBits1), uint(64-k)
 	mask2 := uint64(1)<<(k-sortBits1) - 1
 
 	// Goroutine w's region for digit d is spos[base[w]+d*size[w]:][:size[w]].
-	// The goroutine writes its shards one after the other, so a region
-	// holds a run of points per shard: shard i's points of digit d start
-	// at starts[i][d] in its goroutine's region (and end where the next
-	// shard's start, or at the region's fill), which spares storing an
-	// owner per point.
+	// The goroutine writes its shards (its parts of them) one after the
+	// other, so a region holds a run of points per shard: shard i's points
+	// of digit d start at starts[w][i-runs[w].from][d] in the region (and
+	// end where the next shard's start, or at the region's fill), which
+	// spares storing an owner per point.
 	base, size := make([]int, len(runs)), make([]int, len(runs))
 	sum := 0
 	for w, r := range runs {
@@ -50,17 +50,21 @@ func murmur3Ring(shards []Shard) ([]uint64, []int32, error) {
 	}
 	spos := make([]uint64, sum)
 	fill := make([][digits]int32, len(runs))
-	starts := make([][digits]int32, len(shards))
+	starts := make([][][digits]int32, len(runs))
 	overflow := make([]bool, len(runs))
 	parallel(len(runs), func(w int) {
 		var chunk [1024]uint64
 		b, c, f := base[w], int32(size[w]), &fill[w]
-		for i := runs[w].from; i < runs[w].to; i++ {
-			starts[i] = *f
+		r := runs[w]
+		starts[w] = make([][digits]int32, r.to-r.from)
+		r.each(shards, Murmur3PointsPerWeight, func(i, from, count int) {
+			starts[w][i-r.from] = *f
+			if overflow[w] {
+				return
+			}
 			prefix := shards[i].Label() + "-"
-			count := shards[i].Weight * Murmur3PointsPerWeight
-			for first := 0; first < count; first += len(chunk) {
-				pos := chunk[:min(len(chunk), count-first)]
+			for first := from; first < from+count; first += len(chunk) {
+				pos := chunk[:min(len(chunk), from+count-first)]
 				murmur3Labels(pos, prefix, first)
 				for _, p := range pos {
 					d := p >> shift1
@@ -73,7 +77,7 @@ func murmur3Ring(shards []Shard) ([]uint64, []int32, error) {
 					f[d] = j + 1
 				}
 			}
-		}
+		})
 	})
 	for _, o := range overflow {
 		if o {
@@ -102,7 +106,7 @@ func murmur3Ring(shards []Shard) ([]uint64, []int32, error) {
 				seg := &segs[v]
 				seg.pos = spos[at : at+int(end)]
 				for i := r.from + 1; i < r.to; i++ {
-					seg.ends[i-1-r.from] = starts[i][d]
+					seg.ends[i-1-r.from] = starts[v][i-r.from][d]
 				}
 				seg.ends[len(seg.ends)-1] = end
 			}

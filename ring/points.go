@@ -31,8 +31,8 @@ func murmur3Points(shards []Shard) (ringPoints, error) {
 		return ringPoints{}, err
 	}
 	pts := newRingPoints(total * Murmur3PointsPerWeight)
-	forEachShard(shards, Murmur3PointsPerWeight, pts, func(i int, pos []uint64, _ *[]byte) {
-		murmur3Labels(pos, shards[i].Label()+"-", 0)
+	forEachShard(shards, Murmur3PointsPerWeight, pts, func(i, first int, pos []uint64, _ *[]byte) {
+		murmur3Labels(pos, shards[i].Label()+"-", first)
 	})
 	return pts, nil
 }
@@ -47,9 +47,9 @@ func jedisPoints(shards []Shard, kh keyHash, legacy bool) (ringPoints, error) {
 		return ringPoints{}, err
 	}
 	pts := newRingPoints(total * JedisPointsPerWeight)
-	forEachShard(shards, JedisPointsPerWeight, pts, func(i int, pos []uint64, buf *[]byte) {
+	forEachShard(shards, JedisPointsPerWeight, pts, func(i, first int, pos []uint64, buf *[]byte) {
 		for n := range pos {
-			*buf = jedisNodeName((*buf)[:0], i, shards[i], n, legacy)
+			*buf = jedisNodeName((*buf)[:0], i, shards[i], first+n, legacy)
 			pos[n] = kh.position(*buf)
 		}
 	})

@@ -2,10 +2,13 @@ package shard
 
 import (
 	"cmp"
+	"crypto/sha256"
+	"encoding/binary"
 	"fmt"
 	"hash/fnv"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	"github.com/shardis/shardis/hashtag"
@@ -296,20 +299,80 @@ func jedisOrder(rc ring.Config, shards []ring.Shard) {
 	if slices.Equal(sorted, named) {
 		return // already in order: no ring to build
 	}
-	r, err := ring.New(rc)
-	if err != nil {
+	if !jedisTieFree(rc) {
 		return
-	}
-	points := 0
-	for _, s := range shards {
-		points += s.Weight * ring.JedisPointsPerWeight
-	}
-	if r.Points() != points {
-		return // points collided: the list's order breaks the tie
 	}
 	for k, i := range places {
 		shards[i] = sorted[k]
 	}
+}
+
+// jedisTieFree reports whether rc builds a ring whose points all hold a
+// position of their own. Building the ring takes tens of milliseconds for
+// large rings, and TopologyID (so Config.String, New and StartMigration)
+// asks about the same config again and again: the answers are kept,
+// keyed by a digest of everything ring.New reads from rc, for the last
+// jedisTieCacheSize configs asked about.
+func jedisTieFree(rc ring.Config) bool {
+	key := jedisTieKey(rc)
+	jedisTies.mu.Lock()
+	free, ok := jedisTies.m[key]
+	jedisTies.mu.Unlock()
+	if ok {
+		return free
+	}
+	free = false
+	if r, err := ring.New(rc); err == nil {
+		points := 0
+		for _, s := range rc.Shards {
+			points += s.Weight * ring.JedisPointsPerWeight
+		}
+		free = r.Points() == points // else points collided: the list's order breaks the tie
+	}
+	jedisTies.mu.Lock()
+	if len(jedisTies.m) >= jedisTieCacheSize {
+		clear(jedisTies.m)
+	}
+	jedisTies.m[key] = free
+	jedisTies.mu.Unlock()
+	return free
+}
+
+// jedisTieCacheSize bounds the answers jedisTieFree keeps.
+const jedisTieCacheSize = 64
+
+// jedisTies holds jedisTieFree's answers.
+var jedisTies = struct {
+	mu sync.Mutex
+	m  map[[sha256.Size]byte]bool
+}{m: make(map[[sha256.Size]byte]bool)}
+
+// jedisTieKey is a digest of rc's settings and shards, in list order, each
+// string prefixed by its length so that no two configs read alike.
+func jedisTieKey(rc ring.Config) [sha256.Size]byte {
+	h := sha256.New()
+	var buf []byte
+	str := func(s string) {
+		buf = binary.AppendUvarint(buf, uint64(len(s)))
+		buf = append(buf, s...)
+	}
+	str(string(rc.Algorithm))
+	str(rc.KeyHash)
+	str(rc.Tag)
+	buf = binary.AppendUvarint(buf, uint64(len(rc.Shards)))
+	for _, s := range rc.Shards {
+		str(s.Name)
+		str(s.Addr)
+		buf = binary.AppendVarint(buf, int64(s.Weight))
+		if len(buf) > 4096 {
+			h.Write(buf)
+			buf = buf[:0]
+		}
+	}
+	h.Write(buf)
+	var key [sha256.Size]byte
+	h.Sum(key[:0])
+	return key
 }
 
 // naturalCompare orders names as people list them: runs of digits by

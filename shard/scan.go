@@ -306,7 +306,7 @@ func (s *Scanner) follow() {
 	if m == s.mig && t == s.topo {
 		return
 	}
-	was := s.mig
+	was, wasTopo, wasGlobal := s.mig, s.topo, s.global
 	s.mig, s.topo = m, t
 	s.global = true
 	s.slotOf, s.heldEnd = nil, nil
@@ -323,11 +323,40 @@ func (s *Scanner) follow() {
 	if m == nil && was != nil && t == was.next {
 		return // finished: every key had moved
 	}
+	start := from
+	if m != nil && was == nil && !wasGlobal && wasTopo != nil && wasTopo.cl == nil && wasTopo.router == m.from {
+		// The first change a ring Scan meets, a migration from the
+		// topology it planned: no key moved before it (no migration was
+		// on, and a ring moves no key by itself), so each walk done or
+		// under way reported every key its node held throughout, and
+		// counts as the walk of an old node the plan begins with: only
+		// what the plan walks after those is added (the new topology's
+		// nodes), not the whole database twice more. A cluster's walks
+		// may have missed a slot that moved (the passes at the end
+		// stop), and a migration met before may have moved keys during
+		// them: those walk the whole plan after the change.
+		start = 0
+	}
 	nodes, _ := s.c.scanPlan()
-	if from < len(s.nodes) && inOrder(s.nodes[from:], nodes) {
-		return
+	if start < len(s.nodes) {
+		nodes = s.unmatched(start, nodes)
 	}
 	s.nodes = append(s.nodes, nodes...)
+}
+
+// unmatched returns the nodes of want left once as many of its first
+// nodes as can be are found in order (not necessarily next to one
+// another), by address, among the walks planned from index start on;
+// a pass over some slots only (only) is no walk of its node. Walking
+// those after the planned ones walks want in order.
+func (s *Scanner) unmatched(start int, want []Node) []Node {
+	i := 0
+	for k := start; k < len(s.nodes) && i < len(want); k++ {
+		if _, part := s.only[k]; !part && s.nodes[k].Addr == want[i].Addr {
+			i++
+		}
+	}
+	return want[i:]
 }
 
 // dropUnlisted removes, once no migration is on, the nodes left to walk
@@ -362,18 +391,6 @@ func (s *Scanner) dropUnlisted(from int) {
 		}
 	}
 	s.nodes, s.only = kept, only
-}
-
-// inOrder reports whether want appears in have in order (not necessarily
-// next to one another), by address.
-func inOrder(have, want []Node) bool {
-	i := 0
-	for _, n := range have {
-		if i < len(want) && n.Addr == want[i].Addr {
-			i++
-		}
-	}
-	return i == len(want)
 }
 
 // more runs, in cluster mode outside a migration, once the planned

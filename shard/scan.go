@@ -193,8 +193,8 @@ func (c *Client) Scan(opts ScanOptions) *Scanner {
 // that slotOf does not have yet (cluster mode outside a migration).
 func (s *Scanner) noteSlots() {
 	r := s.c.cl()
-	if s.global || r == nil || s.c.mig.Load() != nil {
-		return
+	if (s.global && s.slotOf == nil) || r == nil || s.c.mig.Load() != nil {
+		return // resume sets slotOf for a Scan that outlived a migration
 	}
 	if s.slotOf == nil {
 		s.slotOf = map[string]int{}
@@ -320,6 +320,11 @@ func (s *Scanner) follow() {
 	if m == nil {
 		s.dropUnlisted(from)
 	}
+	if m == nil {
+		// Once the plan is set: the masters it adds are walked as a
+		// cluster Scan walks them.
+		defer s.resume()
+	}
 	if m == nil && was != nil && t == was.next {
 		return // finished: every key had moved
 	}
@@ -342,6 +347,44 @@ func (s *Scanner) follow() {
 		nodes = s.unmatched(start, nodes)
 	}
 	s.nodes = append(s.nodes, nodes...)
+}
+
+// resume takes up again, once no migration is on and the client is a
+// cluster client (a migration into a cluster finished), the cluster
+// bookkeeping follow stopped: the client follows the cluster's slot moves
+// from then on, and so must the Scan. Without it, a slot that moved from
+// a master not walked yet to one walked already was reported by neither.
+// The masters walked already count as walked as of the current table: a
+// slot that moves to one of them from now on is passed over once more at
+// the end (again). The walk under way, begun without a baseline (its
+// slots and epoch as it began), starts over on a master, its keys
+// reported already not reported again; on a node the cluster does not
+// list (an old ring node: no key of the cluster), it ends.
+func (s *Scanner) resume() {
+	r := s.c.cl()
+	if r == nil || r.Table() == nil {
+		return
+	}
+	if _, ok := s.c.currentRouter().(*ClusterRouter); !ok {
+		return
+	}
+	s.slotOf = map[string]int{}
+	s.noteSlots()
+	t := r.Table()
+	if s.asOf == nil {
+		s.asOf = map[string]*cluster.Table{}
+	}
+	for i, n := range s.nodes[:min(s.ni, len(s.nodes))] {
+		if _, master := s.slotOf[n.Addr]; master && s.only[i] == nil {
+			s.asOf[n.Addr] = t
+		}
+	}
+	if s.ni < len(s.nodes) && s.cur != "0" {
+		if _, master := s.slotOf[s.nodes[s.ni].Addr]; !master {
+			s.ni++
+		}
+		s.cur = "0"
+	}
 }
 
 // unmatched returns the nodes of want left once as many of its first
@@ -401,7 +444,7 @@ func (s *Scanner) dropUnlisted(from int) {
 // not; without this the Scan ended without them. A refresh that fails
 // ends the Scan with its error.
 func (s *Scanner) more(ctx context.Context) bool {
-	if s.global || s.c.mig.Load() != nil {
+	if (s.global && s.slotOf == nil) || s.c.mig.Load() != nil {
 		return false
 	}
 	if _, ok := s.c.currentRouter().(*ClusterRouter); !ok {

@@ -359,7 +359,7 @@ func (c *Client) sendRounds(ctx context.Context, m *migState, rounds []*moveRoun
 		all = append(all, calls[i]...)
 	}
 	cutMoves(m, all)
-	c.runSide(ctx, all, c.runPooled)
+	c.sendMigrates(ctx, m, all)
 	countMoves(m, all)
 	for i, r := range rounds {
 		err := firstCallErr(calls[i])
@@ -439,7 +439,7 @@ func (c *Client) settleBusy(ctx context.Context, m *migState, p *movePair) error
 			return err
 		}
 		cl := &call{name: "MIGRATE", args: args, node: p.srcIdx, cut: &m.activeCut.over}
-		c.runSide(ctx, []*call{cl}, c.runPooled)
+		c.sendMigrates(ctx, m, []*call{cl})
 		countMoves(m, []*call{cl})
 		if isBusyKey(cl.err) {
 			cl = &call{name: "DEL", args: []any{k}, node: p.srcIdx, cut: &m.activeCut.over}

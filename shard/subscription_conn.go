@@ -133,6 +133,9 @@ type pendingCmd struct {
 	// replyBytes: of a subscribe, about the size of its confirmations
 	// (see awaitedReplies).
 	replyBytes int
+	// each: of an unsubscribe, about the size of one of its
+	// confirmations (see awaitedUnsubscribes).
+	each int
 }
 
 // unsubTally counts, for each name of one Unsubscribe call, the
@@ -266,6 +269,10 @@ func (sc *subConn) send(cmd, push string, names []subName, tally unsubTally) err
 		}
 	} else {
 		sc.countUnsub(names, 1)
+		for _, sn := range names {
+			p.each += confirmationBytes(sn)
+		}
+		p.each /= max(1, len(names))
 	}
 	sc.pending = append(sc.pending, p)
 	return nil
@@ -294,6 +301,16 @@ func (sc *subConn) awaitedReplies() int {
 		if p.replyBytes > 0 && len(p.names) > 0 {
 			n += p.replyBytes / len(p.names) * p.left
 		}
+	}
+	return n
+}
+
+// awaitedUnsubscribes returns about the size of the confirmations the
+// connection's unsubscribe commands still await.
+func (sc *subConn) awaitedUnsubscribes() int {
+	n := 0
+	for _, p := range sc.pending {
+		n += p.each * p.left
 	}
 	return n
 }

@@ -3,6 +3,7 @@ package shard_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -44,6 +45,7 @@ func TestSubscriptionBigCallsKeepTheConnection(t *testing.T) {
 	// The application reads everything; the messages of "keep" are counted.
 	var mu sync.Mutex
 	kept := 0
+	confirmed := map[string]int{} // unsubscribe confirmations, by name
 	rctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	wg.Add(1)
@@ -57,11 +59,18 @@ func TestSubscriptionBigCallsKeepTheConnection(t *testing.T) {
 				}
 				continue
 			}
-			if m, ok := v.(redis.Message); ok && m.Channel == "keep" {
-				mu.Lock()
-				kept++
-				mu.Unlock()
+			mu.Lock()
+			switch m := v.(type) {
+			case redis.Message:
+				if m.Channel == "keep" {
+					kept++
+				}
+			case redis.Subscription:
+				if m.Kind == "unsubscribe" && strings.HasPrefix(m.Channel, "bigunsub:") {
+					confirmed[m.Channel]++
+				}
 			}
+			mu.Unlock()
 		}
 	}()
 	defer func() { cancel(); wg.Wait() }()
@@ -82,6 +91,20 @@ func TestSubscriptionBigCallsKeepTheConnection(t *testing.T) {
 	})
 	require.Zero(t, sub.Stats().Lost, "the server closed the connection during the Unsubscribe")
 	require.Equal(t, int64(1), sub.Stats().Dials, "the connection was dialled again")
+	// Each name's unsubscribe is confirmed to the application, once.
+	waitFor(t, 60*time.Second, "every unsubscribe confirmed", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(confirmed) == n
+	})
+	mu.Lock()
+	for name, k := range confirmed {
+		if k != 1 {
+			t.Errorf("%s confirmed %d times", name, k)
+			break
+		}
+	}
+	mu.Unlock()
 
 	// "keep" still delivers on the same connection.
 	waitFor(t, 30*time.Second, "a message of keep", func() bool {

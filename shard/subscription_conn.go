@@ -247,8 +247,9 @@ func (sc *subConn) ping(data string, user bool) error {
 	return sc.conn.Flush()
 }
 
-// send queues one command for names and records what it waits for; a
-// tally (an application's unsubscribe) counts it for each name.
+// send queues one command for names and records what it waits for; with
+// a tally (an application's unsubscribe, which counted its names in it
+// before: see removeLocked) the application sees the confirmations.
 func (sc *subConn) send(cmd, push string, names []subName, tally unsubTally) error {
 	args := make([]any, len(names))
 	for i, sn := range names {
@@ -256,11 +257,6 @@ func (sc *subConn) send(cmd, push string, names []subName, tally unsubTally) err
 	}
 	if err := sc.conn.Send(cmd, args...); err != nil {
 		return err
-	}
-	for _, sn := range names {
-		if tally != nil {
-			tally[sn]++
-		}
 	}
 	p := pendingCmd{push: push, cmd: cmd, names: names, left: len(names), user: tally != nil, tally: tally}
 	if isSubscribePush(push) {

@@ -492,43 +492,146 @@ func (s *Subscription) removeLocked(k subKind, names []string) error {
 	// A name carried by several connections (a ring pattern, keyspace
 	// patterns) delivers one confirmation: the last connection's.
 	tally := unsubTally{}
+	type unsubOf struct {
+		sc    *subConn
+		names []subName
+	}
+	var work []unsubOf
 	for _, sc := range s.conns {
 		var mine []subName
 		for sn := range drop {
-			if sc.sent[sn] {
+			// A name whose unsubscribe is still under way there (the
+			// node it left, say) may still deliver messages until that
+			// is answered: its confirmation comes after them. Looked up
+			// in the index of the pending unsubscribes: a scan of them
+			// for each name cost the square of their number.
+			if sc.sent[sn] || sc.unsubscribing(sn) {
 				mine = append(mine, sn)
 				delete(sc.sent, sn)
 			}
 		}
-		// A name whose unsubscribe is still under way there (the node
-		// it left, say) may still deliver messages until that is
-		// answered: its confirmation comes after them.
-		for _, p := range sc.pending {
-			if p.push == "pong" || isSubscribePush(p.push) {
-				continue
-			}
-			for _, sn := range p.names {
-				if drop[sn] && !slices.Contains(mine, sn) {
-					mine = append(mine, sn)
-				}
-			}
-		}
 		if len(mine) > 0 {
 			sent++
-		}
-		// A connection that broke (the reader handles it) took the
-		// names with it on the server.
-		if err := sc.unsubscribe(mine, tally); err != nil {
-			errs = append(errs, &NodeError{Node: s.node(sc.addr), Err: err})
+			// Counted for every connection before any is written to:
+			// one may answer while another is still being written to
+			// (see sendUnsubscribes).
+			for _, sn := range mine {
+				tally[sn]++
+			}
+			work = append(work, unsubOf{sc, mine})
 		}
 	}
+	// The names no connection carries are confirmed now; the others as
+	// the connections answer.
 	s.confirmUncarried(k, names, drop, tally)
+	for _, u := range work {
+		// A connection that broke (the reader handles it) took the
+		// names with it on the server.
+		if err := s.sendUnsubscribes(u.sc, u.names, tally); err != nil {
+			if s.closed {
+				return ErrSubscriptionClosed
+			}
+			errs = append(errs, &NodeError{Node: s.node(u.sc.addr), Err: err})
+		}
+	}
 	s.dirty = true
 	s.poke()
 	if len(errs) > 0 && s.closing.Load() {
 		return ErrSubscriptionClosed // Close closed the connections under the write
 	}
 	return s.nodesError(k.unsubMethod(), sent, errs)
+}
+
+// sendUnsubscribes sends the application's unsubscribes of names on sc,
+// whose confirmations tally counts already, passChunk names at a time.
+// Before each piece it waits, the lock released, until the
+// confirmations sc awaits leave room for it (see maxAwaitedReplies): a
+// server builds every confirmation of what it reads at once, and the
+// reader, which needs the lock for each, could not read them while the
+// whole call held it; with hundreds of thousands of names the server's
+// output buffer passed client-output-buffer-limit pubsub and the server
+// closed the connection, losing every other name on it. The names of a
+// piece not written (sc lost or closed meanwhile, a write failed) are
+// gone from the node with the connection: they are confirmed, as
+// lostLocked confirms those written. A name sent on sc again meanwhile
+// (subscribed again) is left subscribed, and confirmed. Caller holds
+// s.mu; after an error, the subscription may have been closed meanwhile.
+func (s *Subscription) sendUnsubscribes(sc *subConn, names []subName, tally unsubTally) error {
+	for len(names) > 0 {
+		n := min(len(names), passChunk)
+		need := 0
+		for _, sn := range names[:n] {
+			need += confirmationBytes(sn)
+		}
+		if !s.waitUnsubRoom(sc, need) {
+			s.confirmUnsent(tally, names)
+			if s.closed {
+				return ErrSubscriptionClosed
+			}
+			return nil // lost meanwhile: the reader's error tells why
+		}
+		piece := slices.DeleteFunc(slices.Clone(names[:n]), func(sn subName) bool {
+			if sc.sent[sn] {
+				s.confirmUnsent(tally, []subName{sn})
+				return true
+			}
+			return false
+		})
+		names = names[n:]
+		if err := sc.unsubscribe(piece, tally); err != nil {
+			// The commands written before the failure are pending:
+			// lostLocked confirms their names. Those after it were not
+			// written.
+			s.confirmUnsent(tally, unwritten(sc, piece))
+			s.confirmUnsent(tally, names)
+			return err
+		}
+	}
+	return nil
+}
+
+// unwritten returns the names of piece that no pending command of sc
+// lists: those an unsubscribe that failed did not write. Caller holds
+// s.mu.
+func unwritten(sc *subConn, piece []subName) []subName {
+	return slices.DeleteFunc(slices.Clone(piece), func(sn subName) bool { return sc.unsubscribing(sn) })
+}
+
+// confirmUnsent counts, for each of names, the answer of a connection
+// that will not send it, and delivers the confirmation when it was the
+// last one tally awaited. Caller holds s.mu.
+func (s *Subscription) confirmUnsent(tally unsubTally, names []subName) {
+	for _, sn := range names {
+		if tally.done(sn) {
+			s.releasePattern(sn)
+			s.q.push(redis.Subscription{Kind: sn.kind.unsubPush(), Channel: sn.name, Count: len(s.want)})
+		}
+	}
+}
+
+// waitUnsubRoom waits, the lock released, until the unsubscribe
+// confirmations sc awaits leave room for need bytes more (or none are
+// awaited). It reports false when sc or the subscription was closed or
+// sc replaced meanwhile. Caller holds s.mu.
+func (s *Subscription) waitUnsubRoom(sc *subConn, need int) bool {
+	for {
+		if s.closed || sc.closed || s.conns[sc.addr] != sc {
+			return false
+		}
+		awaited := sc.awaitedUnsubscribes()
+		if awaited == 0 || awaited+need <= s.awaitLimit {
+			return true
+		}
+		s.mu.Unlock()
+		select {
+		case <-s.done:
+		case <-time.After(time.Millisecond):
+		}
+		s.mu.Lock()
+		// Silent for long under a big call, a connection would be taken
+		// for lost (see pause).
+		s.pingIdle()
+	}
 }
 
 // nodesError is the error of the call method, sent on sent connections,

@@ -133,6 +133,9 @@ type pendingCmd struct {
 	// replyBytes: of a subscribe, about the size of its confirmations
 	// (see awaitedReplies).
 	replyBytes int
+	// each: of an unsubscribe, about the size of one of its
+	// confirmations (see awaitedUnsubscribes).
+	each int
 }
 
 // unsubTally counts, for each name of one Unsubscribe call, the
@@ -244,8 +247,9 @@ func (sc *subConn) ping(data string, user bool) error {
 	return sc.conn.Flush()
 }
 
-// send queues one command for names and records what it waits for; a
-// tally (an application's unsubscribe) counts it for each name.
+// send queues one command for names and records what it waits for; with
+// a tally (an application's unsubscribe, which counted its names in it
+// before: see removeLocked) the application sees the confirmations.
 func (sc *subConn) send(cmd, push string, names []subName, tally unsubTally) error {
 	args := make([]any, len(names))
 	for i, sn := range names {
@@ -254,11 +258,6 @@ func (sc *subConn) send(cmd, push string, names []subName, tally unsubTally) err
 	if err := sc.conn.Send(cmd, args...); err != nil {
 		return err
 	}
-	for _, sn := range names {
-		if tally != nil {
-			tally[sn]++
-		}
-	}
 	p := pendingCmd{push: push, cmd: cmd, names: names, left: len(names), user: tally != nil, tally: tally}
 	if isSubscribePush(push) {
 		for _, sn := range names {
@@ -266,6 +265,10 @@ func (sc *subConn) send(cmd, push string, names []subName, tally unsubTally) err
 		}
 	} else {
 		sc.countUnsub(names, 1)
+		for _, sn := range names {
+			p.each += confirmationBytes(sn)
+		}
+		p.each /= max(1, len(names))
 	}
 	sc.pending = append(sc.pending, p)
 	return nil
@@ -294,6 +297,16 @@ func (sc *subConn) awaitedReplies() int {
 		if p.replyBytes > 0 && len(p.names) > 0 {
 			n += p.replyBytes / len(p.names) * p.left
 		}
+	}
+	return n
+}
+
+// awaitedUnsubscribes returns about the size of the confirmations the
+// connection's unsubscribe commands still await.
+func (sc *subConn) awaitedUnsubscribes() int {
+	n := 0
+	for _, p := range sc.pending {
+		n += p.each * p.left
 	}
 	return n
 }
@@ -389,38 +402,72 @@ func (sc *subConn) close() {
 func (sc *subConn) idle() bool { return len(sc.sent) == 0 && len(sc.pending) == 0 && len(sc.hold) == 0 }
 
 // read delivers what the connection receives until it fails or is closed.
+//
+// A goroutine of its own receives the replies (receive); read handles
+// them in order. The confirmations need the lock: read takes it once for
+// the confirmations and errors that are waiting, up to readBatch of them,
+// instead of once for each. A move or an Unsubscribe of many names left
+// the reader one confirmation per release of the lock by the placement
+// pass, which releases it every passChunk names.
 func (sc *subConn) read() {
 	s := sc.s
 	defer s.wg.Done()
-	timeout := s.opts.PingInterval + s.opts.PingTimeout
+	in := make(chan received, readBatch)
+	quit := make(chan struct{})
+	defer close(quit)
+	s.wg.Add(1)
+	go sc.receive(in, quit)
+	locked := false
+	unlock := func() {
+		if locked {
+			s.mu.Unlock()
+			locked = false
+		}
+	}
+	defer unlock()
+	batch := 0
 	for {
-		reply, err := redis.ReceiveWithTimeout(sc.conn, timeout)
-		if err != nil {
+		var r received
+		if locked && batch < readBatch {
+			select {
+			case r = <-in:
+			default:
+				unlock()
+				r = <-in
+			}
+		} else {
+			unlock()
+			r = <-in
+		}
+		if r.err != nil {
 			var re redis.Error
-			if errors.As(err, &re) {
-				sc.lastRead.Store(time.Now().UnixNano())
-				s.mu.Lock()
+			if errors.As(r.err, &re) {
+				if !locked {
+					s.mu.Lock()
+					locked, batch = true, 0
+				}
+				batch++
 				s.onError(sc, re)
-				s.mu.Unlock()
 				continue
 			}
-			s.lost(sc, err)
+			unlock()
+			s.lost(sc, r.err)
 			return
 		}
-		now := time.Now().UnixNano()
-		sc.lastRead.Store(now)
-		v, err := parsePush(reply)
-		if err != nil && s.barePong(sc, reply) {
-			continue
-		}
+		v, err := parsePush(r.reply)
 		if err != nil {
+			unlock()
+			if s.barePong(sc, r.reply) {
+				continue
+			}
 			// The stream cannot be trusted any more: start afresh.
 			s.q.push(s.badReply(sc, err))
 			s.lost(sc, err)
 			return
 		}
 		if m, ok := v.(redis.Message); ok {
-			sc.lastMsg.Store(now)
+			unlock() // holdMessage takes the lock
+			sc.lastMsg.Store(r.at)
 			s.st.received.Add(1)
 			if (sc.holding.Load() > 0 || m.Pattern != "" && s.mayHoldPattern(sc)) && s.holdMessage(sc, m) {
 				continue
@@ -430,9 +477,46 @@ func (sc *subConn) read() {
 			}
 			continue
 		}
-		s.mu.Lock()
+		if !locked {
+			s.mu.Lock()
+			locked, batch = true, 0
+		}
+		batch++
 		s.onControl(sc, v)
-		s.mu.Unlock()
+	}
+}
+
+// readBatch bounds the replies read handles under one taking of the lock
+// (and those receive reads ahead).
+const readBatch = 256
+
+// received is a reply, or the error of a receive, and when it came.
+type received struct {
+	reply any
+	err   error
+	at    int64 // unix nanoseconds
+}
+
+// receive reads the connection's replies for read until a receive fails
+// (an error reply does not end it) or read returns (quit is closed).
+func (sc *subConn) receive(in chan<- received, quit <-chan struct{}) {
+	defer sc.s.wg.Done()
+	timeout := sc.s.opts.PingInterval + sc.s.opts.PingTimeout
+	for {
+		reply, err := redis.ReceiveWithTimeout(sc.conn, timeout)
+		now := time.Now().UnixNano()
+		var re redis.Error
+		if err == nil || errors.As(err, &re) {
+			sc.lastRead.Store(now)
+		}
+		select {
+		case in <- received{reply, err, now}:
+		case <-quit:
+			return
+		}
+		if err != nil && !errors.As(err, &re) {
+			return
+		}
 	}
 }
 

@@ -54,19 +54,8 @@ func TestReview18AloneReadsAtAClusterOldOwnerRedirected(t *testing.T) {
 			}
 
 			// ASK: the slot half moved, the key at the importing master.
-			owner, dst := ownerAndOther(t, old, ask)
-			slot := strconv.Itoa(cluster.Slot(ask))
-			ownerID, err := owner.Do("CLUSTER", "MYID")
-			require.NoError(t, err)
-			dstID, err := dst.Do("CLUSTER", "MYID")
-			require.NoError(t, err)
-			_, err = dst.Do("CLUSTER", "SETSLOT", slot, "IMPORTING", ownerID)
-			require.NoError(t, err)
-			_, err = owner.Do("CLUSTER", "SETSLOT", slot, "MIGRATING", dstID)
-			require.NoError(t, err)
-			_, err = owner.Do("MIGRATE", "127.0.0.1", strconv.Itoa(dst.Port), "", "0", "5000", "KEYS", ask)
-			require.NoError(t, err)
-			_, err = owner.Do(rd.cmd, ask)
+			owner, _ := halfMove(t, old, ask, ask)
+			_, err := owner.Do(rd.cmd, ask)
 			require.Error(t, err)
 			require.Contains(t, err.Error(), "ASK", "the old owner redirects")
 
@@ -79,7 +68,7 @@ func TestReview18AloneReadsAtAClusterOldOwnerRedirected(t *testing.T) {
 			assert.Equal(t, []string{ringOwner(t, to, ask)}, holders(t, ringServers, ask), "moved to its new owner")
 
 			// MOVED: the whole slot moved since the client read the map.
-			owner, dst = ownerAndOther(t, old, moved)
+			owner, dst := ownerAndOther(t, old, moved)
 			_, err = redistest.MoveSlot(ctx, cluster.Slot(moved), owner, dst, old.Masters(), redistest.SlotMoveOptions{})
 			require.NoError(t, err)
 			_, err = owner.Do(rd.cmd, moved)

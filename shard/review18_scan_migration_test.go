@@ -27,6 +27,32 @@ func scanMigrationRing(ctx context.Context, t *testing.T, prefix string, n int) 
 	return servers, from, to, keys
 }
 
+// scanAround scans c with pages of 10 keys and runs during once the
+// first key has come; it returns how many times each key was reported.
+func scanAround(ctx context.Context, t *testing.T, c *shard.Client, during func()) map[string]int {
+	t.Helper()
+	seen := map[string]int{}
+	s := c.Scan(shard.ScanOptions{Count: 10})
+	require.True(t, s.Next(ctx), "%v", s.Err())
+	seen[s.Key()]++
+	during()
+	for s.Next(ctx) {
+		seen[s.Key()]++
+	}
+	require.NoError(t, s.Err())
+	return seen
+}
+
+// requireEachKeyOnce checks that seen holds every one of keys, each
+// reported exactly once.
+func requireEachKeyOnce(t *testing.T, keys []string, seen map[string]int) {
+	t.Helper()
+	requireEveryKey(t, keys, seen)
+	for k, times := range seen {
+		assert.Equal(t, 1, times, "key %s", k)
+	}
+}
+
 // moveAll runs the mover from one ring to the other, as an operator does
 // (no other process checked: the test's client is the only one).
 func moveAll(ctx context.Context, t *testing.T, from, to shard.Config) {
@@ -108,20 +134,11 @@ func TestReview18ScanDuringAMigrationWhileTheMoverRunsAndFinishes(t *testing.T) 
 		require.NoError(t, err)
 	}
 	require.NotZero(t, keysOn(t, servers[3], keys[:300]), "some keys are at the fourth node")
-	seen := map[string]int{}
-	s := c.Scan(shard.ScanOptions{Count: 10})
-	require.True(t, s.Next(ctx), "%v", s.Err())
-	seen[s.Key()]++
-	moveAll(ctx, t, from, to)
-	require.NoError(t, c.FinishMigration())
-	for s.Next(ctx) {
-		seen[s.Key()]++
-	}
-	require.NoError(t, s.Err())
-	requireEveryKey(t, keys, seen)
-	for k, times := range seen {
-		assert.Equal(t, 1, times, "key %s", k)
-	}
+	seen := scanAround(ctx, t, c, func() {
+		moveAll(ctx, t, from, to)
+		require.NoError(t, c.FinishMigration())
+	})
+	requireEachKeyOnce(t, keys, seen)
 }
 
 // TestReview18ScanMeetsARollbackOnItsLastNode: a Scan begun on a client
@@ -155,10 +172,7 @@ func TestReview18ScanMeetsARollbackOnItsLastNode(t *testing.T) {
 		seen[s.Key()]++
 	}
 	require.NoError(t, s.Err())
-	requireEveryKey(t, keys, seen)
-	for k, times := range seen {
-		assert.Equal(t, 1, times, "key %s", k)
-	}
+	requireEachKeyOnce(t, keys, seen)
 }
 
 // TestReview18ScanOfAShrinkOutlivesFinishMigration: a Scan begun on a
@@ -175,21 +189,12 @@ func TestReview18ScanOfAShrinkOutlivesFinishMigration(t *testing.T) {
 	require.NoError(t, writer.Close())
 	require.NotZero(t, keysOn(t, servers[3], keys), "keys on the node that leaves")
 	c := newClient(t, armedConfig(from, to))
-	seen := map[string]int{}
-	s := c.Scan(shard.ScanOptions{Count: 10})
-	require.True(t, s.Next(ctx), "%v", s.Err())
-	seen[s.Key()]++
-	moveAll(ctx, t, from, to)
-	require.Zero(t, keysOn(t, servers[3], keys), "every key left the fourth node")
-	require.NoError(t, c.FinishMigration())
-	for s.Next(ctx) {
-		seen[s.Key()]++
-	}
-	require.NoError(t, s.Err())
-	requireEveryKey(t, keys, seen)
-	for k, times := range seen {
-		assert.Equal(t, 1, times, "key %s", k)
-	}
+	seen := scanAround(ctx, t, c, func() {
+		moveAll(ctx, t, from, to)
+		require.Zero(t, keysOn(t, servers[3], keys), "every key left the fourth node")
+		require.NoError(t, c.FinishMigration())
+	})
+	requireEachKeyOnce(t, keys, seen)
 }
 
 // TestReview18ScanMeetsAnAbortBeforeTheFence: a Scan begun before
@@ -265,22 +270,16 @@ func TestReview18ScanBegunBeforeAMigrationIntoACluster(t *testing.T) {
 	keys := fillKeys(ctx, t, writer, "r18c", 600)
 	require.NoError(t, writer.Close())
 	c := newClient(t, from)
-	seen := map[string]int{}
-	s := c.Scan(shard.ScanOptions{Count: 10})
-	require.True(t, s.Next(ctx), "%v", s.Err())
-	seen[s.Key()]++
-	armed := to
-	armed.Migration = &shard.Migration{Armed: true}
-	require.NoError(t, c.StartMigration(ctx, armed))
-	moveAll(ctx, t, from, to)
-	for _, srv := range servers {
-		require.Zero(t, keysOn(t, srv, keys), "every key left the ring")
-	}
-	require.NoError(t, c.FinishMigration())
-	for s.Next(ctx) {
-		seen[s.Key()]++
-	}
-	require.NoError(t, s.Err())
+	seen := scanAround(ctx, t, c, func() {
+		armed := to
+		armed.Migration = &shard.Migration{Armed: true}
+		require.NoError(t, c.StartMigration(ctx, armed))
+		moveAll(ctx, t, from, to)
+		for _, srv := range servers {
+			require.Zero(t, keysOn(t, srv, keys), "every key left the ring")
+		}
+		require.NoError(t, c.FinishMigration())
+	})
 	requireEveryKey(t, keys, seen)
 	for k, times := range seen {
 		assert.LessOrEqual(t, times, 2, "key %s", k)
@@ -321,17 +320,11 @@ func TestReview18ScanAfterFinishIntoAClusterSkipsTheOldRing(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, conn.Close())
 	c := newClient(t, armedConfig(from, to))
-	seen := map[string]int{}
-	s := c.Scan(shard.ScanOptions{Count: 10})
-	require.True(t, s.Next(ctx), "%v", s.Err())
-	seen[s.Key()]++
-	_, err = reshard.Move(ctx, reshard.Options{From: from, To: to, SkipClientCheck: true, SkipProbe: true, SkipVerify: true})
-	require.NoError(t, err)
-	require.NoError(t, c.FinishMigration())
-	for s.Next(ctx) {
-		seen[s.Key()]++
-	}
-	require.NoError(t, s.Err())
+	seen := scanAround(ctx, t, c, func() {
+		_, err = reshard.Move(ctx, reshard.Options{From: from, To: to, SkipClientCheck: true, SkipProbe: true, SkipVerify: true})
+		require.NoError(t, err)
+		require.NoError(t, c.FinishMigration())
+	})
 	requireEveryKey(t, keys, seen)
 	assert.Zero(t, seen[stray], "the stray copy on an old ring node is no key of the cluster")
 	for k, times := range seen {

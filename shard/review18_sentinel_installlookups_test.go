@@ -2,6 +2,7 @@ package shard_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/netip"
@@ -12,16 +13,16 @@ import (
 
 	"github.com/shardis/shardis/internal/addrkey"
 	"github.com/shardis/shardis/internal/redistest"
+	"github.com/shardis/shardis/shard"
 )
 
-// The Sentinels name the master "vm:P" and, after a failover the client
-// missed, the promoted replica "127.0.0.2:P"; the resolver does not
-// answer. Installing the new master compared the two spellings twice,
-// each time waiting the dial timeout for the same lookup of vm (whether
-// to keep the current master, then whether its pools name the same
-// server): the query took two dial timeouts more than it needs. The
-// answer of the first comparison is now used again.
-func TestReview18SentinelInstallComparesOnce(t *testing.T) {
+// missedFailoverBehindAHangingResolver sets up what both tests below
+// need: the Sentinels name the master "vm:P" and, after a failover the
+// client missed (its subscription was down), the promoted replica
+// "127.0.0.2:P"; the resolver does not answer until the test ends. It
+// returns the client, whose master is still vm:P, and 127.0.0.2:P.
+func missedFailoverBehindAHangingResolver(t *testing.T) (c *shard.Client, announced string) {
+	t.Helper()
 	host := loopbackHostName(t)
 	const cliUser, cliPW = "watcher", "watcher-secret-14"
 	o := sentinelSetOptions(1)
@@ -34,7 +35,7 @@ func TestReview18SentinelInstallComparesOnce(t *testing.T) {
 
 	// The replica announces 127.0.0.2 and the old master's port, where a
 	// forwarder reaches it.
-	announced := net.JoinHostPort("127.0.0.2", strconv.Itoa(old.Port))
+	announced = net.JoinHostPort("127.0.0.2", strconv.Itoa(old.Port))
 	forwardFrom(t, announced, next.Addr)
 	for _, cmd := range [][]string{
 		{"CONFIG", "SET", "replica-announce-ip", "127.0.0.2"},
@@ -67,8 +68,7 @@ func TestReview18SentinelInstallComparesOnce(t *testing.T) {
 	cfg.Sentinel.Addrs = []string{s.Addr}
 	cfg.Sentinel.Username, cfg.Sentinel.Password = cliUser, cliPW
 	cfg.Sentinel.RefreshInterval = -1 // queries come from Refresh
-	c := newClient(t, cfg)
-	ctx := context.Background()
+	c = newClient(t, cfg)
 	byName := fmt.Sprintf("%s:%d", host, old.Port)
 	if st := c.Stats().Sentinel; len(st) != 1 || st[0].Master != byName {
 		t.Fatalf("Sentinel stats %+v: want the master taken as %s", st, byName)
@@ -109,6 +109,17 @@ func TestReview18SentinelInstallComparesOnce(t *testing.T) {
 	if _, err := s.Do("ACL", "SETUSER", cliUser, "on"); err != nil {
 		t.Fatal(err)
 	}
+	return c, announced
+}
+
+// Installing the new master compared the two spellings twice, each time
+// waiting the dial timeout for the same lookup of vm (whether to keep the
+// current master, then whether its pools name the same server): the query
+// took two dial timeouts more than it needs. The answer of the first
+// comparison is now used again.
+func TestReview18SentinelInstallComparesOnce(t *testing.T) {
+	c, announced := missedFailoverBehindAHangingResolver(t)
+	ctx := context.Background()
 	// The comparison of vm:P with 127.0.0.2:P waits the dial timeout
 	// (1s) for the lookup of vm once; before, it waited once more when
 	// the new master was installed.
@@ -122,5 +133,35 @@ func TestReview18SentinelInstallComparesOnce(t *testing.T) {
 	}
 	if took >= 1800*time.Millisecond {
 		t.Errorf("Refresh took %v with a resolver that hangs and a dial timeout of 1s: want one wait for the lookup, not two", took)
+	}
+}
+
+// Installing the new master compares the two spellings, which waits the
+// dial timeout for the lookup of vm. A caller's Refresh with a shorter
+// deadline returns at it: the query runs in the shard's background loop,
+// and Refresh only waits for its round.
+func TestReview18SentinelRefreshDeadlineBoundsTheInstall(t *testing.T) {
+	c, announced := missedFailoverBehindAHangingResolver(t)
+	ctx := context.Background()
+	// Installing 127.0.0.2:P in place of vm:P compares the two, and the
+	// lookup of vm hangs for the dial timeout (1s). The caller's deadline
+	// bounds its wait all the same.
+	const deadline = 200 * time.Millisecond
+	rctx, cancel := context.WithTimeout(ctx, deadline)
+	defer cancel()
+	start := time.Now()
+	err := c.Refresh(rctx)
+	took := time.Since(start)
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Refresh with a deadline of %v, while the comparison waits for the lookup: %v; want the deadline's error", deadline, err)
+	}
+	if took >= 800*time.Millisecond {
+		t.Errorf("Refresh with a deadline of %v returned after %v: the comparison was not bounded by it", deadline, took)
+	}
+	// The query goes on in the background and installs the new master
+	// once the lookup gives up.
+	waitFor(t, 30*time.Second, "the master "+announced, func() bool { return c.Stats().Sentinel[0].Master == announced })
+	if d := time.Since(start); d < 900*time.Millisecond {
+		t.Fatalf("the new master was installed after %v: the comparison did not wait for the lookup, which the test needs", d)
 	}
 }

@@ -194,20 +194,12 @@ func (c *Client) runOldReads(ctx context.Context, m *migState, rd *oldReads, mv 
 			// refusal is the answer, which moving the keys and running
 			// it at the new owner would only pay a MIGRATE for, or
 			// replace with the refusal of that MIGRATE.
-			r.cl.reply, r.cl.err = nil, err
-			r.cl.served, r.cl.done = true, true
-			r.cl.node = r.srcIdx
-			rd.served++
-			m.oldReads.Add(1)
+			rd.serve(m, r, nil, err)
 			continue
 		}
 		switch n, reply, err := execReply(r.multi[3]); {
 		case n == len(r.keys):
-			r.cl.reply, r.cl.err = reply, err
-			r.cl.served, r.cl.done = true, true
-			r.cl.node = r.srcIdx // the node that answered (Op.Node)
-			rd.served++
-			m.oldReads.Add(1)
+			rd.serve(m, r, reply, err)
 		case n == 0:
 			for _, k := range r.keys {
 				m.moved.add(k)
@@ -222,6 +214,15 @@ func (c *Client) runOldReads(ctx context.Context, m *migState, rd *oldReads, mv 
 		}
 	}
 	return mv
+}
+
+// serve gives r's call its answer from the old owner: reply and err.
+func (rd *oldReads) serve(m *migState, r *oldRead, reply any, err error) {
+	r.cl.reply, r.cl.err = reply, err
+	r.cl.served, r.cl.done = true, true
+	r.cl.node = r.srcIdx // the node that answered (Op.Node)
+	rd.served++
+	m.oldReads.Add(1)
 }
 
 // holdsAny reports whether the moves of pair (src, dst) include one of

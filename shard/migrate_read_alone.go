@@ -78,11 +78,7 @@ func (c *Client) settleAlone(m *migState, rd *oldReads, r *oldRead, mv *moves) *
 		return mv
 	case a.err == nil,
 		errors.As(a.err, &re) && (strings.HasPrefix(string(re), "WRONGTYPE") || strings.HasPrefix(string(re), "NOPERM")):
-		r.cl.reply, r.cl.err = a.reply, a.err
-		r.cl.served, r.cl.done = true, true
-		r.cl.node = r.srcIdx // the node that answered (Op.Node)
-		rd.served++
-		m.oldReads.Add(1)
+		rd.serve(m, r, a.reply, a.err)
 		return mv
 	}
 	if mv == nil {

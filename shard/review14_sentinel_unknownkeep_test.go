@@ -2,17 +2,10 @@ package shard_test
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"net"
 	"net/netip"
-	"strconv"
-	"strings"
 	"testing"
-	"time"
-
-	"github.com/shardis/shardis/internal/addrkey"
-	"github.com/shardis/shardis/internal/redistest"
 )
 
 // forwardFrom listens on listen and forwards each connection to backend
@@ -44,84 +37,8 @@ func forwardFrom(t *testing.T, listen, backend string) {
 // write went to a server the Sentinels had failed over from (lost when
 // it is made a replica).
 func TestReview14SentinelUnknownSpellingKeepsNoFailedOverMaster(t *testing.T) {
-	host := loopbackHostName(t)
-	const cliUser, cliPW = "watcher", "watcher-secret-14"
-	o := sentinelSetOptions(1)
-	o.Sentinels = 1
-	o.SentinelUser = "sentinel-admin"
-	set := redistest.StartSentinelsTB(t, o)
-	old, next := shardServers(t, set, 0)
-	name := set.Names()[0]
-	s := set.Sentinels[0]
-
-	// The replica announces 127.0.0.2 and the old master's port, where a
-	// forwarder reaches it.
-	announced := net.JoinHostPort("127.0.0.2", strconv.Itoa(old.Port))
-	forwardFrom(t, announced, next.Addr)
-	for _, cmd := range [][]string{
-		{"CONFIG", "SET", "replica-announce-ip", "127.0.0.2"},
-		{"CONFIG", "SET", "replica-announce-port", strconv.Itoa(old.Port)},
-	} {
-		if _, err := next.Do(cmd...); err != nil {
-			t.Fatalf("%v: %v", cmd, err)
-		}
-	}
-	// The replica announces itself on its next handshake.
-	if _, err := old.Do("CLIENT", "KILL", "TYPE", "replica"); err != nil {
-		t.Fatal(err)
-	}
-	waitFor(t, 30*time.Second, "the master to list its replica at "+announced, func() bool {
-		v, err := old.Do("INFO", "replication")
-		return err == nil && strings.Contains(v, fmt.Sprintf("ip=127.0.0.2,port=%d,state=online", old.Port))
-	})
-	monitorByHostName(t, s, name, host, old.Port, 1)
-	// The Sentinel may not make the old master a replica: it goes on
-	// saying it is the master, as one just resumed after a pause does
-	// until the Sentinels reconfigure it.
-	if _, err := old.Do("ACL", "SETUSER", sentDataUser, "-replicaof", "-slaveof"); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.Do("ACL", "SETUSER", cliUser, "on", ">"+cliPW, "~*", "&*", "+@all"); err != nil {
-		t.Fatal(err)
-	}
-
-	cfg := sentinelConfig(set)
-	cfg.Sentinel.Addrs = []string{s.Addr}
-	cfg.Sentinel.Username, cfg.Sentinel.Password = cliUser, cliPW
-	cfg.Sentinel.RefreshInterval = -1 // queries come from Refresh
-	c := newClient(t, cfg)
+	c, announced, old, next := missedFailover(t, func(context.Context, string) ([]netip.Addr, error) { return nil, errNoDNS })
 	ctx := context.Background()
-	byName := fmt.Sprintf("%s:%d", host, old.Port)
-	if st := c.Stats().Sentinel; len(st) != 1 || st[0].Master != byName {
-		t.Fatalf("Sentinel stats %+v: want the master taken as %s", st, byName)
-	}
-	waitFor(t, 10*time.Second, "the subscription", func() bool { return c.Stats().Sentinel[0].Subscribed == 1 })
-
-	// The client's subscription goes down: it misses the +switch-master.
-	if _, err := s.Do("ACL", "SETUSER", cliUser, "off"); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.Do("CLIENT", "KILL", "USER", cliUser); err != nil {
-		t.Fatal(err)
-	}
-	waitFor(t, 10*time.Second, "the subscription to be lost", func() bool { return c.Stats().Sentinel[0].Subscribed == 0 })
-
-	waitFor(t, 30*time.Second, "the Sentinel to start a failover", func() bool {
-		_, err := s.Do("SENTINEL", "FAILOVER", name)
-		return err == nil || strings.Contains(err.Error(), "INPROG")
-	})
-	waitFor(t, 30*time.Second, "the Sentinel to name the master "+announced, func() bool {
-		m, err := s.Do("SENTINEL", "GET-MASTER-ADDR-BY-NAME", name)
-		return err == nil && m == "127.0.0.2\n"+strconv.Itoa(old.Port)
-	})
-	if v, err := old.Do("ROLE"); err != nil || !strings.HasPrefix(v, "master") {
-		t.Fatalf("the old master's ROLE: %q, %v; want master", v, err)
-	}
-
-	t.Cleanup(addrkey.SetLookupForTest(func(context.Context, string) ([]netip.Addr, error) { return nil, errNoDNS }))
-	if _, err := s.Do("ACL", "SETUSER", cliUser, "on"); err != nil {
-		t.Fatal(err)
-	}
 	for range 2 {
 		if err := c.Refresh(ctx); err != nil {
 			t.Fatal(err)

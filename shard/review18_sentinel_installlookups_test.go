@@ -16,12 +16,13 @@ import (
 	"github.com/shardis/shardis/shard"
 )
 
-// missedFailoverBehindAHangingResolver sets up what both tests below
-// need: the Sentinels name the master "vm:P" and, after a failover the
-// client missed (its subscription was down), the promoted replica
-// "127.0.0.2:P"; the resolver does not answer until the test ends. It
-// returns the client, whose master is still vm:P, and 127.0.0.2:P.
-func missedFailoverBehindAHangingResolver(t *testing.T) (c *shard.Client, announced string) {
+// missedFailover sets up a failover the client missed: the Sentinels
+// name the master "vm:P" and, after the failover (the client's
+// subscription was down), the promoted replica "127.0.0.2:P", while the
+// old master still says it is the master. From then on host names are
+// looked up with lookup. It returns the client, whose master is still
+// vm:P, 127.0.0.2:P, and the old and new masters.
+func missedFailover(t *testing.T, lookup func(context.Context, string) ([]netip.Addr, error)) (c *shard.Client, announced string, old, next *redistest.Server) {
 	t.Helper()
 	host := loopbackHostName(t)
 	const cliUser, cliPW = "watcher", "watcher-secret-14"
@@ -29,10 +30,9 @@ func missedFailoverBehindAHangingResolver(t *testing.T) (c *shard.Client, announ
 	o.Sentinels = 1
 	o.SentinelUser = "sentinel-admin"
 	set := redistest.StartSentinelsTB(t, o)
-	old, next := shardServers(t, set, 0)
+	old, next = shardServers(t, set, 0)
 	name := set.Names()[0]
 	s := set.Sentinels[0]
-
 	// The replica announces 127.0.0.2 and the old master's port, where a
 	// forwarder reaches it.
 	announced = net.JoinHostPort("127.0.0.2", strconv.Itoa(old.Port))
@@ -96,19 +96,28 @@ func missedFailoverBehindAHangingResolver(t *testing.T) (c *shard.Client, announ
 		t.Fatalf("the old master's ROLE: %q, %v; want master", v, err)
 	}
 
+	t.Cleanup(addrkey.SetLookupForTest(lookup))
+	if _, err := s.Do("ACL", "SETUSER", cliUser, "on"); err != nil {
+		t.Fatal(err)
+	}
+	return c, announced, old, next
+}
+
+// missedFailoverBehindAHangingResolver is missedFailover with a resolver
+// that does not answer until the test ends. It returns the client, whose
+// master is still vm:P, and 127.0.0.2:P.
+func missedFailoverBehindAHangingResolver(t *testing.T) (c *shard.Client, announced string) {
+	t.Helper()
 	stop := make(chan struct{})
-	t.Cleanup(addrkey.SetLookupForTest(func(ctx context.Context, _ string) ([]netip.Addr, error) {
+	c, announced, _, _ = missedFailover(t, func(ctx context.Context, _ string) ([]netip.Addr, error) {
 		select {
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		case <-stop:
 			return nil, errNoDNS
 		}
-	}))
+	})
 	t.Cleanup(func() { close(stop) }) // before the resolver is restored
-	if _, err := s.Do("ACL", "SETUSER", cliUser, "on"); err != nil {
-		t.Fatal(err)
-	}
 	return c, announced
 }
 

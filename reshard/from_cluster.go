@@ -101,3 +101,45 @@ func (m *mover) batchOf(owner shard.Node, k string) string {
 	}
 	return owner.Addr + "#" + strconv.Itoa(cluster.Slot(k))
 }
+
+// maxMoveRedirects bounds the MOVED redirects a batch of keys follows
+// from the old node it was found on (followMoved).
+const maxMoveRedirects = 5
+
+// oldMoved reports whether err is a MOVED with which a master of the old
+// topology, a cluster, refused a MIGRATE queued in its transaction
+// (migrateCounted): the keys' slot moved to another master since the
+// mover read the cluster's map, and nothing ran.
+func (m *mover) oldMoved(err error) bool {
+	if _, ok := m.from.(*shard.ClusterRouter); !ok {
+		return false
+	}
+	var re redis.Error
+	return errors.As(err, &re) && cluster.ErrorCode(string(re)) == "MOVED"
+}
+
+// followMoved moves keys, which old node src refused with the MOVED err
+// (oldMoved), from the master the redirect names, as a cluster client
+// follows a MOVED: the slot and its keys went there while the mover
+// scanned. It returns how many it moved. Past maxMoveRedirects hops the
+// batch fails with a *shard.RetryError (shard.ErrRetryBudget) and nothing
+// of it has moved.
+func (m *mover) followMoved(ctx context.Context, src, dst shard.Node, keys []string, sizes []int64, err error, hop int) (int, error) {
+	var re redis.Error
+	errors.As(err, &re)
+	r, ok := cluster.ParseRedirect(string(re), src.Addr)
+	if !ok || r.Kind != cluster.Moved {
+		return 0, m.migrateErr(src, dst, fmt.Sprintf("MIGRATE of %d keys", len(keys)), err)
+	}
+	if hop >= maxMoveRedirects {
+		return 0, m.migrateErr(src, dst, fmt.Sprintf("MIGRATE of %d keys", len(keys)),
+			&shard.RetryError{Command: "MIGRATE", Attempts: hop + 1, Last: string(re) + " (too many redirects)", Err: err})
+	}
+	at := shard.Node{Name: r.Addr, Addr: r.Addr}
+	conn, err := m.pools.Get(ctx, r.Addr)
+	if err != nil {
+		return 0, &shard.NodeError{Node: at, Err: err}
+	}
+	defer conn.Close()
+	return m.migrateAt(ctx, conn, at, dst, keys, sizes, hop+1)
+}

@@ -238,6 +238,9 @@ func (m *mover) drain(ctx context.Context, n shard.Node) error {
 			owners[g] = owner
 		}
 		m.scanned.Add(stay)
+		if testHookPage != nil {
+			testHookPage(n)
+		}
 		// The page's moving keys are measured at once, not per batch (out
 		// of a cluster a batch holds the keys of one slot, often a single
 		// key), and the next page is read in the same round trip
@@ -288,6 +291,10 @@ func (m *mover) drain(ctx context.Context, n shard.Node) error {
 		cursor, keys = next, nextKeys
 	}
 }
+
+// testHookPage, when set (by tests), runs in drain once a page of old
+// node n is sorted, before its keys move.
+var testHookPage func(n shard.Node)
 
 // unseen returns the keys of a SCAN page that the page before (seen)
 // did not hold, and the set of the page's keys, for the next page: all of
@@ -558,6 +565,12 @@ func sum(sizes []int64) int64 {
 // moved, and a key a client moved first ("move before touch") is counted
 // by the client alone.
 func (m *mover) migrate(ctx context.Context, conn redis.Conn, src, dst shard.Node, keys []string, sizes []int64) (int, error) {
+	return m.migrateAt(ctx, conn, src, dst, keys, sizes, 0)
+}
+
+// migrateAt is migrate after hop MOVED redirects of the old cluster
+// (followMoved).
+func (m *mover) migrateAt(ctx context.Context, conn redis.Conn, src, dst shard.Node, keys []string, sizes []int64, hop int) (int, error) {
 	args, err := m.migrateArgs(dst, keys)
 	if err != nil {
 		return 0, &shard.NodeError{Node: dst, Err: err}
@@ -585,6 +598,8 @@ func (m *mover) migrate(ctx context.Context, conn redis.Conn, src, dst shard.Nod
 		// settles (restoreBefore: the new node holds the dumped value).
 		n, err := m.dumpMove(ctx, conn, src, dst, keys)
 		return moved + n, err
+	case m.oldMoved(err):
+		return m.followMoved(ctx, src, dst, keys, sizes, err, hop)
 	default:
 		return moved, m.migrateErr(src, dst, fmt.Sprintf("MIGRATE of %d keys", len(keys)), err)
 	}

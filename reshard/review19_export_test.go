@@ -1,0 +1,7 @@
+package reshard
+
+import "github.com/shardis/shardis/shard"
+
+// SetTestHookPage sets (nil: clears) what Move runs once a page of an old
+// node's keys is sorted, before they move.
+func SetTestHookPage(f func(n shard.Node)) { testHookPage = f }

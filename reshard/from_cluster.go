@@ -111,11 +111,8 @@ const maxMoveRedirects = 5
 // (migrateCounted): the keys' slot moved to another master since the
 // mover read the cluster's map, and nothing ran.
 func (m *mover) oldMoved(err error) bool {
-	if _, ok := m.from.(*shard.ClusterRouter); !ok {
-		return false
-	}
 	var re redis.Error
-	return errors.As(err, &re) && cluster.ErrorCode(string(re)) == "MOVED"
+	return m.fromCluster() && errors.As(err, &re) && cluster.ErrorCode(string(re)) == "MOVED"
 }
 
 // followMoved moves keys, which old node src refused with the MOVED err
@@ -142,4 +139,10 @@ func (m *mover) followMoved(ctx context.Context, src, dst shard.Node, keys []str
 	}
 	defer conn.Close()
 	return m.migrateAt(ctx, conn, at, dst, keys, sizes, hop+1)
+}
+
+// fromCluster reports whether the old topology is a cluster.
+func (m *mover) fromCluster() bool {
+	_, ok := m.from.(*shard.ClusterRouter)
+	return ok
 }

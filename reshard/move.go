@@ -196,6 +196,9 @@ func (m *mover) drain(ctx context.Context, n shard.Node) error {
 		return &shard.NodeError{Node: n, Err: err}
 	}
 	defer func() { conn.Close() }()
+	if testHookScan != nil {
+		testHookScan(n)
+	}
 	batch := m.maxBatch() // adapted so that one MIGRATE blocks the old node about MaxBlock
 	vals, err := redis.Values(redis.DoContext(conn, ctx, "SCAN", "0", "COUNT", m.opts.ScanCount))
 	cursor, keys, err := scanPage(vals, err)
@@ -228,10 +231,14 @@ func (m *mover) drain(ctx context.Context, n shard.Node) error {
 			if owner.Addr == n.Addr {
 				continue
 			}
-			if old, err := m.from.Route(k); err != nil || old.Addr != n.Addr {
+			if old, err := m.from.Route(k); (err != nil || old.Addr != n.Addr) && !m.fromCluster() {
 				m.strays.Add(1)
 				continue
 			}
+			// Out of a cluster, a master holds only keys of the slots it
+			// serves or imports: one the mover's map places elsewhere is
+			// in a slot that moved to n since the map was read, and moves
+			// from n (a MOVED n answers is followed: followMoved).
 			stay--
 			g := m.batchOf(owner, k) // from_cluster.go
 			byOwner[g] = append(byOwner[g], k)
@@ -295,6 +302,10 @@ func (m *mover) drain(ctx context.Context, n shard.Node) error {
 // testHookPage, when set (by tests), runs in drain once a page of old
 // node n is sorted, before its keys move.
 var testHookPage func(n shard.Node)
+
+// testHookScan, when set (by tests), runs in drain before the first SCAN
+// of old node n.
+var testHookScan func(n shard.Node)
 
 // unseen returns the keys of a SCAN page that the page before (seen)
 // did not hold, and the set of the page's keys, for the next page: all of

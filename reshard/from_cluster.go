@@ -47,17 +47,15 @@ const maxMarkerRedirects = 5
 // for ASK), at most maxMarkerRedirects times: the list of a cluster's
 // masters the mover holds may be stale, and the marker's slot served by
 // a master it lacks. It returns the reply, or the last redirect (an
-// error for which markerElsewhere holds) when the bound was reached.
-func onMarkerOwner(ctx context.Context, pools *pool.Set, n shard.Node, args ...any) (any, error) {
-	addr, asking := n.Addr, false
+// error for which markerElsewhere holds) when the bound was reached, and
+// the node that answered (n, or the last node a redirect named), which
+// an error of that reply is about.
+func onMarkerOwner(ctx context.Context, pools *pool.Set, n shard.Node, args ...any) (any, shard.Node, error) {
+	at, asking := n, false
 	for hop := 0; ; hop++ {
-		conn, err := pools.Get(ctx, addr)
+		conn, err := pools.Get(ctx, at.Addr)
 		if err != nil {
-			node := n
-			if addr != n.Addr {
-				node = shard.Node{Name: addr, Addr: addr}
-			}
-			return nil, &shard.NodeError{Node: node, Err: err}
+			return nil, at, &shard.NodeError{Node: at, Err: err}
 		}
 		if asking {
 			_, err = redis.DoContext(conn, ctx, "ASKING")
@@ -69,13 +67,13 @@ func onMarkerOwner(ctx context.Context, pools *pool.Set, n shard.Node, args ...a
 		conn.Close()
 		var re redis.Error
 		if err == nil || !errors.As(err, &re) || hop == maxMarkerRedirects {
-			return v, err
+			return v, at, err
 		}
-		r, ok := cluster.ParseRedirect(string(re), addr)
+		r, ok := cluster.ParseRedirect(string(re), at.Addr)
 		if !ok {
-			return v, err
+			return v, at, err
 		}
-		addr, asking = r.Addr, r.Kind == cluster.Ask
+		at, asking = shard.Node{Name: r.Addr, Addr: r.Addr}, r.Kind == cluster.Ask
 	}
 }
 

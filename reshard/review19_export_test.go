@@ -9,3 +9,7 @@ func SetTestHookPage(f func(n shard.Node)) { testHookPage = f }
 // SetTestHookScan sets (nil: clears) what Move runs before the first SCAN
 // of each old node.
 func SetTestHookScan(f func(n shard.Node)) { testHookScan = f }
+
+// SetTestHookBeforeFenceSet sets (nil: clears) what Arm and Move run
+// before they write the fence's marker.
+func SetTestHookBeforeFenceSet(f func()) { testHookBeforeFenceSet = f }

@@ -167,7 +167,8 @@ func unfenced(entries []clientEntry, info shard.MigrationInfo) []ClientConn {
 func fencePhase(ctx context.Context, pools *pool.Set, info shard.MigrationInfo, key string) (shard.MigrationPhase, error) {
 	best := shard.PhaseWaiting
 	for _, n := range info.From.Nodes() {
-		v, err := redis.String(onMarkerOwner(ctx, pools, n, "GET", key)) // from_cluster.go
+		reply, at, err := onMarkerOwner(ctx, pools, n, "GET", key) // from_cluster.go
+		v, err := redis.String(reply, err)
 		if err == redis.ErrNil || markerElsewhere(err) {
 			continue
 		}
@@ -176,7 +177,7 @@ func fencePhase(ctx context.Context, pools *pool.Set, info shard.MigrationInfo, 
 			return 0, err
 		}
 		if err != nil {
-			return 0, &shard.NodeError{Node: n, Err: err}
+			return 0, &shard.NodeError{Node: at, Err: err}
 		}
 		if p, _, ok := shard.ParseFenceValue(v); ok && p > best {
 			best = p
@@ -185,13 +186,20 @@ func fencePhase(ctx context.Context, pools *pool.Set, info shard.MigrationInfo, 
 	return best, nil
 }
 
+// testHookBeforeFenceSet, when set (by tests), runs in setFence before
+// the marker is written.
+var testHookBeforeFenceSet func()
+
 // setFence sets the marker to phase p on every old node.
 func setFence(ctx context.Context, pools *pool.Set, info shard.MigrationInfo, key string, p shard.MigrationPhase) error {
+	if testHookBeforeFenceSet != nil {
+		testHookBeforeFenceSet()
+	}
 	v := shard.FenceValue(p, time.Now())
 	took := 0
 	var last error
 	for _, n := range info.From.Nodes() {
-		_, err := onMarkerOwner(ctx, pools, n, "SET", key, v) // from_cluster.go
+		_, at, err := onMarkerOwner(ctx, pools, n, "SET", key, v) // from_cluster.go
 		var ne *shard.NodeError
 		switch {
 		case err == nil:
@@ -201,7 +209,7 @@ func setFence(ctx context.Context, pools *pool.Set, info shard.MigrationInfo, ke
 		case errors.As(err, &ne):
 			return err
 		default:
-			return fullErr(n, fmt.Sprintf("setting the fence's marker %q to %q", key, p), err)
+			return fullErr(at, fmt.Sprintf("setting the fence's marker %q to %q", key, p), err)
 		}
 	}
 	if took == 0 {

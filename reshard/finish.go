@@ -172,7 +172,7 @@ func delFence(ctx context.Context, pools *pool.Set, info shard.MigrationInfo, ke
 	took := 0
 	var last error
 	for _, n := range info.From.Nodes() {
-		_, err := onMarkerOwner(ctx, pools, n, "DEL", key) // from_cluster.go
+		_, at, err := onMarkerOwner(ctx, pools, n, "DEL", key) // from_cluster.go
 		switch {
 		case err == nil:
 			took++
@@ -183,7 +183,7 @@ func delFence(ctx context.Context, pools *pool.Set, info shard.MigrationInfo, ke
 			if errors.As(err, &ne) {
 				return err
 			}
-			return &shard.NodeError{Node: n, Err: err}
+			return &shard.NodeError{Node: at, Err: err}
 		}
 	}
 	if took == 0 && last != nil {

@@ -47,17 +47,15 @@ const maxMarkerRedirects = 5
 // for ASK), at most maxMarkerRedirects times: the list of a cluster's
 // masters the mover holds may be stale, and the marker's slot served by
 // a master it lacks. It returns the reply, or the last redirect (an
-// error for which markerElsewhere holds) when the bound was reached.
-func onMarkerOwner(ctx context.Context, pools *pool.Set, n shard.Node, args ...any) (any, error) {
-	addr, asking := n.Addr, false
+// error for which markerElsewhere holds) when the bound was reached, and
+// the node that answered (n, or the last node a redirect named), which
+// an error of that reply is about.
+func onMarkerOwner(ctx context.Context, pools *pool.Set, n shard.Node, args ...any) (any, shard.Node, error) {
+	at, asking := n, false
 	for hop := 0; ; hop++ {
-		conn, err := pools.Get(ctx, addr)
+		conn, err := pools.Get(ctx, at.Addr)
 		if err != nil {
-			node := n
-			if addr != n.Addr {
-				node = shard.Node{Name: addr, Addr: addr}
-			}
-			return nil, &shard.NodeError{Node: node, Err: err}
+			return nil, at, &shard.NodeError{Node: at, Err: err}
 		}
 		if asking {
 			_, err = redis.DoContext(conn, ctx, "ASKING")
@@ -69,13 +67,13 @@ func onMarkerOwner(ctx context.Context, pools *pool.Set, n shard.Node, args ...a
 		conn.Close()
 		var re redis.Error
 		if err == nil || !errors.As(err, &re) || hop == maxMarkerRedirects {
-			return v, err
+			return v, at, err
 		}
-		r, ok := cluster.ParseRedirect(string(re), addr)
+		r, ok := cluster.ParseRedirect(string(re), at.Addr)
 		if !ok {
-			return v, err
+			return v, at, err
 		}
-		addr, asking = r.Addr, r.Kind == cluster.Ask
+		at, asking = shard.Node{Name: r.Addr, Addr: r.Addr}, r.Kind == cluster.Ask
 	}
 }
 
@@ -100,4 +98,49 @@ func (m *mover) batchOf(owner shard.Node, k string) string {
 		return owner.Addr
 	}
 	return owner.Addr + "#" + strconv.Itoa(cluster.Slot(k))
+}
+
+// maxMoveRedirects bounds the MOVED redirects a batch of keys follows
+// from the old node it was found on (followMoved).
+const maxMoveRedirects = 5
+
+// oldMoved reports whether err is a MOVED with which a master of the old
+// topology, a cluster, refused a MIGRATE queued in its transaction
+// (migrateCounted): the keys' slot moved to another master since the
+// mover read the cluster's map, and nothing ran.
+func (m *mover) oldMoved(err error) bool {
+	var re redis.Error
+	return m.fromCluster() && errors.As(err, &re) && cluster.ErrorCode(string(re)) == "MOVED"
+}
+
+// followMoved moves keys, which old node src refused with the MOVED err
+// (oldMoved), from the master the redirect names, as a cluster client
+// follows a MOVED: the slot and its keys went there while the mover
+// scanned. It returns how many it moved. Past maxMoveRedirects hops the
+// batch fails with a *shard.RetryError (shard.ErrRetryBudget) and nothing
+// of it has moved.
+func (m *mover) followMoved(ctx context.Context, src, dst shard.Node, keys []string, sizes []int64, err error, hop int) (int, error) {
+	var re redis.Error
+	errors.As(err, &re)
+	r, ok := cluster.ParseRedirect(string(re), src.Addr)
+	if !ok || r.Kind != cluster.Moved {
+		return 0, m.migrateErr(src, dst, fmt.Sprintf("MIGRATE of %d keys", len(keys)), err)
+	}
+	if hop >= maxMoveRedirects {
+		return 0, m.migrateErr(src, dst, fmt.Sprintf("MIGRATE of %d keys", len(keys)),
+			&shard.RetryError{Command: "MIGRATE", Attempts: hop + 1, Last: string(re) + " (too many redirects)", Err: err})
+	}
+	at := shard.Node{Name: r.Addr, Addr: r.Addr}
+	conn, err := m.pools.Get(ctx, r.Addr)
+	if err != nil {
+		return 0, &shard.NodeError{Node: at, Err: err}
+	}
+	defer conn.Close()
+	return m.migrateAt(ctx, conn, at, dst, keys, sizes, hop+1)
+}
+
+// fromCluster reports whether the old topology is a cluster.
+func (m *mover) fromCluster() bool {
+	_, ok := m.from.(*shard.ClusterRouter)
+	return ok
 }

@@ -196,6 +196,9 @@ func (m *mover) drain(ctx context.Context, n shard.Node) error {
 		return &shard.NodeError{Node: n, Err: err}
 	}
 	defer func() { conn.Close() }()
+	if testHookScan != nil {
+		testHookScan(n)
+	}
 	batch := m.maxBatch() // adapted so that one MIGRATE blocks the old node about MaxBlock
 	vals, err := redis.Values(redis.DoContext(conn, ctx, "SCAN", "0", "COUNT", m.opts.ScanCount))
 	cursor, keys, err := scanPage(vals, err)
@@ -228,16 +231,23 @@ func (m *mover) drain(ctx context.Context, n shard.Node) error {
 			if owner.Addr == n.Addr {
 				continue
 			}
-			if old, err := m.from.Route(k); err != nil || old.Addr != n.Addr {
+			if old, err := m.from.Route(k); (err != nil || old.Addr != n.Addr) && !m.fromCluster() {
 				m.strays.Add(1)
 				continue
 			}
+			// Out of a cluster, a master holds only keys of the slots it
+			// serves or imports: one the mover's map places elsewhere is
+			// in a slot that moved to n since the map was read, and moves
+			// from n (a MOVED n answers is followed: followMoved).
 			stay--
 			g := m.batchOf(owner, k) // from_cluster.go
 			byOwner[g] = append(byOwner[g], k)
 			owners[g] = owner
 		}
 		m.scanned.Add(stay)
+		if testHookPage != nil {
+			testHookPage(n)
+		}
 		// The page's moving keys are measured at once, not per batch (out
 		// of a cluster a batch holds the keys of one slot, often a single
 		// key), and the next page is read in the same round trip
@@ -288,6 +298,14 @@ func (m *mover) drain(ctx context.Context, n shard.Node) error {
 		cursor, keys = next, nextKeys
 	}
 }
+
+// testHookPage, when set (by tests), runs in drain once a page of old
+// node n is sorted, before its keys move.
+var testHookPage func(n shard.Node)
+
+// testHookScan, when set (by tests), runs in drain before the first SCAN
+// of old node n.
+var testHookScan func(n shard.Node)
 
 // unseen returns the keys of a SCAN page that the page before (seen)
 // did not hold, and the set of the page's keys, for the next page: all of
@@ -558,6 +576,12 @@ func sum(sizes []int64) int64 {
 // moved, and a key a client moved first ("move before touch") is counted
 // by the client alone.
 func (m *mover) migrate(ctx context.Context, conn redis.Conn, src, dst shard.Node, keys []string, sizes []int64) (int, error) {
+	return m.migrateAt(ctx, conn, src, dst, keys, sizes, 0)
+}
+
+// migrateAt is migrate after hop MOVED redirects of the old cluster
+// (followMoved).
+func (m *mover) migrateAt(ctx context.Context, conn redis.Conn, src, dst shard.Node, keys []string, sizes []int64, hop int) (int, error) {
 	args, err := m.migrateArgs(dst, keys)
 	if err != nil {
 		return 0, &shard.NodeError{Node: dst, Err: err}
@@ -585,6 +609,8 @@ func (m *mover) migrate(ctx context.Context, conn redis.Conn, src, dst shard.Nod
 		// settles (restoreBefore: the new node holds the dumped value).
 		n, err := m.dumpMove(ctx, conn, src, dst, keys)
 		return moved + n, err
+	case m.oldMoved(err):
+		return m.followMoved(ctx, src, dst, keys, sizes, err, hop)
 	default:
 		return moved, m.migrateErr(src, dst, fmt.Sprintf("MIGRATE of %d keys", len(keys)), err)
 	}

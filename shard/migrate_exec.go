@@ -65,6 +65,31 @@ func (c *Client) moveFirst(ctx context.Context, m *migState, calls []*call, read
 		}
 		m, phase = m.prev, PhaseArmed // a rollback not fenced yet moves forward
 	}
+	served := c.movePass(ctx, m, &phase, calls, readOld, ow)
+	// A slot of an old cluster that moved to another master since the
+	// client read the cluster's map: its old master answered MOVED, and
+	// nothing ran. The MOVED is followed, as a cluster client does
+	// (migrate_cluster_moved.go): the calls it failed are planned again,
+	// within the old cluster's redirect budget.
+	for hop := 1; ; hop++ {
+		redo := c.followOldMoved(m, calls, hop)
+		if len(redo) == 0 {
+			break
+		}
+		if c.movePass(ctx, m, &phase, redo, readOld, nil) {
+			served = true
+		}
+	}
+	if !served {
+		return calls
+	}
+	return unserved(calls)
+}
+
+// movePass is one pass of moveFirst over calls in migration m, at *phase
+// (which it moves on to armed when it waited for the fence). It reports
+// whether a call was answered at its keys' old owner.
+func (c *Client) movePass(ctx context.Context, m *migState, phase *MigrationPhase, calls []*call, readOld bool, ow *overwrite) (served bool) {
 	var (
 		mv   *moves
 		rd   *oldReads
@@ -115,12 +140,12 @@ func (c *Client) moveFirst(ctx context.Context, m *migState, calls []*call, read
 			if m.moved.has(k) {
 				continue
 			}
-			if phase == PhaseFenced {
+			if *phase == PhaseFenced {
 				if err := m.waitArmed(ctx, c.readTimeout); err != nil {
 					cl.err = &MigrateError{Key: k, From: src, To: dst, Err: err}
 					break
 				}
-				phase = PhaseArmed
+				*phase = PhaseArmed
 				if cl.op != nil {
 					// The wait is the operation's, not its first
 					// attempt's (Op.Duration, CommandEvent.Start).
@@ -140,7 +165,7 @@ func (c *Client) moveFirst(ctx context.Context, m *migState, calls []*call, read
 		if len(pend) == 0 || cl.err != nil {
 			continue
 		}
-		if ow != nil && keys == 1 && c.asOverwrite(m, phase, cl, pend[0], dst, ow) {
+		if ow != nil && keys == 1 && c.asOverwrite(m, *phase, cl, pend[0], dst, ow) {
 			continue
 		}
 		if readOld && len(pend) == keys && readableAtOld(m, cl, pend) {
@@ -170,10 +195,7 @@ func (c *Client) moveFirst(ctx context.Context, m *migState, calls []*call, read
 			}
 		}
 	}
-	if rd == nil || rd.served == 0 {
-		return calls
-	}
-	return unserved(calls)
+	return rd != nil && rd.served > 0
 }
 
 // learnRouted gives a call that the command table does not know (sent
@@ -371,8 +393,8 @@ func (c *Client) sendRounds(ctx context.Context, m *migState, rounds []*moveRoun
 			for _, k := range r.pair.keys {
 				m.moved.add(k)
 			}
-		} else {
-			m.failures.Add(1)
+		} else if _, ok := m.from.(*ClusterRouter); !ok || !isMovedReply(err) {
+			m.failures.Add(1) // a MOVED of the old cluster is followed (followOldMoved)
 		}
 		r.err = err
 		close(r.done)

@@ -198,6 +198,10 @@ func (c *Client) runOldReads(ctx context.Context, m *migState, rd *oldReads, mv 
 			continue
 		}
 		switch n, reply, err := execReply(r.multi[3]); {
+		case movedAtOld(m, r.multi[1].err):
+			// The slot moved inside the old cluster: the redirect is
+			// followed (migrate_cluster_moved.go), nothing moved here.
+			failMoved(r, r.multi[1].err)
 		case n == len(r.keys):
 			rd.serve(m, r, reply, err)
 		case n == 0:

@@ -24,6 +24,8 @@ import (
 //   - WRONGTYPE: the key is there, with another type, and that is the
 //     answer; NOPERM: the server refuses the command itself, which is
 //     the answer at any owner (refusedRead);
+//   - MOVED from an old cluster's master: the slot moved inside the old
+//     cluster; the redirect is followed (migrate_cluster_moved.go);
 //   - any other error, or no reply: the key moves first, as when the
 //     transaction fails. The read has no effect, so it may run again.
 //
@@ -79,6 +81,9 @@ func (c *Client) settleAlone(m *migState, rd *oldReads, r *oldRead, mv *moves) *
 	case a.err == nil,
 		errors.As(a.err, &re) && (strings.HasPrefix(string(re), "WRONGTYPE") || strings.HasPrefix(string(re), "NOPERM")):
 		rd.serve(m, r, a.reply, a.err)
+		return mv
+	case movedAtOld(m, a.err):
+		failMoved(r, a.err)
 		return mv
 	}
 	if mv == nil {

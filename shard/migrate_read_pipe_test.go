@@ -116,10 +116,11 @@ func TestMigrationReadsShareTheOldOwnersPipeline(t *testing.T) {
 	assert.Equal(t, migratesBefore, migrateCalls(t, servers), "no MIGRATE for a read")
 	// The old owner saw the client's migration beacon and its pipeline's
 	// connection, not a connection per concurrent reader (8 to 10 when
-	// each read takes a pooled connection). One more is allowed: on a
+	// each read takes a pooled connection). Three more are allowed: on a
 	// loaded machine the pipeline may hand its connection back after
-	// 100 ms without commands, and the health check take it meanwhile.
-	assert.LessOrEqual(t, conns, 3, "connections opened at the old owner")
+	// 100 ms without commands, more than once, and the health check take
+	// it meanwhile (4 seen on a loaded 2-core machine).
+	assert.LessOrEqual(t, conns, 5, "connections opened at the old owner")
 }
 
 // connectionsReceived returns the server's total_connections_received,

@@ -68,6 +68,9 @@ var restoreBefore = redis.NewScript(1, restoreBeforeSrc)
 // itself Timeout+1s after it began if the mover dies; the batch fails
 // rather than wait for a reply past that moment.
 func (m *mover) dumpMove(ctx context.Context, conn redis.Conn, src, dst shard.Node, keys []string) (int, error) {
+	if testHookDump != nil {
+		testHookDump(src, keys)
+	}
 	// The new node's connection first: a dial (and its handshake) to a
 	// node that does not answer must not hold the old node's writes.
 	dconn, err := m.pools.Get(ctx, dst.Addr)
@@ -224,6 +227,13 @@ func (m *mover) dumpMove(ctx context.Context, conn redis.Conn, src, dst shard.No
 		return 0, &shard.NodeError{Node: src, Err: err}
 	} else if err != nil {
 		return 0, &shard.NodeError{Node: src, Err: fmt.Errorf("CLIENT UNPAUSE: %w", err)}
+	}
+	if testHookDelete != nil {
+		ks := make([]string, len(items))
+		for i, it := range items {
+			ks[i] = it.key
+		}
+		testHookDelete(src, ks)
 	}
 	for _, it := range items {
 		if err := delIfSame.SendHash(conn, it.key, it.payload); err != nil {
@@ -405,6 +415,15 @@ func pauseCalls(ctx context.Context, conn redis.Conn) (n int64, ok bool) {
 
 // testHookPaused, when set (by tests), runs once a batch's pause is on.
 var testHookPaused func()
+
+// testHookDump, when set (by tests), runs as dumpMove begins a batch of
+// keys from old node n, before it pauses n's writes.
+var testHookDump func(n shard.Node, keys []string)
+
+// testHookDelete, when set (by tests), runs once a batch's keys are
+// restored and n's writes unpaused, before their old copies (keys) are
+// deleted from old node n.
+var testHookDelete func(n shard.Node, keys []string)
 
 // pauseProbe is the channel of pauseWrites' PUBLISH.
 const pauseProbe = "shardis:reshard:pause-probe"

@@ -611,7 +611,7 @@ func (m *mover) migrateAt(ctx context.Context, conn redis.Conn, src, dst shard.N
 		// The keys the new node acknowledged are moved; those whose
 		// answer was lost may be at both nodes, which DUMP/RESTORE
 		// settles (restoreBefore: the new node holds the dumped value).
-		n, err := m.dumpMove(ctx, conn, src, dst, keys)
+		n, err := m.dumpMoveAt(ctx, conn, src, dst, keys, hop)
 		return moved + n, err
 	case m.oldMoved(err):
 		what := fmt.Sprintf("MIGRATE of %d keys", len(keys))
@@ -691,7 +691,7 @@ func (m *mover) migrateEachAt(ctx context.Context, conn redis.Conn, src, dst sha
 		case errors.Is(err, ErrOldNodeStalled):
 			return moved, err
 		case isReplyError(err, "IOERR"):
-			n, err := m.dumpMove(ctx, conn, src, dst, keys[i:])
+			n, err := m.dumpMoveAt(ctx, conn, src, dst, keys[i:], hop)
 			return moved + n, err
 		case m.oldMoved(err):
 			return rest(i, "MIGRATE", err)

@@ -1,6 +1,7 @@
 package reshard
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/gomodule/redigo/redis"
+	"github.com/shardis/shardis/cluster"
 	"github.com/shardis/shardis/internal/errtext"
 	"github.com/shardis/shardis/shard"
 )
@@ -67,7 +69,75 @@ var restoreBefore = redis.NewScript(1, restoreBeforeSrc)
 // on (pauseWrites). The pause ends with CLIENT UNPAUSE, or by
 // itself Timeout+1s after it began if the mover dies; the batch fails
 // rather than wait for a reply past that moment.
+//
+// Out of a cluster, keys may move to another master of it meanwhile (a
+// slot moved by its operator): src answers MOVED to their DUMP, and they
+// are moved from the master named, after the batch, with a batch of their
+// own there (followMoved: bounded hops, a *shard.RetryError past them).
+// A key restored whose slot moved before its old copy was deleted answers
+// MOVED to the delete: the copy is deleted at the master named, still only
+// while it holds the value dumped. A key is deleted from the old topology
+// only once its value was restored at dst (or dst had a copy of its own,
+// which RESTORE without REPLACE never overwrites).
 func (m *mover) dumpMove(ctx context.Context, conn redis.Conn, src, dst shard.Node, keys []string) (int, error) {
+	return m.dumpMoveAt(ctx, conn, src, dst, keys, 0)
+}
+
+// redirected is keys that an old cluster's master refused with MOVED err.
+type redirected struct {
+	keys []string
+	err  error
+}
+
+// addRedirect records key k, refused by old node src with the MOVED err,
+// in away by the master it names.
+func addRedirect(away map[string]*redirected, src shard.Node, k string, err error) {
+	var re redis.Error
+	errors.As(err, &re)
+	r, _ := cluster.ParseRedirect(string(re), src.Addr)
+	g := away[r.Addr]
+	if g == nil {
+		g = &redirected{err: err}
+		away[r.Addr] = g
+	}
+	g.keys = append(g.keys, k)
+}
+
+// dumpMoveAt is dumpMove after hop MOVED redirects of the old cluster.
+func (m *mover) dumpMoveAt(ctx context.Context, conn redis.Conn, src, dst shard.Node, keys []string, hop int) (int, error) {
+	if testHookDump != nil {
+		testHookDump(src, keys)
+	}
+	away := map[string]*redirected{}
+	moved, err := m.dumpBatch(ctx, conn, src, dst, keys, hop, away)
+	if err != nil {
+		return moved, err
+	}
+	for _, addr := range sortedKeys(away) {
+		g := away[addr]
+		n, err := m.followMoved(ctx, src, dst, "DUMP", fmt.Sprintf("DUMP of %d keys", len(g.keys)), g.err, hop,
+			func(c redis.Conn, at shard.Node, hop int) (int, error) {
+				return m.dumpMoveAt(ctx, c, at, dst, g.keys, hop)
+			})
+		moved += n
+		if err != nil {
+			return moved, err
+		}
+	}
+	return moved, nil
+}
+
+// dumped is a key's DUMP and PTTL (RESTORE's TTL: 0 for none).
+type dumped struct {
+	key     string
+	payload []byte
+	ttl     int64
+}
+
+// dumpBatch moves keys from src (conn) to dst for dumpMoveAt, after hop
+// redirects, and records in away the keys that src refused with MOVED,
+// which it does not move.
+func (m *mover) dumpBatch(ctx context.Context, conn redis.Conn, src, dst shard.Node, keys []string, hop int, away map[string]*redirected) (int, error) {
 	// The new node's connection first: a dial (and its handshake) to a
 	// node that does not answer must not hold the old node's writes.
 	dconn, err := m.pools.Get(ctx, dst.Addr)
@@ -139,15 +209,15 @@ func (m *mover) dumpMove(ctx context.Context, conn redis.Conn, src, dst shard.No
 	if err := conn.Flush(); err != nil {
 		return 0, &shard.NodeError{Node: src, Err: err}
 	}
-	type dumped struct {
-		key     string
-		payload []byte
-		ttl     int64
-	}
 	var items []dumped
 	for _, k := range keys {
 		payload, err1 := redis.Bytes(receive(conn))
 		ttl, err2 := redis.Int64(receive(conn))
+		if m.oldMoved(err1) || m.oldMoved(err2) {
+			// Its slot moved to another master: moved from there.
+			addRedirect(away, src, k, cmp.Or(err1, err2))
+			continue
+		}
 		if err1 == redis.ErrNil || ttl == -2 {
 			continue // gone meanwhile
 		}
@@ -225,6 +295,13 @@ func (m *mover) dumpMove(ctx context.Context, conn redis.Conn, src, dst shard.No
 	} else if err != nil {
 		return 0, &shard.NodeError{Node: src, Err: fmt.Errorf("CLIENT UNPAUSE: %w", err)}
 	}
+	if testHookDelete != nil {
+		ks := make([]string, len(items))
+		for i, it := range items {
+			ks[i] = it.key
+		}
+		testHookDelete(src, ks)
+	}
 	for _, it := range items {
 		if err := delIfSame.SendHash(conn, it.key, it.payload); err != nil {
 			return 0, &shard.NodeError{Node: src, Err: err}
@@ -235,8 +312,26 @@ func (m *mover) dumpMove(ctx context.Context, conn redis.Conn, src, dst shard.No
 	}
 	var firstErr error
 	deleted := make([]bool, len(items))
+	// The old copies whose slot moved to another master of the old
+	// cluster once restored (the delete answered MOVED), by that master.
+	gone := map[string][]int{}
+	goneErr := map[string]error{}
+	elsewhere := func(i int, err error) bool {
+		if !m.oldMoved(err) {
+			return false
+		}
+		var re redis.Error
+		errors.As(err, &re)
+		r, _ := cluster.ParseRedirect(string(re), src.Addr)
+		gone[r.Addr] = append(gone[r.Addr], i)
+		goneErr[r.Addr] = err
+		return true
+	}
 	for i := range items {
 		n, err := redis.Int(redis.ReceiveWithTimeout(conn, m.opts.Timeout))
+		if elsewhere(i, err) {
+			continue
+		}
 		if err != nil && firstErr == nil {
 			firstErr = err
 		}
@@ -244,8 +339,12 @@ func (m *mover) dumpMove(ctx context.Context, conn redis.Conn, src, dst shard.No
 	}
 	if isReplyError(firstErr, "NOSCRIPT") {
 		// The script was not loaded yet: load it and delete again.
+		clear(gone)
 		for i, it := range items {
 			n, err := redis.Int(delIfSame.DoContext(ctx, conn, it.key, it.payload))
+			if elsewhere(i, err) {
+				continue
+			}
 			if err != nil {
 				m.countBusy(busy, deleted)
 				return 0, &shard.NodeError{Node: src, Err: err}
@@ -254,11 +353,60 @@ func (m *mover) dumpMove(ctx context.Context, conn redis.Conn, src, dst shard.No
 		}
 		firstErr = nil
 	}
+	if firstErr == nil {
+		for _, addr := range sortedKeys(gone) {
+			its := make([]dumped, len(gone[addr]))
+			for j, i := range gone[addr] {
+				its[j] = items[i]
+			}
+			del, err := m.delMoved(ctx, src, dst, its, goneErr[addr], hop)
+			for j, i := range gone[addr] {
+				deleted[i] = del[j]
+			}
+			if err != nil {
+				firstErr = err
+				break
+			}
+		}
+	}
 	m.countBusy(busy, deleted)
 	if firstErr != nil {
+		var ne *shard.NodeError
+		if errors.As(firstErr, &ne) {
+			return 0, firstErr
+		}
 		return 0, &shard.NodeError{Node: src, Err: firstErr}
 	}
 	return moved, nil
+}
+
+// delMoved deletes the old copies of its, restored at dst, which old node
+// src refused to delete with the MOVED err (their slot moved to another
+// master of the old cluster after hop redirects), at the master named:
+// each only while it holds the value dumped (delIfSame), following its
+// MOVED in turn within maxMoveRedirects. It reports which it deleted.
+func (m *mover) delMoved(ctx context.Context, src, dst shard.Node, its []dumped, err error, hop int) ([]bool, error) {
+	deleted := make([]bool, len(its))
+	_, err = m.followMoved(ctx, src, dst, "EVALSHA", fmt.Sprintf("deleting %d keys restored", len(its)), err, hop,
+		func(c redis.Conn, at shard.Node, hop int) (int, error) {
+			for i, it := range its {
+				n, err := redis.Int(delIfSame.DoContext(ctx, c, it.key, it.payload))
+				if m.oldMoved(err) {
+					d, err := m.delMoved(ctx, at, dst, its[i:i+1], err, hop)
+					deleted[i] = d[0]
+					if err != nil {
+						return 0, err
+					}
+					continue
+				}
+				if err != nil {
+					return 0, &shard.NodeError{Node: at, Err: err}
+				}
+				deleted[i] = n > 0
+			}
+			return 0, nil
+		})
+	return deleted, err
 }
 
 // restoreConnErr describes a failure of the new node's connection, whose
@@ -405,6 +553,15 @@ func pauseCalls(ctx context.Context, conn redis.Conn) (n int64, ok bool) {
 
 // testHookPaused, when set (by tests), runs once a batch's pause is on.
 var testHookPaused func()
+
+// testHookDump, when set (by tests), runs as dumpMove begins a batch of
+// keys from old node n, before it pauses n's writes.
+var testHookDump func(n shard.Node, keys []string)
+
+// testHookDelete, when set (by tests), runs once a batch's keys are
+// restored and n's writes unpaused, before their old copies (keys) are
+// deleted from old node n.
+var testHookDelete func(n shard.Node, keys []string)
 
 // pauseProbe is the channel of pauseWrites' PUBLISH.
 const pauseProbe = "shardis:reshard:pause-probe"

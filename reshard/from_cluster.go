@@ -114,29 +114,42 @@ func (m *mover) oldMoved(err error) bool {
 }
 
 // followMoved moves keys, which old node src refused with the MOVED err
-// (oldMoved), from the master the redirect names, as a cluster client
+// (oldMoved) to the command cmd (what says what it was doing, for the
+// error), from the master the redirect names, as a cluster client
 // follows a MOVED: the slot and its keys went there while the mover
-// scanned. It returns how many it moved. Past maxMoveRedirects hops the
-// batch fails with a *shard.RetryError (shard.ErrRetryBudget) and nothing
-// of it has moved.
-func (m *mover) followMoved(ctx context.Context, src, dst shard.Node, keys []string, sizes []int64, err error, hop int) (int, error) {
-	var re redis.Error
-	errors.As(err, &re)
-	r, ok := cluster.ParseRedirect(string(re), src.Addr)
-	if !ok || r.Kind != cluster.Moved {
-		return 0, m.migrateErr(src, dst, fmt.Sprintf("MIGRATE of %d keys", len(keys)), err)
+// scanned. then moves them from there (conn, at), after hop+1 redirects;
+// followMoved returns how many it moved. Past maxMoveRedirects hops the batch fails with a
+// *shard.RetryError (shard.ErrRetryBudget) and nothing more of it moves.
+func (m *mover) followMoved(ctx context.Context, src, dst shard.Node, cmd, what string, err error, hop int,
+	then func(conn redis.Conn, at shard.Node, hop int) (int, error)) (int, error) {
+	at, err := m.movedTo(src, dst, cmd, what, err, hop)
+	if err != nil {
+		return 0, err
 	}
-	if hop >= maxMoveRedirects {
-		return 0, m.migrateErr(src, dst, fmt.Sprintf("MIGRATE of %d keys", len(keys)),
-			&shard.RetryError{Command: "MIGRATE", Attempts: hop + 1, Last: string(re) + " (too many redirects)", Err: err})
-	}
-	at := shard.Node{Name: r.Addr, Addr: r.Addr}
-	conn, err := m.pools.Get(ctx, r.Addr)
+	conn, err := m.pools.Get(ctx, at.Addr)
 	if err != nil {
 		return 0, &shard.NodeError{Node: at, Err: err}
 	}
 	defer conn.Close()
-	return m.migrateAt(ctx, conn, at, dst, keys, sizes, hop+1)
+	return then(conn, at, hop+1)
+}
+
+// movedTo returns the master that the MOVED err, with which old node src
+// refused the command cmd (doing what) after hop redirects, names; past
+// maxMoveRedirects hops a *shard.RetryError, and for an error that is no
+// MOVED that error, as the error of what.
+func (m *mover) movedTo(src, dst shard.Node, cmd, what string, err error, hop int) (shard.Node, error) {
+	var re redis.Error
+	errors.As(err, &re)
+	r, ok := cluster.ParseRedirect(string(re), src.Addr)
+	if !ok || r.Kind != cluster.Moved {
+		return shard.Node{}, m.migrateErr(src, dst, what, err)
+	}
+	if hop >= maxMoveRedirects {
+		return shard.Node{}, m.migrateErr(src, dst, what,
+			&shard.RetryError{Command: cmd, Attempts: hop + 1, Last: string(re) + " (too many redirects)", Err: err})
+	}
+	return shard.Node{Name: r.Addr, Addr: r.Addr}, nil
 }
 
 // fromCluster reports whether the old topology is a cluster.

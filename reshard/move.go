@@ -307,6 +307,10 @@ var testHookPage func(n shard.Node)
 // of old node n.
 var testHookScan func(n shard.Node)
 
+// testHookEach, when set (by tests), runs in migrateEach before the
+// MIGRATE of key k from old node n.
+var testHookEach func(n shard.Node, k string)
+
 // unseen returns the keys of a SCAN page that the page before (seen)
 // did not hold, and the set of the page's keys, for the next page: all of
 // them, those the page before held included, so that a key returned by
@@ -601,16 +605,19 @@ func (m *mover) migrateAt(ctx context.Context, conn redis.Conn, src, dst shard.N
 	case isReplyError(err, "BUSYKEY"):
 		// The batch moved the keys the new owner took; each key is now
 		// moved again on its own: NOKEY for those.
-		n, err := m.migrateEach(ctx, conn, src, dst, keys, sizes)
+		n, err := m.migrateEachAt(ctx, conn, src, dst, keys, sizes, hop)
 		return moved + n, err
 	case isReplyError(err, "IOERR"):
 		// The keys the new node acknowledged are moved; those whose
 		// answer was lost may be at both nodes, which DUMP/RESTORE
 		// settles (restoreBefore: the new node holds the dumped value).
-		n, err := m.dumpMove(ctx, conn, src, dst, keys)
+		n, err := m.dumpMoveAt(ctx, conn, src, dst, keys, hop)
 		return moved + n, err
 	case m.oldMoved(err):
-		return m.followMoved(ctx, src, dst, keys, sizes, err, hop)
+		what := fmt.Sprintf("MIGRATE of %d keys", len(keys))
+		return m.followMoved(ctx, src, dst, "MIGRATE", what, err, hop, func(c redis.Conn, at shard.Node, hop int) (int, error) {
+			return m.migrateAt(ctx, c, at, dst, keys, sizes, hop)
+		})
 	default:
 		return moved, m.migrateErr(src, dst, fmt.Sprintf("MIGRATE of %d keys", len(keys)), err)
 	}
@@ -625,8 +632,28 @@ func (m *mover) migrateAt(ctx context.Context, conn redis.Conn, src, dst shard.N
 // the new one too, its answer lost: that key and the rest move with
 // DUMP/RESTORE, as after an IOERR of the whole batch, rather than fail
 // the move midway with keys that the fallback would move.
+//
+// Out of a cluster, the keys (of one slot: batchOf) may move to another
+// master of it meanwhile: the MIGRATE of a key, or settleBusy's DEL,
+// answers MOVED, and that key and the rest are moved from the master
+// named (followMoved), as a batch's MIGRATE is.
 func (m *mover) migrateEach(ctx context.Context, conn redis.Conn, src, dst shard.Node, keys []string, sizes []int64) (int, error) {
+	return m.migrateEachAt(ctx, conn, src, dst, keys, sizes, 0)
+}
+
+// migrateEachAt is migrateEach after hop MOVED redirects of the old
+// cluster.
+func (m *mover) migrateEachAt(ctx context.Context, conn redis.Conn, src, dst shard.Node, keys []string, sizes []int64, hop int) (int, error) {
 	moved := 0
+	// rest follows a MOVED with which src refused key i: keys[i:] move
+	// from the master it names.
+	rest := func(i int, cmd string, err error) (int, error) {
+		what := fmt.Sprintf("moving %q", keys[i])
+		n, err := m.followMoved(ctx, src, dst, cmd, what, err, hop, func(c redis.Conn, at shard.Node, hop int) (int, error) {
+			return m.migrateEachAt(ctx, c, at, dst, keys[i:], sizes[min(i, len(sizes)):], hop)
+		})
+		return moved + n, err
+	}
 	for i, k := range keys {
 		args, err := m.migrateArgs(dst, []string{k})
 		if err != nil {
@@ -637,6 +664,9 @@ func (m *mover) migrateEach(ctx context.Context, conn redis.Conn, src, dst shard
 			size = sizes[i]
 		}
 		wait := m.migrateWait(size)
+		if testHookEach != nil {
+			testHookEach(src, k)
+		}
 		var reply any
 		err = m.watchedMigrate(ctx, conn, src, dst, 1, wait, func(c redis.Conn) error {
 			var err error
@@ -651,14 +681,20 @@ func (m *mover) migrateEach(ctx context.Context, conn redis.Conn, src, dst shard
 			if same {
 				moved++
 			}
+			if m.oldMoved(err) {
+				// The DEL was refused: the key moved with its slot.
+				return rest(i, "DEL", err)
+			}
 			if err != nil {
 				return moved, m.migrateErr(src, dst, fmt.Sprintf("moving %q", k), err)
 			}
 		case errors.Is(err, ErrOldNodeStalled):
 			return moved, err
 		case isReplyError(err, "IOERR"):
-			n, err := m.dumpMove(ctx, conn, src, dst, keys[i:])
+			n, err := m.dumpMoveAt(ctx, conn, src, dst, keys[i:], hop)
 			return moved + n, err
+		case m.oldMoved(err):
+			return rest(i, "MIGRATE", err)
 		case err != nil:
 			return moved, m.migrateErr(src, dst, fmt.Sprintf("moving %q", k), err)
 		case !isNoKey(reply):

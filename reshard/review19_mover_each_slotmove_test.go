@@ -1,0 +1,167 @@
+package reshard_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/shardis/shardis/cluster"
+	"github.com/shardis/shardis/internal/redistest"
+	"github.com/shardis/shardis/reshard"
+	"github.com/shardis/shardis/shard"
+)
+
+// fallbackTTL is the expiry (ms) set on every third key of a
+// fallbackRig.
+const fallbackTTL = 600000
+
+// fallbackRig is an old cluster of three masters with keys to move to a
+// ring of two servers: tagKeys in one slot (slot, served by owner), and
+// keys spread over the others; every third key expires (fallbackTTL).
+type fallbackRig struct {
+	old          *redistest.Cluster
+	servers      []*redistest.Server
+	from, to     shard.Config
+	tagKeys      []string
+	keys         []string
+	expiring     map[string]bool
+	want         map[string]string // the value each key must hold in the ring
+	slot         int
+	owner, other *redistest.Server
+}
+
+func newFallbackRig(t *testing.T) *fallbackRig {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("starts a cluster of its own")
+	}
+	ctx := context.Background()
+	r := &fallbackRig{expiring: map[string]bool{}, want: map[string]string{}}
+	r.old = redistest.StartClusterTB(t, 3, 0, redistest.Options{})
+	r.servers = redistest.StartNTB(t, 2, redistest.Options{})
+	r.from = mustParse(t, clusterURL(r.old))
+	r.to = mustParse(t, ringURL(r.servers, []string{"s0", "s1"}, nil))
+	for i := range 30 {
+		r.tagKeys = append(r.tagKeys, fmt.Sprintf("fb:{tag}:%d", i)) // one slot
+	}
+	r.keys = slices.Clone(r.tagKeys)
+	for i := range 40 {
+		r.keys = append(r.keys, fmt.Sprintf("fb:%d", i)) // spread
+	}
+	src := newClient(t, r.from)
+	for i, k := range r.keys {
+		args := []any{k, "v-" + k}
+		if i%3 == 0 {
+			args = append(args, "PX", fallbackTTL)
+			r.expiring[k] = true
+		}
+		_, err := src.Do(ctx, "SET", args...)
+		require.NoError(t, err)
+		r.want[k] = "v-" + k
+	}
+	r.slot = cluster.Slot(r.tagKeys[0])
+	var err error
+	r.owner, err = r.old.MasterOfSlot(r.slot)
+	require.NoError(t, err)
+	r.other, err = r.old.OtherMaster(r.owner)
+	require.NoError(t, err)
+	return r
+}
+
+// moveSlot moves the rig's slot, keys and all, from owner to other,
+// telling every master.
+func (r *fallbackRig) moveSlot() error {
+	_, err := redistest.MoveSlot(context.Background(), r.slot, r.owner, r.other, r.old.Masters(), redistest.SlotMoveOptions{})
+	return err
+}
+
+// check asserts that every key is in exactly one place, the ring, with
+// the value and the expiry it must have.
+func (r *fallbackRig) check(t *testing.T) {
+	t.Helper()
+	ctx := context.Background()
+	all := append(append([]*redistest.Server{}, r.old.Masters()...), r.servers...)
+	dst := newClient(t, r.to)
+	for _, k := range r.keys {
+		var at []string
+		for _, s := range all {
+			if n, err := s.Do("EXISTS", k); err == nil && n == "1" {
+				at = append(at, s.Addr)
+			}
+		}
+		assert.Len(t, at, 1, "%s in exactly one place: %v", k, at)
+		v, err := dst.Do(ctx, "GET", k)
+		require.NoError(t, err)
+		assert.Equal(t, []byte(r.want[k]), v, k)
+		p, err := dst.Do(ctx, "PTTL", k)
+		require.NoError(t, err)
+		ttl, _ := p.(int64)
+		if r.expiring[k] {
+			assert.True(t, ttl > 0 && ttl <= fallbackTTL, "%s keeps its expiry: PTTL %d", k, ttl)
+		} else {
+			assert.EqualValues(t, -1, ttl, "%s has no expiry", k)
+		}
+	}
+}
+
+func hasTagKey(keys []string) bool {
+	return slices.ContainsFunc(keys, func(k string) bool { return strings.Contains(k, "{tag}") })
+}
+
+// TestReview19MoverFollowsASlotMovedDuringItsKeyByKeyFallback: a batch
+// of one slot meets BUSYKEY (the ring holds newer copies of some of its
+// keys), and while its keys are moved one by one the slot moves to
+// another master of the old cluster. The former master answered MOVED to
+// the next key's MIGRATE and the move failed, the rest of the slot's keys
+// left in the cluster; the key-by-key fallback now follows the MOVED.
+// The newer copies win (counted busy, the old copies deleted), every
+// other key moves with its value and expiry, and the verification is
+// clean.
+func TestReview19MoverFollowsASlotMovedDuringItsKeyByKeyFallback(t *testing.T) {
+	r := newFallbackRig(t)
+	ctx := context.Background()
+	dst := newClient(t, r.to)
+	busy := 0
+	for i, k := range r.tagKeys {
+		if i%3 == 1 {
+			_, err := dst.Do(ctx, "SET", k, "newer-"+k)
+			require.NoError(t, err)
+			r.want[k] = "newer-" + k
+			r.expiring[k] = false
+			busy++
+		}
+	}
+	var calls atomic.Int32
+	var once sync.Once
+	var hookErr error
+	reshard.SetTestHookEach(func(n shard.Node, _ string) {
+		if n.Addr == r.owner.Addr && calls.Add(1) == 2 {
+			once.Do(func() { hookErr = r.moveSlot() })
+		}
+	})
+	defer reshard.SetTestHookEach(nil)
+
+	rep, err := reshard.Move(ctx, reshard.Options{From: r.from, To: r.to, SkipClientCheck: true, ScanCount: 1000})
+	require.NoError(t, hookErr)
+	require.EqualValues(t, 1, callsDone(&once), "the slot moved during the key-by-key fallback")
+	require.NoError(t, err, "a slot moved inside the old cluster during the key-by-key fallback")
+	require.NotNil(t, rep.Verify)
+	assert.Zero(t, rep.Verify.Misplaced)
+	r.check(t)
+	assert.EqualValues(t, len(r.keys)-busy, rep.Moved)
+	assert.EqualValues(t, busy, rep.Busy)
+}
+
+// callsDone reports 1 when once has run its function, 0 otherwise.
+func callsDone(once *sync.Once) int {
+	ran := 1
+	once.Do(func() { ran = 0 })
+	return ran
+}

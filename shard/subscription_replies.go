@@ -38,6 +38,9 @@ func (s *Subscription) onControl(sc *subConn, v any) {
 		if subscribe && matched && s.throttled && cmd.left == 0 && sc.awaitedReplies() < s.awaitLimit/2 {
 			s.poke() // the names that wait for room (maxAwaitedReplies)
 		}
+		if !subscribe && matched && s.throttled && cmd.left == 0 && sc.awaitedUnsubscribes() < s.awaitLimit/2 {
+			s.poke() // the stray names that wait for room (unsubscribeChunked)
+		}
 		if subscribe {
 			ws := s.want[sn]
 			if ws == nil || !sc.sent[sn] {

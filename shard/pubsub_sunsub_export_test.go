@@ -15,7 +15,7 @@ func HoldSubscription(s *Subscription) *HeldSubscription {
 
 // SUnsubscribe sends the SUNSUBSCRIBE commands as SUnsubscribe does.
 func (h *HeldSubscription) SUnsubscribe(names ...string) error {
-	return h.s.removeLocked(kindShard, names)
+	return h.s.removeLocked(context.Background(), kindShard, names)
 }
 
 // SSubscribe sends the SSUBSCRIBE commands where the client's slot table

@@ -1,5 +1,7 @@
 package shard
 
+import "context"
+
 // Review3Waiters returns how many Subscribe calls s keeps as waiting for
 // its names' confirmations, counted once per name they wait for.
 func Review3Waiters(s *Subscription) int {
@@ -29,7 +31,7 @@ func (h *HeldSubscription) Review3Ping(data string) error { return h.s.pingLocke
 
 // Review3Unsubscribe is Subscription.Unsubscribe, the lock being held by h.
 func (h *HeldSubscription) Review3Unsubscribe(channels ...string) error {
-	return h.s.removeLocked(kindChannel, channels)
+	return h.s.removeLocked(context.Background(), kindChannel, channels)
 }
 
 // Review3Pending returns how many commands on s's connection to addr

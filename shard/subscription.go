@@ -67,6 +67,11 @@ type Subscription struct {
 	// connection awaits come down (maxAwaitedReplies).
 	throttled  bool
 	awaitLimit int // maxAwaitedReplies
+	// room is closed, and forgotten, when a connection's reader has
+	// handled replies or a connection was lost or closed: an
+	// Unsubscribe waiting for room among the confirmations awaited
+	// (waitUnsubRoom) looks again then. Nil while nobody waits.
+	room chan struct{}
 	// MOVED replies the loop writes into the slot tables, with mu
 	// released (writeRedirects).
 	redirects []subRedirect
@@ -329,7 +334,11 @@ func (s *Subscription) SSubscribe(ctx context.Context, channels ...string) error
 // confirmation may not come. The error says how many of the nodes the
 // call was sent to failed, one node a line when several did
 // ("shardis: Unsubscribe: 2 of 3 nodes failed:"); its Unwrap() []error
-// returns their *NodeErrors.
+// returns their *NodeErrors. Of many names, the unsubscribes are sent
+// as the node confirms earlier ones; when ctx ends meanwhile, Unsubscribe
+// returns an error wrapping ctx's error: the names are removed all the
+// same, those not sent yet are unsubscribed in the background, and their
+// confirmations do not come.
 func (s *Subscription) Unsubscribe(ctx context.Context, channels ...string) error {
 	return s.remove(ctx, kindChannel, channels)
 }
@@ -433,6 +442,7 @@ func (s *Subscription) addLocked(k subKind, names []string) (*waiter, error) {
 		if ws == nil {
 			ws = &wantState{on: map[string]bool{}}
 			s.addWant(sn, ws)
+			s.reclaimStray(sn)
 		}
 		if ws.announced && len(ws.on) > 0 && s.confirmedEverywhere(sn, ws) {
 			continue // already confirmed, and carried now
@@ -443,6 +453,32 @@ func (s *Subscription) addLocked(k subKind, names []string) (*waiter, error) {
 	}
 	s.dirty = true
 	return w, nil
+}
+
+// reclaimStray forgets sn, wanted again, as sent on the connections
+// where it belongs and still is a stray (its unsubscribe left to the
+// loop: see leaveUnsubscribes, unsubscribeRefused): counted as sent, it
+// would never be subscribed there again and its Subscribe would wait for
+// a confirmation that never comes. The loop subscribes it there again
+// (the server confirms a name it has already). Elsewhere it stays a
+// stray, unsubscribed by the loop. Caller holds s.mu.
+func (s *Subscription) reclaimStray(sn subName) {
+	var targets []string
+	for addr, sc := range s.conns {
+		if !sc.sent[sn] {
+			continue
+		}
+		if targets == nil {
+			var st *clusterState
+			if r := s.c.cl(); r != nil {
+				st = r.state.Load()
+			}
+			targets = s.targets(sn, st, s.home, []string{})
+		}
+		if slices.Contains(targets, addr) {
+			delete(sc.sent, sn)
+		}
+	}
 }
 
 func (s *Subscription) remove(ctx context.Context, k subKind, names []string) error {
@@ -456,12 +492,16 @@ func (s *Subscription) remove(ctx context.Context, k subKind, names []string) er
 		return errtext.Errorf("shardis: unsubscribe: %w while the subscription was busy (writing to a node that does not read); nothing was removed", err)
 	}
 	defer s.mu.Unlock()
-	return s.removeLocked(k, names)
+	return s.removeLocked(ctx, k, names)
 }
 
 // removeLocked drops names (every name of kind k when none) and sends
-// their unsubscribes. Caller holds s.mu.
-func (s *Subscription) removeLocked(k subKind, names []string) error {
+// their unsubscribes. When ctx ends while it waits for room among the
+// confirmations awaited (see sendUnsubscribes), the names not sent yet
+// are left to the placement loop, which unsubscribes them as strays:
+// their confirmations do not come, and the error wraps ctx's. Caller
+// holds s.mu.
+func (s *Subscription) removeLocked(ctx context.Context, k subKind, names []string) error {
 	if s.closed {
 		return ErrSubscriptionClosed
 	}
@@ -524,15 +564,34 @@ func (s *Subscription) removeLocked(k subKind, names []string) error {
 	// The names no connection carries are confirmed now; the others as
 	// the connections answer.
 	s.confirmUncarried(k, names, drop, tally)
+	var ctxErr error
+	left := 0 // names left to the loop when ctx ended
 	for _, u := range work {
+		if ctxErr != nil {
+			left += s.leaveUnsubscribes(u.sc, u.names, tally)
+			continue
+		}
 		// A connection that broke (the reader handles it) took the
 		// names with it on the server.
-		if err := s.sendUnsubscribes(u.sc, u.names, tally); err != nil {
+		n, err := s.sendUnsubscribes(ctx, u.sc, u.names, tally)
+		if err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()) && !s.closed {
+			ctxErr, left = err, left+n
+			continue
+		}
+		if err != nil {
 			if s.closed {
 				return ErrSubscriptionClosed
 			}
 			errs = append(errs, &NodeError{Node: s.node(u.sc.addr), Err: err})
 		}
+	}
+	if ctxErr != nil {
+		s.dirty = true
+		s.poke()
+		if s.closed || s.closing.Load() {
+			return ErrSubscriptionClosed
+		}
+		return errtext.Errorf("shardis: %s: %w while waiting for the node to confirm earlier unsubscribes; %d names not sent yet are unsubscribed in the background, without confirmation", k.unsubMethod(), ctxErr, left)
 	}
 	s.dirty = true
 	s.poke()
@@ -554,21 +613,28 @@ func (s *Subscription) removeLocked(k subKind, names []string) error {
 // piece not written (sc lost or closed meanwhile, a write failed) are
 // gone from the node with the connection: they are confirmed, as
 // lostLocked confirms those written. A name sent on sc again meanwhile
-// (subscribed again) is left subscribed, and confirmed. Caller holds
-// s.mu; after an error, the subscription may have been closed meanwhile.
-func (s *Subscription) sendUnsubscribes(sc *subConn, names []subName, tally unsubTally) error {
+// (subscribed again) is left subscribed, and confirmed. When ctx ends
+// while it waits, the names not written are left to the loop
+// (leaveUnsubscribes): it returns their number and an error wrapping
+// ctx's. Caller holds s.mu; after an error, the subscription may have
+// been closed meanwhile.
+func (s *Subscription) sendUnsubscribes(ctx context.Context, sc *subConn, names []subName, tally unsubTally) (int, error) {
 	for len(names) > 0 {
 		n := min(len(names), passChunk)
 		need := 0
 		for _, sn := range names[:n] {
 			need += confirmationBytes(sn)
 		}
-		if !s.waitUnsubRoom(sc, need) {
+		ok, err := s.waitUnsubRoom(ctx, sc, need)
+		if err != nil {
+			return s.leaveUnsubscribes(sc, names, tally), err
+		}
+		if !ok {
 			s.confirmUnsent(tally, names)
 			if s.closed {
-				return ErrSubscriptionClosed
+				return 0, ErrSubscriptionClosed
 			}
-			return nil // lost meanwhile: the reader's error tells why
+			return 0, nil // lost meanwhile: the reader's error tells why
 		}
 		piece := slices.DeleteFunc(slices.Clone(names[:n]), func(sn subName) bool {
 			if sc.sent[sn] {
@@ -584,10 +650,36 @@ func (s *Subscription) sendUnsubscribes(sc *subConn, names []subName, tally unsu
 			// written.
 			s.confirmUnsent(tally, unwritten(sc, piece))
 			s.confirmUnsent(tally, names)
-			return err
+			return 0, err
 		}
 	}
-	return nil
+	return 0, nil
+}
+
+// leaveUnsubscribes leaves the application's unsubscribes of names on
+// sc, not written, to the placement loop: each name still on sc's node
+// and not wanted there again is marked sent there, a stray the loop
+// unsubscribes (unsubscribeChunked). Their confirmations do not come:
+// tally forgets them, so that another connection's confirmation of a
+// name (a ring pattern) does not announce it either while this node may
+// still deliver its messages. It returns how many names it left. Caller
+// holds s.mu.
+func (s *Subscription) leaveUnsubscribes(sc *subConn, names []subName, tally unsubTally) int {
+	var st *clusterState
+	if r := s.c.cl(); r != nil {
+		st = r.state.Load()
+	}
+	for _, sn := range names {
+		delete(tally, sn)
+		if sc.closed || s.conns[sc.addr] != sc || sc.sent[sn] {
+			continue // gone with the connection, or subscribed there again
+		}
+		if s.want[sn] != nil && slices.Contains(s.targets(sn, st, s.home, nil), sc.addr) {
+			continue // wanted there again: the loop subscribes it
+		}
+		sc.sent[sn] = true
+	}
+	return len(names)
 }
 
 // unwritten returns the names of piece that no pending command of sc
@@ -612,25 +704,43 @@ func (s *Subscription) confirmUnsent(tally unsubTally, names []subName) {
 // waitUnsubRoom waits, the lock released, until the unsubscribe
 // confirmations sc awaits leave room for need bytes more (or none are
 // awaited). It reports false when sc or the subscription was closed or
-// sc replaced meanwhile. Caller holds s.mu.
-func (s *Subscription) waitUnsubRoom(sc *subConn, need int) bool {
+// sc replaced meanwhile, and ctx's error when ctx ends first.
+// It looks again each time a reader has handled replies or a connection
+// was lost or closed (room), not at a fixed period. Caller holds s.mu.
+func (s *Subscription) waitUnsubRoom(ctx context.Context, sc *subConn, need int) (bool, error) {
 	for {
 		if s.closed || sc.closed || s.conns[sc.addr] != sc {
-			return false
+			return false, nil
 		}
 		awaited := sc.awaitedUnsubscribes()
 		if awaited == 0 || awaited+need <= s.awaitLimit {
-			return true
+			return true, nil
 		}
+		if err := ctx.Err(); err != nil {
+			return false, err
+		}
+		if s.room == nil {
+			s.room = make(chan struct{})
+		}
+		room := s.room
 		s.mu.Unlock()
 		select {
+		case <-room:
+		case <-ctx.Done():
 		case <-s.done:
-		case <-time.After(time.Millisecond):
 		}
 		s.mu.Lock()
 		// Silent for long under a big call, a connection would be taken
 		// for lost (see pause).
 		s.pingIdle()
+	}
+}
+
+// roomMade wakes the calls waiting in waitUnsubRoom. Caller holds s.mu.
+func (s *Subscription) roomMade() {
+	if s.room != nil {
+		close(s.room)
+		s.room = nil
 	}
 }
 

@@ -394,6 +394,7 @@ func (sc *subConn) close() {
 		sc.closed = true
 		sc.conn.Close()
 		sc.s.untrack(sc)
+		sc.s.roomMade()
 	}
 }
 

@@ -261,8 +261,16 @@ func (s *Subscription) subscribeChunked(sc *subConn, names []subName) bool {
 // unsubscribeChunked unsubscribes sc from names, stray there, passChunk
 // names at a time with a pause between: after it, the names no longer
 // sent there (the application unsubscribed them meanwhile) are left
-// out. It reports false when sc or the subscription was closed
-// meanwhile. Caller holds s.mu.
+// out. Only as many are sent as the unsubscribe confirmations sc awaits
+// leave room for (see maxAwaitedReplies, waitUnsubRoom): a move of a
+// third of hundreds of thousands of names sent all their unsubscribes at
+// once, and the server built every confirmation while the reader, which
+// needs the lock for each, read them slower; the confirmations awaited
+// went far past the bound the subscribes keep, and with them the
+// server's output buffer for the connection. The rest stay sent (stray)
+// and the subscription throttled: the loop sends them as confirmations
+// come (onControl pokes it). It reports false when sc or the
+// subscription was closed meanwhile. Caller holds s.mu.
 func (s *Subscription) unsubscribeChunked(sc *subConn, names []subName) bool {
 	for first := true; len(names) > 0; first = false {
 		if !first {
@@ -274,8 +282,23 @@ func (s *Subscription) unsubscribeChunked(sc *subConn, names []subName) bool {
 				break
 			}
 		}
-		piece := names[:min(len(names), passChunk)]
-		names = names[len(piece):]
+		awaited := sc.awaitedUnsubscribes()
+		room := s.awaitLimit - awaited
+		n := 0
+		for n < min(len(names), passChunk) {
+			need := confirmationBytes(names[n])
+			if need > room && (n > 0 || awaited > 0) {
+				break
+			}
+			room -= need
+			n++
+		}
+		if n == 0 {
+			s.throttled = true
+			return true
+		}
+		piece := names[:n]
+		names = names[n:]
 		for _, sn := range piece {
 			delete(sc.sent, sn)
 			if ws := s.want[sn]; ws != nil {
@@ -283,6 +306,10 @@ func (s *Subscription) unsubscribeChunked(sc *subConn, names []subName) bool {
 			}
 		}
 		_ = sc.unsubscribe(piece, nil) // a failure shows in the reader
+		if n < passChunk && len(names) > 0 {
+			s.throttled = true // no room left for the rest
+			return true
+		}
 	}
 	return true
 }

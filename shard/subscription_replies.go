@@ -11,6 +11,7 @@ import (
 
 // onControl handles a confirmation or a pong. Caller holds s.mu.
 func (s *Subscription) onControl(sc *subConn, v any) {
+	defer s.roomMade() // an Unsubscribe may wait for it (waitUnsubRoom)
 	switch m := v.(type) {
 	case redis.Pong:
 		if len(sc.pending) > 0 && sc.pending[0].fence {
@@ -37,6 +38,9 @@ func (s *Subscription) onControl(sc *subConn, v any) {
 		cmd, matched := sc.match(m.Kind, sn)
 		if subscribe && matched && s.throttled && cmd.left == 0 && sc.awaitedReplies() < s.awaitLimit/2 {
 			s.poke() // the names that wait for room (maxAwaitedReplies)
+		}
+		if !subscribe && matched && s.throttled && cmd.left == 0 && sc.awaitedUnsubscribes() < s.awaitLimit/2 {
+			s.poke() // the stray names that wait for room (unsubscribeChunked)
 		}
 		if subscribe {
 			ws := s.want[sn]
@@ -114,6 +118,7 @@ func (s *Subscription) onControl(sc *subConn, v any) {
 // onError handles an error reply: it answers the oldest pending command.
 // Caller holds s.mu.
 func (s *Subscription) onError(sc *subConn, re redis.Error) {
+	defer s.roomMade() // an Unsubscribe may wait for it (waitUnsubRoom)
 	s.st.serverErrors.Add(1)
 	if len(sc.pending) == 0 {
 		s.q.push(&SubscribeError{Node: s.node(sc.addr), Err: re})

@@ -143,7 +143,10 @@ func (s *server) answer(out []byte, cs *connState, args [][]byte) (_ []byte, qui
 		}
 		return out, false
 	case is(name, "PING"):
-		if len(args) > 1 {
+		if len(args) > 2 {
+			return wrongArgs(out, "ping"), false
+		}
+		if len(args) == 2 {
 			return bulk(out, string(args[1])), false
 		}
 		return append(out, "+PONG\r\n"...), false

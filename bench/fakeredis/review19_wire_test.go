@@ -194,3 +194,44 @@ func clip(b []byte) []byte {
 	}
 	return b
 }
+
+// TestReview19WholePipelineWrittenBeforeReading writes a pipeline far
+// larger than the socket buffers before reading any reply, as a client
+// that flushes a batch and then reads does: redis-server keeps reading
+// while its replies wait, and so must fakeredis, or the two deadlock.
+func TestReview19WholePipelineWrittenBeforeReading(t *testing.T) {
+	real := redistest.StartTB(t, redistest.Options{})
+	fake := startServers(t, 1, false)[0]
+	const n = 400_000
+	one := respCmd("GET", "some:key:of:a:fair:length")
+	req := []byte(strings.Repeat(one, n))
+	for _, target := range []struct{ name, addr string }{{"redis-server", real.Addr}, {"fakeredis", fake}} {
+		t.Run(target.name, func(t *testing.T) {
+			c, err := net.Dial("tcp", target.addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			c.SetDeadline(time.Now().Add(60 * time.Second))
+			if _, err := c.Write(req); err != nil {
+				t.Fatalf("writing %d bytes: %v", len(req), err)
+			}
+			// redis-server answers each GET with a nil ("$-1\r\n"),
+			// fakeredis with its value: one line, or two.
+			lines := n
+			if target.name == "fakeredis" {
+				lines = 2 * n
+			}
+			var got int64
+			buf := make([]byte, 256<<10)
+			for seen := 0; seen < lines; {
+				m, err := c.Read(buf)
+				if err != nil {
+					t.Fatalf("after %d bytes of replies: %v", got, err)
+				}
+				got += int64(m)
+				seen += bytes.Count(buf[:m], []byte("\n"))
+			}
+		})
+	}
+}

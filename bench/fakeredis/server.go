@@ -56,33 +56,36 @@ func (s *server) serve(ln net.Listener) error {
 
 // handle reads commands and writes their replies until the client goes
 // away or sends something that is not RESP: every command a read brought
-// in is answered with one write.
+// in is answered with one write, which never keeps the next read waiting
+// (see replyWriter). It returns once every reply is written.
 func (s *server) handle(c net.Conn) {
+	w := newReplyWriter(c)
+	defer w.flush()
 	cs := connState{proto: 2}
 	in := make([]byte, 64<<10)
 	var out []byte
 	var args [][]byte
-	r, w := 0, 0
+	r, end := 0, 0
 	for {
-		if w == len(in) {
+		if end == len(in) {
 			if r > 0 {
-				w = copy(in, in[r:w])
+				end = copy(in, in[r:end])
 				r = 0
 			} else {
 				in = append(in, make([]byte, len(in))...)
 			}
 		}
-		n, err := c.Read(in[w:])
-		w += n
-		for r < w {
+		n, err := c.Read(in[end:])
+		end += n
+		for r < end {
 			var used int
 			var perr error
-			args, used, perr = parseCommand(in[r:w], args)
+			args, used, perr = parseCommand(in[r:end], args)
 			if perr != nil {
 				out = append(out, "-ERR "...)
 				out = append(out, perr.Error()...)
 				out = append(out, "\r\n"...)
-				c.Write(out)
+				w.write(out)
 				return
 			}
 			if used == 0 {
@@ -93,16 +96,16 @@ func (s *server) handle(c net.Conn) {
 				var quit bool
 				out, quit = s.answer(out, &cs, args)
 				if quit {
-					c.Write(out)
+					w.write(out)
 					return
 				}
 			}
 		}
-		if r == w {
-			r, w = 0, 0
+		if r == end {
+			r, end = 0, 0
 		}
 		if len(out) > 0 {
-			if _, werr := c.Write(out); werr != nil {
+			if werr := w.write(out); werr != nil {
 				return
 			}
 			out = out[:0]

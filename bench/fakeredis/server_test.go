@@ -24,7 +24,7 @@ const testValue = "0123456789abcdef"
 
 // startServers starts n in-process servers on loopback ports, as a
 // cluster when clustered, and returns their addresses.
-func startServers(t *testing.T, n int, clustered bool) []string {
+func startServers(t testing.TB, n int, clustered bool) []string {
 	t.Helper()
 	lns := make([]net.Listener, n)
 	ports := make([]int, n)

@@ -171,7 +171,7 @@ func (s *server) answer(out []byte, cs *connState, args [][]byte) (_ []byte, qui
 	case is(name, "DBSIZE"):
 		return integer(out, 0), false
 	case is(name, "INFO"):
-		return append(out, r.info...), false
+		return append(out, r.info[cs.proto-2]...), false
 	case is(name, "QUIT"):
 		return append(out, "+OK\r\n"...), true
 	case is(name, "AUTH"), is(name, "SELECT"), is(name, "CLIENT"), is(name, "READONLY"),
@@ -187,7 +187,7 @@ func (s *server) answer(out []byte, cs *connState, args [][]byte) (_ []byte, qui
 // topology.
 func (s *server) cluster(out []byte, cs *connState, args [][]byte) []byte {
 	r := s.r
-	if r.slots == nil {
+	if r.slots[0] == nil {
 		return append(out, r.clusterError...)
 	}
 	if len(args) < 2 {
@@ -197,11 +197,11 @@ func (s *server) cluster(out []byte, cs *connState, args [][]byte) []byte {
 	case is(sub, "SHARDS"):
 		return append(out, r.shards[cs.proto-2]...)
 	case is(sub, "SLOTS"):
-		return append(out, r.slots...)
+		return append(out, r.slots[cs.proto-2]...)
 	case is(sub, "NODES"):
-		return append(out, r.nodes...)
+		return append(out, r.nodes[cs.proto-2]...)
 	case is(sub, "INFO"):
-		return append(out, r.clusterInfo...)
+		return append(out, r.clusterInfo[cs.proto-2]...)
 	case is(sub, "MYID"):
 		return append(out, r.myID...)
 	}

@@ -77,16 +77,6 @@ func runCase(ctx context.Context, client *shard.Client, target string, c Case, k
 // it, at most a second.
 func warmUp(d time.Duration) time.Duration { return min(d/10, time.Second) }
 
-// percentile returns the p-th percentile (nearest rank) of sorted
-// nanosecond samples, in microseconds; 0 without samples.
-func percentile(sorted []int64, p int) float64 {
-	if len(sorted) == 0 {
-		return 0
-	}
-	rank := (len(sorted)*p + 99) / 100 // ceil(len * p / 100)
-	return float64(sorted[max(rank, 1)-1]) / 1e3
-}
-
 // latencies returns the median and the 99th percentile (nearest rank),
 // in microseconds, of the operations the callers timed, from the samples
 // they kept. A caller that timed more operations than it kept a sample of

@@ -78,12 +78,13 @@ func BenchmarkReview13MoverMeasure(b *testing.B) {
 					b.Fatal(err)
 				}
 				c.Close()
-				cpu, srv, start := cpustat.Process(), cpustat.Children("redis-server"), time.Now()
+				w, start := cpustat.Start("redis-server"), time.Now()
 				rep, err := Move(ctx, Options{From: from, To: to, SkipClientCheck: true, SkipVerify: true})
 				t := &totals[mode]
 				t.wall += time.Since(start)
-				t.cpu += cpustat.Process() - cpu
-				t.srv += cpustat.Children("redis-server") - srv
+				client, servers := w.End()
+				t.cpu += client
+				t.srv += servers
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -30,13 +30,14 @@ func BenchmarkHotPath(b *testing.B) {
 		b.Fatal(err)
 	}
 	measure := func(b *testing.B, perOp int, run func(b *testing.B)) {
-		cpu0, srv0 := cpustat.Process(), cpustat.Children("redis-server")
+		w := cpustat.Start("redis-server")
 		b.ResetTimer()
 		run(b)
 		b.StopTimer()
 		n := float64(b.N * perOp)
-		b.ReportMetric(float64(cpustat.Process()-cpu0)/n, "client-ns/cmd")
-		b.ReportMetric(float64(cpustat.Children("redis-server")-srv0)/n, "server-ns/cmd")
+		client, servers := w.End()
+		b.ReportMetric(float64(client)/n, "client-ns/cmd")
+		b.ReportMetric(float64(servers)/n, "server-ns/cmd")
 	}
 	b.Run("GET 64 callers", func(b *testing.B) {
 		measure(b, 1, func(b *testing.B) {

@@ -49,15 +49,16 @@ func BenchmarkDoByMode(b *testing.B) {
 		}
 		measure := func(b *testing.B, run func()) {
 			b.ReportAllocs()
-			cpu0, srv0 := cpustat.Process(), cpustat.Children("redis-server")
+			w := cpustat.Start("redis-server")
 			b.ResetTimer()
 			for range b.N {
 				run()
 			}
 			b.StopTimer()
 			n := float64(b.N)
-			b.ReportMetric(float64(cpustat.Process()-cpu0)/n, "client-ns/op")
-			b.ReportMetric(float64(cpustat.Children("redis-server")-srv0)/n, "server-ns/op")
+			client, servers := w.End()
+			b.ReportMetric(float64(client)/n, "client-ns/op")
+			b.ReportMetric(float64(servers)/n, "server-ns/op")
 		}
 		b.Run(mode.name+"/GET", func(b *testing.B) {
 			measure(b, func() {

@@ -49,15 +49,16 @@ func BenchmarkFenceDo(b *testing.B) {
 		}
 		b.Run(tc.name, func(b *testing.B) {
 			b.ReportAllocs()
-			cpu0, srv0 := cpustat.Process(), cpustat.Children("redis-server")
+			w := cpustat.Start("redis-server")
 			for b.Loop() {
 				if _, err := c.Do(ctx, "GET", key); err != nil {
 					b.Fatal(err)
 				}
 			}
 			n := float64(b.N)
-			b.ReportMetric(float64(cpustat.Process()-cpu0)/n, "client-ns/cmd")
-			b.ReportMetric(float64(cpustat.Children("redis-server")-srv0)/n, "server-ns/cmd")
+			client, servers := w.End()
+			b.ReportMetric(float64(client)/n, "client-ns/cmd")
+			b.ReportMetric(float64(servers)/n, "server-ns/cmd")
 		})
 		c.Close()
 	}

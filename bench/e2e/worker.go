@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -53,14 +54,12 @@ func runCase(ctx context.Context, client *shard.Client, target string, c Case, k
 	callers := runCallers(ctx, client, c, keys, d, progress)
 	elapsed := time.Since(start)
 
-	var samples []int64
 	for _, cl := range callers {
 		res.Ops += cl.ops
 		res.Errors += cl.errs
 		if cl.first != nil && res.FirstError == "" {
 			res.FirstError = cl.first.Error()
 		}
-		samples = append(samples, cl.samples...)
 	}
 	res.Commands = res.Ops * int64(c.Commands())
 	res.Seconds = elapsed.Seconds()
@@ -68,9 +67,7 @@ func runCase(ctx context.Context, client *shard.Client, target string, c Case, k
 		res.OpsPerSec = float64(res.Ops) / res.Seconds
 		res.CommandsPerSec = float64(res.Commands) / res.Seconds
 	}
-	slices.Sort(samples)
-	res.P50Micros = percentile(samples, 50)
-	res.P99Micros = percentile(samples, 99)
+	res.P50Micros, res.P99Micros = latencies(callers)
 	res.Partial = ctx.Err() != nil
 	progress(1)
 	return res
@@ -80,14 +77,46 @@ func runCase(ctx context.Context, client *shard.Client, target string, c Case, k
 // it, at most a second.
 func warmUp(d time.Duration) time.Duration { return min(d/10, time.Second) }
 
-// percentile returns the p-th percentile (nearest rank) of sorted
-// nanosecond samples, in microseconds; 0 without samples.
-func percentile(sorted []int64, p int) float64 {
-	if len(sorted) == 0 {
-		return 0
+// latencies returns the median and the 99th percentile (nearest rank),
+// in microseconds, of the operations the callers timed, from the samples
+// they kept. A caller that timed more operations than it kept a sample of
+// stands for more operations with each sample: every sample weighs the
+// operations it was drawn from over the samples kept, so that the figures
+// are those of all operations, not an average over callers whatever
+// their pace.
+func latencies(callers []*caller) (p50, p99 float64) {
+	type weighted struct {
+		ns     int64
+		weight float64
 	}
-	rank := (len(sorted)*p + 99) / 100 // ceil(len * p / 100)
-	return float64(sorted[max(rank, 1)-1]) / 1e3
+	var samples []weighted
+	var total float64
+	for _, cl := range callers {
+		if len(cl.samples) == 0 {
+			continue
+		}
+		w := float64(max(cl.seen, int64(len(cl.samples)))) / float64(len(cl.samples))
+		for _, ns := range cl.samples {
+			samples = append(samples, weighted{ns, w})
+		}
+		total += w * float64(len(cl.samples))
+	}
+	if len(samples) == 0 {
+		return 0, 0
+	}
+	slices.SortFunc(samples, func(a, b weighted) int { return cmp.Compare(a.ns, b.ns) })
+	at := func(p int) float64 {
+		// The smallest sample whose operations, with every faster one's,
+		// reach p% of all: ceil(len * p / 100) when no caller sampled.
+		want, sum := total*float64(p)/100, 0.0
+		for _, s := range samples {
+			if sum += s.weight; sum >= want*(1-1e-12) {
+				return float64(s.ns) / 1e3
+			}
+		}
+		return float64(samples[len(samples)-1].ns) / 1e3
+	}
+	return at(50), at(99)
 }
 
 // runCallers runs c.Callers goroutines for d (or until ctx ends) and

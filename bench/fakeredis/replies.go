@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 )
@@ -18,16 +19,23 @@ type node struct {
 // assigns them.
 type topology []node
 
-// newTopology spreads the 16,384 slots over the given ports in order.
+// newTopology spreads the 16,384 slots over the given ports in order, as
+// redis-cli --cluster create does (in C floats: for three masters
+// 0-5460, 5461-10922 and 10923-16383).
 func newTopology(ports []int) topology {
 	t := make(topology, len(ports))
+	perNode := float32(16384) / float32(len(ports))
+	var cursor float32
+	first := 0
 	for i, p := range ports {
-		t[i] = node{
-			id:    fmt.Sprintf("%040x", i+1),
-			port:  p,
-			start: i * 16384 / len(ports),
-			end:   (i+1)*16384/len(ports) - 1,
+		last := int(math.Round(float64(cursor + perNode - 1)))
+		if last > 16384 || i == len(ports)-1 {
+			last = 16383
 		}
+		last = max(last, first)
+		t[i] = node{id: fmt.Sprintf("%040x", i+1), port: p, start: first, end: last}
+		first = last + 1
+		cursor += perNode
 	}
 	return t
 }
@@ -38,10 +46,10 @@ type replies struct {
 	get          []byte // GET's bulk string
 	hello        [2][]byte
 	shards       [2][]byte // CLUSTER SHARDS in RESP2 and RESP3
-	slots        []byte
-	nodes        []byte
-	info         []byte
-	clusterInfo  []byte
+	slots        [2][]byte // CLUSTER SLOTS in RESP2 and RESP3
+	nodes        [2][]byte // the text replies, in RESP2 and RESP3
+	info         [2][]byte
+	clusterInfo  [2][]byte
 	myID         []byte
 	clusterError []byte // every CLUSTER subcommand of a standalone server
 	commands     [2]commandTable
@@ -72,18 +80,33 @@ func newReplies(value string, t topology, self int) *replies {
 		b = append(b, "*0\r\n"...)
 		r.hello[v] = b
 		r.shards[v] = encodeShards(t, proto)
+		r.info[v] = text(nil, proto, "# Server\r\nredis_version:7.0.15\r\nredis_mode:"+mode+"\r\n")
+		if len(t) > 0 {
+			r.slots[v] = encodeSlots(t, proto)
+			r.nodes[v] = text(nil, proto, encodeNodes(t, self))
+			r.clusterInfo[v] = text(nil, proto, fmt.Sprintf("cluster_enabled:1\r\ncluster_state:ok\r\n"+
+				"cluster_slots_assigned:16384\r\ncluster_slots_ok:16384\r\ncluster_known_nodes:%d\r\ncluster_size:%d\r\n",
+				len(t), len(t)))
+		}
 	}
-	r.info = bulk(nil, "# Server\r\nredis_version:7.0.15\r\nredis_mode:"+mode+"\r\n")
 	r.clusterError = []byte("-ERR This instance has cluster support disabled\r\n")
-	if len(t) == 0 {
-		return r
+	if len(t) > 0 {
+		r.myID = bulk(nil, t[self].id)
 	}
-	r.slots = encodeSlots(t)
-	r.nodes = bulk(nil, encodeNodes(t, self))
-	r.clusterInfo = bulk(nil, fmt.Sprintf("cluster_enabled:1\r\ncluster_state:ok\r\ncluster_slots_assigned:16384\r\n"+
-		"cluster_slots_ok:16384\r\ncluster_known_nodes:%d\r\ncluster_size:%d\r\n", len(t), len(t)))
-	r.myID = bulk(nil, t[self].id)
 	return r
+}
+
+// text encodes a text reply as redis-server does: a bulk string in RESP2,
+// a verbatim string of format txt in RESP3.
+func text(b []byte, proto int, s string) []byte {
+	if proto == 2 {
+		return bulk(b, s)
+	}
+	b = append(b, '=')
+	b = strconv.AppendInt(b, int64(len(s)+4), 10)
+	b = append(b, "\r\ntxt:"...)
+	b = append(b, s...)
+	return append(b, "\r\n"...)
 }
 
 func bulk(b []byte, s string) []byte {
@@ -148,18 +171,20 @@ func encodeShards(t topology, proto int) []byte {
 	return b
 }
 
-// encodeSlots encodes CLUSTER SLOTS: per range start, end and the master
-// as [ip, port, id].
-func encodeSlots(t topology) []byte {
+// encodeSlots encodes CLUSTER SLOTS as Redis 7.0 does: per range start,
+// end and the master as [ip, port, id, {}] (no hostname in the map of
+// further addresses).
+func encodeSlots(t topology, proto int) []byte {
 	b := arrayHeader(nil, len(t))
 	for _, n := range t {
 		b = arrayHeader(b, 3)
 		b = integer(b, n.start)
 		b = integer(b, n.end)
-		b = arrayHeader(b, 3)
+		b = arrayHeader(b, 4)
 		b = bulk(b, "127.0.0.1")
 		b = integer(b, n.port)
 		b = bulk(b, n.id)
+		b = mapHeader(b, proto, 0)
 	}
 	return b
 }

@@ -56,33 +56,36 @@ func (s *server) serve(ln net.Listener) error {
 
 // handle reads commands and writes their replies until the client goes
 // away or sends something that is not RESP: every command a read brought
-// in is answered with one write.
+// in is answered with one write, which never keeps the next read waiting
+// (see replyWriter). It returns once every reply is written.
 func (s *server) handle(c net.Conn) {
+	w := newReplyWriter(c)
+	defer w.flush()
 	cs := connState{proto: 2}
 	in := make([]byte, 64<<10)
 	var out []byte
 	var args [][]byte
-	r, w := 0, 0
+	r, end := 0, 0
 	for {
-		if w == len(in) {
+		if end == len(in) {
 			if r > 0 {
-				w = copy(in, in[r:w])
+				end = copy(in, in[r:end])
 				r = 0
 			} else {
 				in = append(in, make([]byte, len(in))...)
 			}
 		}
-		n, err := c.Read(in[w:])
-		w += n
-		for r < w {
+		n, err := c.Read(in[end:])
+		end += n
+		for r < end {
 			var used int
 			var perr error
-			args, used, perr = parseCommand(in[r:w], args)
+			args, used, perr = parseCommand(in[r:end], args)
 			if perr != nil {
 				out = append(out, "-ERR "...)
 				out = append(out, perr.Error()...)
 				out = append(out, "\r\n"...)
-				c.Write(out)
+				w.write(out)
 				return
 			}
 			if used == 0 {
@@ -93,16 +96,16 @@ func (s *server) handle(c net.Conn) {
 				var quit bool
 				out, quit = s.answer(out, &cs, args)
 				if quit {
-					c.Write(out)
+					w.write(out)
 					return
 				}
 			}
 		}
-		if r == w {
-			r, w = 0, 0
+		if r == end {
+			r, end = 0, 0
 		}
 		if len(out) > 0 {
-			if _, werr := c.Write(out); werr != nil {
+			if werr := w.write(out); werr != nil {
 				return
 			}
 			out = out[:0]
@@ -143,7 +146,10 @@ func (s *server) answer(out []byte, cs *connState, args [][]byte) (_ []byte, qui
 		}
 		return out, false
 	case is(name, "PING"):
-		if len(args) > 1 {
+		if len(args) > 2 {
+			return wrongArgs(out, "ping"), false
+		}
+		if len(args) == 2 {
 			return bulk(out, string(args[1])), false
 		}
 		return append(out, "+PONG\r\n"...), false
@@ -165,7 +171,7 @@ func (s *server) answer(out []byte, cs *connState, args [][]byte) (_ []byte, qui
 	case is(name, "DBSIZE"):
 		return integer(out, 0), false
 	case is(name, "INFO"):
-		return append(out, r.info...), false
+		return append(out, r.info[cs.proto-2]...), false
 	case is(name, "QUIT"):
 		return append(out, "+OK\r\n"...), true
 	case is(name, "AUTH"), is(name, "SELECT"), is(name, "CLIENT"), is(name, "READONLY"),
@@ -181,7 +187,7 @@ func (s *server) answer(out []byte, cs *connState, args [][]byte) (_ []byte, qui
 // topology.
 func (s *server) cluster(out []byte, cs *connState, args [][]byte) []byte {
 	r := s.r
-	if r.slots == nil {
+	if r.slots[0] == nil {
 		return append(out, r.clusterError...)
 	}
 	if len(args) < 2 {
@@ -191,11 +197,11 @@ func (s *server) cluster(out []byte, cs *connState, args [][]byte) []byte {
 	case is(sub, "SHARDS"):
 		return append(out, r.shards[cs.proto-2]...)
 	case is(sub, "SLOTS"):
-		return append(out, r.slots...)
+		return append(out, r.slots[cs.proto-2]...)
 	case is(sub, "NODES"):
-		return append(out, r.nodes...)
+		return append(out, r.nodes[cs.proto-2]...)
 	case is(sub, "INFO"):
-		return append(out, r.clusterInfo...)
+		return append(out, r.clusterInfo[cs.proto-2]...)
 	case is(sub, "MYID"):
 		return append(out, r.myID...)
 	}

@@ -24,7 +24,7 @@ const testValue = "0123456789abcdef"
 
 // startServers starts n in-process servers on loopback ports, as a
 // cluster when clustered, and returns their addresses.
-func startServers(t *testing.T, n int, clustered bool) []string {
+func startServers(t testing.TB, n int, clustered bool) []string {
 	t.Helper()
 	lns := make([]net.Listener, n)
 	ports := make([]int, n)
@@ -196,9 +196,12 @@ func TestShardisCluster(t *testing.T) {
 	if len(masters) != 3 {
 		t.Fatalf("discovered %d masters, want 3: %v", len(masters), tb)
 	}
-	for i, a := range addrs {
-		if got := tb.Master(i * cluster.SlotCount / 3).Addr; got != a {
-			t.Errorf("master of slot %d is %s, want %s", i*cluster.SlotCount/3, got, a)
+	// redis-cli's ranges: 0-5460, 5461-10922, 10923-16383.
+	for i, slots := range [][2]int{{0, 5460}, {5461, 10922}, {10923, cluster.SlotCount - 1}} {
+		for _, slot := range slots {
+			if got := tb.Master(slot).Addr; got != addrs[i] {
+				t.Errorf("master of slot %d is %s, want %s", slot, got, addrs[i])
+			}
 		}
 	}
 	checkShardis(t, c)

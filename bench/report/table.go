@@ -76,10 +76,11 @@ func (t *table) text(w io.Writer) error {
 // pct writes a percentage with d decimals.
 func pct(v float64, d int) string { return fmt.Sprintf("%.*f%%", d, v) }
 
-// bytesText writes a byte count in B, kB or MB (powers of ten).
+// bytesText writes a byte count in B, kB or MB (powers of ten); a count
+// that one decimal of kB would round to 1000.0 is written in MB.
 func bytesText(n int64) string {
 	switch {
-	case n >= 1e6:
+	case n >= 999_950:
 		return fmt.Sprintf("%.2f MB", float64(n)/1e6)
 	case n >= 1e3:
 		return fmt.Sprintf("%.1f kB", float64(n)/1e3)
@@ -106,9 +107,10 @@ func count(v float64) string {
 	return b.String()
 }
 
-// micros writes a latency given in microseconds: "54 µs", "1.84 ms".
+// micros writes a latency given in microseconds: "54 µs", "1.84 ms"; one
+// that would round to 1000 µs is written in ms.
 func micros(us float64) string {
-	if us >= 1000 {
+	if us >= 999.5 {
 		return fmt.Sprintf("%.2f ms", us/1000)
 	}
 	return fmt.Sprintf("%.0f µs", us)

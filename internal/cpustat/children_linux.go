@@ -8,6 +8,11 @@ import (
 	"time"
 )
 
+// commLen is how many bytes of a command name the kernel keeps
+// (TASK_COMM_LEN less its terminating zero): /proc/<pid>/stat shows the
+// name cut there.
+const commLen = 15
+
 // clockTick is the unit of /proc/<pid>/stat CPU times (USER_HZ, 100 on
 // every Linux platform Go supports).
 const clockTick = 10 * time.Millisecond
@@ -16,8 +21,12 @@ const clockTick = 10 * time.Millisecond
 // running child processes of this one whose command name is name (such as
 // "redis-server": the servers a benchmark started), or 0 where the system
 // does not tell. Subtracting two readings gives the servers' share of a
-// workload; the resolution is 10 ms.
+// workload; the resolution is 10 ms. A name longer than the kernel keeps
+// (15 bytes) is compared by the part it keeps.
 func Children(name string) time.Duration {
+	if len(name) > commLen {
+		name = name[:commLen]
+	}
 	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
 	self := strconv.Itoa(os.Getpid())
 	var total time.Duration

@@ -79,6 +79,22 @@ func extent(series [][]float64) (lo, hi float64) {
 	return lo, hi
 }
 
+// positive returns series with every value that is not above 0 made NaN,
+// which extent skips.
+func positive(series [][]float64) [][]float64 {
+	out := make([][]float64, len(series))
+	for i, s := range series {
+		out[i] = make([]float64, len(s))
+		for j, v := range s {
+			out[i][j] = math.NaN()
+			if v > 0 {
+				out[i][j] = v
+			}
+		}
+	}
+	return out
+}
+
 // BalanceChart returns balance.svg: for every strategy and layout, a bar
 // from the emptiest to the busiest shard, in percent of a shard's fair
 // share.
@@ -112,8 +128,10 @@ func MovementChart(r *placement.Report) ([]byte, error) {
 	}
 	add := placementSeries(r, func(res placement.Result) float64 { return ratio(res.Add) })
 	rem := placementSeries(r, func(res placement.Result) float64 { return ratio(res.Remove) })
-	lo1, hi1 := extent(add)
-	lo2, hi2 := extent(rem)
+	// A strategy that moves no key has a ratio of 0, which the log axis
+	// cannot show (log10All draws no bar): the axis spans the others.
+	lo1, hi1 := extent(positive(add))
+	lo2, hi2 := extent(positive(rem))
 	lo, hi := math.Min(0.5, 0.8*math.Min(lo1, lo2)), math.Max(2, math.Max(hi1, hi2))
 	var plots []*panel
 	for _, panel := range []struct {

@@ -207,7 +207,7 @@ func (s *Scanner) noteHeld(ctx context.Context, n Node, t *cluster.Table) (answe
 	if s.extra == nil {
 		s.extra = map[string]map[int]bool{}
 		s.lacking = map[string]map[int]bool{}
-		s.kept = map[string]map[string]struct{}{}
+		s.kept = map[string]map[keyID]struct{}{}
 	}
 	delete(s.extra, n.Addr)
 	delete(s.lacking, n.Addr)
@@ -262,7 +262,7 @@ func (s *Scanner) noteHeld(ctx context.Context, n Node, t *cluster.Table) (answe
 	}
 	if len(extra) > 0 {
 		s.extra[n.Addr] = extra
-		s.kept[n.Addr] = map[string]struct{}{}
+		s.kept[n.Addr] = map[keyID]struct{}{}
 	}
 	return true
 }

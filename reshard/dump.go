@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/gomodule/redigo/redis"
-	"github.com/shardis/shardis/cluster"
 	"github.com/shardis/shardis/internal/errtext"
 	"github.com/shardis/shardis/shard"
 )
@@ -80,44 +79,50 @@ var restoreBefore = redis.NewScript(1, restoreBeforeSrc)
 // only once its value was restored at dst (or dst had a copy of its own,
 // which RESTORE without REPLACE never overwrites).
 func (m *mover) dumpMove(ctx context.Context, conn redis.Conn, src, dst shard.Node, keys []string) (int, error) {
-	return m.dumpMoveAt(ctx, conn, src, dst, keys, 0)
+	return m.dumpMoveAt(ctx, conn, src, dst, keys, 0, false)
 }
 
-// redirected is keys that an old cluster's master refused with MOVED err.
+// redirected is keys that an old cluster's master refused with the
+// MOVED or ASK err.
 type redirected struct {
 	keys []string
 	err  error
 }
 
-// addRedirect records key k, refused by old node src with the MOVED err,
-// in away by the master it names.
+// addRedirect records key k, refused by old node src with the MOVED or
+// ASK err, in away by the master it names and the redirect's kind.
 func addRedirect(away map[string]*redirected, src shard.Node, k string, err error) {
-	var re redis.Error
-	errors.As(err, &re)
-	r, _ := cluster.ParseRedirect(string(re), src.Addr)
-	g := away[r.Addr]
+	at := redirectKey(src, err)
+	g := away[at]
 	if g == nil {
 		g = &redirected{err: err}
-		away[r.Addr] = g
+		away[at] = g
 	}
 	g.keys = append(g.keys, k)
 }
 
-// dumpMoveAt is dumpMove after hop MOVED redirects of the old cluster.
-func (m *mover) dumpMoveAt(ctx context.Context, conn redis.Conn, src, dst shard.Node, keys []string, hop int) (int, error) {
+// dumpMoveAt is dumpMove after hop MOVED or ASK redirects of the old
+// cluster; asking: keys that left for src, which imports their slot,
+// each command on them after an ASKING.
+//
+// A slot being moved inside the old cluster (MIGRATING at src) makes src
+// answer ASK to the DUMP of a key that has left for the importing master,
+// or to the delete of one that left once restored: it is dumped, or
+// deleted, there.
+func (m *mover) dumpMoveAt(ctx context.Context, conn redis.Conn, src, dst shard.Node, keys []string, hop int, asking bool) (int, error) {
 	if testHookDump != nil {
 		testHookDump(src, keys)
 	}
 	away := map[string]*redirected{}
-	moved, err := m.dumpBatch(ctx, conn, src, dst, keys, hop, away)
+	moved, err := m.dumpBatch(ctx, conn, src, dst, keys, hop, asking, away)
 	if err != nil {
 		return moved, err
 	}
 	for _, addr := range sortedKeys(away) {
 		g := away[addr]
 		n, err := m.followMoved(ctx, src, dst, "DUMP", fmt.Sprintf("DUMP of %d keys", len(g.keys)), g.err, hop,
-			func(c redis.Conn, at shard.Node, hop int) (int, error) {
-				return m.dumpMoveAt(ctx, c, at, dst, g.keys, hop)
+			func(c redis.Conn, at shard.Node, hop int, asking bool) (int, error) {
+				return m.dumpMoveAt(ctx, c, at, dst, g.keys, hop, asking)
 			})
 		moved += n
 		if err != nil {
@@ -135,9 +140,10 @@ type dumped struct {
 }
 
 // dumpBatch moves keys from src (conn) to dst for dumpMoveAt, after hop
-// redirects, and records in away the keys that src refused with MOVED,
-// which it does not move.
-func (m *mover) dumpBatch(ctx context.Context, conn redis.Conn, src, dst shard.Node, keys []string, hop int, away map[string]*redirected) (int, error) {
+// redirects (asking: each command on keys after an ASKING), and records in
+// away the keys that src refused with MOVED or ASK, which it does not
+// move.
+func (m *mover) dumpBatch(ctx context.Context, conn redis.Conn, src, dst shard.Node, keys []string, hop int, asking bool, away map[string]*redirected) (int, error) {
 	// The new node's connection first: a dial (and its handshake) to a
 	// node that does not answer must not hold the old node's writes.
 	dconn, err := m.pools.Get(ctx, dst.Addr)
@@ -203,7 +209,9 @@ func (m *mover) dumpBatch(ctx context.Context, conn redis.Conn, src, dst shard.N
 		return redis.ReceiveWithTimeout(c, min(left, m.opts.Timeout))
 	}
 	for _, k := range keys {
+		sendAsking(conn, asking)
 		conn.Send("DUMP", k)
+		sendAsking(conn, asking)
 		conn.Send("PTTL", k)
 	}
 	if err := conn.Flush(); err != nil {
@@ -211,10 +219,11 @@ func (m *mover) dumpBatch(ctx context.Context, conn redis.Conn, src, dst shard.N
 	}
 	var items []dumped
 	for _, k := range keys {
-		payload, err1 := redis.Bytes(receive(conn))
-		ttl, err2 := redis.Int64(receive(conn))
+		payload, err1 := redis.Bytes(receiveAsked(conn, asking, receive))
+		ttl, err2 := redis.Int64(receiveAsked(conn, asking, receive))
 		if m.oldMoved(err1) || m.oldMoved(err2) {
-			// Its slot moved to another master: moved from there.
+			// Its slot moved to another master, or it left for the
+			// importing master of its slot: moved from there.
 			addRedirect(away, src, k, cmp.Or(err1, err2))
 			continue
 		}
@@ -303,6 +312,7 @@ func (m *mover) dumpBatch(ctx context.Context, conn redis.Conn, src, dst shard.N
 		testHookDelete(src, ks)
 	}
 	for _, it := range items {
+		sendAsking(conn, asking)
 		if err := delIfSame.SendHash(conn, it.key, it.payload); err != nil {
 			return 0, &shard.NodeError{Node: src, Err: err}
 		}
@@ -313,22 +323,24 @@ func (m *mover) dumpBatch(ctx context.Context, conn redis.Conn, src, dst shard.N
 	var firstErr error
 	deleted := make([]bool, len(items))
 	// The old copies whose slot moved to another master of the old
-	// cluster once restored (the delete answered MOVED), by that master.
+	// cluster once restored, or that left for the importing master of
+	// their slot (the delete answered MOVED or ASK), by that master and
+	// the redirect's kind.
 	gone := map[string][]int{}
 	goneErr := map[string]error{}
 	elsewhere := func(i int, err error) bool {
 		if !m.oldMoved(err) {
 			return false
 		}
-		var re redis.Error
-		errors.As(err, &re)
-		r, _ := cluster.ParseRedirect(string(re), src.Addr)
-		gone[r.Addr] = append(gone[r.Addr], i)
-		goneErr[r.Addr] = err
+		at := redirectKey(src, err)
+		gone[at] = append(gone[at], i)
+		goneErr[at] = err
 		return true
 	}
 	for i := range items {
-		n, err := redis.Int(redis.ReceiveWithTimeout(conn, m.opts.Timeout))
+		n, err := redis.Int(receiveAsked(conn, asking, func(c redis.Conn) (any, error) {
+			return redis.ReceiveWithTimeout(c, m.opts.Timeout)
+		}))
 		if elsewhere(i, err) {
 			continue
 		}
@@ -341,7 +353,7 @@ func (m *mover) dumpBatch(ctx context.Context, conn redis.Conn, src, dst shard.N
 		// The script was not loaded yet: load it and delete again.
 		clear(gone)
 		for i, it := range items {
-			n, err := redis.Int(delIfSame.DoContext(ctx, conn, it.key, it.payload))
+			n, err := delIfSameAt(ctx, conn, asking, it)
 			if elsewhere(i, err) {
 				continue
 			}
@@ -381,16 +393,17 @@ func (m *mover) dumpBatch(ctx context.Context, conn redis.Conn, src, dst shard.N
 }
 
 // delMoved deletes the old copies of its, restored at dst, which old node
-// src refused to delete with the MOVED err (their slot moved to another
-// master of the old cluster after hop redirects), at the master named:
+// src refused to delete with the MOVED or ASK err (their slot moved to
+// another master of the old cluster after hop redirects, or they left
+// for the importing master of their slot), at the master named:
 // each only while it holds the value dumped (delIfSame), following its
 // MOVED in turn within maxMoveRedirects. It reports which it deleted.
 func (m *mover) delMoved(ctx context.Context, src, dst shard.Node, its []dumped, err error, hop int) ([]bool, error) {
 	deleted := make([]bool, len(its))
 	_, err = m.followMoved(ctx, src, dst, "EVALSHA", fmt.Sprintf("deleting %d keys restored", len(its)), err, hop,
-		func(c redis.Conn, at shard.Node, hop int) (int, error) {
+		func(c redis.Conn, at shard.Node, hop int, asking bool) (int, error) {
 			for i, it := range its {
-				n, err := redis.Int(delIfSame.DoContext(ctx, c, it.key, it.payload))
+				n, err := delIfSameAt(ctx, c, asking, it)
 				if m.oldMoved(err) {
 					d, err := m.delMoved(ctx, at, dst, its[i:i+1], err, hop)
 					deleted[i] = d[0]
@@ -407,6 +420,27 @@ func (m *mover) delMoved(ctx context.Context, src, dst shard.Node, its []dumped,
 			return 0, nil
 		})
 	return deleted, err
+}
+
+// delIfSameAt deletes the old copy of it on conn while it holds the value
+// dumped (delIfSame), after an ASKING when asking. The ASKING covers the
+// next command only, so the script is loaded first rather than sent
+// again after a NOSCRIPT.
+func delIfSameAt(ctx context.Context, conn redis.Conn, asking bool, it dumped) (int, error) {
+	if !asking {
+		return redis.Int(delIfSame.DoContext(ctx, conn, it.key, it.payload))
+	}
+	if err := delIfSame.Load(conn); err != nil {
+		return 0, err
+	}
+	sendAsking(conn, asking)
+	if err := delIfSame.SendHash(conn, it.key, it.payload); err != nil {
+		return 0, err
+	}
+	if err := conn.Flush(); err != nil {
+		return 0, err
+	}
+	return redis.Int(receiveAsked(conn, asking, func(c redis.Conn) (any, error) { return redis.ReceiveContext(c, ctx) }))
 }
 
 // restoreConnErr describes a failure of the new node's connection, whose

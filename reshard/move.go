@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/gomodule/redigo/redis"
+	"github.com/shardis/shardis/cluster"
 	"github.com/shardis/shardis/internal/errtext"
 	"github.com/shardis/shardis/pool"
 	"github.com/shardis/shardis/shard"
@@ -580,12 +581,20 @@ func sum(sizes []int64) int64 {
 // moved, and a key a client moved first ("move before touch") is counted
 // by the client alone.
 func (m *mover) migrate(ctx context.Context, conn redis.Conn, src, dst shard.Node, keys []string, sizes []int64) (int, error) {
-	return m.migrateAt(ctx, conn, src, dst, keys, sizes, 0)
+	return m.migrateAt(ctx, conn, src, dst, keys, sizes, 0, false)
 }
 
-// migrateAt is migrate after hop MOVED redirects of the old cluster
-// (followMoved).
-func (m *mover) migrateAt(ctx context.Context, conn redis.Conn, src, dst shard.Node, keys []string, sizes []int64, hop int) (int, error) {
+// migrateAt is migrate after hop MOVED or ASK redirects of the old
+// cluster (followMoved); asking: keys that left for src, which imports
+// their slot, each command on them after an ASKING.
+//
+// A slot being moved inside the old cluster (MIGRATING at src) makes src
+// refuse the batch's transaction, nothing run: ASK when every key of the
+// batch has left for the importing master (then moved from there), and
+// TRYAGAIN when some have (the importing master answers TRYAGAIN too when
+// some are not there): the keys are then moved one by one, each from the
+// master it is at.
+func (m *mover) migrateAt(ctx context.Context, conn redis.Conn, src, dst shard.Node, keys []string, sizes []int64, hop int, asking bool) (int, error) {
 	args, err := m.migrateArgs(dst, keys)
 	if err != nil {
 		return 0, &shard.NodeError{Node: dst, Err: err}
@@ -594,9 +603,10 @@ func (m *mover) migrateAt(ctx context.Context, conn redis.Conn, src, dst shard.N
 	var moved int
 	err = m.watchedMigrate(ctx, conn, src, dst, len(keys), wait, func(c redis.Conn) error {
 		var err error
-		moved, err = migrateCounted(c, wait, args, keys)
+		moved, err = migrateCounted(c, wait, args, keys, asking)
 		return err
 	})
+	what := fmt.Sprintf("MIGRATE of %d keys", len(keys))
 	switch {
 	case errors.Is(err, ErrOldNodeStalled):
 		return moved, err
@@ -605,21 +615,36 @@ func (m *mover) migrateAt(ctx context.Context, conn redis.Conn, src, dst shard.N
 	case isReplyError(err, "BUSYKEY"):
 		// The batch moved the keys the new owner took; each key is now
 		// moved again on its own: NOKEY for those.
-		n, err := m.migrateEachAt(ctx, conn, src, dst, keys, sizes, hop)
+		n, err := m.migrateEachAt(ctx, conn, src, dst, keys, sizes, hop, asking)
 		return moved + n, err
 	case isReplyError(err, "IOERR"):
 		// The keys the new node acknowledged are moved; those whose
 		// answer was lost may be at both nodes, which DUMP/RESTORE
 		// settles (restoreBefore: the new node holds the dumped value).
-		n, err := m.dumpMoveAt(ctx, conn, src, dst, keys, hop)
+		n, err := m.dumpMoveAt(ctx, conn, src, dst, keys, hop, asking)
 		return moved + n, err
 	case m.oldMoved(err):
-		what := fmt.Sprintf("MIGRATE of %d keys", len(keys))
-		return m.followMoved(ctx, src, dst, "MIGRATE", what, err, hop, func(c redis.Conn, at shard.Node, hop int) (int, error) {
-			return m.migrateAt(ctx, c, at, dst, keys, sizes, hop)
+		return m.followMoved(ctx, src, dst, "MIGRATE", what, err, hop, func(c redis.Conn, at shard.Node, hop int, asking bool) (int, error) {
+			return m.migrateAt(ctx, c, at, dst, keys, sizes, hop, asking)
 		})
+	case m.oldTryAgain(err) && len(keys) > 1:
+		// Nothing ran. A transaction on one key is not refused so: it
+		// runs, or answers ASK for a key that left.
+		for i, k := range keys {
+			n, err := m.migrateAt(ctx, conn, src, dst, []string{k}, sizes[min(i, len(sizes)):min(i+1, len(sizes))], hop, asking)
+			moved += n
+			if err != nil {
+				return moved, err
+			}
+		}
+		return moved, nil
+	case m.oldTryAgain(err):
+		if err := m.tryAgain(ctx, src, dst, "MIGRATE", what, err, hop); err != nil {
+			return moved, err
+		}
+		return m.migrateAt(ctx, conn, src, dst, keys, sizes, hop+1, asking)
 	default:
-		return moved, m.migrateErr(src, dst, fmt.Sprintf("MIGRATE of %d keys", len(keys)), err)
+		return moved, m.migrateErr(src, dst, what, err)
 	}
 }
 
@@ -636,23 +661,32 @@ func (m *mover) migrateAt(ctx context.Context, conn redis.Conn, src, dst shard.N
 // Out of a cluster, the keys (of one slot: batchOf) may move to another
 // master of it meanwhile: the MIGRATE of a key, or settleBusy's DEL,
 // answers MOVED, and that key and the rest are moved from the master
-// named (followMoved), as a batch's MIGRATE is.
+// named (followMoved), as a batch's MIGRATE is. Each MIGRATE runs in a
+// transaction there (migrateCounted): a bare MIGRATE runs at a slot's
+// migrating master even for a key that has left for the importing one,
+// and answers NOKEY, the key left behind; the transaction answers ASK,
+// and that key alone is moved from the importing master.
 func (m *mover) migrateEach(ctx context.Context, conn redis.Conn, src, dst shard.Node, keys []string, sizes []int64) (int, error) {
-	return m.migrateEachAt(ctx, conn, src, dst, keys, sizes, 0)
+	return m.migrateEachAt(ctx, conn, src, dst, keys, sizes, 0, false)
 }
 
-// migrateEachAt is migrateEach after hop MOVED redirects of the old
-// cluster.
-func (m *mover) migrateEachAt(ctx context.Context, conn redis.Conn, src, dst shard.Node, keys []string, sizes []int64, hop int) (int, error) {
+// migrateEachAt is migrateEach after hop MOVED or ASK redirects of the
+// old cluster; asking as for migrateAt.
+func (m *mover) migrateEachAt(ctx context.Context, conn redis.Conn, src, dst shard.Node, keys []string, sizes []int64, hop int, asking bool) (int, error) {
 	moved := 0
-	// rest follows a MOVED with which src refused key i: keys[i:] move
-	// from the master it names.
-	rest := func(i int, cmd string, err error) (int, error) {
+	// follow follows a MOVED or ASK with which src refused key i: after
+	// a MOVED keys[i:] move from the master it names (the slot went
+	// there: rest), after an ASK key i alone.
+	follow := func(i int, cmd string, err error) (n int, rest bool, _ error) {
 		what := fmt.Sprintf("moving %q", keys[i])
-		n, err := m.followMoved(ctx, src, dst, cmd, what, err, hop, func(c redis.Conn, at shard.Node, hop int) (int, error) {
-			return m.migrateEachAt(ctx, c, at, dst, keys[i:], sizes[min(i, len(sizes)):], hop)
+		end := i + 1
+		if !isAsk(err) {
+			end, rest = len(keys), true
+		}
+		n, err = m.followMoved(ctx, src, dst, cmd, what, err, hop, func(c redis.Conn, at shard.Node, hop int, asking bool) (int, error) {
+			return m.migrateEachAt(ctx, c, at, dst, keys[i:end], sizes[min(i, len(sizes)):min(end, len(sizes))], hop, asking)
 		})
-		return moved + n, err
+		return n, rest, err
 	}
 	for i, k := range keys {
 		args, err := m.migrateArgs(dst, []string{k})
@@ -669,6 +703,13 @@ func (m *mover) migrateEachAt(ctx context.Context, conn redis.Conn, src, dst sha
 		}
 		var reply any
 		err = m.watchedMigrate(ctx, conn, src, dst, 1, wait, func(c redis.Conn) error {
+			if m.fromCluster() {
+				n, err := migrateCounted(c, wait, args, []string{k}, asking)
+				if reply = "OK"; n == 0 {
+					reply = "NOKEY"
+				}
+				return err
+			}
 			var err error
 			reply, err = redis.DoWithTimeout(c, wait, "MIGRATE", args...)
 			return err
@@ -677,13 +718,18 @@ func (m *mover) migrateEachAt(ctx context.Context, conn redis.Conn, src, dst sha
 		case isReplyError(err, "BUSYKEY"):
 			// Not moved by this MIGRATE, whatever the DEL does: the new
 			// owner's copy stays.
-			same, err := m.settleBusy(ctx, conn, dst, k)
+			same, err := m.settleBusy(ctx, conn, dst, k, asking)
 			if same {
 				moved++
 			}
 			if m.oldMoved(err) {
-				// The DEL was refused: the key moved with its slot.
-				return rest(i, "DEL", err)
+				// The DEL was refused: the key moved with its slot, or
+				// left for the importing master.
+				n, rest, err := follow(i, "DEL", err)
+				if moved += n; rest || err != nil {
+					return moved, err
+				}
+				continue
 			}
 			if err != nil {
 				return moved, m.migrateErr(src, dst, fmt.Sprintf("moving %q", k), err)
@@ -691,10 +737,13 @@ func (m *mover) migrateEachAt(ctx context.Context, conn redis.Conn, src, dst sha
 		case errors.Is(err, ErrOldNodeStalled):
 			return moved, err
 		case isReplyError(err, "IOERR"):
-			n, err := m.dumpMoveAt(ctx, conn, src, dst, keys[i:], hop)
+			n, err := m.dumpMoveAt(ctx, conn, src, dst, keys[i:], hop, asking)
 			return moved + n, err
 		case m.oldMoved(err):
-			return rest(i, "MIGRATE", err)
+			n, rest, err := follow(i, "MIGRATE", err)
+			if moved += n; rest || err != nil {
+				return moved, err
+			}
 		case err != nil:
 			return moved, m.migrateErr(src, dst, fmt.Sprintf("moving %q", k), err)
 		case !isNoKey(reply):
@@ -702,6 +751,22 @@ func (m *mover) migrateEachAt(ctx context.Context, conn redis.Conn, src, dst sha
 		}
 	}
 	return moved, nil
+}
+
+// isRedirect reports whether err is a cluster's MOVED or ASK.
+func isRedirect(err error) bool {
+	var re redis.Error
+	if !errors.As(err, &re) {
+		return false
+	}
+	code := cluster.ErrorCode(string(re))
+	return code == "MOVED" || code == "ASK"
+}
+
+// isAsk reports whether err is an ASK redirect.
+func isAsk(err error) bool {
+	var re redis.Error
+	return errors.As(err, &re) && cluster.ErrorCode(string(re)) == "ASK"
 }
 
 // settleBusy deletes the old copy (conn) of key k, which the new owner
@@ -716,16 +781,24 @@ func (m *mover) migrateEachAt(ctx context.Context, conn redis.Conn, src, dst sha
 // one is deleted; a comparison that cannot be made (DUMP refused, the new
 // node unreachable from the mover) counts busy too, as before it was
 // made.
-func (m *mover) settleBusy(ctx context.Context, conn redis.Conn, dst shard.Node, k string) (same bool, err error) {
-	old, oldTTL, err := dumpAndTTL(ctx, conn, k)
+func (m *mover) settleBusy(ctx context.Context, conn redis.Conn, dst shard.Node, k string, asking bool) (same bool, err error) {
+	old, oldTTL, err := dumpAndTTL(ctx, conn, k, asking)
 	if err == nil {
 		if dconn, derr := m.pools.Get(ctx, dst.Addr); derr == nil {
-			theirs, theirTTL, derr := dumpAndTTL(ctx, dconn, k)
+			theirs, theirTTL, derr := dumpAndTTL(ctx, dconn, k, false)
 			same = derr == nil && bytes.Equal(old, theirs) && sameExpiry(oldTTL, theirTTL, m.expirySlack())
 			dconn.Close()
 		}
 	}
-	n, err := redis.Int(redis.DoContext(conn, ctx, "DEL", k))
+	var n int
+	if err = sendAsking(conn, asking); err == nil {
+		if err = conn.Send("DEL", k); err == nil {
+			err = conn.Flush()
+		}
+		if err == nil {
+			n, err = redis.Int(receiveAsked(conn, asking, func(c redis.Conn) (any, error) { return redis.ReceiveContext(c, ctx) }))
+		}
+	}
 	switch {
 	case err != nil || n == 0:
 		// The old copy stays (the DEL failed), or was gone already
@@ -738,15 +811,19 @@ func (m *mover) settleBusy(ctx context.Context, conn redis.Conn, dst shard.Node,
 	return false, nil
 }
 
-// dumpAndTTL returns DUMP and PTTL of key k (conn), in one round trip.
-func dumpAndTTL(ctx context.Context, conn redis.Conn, k string) ([]byte, int64, error) {
+// dumpAndTTL returns DUMP and PTTL of key k (conn), in one round trip,
+// each after an ASKING when asking.
+func dumpAndTTL(ctx context.Context, conn redis.Conn, k string, asking bool) ([]byte, int64, error) {
+	sendAsking(conn, asking)
 	conn.Send("DUMP", k)
+	sendAsking(conn, asking)
 	conn.Send("PTTL", k)
 	if err := conn.Flush(); err != nil {
 		return nil, 0, err
 	}
-	payload, err := redis.Bytes(redis.ReceiveContext(conn, ctx))
-	ttl, err2 := redis.Int64(redis.ReceiveContext(conn, ctx))
+	receive := func(c redis.Conn) (any, error) { return redis.ReceiveContext(c, ctx) }
+	payload, err := redis.Bytes(receiveAsked(conn, asking, receive))
+	ttl, err2 := redis.Int64(receiveAsked(conn, asking, receive))
 	if err == nil {
 		err = err2
 	}
@@ -794,10 +871,16 @@ func (m *mover) migrateWait(size int64) time.Duration {
 // gone for all three), and MIGRATE's own error (a redis.Error: BUSYKEY,
 // IOERR, ...), with which moved still counts the keys it moved before
 // failing. It waits up to wait for each reply.
-func migrateCounted(conn redis.Conn, wait time.Duration, args []any, keys []string) (moved int, err error) {
+//
+// When asking, an ASKING goes first: the keys left for the node conn
+// reaches, which imports their slot. Its flag lasts the transaction.
+func migrateCounted(conn redis.Conn, wait time.Duration, args []any, keys []string, asking bool) (moved int, err error) {
 	exists := make([]any, len(keys))
 	for i, k := range keys {
 		exists[i] = k
+	}
+	if err := sendAsking(conn, asking); err != nil {
+		return 0, err
 	}
 	for _, cmd := range []struct {
 		name string
@@ -810,8 +893,12 @@ func migrateCounted(conn redis.Conn, wait time.Duration, args []any, keys []stri
 	if err := conn.Flush(); err != nil {
 		return 0, err
 	}
+	replies := 4 // MULTI's OK, then QUEUED three times
+	if asking {
+		replies++ // ASKING's OK first
+	}
 	var queueErr error // a command refused when queued aborts the EXEC
-	for range 4 {      // MULTI's OK, then QUEUED three times
+	for range replies {
 		if _, err := redis.ReceiveWithTimeout(conn, wait); err != nil {
 			var re redis.Error
 			if !errors.As(err, &re) {
@@ -1054,8 +1141,9 @@ func (m *mover) rates(now time.Time, cur rateSample, done bool) (r [3]float64, s
 }
 
 // memoryUsage reads the replies of MEMORY USAGE of keys (measureAndScan
-// sends them pipelined): their sizes; gone keys count 0. A refusal is
-// returned as the redis.Error it is.
+// sends them pipelined): their sizes; gone keys count 0, and so do keys
+// an old cluster's master redirects (MOVED, ASK). A refusal is returned
+// as the redis.Error it is.
 //
 // It samples, as MEMORY USAGE does by default (5 elements of an
 // aggregate, scaled by its length): SAMPLES 0 would be exact but visits
@@ -1073,6 +1161,11 @@ func memoryUsage(replies []any) ([]int64, error) {
 		switch {
 		case err == nil || errors.Is(err, redis.ErrNil):
 			sizes[i] = n
+		case isRedirect(err):
+			// A key of a slot being moved inside an old cluster that
+			// has left the node (ASK), or of a slot gone (MOVED): moved
+			// from where it is, unmeasured.
+			sizes[i] = 0
 		default:
 			return nil, fmt.Errorf("MEMORY USAGE: %w", err)
 		}

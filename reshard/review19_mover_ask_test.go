@@ -98,15 +98,15 @@ func (r *fallbackRig) checkOut(t *testing.T) {
 	}
 }
 
-// moveOutOfHalfMovedSlot runs a Move of the rig with opts, and checks that
-// the hook half-moved the slot (once) and that the move ended clean.
-func moveOutOfHalfMovedSlot(t *testing.T, r *fallbackRig, opts reshard.Options, once *sync.Once, hookErr *error) {
+// moveAndCheck runs a Move of the rig with opts, and checks that the
+// hook did what (once) during it and that the move ended clean.
+func moveAndCheck(t *testing.T, r *fallbackRig, what string, opts reshard.Options, once *sync.Once, hookErr *error) {
 	t.Helper()
 	opts.From, opts.To, opts.SkipClientCheck, opts.ScanCount = r.from, r.to, true, 1000
 	rep, err := reshard.Move(context.Background(), opts)
 	require.NoError(t, *hookErr)
-	require.EqualValues(t, 1, callsDone(once), "the slot was half moved during the move")
-	require.NoError(t, err, "a slot half moved inside the old cluster during the move")
+	require.EqualValues(t, 1, callsDone(once), "%s during the move", what)
+	require.NoError(t, err, "%s inside the old cluster during the move", what)
 	require.NotNil(t, rep.Verify)
 	assert.Zero(t, rep.Verify.Misplaced)
 	r.checkOut(t)
@@ -147,7 +147,7 @@ func TestReview19MoverFollowsTheASKOfAHalfMovedSlot(t *testing.T) {
 				}
 			})
 			defer reshard.SetTestHookPage(nil)
-			moveOutOfHalfMovedSlot(t, r, tt.opts, &once, &hookErr)
+			moveAndCheck(t, r, "the slot was half moved", tt.opts, &once, &hookErr)
 		})
 	}
 }
@@ -167,7 +167,7 @@ func TestReview19DumpMoveFollowsTheASKOfAHalfMovedSlot(t *testing.T) {
 		}
 	})
 	defer reshard.SetTestHookDump(nil)
-	moveOutOfHalfMovedSlot(t, r, reshard.Options{Dump: true}, &once, &hookErr)
+	moveAndCheck(t, r, "the slot was half moved", reshard.Options{Dump: true}, &once, &hookErr)
 }
 
 // TestReview19DumpMoveDeletesAtTheImportingMaster: the slot's keys are
@@ -192,7 +192,7 @@ func TestReview19DumpMoveDeletesAtTheImportingMaster(t *testing.T) {
 		}
 	})
 	defer reshard.SetTestHookDelete(nil)
-	moveOutOfHalfMovedSlot(t, r, reshard.Options{Dump: true}, &once, &hookErr)
+	moveAndCheck(t, r, "the slot was half moved", reshard.Options{Dump: true}, &once, &hookErr)
 }
 
 // newRawConn is a plain connection to s, closed with the test.

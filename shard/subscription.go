@@ -613,7 +613,8 @@ func (s *Subscription) removeLocked(ctx context.Context, k subKind, names []stri
 // piece not written (sc lost or closed meanwhile, a write failed) are
 // gone from the node with the connection: they are confirmed, as
 // lostLocked confirms those written. A name sent on sc again meanwhile
-// (subscribed again) is left subscribed, and confirmed. When ctx ends
+// (subscribed again) is left subscribed, and confirmed. When sc is lost
+// while it waits, it returns the reason lostLocked was given. When ctx ends
 // while it waits, the names not written are left to the loop
 // (leaveUnsubscribes): it returns their number and an error wrapping
 // ctx's. Caller holds s.mu; after an error, the subscription may have
@@ -634,7 +635,10 @@ func (s *Subscription) sendUnsubscribes(ctx context.Context, sc *subConn, names 
 			if s.closed {
 				return 0, ErrSubscriptionClosed
 			}
-			return 0, nil // lost meanwhile: the reader's error tells why
+			// Lost meanwhile: the caller sees why, as when a write
+			// fails. Closed as idle (every name it carried gone), there
+			// is nothing to report.
+			return 0, sc.lostErr
 		}
 		piece := slices.DeleteFunc(slices.Clone(names[:n]), func(sn subName) bool {
 			if sc.sent[sn] {

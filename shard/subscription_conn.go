@@ -108,6 +108,9 @@ type subConn struct {
 	unsub    map[subName]int
 	lastPing time.Time
 	closed   bool
+	// lostErr is why the connection was lost (lostLocked): nil while it
+	// works, or when it was closed on purpose.
+	lostErr  error
 	lastRead atomic.Int64 // unix nanoseconds of the last reply
 	lastMsg  atomic.Int64 // unix nanoseconds of the last message (delivering, fenceBehindMessages)
 	epoch    int64        // its node's epoch when it was dialled (leaveMovedNodes)

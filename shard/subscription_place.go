@@ -875,6 +875,9 @@ func (s *Subscription) leaveMovedNodes() {
 
 // lostLocked is lost; caller holds s.mu.
 func (s *Subscription) lostLocked(sc *subConn, err error) {
+	if !sc.closed {
+		sc.lostErr = err
+	}
 	sc.close()
 	if s.conns[sc.addr] == sc {
 		s.setConn(sc.addr, nil)

@@ -602,9 +602,11 @@ func (s *Subscription) removeLocked(ctx context.Context, k subKind, names []stri
 }
 
 // sendUnsubscribes sends the application's unsubscribes of names on sc,
-// whose confirmations tally counts already, passChunk names at a time.
-// Before each piece it waits, the lock released, until the
-// confirmations sc awaits leave room for it (see maxAwaitedReplies): a
+// whose confirmations tally counts already, at most passChunk names at a
+// time. Before each piece it waits, the lock released, until the
+// confirmations sc awaits, of subscribes too, leave room for one name
+// at least, and sends as many as there is room for (see
+// maxAwaitedReplies, roomFor): a
 // server builds every confirmation of what it reads at once, and the
 // reader, which needs the lock for each, could not read them while the
 // whole call held it; with hundreds of thousands of names the server's
@@ -621,12 +623,7 @@ func (s *Subscription) removeLocked(ctx context.Context, k subKind, names []stri
 // been closed meanwhile.
 func (s *Subscription) sendUnsubscribes(ctx context.Context, sc *subConn, names []subName, tally unsubTally) (int, error) {
 	for len(names) > 0 {
-		n := min(len(names), passChunk)
-		need := 0
-		for _, sn := range names[:n] {
-			need += confirmationBytes(sn)
-		}
-		ok, err := s.waitUnsubRoom(ctx, sc, need)
+		ok, err := s.waitUnsubRoom(ctx, sc, confirmationBytes(names[0]))
 		if err != nil {
 			return s.leaveUnsubscribes(sc, names, tally), err
 		}
@@ -639,6 +636,17 @@ func (s *Subscription) sendUnsubscribes(ctx context.Context, sc *subConn, names 
 			// fails. Closed as idle (every name it carried gone), there
 			// is nothing to report.
 			return 0, sc.lostErr
+		}
+		// As many names as there is room for, one at least.
+		room := sc.roomFor(s.awaitLimit, sc.awaitedUnsubscribes())
+		n := 0
+		for n < min(len(names), passChunk) {
+			need := confirmationBytes(names[n])
+			if need > room && n > 0 {
+				break
+			}
+			room -= need
+			n++
 		}
 		piece := slices.DeleteFunc(slices.Clone(names[:n]), func(sn subName) bool {
 			if sc.sent[sn] {
@@ -705,9 +713,9 @@ func (s *Subscription) confirmUnsent(tally unsubTally, names []subName) {
 	}
 }
 
-// waitUnsubRoom waits, the lock released, until the unsubscribe
-// confirmations sc awaits leave room for need bytes more (or none are
-// awaited). It reports false when sc or the subscription was closed or
+// waitUnsubRoom waits, the lock released, until the confirmations sc
+// awaits leave room for need bytes more of unsubscribe confirmations (see
+// roomFor), or none of those are awaited. It reports false when sc or the subscription was closed or
 // sc replaced meanwhile, and ctx's error when ctx ends first.
 // It looks again each time a reader has handled replies or a connection
 // was lost or closed (room), not at a fixed period. Caller holds s.mu.
@@ -716,8 +724,7 @@ func (s *Subscription) waitUnsubRoom(ctx context.Context, sc *subConn, need int)
 		if s.closed || sc.closed || s.conns[sc.addr] != sc {
 			return false, nil
 		}
-		awaited := sc.awaitedUnsubscribes()
-		if awaited == 0 || awaited+need <= s.awaitLimit {
+		if own := sc.awaitedUnsubscribes(); own == 0 || need <= sc.roomFor(s.awaitLimit, own) {
 			return true, nil
 		}
 		if err := ctx.Err(); err != nil {

@@ -602,11 +602,12 @@ func (s *Subscription) removeLocked(ctx context.Context, k subKind, names []stri
 }
 
 // sendUnsubscribes sends the application's unsubscribes of names on sc,
-// whose confirmations tally counts already, at most passChunk names at a
-// time. Before each piece it waits, the lock released, until the
-// confirmations sc awaits, of subscribes too, leave room for one name
-// at least, and sends as many as there is room for (see
-// maxAwaitedReplies, roomFor): a
+// whose confirmations tally counts already, at most passChunk names at
+// a time. Before each piece it waits, the lock released, until the
+// confirmations sc awaits, of subscribes too, leave room for a quarter
+// of the bound, or none of its unsubscribes are awaited, and sends as
+// many names as there is room for, or the whole piece when nothing is
+// awaited (see maxAwaitedReplies, roomFor): a
 // server builds every confirmation of what it reads at once, and the
 // reader, which needs the lock for each, could not read them while the
 // whole call held it; with hundreds of thousands of names the server's
@@ -623,7 +624,14 @@ func (s *Subscription) removeLocked(ctx context.Context, k subKind, names []stri
 // been closed meanwhile.
 func (s *Subscription) sendUnsubscribes(ctx context.Context, sc *subConn, names []subName, tally unsubTally) (int, error) {
 	for len(names) > 0 {
-		ok, err := s.waitUnsubRoom(ctx, sc, confirmationBytes(names[0]))
+		n := min(len(names), passChunk)
+		need := 0
+		for _, sn := range names[:n] {
+			need += confirmationBytes(sn)
+		}
+		// Room for a quarter of the bound will do: pieces no smaller,
+		// unless the names left are fewer.
+		ok, err := s.waitUnsubRoom(ctx, sc, min(need, s.awaitLimit/4))
 		if err != nil {
 			return s.leaveUnsubscribes(sc, names, tally), err
 		}
@@ -637,16 +645,17 @@ func (s *Subscription) sendUnsubscribes(ctx context.Context, sc *subConn, names 
 			// is nothing to report.
 			return 0, sc.lostErr
 		}
-		// As many names as there is room for, one at least.
-		room := sc.roomFor(s.awaitLimit, sc.awaitedUnsubscribes())
-		n := 0
-		for n < min(len(names), passChunk) {
-			need := confirmationBytes(names[n])
-			if need > room && n > 0 {
-				break
+		if sc.awaited() > 0 {
+			// As many as there is room for beside the confirmations
+			// awaited, of subscribes too (one at least); with none
+			// awaited, the whole piece.
+			room := sc.roomFor(s.awaitLimit, sc.awaitedUnsubscribes())
+			for i, sn := range names[:n] {
+				if room -= confirmationBytes(sn); room < 0 && i > 0 {
+					n = i
+					break
+				}
 			}
-			room -= need
-			n++
 		}
 		piece := slices.DeleteFunc(slices.Clone(names[:n]), func(sn subName) bool {
 			if sc.sent[sn] {

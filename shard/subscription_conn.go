@@ -317,7 +317,10 @@ func (sc *subConn) awaited() int { return sc.awaitedReplies() + sc.awaitedUnsubs
 // confirmations of both kinds; and, when it awaits none of that kind, at
 // least a quarter of limit, so that neither kind waits for the other's
 // to come down (a large Unsubscribe does not hold Subscribes back, nor
-// the reverse). What is awaited stays under 5/4 of limit, plus one name.
+// the reverse). What is awaited stays under 5/4 of limit, plus one
+// name, or under one piece of an Unsubscribe (passChunk names, sent
+// whole when nothing is awaited: see sendUnsubscribes) plus a quarter of
+// limit.
 func (sc *subConn) roomFor(limit, own int) int {
 	room := limit - sc.awaited()
 	if own == 0 {

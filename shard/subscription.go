@@ -602,9 +602,12 @@ func (s *Subscription) removeLocked(ctx context.Context, k subKind, names []stri
 }
 
 // sendUnsubscribes sends the application's unsubscribes of names on sc,
-// whose confirmations tally counts already, passChunk names at a time.
-// Before each piece it waits, the lock released, until the
-// confirmations sc awaits leave room for it (see maxAwaitedReplies): a
+// whose confirmations tally counts already, at most passChunk names at
+// a time. Before each piece it waits, the lock released, until the
+// confirmations sc awaits, of subscribes too, leave room for a quarter
+// of the bound, or none of its unsubscribes are awaited, and sends as
+// many names as there is room for, or the whole piece when nothing is
+// awaited (see maxAwaitedReplies, roomFor): a
 // server builds every confirmation of what it reads at once, and the
 // reader, which needs the lock for each, could not read them while the
 // whole call held it; with hundreds of thousands of names the server's
@@ -613,7 +616,8 @@ func (s *Subscription) removeLocked(ctx context.Context, k subKind, names []stri
 // piece not written (sc lost or closed meanwhile, a write failed) are
 // gone from the node with the connection: they are confirmed, as
 // lostLocked confirms those written. A name sent on sc again meanwhile
-// (subscribed again) is left subscribed, and confirmed. When ctx ends
+// (subscribed again) is left subscribed, and confirmed. When sc is lost
+// while it waits, it returns the reason lostLocked was given. When ctx ends
 // while it waits, the names not written are left to the loop
 // (leaveUnsubscribes): it returns their number and an error wrapping
 // ctx's. Caller holds s.mu; after an error, the subscription may have
@@ -625,7 +629,9 @@ func (s *Subscription) sendUnsubscribes(ctx context.Context, sc *subConn, names 
 		for _, sn := range names[:n] {
 			need += confirmationBytes(sn)
 		}
-		ok, err := s.waitUnsubRoom(ctx, sc, need)
+		// Room for a quarter of the bound will do: pieces no smaller,
+		// unless the names left are fewer.
+		ok, err := s.waitUnsubRoom(ctx, sc, min(need, s.awaitLimit/4))
 		if err != nil {
 			return s.leaveUnsubscribes(sc, names, tally), err
 		}
@@ -634,7 +640,22 @@ func (s *Subscription) sendUnsubscribes(ctx context.Context, sc *subConn, names 
 			if s.closed {
 				return 0, ErrSubscriptionClosed
 			}
-			return 0, nil // lost meanwhile: the reader's error tells why
+			// Lost meanwhile: the caller sees why, as when a write
+			// fails. Closed as idle (every name it carried gone), there
+			// is nothing to report.
+			return 0, sc.lostErr
+		}
+		if sc.awaited() > 0 {
+			// As many as there is room for beside the confirmations
+			// awaited, of subscribes too (one at least); with none
+			// awaited, the whole piece.
+			room := sc.roomFor(s.awaitLimit, sc.awaitedUnsubscribes())
+			for i, sn := range names[:n] {
+				if room -= confirmationBytes(sn); room < 0 && i > 0 {
+					n = i
+					break
+				}
+			}
 		}
 		piece := slices.DeleteFunc(slices.Clone(names[:n]), func(sn subName) bool {
 			if sc.sent[sn] {
@@ -701,9 +722,9 @@ func (s *Subscription) confirmUnsent(tally unsubTally, names []subName) {
 	}
 }
 
-// waitUnsubRoom waits, the lock released, until the unsubscribe
-// confirmations sc awaits leave room for need bytes more (or none are
-// awaited). It reports false when sc or the subscription was closed or
+// waitUnsubRoom waits, the lock released, until the confirmations sc
+// awaits leave room for need bytes more of unsubscribe confirmations (see
+// roomFor), or none of those are awaited. It reports false when sc or the subscription was closed or
 // sc replaced meanwhile, and ctx's error when ctx ends first.
 // It looks again each time a reader has handled replies or a connection
 // was lost or closed (room), not at a fixed period. Caller holds s.mu.
@@ -712,8 +733,7 @@ func (s *Subscription) waitUnsubRoom(ctx context.Context, sc *subConn, need int)
 		if s.closed || sc.closed || s.conns[sc.addr] != sc {
 			return false, nil
 		}
-		awaited := sc.awaitedUnsubscribes()
-		if awaited == 0 || awaited+need <= s.awaitLimit {
+		if own := sc.awaitedUnsubscribes(); own == 0 || need <= sc.roomFor(s.awaitLimit, own) {
 			return true, nil
 		}
 		if err := ctx.Err(); err != nil {

@@ -108,6 +108,9 @@ type subConn struct {
 	unsub    map[subName]int
 	lastPing time.Time
 	closed   bool
+	// lostErr is why the connection was lost (lostLocked): nil while it
+	// works, or when it was closed on purpose.
+	lostErr  error
 	lastRead atomic.Int64 // unix nanoseconds of the last reply
 	lastMsg  atomic.Int64 // unix nanoseconds of the last message (delivering, fenceBehindMessages)
 	epoch    int64        // its node's epoch when it was dialled (leaveMovedNodes)
@@ -275,14 +278,17 @@ func (sc *subConn) send(cmd, push string, names []subName, tally unsubTally) err
 }
 
 // maxAwaitedReplies bounds, in bytes, the confirmations a connection's
-// subscribe commands may have outstanding: the names beyond it are sent
-// as earlier ones are confirmed. A server builds every confirmation of
-// the commands it reads at once, and closes a subscriber whose output
-// buffer passes client-output-buffer-limit pubsub (32 MB, or 8 MB for
-// 60 s, by default); this reader, slower than the server, let it pass
-// that limit with a few hundred thousand names on one node, whose
-// connection was then closed and dialled again, and all its names sent
-// again, for good. 4 MB is half the default soft limit.
+// subscribe and unsubscribe commands may have outstanding together: the
+// names beyond it are sent as earlier ones are confirmed. A server builds
+// every confirmation of the commands it reads at once, and closes a
+// subscriber whose output buffer passes client-output-buffer-limit pubsub
+// (32 MB, or 8 MB for 60 s, by default); this reader, slower than the
+// server, let it pass that limit with a few hundred thousand names on one
+// node, whose connection was then closed and dialled again, and all its
+// names sent again, for good. 4 MB is half the default soft limit. The
+// two kinds share it (see roomFor): with an allowance each, a large
+// Subscribe and a large Unsubscribe (or a move's) on one connection had
+// 8 MB awaited, the soft limit itself.
 const maxAwaitedReplies = 4 << 20
 
 // confirmationBytes is about the size of the confirmation of sn
@@ -299,6 +305,28 @@ func (sc *subConn) awaitedReplies() int {
 		}
 	}
 	return n
+}
+
+// awaited returns about the size of every confirmation the connection's
+// subscribe and unsubscribe commands still await.
+func (sc *subConn) awaited() int { return sc.awaitedReplies() + sc.awaitedUnsubscribes() }
+
+// roomFor returns how many bytes more of confirmations of one kind
+// (subscribes or unsubscribes) the connection may await, own being
+// those of that kind it awaits now: what limit leaves of the
+// confirmations of both kinds; and, when it awaits none of that kind, at
+// least a quarter of limit, so that neither kind waits for the other's
+// to come down (a large Unsubscribe does not hold Subscribes back, nor
+// the reverse). What is awaited stays under 5/4 of limit, plus one
+// name, or under one piece of an Unsubscribe (passChunk names, sent
+// whole when nothing is awaited: see sendUnsubscribes) plus a quarter of
+// limit.
+func (sc *subConn) roomFor(limit, own int) int {
+	room := limit - sc.awaited()
+	if own == 0 {
+		room = max(room, limit/4)
+	}
+	return room
 }
 
 // awaitedUnsubscribes returns about the size of the confirmations the

@@ -147,7 +147,7 @@ func (s *Subscription) reconcile() bool {
 			complete = false // lost meanwhile: dialled again
 			continue
 		}
-		budget := s.awaitLimit - sc.awaitedReplies()
+		budget := sc.roomFor(s.awaitLimit, sc.awaitedReplies())
 		for _, g := range groups {
 			// The rest when the confirmations awaited have come down
 			// (see maxAwaitedReplies).
@@ -261,8 +261,8 @@ func (s *Subscription) subscribeChunked(sc *subConn, names []subName) bool {
 // unsubscribeChunked unsubscribes sc from names, stray there, passChunk
 // names at a time with a pause between: after it, the names no longer
 // sent there (the application unsubscribed them meanwhile) are left
-// out. Only as many are sent as the unsubscribe confirmations sc awaits
-// leave room for (see maxAwaitedReplies, waitUnsubRoom): a move of a
+// out. Only as many are sent as the confirmations sc awaits leave room
+// for (see maxAwaitedReplies, roomFor, waitUnsubRoom): a move of a
 // third of hundreds of thousands of names sent all their unsubscribes at
 // once, and the server built every confirmation while the reader, which
 // needs the lock for each, read them slower; the confirmations awaited
@@ -283,7 +283,7 @@ func (s *Subscription) unsubscribeChunked(sc *subConn, names []subName) bool {
 			}
 		}
 		awaited := sc.awaitedUnsubscribes()
-		room := s.awaitLimit - awaited
+		room := sc.roomFor(s.awaitLimit, awaited)
 		n := 0
 		for n < min(len(names), passChunk) {
 			need := confirmationBytes(names[n])
@@ -875,6 +875,9 @@ func (s *Subscription) leaveMovedNodes() {
 
 // lostLocked is lost; caller holds s.mu.
 func (s *Subscription) lostLocked(sc *subConn, err error) {
+	if !sc.closed {
+		sc.lostErr = err
+	}
 	sc.close()
 	if s.conns[sc.addr] == sc {
 		s.setConn(sc.addr, nil)

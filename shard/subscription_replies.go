@@ -36,11 +36,12 @@ func (s *Subscription) onControl(sc *subConn, v any) {
 		k, subscribe := kindOfPush(m.Kind)
 		sn := subName{k, m.Channel}
 		cmd, matched := sc.match(m.Kind, sn)
-		if subscribe && matched && s.throttled && cmd.left == 0 && sc.awaitedReplies() < s.awaitLimit/2 {
-			s.poke() // the names that wait for room (maxAwaitedReplies)
-		}
-		if !subscribe && matched && s.throttled && cmd.left == 0 && sc.awaitedUnsubscribes() < s.awaitLimit/2 {
-			s.poke() // the stray names that wait for room (unsubscribeChunked)
+		if matched && s.throttled && cmd.left == 0 && (sc.awaited() < s.awaitLimit/2 || sc.awaitedReplies() == 0 || sc.awaitedUnsubscribes() == 0) {
+			// The names, to subscribe or stray (unsubscribeChunked),
+			// that wait for room: subscribes and unsubscribes share it,
+			// and a kind none of whose confirmations are awaited has
+			// some of its own (roomFor).
+			s.poke()
 		}
 		if subscribe {
 			ws := s.want[sn]

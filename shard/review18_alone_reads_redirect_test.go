@@ -21,7 +21,8 @@ import (
 // says the key is missing: the read is not answered at the old owner
 // (MigrationInfo.OldReads), the key moves from where it is in the cluster
 // (the ASK's importing master, migrate_cluster_tx.go) and the read returns
-// its value, and a MOVED never ends as a reply that shows the key missing.
+// its value; a MOVED is followed, and the read is answered by the slot's
+// new master, where the key is.
 func TestReview18AloneReadsAtAClusterOldOwnerRedirected(t *testing.T) {
 	ctx := oldClusterContext(t, 90*time.Second)
 	old := redistest.StartClusterTB(t, 3, 0, redistest.Options{})
@@ -75,13 +76,17 @@ func TestReview18AloneReadsAtAClusterOldOwnerRedirected(t *testing.T) {
 			require.Error(t, err)
 			require.Contains(t, err.Error(), "MOVED", "the old owner redirects")
 
+			// The MOVED is followed: the read is answered once, by the
+			// slot's new master, where the key still is.
 			info, _ = c.Migration()
 			got, err = c.Do(ctx, rd.cmd, moved)
 			after, _ = c.Migration()
-			assert.Equal(t, info.OldReads, after.OldReads, "MOVED taken for the answer at the old owner")
-			if err == nil {
-				assert.Equal(t, rd.want, got, "a key whose slot moved within the cluster (MOVED)")
-			}
+			require.NoError(t, err, "a key whose slot moved within the cluster (MOVED)")
+			assert.Equal(t, rd.want, got, "a key whose slot moved within the cluster (MOVED)")
+			assert.Equal(t, info.OldReads+1, after.OldReads, "reads answered in the old cluster, after its MOVED")
+			n, err := dst.Do("EXISTS", moved)
+			require.NoError(t, err)
+			assert.Equal(t, "1", n, "the key stays where the read found it")
 		})
 	}
 	info, ok := c.Migration()

@@ -3,8 +3,6 @@ package shard_test
 import (
 	"context"
 	"fmt"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -46,24 +44,7 @@ func TestReview19PubSubSubscribesAndUnsubscribesShareRoom(t *testing.T) {
 	require.NoError(t, sub.Subscribe(ctx, old...))
 
 	// The most confirmations the connection awaited, sampled all along.
-	var most atomic.Int64
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-time.After(time.Millisecond):
-			}
-			if a := int64(shard.AwaitedConfirmations(sub)); a > most.Load() {
-				most.Store(a)
-			}
-		}
-	}()
-	defer func() { close(stop); wg.Wait() }()
+	most := sampleMost(t, func() int { return shard.AwaitedConfirmations(sub) })
 
 	pauseUntilCleanup(t, srv)
 	unsub := make(chan error, 1)

@@ -3,7 +3,6 @@ package shard_test
 import (
 	"context"
 	"errors"
-	"fmt"
 	"runtime"
 	"strconv"
 	"testing"
@@ -12,8 +11,6 @@ import (
 	"github.com/gomodule/redigo/redis"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/shardis/shardis/shard"
 )
 
 // TestReview19PubSubUnsubscribeHonoursContext: an Unsubscribe of many
@@ -30,26 +27,12 @@ func TestReview19PubSubUnsubscribeHonoursContext(t *testing.T) {
 	defer cancel()
 	// Health PINGs rare: the paused node's connection is not given up
 	// during the test.
-	sub, err := c.NewSubscription(shard.SubscriptionOptions{PingInterval: time.Minute})
-	require.NoError(t, err)
-	closed := false
-	defer func() {
-		if !closed {
-			sub.Close()
-		}
-	}()
-	shard.SetAwaitedRepliesLimit(sub, 16<<10)
-	names := make([]string, n)
-	for i := range names {
-		names[i] = fmt.Sprintf("r19ctx:channel:%08d", i)
-	}
-	require.NoError(t, sub.Subscribe(ctx, "keep"))
-	require.NoError(t, sub.Subscribe(ctx, names...))
+	sub, names := bigSubscription(ctx, t, c, "r19ctx:channel:%08d", n)
 
 	// Paused for long enough that both calls below end before it does;
 	// a paused server answers no other client, CLIENT UNPAUSE included.
 	const pause = 20 * time.Second
-	_, err = servers[0].Do("CLIENT", "PAUSE", strconv.Itoa(int(pause/time.Millisecond)), "ALL")
+	_, err := servers[0].Do("CLIENT", "PAUSE", strconv.Itoa(int(pause/time.Millisecond)), "ALL")
 	require.NoError(t, err)
 	paused := time.Now()
 
@@ -121,14 +104,6 @@ func TestReview19PubSubUnsubscribeHonoursContext(t *testing.T) {
 	waitFor(t, 30*time.Second, "after left the node", func() bool { return pubsubChannels(t, servers[0]) == 2 })
 	assert.Zero(t, sub.Stats().Lost)
 
-	sub.Close()
-	closed = true
-	deadline := time.Now().Add(30 * time.Second)
-	for runtime.NumGoroutine() > base && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
-	if n := runtime.NumGoroutine(); n > base {
-		buf := make([]byte, 1<<20)
-		t.Errorf("%d goroutines left behind the subscription:\n%s", n-base, buf[:runtime.Stack(buf, true)])
-	}
+	require.NoError(t, sub.Close())
+	requireGoroutinesBackTo(t, base)
 }

@@ -31,21 +31,7 @@ func TestReview19PubSubUnsubscribeLostWhileWaiting(t *testing.T) {
 	defer cancel()
 	// Health PINGs rare: the frozen node's connection is lost to its
 	// death, not to a PING that went unanswered.
-	sub, err := c.NewSubscription(shard.SubscriptionOptions{PingInterval: time.Minute})
-	require.NoError(t, err)
-	closed := false
-	defer func() {
-		if !closed {
-			sub.Close()
-		}
-	}()
-	shard.SetAwaitedRepliesLimit(sub, 16<<10)
-	names := make([]string, n)
-	for i := range names {
-		names[i] = fmt.Sprintf("r19lost:%06d", i)
-	}
-	require.NoError(t, sub.Subscribe(ctx, "keep"))
-	require.NoError(t, sub.Subscribe(ctx, names...))
+	sub, names := bigSubscription(ctx, t, c, "r19lost:%06d", n)
 
 	pauseUntilCleanup(t, srv)
 	errc := make(chan error, 1)
@@ -105,8 +91,34 @@ func TestReview19PubSubUnsubscribeLostWhileWaiting(t *testing.T) {
 		}
 	}
 
-	sub.Close()
-	closed = true
+	require.NoError(t, sub.Close())
+	requireGoroutinesBackTo(t, base)
+}
+
+// bigSubscription returns a subscription of c, closed when the test
+// ends, with health PINGs once a minute and room for 16 KiB of awaited
+// confirmations, subscribed to "keep" and to n names made with format
+// (one %d verb), which it returns.
+func bigSubscription(ctx context.Context, t *testing.T, c *shard.Client, format string, n int) (*shard.Subscription, []string) {
+	t.Helper()
+	sub, err := c.NewSubscription(shard.SubscriptionOptions{PingInterval: time.Minute})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = sub.Close() })
+	shard.SetAwaitedRepliesLimit(sub, 16<<10)
+	names := make([]string, n)
+	for i := range names {
+		names[i] = fmt.Sprintf(format, i)
+	}
+	require.NoError(t, sub.Subscribe(ctx, "keep"))
+	require.NoError(t, sub.Subscribe(ctx, names...))
+	return sub, names
+}
+
+// requireGoroutinesBackTo waits (30 s at most) until the process runs no
+// more goroutines than base, and fails the test with their stacks
+// otherwise.
+func requireGoroutinesBackTo(t *testing.T, base int) {
+	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for runtime.NumGoroutine() > base && time.Now().Before(deadline) {
 		time.Sleep(20 * time.Millisecond)

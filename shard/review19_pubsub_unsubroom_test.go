@@ -63,24 +63,7 @@ func TestReview19PubSubMoveUnsubscribesWaitForRoom(t *testing.T) {
 	require.NoError(t, sub.PSubscribe(ctx, pats...))
 
 	// The most confirmations a connection awaited, sampled all along.
-	var most atomic.Int64
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-time.After(time.Millisecond):
-			}
-			if a := int64(shard.AwaitedUnsubscribes(sub)); a > most.Load() {
-				most.Store(a)
-			}
-		}
-	}()
-	defer func() { close(stop); wg.Wait() }()
+	most := sampleMost(t, func() int { return shard.AwaitedUnsubscribes(sub) })
 
 	// Every channel on exactly one node of those in the ring, every
 	// pattern on each configured shard (an ejected one too); the check
@@ -154,4 +137,27 @@ func TestReview19PubSubMoveUnsubscribesWaitForRoom(t *testing.T) {
 			delete(want, m.Channel)
 		}
 	}
+}
+
+// sampleMost calls f every millisecond until the test ends and returns
+// the largest value it gave so far.
+func sampleMost(t *testing.T, f func() int) *atomic.Int64 {
+	t.Helper()
+	var most atomic.Int64
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(time.Millisecond):
+			}
+			if a := int64(f()); a > most.Load() {
+				most.Store(a)
+			}
+		}
+	})
+	t.Cleanup(func() { close(stop); wg.Wait() })
+	return &most
 }

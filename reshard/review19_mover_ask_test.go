@@ -215,17 +215,7 @@ func newRawConn(t *testing.T, s *redistest.Server) redis.Conn {
 func TestReview19KeyByKeyFallbackFollowsTheASKOfAHalfMovedSlot(t *testing.T) {
 	r := newFallbackRig(t)
 	ctx := context.Background()
-	dst := newClient(t, r.to)
-	busy := 0
-	for i, k := range r.tagKeys {
-		if i%3 == 1 {
-			_, err := dst.Do(ctx, "SET", k, "newer-"+k)
-			require.NoError(t, err)
-			r.want[k] = "newer-" + k
-			r.expiring[k] = false
-			busy++
-		}
-	}
+	busy := r.newerInRing(t)
 	var mu sync.Mutex
 	seen := map[string]bool{}
 	var once sync.Once

@@ -98,17 +98,7 @@ func hasTagKey(keys []string) bool {
 func TestReview19MoverFollowsASlotMovedDuringItsKeyByKeyFallback(t *testing.T) {
 	r := newFallbackRig(t)
 	ctx := context.Background()
-	dst := newClient(t, r.to)
-	busy := 0
-	for i, k := range r.tagKeys {
-		if i%3 == 1 {
-			_, err := dst.Do(ctx, "SET", k, "newer-"+k)
-			require.NoError(t, err)
-			r.want[k] = "newer-" + k
-			r.expiring[k] = false
-			busy++
-		}
-	}
+	busy := r.newerInRing(t)
 	var calls atomic.Int32
 	var once sync.Once
 	var hookErr error
@@ -135,4 +125,23 @@ func callsDone(once *sync.Once) int {
 	ran := 1
 	once.Do(func() { ran = 0 })
 	return ran
+}
+
+// newerInRing writes a newer copy of every third key of the rig's slot
+// at its ring owner (the move meets BUSYKEY for each, and the newer copy
+// must win), and returns how many it wrote.
+func (r *fallbackRig) newerInRing(t *testing.T) int {
+	t.Helper()
+	dst := newClient(t, r.to)
+	busy := 0
+	for i, k := range r.tagKeys {
+		if i%3 == 1 {
+			_, err := dst.Do(context.Background(), "SET", k, "newer-"+k)
+			require.NoError(t, err)
+			r.want[k] = "newer-" + k
+			r.expiring[k] = false
+			busy++
+		}
+	}
+	return busy
 }

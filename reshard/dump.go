@@ -11,13 +11,89 @@ import (
 	"time"
 
 	"github.com/gomodule/redigo/redis"
+	"github.com/shardis/shardis/cluster"
 	"github.com/shardis/shardis/internal/errtext"
 	"github.com/shardis/shardis/shard"
 )
 
 // delIfSame deletes a key only while it still holds the value that was
-// dumped, so that a key changed meanwhile is never deleted.
-var delIfSame = redis.NewScript(1, `if redis.call('DUMP', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`)
+// dumped (ARGV[1], its DUMP payload), so that a key changed meanwhile is
+// never deleted. It answers 1 (deleted), 0 (gone) or -1: the key is there
+// with another payload, which may hold the same value (delIfEqual).
+var delIfSame = redis.NewScript(1, `local d = redis.call('DUMP', KEYS[1])
+if d == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+if d then return -1 end
+return 0`)
+
+// delIfEqualSrc is delIfSame for a key whose payload differs from the one
+// dumped: it deletes the key (KEYS[1]) only while its value is the one
+// dumped (ARGV[1]), compared element by element with a copy of it
+// restored in a scratch key of its slot (KEYS[2]), which the script
+// deletes before it returns: no client ever sees it. It answers as
+// delIfSame, -1 for a value that differs or cannot be compared.
+//
+// A DUMP payload is the value's encoding, not the value: the same hash
+// dumps otherwise once re-encoded (listpack to hashtable after a reload
+// under lower thresholds, or a MIGRATE to a master that has them), and a
+// hashtable's fields come in another order as its rehash goes on, which
+// a mere read of it moves on. Such an old copy, unchanged, was left at
+// the old node with the key restored at the new one. A write to the key
+// after its DUMP changes its value, which this comparison sees: the
+// copy then stays. Strings, lists, sets, sorted sets and hashes are
+// compared (a sorted set's scores as the node formats them, the same for
+// both); any other type (a stream, a module's) is not, and stays, as does
+// a key whose scratch key cannot be made (the name taken, the payload
+// refused, or TRYAGAIN from a cluster whose slot is being moved: the
+// scratch key is not there yet). Only keys whose payload differs pay the
+// cost: a RESTORE and a full read of both copies on the old node.
+const delIfEqualSrc = `local d = redis.call('DUMP', KEYS[1])
+if d == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+if not d then return 0 end
+if redis.call('EXISTS', KEYS[2]) == 1 then return -1 end
+local r = redis.pcall('RESTORE', KEYS[2], 0, ARGV[1])
+if type(r) == 'table' and r.err then return -1 end
+local function equal(a, b)
+  local t = redis.call('TYPE', a).ok
+  if t ~= redis.call('TYPE', b).ok then return false end
+  if t == 'string' then return redis.call('GET', a) == redis.call('GET', b) end
+  if t == 'list' then
+    local x, y = redis.call('LRANGE', a, 0, -1), redis.call('LRANGE', b, 0, -1)
+    if #x ~= #y then return false end
+    for i = 1, #x do if x[i] ~= y[i] then return false end end
+    return true
+  end
+  if t == 'hash' then
+    if redis.call('HLEN', a) ~= redis.call('HLEN', b) then return false end
+    local x = redis.call('HGETALL', b)
+    for i = 1, #x, 2 do if redis.call('HGET', a, x[i]) ~= x[i + 1] then return false end end
+    return true
+  end
+  if t == 'set' then
+    if redis.call('SCARD', a) ~= redis.call('SCARD', b) then return false end
+    local x = redis.call('SMEMBERS', b)
+    for i = 1, #x do if redis.call('SISMEMBER', a, x[i]) == 0 then return false end end
+    return true
+  end
+  if t == 'zset' then
+    if redis.call('ZCARD', a) ~= redis.call('ZCARD', b) then return false end
+    local x = redis.call('ZRANGE', b, 0, -1, 'WITHSCORES')
+    for i = 1, #x, 2 do if redis.call('ZSCORE', a, x[i]) ~= x[i + 1] then return false end end
+    return true
+  end
+  return false
+end
+local same = equal(KEYS[1], KEYS[2])
+redis.call('DEL', KEYS[2])
+if same then return redis.call('DEL', KEYS[1]) end
+return -1`
+
+var delIfEqual = redis.NewScript(2, delIfEqualSrc)
+
+// scratchKey is delIfEqual's scratch key for key k: in k's cluster slot,
+// so that a cluster node runs the script.
+func scratchKey(k string) string {
+	return "shardis:reshard:compare:{" + slotTags()[cluster.Slot(k)] + "}"
+}
 
 // restoreBeforeSrc restores a key on the new node (RESTORE without
 // REPLACE; ARGV[2] the TTL, ARGV[3] the payload) only while the new
@@ -322,6 +398,7 @@ func (m *mover) dumpBatch(ctx context.Context, conn redis.Conn, src, dst shard.N
 	}
 	var firstErr error
 	deleted := make([]bool, len(items))
+	differs := make([]bool, len(items)) // there, with another payload (delIfEqual)
 	// The old copies whose slot moved to another master of the old
 	// cluster once restored, or that left for the importing master of
 	// their slot (the delete answered MOVED or ASK), by that master and
@@ -348,6 +425,23 @@ func (m *mover) dumpBatch(ctx context.Context, conn redis.Conn, src, dst shard.N
 			firstErr = err
 		}
 		deleted[i] = err == nil && n > 0
+		differs[i] = err == nil && n < 0
+	}
+	if firstErr == nil {
+		for i, it := range items {
+			if !differs[i] {
+				continue
+			}
+			n, err := delIfEqualAt(ctx, conn, asking, it)
+			if elsewhere(i, err) {
+				continue
+			}
+			if err != nil {
+				firstErr = err
+				break
+			}
+			deleted[i] = n > 0
+		}
 	}
 	if isReplyError(firstErr, "NOSCRIPT") {
 		// The script was not loaded yet: load it and delete again.
@@ -426,15 +520,42 @@ func (m *mover) delMoved(ctx context.Context, src, dst shard.Node, its []dumped,
 // dumped (delIfSame), after an ASKING when asking. The ASKING covers the
 // next command only, so the script is loaded first rather than sent
 // again after a NOSCRIPT.
+//
+// A copy there with another payload is compared by value (delIfEqual).
 func delIfSameAt(ctx context.Context, conn redis.Conn, asking bool, it dumped) (int, error) {
-	if !asking {
-		return redis.Int(delIfSame.DoContext(ctx, conn, it.key, it.payload))
+	n, err := runAt(ctx, conn, asking, delIfSame, it.key, it.payload)
+	if err != nil || n >= 0 {
+		return n, err
 	}
-	if err := delIfSame.Load(conn); err != nil {
+	return delIfEqualAt(ctx, conn, asking, it)
+}
+
+// delIfEqualAt deletes the old copy of it on conn, whose payload differs
+// from the one dumped, while it holds the value dumped (delIfEqual),
+// after an ASKING when asking. A TRYAGAIN (a cluster's slot being moved:
+// the scratch key is not on the node) keeps the copy, as a value that
+// differs does: the next run moves it, or Verify finds it.
+func delIfEqualAt(ctx context.Context, conn redis.Conn, asking bool, it dumped) (int, error) {
+	n, err := runAt(ctx, conn, asking, delIfEqual, it.key, scratchKey(it.key), it.payload)
+	if isReplyError(err, "TRYAGAIN") {
+		return -1, nil
+	}
+	return n, err
+}
+
+// runAt runs script s on conn with keysAndArgs, after an ASKING when
+// asking, and returns its integer answer. The ASKING covers the next
+// command only, so the script is loaded first rather than sent again
+// after a NOSCRIPT.
+func runAt(ctx context.Context, conn redis.Conn, asking bool, s *redis.Script, keysAndArgs ...any) (int, error) {
+	if !asking {
+		return redis.Int(s.DoContext(ctx, conn, keysAndArgs...))
+	}
+	if err := s.Load(conn); err != nil {
 		return 0, err
 	}
 	sendAsking(conn, asking)
-	if err := delIfSame.SendHash(conn, it.key, it.payload); err != nil {
+	if err := s.SendHash(conn, keysAndArgs...); err != nil {
 		return 0, err
 	}
 	if err := conn.Flush(); err != nil {

@@ -538,11 +538,7 @@ func (m *mover) moveRun(ctx context.Context, conn redis.Conn, src, dst shard.Nod
 	} else {
 		moved, err = m.migrate(ctx, conn, src, dst, keys, sizes)
 	}
-	if moved < len(keys) && moved > 0 {
-		size = size * int64(moved) / int64(len(keys))
-	} else if moved == 0 {
-		size = 0
-	}
+	size = movedBytes(sizes, moved)
 	// A batch that failed may have moved keys before: they are at the
 	// new node and gone from the old one, and count all the same.
 	if err == nil || moved > 0 {
@@ -552,6 +548,29 @@ func (m *mover) moveRun(ctx context.Context, conn redis.Conn, src, dst shard.Nod
 		return 0, err
 	}
 	return time.Since(start), nil
+}
+
+// movedBytes is the bytes of a run of keys sized sizes (measure) of
+// which moved were moved. A key measured 0 was not there to measure: gone
+// (MEMORY USAGE answers nil for a key deleted, expired or moved by a
+// client since the scan, which no MEMORY USAGE of a key there does), left
+// for another master of an old cluster, or not measured at all (all
+// zeros). Such keys are the ones the move skips, or counts no bytes for
+// when it moves them from elsewhere; the bytes are shared out among the
+// keys measured only, so that a run whose keys half left before they were
+// measured counts the bytes of the other half whole, not their half. Keys
+// that left after they were measured are still counted by their share.
+func movedBytes(sizes []int64, moved int) int64 {
+	measured := 0
+	for _, s := range sizes {
+		if s > 0 {
+			measured++
+		}
+	}
+	if moved >= measured {
+		return sum(sizes)
+	}
+	return sum(sizes) * int64(moved) / int64(measured)
 }
 
 func sum(sizes []int64) int64 {

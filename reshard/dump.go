@@ -432,7 +432,7 @@ func (m *mover) dumpBatch(ctx context.Context, conn redis.Conn, src, dst shard.N
 			if !differs[i] {
 				continue
 			}
-			n, err := delIfEqualAt(ctx, conn, asking, it)
+			n, err := m.delIfEqualAt(ctx, conn, asking, it)
 			if elsewhere(i, err) {
 				continue
 			}
@@ -447,7 +447,7 @@ func (m *mover) dumpBatch(ctx context.Context, conn redis.Conn, src, dst shard.N
 		// The script was not loaded yet: load it and delete again.
 		clear(gone)
 		for i, it := range items {
-			n, err := delIfSameAt(ctx, conn, asking, it)
+			n, err := m.delIfSameAt(ctx, conn, asking, it)
 			if elsewhere(i, err) {
 				continue
 			}
@@ -497,7 +497,7 @@ func (m *mover) delMoved(ctx context.Context, src, dst shard.Node, its []dumped,
 	_, err = m.followMoved(ctx, src, dst, "EVALSHA", fmt.Sprintf("deleting %d keys restored", len(its)), err, hop,
 		func(c redis.Conn, at shard.Node, hop int, asking bool) (int, error) {
 			for i, it := range its {
-				n, err := delIfSameAt(ctx, c, asking, it)
+				n, err := m.delIfSameAt(ctx, c, asking, it)
 				if m.oldMoved(err) {
 					d, err := m.delMoved(ctx, at, dst, its[i:i+1], err, hop)
 					deleted[i] = d[0]
@@ -522,21 +522,23 @@ func (m *mover) delMoved(ctx context.Context, src, dst shard.Node, its []dumped,
 // again after a NOSCRIPT.
 //
 // A copy there with another payload is compared by value (delIfEqual).
-func delIfSameAt(ctx context.Context, conn redis.Conn, asking bool, it dumped) (int, error) {
-	n, err := runAt(ctx, conn, asking, delIfSame, it.key, it.payload)
+func (m *mover) delIfSameAt(ctx context.Context, conn redis.Conn, asking bool, it dumped) (int, error) {
+	n, err := runAt(ctx, conn, asking, 0, delIfSame, it.key, it.payload)
 	if err != nil || n >= 0 {
 		return n, err
 	}
-	return delIfEqualAt(ctx, conn, asking, it)
+	return m.delIfEqualAt(ctx, conn, asking, it)
 }
 
 // delIfEqualAt deletes the old copy of it on conn, whose payload differs
 // from the one dumped, while it holds the value dumped (delIfEqual),
 // after an ASKING when asking. A TRYAGAIN (a cluster's slot being moved:
 // the scratch key is not on the node) keeps the copy, as a value that
-// differs does: the next run moves it, or Verify finds it.
-func delIfEqualAt(ctx context.Context, conn redis.Conn, asking bool, it dumped) (int, error) {
-	n, err := runAt(ctx, conn, asking, delIfEqual, it.key, scratchKey(it.key), it.payload)
+// differs does: the next run moves it, or Verify finds it. The script
+// restores and reads the value whole, which takes time in proportion to
+// its size: its answer is waited for as a MIGRATE of it is (migrateWait).
+func (m *mover) delIfEqualAt(ctx context.Context, conn redis.Conn, asking bool, it dumped) (int, error) {
+	n, err := runAt(ctx, conn, asking, m.migrateWait(int64(len(it.payload))), delIfEqual, it.key, scratchKey(it.key), it.payload)
 	if isReplyError(err, "TRYAGAIN") {
 		return -1, nil
 	}
@@ -544,11 +546,12 @@ func delIfEqualAt(ctx context.Context, conn redis.Conn, asking bool, it dumped) 
 }
 
 // runAt runs script s on conn with keysAndArgs, after an ASKING when
-// asking, and returns its integer answer. The ASKING covers the next
-// command only, so the script is loaded first rather than sent again
-// after a NOSCRIPT.
-func runAt(ctx context.Context, conn redis.Conn, asking bool, s *redis.Script, keysAndArgs ...any) (int, error) {
-	if !asking {
+// asking, and returns its integer answer, waiting up to wait for it (0:
+// as ctx and the connection allow). The ASKING covers the next command
+// only, so the script is loaded first rather than sent again after a
+// NOSCRIPT.
+func runAt(ctx context.Context, conn redis.Conn, asking bool, wait time.Duration, s *redis.Script, keysAndArgs ...any) (int, error) {
+	if !asking && wait == 0 {
 		return redis.Int(s.DoContext(ctx, conn, keysAndArgs...))
 	}
 	if err := s.Load(conn); err != nil {
@@ -561,7 +564,12 @@ func runAt(ctx context.Context, conn redis.Conn, asking bool, s *redis.Script, k
 	if err := conn.Flush(); err != nil {
 		return 0, err
 	}
-	return redis.Int(receiveAsked(conn, asking, func(c redis.Conn) (any, error) { return redis.ReceiveContext(c, ctx) }))
+	return redis.Int(receiveAsked(conn, asking, func(c redis.Conn) (any, error) {
+		if wait > 0 {
+			return redis.ReceiveWithTimeout(c, wait)
+		}
+		return redis.ReceiveContext(c, ctx)
+	}))
 }
 
 // restoreConnErr describes a failure of the new node's connection, whose

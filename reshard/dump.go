@@ -534,12 +534,16 @@ func (m *mover) delIfSameAt(ctx context.Context, conn redis.Conn, asking bool, i
 // from the one dumped, while it holds the value dumped (delIfEqual),
 // after an ASKING when asking. A TRYAGAIN (a cluster's slot being moved:
 // the scratch key is not on the node) keeps the copy, as a value that
-// differs does: the next run moves it, or Verify finds it. The script
+// differs does: the next run moves it, or Verify finds it. So does a
+// NOPERM: the mover's user on the old node may not touch the scratch
+// key (an ACL written before the mover compared by value), and the key
+// is already restored at the new node; refusing the batch over the old
+// copy would stop the run where a re-run or Verify finishes it. The script
 // restores and reads the value whole, which takes time in proportion to
 // its size: its answer is waited for as a MIGRATE of it is (migrateWait).
 func (m *mover) delIfEqualAt(ctx context.Context, conn redis.Conn, asking bool, it dumped) (int, error) {
 	n, err := runAt(ctx, conn, asking, m.migrateWait(int64(len(it.payload))), delIfEqual, it.key, scratchKey(it.key), it.payload)
-	if isReplyError(err, "TRYAGAIN") {
+	if isReplyError(err, "TRYAGAIN") || isReplyError(err, "NOPERM") {
 		return -1, nil
 	}
 	return n, err

@@ -17,7 +17,8 @@ const maxRescans = 3
 // nodes and the old ones (olds), and while it finds keys left on an old
 // node that the mover moves from there, scans those nodes again (drain:
 // the same rules as a run of its own, a newer copy at the new owner
-// kept), and verifies again, at most maxRescans times. It returns the
+// kept), and verifies again, at most maxRescans times, and no more once
+// a pass moved nothing. It returns the
 // last verification, the passes made and the keys they moved. Keys are left so
 // when a slot of an old cluster moves, by its operator, to a master the
 // mover has already scanned: no scan saw them.
@@ -44,7 +45,7 @@ func (m *mover) verifyAndRescan(ctx context.Context, info shard.MigrationInfo, o
 		if len(again) == 0 || pass == maxRescans {
 			return v, rescans, moved, nil
 		}
-		before := m.moved.Load()
+		before, busyBefore := m.moved.Load(), m.busy.Load()
 		m.rescan = true
 		errs := make([]error, len(again))
 		var wg sync.WaitGroup
@@ -60,6 +61,13 @@ func (m *mover) verifyAndRescan(ctx context.Context, info shard.MigrationInfo, o
 		moved += m.moved.Load() - before
 		if err := errors.Join(errs...); err != nil {
 			return nil, rescans, moved, err
+		}
+		if m.moved.Load() == before && m.busy.Load() == busyBefore {
+			// Nothing moved: the keys are where the mover cannot reach
+			// them (on a master that lost their slot, a slot move inside
+			// the old cluster aborted), and another pass finds them
+			// again. v still says where they are.
+			return v, rescans, moved, nil
 		}
 	}
 }

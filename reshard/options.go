@@ -159,7 +159,8 @@ type Report struct {
 	// old cluster moved, by its operator, to a master already scanned or
 	// not listed): each scans those nodes again, moves what it finds by
 	// the same rules (a newer copy at the new owner is kept) and verifies
-	// again, at most 3 times. Verify is the last verification.
+	// again, at most 3 times, and no more after one that moved nothing.
+	// Verify is the last verification.
 	Rescans int
 	// RescanMoved counts the keys those passes moved (part of Moved).
 	RescanMoved int64

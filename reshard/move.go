@@ -23,7 +23,10 @@ import (
 // Move scans every node of the old topology and moves each key whose
 // owner changes to its new owner, in batches of MIGRATE ... KEYS (or DUMP,
 // PTTL and RESTORE), never overwriting a key the new owner already has;
-// then it verifies that no key is left on a node that does not own it.
+// then it verifies that no key is left on a node that does not own it,
+// and moves what that verification finds left on old nodes that it moves
+// (a slot of an old cluster moved to a master already scanned), at most 3
+// more passes (Report.Rescans).
 //
 // Move is resumable: it keeps no state of its own. MIGRATE moves each key
 // atomically on the old node (the key is at the old owner or at the new
@@ -115,6 +118,9 @@ func Move(ctx context.Context, opts Options) (*Report, error) {
 		go func() {
 			defer wg.Done()
 			errs[i] = m.drain(ctx, n)
+			if testHookDrained != nil {
+				testHookDrained(n)
+			}
 		}()
 	}
 	wg.Wait()
@@ -127,12 +133,16 @@ func Move(ctx context.Context, opts Options) (*Report, error) {
 	if opts.DryRun || opts.SkipVerify {
 		return rep, nil
 	}
-	v, err := verifyNodes(ctx, pools, info.To, appendNodes(info.To.Nodes(), olds), nil, info.From, 0, nil)
+	v, rescans, rescanMoved, err := m.verifyAndRescan(ctx, info, olds) // rescan.go
+	if rescans > 0 {
+		rep = m.report() // counting the passes after the verification too
+		rep.Rescans, rep.RescanMoved = rescans, rescanMoved
+	}
+	rep.Elapsed = time.Since(start)
 	if err != nil {
 		return rep, err
 	}
 	rep.Verify = v
-	rep.Elapsed = time.Since(start)
 	if v.Misplaced > 0 {
 		return rep, fmt.Errorf("after the move: %w", misplacedErr(v))
 	}
@@ -164,6 +174,10 @@ type mover struct {
 	addrOf func(shard.Node) (string, error)
 
 	scanned, moved, busy, bytes, strays atomic.Int64
+	// rescan says the drains are passes over old nodes where the closing
+	// verification found keys left (rescan.go): the keys that stay, and
+	// strays, were counted by the first pass.
+	rescan bool
 
 	mu    sync.Mutex
 	flows map[[2]string]*Flow
@@ -233,7 +247,9 @@ func (m *mover) drain(ctx context.Context, n shard.Node) error {
 				continue
 			}
 			if old, err := m.from.Route(k); (err != nil || old.Addr != n.Addr) && !m.fromCluster() {
-				m.strays.Add(1)
+				if !m.rescan {
+					m.strays.Add(1)
+				}
 				continue
 			}
 			// Out of a cluster, a master holds only keys of the slots it
@@ -245,7 +261,9 @@ func (m *mover) drain(ctx context.Context, n shard.Node) error {
 			byOwner[g] = append(byOwner[g], k)
 			owners[g] = owner
 		}
-		m.scanned.Add(stay)
+		if !m.rescan {
+			m.scanned.Add(stay)
+		}
 		if testHookPage != nil {
 			testHookPage(n)
 		}
@@ -307,6 +325,10 @@ var testHookPage func(n shard.Node)
 // testHookScan, when set (by tests), runs in drain before the first SCAN
 // of old node n.
 var testHookScan func(n shard.Node)
+
+// testHookDrained, when set (by tests), runs in Move once the drain of
+// old node n has ended.
+var testHookDrained func(n shard.Node)
 
 // testHookEach, when set (by tests), runs in migrateEach before the
 // MIGRATE of key k from old node n.

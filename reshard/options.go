@@ -152,9 +152,19 @@ type Report struct {
 	Bytes int64
 	// Strays counts keys found on an old node that owns them in neither
 	// topology; they are left where they are (see Verify).
-	Strays  int64
-	Flows   []Flow // per (old node, new node), in address order
-	Elapsed time.Duration
+	Strays int64
+	Flows  []Flow // per (old node, new node), in address order
+	// Rescans counts the passes the mover made after its closing
+	// verification found keys it moves left on old nodes (a slot of an
+	// old cluster moved, by its operator, to a master already scanned or
+	// not listed): each scans those nodes again, moves what it finds by
+	// the same rules (a newer copy at the new owner is kept) and verifies
+	// again, at most 3 times, and no more after one that moved nothing.
+	// Verify is the last verification.
+	Rescans int
+	// RescanMoved counts the keys those passes moved (part of Moved).
+	RescanMoved int64
+	Elapsed     time.Duration
 	// Verify is the closing verification pass (nil when skipped or in a
 	// dry run).
 	Verify *VerifyReport

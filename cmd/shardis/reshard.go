@@ -465,6 +465,13 @@ func printReport(w io.Writer, rep *reshard.Report, dry bool) {
 	if rep.Strays > 0 {
 		fmt.Fprintf(w, "; %d stray keys left in place (see shardis verify)", rep.Strays)
 	}
+	if rep.Rescans > 0 {
+		passes := "passes"
+		if rep.Rescans == 1 {
+			passes = "pass"
+		}
+		fmt.Fprintf(w, "; %d of them found left behind by the verification and moved in %d more %s", rep.RescanMoved, rep.Rescans, passes)
+	}
 	fmt.Fprintln(w)
 	if v := rep.Verify; v != nil {
 		fmt.Fprintf(w, "verify: %d keys scanned, %d misplaced\n", v.Scanned, v.Misplaced)

@@ -328,6 +328,15 @@ func (c *Client) judgeCall(cl *call) (v verdict, refresh bool) {
 			// The node we took for the master was demoted: nothing ran.
 			cl.last, cl.reroute, cl.redirects = msg, true, 0
 			return retryLater, true
+		case "UNBLOCKED":
+			if unblockedByDemotion(cl, msg) {
+				// A blocked command whose master was demoted while it
+				// waited: nothing ran, and the new master serves it.
+				// Returned, the server's UNBLOCKED ended every BLPOP
+				// consumer of the slot at each failover.
+				cl.last, cl.reroute, cl.redirects = msg, true, 0
+				return retryLater, true
+			}
 		}
 		return final, false
 	}

@@ -84,3 +84,39 @@ func TestReview20BlockingSurvivesFailover(t *testing.T) {
 		t.Fatal("BLPOP did not return")
 	}
 }
+
+// A BLPOP blocked on a master whose slot is given to another master is
+// redirected by the server (MOVED) and waits on at the new owner, where
+// it pops what is pushed there.
+func TestReview20BlockingMovedWhileBlocked(t *testing.T) {
+	ctx := context.Background()
+	rc, c, a, b := clusterAB(t, nil)
+	key, slot := keyOnMaster(t, rc, a, "r20blmv")
+	type result struct {
+		v   []string
+		err error
+	}
+	done := make(chan result, 1)
+	before := blockedClients(a)
+	go func() {
+		v, err := redis.Strings(c.Do(ctx, "BLPOP", key, 20))
+		done <- result{v, err}
+	}()
+	waitFor(t, 10*time.Second, "the BLPOP blocked on the owner", func() bool { return blockedClients(a) > before })
+	bBefore := blockedClients(b)
+	assignSlot(t, slot, a, b)
+	t.Cleanup(func() {
+		_, _ = direct(t, b.Addr).Do("DEL", key)
+		assignSlot(t, slot, b, a)
+	})
+	waitFor(t, 10*time.Second, "the BLPOP blocked on the new owner", func() bool { return blockedClients(b) > bBefore })
+	_, err := direct(t, b.Addr).Do("RPUSH", key, "there")
+	require.NoError(t, err)
+	select {
+	case r := <-done:
+		require.NoError(t, r.err)
+		assert.Equal(t, []string{key, "there"}, r.v)
+	case <-time.After(30 * time.Second):
+		t.Fatal("BLPOP did not return")
+	}
+}

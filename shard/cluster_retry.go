@@ -290,6 +290,7 @@ func (c *Client) judgeCall(cl *call) (v verdict, refresh bool) {
 				return retryNow, true
 			}
 			ns.ask.Add(1)
+			c.noteMigrating(cl, rd.Slot)
 			cl.node, cl.asking, cl.reroute = c.nodes.add(Node{Name: rd.Addr, Addr: rd.Addr}), true, false
 			return retryNow, false
 		// The replies below mean "wait": the wait is bounded by
@@ -299,6 +300,9 @@ func (c *Client) judgeCall(cl *call) (v verdict, refresh bool) {
 		// mistaken for a redirect loop.
 		case "TRYAGAIN":
 			ns.tryAgain.Add(1)
+			if slot, ok := callSlot(cl); ok {
+				c.noteMigrating(cl, slot)
+			}
 			cl.last, cl.reroute, cl.redirects = msg, true, 0
 			return retryLater, false
 		case "CLUSTERDOWN", "LOADING", "MASTERDOWN":
@@ -328,6 +332,15 @@ func (c *Client) judgeCall(cl *call) (v verdict, refresh bool) {
 			// The node we took for the master was demoted: nothing ran.
 			cl.last, cl.reroute, cl.redirects = msg, true, 0
 			return retryLater, true
+		case "UNBLOCKED":
+			if unblockedByDemotion(cl, msg) {
+				// A blocked command whose master was demoted while it
+				// waited: nothing ran, and the new master serves it.
+				// Returned, the server's UNBLOCKED ended every BLPOP
+				// consumer of the slot at each failover.
+				cl.last, cl.reroute, cl.redirects = msg, true, 0
+				return retryLater, true
+			}
 		}
 		return final, false
 	}
@@ -459,7 +472,7 @@ func (c *Client) routeSlot(cl *call) {
 	}
 	st := r.state.Load()
 	cl.node, cl.asking = int(st.master[cl.group]), false
-	if cl.replica {
+	if cl.replica && !r.migrating.has(cl.group) {
 		cl.node = c.pickReader(st, cl.group, cl.node)
 	}
 }

@@ -21,6 +21,9 @@ type ClusterRouter struct {
 	// oldTopo orders the reads of a migration's From's topology
 	// (refreshOld): one at a time, at most one per MinRefreshInterval.
 	oldTopo oldTopoReads
+	// migrating are the slots a master answered ASK or TRYAGAIN for:
+	// their reads stay off the replicas (cluster_migrating.go).
+	migrating migratingSlots
 	// failed are the nodes the cluster still lists that the table leaves
 	// out (failed, not forgotten: cluster_failed.go); sorted by address,
 	// nil for none.

@@ -398,6 +398,9 @@ func (c *Client) classify(cl *call) Outcome {
 	}
 	var re redis.Error
 	if errors.As(err, &re) {
+		if c.cl() != nil && unblockedByDemotion(cl, string(re)) {
+			return OutcomeRetry // judge sends it to the slot's new master
+		}
 		return c.replyOutcome(re)
 	}
 	if c.cl() == nil {

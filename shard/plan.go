@@ -279,7 +279,9 @@ func (c *Client) place(cl *call, node, group int) {
 	if c.readReplicas.Load() && cl.info != nil && cl.info.IsReadOnly() {
 		if r := c.cl(); r != nil {
 			cl.replica = true
-			cl.node = c.pickReader(r.state.Load(), group, node)
+			if !r.migrating.has(group) {
+				cl.node = c.pickReader(r.state.Load(), group, node)
+			}
 		}
 	}
 	if c.sent != nil && c.sent.readers && cl.info != nil && cl.info.IsReadOnly() {

@@ -503,6 +503,7 @@ func (c *Client) applyMoved(slot int, addr string) int {
 		t := st.table.WithSlotOwner(slot, addr)
 		same := r.moveSlot(st, t, slot) // the same nodes: none joins or leaves
 		if same || r.installOver(st, t) {
+			r.migrating.clear(slot) // the migration ended: its replicas serve it
 			if h := testHookAfterMoved.Load(); h != nil {
 				(*h)(c)
 			}

@@ -25,7 +25,8 @@ func (c *Client) query(ctx context.Context, sh *sentShard) error {
 	sh.instMu.Lock()
 	gen := sh.switchInstall
 	sh.instMu.Unlock()
-	addr, _, err := sh.cli.RankedMasterAddr(ctx, c.masterRank)
+	refused := loginRefusals{}
+	addr, _, err := sh.cli.RankedMasterAddr(ctx, refused.rank(c.masterRank))
 	if err != nil {
 		// No Sentinel named a confirmed master: keep serving the last
 		// known one, and say so in Stats. If it says it has become a
@@ -37,6 +38,12 @@ func (c *Client) query(ctx context.Context, sh *sentShard) error {
 		sh.stale.Store(true)
 		cur := sh.master.Load()
 		if cur == nil {
+			return serr
+		}
+		if a, ok := refused.majority(len(sh.cli.Addrs())); ok && !c.sameServerLookup(ctx, *cur, a) {
+			// A majority of the Sentinels name a master that refuses
+			// the client's credentials (see loginRefusals).
+			c.installFound(ctx, sh, a, gen)
 			return serr
 		}
 		if next, rerr := c.followRole(ctx, *cur); rerr == nil && next != *cur {

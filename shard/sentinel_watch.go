@@ -95,13 +95,23 @@ func watchKey(s SentinelShard) string {
 // master it replaced. Any other master in use is replaced, even one that
 // still says it is the master: right after a failover the old master
 // (or one failed over from before, whose switch was missed) may say so.
+//
+// An announced master that refuses the client's credentials (the
+// account was never made there, or its password differs) is installed
+// too, though ROLE could not confirm it: kept, the old master took the
+// writes for as long as the Sentinels could not make it a replica, and
+// lost them all when they did. Installed, each command fails at once
+// with the authentication error (pool.ErrAuth), which is the cause, and
+// nothing is written anywhere; a query that finds a master ROLE
+// confirms replaces it (installFound does not keep a current master
+// that fails its check).
 func (c *Client) switched(sh *sentShard, ev sentinel.SwitchMaster) {
 	sh.switches.Add(1)
 	// c.life: Close cuts the check short (the Watcher's Close waits for
 	// this goroutine).
 	ctx, cancel := context.WithTimeout(c.life, c.dialTimeout()+c.readTimeout)
 	defer cancel()
-	if c.checkMaster(ctx, ev.NewAddr) == nil {
+	if err := c.checkMaster(ctx, ev.NewAddr); err == nil || isAuthFailure(err) {
 		addr := ev.NewAddr
 		keep := false
 		known, knownMatch := "", addrkey.Different

@@ -606,8 +606,8 @@ func (s *Subscription) removeLocked(ctx context.Context, k subKind, names []stri
 // a time. Before each piece it waits, the lock released, until the
 // confirmations sc awaits, of subscribes too, leave room for a quarter
 // of the bound, or none of its unsubscribes are awaited, and sends as
-// many names as there is room for, or the whole piece when nothing is
-// awaited (see maxAwaitedReplies, roomFor): a
+// many names as there is room for, one at least (see
+// maxAwaitedReplies, roomFor): a
 // server builds every confirmation of what it reads at once, and the
 // reader, which needs the lock for each, could not read them while the
 // whole call held it; with hundreds of thousands of names the server's
@@ -645,16 +645,17 @@ func (s *Subscription) sendUnsubscribes(ctx context.Context, sc *subConn, names 
 			// is nothing to report.
 			return 0, sc.lostErr
 		}
-		if sc.awaited() > 0 {
-			// As many as there is room for beside the confirmations
-			// awaited, of subscribes too (one at least); with none
-			// awaited, the whole piece.
-			room := sc.roomFor(s.awaitLimit, sc.awaitedUnsubscribes())
-			for i, sn := range names[:n] {
-				if room -= confirmationBytes(sn); room < 0 && i > 0 {
-					n = i
-					break
-				}
+		// As many as there is room for beside the confirmations
+		// awaited, of subscribes too (one at least). With none awaited
+		// too: the whole piece, sent then, of long names (4,096 of 4 KB)
+		// had the server build 16 MB of confirmations while the reader
+		// waited for the lock, and the server closed the connection at
+		// its pubsub output limit, losing every other name on it.
+		room := sc.roomFor(s.awaitLimit, sc.awaitedUnsubscribes())
+		for i, sn := range names[:n] {
+			if room -= confirmationBytes(sn); room < 0 && i > 0 {
+				n = i
+				break
 			}
 		}
 		piece := slices.DeleteFunc(slices.Clone(names[:n]), func(sn subName) bool {

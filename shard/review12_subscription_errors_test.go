@@ -107,6 +107,13 @@ func TestReview12SubscriptionPingErrorNamesEachFailedNode(t *testing.T) {
 // ends, which grew while the names were subscribed) fill their sockets.
 func TestReview12SubscriptionUnsubscribeErrorNamesEachFailedNode(t *testing.T) {
 	sub, servers := review12StalledSubscription(t, func(ctx context.Context, c *shard.Client, sub *shard.Subscription) error {
+		// A pattern on every shard keeps the connections in use: one
+		// that carries nothing once the channels are dropped may be
+		// closed as idle, with nothing to report, while the Unsubscribe
+		// waits on another node.
+		if err := sub.PSubscribe(ctx, "r12unsubkeep:*"); err != nil {
+			return err
+		}
 		names := review12Channels(t, c.Router(), map[string]int{"shard-0": 1, "shard-1": 48, "shard-2": 48})
 		// A few at a time: a server closes a subscriber whose
 		// confirmations (which repeat the names) pass 32 MiB.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
 	"reflect"
 	"slices"
 	"strings"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/gomodule/redigo/redis"
 	"github.com/shardis/shardis/internal/errtext"
+	"github.com/shardis/shardis/pool"
 )
 
 // ErrSubscriptionClosed is returned by the calls on a closed Subscription.
@@ -338,7 +340,9 @@ func (s *Subscription) SSubscribe(ctx context.Context, channels ...string) error
 // as the node confirms earlier ones; when ctx ends meanwhile, Unsubscribe
 // returns an error wrapping ctx's error: the names are removed all the
 // same, those not sent yet are unsubscribed in the background, and their
-// confirmations do not come.
+// confirmations do not come. So are they when the node answers none of
+// the unsubscribes written for the pool's WriteTimeout (stopped, hung):
+// that node's *NodeError then matches os.ErrDeadlineExceeded.
 func (s *Subscription) Unsubscribe(ctx context.Context, channels ...string) error {
 	return s.remove(ctx, kindChannel, channels)
 }
@@ -606,8 +610,8 @@ func (s *Subscription) removeLocked(ctx context.Context, k subKind, names []stri
 // a time. Before each piece it waits, the lock released, until the
 // confirmations sc awaits, of subscribes too, leave room for a quarter
 // of the bound, or none of its unsubscribes are awaited, and sends as
-// many names as there is room for, or the whole piece when nothing is
-// awaited (see maxAwaitedReplies, roomFor): a
+// many names as there is room for, one at least (see
+// maxAwaitedReplies, roomFor): a
 // server builds every confirmation of what it reads at once, and the
 // reader, which needs the lock for each, could not read them while the
 // whole call held it; with hundreds of thousands of names the server's
@@ -633,7 +637,11 @@ func (s *Subscription) sendUnsubscribes(ctx context.Context, sc *subConn, names 
 		// unless the names left are fewer.
 		ok, err := s.waitUnsubRoom(ctx, sc, min(need, s.awaitLimit/4))
 		if err != nil {
-			return s.leaveUnsubscribes(sc, names, tally), err
+			left := s.leaveUnsubscribes(sc, names, tally)
+			if errors.Is(err, errUnsubStalled) {
+				err = errtext.Errorf("%w; %d names not sent yet are unsubscribed in the background, without confirmation", err, left)
+			}
+			return left, err
 		}
 		if !ok {
 			s.confirmUnsent(tally, names)
@@ -645,16 +653,17 @@ func (s *Subscription) sendUnsubscribes(ctx context.Context, sc *subConn, names 
 			// is nothing to report.
 			return 0, sc.lostErr
 		}
-		if sc.awaited() > 0 {
-			// As many as there is room for beside the confirmations
-			// awaited, of subscribes too (one at least); with none
-			// awaited, the whole piece.
-			room := sc.roomFor(s.awaitLimit, sc.awaitedUnsubscribes())
-			for i, sn := range names[:n] {
-				if room -= confirmationBytes(sn); room < 0 && i > 0 {
-					n = i
-					break
-				}
+		// As many as there is room for beside the confirmations
+		// awaited, of subscribes too (one at least). With none awaited
+		// too: the whole piece, sent then, of long names (4,096 of 4 KB)
+		// had the server build 16 MB of confirmations while the reader
+		// waited for the lock, and the server closed the connection at
+		// its pubsub output limit, losing every other name on it.
+		room := sc.roomFor(s.awaitLimit, sc.awaitedUnsubscribes())
+		for i, sn := range names[:n] {
+			if room -= confirmationBytes(sn); room < 0 && i > 0 {
+				n = i
+				break
 			}
 		}
 		piece := slices.DeleteFunc(slices.Clone(names[:n]), func(sn subName) bool {
@@ -726,9 +735,18 @@ func (s *Subscription) confirmUnsent(tally unsubTally, names []subName) {
 // awaits leave room for need bytes more of unsubscribe confirmations (see
 // roomFor), or none of those are awaited. It reports false when sc or the subscription was closed or
 // sc replaced meanwhile, and ctx's error when ctx ends first.
+// When sc reads no reply for the pool's WriteTimeout meanwhile, it
+// returns an error wrapping errUnsubStalled and os.ErrDeadlineExceeded:
+// its node does not read (stopped, hung), as a write that could not be
+// made would have shown, and the caller stops waiting for it.
 // It looks again each time a reader has handled replies or a connection
 // was lost or closed (room), not at a fixed period. Caller holds s.mu.
 func (s *Subscription) waitUnsubRoom(ctx context.Context, sc *subConn, need int) (bool, error) {
+	stallAfter := s.c.pools.Options().WriteTimeout
+	if stallAfter <= 0 {
+		stallAfter = pool.DefaultWriteTimeout
+	}
+	start := time.Now()
 	for {
 		if s.closed || sc.closed || s.conns[sc.addr] != sc {
 			return false, nil
@@ -739,22 +757,39 @@ func (s *Subscription) waitUnsubRoom(ctx context.Context, sc *subConn, need int)
 		if err := ctx.Err(); err != nil {
 			return false, err
 		}
+		// Silent since the wait began, or since its last reply.
+		since := start
+		if last := time.Unix(0, sc.lastRead.Load()); last.After(since) {
+			since = last
+		}
+		silent := time.Since(since)
+		if silent >= stallAfter {
+			return false, errtext.Errorf("%w: no reply for %v while %d bytes of confirmations were awaited: %w",
+				errUnsubStalled, silent.Round(time.Millisecond), sc.awaited(), os.ErrDeadlineExceeded)
+		}
 		if s.room == nil {
 			s.room = make(chan struct{})
 		}
 		room := s.room
 		s.mu.Unlock()
+		stall := time.NewTimer(stallAfter - silent)
 		select {
 		case <-room:
 		case <-ctx.Done():
 		case <-s.done:
+		case <-stall.C:
 		}
+		stall.Stop()
 		s.mu.Lock()
 		// Silent for long under a big call, a connection would be taken
 		// for lost (see pause).
 		s.pingIdle()
 	}
 }
+
+// errUnsubStalled is the cause of an Unsubscribe that stopped waiting
+// for room on a connection whose node read nothing (see waitUnsubRoom).
+var errUnsubStalled = errors.New("shardis: the node does not answer the unsubscribes written")
 
 // roomMade wakes the calls waiting in waitUnsubRoom. Caller holds s.mu.
 func (s *Subscription) roomMade() {

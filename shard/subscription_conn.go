@@ -318,9 +318,7 @@ func (sc *subConn) awaited() int { return sc.awaitedReplies() + sc.awaitedUnsubs
 // least a quarter of limit, so that neither kind waits for the other's
 // to come down (a large Unsubscribe does not hold Subscribes back, nor
 // the reverse). What is awaited stays under 5/4 of limit, plus one
-// name, or under one piece of an Unsubscribe (passChunk names, sent
-// whole when nothing is awaited: see sendUnsubscribes) plus a quarter of
-// limit.
+// name.
 func (sc *subConn) roomFor(limit, own int) int {
 	room := limit - sc.awaited()
 	if own == 0 {

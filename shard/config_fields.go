@@ -99,6 +99,9 @@ func (w *fieldChecker) check(n *yaml.Node, t reflect.Type, path string) error {
 	case yaml.ScalarNode:
 		// A value of the wrong kind, named by its path (the decoder's own
 		// error has only the line, which in JSON is often line 1).
+		if err := checkTagged(n, path); err != nil {
+			return err
+		}
 		switch {
 		case n.Tag == "!!null":
 		case t.Kind() == reflect.Struct || t.Kind() == reflect.Slice || t.Kind() == reflect.Map:
@@ -141,6 +144,20 @@ func (w *fieldChecker) check(n *yaml.Node, t reflect.Type, path string) error {
 				return err
 			}
 		}
+	}
+	return nil
+}
+
+// checkTagged refuses a scalar whose explicit tag (password: !!int x)
+// does not fit its value, named by its path: the decoder's own error has
+// no line nor field, and quotes the value, which may be a password.
+func checkTagged(n *yaml.Node, path string) error {
+	if n.Style&yaml.TaggedStyle == 0 {
+		return nil
+	}
+	var v any
+	if err := n.Decode(&v); err != nil {
+		return fmt.Errorf("line %d: %s: the value is not a %s, as its tag says (not quoted, as it may be a password)", n.Line, path, n.ShortTag())
 	}
 	return nil
 }

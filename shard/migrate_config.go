@@ -3,6 +3,7 @@ package shard
 import (
 	"fmt"
 	"os"
+	"strings"
 )
 
 // fileMigration is the migration block of a config file:
@@ -33,6 +34,11 @@ func (fm *fileMigration) apply(cfg *Config, reading []string) error {
 	case fm.From != "":
 		from, err = ParseURL(fm.From)
 	case fm.FromFile != "":
+		if strings.Contains(fm.FromFile, "://") {
+			// A URL given as a file: the error opening it would quote
+			// its password.
+			return badConfigf("migration.from_file holds a URL, not a file's path (not quoted, as it may hold a password): give a URL as migration.from")
+		}
 		if loopsBack(fm.FromFile, reading) {
 			return fmt.Errorf("%w: migration.from_file %s leads back to a file being read (a topology cannot migrate from itself)", ErrBadConfig, fm.FromFile)
 		}

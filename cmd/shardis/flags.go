@@ -52,14 +52,16 @@ func parseFlags(env *cliEnv, fs *flag.FlagSet, args []string, noArgs bool) error
 }
 
 // redactFlagValues returns a replacer of every word of args, and of
-// every value after a flag's '=', that redactArg would change, as it is
+// the name and the value of a -name=value word, that redactArg would change, as it is
 // and as %q quotes it, by its redacted form.
 func redactFlagValues(args []string) *strings.Replacer {
 	var pairs []string
 	for _, a := range args {
 		words := []string{a}
-		if _, v, ok := strings.Cut(a, "="); ok && strings.HasPrefix(a, "-") {
-			words = append(words, v)
+		if strings.HasPrefix(a, "-") {
+			// -name=value: the flag package quotes either part alone.
+			name, v, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
+			words = append(words, name, v)
 		}
 		for _, w := range words {
 			if r := redactArg(w); r != w {

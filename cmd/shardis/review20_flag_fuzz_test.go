@@ -74,4 +74,3 @@ func FuzzReview20FlagWordsRedacted(f *testing.F) {
 		}
 	})
 }
-

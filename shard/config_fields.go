@@ -38,7 +38,13 @@ type aliasUse struct {
 	t      reflect.Type
 }
 
+// check checks n as t, the field at path; its errors are FieldErrors
+// of the deepest field they concern.
 func (w *fieldChecker) check(n *yaml.Node, t reflect.Type, path string) error {
+	return atField(path, w.checkNode(n, t, path))
+}
+
+func (w *fieldChecker) checkNode(n *yaml.Node, t reflect.Type, path string) error {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
@@ -90,7 +96,7 @@ func (w *fieldChecker) check(n *yaml.Node, t reflect.Type, path string) error {
 			}
 			f, ok := fields[name]
 			if !ok {
-				return fmt.Errorf("line %d: unknown field %s (known: %s)", k.Line, joinPath(path, name), strings.Join(names, ", "))
+				return atField(joinPath(path, name), fmt.Errorf("line %d: unknown field %s (known: %s)", k.Line, joinPath(path, name), strings.Join(names, ", ")))
 			}
 			if err := w.check(v, f.Type, joinPath(path, name)); err != nil {
 				return err

@@ -37,7 +37,7 @@ func (fm *fileMigration) apply(cfg *Config, reading []string) error {
 		if strings.Contains(fm.FromFile, "://") {
 			// A URL given as a file: the error opening it would quote
 			// its password.
-			return badConfigf("migration.from_file holds a URL, not a file's path (not quoted, as it may hold a password): give a URL as migration.from")
+			return badFieldf("migration.from_file", "migration.from_file holds a URL, not a file's path (not quoted, as it may hold a password): give a URL as migration.from")
 		}
 		if loopsBack(fm.FromFile, reading) {
 			return fmt.Errorf("%w: migration.from_file %s leads back to a file being read (a topology cannot migrate from itself)", ErrBadConfig, fm.FromFile)
@@ -47,7 +47,11 @@ func (fm *fileMigration) apply(cfg *Config, reading []string) error {
 		return fmt.Errorf("%w: migration: from or from_file names the old topology", ErrBadConfig)
 	}
 	if err != nil {
-		return badConfigf("migration: %w", err)
+		field := "migration.from"
+		if fm.FromFile != "" {
+			field = "migration.from_file"
+		}
+		return badFieldf(field, "migration: %w", err)
 	}
 	cfg.Migration = &Migration{From: &from, Addrs: fm.Addrs}
 	return nil

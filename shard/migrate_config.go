@@ -53,7 +53,11 @@ func (fm *fileMigration) apply(cfg *Config, reading []string) error {
 		}
 		return badFieldf(field, "migration: %w", err)
 	}
-	cfg.Migration = &Migration{From: &from, Addrs: fm.Addrs}
+	addrs := fm.Addrs
+	if len(addrs) == 0 {
+		addrs = nil // "addrs: {}" says what no addrs says, as its YAML writes it back
+	}
+	cfg.Migration = &Migration{From: &from, Addrs: addrs}
 	return nil
 }
 

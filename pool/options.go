@@ -136,10 +136,10 @@ func (o Options) Validate() error {
 		}
 	}
 	if o.Username != "" && o.Password == "" {
-		return badOptions("Username %q is set without a Password (for a nopass ACL user give any password)", o.Username)
+		return badOptions("Username %s is set without a Password (for a nopass ACL user give any password)", quotedUser(o.Username))
 	}
 	if strings.ContainsAny(o.Username, " \t\r\n") {
-		return badOptions("Username %q contains white space", o.Username)
+		return badOptions("Username %s contains white space", quotedUser(o.Username))
 	}
 	if err := checkClientName(o.ClientName); err != nil {
 		return err
@@ -280,4 +280,13 @@ func durationText(d time.Duration) string {
 		return "never"
 	}
 	return d.String()
+}
+
+// quotedUser is a user name as an error shows it: quoted, unless it
+// holds a ':', as "user:password" pasted whole does.
+func quotedUser(u string) string {
+	if strings.Contains(u, ":") {
+		return "(not quoted: it holds a ':', as user:password given whole does)"
+	}
+	return strconv.Quote(u)
 }

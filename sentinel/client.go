@@ -161,7 +161,12 @@ func New(master string, addrs []string, opts Options) (*Client, error) {
 		seen[a] = true
 	}
 	if opts.Username != "" && opts.Password == "" {
-		return nil, fmt.Errorf("%w: Sentinel username %q without a password", ErrBadOptions, opts.Username)
+		user := strconv.Quote(opts.Username)
+		if strings.Contains(opts.Username, ":") {
+			// user:password given whole as the user name.
+			user = "(not quoted: it holds a ':', as user:password given whole does)"
+		}
+		return nil, fmt.Errorf("%w: Sentinel username %s without a password", ErrBadOptions, user)
 	}
 	for _, d := range []struct {
 		name string

@@ -1,6 +1,7 @@
 package shard
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 )
@@ -46,4 +47,50 @@ func plainMessage(err error) string {
 		s = strings.TrimPrefix(s, p)
 	}
 	return s
+}
+
+// FieldError is the cause of a config file's error that one field's value
+// (or a field not known) makes: errors.As finds it in an error of
+// ParseConfig or LoadConfig, which matches ErrBadConfig too. Its text is
+// the message without the "shardis: bad config: " prefix; it never
+// quotes a secret.
+type FieldError struct {
+	// Field is the field's path in the file's terms: "pool.max_idle",
+	// "shards[1].weight", "pool.tls.key_file", "migration.from_file";
+	// empty for the document as a whole.
+	Field string
+	// Err describes the problem.
+	Err error
+}
+
+func (e *FieldError) Error() string { return e.Err.Error() }
+
+// Unwrap returns e.Err.
+func (e *FieldError) Unwrap() error { return e.Err }
+
+// badFieldf is badConfigf for a problem of one field: the error's cause
+// is a FieldError of field, which a %w operand's cause then follows. The
+// message names the field itself.
+func badFieldf(field, format string, args ...any) error {
+	ce := badConfigf(format, args...).(*configError)
+	return &configError{msg: ce.msg, cause: &FieldError{Field: field, Err: &causedText{msg: ce.msg, cause: ce.cause}}}
+}
+
+// causedText is a message with the error that caused it (nil for none).
+type causedText struct {
+	msg   string
+	cause error
+}
+
+func (e *causedText) Error() string { return e.msg }
+func (e *causedText) Unwrap() error { return e.cause }
+
+// atField makes err, a problem of the field at path, a FieldError, unless
+// it already is one (of a field deeper in the file).
+func atField(path string, err error) error {
+	var fe *FieldError
+	if err == nil || errors.As(err, &fe) {
+		return err
+	}
+	return &FieldError{Field: path, Err: err}
 }

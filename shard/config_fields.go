@@ -38,7 +38,13 @@ type aliasUse struct {
 	t      reflect.Type
 }
 
+// check checks n as t, the field at path; its errors are FieldErrors
+// of the deepest field they concern.
 func (w *fieldChecker) check(n *yaml.Node, t reflect.Type, path string) error {
+	return atField(path, w.checkNode(n, t, path))
+}
+
+func (w *fieldChecker) checkNode(n *yaml.Node, t reflect.Type, path string) error {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
@@ -90,7 +96,7 @@ func (w *fieldChecker) check(n *yaml.Node, t reflect.Type, path string) error {
 			}
 			f, ok := fields[name]
 			if !ok {
-				return fmt.Errorf("line %d: unknown field %s (known: %s)", k.Line, joinPath(path, name), strings.Join(names, ", "))
+				return atField(joinPath(path, name), fmt.Errorf("line %d: unknown field %s (known: %s)", k.Line, joinPath(path, name), strings.Join(names, ", ")))
 			}
 			if err := w.check(v, f.Type, joinPath(path, name)); err != nil {
 				return err
@@ -99,6 +105,9 @@ func (w *fieldChecker) check(n *yaml.Node, t reflect.Type, path string) error {
 	case yaml.ScalarNode:
 		// A value of the wrong kind, named by its path (the decoder's own
 		// error has only the line, which in JSON is often line 1).
+		if err := checkTagged(n, path); err != nil {
+			return err
+		}
 		switch {
 		case n.Tag == "!!null":
 		case t.Kind() == reflect.Struct || t.Kind() == reflect.Slice || t.Kind() == reflect.Map:
@@ -141,6 +150,20 @@ func (w *fieldChecker) check(n *yaml.Node, t reflect.Type, path string) error {
 				return err
 			}
 		}
+	}
+	return nil
+}
+
+// checkTagged refuses a scalar whose explicit tag (password: !!int x)
+// does not fit its value, named by its path: the decoder's own error has
+// no line nor field, and quotes the value, which may be a password.
+func checkTagged(n *yaml.Node, path string) error {
+	if n.Style&yaml.TaggedStyle == 0 {
+		return nil
+	}
+	var v any
+	if err := n.Decode(&v); err != nil {
+		return fmt.Errorf("line %d: %s: the value is not a %s, as its tag says (not quoted, as it may be a password)", n.Line, path, n.ShortTag())
 	}
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"reflect"
+	"strings"
 	"time"
 
 	"github.com/shardis/shardis/pool"
@@ -144,7 +145,7 @@ func parseConfig(data []byte, reading []string) (Config, error) {
 	var cfg Config
 	if fc.URL != "" {
 		if cfg, err = ParseURL(fc.URL); err != nil {
-			return Config{}, badConfigf("url: %w", err)
+			return Config{}, badFieldf("url", "url: %w", err)
 		}
 	}
 	if fc.Mode != "" {
@@ -201,7 +202,7 @@ func parseConfig(data []byte, reading []string) (Config, error) {
 	}
 	if fp.PasswordEnv != "" {
 		if fp.Password != "" {
-			return Config{}, badConfigf("pool: give password or password_env, not both")
+			return Config{}, badFieldf("pool.password_env", "pool: give password or password_env, not both")
 		}
 		pw, err := passwordFromEnv("pool", fp.PasswordEnv)
 		if err != nil {
@@ -252,29 +253,42 @@ func setDur(dst *time.Duration, v *duration) {
 // loadTLS builds the TLS configuration of the tls block at where
 // (pool.tls, sentinel.tls, shards[i].sentinel.tls), which its errors name.
 func loadTLS(where string, t *fileTLS) (*tls.Config, error) {
+	for _, f := range []struct{ name, path string }{{"ca_file", t.CAFile}, {"cert_file", t.CertFile}, {"key_file", t.KeyFile}} {
+		if looksLikePEM(f.path) {
+			// The file's contents pasted in place of its path: an error
+			// opening it would quote them, a private key among them.
+			return nil, badFieldf(where+"."+f.name, "%s.%s holds PEM contents, not a file's path (not quoted, as it may be a private key): give the path of a file holding them", where, f.name)
+		}
+	}
 	tc := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: t.ServerName}
 	if t.CAFile != "" {
 		pem, err := os.ReadFile(t.CAFile)
 		if err != nil {
-			return nil, badConfigf("%s.ca_file: %w", where, err)
+			return nil, badFieldf(where+".ca_file", "%s.ca_file: %w", where, err)
 		}
 		roots := x509.NewCertPool()
 		if !roots.AppendCertsFromPEM(pem) {
-			return nil, badConfigf("%s.ca_file %s holds no PEM certificate", where, t.CAFile)
+			return nil, badFieldf(where+".ca_file", "%s.ca_file %s holds no PEM certificate", where, t.CAFile)
 		}
 		tc.RootCAs = roots
 	}
 	if (t.CertFile == "") != (t.KeyFile == "") {
-		return nil, badConfigf("%s.cert_file and %s.key_file go together", where, where)
+		return nil, badFieldf(where+".key_file", "%s.cert_file and %s.key_file go together", where, where)
 	}
 	if t.CertFile != "" {
 		cert, err := tls.LoadX509KeyPair(t.CertFile, t.KeyFile)
 		if err != nil {
-			return nil, badConfigf("%s client certificate: %w", where, err)
+			return nil, badFieldf(where+".cert_file", "%s client certificate: %w", where, err)
 		}
 		tc.Certificates = []tls.Certificate{cert}
 	}
 	return tc, nil
+}
+
+// looksLikePEM reports whether path is rather a PEM block (or a line of
+// one) than a file's path.
+func looksLikePEM(path string) bool {
+	return strings.Contains(path, "-----BEGIN") || strings.Contains(path, "-----END") || strings.ContainsAny(path, "\n\r")
 }
 
 // checkModeFields refuses the fields of a file that the config's mode
@@ -293,7 +307,7 @@ func checkModeFields(cfg Config, fc *fileConfig) error {
 		switch ReadPolicy(fc.Cluster.ReadFrom) {
 		case "", ReadMaster, ReadReplicaRandom, ReadReplicaLatency:
 		default:
-			return badConfigf("cluster.read_from %q is not a read policy (want %q, %q or %q)",
+			return badFieldf("cluster.read_from", "cluster.read_from %q is not a read policy (want %q, %q or %q)",
 				fc.Cluster.ReadFrom, ReadMaster, ReadReplicaRandom, ReadReplicaLatency)
 		}
 	}
@@ -308,13 +322,33 @@ func checkModeFields(cfg Config, fc *fileConfig) error {
 // says a password is wanted, and an empty one (a secret that was never
 // filled in) would log in without one, or fail later as a refused login
 // far from its cause.
+//
+// The variable is quoted only when written as environment variables'
+// names are by convention (envNameLike): anything else may be the
+// password itself, written in password_env by mistake.
 func passwordFromEnv(where, name string) (string, error) {
 	pw, ok := os.LookupEnv(name)
-	if !ok {
-		return "", badConfigf("%s.password_env names %s, which is not set", where, name)
+	if ok && pw != "" {
+		return pw, nil
 	}
-	if pw == "" {
-		return "", badConfigf("%s.password_env names %s, which is empty", where, name)
+	state := "not set"
+	if ok {
+		state = "empty"
 	}
-	return pw, nil
+	if !envNameLike(name) {
+		return "", badFieldf(where+".password_env", "%s.password_env names a variable that is %s (not quoted: it is not written as a variable's name, A-Z, 0-9 and _, and may be the password itself; password_env takes the name, as REDIS_PASSWORD)", where, state)
+	}
+	return "", badFieldf(where+".password_env", "%s.password_env names %s, which is %s", where, name, state)
+}
+
+// envNameLike reports whether name is written as environment variables'
+// names are by convention: upper-case ASCII letters, digits and '_', not
+// starting with a digit.
+func envNameLike(name string) bool {
+	for i, c := range []byte(name) {
+		if !('A' <= c && c <= 'Z' || c == '_' || i > 0 && '0' <= c && c <= '9') {
+			return false
+		}
+	}
+	return name != ""
 }

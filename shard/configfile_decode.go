@@ -39,7 +39,7 @@ func decodeFile(data []byte) (fileConfig, error) {
 		return fc, badConfigf("line %d: the file must hold a mapping of fields (mode, shards, seeds, pool, ...), not a %s", root.Line, nodeKind(root))
 	}
 	if err := checkFields(&doc, reflect.TypeFor[fileConfig](), ""); err != nil {
-		return fc, badConfigf("%s", err)
+		return fc, badConfigf("%w", err)
 	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)

@@ -3,6 +3,7 @@ package shard
 import (
 	"fmt"
 	"os"
+	"strings"
 )
 
 // fileMigration is the migration block of a config file:
@@ -33,6 +34,11 @@ func (fm *fileMigration) apply(cfg *Config, reading []string) error {
 	case fm.From != "":
 		from, err = ParseURL(fm.From)
 	case fm.FromFile != "":
+		if strings.Contains(fm.FromFile, "://") {
+			// A URL given as a file: the error opening it would quote
+			// its password.
+			return badFieldf("migration.from_file", "migration.from_file holds a URL, not a file's path (not quoted, as it may hold a password): give a URL as migration.from")
+		}
 		if loopsBack(fm.FromFile, reading) {
 			return fmt.Errorf("%w: migration.from_file %s leads back to a file being read (a topology cannot migrate from itself)", ErrBadConfig, fm.FromFile)
 		}
@@ -41,9 +47,17 @@ func (fm *fileMigration) apply(cfg *Config, reading []string) error {
 		return fmt.Errorf("%w: migration: from or from_file names the old topology", ErrBadConfig)
 	}
 	if err != nil {
-		return badConfigf("migration: %w", err)
+		field := "migration.from"
+		if fm.FromFile != "" {
+			field = "migration.from_file"
+		}
+		return badFieldf(field, "migration: %w", err)
 	}
-	cfg.Migration = &Migration{From: &from, Addrs: fm.Addrs}
+	addrs := fm.Addrs
+	if len(addrs) == 0 {
+		addrs = nil // "addrs: {}" says what no addrs says, as its YAML writes it back
+	}
+	cfg.Migration = &Migration{From: &from, Addrs: addrs}
 	return nil
 }
 

@@ -43,7 +43,7 @@ func (a fileSentinelAuth) apply(where string, user, password *string, tlsOn *boo
 	}
 	if a.PasswordEnv != "" {
 		if a.Password != "" {
-			return fmt.Errorf("%w: %s: give password or password_env, not both", ErrBadConfig, where)
+			return badFieldf(where+".password_env", "%s: give password or password_env, not both", where)
 		}
 		pw, err := passwordFromEnv(where, a.PasswordEnv)
 		if err != nil {

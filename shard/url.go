@@ -80,6 +80,13 @@ func ParseURL(raw string) (Config, error) {
 	case "redis-cluster", "rediss-cluster":
 		cfg.Mode = ModeCluster
 	default:
+		if !mayBeScheme(rawScheme) {
+			// What precedes the first "://" is no scheme: a scheme typed
+			// without its ':' ("redis-ring//u:pw@h?from=redis-ring://...")
+			// runs into the user info. Nothing is quoted: it may hold a
+			// password.
+			return cfg, fmt.Errorf("%w: URL does not start with a scheme followed by :// (want redis-ring://, redis-cluster://...; not quoted, as it may hold a password)", ErrBadConfig)
+		}
 		return cfg, fmt.Errorf("%w: unknown URL scheme %q (want redis-ring, rediss-ring, redis-cluster, rediss-cluster, redis-ring+sentinel or rediss-ring+sentinel)", ErrBadConfig, rawScheme)
 	}
 	if strings.HasPrefix(scheme, "rediss") {
@@ -521,6 +528,14 @@ func applyURLOption(cfg *Config, name, v string) error {
 		return fmt.Errorf("%w: unknown URL option %q", ErrBadConfig, name)
 	}
 	return nil
+}
+
+// mayBeScheme reports whether s may be meant as a URL's scheme, known or
+// not: it holds none of the delimiters of a URL's other parts (RFC 3986
+// gen-delims: ":/?#[]@"), so that no user info typed after a scheme that
+// lacks its ':' reads as part of it.
+func mayBeScheme(s string) bool {
+	return s != "" && !strings.ContainsAny(s, ":/?#[]@")
 }
 
 // asciiLower returns s with its ASCII upper-case letters lowered, and

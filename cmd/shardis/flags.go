@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/shardis/shardis/internal/addrkey"
@@ -35,8 +36,12 @@ func parseFlags(env *cliEnv, fs *flag.FlagSet, args []string, noArgs bool) error
 			}
 			return errHelp
 		}
-		stderr.Write(usage.Bytes())
-		return fmt.Errorf("%w: %w", errUsage, err)
+		// The flag package quotes a value it cannot parse: a URL given
+		// to a flag that takes a number (its own value left out) would
+		// be shown with its password.
+		hide := redactFlagValues(args)
+		stderr.Write([]byte(hide.Replace(usage.String())))
+		return fmt.Errorf("%w: %s", errUsage, hide.Replace(err.Error()))
 	}
 	if noArgs && fs.NArg() > 0 {
 		// The word may be a URL meant for a flag: it is quoted without
@@ -44,6 +49,28 @@ func parseFlags(env *cliEnv, fs *flag.FlagSet, args []string, noArgs bool) error
 		return fmt.Errorf("%w: unexpected argument %q (flags go before it)", errUsage, redactArg(fs.Arg(0)))
 	}
 	return nil
+}
+
+// redactFlagValues returns a replacer of every word of args, and of
+// the name and the value of a -name=value word, that redactArg would change, as it is
+// and as %q quotes it, by its redacted form.
+func redactFlagValues(args []string) *strings.Replacer {
+	var pairs []string
+	for _, a := range args {
+		words := []string{a}
+		if strings.HasPrefix(a, "-") {
+			// -name=value: the flag package quotes either part alone.
+			name, v, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
+			words = append(words, name, v)
+		}
+		for _, w := range words {
+			if r := redactArg(w); r != w {
+				q := strconv.Quote(w)
+				pairs = append(pairs, q[1:len(q)-1], redactArg(w), w, redactArg(w))
+			}
+		}
+	}
+	return strings.NewReplacer(pairs...)
 }
 
 // redactArg returns a command-line word as it may be printed: a URL (a

@@ -111,23 +111,11 @@ func Move(ctx context.Context, opts Options) (*Report, error) {
 	}
 	m.scanStart = time.Now() // the rates and the ETA count from here, not from the fence's wait
 	stopProgress := m.reportProgress()
-	errs := make([]error, len(olds))
-	var wg sync.WaitGroup
-	for i, n := range olds {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			errs[i] = m.drain(ctx, n)
-			if testHookDrained != nil {
-				testHookDrained(n)
-			}
-		}()
-	}
-	wg.Wait()
+	err = m.drainAll(ctx, olds)
 	stopProgress()
 	rep := m.report()
 	rep.Elapsed = time.Since(start)
-	if err := errors.Join(errs...); err != nil {
+	if err != nil {
 		return rep, err
 	}
 	if opts.DryRun || opts.SkipVerify {
@@ -326,8 +314,8 @@ var testHookPage func(n shard.Node)
 // of old node n.
 var testHookScan func(n shard.Node)
 
-// testHookDrained, when set (by tests), runs in Move once the drain of
-// old node n has ended.
+// testHookDrained, when set (by tests), runs once the drain of
+// old node n has ended (drainAll: in Move and in each rescan).
 var testHookDrained func(n shard.Node)
 
 // testHookEach, when set (by tests), runs in migrateEach before the

@@ -47,19 +47,10 @@ func (m *mover) verifyAndRescan(ctx context.Context, info shard.MigrationInfo, o
 		}
 		before, busyBefore := m.moved.Load(), m.busy.Load()
 		m.rescan = true
-		errs := make([]error, len(again))
-		var wg sync.WaitGroup
-		for i, n := range again {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				errs[i] = m.drain(ctx, n)
-			}()
-		}
-		wg.Wait()
+		err = m.drainAll(ctx, again)
 		rescans++
 		moved += m.moved.Load() - before
-		if err := errors.Join(errs...); err != nil {
+		if err != nil {
 			return nil, rescans, moved, err
 		}
 		if m.moved.Load() == before && m.busy.Load() == busyBefore {
@@ -102,4 +93,23 @@ func (m *mover) leftBehind(v *VerifyReport, olds []shard.Node) []shard.Node {
 		}
 	}
 	return out
+}
+
+// drainAll drains every node of nodes at once (drain), and returns their
+// errors joined.
+func (m *mover) drainAll(ctx context.Context, nodes []shard.Node) error {
+	errs := make([]error, len(nodes))
+	var wg sync.WaitGroup
+	for i, n := range nodes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = m.drain(ctx, n)
+			if testHookDrained != nil {
+				testHookDrained(n)
+			}
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
 }

@@ -333,7 +333,7 @@ func (c *Client) judgeCall(cl *call) (v verdict, refresh bool) {
 			cl.last, cl.reroute, cl.redirects = msg, true, 0
 			return retryLater, true
 		case "UNBLOCKED":
-			if unblockedByDemotion(cl, msg) {
+			if unblockedByDemotion(cl.info, msg) {
 				// A blocked command whose master was demoted while it
 				// waited: nothing ran, and the new master serves it.
 				// Returned, the server's UNBLOCKED ended every BLPOP

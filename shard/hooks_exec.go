@@ -398,7 +398,7 @@ func (c *Client) classify(cl *call) Outcome {
 	}
 	var re redis.Error
 	if errors.As(err, &re) {
-		if c.cl() != nil && unblockedByDemotion(cl, string(re)) {
+		if c.cl() != nil && unblockedByDemotion(cl.info, string(re)) {
 			return OutcomeRetry // judge sends it to the slot's new master
 		}
 		return c.replyOutcome(re)
@@ -480,6 +480,10 @@ func (c *Client) classifySentinel(cl *call, replica bool) Outcome {
 			}
 		case "NOREPLICAS": // a master's refusal of a write only
 			if wait && !replica {
+				return OutcomeRetry
+			}
+		case "UNBLOCKED": // a demoted master's, of a blocked command
+			if wait && !replica && unblockedByDemotion(cl.info, string(re)) {
 				return OutcomeRetry
 			}
 		}

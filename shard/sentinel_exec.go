@@ -285,6 +285,17 @@ func (c *Client) judgeSentinel(ctx context.Context, sh *sentShard, replica bool,
 			cl.last = msg
 			sh.request()
 			return retryLater
+		case "UNBLOCKED":
+			if unblockedByDemotion(cl.info, msg) {
+				// A blocked command whose master was demoted while it
+				// waited (by a failover the Sentinels did not make:
+				// theirs kills the old master's clients, and the
+				// command's outcome is unknown): nothing ran, and the
+				// new master serves it.
+				cl.last = msg
+				sh.request()
+				return retryLater
+			}
 		}
 		return final
 	}

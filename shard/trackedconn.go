@@ -79,6 +79,11 @@ type trackedConn struct {
 	// protoReply is that protocol error reply (the first), which says
 	// why (protocolRefusal).
 	protoReply redis.Error
+	// closing: the server said that it closes the connection after the
+	// reply read (a demoted master's UNBLOCKED, unblockedByDemotion),
+	// which it does at once, though the socket may not show it yet
+	// (closedByServer).
+	closing bool
 	// commands, when set, counts each command sent on the connection in
 	// its node's NodeStats.Commands (a ForEachShard callback's); nil
 	// where the lender counts what it sends itself (the transactions).
@@ -312,6 +317,14 @@ func (tc *trackedConn) notProtocolError() {
 	tc.mu.Unlock()
 }
 
+// serverClosing notes that the server closes the connection after the
+// reply just read (closing).
+func (tc *trackedConn) serverClosing() {
+	tc.mu.Lock()
+	tc.closing = true
+	tc.mu.Unlock()
+}
+
 // markDirty makes release close the connection whatever it ran.
 func (tc *trackedConn) markDirty() {
 	tc.mu.Lock()
@@ -397,6 +410,12 @@ func (tc *trackedConn) usable() error {
 // stream or a reset, or a command on it failed so), and nil while it may
 // still be written on, or when it failed otherwise (a timeout).
 func (tc *trackedConn) closedByServer() error {
+	tc.mu.Lock()
+	closing := tc.closing
+	tc.mu.Unlock()
+	if closing {
+		return errPeerClosed
+	}
 	if tc.closed == nil || !tc.closed() {
 		return nil
 	}

@@ -225,7 +225,9 @@ func (tx *Tx) unmarkWrite(first bool, name string, err error) {
 // for a command of Redis's own table: a script's or function's error
 // reply, and a module command's, may carry them from an inner call made
 // after some of its writes ran (a module's RedisModule_Call in script mode
-// gets READONLY, NOREPLICAS, MISCONF or OOM so).
+// gets READONLY, NOREPLICAS, MISCONF or OOM so). So does a demoted
+// master's UNBLOCKED of a blocked command of Redis's own
+// (unblockedByDemotion): the command ended unrun.
 func refusedUnrun(name string, err error) bool {
 	var re redis.Error
 	if !errors.As(err, &re) {
@@ -249,6 +251,10 @@ func refusedUnrun(name string, err error) bool {
 		// checks them before it runs a command, and no command of its
 		// own replies so later.
 		return command.Lookup(name) != nil
+	case "UNBLOCKED":
+		// A demoted master's end of a blocked BLPOP, XREAD BLOCK, ...:
+		// it popped, moved or read nothing.
+		return unblockedByDemotion(command.Lookup(name), string(re))
 	}
 	return false
 }
@@ -355,6 +361,14 @@ func (tx *Tx) send(name string, args []any) (any, error) {
 	if re, ok := err.(redis.Error); ok {
 		if isProtocolError(re) {
 			tx.confirmProtocolError()
+		}
+		if unblockedByDemotion(command.Lookup(name), string(re)) {
+			// The server closes the connection after this reply, and
+			// reads nothing more on it: the attempt ends as for a
+			// connection closed before MULTI (txOnce), not with MULTI
+			// ... EXEC written on it, whose outcome a close racing it
+			// would leave unknown.
+			tx.conn.serverClosing()
 		}
 		// The server answered, unless it refused the connection
 		// (replyError counted that) or cannot serve (txAnswers).
@@ -595,7 +609,8 @@ func (c *Client) txPlaceKeys(ctx context.Context, name string, args []any) ([]an
 // running it (MOVED, ASK, TRYAGAIN, CLUSTERDOWN, for any command; for
 // Redis's own commands, not a script's, a function's or a module's, also
 // READONLY, LOADING, MASTERDOWN, NOREPLICAS, OOM, NOPERM, MISCONF,
-// BUSY), one it never read
+// BUSY, and the UNBLOCKED with which a master demoted by a failover ends
+// a blocked BLPOP, XREAD BLOCK, ...), one it never read
 // whole (a protocol error, a write cut short) and one not sent (the
 // connection was closed) changed nothing and do not count. Queue writes with tx.Queue to have them retried.
 // A write whose connection failed once it was sent whole may have run (its

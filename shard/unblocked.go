@@ -14,18 +14,18 @@ import (
 // the caller's to see.
 const demotedUnblock = "UNBLOCKED force unblock from blocking operation, instance state changed"
 
-// unblockedByDemotion reports whether msg, the error reply of cl, is a
-// demoted master's unblocking of a command of Redis's own that blocks on
-// keys: it popped, moved or read nothing, and the slot's new master can
-// serve it, as it serves a write the demoted master refused (READONLY).
-// WAIT and WAITAOF, whose answer is about their connection's own writes,
-// and a module's command, which may have done anything before it
-// blocked, are not sent again.
-func unblockedByDemotion(cl *call, msg string) bool {
+// unblockedByDemotion reports whether msg, the error reply of a command
+// that info describes, is a demoted master's unblocking of a command of
+// Redis's own that blocks on keys: it popped, moved or read nothing, and
+// the new master (the slot's, or the Sentinel shard's) can serve it, as
+// it serves a write the demoted master refused (READONLY). WAIT and
+// WAITAOF, whose answer is about their connection's own writes, and a
+// module's command, which may have done anything before it blocked, are
+// not sent again.
+func unblockedByDemotion(info *command.Info, msg string) bool {
 	if !strings.HasPrefix(strings.TrimPrefix(msg, "-"), demotedUnblock) {
 		return false
 	}
-	info := cl.info
 	return info != nil && info.Flags&command.Blocking != 0 && info.Flags&command.Module == 0 &&
 		command.Lookup(info.Name) == info
 }

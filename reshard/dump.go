@@ -49,10 +49,17 @@ return 0`)
 const delIfEqualSrc = `local d = redis.call('DUMP', KEYS[1])
 if d == ARGV[1] then return redis.call('DEL', KEYS[1]) end
 if not d then return 0 end
-if redis.call('EXISTS', KEYS[2]) == 1 then return -1 end
-local r = redis.pcall('RESTORE', KEYS[2], 0, ARGV[1])
-if type(r) == 'table' and r.err then return -1 end
-local function equal(a, b)
+` + sameValueLua + `
+if sameValue(KEYS[1], KEYS[2], ARGV[1]) then return redis.call('DEL', KEYS[1]) end
+return -1`
+
+// sameValueLua defines, for a script, sameValue(k, scratch, payload):
+// whether key k holds the value of DUMP payload payload, compared element
+// by element with a copy of it restored in scratch (a key of k's slot:
+// scratchKey), which it deletes again. It is false for a value that
+// differs or cannot be compared (see delIfEqualSrc): scratch taken, the
+// payload refused, a type not compared.
+const sameValueLua = `local function equal(a, b)
   local t = redis.call('TYPE', a).ok
   if t ~= redis.call('TYPE', b).ok then return false end
   if t == 'string' then return redis.call('GET', a) == redis.call('GET', b) end
@@ -82,10 +89,14 @@ local function equal(a, b)
   end
   return false
 end
-local same = equal(KEYS[1], KEYS[2])
-redis.call('DEL', KEYS[2])
-if same then return redis.call('DEL', KEYS[1]) end
-return -1`
+local function sameValue(k, scratch, payload)
+  if redis.call('EXISTS', scratch) == 1 then return false end
+  local r = redis.pcall('RESTORE', scratch, 0, payload)
+  if type(r) == 'table' and r.err then return false end
+  local same = equal(k, scratch)
+  redis.call('DEL', scratch)
+  return same
+end`
 
 var delIfEqual = redis.NewScript(2, delIfEqualSrc)
 
@@ -108,23 +119,45 @@ func scratchKey(k string) string {
 // sameExpiry) answers SAME: a MIGRATE of the batch that failed midway
 // (IOERR) carried it there and lost the answer, or an earlier batch
 // restored it and did not delete the old copy. The key is then moved, not
-// busy. The same value with another expiry is a client's write (DUMP
-// carries no TTL): busy, as any other copy.
+// busy. One with the same expiry and another payload answers SAMETTL: the
+// new node may hold the same value in another encoding (lower thresholds
+// there re-encode what RESTORE loads), which the mover then compares by
+// value (sameValueAt), once the old node's writes run again. The same
+// value with another expiry is a client's write (DUMP carries no TTL):
+// busy, as any other copy.
 const restoreBeforeSrc = `local t = redis.call('TIME')
 if tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) >= tonumber(ARGV[1]) then
   return redis.error_reply('PAUSEOVER the old node may take writes again: nothing restored')
 end
 local r = redis.pcall('RESTORE', KEYS[1], ARGV[2], ARGV[3])
-if type(r) == 'table' and r.err and string.find(r.err, 'BUSYKEY', 1, true) and redis.call('DUMP', KEYS[1]) == ARGV[3] then
+if type(r) == 'table' and r.err and string.find(r.err, 'BUSYKEY', 1, true) then
   local p = redis.call('PTTL', KEYS[1])
   local want = tonumber(ARGV[2])
   if (p == -1 and want == 0) or (p >= 0 and want > 0 and math.abs(p - want) <= tonumber(ARGV[4])) then
-    return 'SAME'
+    if redis.call('DUMP', KEYS[1]) == ARGV[3] then return 'SAME' end
+    return 'SAMETTL'
   end
 end
 return r`
 
 var restoreBefore = redis.NewScript(1, restoreBeforeSrc)
+
+// sameValueScript answers 1 when KEYS[1] holds the value of DUMP payload
+// ARGV[1] (sameValueLua; KEYS[2] its scratch key), else 0.
+var sameValueScript = redis.NewScript(2, sameValueLua+`
+if sameValue(KEYS[1], KEYS[2], ARGV[1]) then return 1 end
+return 0`)
+
+// sameValueAt reports whether key k on the new node (conn) holds the
+// value of DUMP payload payload, compared by value (sameValueLua), the
+// same value in another encoding included. A comparison that cannot be
+// made (the scratch key refused: NOPERM, TRYAGAIN; the node slow past
+// the wait of a MIGRATE of the value) reports false: the key counts as
+// busy, as before it was compared.
+func (m *mover) sameValueAt(ctx context.Context, conn redis.Conn, k string, payload []byte) bool {
+	n, err := runAt(ctx, conn, false, m.migrateWait(int64(len(payload))), sameValueScript, k, scratchKey(k), payload)
+	return err == nil && n == 1
+}
 
 // dumpMove moves keys through the mover: DUMP and PTTL on the old node,
 // RESTORE (without REPLACE: a key the new owner has is kept, it is the
@@ -348,10 +381,16 @@ func (m *mover) dumpBatch(ctx context.Context, conn redis.Conn, src, dst shard.N
 	}
 	moved := 0
 	busy := make([]bool, len(items)) // the new node had the key: counted once the old copy is deleted
+	var recheck []int                // busy with the expiry dumped and another payload: compared by value
 	for i, it := range items {
 		reply, err := receive(dconn)
-		if s, _ := redis.String(reply, err); s == "SAME" {
+		switch s, _ := redis.String(reply, err); s {
+		case "SAME":
 			moved++ // the new node holds the dumped value already
+			continue
+		case "SAMETTL":
+			busy[i] = true // unless it holds the value dumped, re-encoded
+			recheck = append(recheck, i)
 			continue
 		}
 		if isReplyError(err, "BUSYKEY") {
@@ -379,6 +418,12 @@ func (m *mover) dumpBatch(ctx context.Context, conn redis.Conn, src, dst shard.N
 		return 0, &shard.NodeError{Node: src, Err: err}
 	} else if err != nil {
 		return 0, &shard.NodeError{Node: src, Err: fmt.Errorf("CLIENT UNPAUSE: %w", err)}
+	}
+	for _, i := range recheck {
+		if m.sameValueAt(ctx, dconn, items[i].key, items[i].payload) {
+			busy[i] = false
+			moved++
+		}
 	}
 	if testHookDelete != nil {
 		ks := make([]string, len(items))

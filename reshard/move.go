@@ -800,7 +800,8 @@ func isAsk(err error) bool {
 
 // settleBusy deletes the old copy (conn) of key k, which the new owner
 // dst has too (BUSYKEY: its copy wins), and reports whether the new
-// owner's copy is the very value of the old one (their DUMPs are equal)
+// owner's copy is the very value of the old one (their DUMPs are equal,
+// or their values are: sameValueAt, the new node may encode it otherwise)
 // with the same expiry (sameExpiry: DUMP carries no TTL): a copy the
 // mover itself restored or carried before losing the answer (a MIGRATE
 // that failed with IOERR, a DUMP/RESTORE that failed before its deletes),
@@ -815,7 +816,8 @@ func (m *mover) settleBusy(ctx context.Context, conn redis.Conn, dst shard.Node,
 	if err == nil {
 		if dconn, derr := m.pools.Get(ctx, dst.Addr); derr == nil {
 			theirs, theirTTL, derr := dumpAndTTL(ctx, dconn, k, false)
-			same = derr == nil && bytes.Equal(old, theirs) && sameExpiry(oldTTL, theirTTL, m.expirySlack())
+			same = derr == nil && sameExpiry(oldTTL, theirTTL, m.expirySlack()) &&
+				(bytes.Equal(old, theirs) || m.sameValueAt(ctx, dconn, k, old))
 			dconn.Close()
 		}
 	}

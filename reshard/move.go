@@ -442,7 +442,9 @@ func (m *mover) moveChunk(ctx context.Context, conn redis.Conn, src, dst shard.N
 		}
 	}
 	if m.opts.DryRun {
-		m.count(src, dst, int64(len(keys)), sum(sizes))
+		// A key measured 0 was gone (MEMORY USAGE answers nil), or could
+		// not be measured where it went: a move would skip it.
+		m.count(src, dst, int64(measured(sizes)), sum(sizes))
 		return 0, nil
 	}
 	var took time.Duration
@@ -510,12 +512,53 @@ func (m *mover) measureAndScan(ctx context.Context, conn redis.Conn, src shard.N
 	var re redis.Error
 	switch {
 	case err == nil:
+		m.measureRedirected(ctx, src, keys, replies[:len(keys)], sizes)
 	case !m.opts.DryRun && m.opts.BytesPerSecond == 0 && errors.As(err, &re):
 		sizes = make([]int64, len(keys)) // refused: moved without sizes
 	default:
 		return nil, "", nil, &shard.NodeError{Node: src, Err: err}
 	}
 	return sizes, next, page, nil
+}
+
+// measureRedirected measures, where they went, the keys that old node
+// src redirected (MOVED, ASK: replies, of MEMORY USAGE of keys): the
+// mover moves them from there (followMoved), and their bytes count in
+// the report and against a pace in bytes as any other key's. A key that
+// cannot be measured there (another redirect, an error) stays at 0.
+func (m *mover) measureRedirected(ctx context.Context, src shard.Node, keys []string, replies []any, sizes []int64) {
+	at := map[string][]int{} // the keys' indexes, by redirectKey
+	why := map[string]error{}
+	for i, r := range replies {
+		if err, ok := r.(redis.Error); ok && m.oldMoved(err) {
+			g := redirectKey(src, err)
+			at[g] = append(at[g], i)
+			why[g] = err
+		}
+	}
+	for _, g := range sortedKeys(at) {
+		n, asking, err := m.movedTo(src, src, "MEMORY", "measuring", why[g], 0)
+		if err != nil {
+			continue
+		}
+		conn, err := m.pools.Get(ctx, n.Addr)
+		if err != nil {
+			continue
+		}
+		for _, i := range at[g] {
+			sendAsking(conn, asking)
+			conn.Send("MEMORY", "USAGE", keys[i])
+		}
+		if conn.Flush() == nil {
+			for _, i := range at[g] {
+				v, err := receiveAsked(conn, asking, func(c redis.Conn) (any, error) { return redis.ReceiveContext(c, ctx) })
+				if size, err := redis.Int64(v, err); err == nil {
+					sizes[i] = size
+				}
+			}
+		}
+		conn.Close()
+	}
 }
 
 // byteRun returns how many of the keys sized sizes one run carries under
@@ -571,16 +614,23 @@ func (m *mover) moveRun(ctx context.Context, conn redis.Conn, src, dst shard.Nod
 // measured counts the bytes of the other half whole, not their half. Keys
 // that left after they were measured are still counted by their share.
 func movedBytes(sizes []int64, moved int) int64 {
-	measured := 0
-	for _, s := range sizes {
-		if s > 0 {
-			measured++
-		}
-	}
-	if moved >= measured {
+	n := measured(sizes)
+	if moved >= n {
 		return sum(sizes)
 	}
-	return sum(sizes) * int64(moved) / int64(measured)
+	return sum(sizes) * int64(moved) / int64(n)
+}
+
+// measured counts the keys of sizes measured more than 0 bytes: there
+// when measured.
+func measured(sizes []int64) int {
+	n := 0
+	for _, s := range sizes {
+		if s > 0 {
+			n++
+		}
+	}
+	return n
 }
 
 func sum(sizes []int64) int64 {
@@ -1173,8 +1223,9 @@ func (m *mover) rates(now time.Time, cur rateSample, done bool) (r [3]float64, s
 
 // memoryUsage reads the replies of MEMORY USAGE of keys (measureAndScan
 // sends them pipelined): their sizes; gone keys count 0, and so do keys
-// an old cluster's master redirects (MOVED, ASK). A refusal is returned
-// as the redis.Error it is.
+// an old cluster's master redirects (MOVED, ASK), which measureAndScan
+// then measures where they went (measureRedirected). A refusal is
+// returned as the redis.Error it is.
 //
 // It samples, as MEMORY USAGE does by default (5 elements of an
 // aggregate, scaled by its length): SAMPLES 0 would be exact but visits

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/gomodule/redigo/redis"
 	"github.com/shardis/shardis/pool"
@@ -300,6 +301,9 @@ func (in *Instrumentation) start(ctx context.Context, op *shard.Op) context.Cont
 	if !span.IsRecording() {
 		return ctx
 	}
+	if op.Pipeline {
+		ctx = context.WithValue(ctx, batchKey{}, true)
+	}
 	attrs := make([]attribute.KeyValue, 0, 5+len(in.cfg.attrs))
 	attrs = append(attrs, semconv.DBSystemNameRedis, semconv.DBOperationName(name))
 	if op.Pipeline {
@@ -360,9 +364,23 @@ func (in *Instrumentation) finish(ctx context.Context, op *shard.Op) {
 }
 
 func (in *Instrumentation) command(ctx context.Context, ev *shard.CommandEvent) {
-	if ev.Outcome != shard.OutcomeOK {
-		span := trace.SpanFromContext(ctx)
-		if span.IsRecording() {
+	if span := trace.SpanFromContext(ctx); span.IsRecording() {
+		switch {
+		case ev.Part() || ctx.Value(batchKey{}) != nil:
+			// One node's share of a pipeline or of a split command: a
+			// span of its own, as a PipelineEvent's, so that every node
+			// the operation reached is named.
+			var rd []shard.Redirect
+			if ev.Outcome == shard.OutcomeRedirect {
+				rd = []shard.Redirect{ev.Redirect}
+			}
+			fail, err := ev.Outcome, ev.Err
+			if fail == shard.OutcomeRedirect {
+				fail, err = shard.OutcomeOK, nil
+			}
+			in.partSpan(ctx, partOf{node: ev.Node, server: ev.ServerAddr, operation: ev.Operation(), commands: 1,
+				start: ev.Start, duration: ev.Duration, statement: ev.Statement, redirects: rd, fail: fail, err: err})
+		case ev.Outcome != shard.OutcomeOK:
 			in.attemptEvent(span, ev.Node, ev.ServerAddr, ev.Outcome, ev.Err, &ev.Redirect)
 		}
 	}
@@ -373,35 +391,61 @@ func (in *Instrumentation) command(ctx context.Context, ev *shard.CommandEvent) 
 	in.measure(ctx, ev.Node, ev.ServerAddr, ev.Operation(), ev.Outcome, ev.Duration.Seconds(), ev.Err, retries, &ev.Redirect)
 }
 
+// batchKey marks the context of a pipeline's operation (start), whose
+// commands that went alone to their node have a span each (command).
+type batchKey struct{}
+
+// partOf is one node's share of an operation spread over several nodes:
+// a PipelineEvent, or a CommandEvent of a pipeline or a split command.
+type partOf struct {
+	node      shard.Node
+	server    string // shard.CommandEvent.ServerAddr
+	operation string
+	commands  int
+	start     time.Time
+	duration  time.Duration
+	statement func(max int) string
+	redirects []shard.Redirect
+	fail      shard.Outcome // partFailure's
+	err       error
+}
+
+// partSpan records p as a child span of the operation's, named after
+// the operation and the node's server.
+func (in *Instrumentation) partSpan(ctx context.Context, p partOf) {
+	na, _ := in.nodeAt(p.node, p.server)
+	target := p.node.Addr
+	if p.server != "" {
+		target = p.server // a Sentinel shard's master
+	}
+	_, span := in.tracer.Start(ctx, p.operation+" "+target, trace.WithSpanKind(trace.SpanKindClient), trace.WithTimestamp(p.start))
+	attrs := make([]attribute.KeyValue, 0, 6+len(in.cfg.attrs))
+	attrs = append(attrs, semconv.DBSystemNameRedis, semconv.DBOperationName(p.operation), semconv.DBOperationBatchSize(p.commands))
+	attrs = append(attrs, na.kv...)
+	if in.cfg.statements > 0 {
+		attrs = append(attrs, semconv.DBQueryText(p.statement(in.cfg.statements)))
+	}
+	attrs = append(attrs, in.cfg.attrs...)
+	span.SetAttributes(attrs...)
+	for i := range p.redirects {
+		in.attemptEvent(span, p.node, p.server, shard.OutcomeRedirect, nil, &p.redirects[i])
+	}
+	if p.fail != shard.OutcomeOK {
+		in.attemptEvent(span, p.node, p.server, p.fail, p.err, nil)
+		et := errorType(p.fail, p.err)
+		span.SetAttributes(semconv.ErrorTypeKey.String(et))
+		// As the operation's span: status Error with the class only,
+		// since the error's text may quote arguments.
+		span.SetStatus(codes.Error, et)
+	}
+	span.End(trace.WithTimestamp(p.start.Add(p.duration)))
+}
+
 func (in *Instrumentation) pipeline(ctx context.Context, ev *shard.PipelineEvent) {
-	parent := trace.SpanFromContext(ctx)
-	if parent.IsRecording() {
-		na, _ := in.nodeAt(ev.Node, ev.ServerAddr)
-		target := ev.Node.Addr
-		if ev.ServerAddr != "" {
-			target = ev.ServerAddr // a Sentinel shard's master
-		}
-		_, span := in.tracer.Start(ctx, ev.Operation()+" "+target, trace.WithSpanKind(trace.SpanKindClient), trace.WithTimestamp(ev.Start))
-		attrs := make([]attribute.KeyValue, 0, 6+len(in.cfg.attrs))
-		attrs = append(attrs, semconv.DBSystemNameRedis, semconv.DBOperationName(ev.Operation()), semconv.DBOperationBatchSize(ev.Commands))
-		attrs = append(attrs, na.kv...)
-		if in.cfg.statements > 0 {
-			attrs = append(attrs, semconv.DBQueryText(ev.Statement(in.cfg.statements)))
-		}
-		attrs = append(attrs, in.cfg.attrs...)
-		span.SetAttributes(attrs...)
-		for i := range ev.Redirects {
-			in.attemptEvent(span, ev.Node, ev.ServerAddr, shard.OutcomeRedirect, nil, &ev.Redirects[i])
-		}
-		if fail, err := partFailure(ev); fail != shard.OutcomeOK {
-			in.attemptEvent(span, ev.Node, ev.ServerAddr, fail, err, nil)
-			et := errorType(fail, err)
-			span.SetAttributes(semconv.ErrorTypeKey.String(et))
-			// As the operation's span: status Error with the class only,
-			// since the error's text may quote arguments.
-			span.SetStatus(codes.Error, et)
-		}
-		span.End(trace.WithTimestamp(ev.Start.Add(ev.Duration)))
+	if trace.SpanFromContext(ctx).IsRecording() {
+		fail, err := partFailure(ev)
+		in.partSpan(ctx, partOf{node: ev.Node, server: ev.ServerAddr, operation: ev.Operation(), commands: ev.Commands,
+			start: ev.Start, duration: ev.Duration, statement: ev.Statement, redirects: ev.Redirects, fail: fail, err: err})
 	}
 	// The part's outcome is its failure's, as on its span; a redirect
 	// when its commands only succeeded or were redirected.

@@ -62,11 +62,13 @@ const (
 	// (shard.Op.Attempts: for several commands, the most times one was),
 	// set when it is more than once: a redirect or a retry.
 	AttemptsKey = attribute.Key("shardis.attempts")
-	// NodeKey names a node whose server.address is not its own: a
-	// Sentinel shard (shard.Node.Addr "sentinel/<name>"), whose
-	// server.address and server.port are its master's at the time
-	// (shard.CommandEvent.ServerAddr); its value is the shard's name
-	// (shard.Node.Name).
+	// NodeKey names the shard that served a command, beside its
+	// server.address and server.port, when the shard has a name of its
+	// own (shard.Node.Name, not its address): a ring shard's name, which
+	// places its keys, and a Sentinel shard's (shard.Node.Addr
+	// "sentinel/<name>"), whose server.address and server.port are its
+	// master's at the time (shard.CommandEvent.ServerAddr). Cluster
+	// nodes, named by their address, have none.
 	NodeKey = attribute.Key("shardis.node")
 	// ReadOnlyKey marks a replica connection for reads (READONLY).
 	ReadOnlyKey = attribute.Key("shardis.node.read_only")
@@ -152,8 +154,7 @@ type Instrumentation struct {
 
 // nodeAttrs are a node's attributes, parsed once.
 type nodeAttrs struct {
-	host string
-	port int
+	name string               // shard.Node.Name
 	kv   []attribute.KeyValue // server.address, server.port (and shardis.node)
 }
 
@@ -161,7 +162,8 @@ type nodeAttrs struct {
 func (na *nodeAttrs) attrs() []attribute.KeyValue { return na.kv[:len(na.kv):len(na.kv)] }
 
 type opKey struct {
-	addr, name string // name: the operation name (shard.CommandEvent.Operation)
+	addr, name string     // name: the operation name (shard.CommandEvent.Operation)
+	node       *nodeAttrs // the node's attributes: a renamed node has new ones
 	outcome    shard.Outcome
 	errType    string // error.type: the outcome's name, or a retry's cause (retryCause)
 }
@@ -265,7 +267,9 @@ func (in *Instrumentation) node(addr string) *nodeAttrs {
 // (shard.CommandEvent.ServerAddr; "" or n.Addr: n's own address), and
 // the key they are cached under (forget drops it with n's). A Sentinel
 // shard's server is its master: server.address and server.port are the
-// master's, and NodeKey names the shard.
+// master's, and NodeKey names the shard; so it does a ring shard whose
+// name is not its address. The cached attributes follow a renamed node
+// (a migration's topology that names a server anew).
 func (in *Instrumentation) nodeAt(n shard.Node, server string) (*nodeAttrs, string) {
 	key := n.Addr
 	if server != "" && server != n.Addr {
@@ -274,19 +278,33 @@ func (in *Instrumentation) nodeAt(n shard.Node, server string) (*nodeAttrs, stri
 		server = n.Addr
 	}
 	if v, ok := in.nodes.Load(key); ok {
-		return v.(*nodeAttrs), key
+		if na := v.(*nodeAttrs); na.name == n.Name {
+			return na, key
+		}
 	}
-	na := &nodeAttrs{host: server}
+	na := &nodeAttrs{name: n.Name}
+	host, port := server, 0
 	if h, p, err := net.SplitHostPort(server); err == nil {
-		na.host = h
-		na.port, _ = strconv.Atoi(p)
+		host = h
+		port, _ = strconv.Atoi(p)
 	}
-	na.kv = []attribute.KeyValue{semconv.ServerAddress(na.host), semconv.ServerPort(na.port)}
-	if key != n.Addr {
+	na.kv = []attribute.KeyValue{semconv.ServerAddress(host), semconv.ServerPort(port)}
+	if key != n.Addr || n.Name != "" && n.Name != n.Addr {
 		na.kv = append(na.kv, NodeKey.String(n.Name))
 	}
-	v, _ := in.nodes.LoadOrStore(key, na)
-	return v.(*nodeAttrs), key
+	for {
+		v, loaded := in.nodes.LoadOrStore(key, na)
+		if !loaded {
+			return na, key
+		}
+		cur := v.(*nodeAttrs)
+		if cur.name == n.Name {
+			return cur, key
+		}
+		if in.nodes.CompareAndSwap(key, cur, na) {
+			return na, key
+		}
+	}
 }
 
 func (in *Instrumentation) start(ctx context.Context, op *shard.Op) context.Context {
@@ -520,7 +538,7 @@ func (in *Instrumentation) countRedirect(ctx context.Context, rd *shard.Redirect
 // values, so the series stay bounded); a server's error code is not used
 // here, since a script may make up any.
 func (in *Instrumentation) opOption(na *nodeAttrs, key, name string, o shard.Outcome, err error) metric.RecordOption {
-	k := opKey{addr: key, name: name, outcome: o}
+	k := opKey{addr: key, name: name, node: na, outcome: o}
 	switch o {
 	case shard.OutcomeOK:
 	case shard.OutcomeRetry:

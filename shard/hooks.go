@@ -295,6 +295,14 @@ type CommandEvent struct {
 // Keys returns the number of keys the command names.
 func (ev *CommandEvent) Keys() int { return keysOf([]*call{ev.cl}) }
 
+// Part reports whether the command is a node's share of a caller's
+// multi-key command that the client split over several slots or shards
+// (an MGET's one-key part, sent as GET): the node got that one command
+// of it, where a node that got several has a PipelineEvent. Tracers give
+// such an attempt a span of its own, as they give a PipelineEvent, so
+// that every node the command reached is named.
+func (ev *CommandEvent) Part() bool { return ev.operation != "" }
+
 // Statement returns the command as text, at most max bytes (0 or less: no
 // limit), with secrets replaced by "?".
 func (ev *CommandEvent) Statement(max int) string {

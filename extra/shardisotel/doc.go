@@ -23,6 +23,16 @@
 // sent, a closed client). Credentials a server refused are its code
 // (WRONGPASS) on the operation's span, "auth" on the dial's measurement.
 //
+// An operation spread over several nodes (a pipeline, a multi-key
+// command split over slots or shards, an MGET say) has a child span per
+// node it reached and per attempt, named after the part and the node's
+// server ("PIPELINE host:port", "MGET host:port"), with that node's
+// server.address and server.port: a node that got several commands is a
+// shard.PipelineEvent, one that got a single command a
+// shard.CommandEvent (of a pipeline, named after that command, or a
+// split command's part, shard.CommandEvent.Part, named after the
+// caller's command).
+//
 // A transaction (shard.Client.Tx) is one span named MULTI, every attempt
 // included, on the node of its last attempt: its WATCH and Tx.Do commands
 // are measured under their own names, each MULTI ... EXEC is a child span

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/gomodule/redigo/redis"
 	"github.com/shardis/shardis/pool"
@@ -61,11 +62,13 @@ const (
 	// (shard.Op.Attempts: for several commands, the most times one was),
 	// set when it is more than once: a redirect or a retry.
 	AttemptsKey = attribute.Key("shardis.attempts")
-	// NodeKey names a node whose server.address is not its own: a
-	// Sentinel shard (shard.Node.Addr "sentinel/<name>"), whose
-	// server.address and server.port are its master's at the time
-	// (shard.CommandEvent.ServerAddr); its value is the shard's name
-	// (shard.Node.Name).
+	// NodeKey names the shard that served a command, beside its
+	// server.address and server.port, when the shard has a name of its
+	// own (shard.Node.Name, not its address): a ring shard's name, which
+	// places its keys, and a Sentinel shard's (shard.Node.Addr
+	// "sentinel/<name>"), whose server.address and server.port are its
+	// master's at the time (shard.CommandEvent.ServerAddr). Cluster
+	// nodes, named by their address, have none.
 	NodeKey = attribute.Key("shardis.node")
 	// ReadOnlyKey marks a replica connection for reads (READONLY).
 	ReadOnlyKey = attribute.Key("shardis.node.read_only")
@@ -151,8 +154,7 @@ type Instrumentation struct {
 
 // nodeAttrs are a node's attributes, parsed once.
 type nodeAttrs struct {
-	host string
-	port int
+	name string               // shard.Node.Name
 	kv   []attribute.KeyValue // server.address, server.port (and shardis.node)
 }
 
@@ -160,7 +162,8 @@ type nodeAttrs struct {
 func (na *nodeAttrs) attrs() []attribute.KeyValue { return na.kv[:len(na.kv):len(na.kv)] }
 
 type opKey struct {
-	addr, name string // name: the operation name (shard.CommandEvent.Operation)
+	addr, name string     // name: the operation name (shard.CommandEvent.Operation)
+	node       *nodeAttrs // the node's attributes: a renamed node has new ones
 	outcome    shard.Outcome
 	errType    string // error.type: the outcome's name, or a retry's cause (retryCause)
 }
@@ -264,7 +267,9 @@ func (in *Instrumentation) node(addr string) *nodeAttrs {
 // (shard.CommandEvent.ServerAddr; "" or n.Addr: n's own address), and
 // the key they are cached under (forget drops it with n's). A Sentinel
 // shard's server is its master: server.address and server.port are the
-// master's, and NodeKey names the shard.
+// master's, and NodeKey names the shard; so it does a ring shard whose
+// name is not its address. The cached attributes follow a renamed node
+// (a migration's topology that names a server anew).
 func (in *Instrumentation) nodeAt(n shard.Node, server string) (*nodeAttrs, string) {
 	key := n.Addr
 	if server != "" && server != n.Addr {
@@ -273,19 +278,33 @@ func (in *Instrumentation) nodeAt(n shard.Node, server string) (*nodeAttrs, stri
 		server = n.Addr
 	}
 	if v, ok := in.nodes.Load(key); ok {
-		return v.(*nodeAttrs), key
+		if na := v.(*nodeAttrs); na.name == n.Name {
+			return na, key
+		}
 	}
-	na := &nodeAttrs{host: server}
+	na := &nodeAttrs{name: n.Name}
+	host, port := server, 0
 	if h, p, err := net.SplitHostPort(server); err == nil {
-		na.host = h
-		na.port, _ = strconv.Atoi(p)
+		host = h
+		port, _ = strconv.Atoi(p)
 	}
-	na.kv = []attribute.KeyValue{semconv.ServerAddress(na.host), semconv.ServerPort(na.port)}
-	if key != n.Addr {
+	na.kv = []attribute.KeyValue{semconv.ServerAddress(host), semconv.ServerPort(port)}
+	if key != n.Addr || n.Name != "" && n.Name != n.Addr {
 		na.kv = append(na.kv, NodeKey.String(n.Name))
 	}
-	v, _ := in.nodes.LoadOrStore(key, na)
-	return v.(*nodeAttrs), key
+	for {
+		v, loaded := in.nodes.LoadOrStore(key, na)
+		if !loaded {
+			return na, key
+		}
+		cur := v.(*nodeAttrs)
+		if cur.name == n.Name {
+			return cur, key
+		}
+		if in.nodes.CompareAndSwap(key, cur, na) {
+			return na, key
+		}
+	}
 }
 
 func (in *Instrumentation) start(ctx context.Context, op *shard.Op) context.Context {
@@ -299,6 +318,9 @@ func (in *Instrumentation) start(ctx context.Context, op *shard.Op) context.Cont
 	ctx, span := in.tracer.Start(ctx, name, trace.WithSpanKind(trace.SpanKindClient))
 	if !span.IsRecording() {
 		return ctx
+	}
+	if op.Pipeline {
+		ctx = context.WithValue(ctx, batchKey{}, true)
 	}
 	attrs := make([]attribute.KeyValue, 0, 5+len(in.cfg.attrs))
 	attrs = append(attrs, semconv.DBSystemNameRedis, semconv.DBOperationName(name))
@@ -360,9 +382,23 @@ func (in *Instrumentation) finish(ctx context.Context, op *shard.Op) {
 }
 
 func (in *Instrumentation) command(ctx context.Context, ev *shard.CommandEvent) {
-	if ev.Outcome != shard.OutcomeOK {
-		span := trace.SpanFromContext(ctx)
-		if span.IsRecording() {
+	if span := trace.SpanFromContext(ctx); span.IsRecording() {
+		switch {
+		case ev.Part() || ctx.Value(batchKey{}) != nil:
+			// One node's share of a pipeline or of a split command: a
+			// span of its own, as a PipelineEvent's, so that every node
+			// the operation reached is named.
+			var rd []shard.Redirect
+			if ev.Outcome == shard.OutcomeRedirect {
+				rd = []shard.Redirect{ev.Redirect}
+			}
+			fail, err := ev.Outcome, ev.Err
+			if fail == shard.OutcomeRedirect {
+				fail, err = shard.OutcomeOK, nil
+			}
+			in.partSpan(ctx, partOf{node: ev.Node, server: ev.ServerAddr, operation: ev.Operation(), commands: 1,
+				start: ev.Start, duration: ev.Duration, statement: ev.Statement, redirects: rd, fail: fail, err: err})
+		case ev.Outcome != shard.OutcomeOK:
 			in.attemptEvent(span, ev.Node, ev.ServerAddr, ev.Outcome, ev.Err, &ev.Redirect)
 		}
 	}
@@ -373,35 +409,61 @@ func (in *Instrumentation) command(ctx context.Context, ev *shard.CommandEvent) 
 	in.measure(ctx, ev.Node, ev.ServerAddr, ev.Operation(), ev.Outcome, ev.Duration.Seconds(), ev.Err, retries, &ev.Redirect)
 }
 
+// batchKey marks the context of a pipeline's operation (start), whose
+// commands that went alone to their node have a span each (command).
+type batchKey struct{}
+
+// partOf is one node's share of an operation spread over several nodes:
+// a PipelineEvent, or a CommandEvent of a pipeline or a split command.
+type partOf struct {
+	node      shard.Node
+	server    string // shard.CommandEvent.ServerAddr
+	operation string
+	commands  int
+	start     time.Time
+	duration  time.Duration
+	statement func(max int) string
+	redirects []shard.Redirect
+	fail      shard.Outcome // partFailure's
+	err       error
+}
+
+// partSpan records p as a child span of the operation's, named after
+// the operation and the node's server.
+func (in *Instrumentation) partSpan(ctx context.Context, p partOf) {
+	na, _ := in.nodeAt(p.node, p.server)
+	target := p.node.Addr
+	if p.server != "" {
+		target = p.server // a Sentinel shard's master
+	}
+	_, span := in.tracer.Start(ctx, p.operation+" "+target, trace.WithSpanKind(trace.SpanKindClient), trace.WithTimestamp(p.start))
+	attrs := make([]attribute.KeyValue, 0, 6+len(in.cfg.attrs))
+	attrs = append(attrs, semconv.DBSystemNameRedis, semconv.DBOperationName(p.operation), semconv.DBOperationBatchSize(p.commands))
+	attrs = append(attrs, na.kv...)
+	if in.cfg.statements > 0 {
+		attrs = append(attrs, semconv.DBQueryText(p.statement(in.cfg.statements)))
+	}
+	attrs = append(attrs, in.cfg.attrs...)
+	span.SetAttributes(attrs...)
+	for i := range p.redirects {
+		in.attemptEvent(span, p.node, p.server, shard.OutcomeRedirect, nil, &p.redirects[i])
+	}
+	if p.fail != shard.OutcomeOK {
+		in.attemptEvent(span, p.node, p.server, p.fail, p.err, nil)
+		et := errorType(p.fail, p.err)
+		span.SetAttributes(semconv.ErrorTypeKey.String(et))
+		// As the operation's span: status Error with the class only,
+		// since the error's text may quote arguments.
+		span.SetStatus(codes.Error, et)
+	}
+	span.End(trace.WithTimestamp(p.start.Add(p.duration)))
+}
+
 func (in *Instrumentation) pipeline(ctx context.Context, ev *shard.PipelineEvent) {
-	parent := trace.SpanFromContext(ctx)
-	if parent.IsRecording() {
-		na, _ := in.nodeAt(ev.Node, ev.ServerAddr)
-		target := ev.Node.Addr
-		if ev.ServerAddr != "" {
-			target = ev.ServerAddr // a Sentinel shard's master
-		}
-		_, span := in.tracer.Start(ctx, ev.Operation()+" "+target, trace.WithSpanKind(trace.SpanKindClient), trace.WithTimestamp(ev.Start))
-		attrs := make([]attribute.KeyValue, 0, 6+len(in.cfg.attrs))
-		attrs = append(attrs, semconv.DBSystemNameRedis, semconv.DBOperationName(ev.Operation()), semconv.DBOperationBatchSize(ev.Commands))
-		attrs = append(attrs, na.kv...)
-		if in.cfg.statements > 0 {
-			attrs = append(attrs, semconv.DBQueryText(ev.Statement(in.cfg.statements)))
-		}
-		attrs = append(attrs, in.cfg.attrs...)
-		span.SetAttributes(attrs...)
-		for i := range ev.Redirects {
-			in.attemptEvent(span, ev.Node, ev.ServerAddr, shard.OutcomeRedirect, nil, &ev.Redirects[i])
-		}
-		if fail, err := partFailure(ev); fail != shard.OutcomeOK {
-			in.attemptEvent(span, ev.Node, ev.ServerAddr, fail, err, nil)
-			et := errorType(fail, err)
-			span.SetAttributes(semconv.ErrorTypeKey.String(et))
-			// As the operation's span: status Error with the class only,
-			// since the error's text may quote arguments.
-			span.SetStatus(codes.Error, et)
-		}
-		span.End(trace.WithTimestamp(ev.Start.Add(ev.Duration)))
+	if trace.SpanFromContext(ctx).IsRecording() {
+		fail, err := partFailure(ev)
+		in.partSpan(ctx, partOf{node: ev.Node, server: ev.ServerAddr, operation: ev.Operation(), commands: ev.Commands,
+			start: ev.Start, duration: ev.Duration, statement: ev.Statement, redirects: ev.Redirects, fail: fail, err: err})
 	}
 	// The part's outcome is its failure's, as on its span; a redirect
 	// when its commands only succeeded or were redirected.
@@ -476,7 +538,7 @@ func (in *Instrumentation) countRedirect(ctx context.Context, rd *shard.Redirect
 // values, so the series stay bounded); a server's error code is not used
 // here, since a script may make up any.
 func (in *Instrumentation) opOption(na *nodeAttrs, key, name string, o shard.Outcome, err error) metric.RecordOption {
-	k := opKey{addr: key, name: name, outcome: o}
+	k := opKey{addr: key, name: name, node: na, outcome: o}
 	switch o {
 	case shard.OutcomeOK:
 	case shard.OutcomeRetry:

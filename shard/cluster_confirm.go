@@ -38,7 +38,8 @@ import (
 // would have to fetch the whole node list from every master, some
 // 300 KB from each of 1,000 masters, and keep every master busy writing
 // it; and it would still see a migration only at the next refresh
-// (RefreshInterval, minutes), during which moved keys read as absent.
+// (RefreshInterval, a minute by default), during which moved keys read
+// as absent.
 type stableSlots struct {
 	at atomic.Pointer[[cluster.SlotCount]atomic.Int64] // slot -> sinceEpoch() when confirmed +1; nil until the first
 }

@@ -34,6 +34,11 @@ type call struct {
 	// Cluster mode: the state of redirects and retries.
 	asking  bool // send ASKING first (after an ASK redirect)
 	replica bool // a read-only command served by a replica
+	// confirm: the state of the confirmation of a replica's empty
+	// answer at the slot's master, and held that answer, given back if
+	// the master cannot be reached (cluster_confirm.go).
+	confirm uint8
+	held    any
 	reroute bool // route again by slot before the next attempt
 	// old is the cluster a migration moves away from, for a call routed
 	// by it while the migration waits (its group is then a node index,

@@ -79,7 +79,18 @@ func (c *Client) retryCluster(ctx context.Context, calls []*call) (abandoned boo
 		pending = pending[:0]
 		later, refresh := false, false
 		for _, cl := range calls {
-			if cl.err == nil || cl.done {
+			if cl.done {
+				continue
+			}
+			if cl.err == nil {
+				// A replica's empty answer may be a key a resharding
+				// moved: its slot's master says (cluster_confirm.go).
+				if c.confirmEmpty(cl) {
+					pending = append(pending, cl)
+				}
+				continue
+			}
+			if confirmUnreachable(cl) {
 				continue
 			}
 			v, wantRefresh := c.judge(cl)

@@ -24,6 +24,9 @@ type ClusterRouter struct {
 	// migrating are the slots a master answered ASK or TRYAGAIN for:
 	// their reads stay off the replicas (cluster_migrating.go).
 	migrating migratingSlots
+	// stable are the slots whose master confirmed a replica's empty
+	// answer lately: such answers stand (cluster_confirm.go).
+	stable stableSlots
 	// failed are the nodes the cluster still lists that the table leaves
 	// out (failed, not forgotten: cluster_failed.go); sorted by address,
 	// nil for none.

@@ -5,11 +5,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gomodule/redigo/redis"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/shardis/shardis/cluster"
 	"github.com/shardis/shardis/internal/redistest"
+	"github.com/shardis/shardis/shard"
 )
 
 // TestReview20MigrationIntoAClusterFollowsAFinishedSlotMove: a ring moving
@@ -87,4 +89,22 @@ func TestReview20MigrationIntoAClusterFollowsAFinishedSlotMove(t *testing.T) {
 	}
 	assert.Equal(t, []string{dst.Addr}, placesOf(t, all, k))
 	assert.Equal(t, []string{owner.Addr}, placesOf(t, all, other))
+
+	// A transaction watching such a key.
+	k = "newslot:{tx}"
+	_, err = byAddr[ringOwner(t, from, k)].Do("SET", k, "5")
+	require.NoError(t, err)
+	dst = wholeMove(ctx, t, nc, k)
+	_, err = c.Tx(ctx, []string{k}, func(tx *shard.Tx) error {
+		v, err := redis.Int(tx.Do("GET", k))
+		if err != nil {
+			return err
+		}
+		return tx.Queue("SET", k, v+1)
+	})
+	require.NoError(t, err)
+	assert.Equal(t, []string{dst.Addr}, placesOf(t, all, k))
+	v, err := dst.Do("GET", k)
+	require.NoError(t, err)
+	assert.Equal(t, "6", v)
 }

@@ -73,6 +73,9 @@ func (c *Client) moveFirst(ctx context.Context, m *migState, calls []*call, read
 	// within the old cluster's redirect budget.
 	for hop := 1; ; hop++ {
 		redo := c.followOldMoved(m, calls, hop)
+		// A slot of the cluster that keys move into may have moved too:
+		// the MIGRATE's target refused the keys (migrate_cluster_target_moved.go).
+		redo = append(redo, c.followTargetMoved(m, calls, hop)...)
 		if len(redo) == 0 {
 			break
 		}
@@ -393,8 +396,8 @@ func (c *Client) sendRounds(ctx context.Context, m *migState, rounds []*moveRoun
 			for _, k := range r.pair.keys {
 				m.moved.add(k)
 			}
-		} else if _, ok := m.from.(*ClusterRouter); !ok || !isMovedReply(err) {
-			m.failures.Add(1) // a MOVED of the old cluster is followed (followOldMoved)
+		} else if _, ok := m.from.(*ClusterRouter); (!ok || !isMovedReply(err)) && (c.cl() == nil || !isTargetMoved(err)) {
+			m.failures.Add(1) // a MOVED of either cluster is followed (followOldMoved, followTargetMoved)
 		}
 		r.err = err
 		close(r.done)

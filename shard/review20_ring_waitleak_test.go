@@ -37,11 +37,23 @@ func normalClients(t *testing.T, s *redistest.Server, name string) int {
 // server sees no more than MaxActive connections of the client, and no
 // goroutine is left behind once the client is closed.
 func TestReview20RingWaitCancelStormLeaksNothing(t *testing.T) {
-	servers := redistest.StartNTB(t, 1, redistest.Options{})
+	for _, tc := range []struct {
+		name string
+		auto bool
+	}{{"pooled", false}, {"automatic pipeline and pipelines", true}} {
+		t.Run(tc.name, func(t *testing.T) { waitCancelStorm(t, tc.auto) })
+	}
+}
+
+// waitCancelStorm runs the storm on a two-shard ring, with or without the
+// automatic pipeline (then every other call is a Pipeline of one key
+// per shard).
+func waitCancelStorm(t *testing.T, auto bool) {
+	servers := redistest.StartNTB(t, 2, redistest.Options{})
 	cfg := ringConfig(servers)
 	cfg.Pool.MaxActive, cfg.Pool.Wait = 2, true
 	cfg.Pool.ClientName = "r20leak"
-	cfg.DisableAutoPipeline = true
+	cfg.DisableAutoPipeline = !auto
 	before := runtime.NumGoroutine()
 	c, err := shard.New(context.Background(), cfg)
 	require.NoError(t, err)
@@ -63,8 +75,25 @@ func TestReview20RingWaitCancelStormLeaksNothing(t *testing.T) {
 			r := rand.New(rand.NewPCG(uint64(g), 7))
 			for i := 0; time.Now().Before(stop); i++ {
 				ctx, cancel := context.WithTimeout(context.Background(), time.Duration(1+r.IntN(40))*time.Millisecond)
-				// BLPOP on an empty list waits 20 ms on the server.
-				_, err := c.Do(ctx, "BLPOP", fmt.Sprintf("r20leak:%d", g), "0.02")
+				var err error
+				if auto && i%2 == 1 {
+					p := c.Pipeline()
+					for s := range 4 {
+						p.Send("GET", fmt.Sprintf("r20leak:%d:%d", g, s))
+					}
+					var res []shard.Result
+					if res, err = p.Exec(ctx); err == nil {
+						for _, r := range res {
+							if r.Err != nil {
+								err = r.Err
+								break
+							}
+						}
+					}
+				} else {
+					// BLPOP on an empty list waits 20 ms on the server.
+					_, err = c.Do(ctx, "BLPOP", fmt.Sprintf("r20leak:%d", g), "0.02")
+				}
 				cancel()
 				if err != nil && !errors.Is(err, context.DeadlineExceeded) && errs[g] == nil {
 					errs[g] = fmt.Errorf("call %d: %w", i, err)
@@ -93,18 +122,22 @@ func TestReview20RingWaitCancelStormLeaksNothing(t *testing.T) {
 	require.NoError(t, done[0], "a vacancy was lost")
 	require.NoError(t, done[1], "a vacancy was lost")
 
-	waitFor(t, 5*time.Second, "at most MaxActive connections on the server", func() bool {
-		return normalClients(t, servers[0], "r20leak") <= 2
-	})
+	for _, s := range servers {
+		waitFor(t, 5*time.Second, "at most MaxActive connections on the server", func() bool {
+			return normalClients(t, s, "r20leak") <= 2
+		})
+	}
 	for _, n := range c.Stats().Nodes {
 		assert.LessOrEqual(t, n.Pool.Active, 2, "pool of %s", n.Node.Addr)
 	}
 
 	require.NoError(t, c.Close())
 	closed = true
-	waitFor(t, 5*time.Second, "no connection of the closed client", func() bool {
-		return normalClients(t, servers[0], "r20leak") == 0
-	})
+	for _, s := range servers {
+		waitFor(t, 5*time.Second, "no connection of the closed client", func() bool {
+			return normalClients(t, s, "r20leak") == 0
+		})
+	}
 	deadline := time.Now().Add(5 * time.Second)
 	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
 		time.Sleep(20 * time.Millisecond)

@@ -20,13 +20,20 @@ import (
 
 // faultServer is a byte-level fake for protocol faults: it answers the
 // first command of its first connection with reply, then closes that
-// connection when hangUp is set; every other command gets "+OK".
+// connection when hangUp is set; every other command gets "+OK" (EXEC
+// too: a test that reads its reply must send the fault there).
 type faultServer struct {
 	addr     string
 	accepted atomic.Int32
 }
 
 func startFaultServer(t *testing.T, reply string, hangUp bool) *faultServer {
+	return startFaultServerAt(t, 0, reply, hangUp)
+}
+
+// startFaultServerAt is startFaultServer with the fault answering the
+// command numbered at (from 0) of the first connection.
+func startFaultServerAt(t *testing.T, at int, reply string, hangUp bool) *faultServer {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
@@ -56,13 +63,13 @@ func startFaultServer(t *testing.T, reply string, hangUp bool) *faultServer {
 						return
 					}
 					out := "+OK\r\n"
-					if n == 0 && first {
+					if n == at && first {
 						out = reply
 					}
 					if _, err := io.WriteString(c, out); err != nil {
 						return
 					}
-					if n == 0 && first && hangUp {
+					if n == at && first && hangUp {
 						return
 					}
 				}
@@ -175,6 +182,50 @@ func TestReview20RingFaultyRepliesFailTheCommandAndTheConnection(t *testing.T) {
 				_, err = c.Do(ctx, "SET", "r20fault", "v")
 				require.NoError(t, err)
 				assert.Equal(t, int32(2), fs.accepted.Load(), "connections dialed: the faulty one was used again")
+			})
+		}
+	}
+}
+
+// A transaction whose EXEC reply is cut off or garbled fails with an
+// error that says its outcome is unknown (the server may have run it),
+// and the connection pinned to it is not used again.
+func TestReview20RingFaultyExecReplyFailsTheTransaction(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		reply  string
+		hangUp bool
+	}{
+		{"hang-up inside the EXEC array", "*1\r\n+O", true},
+		{"garbled EXEC reply", "*1\r\n%0\r\n", false},
+	} {
+		for _, way := range []string{"Conn", "Tx"} {
+			t.Run(tc.name+"/"+way, func(t *testing.T) {
+				// WATCH, MULTI, SET (queued), EXEC: the fourth command.
+				fs := startFaultServerAt(t, 3, tc.reply, tc.hangUp)
+				c := newClient(t, faultConfig(fs.addr, 2*time.Second))
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				defer cancel()
+				var err error
+				if way == "Conn" {
+					conn := c.Conn()
+					for _, cmd := range [][]any{{"WATCH", "k"}, {"MULTI"}, {"SET", "k", "v"}} {
+						_, err := conn.Do(cmd[0].(string), cmd[1:]...)
+						require.NoError(t, err, "%v", cmd)
+					}
+					_, err = conn.Do("EXEC")
+					conn.Close()
+				} else {
+					_, err = c.Tx(ctx, []string{"k"}, func(tx *shard.Tx) error { return tx.Queue("SET", "k", "v") })
+				}
+				require.Error(t, err)
+				var ne *shard.NodeError
+				assert.ErrorAs(t, err, &ne)
+				var ue *shard.UnknownOutcomeError
+				assert.ErrorAs(t, err, &ue, "the EXEC may have run: %v", err)
+				_, err = c.Do(ctx, "SET", "k2", "v")
+				require.NoError(t, err)
+				assert.Equal(t, int32(2), fs.accepted.Load(), "the faulty connection was used again")
 			})
 		}
 	}

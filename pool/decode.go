@@ -16,7 +16,11 @@ const (
 	maxBulk       = 512 << 20 // Redis's own proto-max-bulk-len default
 	maxArrayLen   = 1<<31 - 1 // elements of one array (an int on 32-bit platforms too)
 	maxArrayAlloc = 1 << 16   // elements allocated before they arrive
-	maxDepth      = 64        // nested arrays
+	// maxDepth bounds nested arrays. A Lua script's nested tables come
+	// back as nested arrays up to the depth of the server's Lua stack
+	// (about 8000 levels in Redis 7): valid replies, which must not
+	// fail the connection (and count against the node's health).
+	maxDepth = 1 << 14
 )
 
 // replyReader parses RESP2 replies from a connection into the values

@@ -9,6 +9,7 @@ import (
 	"github.com/shardis/shardis/internal/redistest"
 	"github.com/shardis/shardis/shard"
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // A ring shard that hangs (paused: connections open, nothing answered)
@@ -16,7 +17,7 @@ import (
 // waiting on it is still marked down by the health checks, within a few
 // read timeouts: with AutoEject its keys then move to the live shards,
 // instead of each caller waiting out a read timeout (and, with Wait, a
-// vacancy first).
+// vacancy first). Resumed, it is put back in the ring.
 func TestReview20RingHungShardUnderFullPoolIsMarkedDown(t *testing.T) {
 	for _, wait := range []bool{true, false} {
 		name := "Wait"
@@ -68,6 +69,18 @@ func TestReview20RingHungShardUnderFullPoolIsMarkedDown(t *testing.T) {
 			_, err := c.Do(context.Background(), "SET", ks[0], "moved")
 			assert.NoError(t, err, "its key moved to a live shard")
 			assert.Less(t, time.Since(start), 250*time.Millisecond)
+
+			// Resumed, it is put back and serves its keys again.
+			require.NoError(t, hung.Resume())
+			waitFor(t, 10*time.Second, "the shard to be restored", func() bool { return !rr.Ejected(1) })
+			node, err := c.Router().Route(ks[0])
+			require.NoError(t, err)
+			assert.Equal(t, hung.Addr, node.Addr)
+			_, err = c.Do(context.Background(), "SET", ks[0], "back")
+			require.NoError(t, err)
+			got, err := hung.Do("GET", ks[0])
+			require.NoError(t, err)
+			assert.Equal(t, "back", got, "written to the restored shard")
 		})
 	}
 }

@@ -190,7 +190,9 @@ func TestReplyReaderLimits(t *testing.T) {
 		{"integer out of range", ":9223372036854775808\r\n"},
 		{"integer of twenty digits", ":12345678901234567890\r\n"},
 		{"nested too deep", strings.Repeat("*1\r\n", maxDepth+1) + ":1\r\n"},
-		{"line over 1 MiB", "+" + strings.Repeat("x", maxLine+10) + "\r\n"},
+		{"integer line over 1 MiB", ":" + strings.Repeat("1", maxLine+10) + "\r\n"},
+		{"length line over 1 MiB", "$" + strings.Repeat("1", maxLine+10) + "\r\n"},
+		{"line of an unknown type over 1 MiB", "~" + strings.Repeat("x", maxLine+10)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

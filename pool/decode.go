@@ -12,11 +12,16 @@ import (
 // Limits that keep a garbled or hostile reply stream from exhausting
 // memory or the stack; real Redis replies stay far below them.
 const (
-	maxLine       = 1 << 20   // a status, error, integer or length line
+	maxLine       = 1 << 20   // an integer or length line
+	maxTextLine   = maxBulk   // a status or error line (see replyReader.line)
 	maxBulk       = 512 << 20 // Redis's own proto-max-bulk-len default
 	maxArrayLen   = 1<<31 - 1 // elements of one array (an int on 32-bit platforms too)
 	maxArrayAlloc = 1 << 16   // elements allocated before they arrive
-	maxDepth      = 64        // nested arrays
+	// maxDepth bounds nested arrays. A Lua script's nested tables come
+	// back as nested arrays up to the depth of the server's Lua stack
+	// (about 8000 levels in Redis 7): valid replies, which must not
+	// fail the connection (and count against the node's health).
+	maxDepth = 1 << 14
 )
 
 // replyReader parses RESP2 replies from a connection into the values
@@ -127,7 +132,7 @@ func (rd *replyReader) line() ([]byte, error) {
 			return line[:len(line)-1], nil
 		}
 		scanned = rd.w - rd.r
-		if scanned >= maxLine {
+		if scanned >= maxLine && (scanned >= maxTextLine || !textLine(rd.buf[rd.r])) {
 			return nil, protocolError("reply line too long")
 		}
 		if err := rd.fill(); err != nil {
@@ -135,6 +140,13 @@ func (rd *replyReader) line() ([]byte, error) {
 		}
 	}
 }
+
+// textLine reports whether a line beginning with b is a status or an
+// error reply, which may be as long as the server makes it: a script's
+// redis.status_reply or redis.error_reply sends a string of any length as
+// one line. Other lines (lengths, integers) are short, and a long one is
+// a garbled stream. Either way the buffer grows only with what arrives.
+func textLine(b byte) bool { return b == '+' || b == '-' }
 
 // bulk reads a bulk string and its CRLF into p, which has its length.
 func (rd *replyReader) bulk(p []byte) ([]byte, error) {

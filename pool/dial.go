@@ -46,6 +46,7 @@ func newDialer(addr string, opts Options, readOnly bool, resolve func() (string,
 // commands. The whole dial is bounded by DialTimeout and by ctx. Failures are
 // *DialError, or *AuthError when the server refused AUTH.
 func (d *dialer) dial(ctx context.Context) (redis.Conn, error) {
+	caller := ctx
 	ctx, cancel := context.WithTimeout(ctx, d.opts.DialTimeout)
 	defer cancel()
 
@@ -56,7 +57,7 @@ func (d *dialer) dial(ctx context.Context) (redis.Conn, error) {
 	netDialer := &net.Dialer{Timeout: d.opts.DialTimeout}
 	nc, err := netDialer.DialContext(ctx, "tcp", addr)
 	if err != nil {
-		return nil, &DialError{Addr: addr, Err: err}
+		return nil, &DialError{Addr: addr, Err: connectCause(caller, err)}
 	}
 	if tlsConf != nil {
 		// The handshake runs under ctx, so a cancelled Get stops a stuck
@@ -258,6 +259,19 @@ func (d *dialer) ping(ctx context.Context, c redis.Conn, lastUsed time.Time) err
 	}
 	_, err := redis.DoContext(c, ctx, "PING")
 	return err
+}
+
+// connectCause makes a connect that failed as the caller's context ended
+// match that context's error. The runtime arms the socket's deadline from
+// the context's and may meet it before the context's own timer fires: the
+// connect then fails with a bare "i/o timeout" (os.ErrDeadlineExceeded),
+// which reads like a slow node and matches no context error.
+func connectCause(caller context.Context, err error) error {
+	cerr := ended(caller)
+	if cerr == nil || errors.Is(err, cerr) {
+		return err
+	}
+	return fmt.Errorf("%w (%w)", cerr, err)
 }
 
 // ended returns ctx's error, or context.DeadlineExceeded when its

@@ -300,7 +300,11 @@ func (c Config) validateSentinel() error {
 	if len(o.Shards) == 0 {
 		for i, s := range c.Shards {
 			if s.Addr == "" {
-				return fmt.Errorf("%w: shard %d (%q) has no address and there are no Sentinel shards", ErrBadConfig, i, s.Name)
+				// A bad shard, as one whose address lacks a port is.
+				return &configError{
+					msg:   fmt.Sprintf("shard %d (%q) has no address and there are no Sentinel shards", i, s.Name),
+					cause: ring.ErrBadShard,
+				}
 			}
 		}
 		if !reflect.ValueOf(o).IsZero() {

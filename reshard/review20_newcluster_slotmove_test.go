@@ -179,3 +179,76 @@ func TestReview20MoverGivesUpOnASlotThatKeepsMovingInTheNewCluster(t *testing.T)
 		assert.Equal(t, "v-"+k, v, k)
 	}
 }
+
+// TestReview20MoverFollowsASlotMovedInTheNewClusterKeyByKey: a batch
+// into the new cluster met BUSYKEY (the new cluster holds one of its keys
+// already), and its keys move one by one; the slot moves to another
+// master of the new cluster, that key with it, before the first of them.
+// The MIGRATE of a key answers "Target instance replied with error:
+// MOVED": it is followed, the new cluster's copy wins, and every other key
+// ends at the slot's new master, once.
+func TestReview20MoverFollowsASlotMovedInTheNewClusterKeyByKey(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a cluster of its own")
+	}
+	ctx := context.Background()
+	servers := redistest.StartNTB(t, 2, redistest.Options{})
+	rc := redistest.StartClusterTB(t, 3, 0, redistest.Options{})
+	from := mustParse(t, ringURL(servers, []string{"s0", "s1"}, nil))
+	to := mustParse(t, clusterURL(rc))
+	src := newClient(t, from)
+	var keys []string
+	for i := range 20 {
+		keys = append(keys, fmt.Sprintf("newbusy:{tag}:%d", i)) // one slot
+	}
+	for _, k := range keys {
+		_, err := src.Do(ctx, "SET", k, "v-"+k)
+		require.NoError(t, err)
+	}
+	slot := cluster.Slot(keys[0])
+	owner, err := rc.MasterOfSlot(slot)
+	require.NoError(t, err)
+	other, err := rc.OtherMaster(owner)
+	require.NoError(t, err)
+	busyKey := keys[7]
+	_, err = owner.Do("SET", busyKey, "new")
+	require.NoError(t, err)
+
+	var once sync.Once
+	var hookErr error
+	reshard.SetTestHookEach(func(shard.Node, string) {
+		once.Do(func() {
+			_, hookErr = redistest.MoveSlot(ctx, slot, owner, other, rc.Masters(), redistest.SlotMoveOptions{})
+		})
+	})
+	defer reshard.SetTestHookEach(nil)
+
+	rep, err := reshard.Move(ctx, reshard.Options{From: from, To: to, SkipClientCheck: true, ScanCount: 1000})
+	require.NoError(t, hookErr)
+	require.EqualValues(t, 1, callsDone(&once), "the keys moved one by one, the slot moved before")
+	require.NoError(t, err, "a slot moved inside the new cluster during a key-by-key move")
+	require.NotNil(t, rep.Verify)
+	assert.Zero(t, rep.Verify.Misplaced)
+	assert.EqualValues(t, len(keys)-1, rep.Moved)
+	assert.EqualValues(t, 1, rep.Busy)
+
+	all := append(append([]*redistest.Server{}, servers...), rc.Masters()...)
+	for _, k := range keys {
+		var places []string
+		for _, s := range all {
+			if n, err := s.Do("EXISTS", k); err == nil && n == "1" {
+				places = append(places, s.Addr)
+			}
+		}
+		if assert.Len(t, places, 1, "%s in exactly one place", k) {
+			assert.Equal(t, other.Addr, places[0], "%s at its slot's new master", k)
+		}
+		want := "v-" + k
+		if k == busyKey {
+			want = "new"
+		}
+		v, err := other.Do("GET", k)
+		require.NoError(t, err)
+		assert.Equal(t, want, v, k)
+	}
+}

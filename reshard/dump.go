@@ -382,6 +382,7 @@ func (m *mover) dumpBatch(ctx context.Context, conn redis.Conn, src, dst shard.N
 	moved := 0
 	busy := make([]bool, len(items)) // the new node had the key: counted once the old copy is deleted
 	var recheck []int                // busy with the expiry dumped and another payload: compared by value
+	var refused error                // the first RESTORE the new node refused
 	for i, it := range items {
 		reply, err := receive(dconn)
 		switch s, _ := redis.String(reply, err); s {
@@ -406,12 +407,28 @@ func (m *mover) dumpBatch(ctx context.Context, conn redis.Conn, src, dst shard.N
 			// read and closes it.
 			return 0, &shard.NodeError{Node: dst, Err: restoreConnErr(len(items), items[largest].key, len(items[largest].payload), m.opts.Timeout, err)}
 		}
+		if err != nil && !errors.Is(err, ErrPauseOver) {
+			// The new node refused this key (a MOVED of a cluster whose
+			// slot moved, a NOPERM): the other RESTOREs are answered
+			// still, so that the pause ends now, not at hold, before
+			// the batch fails with the first refusal and deletes nothing.
+			if refused == nil {
+				refused = &shard.NodeError{Node: dst, Err: fmt.Errorf("RESTORE %q: %w", it.key, err)}
+			}
+			continue
+		}
 		if err != nil {
 			return 0, &shard.NodeError{Node: dst, Err: fmt.Errorf("RESTORE %q: %w", it.key, err)}
 		}
 		moved++
 	}
 	restoring = false
+	if refused != nil {
+		if err := unpause(); err != nil && !errors.Is(err, ErrPausedByOther) {
+			return 0, &shard.NodeError{Node: src, Err: fmt.Errorf("CLIENT UNPAUSE: %w", err)}
+		}
+		return 0, refused
+	}
 	if err := unpause(); errors.Is(err, ErrPausedByOther) {
 		// The old copies cannot be deleted before the other pause ends:
 		// both copies stay (the next move of each key keeps the new one).

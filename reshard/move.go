@@ -100,7 +100,7 @@ func Move(ctx context.Context, opts Options) (*Report, error) {
 	}
 	m := &mover{opts: opts, pools: pools, from: info.From, to: info.To, start: start,
 		limit: newLimiter(opts.KeysPerSecond, opts.BytesPerSecond), flows: map[[2]string]*Flow{},
-		fenceKey: shard.FenceKey(info.FromID, info.ToID), addrOf: c.NodeAddr}
+		fenceKey: shard.FenceKey(info.FromID, info.ToID), addrOf: c.NodeAddr, refreshTo: c.Refresh}
 	olds := info.From.Nodes()
 	for _, n := range olds {
 		size, err := m.dbsize(ctx, n)
@@ -160,6 +160,9 @@ type mover struct {
 	// addrOf returns the address a new node is reached at now (a
 	// Sentinel shard's master: shard.Client.NodeAddr); nil: its own.
 	addrOf func(shard.Node) (string, error)
+	// refreshTo reads the new topology's map again (a cluster's:
+	// shard.Client.Refresh), after a MOVED of it (followNewMoved).
+	refreshTo func(context.Context) error
 
 	scanned, moved, busy, bytes, strays atomic.Int64
 	// rescan says the drains are passes over old nodes where the closing
@@ -584,6 +587,16 @@ func (m *mover) moveRun(ctx context.Context, conn redis.Conn, src, dst shard.Nod
 		return 0, err
 	}
 	start := time.Now()
+	if _, err := m.moveRunTo(ctx, conn, src, dst, keys, sizes, 0); err != nil {
+		return 0, err
+	}
+	return time.Since(start), nil
+}
+
+// moveRunTo moves keys (of sizes bytes each) from src to dst, counts
+// them, and returns how many it moved, after hop MOVED replies of the
+// new cluster (followNewMoved: to_cluster_moved.go).
+func (m *mover) moveRunTo(ctx context.Context, conn redis.Conn, src, dst shard.Node, keys []string, sizes []int64, hop int) (int, error) {
 	var moved int
 	var err error
 	if m.opts.Dump {
@@ -591,16 +604,18 @@ func (m *mover) moveRun(ctx context.Context, conn redis.Conn, src, dst shard.Nod
 	} else {
 		moved, err = m.migrate(ctx, conn, src, dst, keys, sizes)
 	}
-	size = movedBytes(sizes, moved)
 	// A batch that failed may have moved keys before: they are at the
 	// new node and gone from the old one, and count all the same.
 	if err == nil || moved > 0 {
-		m.count(src, dst, int64(moved), size)
+		m.count(src, dst, int64(moved), movedBytes(sizes, moved))
 	}
-	if err != nil {
-		return 0, err
+	if r, ok := m.newMoved(dst, err); ok {
+		n, err := m.followNewMoved(ctx, src, dst, keys, sizes, r, err, hop, func(to shard.Node, keys []string, sizes []int64, hop int) (int, error) {
+			return m.moveRunTo(ctx, conn, src, to, keys, sizes, hop)
+		})
+		return moved + n, err
 	}
-	return time.Since(start), nil
+	return moved, err
 }
 
 // movedBytes is the bytes of a run of keys sized sizes (measure) of

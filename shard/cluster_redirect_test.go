@@ -3,6 +3,7 @@ package shard_test
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"testing"
 	"time"
 
@@ -172,4 +173,21 @@ func TestClusterTryAgainEndsWithinTheRetryWait(t *testing.T) {
 	_, err = c2.Do(dctx, "MGET", key+"1", key+"2")
 	assert.ErrorIs(t, err, context.DeadlineExceeded)
 	assert.Less(t, time.Since(start), time.Second)
+}
+
+// emptySlotKeyOnMaster is keyOnMaster for a key whose slot holds no key
+// yet at m: the shared test cluster keeps other tests' keys, and a slot
+// that holds some cannot be given to another master, nor counted empty.
+func emptySlotKeyOnMaster(t *testing.T, rc *redistest.Cluster, m *redistest.Server, prefix string) (string, int) {
+	t.Helper()
+	for i := range 1000 {
+		k, slot := keyOnMaster(t, rc, m, fmt.Sprintf("%s%d", prefix, i))
+		n, err := m.Do("CLUSTER", "COUNTKEYSINSLOT", strconv.Itoa(slot))
+		require.NoError(t, err)
+		if n == "0" {
+			return k, slot
+		}
+	}
+	t.Fatalf("no empty slot at %s for prefix %q", m.Addr, prefix)
+	return "", 0
 }

@@ -91,7 +91,7 @@ func TestReview20BlockingSurvivesFailover(t *testing.T) {
 func TestReview20BlockingMovedWhileBlocked(t *testing.T) {
 	ctx := context.Background()
 	rc, c, a, b := clusterAB(t, nil)
-	key, slot := keyOnMaster(t, rc, a, "r20blmv")
+	key, slot := emptySlotKeyOnMaster(t, rc, a, "r20blmv")
 	type result struct {
 		v   []string
 		err error

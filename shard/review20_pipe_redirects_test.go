@@ -31,9 +31,9 @@ func TestReview20PipelineMixedRedirectsOnce(t *testing.T) {
 			cfg.DisableAutoPipeline = !mode.auto
 			c := newClient(t, cfg)
 			pre := "r20mix" + mode.name
-			kMoved, sMoved := keyOnMaster(t, rc, a, pre+"mv")
-			kAsk, sAsk := keyOnMaster(t, rc, a, pre+"ask")
-			kTry, sTry := keyOnMaster(t, rc, a, pre+"try")
+			kMoved, sMoved := emptySlotKeyOnMaster(t, rc, a, pre+"mv")
+			kAsk, sAsk := emptySlotKeyOnMaster(t, rc, a, pre+"ask")
+			kTry, sTry := emptySlotKeyOnMaster(t, rc, a, pre+"try")
 			require.NotEqual(t, sMoved, sAsk)
 			require.NotEqual(t, sMoved, sTry)
 			require.NotEqual(t, sAsk, sTry)

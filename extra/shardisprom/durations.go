@@ -38,12 +38,23 @@ import (
 // failover demoted it to a replica, or it failed and the cluster still
 // lists it) keeps them, as it keeps its shardis_node_up.
 //
+// Its hooks also count the node state changes (Hooks.NodeState):
+// shardis_node_events_total{node, event}, event being
+// shard.NodeEventKind.String ("down", "up", "ejected", "restored",
+// "replica_promoted": a failover shows as the old master's down and its
+// replica's replica_promoted), so that a node marked down and up again
+// between two scrapes, which shardis_node_up cannot show, is seen. node
+// is shard.Node.Addr, as in the other metrics: a Sentinel shard's
+// "sentinel/<name>". A retired node's event series are deleted with its
+// durations; the retirement itself is not counted.
+//
 // An attempt that started before its node was retired and ends after it
 // (a blocking command, a slow reply) is not observed: it would bring the
 // series back for good. An attempt that starts later is, as the node is
 // in use again (listed again, or still routed to).
 type Durations struct {
-	h *prometheus.HistogramVec
+	h      *prometheus.HistogramVec
+	events nodeEvents
 
 	mu      sync.Mutex                           // serialises changes of retired
 	retired atomic.Pointer[map[string]time.Time] // by address, when the node retired; copied on write
@@ -73,7 +84,7 @@ func NewDurations(constLabels prometheus.Labels, buckets []float64) *Durations {
 		Help:        "Time of each command attempt, or each node's part of a pipeline, on its node.",
 		Buckets:     buckets,
 		ConstLabels: constLabels,
-	}, []string{"node", "operation", "outcome"})}
+	}, []string{"node", "operation", "outcome"}), events: newNodeEvents(constLabels)}
 }
 
 // Hooks returns the hooks that feed the histogram and drop the series of
@@ -103,6 +114,7 @@ func (d *Durations) Hooks() *shard.Hooks {
 			if ev.Kind == shard.NodeRetired && ev.AddressLeft {
 				d.retire(ev.Node.Addr, ev.Time)
 			}
+			d.events.observe(ev)
 		},
 	}
 }
@@ -187,7 +199,13 @@ func (d *Durations) recheck(addr string, start time.Time) {
 }
 
 // Describe implements prometheus.Collector.
-func (d *Durations) Describe(ch chan<- *prometheus.Desc) { d.h.Describe(ch) }
+func (d *Durations) Describe(ch chan<- *prometheus.Desc) {
+	d.h.Describe(ch)
+	d.events.c.Describe(ch)
+}
 
 // Collect implements prometheus.Collector.
-func (d *Durations) Collect(ch chan<- prometheus.Metric) { d.h.Collect(ch) }
+func (d *Durations) Collect(ch chan<- prometheus.Metric) {
+	d.h.Collect(ch)
+	d.events.c.Collect(ch)
+}

@@ -38,6 +38,21 @@ import (
 // failover demoted it to a replica, or it failed and the cluster still
 // lists it) keeps them, as it keeps its shardis_node_up.
 //
+// Its hooks also count the attempts (and the parts of a pipeline) that
+// failed: shardis_command_errors_total{node, outcome, cause}, outcome as
+// above (but "ok" and "redirect", which are not failures: redirects are
+// shardis_node_redirects_total) and cause what failed, from a bounded
+// set: the server's error code when Redis defines it (WRONGTYPE, OOM,
+// NOSCRIPT, CLUSTERDOWN, LOADING, READONLY, ...; OtherCause for a code a
+// script or a module made up, whose text may hold anything),
+// "tx_aborted" for a transaction a watched key aborted, "node_down" for
+// a node marked down, "dial", "auth" or "timeout" for a connection that
+// could not be opened, "io" or "timeout" for one that failed, "closed"
+// for a closed client, else the outcome's name ("timeout" and "canceled"
+// for the caller's deadline and cancellation). A pipeline's part counts
+// once, by the failure that decided its outcome. Its series go with the
+// node's durations.
+//
 // Its hooks also count the node state changes (Hooks.NodeState):
 // shardis_node_events_total{node, event}, event being
 // shard.NodeEventKind.String ("down", "up", "ejected", "restored",
@@ -54,6 +69,7 @@ import (
 // in use again (listed again, or still routed to).
 type Durations struct {
 	h      *prometheus.HistogramVec
+	errs   *prometheus.CounterVec
 	events nodeEvents
 
 	mu      sync.Mutex                           // serialises changes of retired
@@ -84,7 +100,14 @@ func NewDurations(constLabels prometheus.Labels, buckets []float64) *Durations {
 		Help:        "Time of each command attempt, or each node's part of a pipeline, on its node.",
 		Buckets:     buckets,
 		ConstLabels: constLabels,
-	}, []string{"node", "operation", "outcome"}), events: newNodeEvents(constLabels)}
+	}, []string{"node", "operation", "outcome"}),
+		errs: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace:   Namespace,
+			Name:        "command_errors_total",
+			Help:        "Command attempts, or nodes' parts of a pipeline, that failed on their node, by outcome and cause (the server's error code, dial, io, timeout, node_down, ...).",
+			ConstLabels: constLabels,
+		}, []string{"node", "outcome", "cause"}),
+		events: newNodeEvents(constLabels)}
 }
 
 // Hooks returns the hooks that feed the histogram and drop the series of
@@ -96,13 +119,22 @@ func (d *Durations) Hooks() *shard.Hooks {
 				return
 			}
 			d.h.WithLabelValues(ev.Node.Addr, ev.Operation(), ev.Outcome.String()).Observe(ev.Duration.Seconds())
+			d.countError(ev.Node.Addr, ev.Outcome, ev.Err)
 			d.recheck(ev.Node.Addr, ev.Start)
 		},
 		Pipeline: func(_ context.Context, ev *shard.PipelineEvent) {
 			if d.late(ev.Node.Addr, ev.Start) {
 				return
 			}
-			d.h.WithLabelValues(ev.Node.Addr, ev.Operation(), partOutcome(ev).String()).Observe(ev.Duration.Seconds())
+			o := partOutcome(ev)
+			d.h.WithLabelValues(ev.Node.Addr, ev.Operation(), o.String()).Observe(ev.Duration.Seconds())
+			if o == ev.Outcome {
+				d.countError(ev.Node.Addr, o, ev.Err)
+			} else {
+				// ev.Err is the redirect's: the failure that decided
+				// the part's outcome is known by its outcome alone.
+				d.countError(ev.Node.Addr, o, nil)
+			}
 			d.recheck(ev.Node.Addr, ev.Start)
 		},
 		// A node that left every topology the client uses (the old
@@ -117,6 +149,16 @@ func (d *Durations) Hooks() *shard.Hooks {
 			d.events.observe(ev)
 		},
 	}
+}
+
+// countError counts a failed attempt (or part) on addr by its cause. A
+// redirect, followed, is not a failure: shardis_node_redirects_total
+// counts it.
+func (d *Durations) countError(addr string, o shard.Outcome, err error) {
+	if o == shard.OutcomeOK || o == shard.OutcomeRedirect {
+		return
+	}
+	d.errs.WithLabelValues(addr, o.String(), errorCause(o, err)).Inc()
 }
 
 // partOutcome is the outcome of a node's part of a batch: that of its
@@ -153,7 +195,7 @@ func (d *Durations) retire(addr string, at time.Time) {
 	}
 	d.retired.Store(&m)
 	d.mu.Unlock()
-	d.h.DeletePartialMatch(prometheus.Labels{"node": addr})
+	d.forget(addr)
 }
 
 // late reports whether an attempt on addr that started at start began
@@ -193,19 +235,27 @@ func (d *Durations) late(addr string, start time.Time) bool {
 func (d *Durations) recheck(addr string, start time.Time) {
 	if m := d.retired.Load(); m != nil {
 		if at, ok := (*m)[addr]; ok && !start.After(at) {
-			d.h.DeletePartialMatch(prometheus.Labels{"node": addr})
+			d.forget(addr)
 		}
 	}
+}
+
+// forget deletes addr's durations and errors.
+func (d *Durations) forget(addr string) {
+	d.h.DeletePartialMatch(prometheus.Labels{"node": addr})
+	d.errs.DeletePartialMatch(prometheus.Labels{"node": addr})
 }
 
 // Describe implements prometheus.Collector.
 func (d *Durations) Describe(ch chan<- *prometheus.Desc) {
 	d.h.Describe(ch)
+	d.errs.Describe(ch)
 	d.events.c.Describe(ch)
 }
 
 // Collect implements prometheus.Collector.
 func (d *Durations) Collect(ch chan<- prometheus.Metric) {
 	d.h.Collect(ch)
+	d.errs.Collect(ch)
 	d.events.c.Collect(ch)
 }

@@ -3,10 +3,12 @@ package shardisprom_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/shardis/shardis/extra/shardisprom"
 	"github.com/shardis/shardis/internal/redistest"
 	"github.com/shardis/shardis/pool"
@@ -78,6 +80,9 @@ func TestReview21NodeEventsCountedPerNodeRing(t *testing.T) {
 	resumed = true
 	require.Eventually(t, has("up "+flaky.Addr), 30*time.Second, 20*time.Millisecond, "no up event for %s", flaky.Addr)
 
+	problems, err := testutil.GatherAndLint(reg)
+	require.NoError(t, err)
+	assert.Empty(t, problems, "the names and help follow Prometheus's rules")
 	counts, err := nodeEventCounts(reg)
 	require.NoError(t, err)
 	assert.Zero(t, counts["down "+steady.Addr], "%s never went down: %v", steady.Addr, counts)
@@ -113,10 +118,11 @@ func TestReview21NodeEventsCountedPerNodeCluster(t *testing.T) {
 	require.NoError(t, err)
 	replica, err := rc.ReplicaOf(victim)
 	require.NoError(t, err)
+	key := keyOn(t, c, victim.Addr, "r21failover-")
 	require.NoError(t, victim.Kill())
 
 	require.Eventually(t, func() bool {
-		c.Do(ctx, "SET", "{r21failover}0", "v") //nolint:errcheck // fails until the promotion
+		c.Do(ctx, "SET", key, "v") //nolint:errcheck // fails until the promotion
 		n, err := nodeEventCounts(reg)
 		return err == nil && n["replica_promoted "+replica.Addr] >= 1
 	}, 60*time.Second, 50*time.Millisecond, "no replica_promoted event for %s", replica.Addr)
@@ -127,4 +133,20 @@ func TestReview21NodeEventsCountedPerNodeCluster(t *testing.T) {
 	for k := range counts {
 		assert.NotContains(t, k, "retired", "a retired node's series are deleted, not counted")
 	}
+
+	// The SETs sent to the dead master while the cluster failed it over
+	// are its errors, retried, for a failure of its connection.
+	errs := commandErrors(t, reg)
+	onVictim := 0.0
+	for k, v := range errs {
+		node, rest, _ := strings.Cut(k, " ")
+		if node != victim.Addr {
+			continue
+		}
+		onVictim += v
+		outcome, cause, _ := strings.Cut(rest, " ")
+		assert.Equal(t, "retry", outcome, "%v", errs)
+		assert.Contains(t, []string{"dial", "io", "timeout", "node_down"}, cause, "%v", errs)
+	}
+	assert.Positive(t, onVictim, "no error counted on %s: %v", victim.Addr, errs)
 }

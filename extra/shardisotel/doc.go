@@ -42,6 +42,10 @@
 // server_error. With statements on, its db.query.text is its WATCH, then,
 // once it ended, its MULTI ... EXEC too.
 //
+// ObserveSubscription does the same for a pub/sub subscription's counters
+// (shard.SubscriptionStats: messages dropped for a full buffer,
+// connections lost), with the attributes it is given.
+//
 // The gauges and counters of Observe follow the client's nodes: a node
 // the client retired (shard.NodeRetired) is no longer observed, and its
 // series go. The instruments fed per attempt (db.client.operation.duration,

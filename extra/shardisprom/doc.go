@@ -7,7 +7,6 @@
 // state changes by node (shardis_node_events_total: marked down, up
 // again, a replica promoted by a failover); SubscriptionCollector reads a
 // pub/sub subscription's counters (messages dropped, connections lost).
-// No label holds a key, a
-// command's arguments or a credential, and every label's values are
-// bounded.
+// No label holds a key, a command's arguments or a credential, and every
+// label's values are bounded.
 package shardisprom

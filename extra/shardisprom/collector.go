@@ -13,7 +13,9 @@ const Namespace = "shardis"
 // Collector is a prometheus.Collector over a client's Stats: per node its
 // state, commands, connection errors, redirects, retries and health-check
 // round trip; per pool its connections, waits and dials; and the topology
-// refreshes; during a migration its phase and what the client did for
+// refreshes; per Sentinel shard (labels node, "sentinel/<name>", and
+// name) the failovers it followed, whether its view of the master is
+// stale and how many Sentinels it is subscribed to; during a migration its phase and what the client did for
 // it, labelled with the TopologyID of each side (from, to). Every node
 // metric has the labels node (host:port; for a Sentinel shard
 // "sentinel/<name>", which stays the same through its failovers), name
@@ -38,6 +40,7 @@ type Collector struct {
 	refreshes                                     *prometheus.Desc
 	otherCluster, clusterSwitches                 *prometheus.Desc
 	migPhase, migSteps                            *prometheus.Desc
+	sentFailovers, sentStale, sentSubscribed      *prometheus.Desc
 }
 
 // NewCollector returns a collector over c. constLabels are added to every
@@ -67,6 +70,10 @@ func NewCollector(c *shard.Client, constLabels prometheus.Labels) *Collector {
 			"Cluster topology answers that came from another cluster: refused, or taken by a cluster switch.", nil, constLabels),
 		clusterSwitches: prometheus.NewDesc(prometheus.BuildFQName(Namespace, "", "topology_cluster_switches_total"),
 			"Refreshes that took another cluster's answer from a seed because no node of the cluster in use answered: the client follows that cluster since.", nil, constLabels),
+		sentFailovers: d("sentinel_failovers_total", "Master changes the client followed on a Sentinel shard.", []string{"node", "name"}),
+		sentStale: d("sentinel_stale", "1 while the last query of a Sentinel shard's Sentinels failed: the client serves the last master it knew.",
+			[]string{"node", "name"}),
+		sentSubscribed: d("sentinel_subscribed", "Sentinels a Sentinel shard is subscribed to for +switch-master now.", []string{"node", "name"}),
 		migPhase: d("migration_phase", "While the client migrates: 0 routing by the old topology, 1 fenced, 2 armed (moving keys on touch).",
 			[]string{"from", "to"}),
 		migSteps: d("migration_steps_total", "While the client migrates, by step: move (a MIGRATE that moved keys), overwrite (a blind overwrite, no MIGRATE), old_read (a read answered at the old owner), busy_key (an old copy deleted, the new owner had the key), failure (a move or delete that failed).",
@@ -77,7 +84,8 @@ func NewCollector(c *shard.Client, constLabels prometheus.Labels) *Collector {
 // Describe implements prometheus.Collector.
 func (col *Collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{col.up, col.commands, col.errors, col.redirects, col.retries, col.rtt, col.serverInfo,
-		col.conns, col.waits, col.waitSeconds, col.dials, col.dialErrors, col.refreshes, col.otherCluster, col.clusterSwitches, col.migPhase, col.migSteps} {
+		col.conns, col.waits, col.waitSeconds, col.dials, col.dialErrors, col.refreshes, col.otherCluster, col.clusterSwitches, col.migPhase, col.migSteps,
+		col.sentFailovers, col.sentStale, col.sentSubscribed} {
 		ch <- d
 	}
 }
@@ -139,6 +147,7 @@ func (col *Collector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(col.refreshes, prometheus.CounterValue, float64(st.Refreshes))
 	ch <- prometheus.MustNewConstMetric(col.otherCluster, prometheus.CounterValue, float64(st.OtherCluster))
 	ch <- prometheus.MustNewConstMetric(col.clusterSwitches, prometheus.CounterValue, float64(st.ClusterSwitches))
+	col.collectSentinel(ch, st.Sentinel)
 	if m, ok := col.c.Migration(); ok {
 		ch <- prometheus.MustNewConstMetric(col.migPhase, prometheus.GaugeValue, float64(m.Phase), m.FromID, m.ToID)
 		for _, s := range []struct {

@@ -15,8 +15,8 @@ const Namespace = "shardis"
 // round trip; per pool its connections, waits and dials; and the topology
 // refreshes; per Sentinel shard (labels node, "sentinel/<name>", and
 // name) the failovers it followed, whether its view of the master is
-// stale and how many Sentinels it is subscribed to; during a migration its phase and what the client did for
-// it, labelled with the TopologyID of each side (from, to). Every node
+// stale and how many Sentinels it is subscribed to; during a migration
+// its phase and what the client did for it, labelled with the TopologyID of each side (from, to). Every node
 // metric has the labels node (host:port; for a Sentinel shard
 // "sentinel/<name>", which stays the same through its failovers), name
 // (the node's configured name: a ring shard's name in the topology the

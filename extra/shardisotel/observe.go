@@ -15,9 +15,10 @@ import (
 // Observe registers gauges and counters read from c.Stats() at each
 // collection: connections per pool (idle, used), pool waits, and per node
 // its state, commands, connection errors and health-check round trip;
-// during a migration its phase and steps (MigrationFromKey, MigrationToKey,
-// MigrationStepKey).
-// Unregister the returned registration when c is closed.
+// per Sentinel shard (shardis.node, its name) the failovers it followed,
+// whether its view of the master is stale and how many Sentinels it is
+// subscribed to; during a migration its phase and steps
+// (MigrationFromKey, MigrationToKey, MigrationStepKey). Unregister the returned registration when c is closed.
 func (in *Instrumentation) Observe(c *shard.Client) (metric.Registration, error) {
 	m := in.meter
 	var err, e error
@@ -47,6 +48,15 @@ func (in *Instrumentation) Observe(c *shard.Client) (metric.Registration, error)
 	err = errors.Join(err, e)
 	migSteps, e := m.Int64ObservableCounter("shardis.client.migration.steps",
 		metric.WithDescription("While the client migrates, what it did, by step (shardis.migration.step)."), metric.WithUnit("{step}"))
+	err = errors.Join(err, e)
+	sentFailovers, e := m.Int64ObservableCounter("shardis.client.sentinel.failovers",
+		metric.WithDescription("Master changes the client followed on a Sentinel shard (shardis.node)."), metric.WithUnit("{failover}"))
+	err = errors.Join(err, e)
+	sentStale, e := m.Int64ObservableGauge("shardis.client.sentinel.stale",
+		metric.WithDescription("1 while the last query of a Sentinel shard's Sentinels failed: the client serves the last master it knew."), metric.WithUnit("1"))
+	err = errors.Join(err, e)
+	sentSubscribed, e := m.Int64ObservableGauge("shardis.client.sentinel.subscribed",
+		metric.WithDescription("Sentinels a Sentinel shard is subscribed to for +switch-master now."), metric.WithUnit("{sentinel}"))
 	err = errors.Join(err, e)
 	if err != nil {
 		return nil, fmt.Errorf("shardis: otel instruments: %w", err)
@@ -81,6 +91,18 @@ func (in *Instrumentation) Observe(c *shard.Client) (metric.Registration, error)
 			o.ObserveInt64(waits, n.Pool.WaitCount, metric.WithAttributes(pool...))
 			o.ObserveFloat64(waitTime, n.Pool.WaitDuration.Seconds(), metric.WithAttributes(pool...))
 		}
+		for _, sh := range st.Sentinel {
+			// The shard by its name: its master's address changes at
+			// each failover, which would start new series.
+			attrs := metric.WithAttributes(in.withCommon([]attribute.KeyValue{NodeKey.String(sh.Name)})...)
+			stale := int64(0)
+			if sh.Stale {
+				stale = 1
+			}
+			o.ObserveInt64(sentFailovers, sh.Failovers, attrs)
+			o.ObserveInt64(sentStale, stale, attrs)
+			o.ObserveInt64(sentSubscribed, int64(sh.Subscribed), attrs)
+		}
 		if mi, ok := c.Migration(); ok {
 			sides := in.withCommon([]attribute.KeyValue{MigrationFromKey.String(mi.FromID), MigrationToKey.String(mi.ToID)})
 			o.ObserveInt64(migPhase, int64(mi.Phase), metric.WithAttributes(sides...))
@@ -92,5 +114,5 @@ func (in *Instrumentation) Observe(c *shard.Client) (metric.Registration, error)
 			}
 		}
 		return nil
-	}, conns, waits, waitTime, up, commands, failures, rtt, migPhase, migSteps)
+	}, conns, waits, waitTime, up, commands, failures, rtt, migPhase, migSteps, sentFailovers, sentStale, sentSubscribed)
 }

@@ -2,6 +2,7 @@ package shard_test
 
 import (
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/shardis/shardis/internal/redistest"
+	"github.com/shardis/shardis/shard"
 )
 
 // TestReview21MigrationIntoAClusterFollowsAnAsk: a ring moving into a
@@ -146,4 +148,63 @@ func askPlacesOf(t *testing.T, servers []*redistest.Server, key string) []string
 		}
 	}
 	return out
+}
+
+// TestReview21ConcurrentMovesToAnImportingMasterLoseNoUpdate: two
+// processes of a migration into a cluster INCR the same ring keys at once
+// while their slot is half moved inside the cluster. Each moves a key to
+// the importing master itself (DUMP, ASKING RESTORE, DEL: not one step as
+// MIGRATE is); the other meets its copy there (BUSYKEY) or none left at
+// the old owner. No INCR may be lost or start afresh, and each key must end
+// at the importing master alone.
+func TestReview21ConcurrentMovesToAnImportingMasterLoseNoUpdate(t *testing.T) {
+	ctx := oldClusterContext(t, 2*time.Minute)
+	ringServers := redistest.StartNTB(t, 2, redistest.Options{})
+	nc := redistest.StartClusterTB(t, 3, 0, redistest.Options{})
+	from, to := ringConfig(ringServers), clusterConfig(nc.Seeds()...)
+	byAddr := serversByAddr(ringServers)
+	clients := []*shard.Client{newClient(t, armedConfig(from, to)), newClient(t, armedConfig(from, to))}
+	all := append(append([]*redistest.Server{}, ringServers...), nc.Masters()...)
+
+	var keys []string
+	for i := range 8 {
+		keys = append(keys, "newask:{race}:"+strconv.Itoa(i))
+	}
+	owner, _ := ownerAndOther(t, nc, keys[0])
+	_, err := owner.Do("SET", "already:{race}", "x")
+	require.NoError(t, err)
+	for _, k := range keys {
+		_, err := byAddr[ringOwner(t, from, k)].Do("SET", k, "100")
+		require.NoError(t, err)
+	}
+	_, dst := halfMove(t, nc, keys[0], "already:{race}")
+
+	const perClient = 3
+	errs := make(chan error, len(keys)*len(clients)*perClient)
+	var wg sync.WaitGroup
+	for _, k := range keys {
+		for _, c := range clients {
+			for range perClient {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					if _, err := c.Do(ctx, "INCR", k); err != nil {
+						errs <- err
+					}
+				}()
+			}
+		}
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		assert.NoError(t, err)
+	}
+	want := strconv.Itoa(100 + len(clients)*perClient)
+	for _, k := range keys {
+		assert.Equal(t, []string{dst.Addr}, askPlacesOf(t, all, k), k)
+		v, err := redis.String(askingDo(t, dst, "GET", k))
+		require.NoError(t, err, k)
+		assert.Equal(t, want, v, "%s: every INCR counted once", k)
+	}
 }

@@ -150,12 +150,13 @@ return 0`)
 
 // sameValueAt reports whether key k on the new node (conn) holds the
 // value of DUMP payload payload, compared by value (sameValueLua), the
-// same value in another encoding included. A comparison that cannot be
+// same value in another encoding included; asking: after an ASKING (the
+// node imports k's slot). A comparison that cannot be
 // made (the scratch key refused: NOPERM, TRYAGAIN; the node slow past
 // the wait of a MIGRATE of the value) reports false: the key counts as
 // busy, as before it was compared.
-func (m *mover) sameValueAt(ctx context.Context, conn redis.Conn, k string, payload []byte) bool {
-	n, err := runAt(ctx, conn, false, m.migrateWait(int64(len(payload))), sameValueScript, k, scratchKey(k), payload)
+func (m *mover) sameValueAt(ctx context.Context, conn redis.Conn, asking bool, k string, payload []byte) bool {
+	n, err := runAt(ctx, conn, asking, m.migrateWait(int64(len(payload))), sameValueScript, k, scratchKey(k), payload)
 	return err == nil && n == 1
 }
 
@@ -188,7 +189,7 @@ func (m *mover) sameValueAt(ctx context.Context, conn redis.Conn, k string, payl
 // only once its value was restored at dst (or dst had a copy of its own,
 // which RESTORE without REPLACE never overwrites).
 func (m *mover) dumpMove(ctx context.Context, conn redis.Conn, src, dst shard.Node, keys []string) (int, error) {
-	return m.dumpMoveAt(ctx, conn, src, dst, keys, 0, false)
+	return m.dumpMoveAt(ctx, conn, src, dst, keys, 0, false, false)
 }
 
 // redirected is keys that an old cluster's master refused with the
@@ -212,18 +213,21 @@ func addRedirect(away map[string]*redirected, src shard.Node, k string, err erro
 
 // dumpMoveAt is dumpMove after hop MOVED or ASK redirects of the old
 // cluster; asking: keys that left for src, which imports their slot,
-// each command on them after an ASKING.
+// each command on them after an ASKING. dstAsking: dst imports the keys'
+// slot of the new cluster, whose owner answered ASK for them (a new key of
+// a slot being moved belongs at the importing master): each RESTORE there
+// after an ASKING (followNewMoved, to_cluster_moved.go).
 //
 // A slot being moved inside the old cluster (MIGRATING at src) makes src
 // answer ASK to the DUMP of a key that has left for the importing master,
 // or to the delete of one that left once restored: it is dumped, or
 // deleted, there.
-func (m *mover) dumpMoveAt(ctx context.Context, conn redis.Conn, src, dst shard.Node, keys []string, hop int, asking bool) (int, error) {
+func (m *mover) dumpMoveAt(ctx context.Context, conn redis.Conn, src, dst shard.Node, keys []string, hop int, asking, dstAsking bool) (int, error) {
 	if testHookDump != nil {
 		testHookDump(src, keys)
 	}
 	away := map[string]*redirected{}
-	moved, err := m.dumpBatch(ctx, conn, src, dst, keys, hop, asking, away)
+	moved, err := m.dumpBatch(ctx, conn, src, dst, keys, hop, asking, dstAsking, away)
 	if err != nil {
 		return moved, err
 	}
@@ -231,7 +235,7 @@ func (m *mover) dumpMoveAt(ctx context.Context, conn redis.Conn, src, dst shard.
 		g := away[addr]
 		n, err := m.followMoved(ctx, src, dst, "DUMP", fmt.Sprintf("DUMP of %d keys", len(g.keys)), g.err, hop,
 			func(c redis.Conn, at shard.Node, hop int, asking bool) (int, error) {
-				return m.dumpMoveAt(ctx, c, at, dst, g.keys, hop, asking)
+				return m.dumpMoveAt(ctx, c, at, dst, g.keys, hop, asking, dstAsking)
 			})
 		moved += n
 		if err != nil {
@@ -249,10 +253,11 @@ type dumped struct {
 }
 
 // dumpBatch moves keys from src (conn) to dst for dumpMoveAt, after hop
-// redirects (asking: each command on keys after an ASKING), and records in
+// redirects (asking: each command on keys after an ASKING; dstAsking:
+// each RESTORE at dst after one), and records in
 // away the keys that src refused with MOVED or ASK, which it does not
 // move.
-func (m *mover) dumpBatch(ctx context.Context, conn redis.Conn, src, dst shard.Node, keys []string, hop int, asking bool, away map[string]*redirected) (int, error) {
+func (m *mover) dumpBatch(ctx context.Context, conn redis.Conn, src, dst shard.Node, keys []string, hop int, asking, dstAsking bool, away map[string]*redirected) (int, error) {
 	// The new node's connection first: a dial (and its handshake) to a
 	// node that does not answer must not hold the old node's writes.
 	dconn, err := m.pools.Get(ctx, dst.Addr)
@@ -366,6 +371,7 @@ func (m *mover) dumpBatch(ctx context.Context, conn redis.Conn, src, dst shard.N
 	}
 	restoring = true
 	for _, it := range items {
+		sendAsking(dconn, dstAsking)
 		restoreBefore.SendHash(dconn, it.key, newDeadline, it.ttl, it.payload, m.expirySlack().Milliseconds())
 	}
 	// The largest value of the batch, which a failure of the new node's
@@ -384,7 +390,7 @@ func (m *mover) dumpBatch(ctx context.Context, conn redis.Conn, src, dst shard.N
 	var recheck []int                // busy with the expiry dumped and another payload: compared by value
 	var refused error                // the first RESTORE the new node refused
 	for i, it := range items {
-		reply, err := receive(dconn)
+		reply, err := receiveAsked(dconn, dstAsking, receive)
 		switch s, _ := redis.String(reply, err); s {
 		case "SAME":
 			moved++ // the new node holds the dumped value already
@@ -437,7 +443,7 @@ func (m *mover) dumpBatch(ctx context.Context, conn redis.Conn, src, dst shard.N
 		return 0, &shard.NodeError{Node: src, Err: fmt.Errorf("CLIENT UNPAUSE: %w", err)}
 	}
 	for _, i := range recheck {
-		if m.sameValueAt(ctx, dconn, items[i].key, items[i].payload) {
+		if m.sameValueAt(ctx, dconn, dstAsking, items[i].key, items[i].payload) {
 			busy[i] = false
 			moved++
 		}

@@ -103,8 +103,8 @@ func (m *mover) batchOf(owner shard.Node, k string) string {
 
 // maxMoveRedirects bounds the MOVED and ASK redirects a batch of keys
 // follows from the old node it was found on (followMoved), and the
-// TRYAGAIN answers a key meets (tryAgain).
-const maxMoveRedirects = 5
+// TRYAGAIN answers a key meets (tryAgain): a cluster client's default.
+const maxMoveRedirects = shard.DefaultMaxRedirects
 
 // oldMoved reports whether err is a MOVED or an ASK with which a master
 // of the old topology, a cluster, refused a command on keys (queued in

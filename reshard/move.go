@@ -587,20 +587,23 @@ func (m *mover) moveRun(ctx context.Context, conn redis.Conn, src, dst shard.Nod
 		return 0, err
 	}
 	start := time.Now()
-	if _, err := m.moveRunTo(ctx, conn, src, dst, keys, sizes, 0); err != nil {
+	if _, err := m.moveRunTo(ctx, conn, src, dst, keys, sizes, 0, false); err != nil {
 		return 0, err
 	}
 	return time.Since(start), nil
 }
 
 // moveRunTo moves keys (of sizes bytes each) from src to dst, counts
-// them, and returns how many it moved, after hop MOVED replies of the
-// new cluster (followNewMoved: to_cluster_moved.go).
-func (m *mover) moveRunTo(ctx context.Context, conn redis.Conn, src, dst shard.Node, keys []string, sizes []int64, hop int) (int, error) {
+// them, and returns how many it moved, after hop MOVED or ASK replies of
+// the new cluster (followNewMoved: to_cluster_moved.go). asking: dst is
+// the importing master of the keys' slot, named by an ASK of its owner,
+// and takes them only after ASKING, which MIGRATE cannot send: they move
+// with DUMP/RESTORE.
+func (m *mover) moveRunTo(ctx context.Context, conn redis.Conn, src, dst shard.Node, keys []string, sizes []int64, hop int, asking bool) (int, error) {
 	var moved int
 	var err error
-	if m.opts.Dump {
-		moved, err = m.dumpMove(ctx, conn, src, dst, keys)
+	if m.opts.Dump || asking {
+		moved, err = m.dumpMoveAt(ctx, conn, src, dst, keys, 0, false, asking)
 	} else {
 		moved, err = m.migrate(ctx, conn, src, dst, keys, sizes)
 	}
@@ -610,8 +613,8 @@ func (m *mover) moveRunTo(ctx context.Context, conn redis.Conn, src, dst shard.N
 		m.count(src, dst, int64(moved), movedBytes(sizes, moved))
 	}
 	if r, ok := m.newMoved(dst, err); ok {
-		n, err := m.followNewMoved(ctx, src, dst, keys, sizes, r, err, hop, func(to shard.Node, keys []string, sizes []int64, hop int) (int, error) {
-			return m.moveRunTo(ctx, conn, src, to, keys, sizes, hop)
+		n, err := m.followNewMoved(ctx, src, dst, keys, sizes, r, err, hop, func(to shard.Node, keys []string, sizes []int64, hop int, asking bool) (int, error) {
+			return m.moveRunTo(ctx, conn, src, to, keys, sizes, hop, asking)
 		})
 		return moved + n, err
 	}
@@ -715,7 +718,7 @@ func (m *mover) migrateAt(ctx context.Context, conn redis.Conn, src, dst shard.N
 		// The keys the new node acknowledged are moved; those whose
 		// answer was lost may be at both nodes, which DUMP/RESTORE
 		// settles (restoreBefore: the new node holds the dumped value).
-		n, err := m.dumpMoveAt(ctx, conn, src, dst, keys, hop, asking)
+		n, err := m.dumpMoveAt(ctx, conn, src, dst, keys, hop, asking, false)
 		return moved + n, err
 	case m.oldMoved(err):
 		return m.followMoved(ctx, src, dst, "MIGRATE", what, err, hop, func(c redis.Conn, at shard.Node, hop int, asking bool) (int, error) {
@@ -831,7 +834,7 @@ func (m *mover) migrateEachAt(ctx context.Context, conn redis.Conn, src, dst sha
 		case errors.Is(err, ErrOldNodeStalled):
 			return moved, err
 		case isReplyError(err, "IOERR"):
-			n, err := m.dumpMoveAt(ctx, conn, src, dst, keys[i:], hop, asking)
+			n, err := m.dumpMoveAt(ctx, conn, src, dst, keys[i:], hop, asking, false)
 			return moved + n, err
 		case m.oldMoved(err):
 			n, rest, err := follow(i, "MIGRATE", err)
@@ -882,7 +885,7 @@ func (m *mover) settleBusy(ctx context.Context, conn redis.Conn, dst shard.Node,
 		if dconn, derr := m.pools.Get(ctx, dst.Addr); derr == nil {
 			theirs, theirTTL, derr := dumpAndTTL(ctx, dconn, k, false)
 			same = derr == nil && sameExpiry(oldTTL, theirTTL, m.expirySlack()) &&
-				(bytes.Equal(old, theirs) || m.sameValueAt(ctx, dconn, k, old))
+				(bytes.Equal(old, theirs) || m.sameValueAt(ctx, dconn, false, k, old))
 			dconn.Close()
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/gomodule/redigo/redis"
+	"github.com/shardis/shardis/cluster"
 	"github.com/shardis/shardis/internal/addrkey"
 	"github.com/shardis/shardis/internal/errtext"
 	"github.com/shardis/shardis/pool"
@@ -147,6 +148,7 @@ func verifyNodes(ctx context.Context, pools *pool.Set, to shard.Router, nodes []
 		samples = 20
 	}
 	rep := &VerifyReport{PerNode: map[string]int64{}}
+	_, toCluster := to.(*shard.ClusterRouter)
 	var (
 		mu   sync.Mutex
 		wg   sync.WaitGroup
@@ -156,6 +158,10 @@ func verifyNodes(ctx context.Context, pools *pool.Set, to shard.Router, nodes []
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			// The slots n imports (verify_importing.go), asked once it
+			// holds a key its cluster's map places elsewhere.
+			var importing map[int]bool
+			asked := false
 			errs[i] = scanNode(ctx, pools, n, func(keys []string) error {
 				var bad []Misplaced
 				var pending, markers, strays int64
@@ -170,6 +176,14 @@ func verifyNodes(ctx context.Context, pools *pool.Set, to shard.Router, nodes []
 					}
 					if canon(owner.Addr) == n.Addr {
 						continue
+					}
+					if toCluster {
+						if !asked {
+							importing, asked = importingSlots(ctx, pools, n), true
+						}
+						if importing[cluster.Slot(k)] {
+							continue // where the owner's ASK sends it
+						}
 					}
 					if from != nil {
 						if o, err := from.Route(k); err == nil && canon(o.Addr) == n.Addr {

@@ -146,7 +146,8 @@ type ClusterOptions struct {
 	// so that a burst of redirects never becomes a storm of refreshes.
 	// 0 means 100ms; a positive value below 1ms is a configuration error.
 	MinRefreshInterval time.Duration
-	// MaxRedirects bounds the MOVED/ASK hops of one command. 0 means 5.
+	// MaxRedirects bounds the MOVED/ASK hops of one command. 0 means
+	// DefaultMaxRedirects.
 	MaxRedirects int
 	// MaxRetryWait bounds the time one command spends waiting and
 	// retrying while the cluster cannot serve it (CLUSTERDOWN, TRYAGAIN,
@@ -160,6 +161,12 @@ type ClusterOptions struct {
 	ReadFrom ReadPolicy
 }
 
+// DefaultMaxRedirects is the MOVED/ASK hops that one command of a
+// cluster client follows when ClusterOptions.MaxRedirects is 0. The
+// mover (package reshard) follows as many redirects of a cluster for one
+// batch of keys unless told otherwise.
+const DefaultMaxRedirects = 5
+
 func (o ClusterOptions) withDefaults() ClusterOptions {
 	if o.RefreshInterval == 0 {
 		o.RefreshInterval = time.Minute
@@ -168,7 +175,7 @@ func (o ClusterOptions) withDefaults() ClusterOptions {
 		o.MinRefreshInterval = 100 * time.Millisecond
 	}
 	if o.MaxRedirects == 0 {
-		o.MaxRedirects = 5
+		o.MaxRedirects = DefaultMaxRedirects
 	}
 	if o.MaxRetryWait == 0 {
 		o.MaxRetryWait = 5 * time.Second

@@ -1,6 +1,7 @@
 package shard
 
 import (
+	"context"
 	"errors"
 	"strings"
 
@@ -22,10 +23,19 @@ import (
 // failed calls are planned again; those of other slots (in the same
 // MIGRATE) go to the same master as before, where their keys either moved
 // already (NOKEY) or move now. At most the cluster's MaxRedirects times
-// for one batch; past that, the calls keep their *MigrateError. Left to
-// the caller: an ASK (the slot is being moved inside the cluster), since
-// MIGRATE cannot send ASKING to its target; the caller's next attempt
-// meets the slot moved.
+// for one batch; past that, the calls keep their *MigrateError wrapping a
+// *RetryError (ErrRetryBudget).
+//
+// A slot being moved inside the cluster (MIGRATING at its owner, IMPORTING
+// at another master) makes its owner refuse the RESTORE of a key it does
+// not hold with ASK: a new key of the slot belongs at the importing master.
+// MIGRATE from a server out of cluster mode sends a plain RESTORE, which
+// the importing master refuses without ASKING, so the key is moved by the
+// client instead (moveAsked, migrate_cluster_target_ask.go): DUMP at the
+// old owner, ASKING and RESTORE at the importing master, DEL at the old
+// owner, as MIGRATE does; the slot's table entry stays, as a cluster client
+// keeps it after an ASK, and the command then meets the ASK of the owner
+// and follows it.
 
 // targetMovedPrefix begins the error of a MIGRATE whose target refused a
 // key; the target's own error follows it.
@@ -48,24 +58,25 @@ func targetMoved(cl *call) (*MigrateError, cluster.Redirect, bool) {
 		return nil, cluster.Redirect{}, false
 	}
 	rd, ok := cluster.ParseRedirect(strings.TrimPrefix(string(re), targetMovedPrefix), me.To.Addr)
-	if !ok || rd.Kind != cluster.Moved {
+	if !ok {
 		return nil, cluster.Redirect{}, false
 	}
 	return me, rd, true
 }
 
 // isTargetMoved reports whether err, a MIGRATE's, says that its target
-// refused a key with MOVED.
+// refused a key with MOVED or ASK.
 func isTargetMoved(err error) bool {
 	var re redis.Error
-	return errors.As(err, &re) && strings.HasPrefix(string(re), targetMovedPrefix+"MOVED ")
+	return errors.As(err, &re) && (strings.HasPrefix(string(re), targetMovedPrefix+"MOVED ") ||
+		strings.HasPrefix(string(re), targetMovedPrefix+"ASK "))
 }
 
-// followTargetMoved follows the MOVED replies with which the client's own
-// cluster refused the moves of calls' keys (hop is how many passes
-// moveFirst has made), and returns the calls to plan again, their errors
-// cleared. A client that does not route by a cluster has none.
-func (c *Client) followTargetMoved(m *migState, calls []*call, hop int) []*call {
+// followTargetMoved follows the MOVED and ASK replies with which the
+// client's own cluster refused the moves of calls' keys (hop is how many
+// passes moveFirst has made), and returns the calls to plan again, their
+// errors cleared. A client that does not route by a cluster has none.
+func (c *Client) followTargetMoved(ctx context.Context, m *migState, calls []*call, hop int) []*call {
 	if c.cl() == nil {
 		return nil
 	}
@@ -82,6 +93,18 @@ func (c *Client) followTargetMoved(m *migState, calls []*call, hop int) []*call 
 			cl.err = &MigrateError{Key: me.Key, From: me.From, To: me.To, Err: &RetryError{
 				Command: strings.ToUpper(cl.name), Attempts: hop, Last: string(re) + " (too many redirects)", Err: me.Err}}
 			m.failures.Add(1)
+			continue
+		}
+		if rd.Kind == cluster.Ask {
+			// The keys of the slot move to the importing master now; the
+			// call, planned again, finds them moved (m.moved).
+			if err := c.moveAsked(ctx, m, cl, me, rd); err != nil {
+				cl.err = &MigrateError{Key: me.Key, From: me.From, To: Node{Name: rd.Addr, Addr: rd.Addr}, Err: err}
+				m.failures.Add(1)
+				continue
+			}
+			cl.err, cl.done = nil, false
+			redo = append(redo, cl)
 			continue
 		}
 		node := c.applyMoved(rd.Slot, rd.Addr)

@@ -74,8 +74,9 @@ func (c *Client) moveFirst(ctx context.Context, m *migState, calls []*call, read
 	for hop := 1; ; hop++ {
 		redo := c.followOldMoved(m, calls, hop)
 		// A slot of the cluster that keys move into may have moved too:
-		// the MIGRATE's target refused the keys (migrate_cluster_target_moved.go).
-		redo = append(redo, c.followTargetMoved(m, calls, hop)...)
+		// the MIGRATE's target refused the keys, with MOVED, or with ASK while the
+		// slot is being moved inside it (migrate_cluster_target_moved.go).
+		redo = append(redo, c.followTargetMoved(ctx, m, calls, hop)...)
 		if len(redo) == 0 {
 			break
 		}
@@ -397,7 +398,7 @@ func (c *Client) sendRounds(ctx context.Context, m *migState, rounds []*moveRoun
 				m.moved.add(k)
 			}
 		} else if _, ok := m.from.(*ClusterRouter); (!ok || !isMovedReply(err)) && (c.cl() == nil || !isTargetMoved(err)) {
-			m.failures.Add(1) // a MOVED of either cluster is followed (followOldMoved, followTargetMoved)
+			m.failures.Add(1) // a MOVED of either cluster, an ASK of the new one, is followed (followOldMoved, followTargetMoved)
 		}
 		r.err = err
 		close(r.done)

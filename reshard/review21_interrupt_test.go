@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/gomodule/redigo/redis"
 	"github.com/stretchr/testify/assert"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/shardis/shardis/internal/redistest"
 	"github.com/shardis/shardis/reshard"
+	"github.com/shardis/shardis/ring"
 	"github.com/shardis/shardis/shard"
 )
 
@@ -99,12 +101,13 @@ func runInterrupted(t *testing.T, dump bool, set func(cancel func()), clearHook 
 	from := mustParse(t, ringURL(servers[:3], names[:3], nil))
 	to := mustParse(t, ringURL(servers, names, nil))
 	fill(t, from, "k", keys)
+	fromOwner, toOwner := ownerFunc(t, from), ownerFunc(t, to)
 	want := map[string]string{} // key: value
 	var moving []string
 	for i := range keys {
 		k := fmt.Sprintf("k:%d", i)
 		want[k] = fmt.Sprint(i)
-		if owner(t, from, k) != owner(t, to, k) {
+		if fromOwner(k) != toOwner(k) {
 			moving = append(moving, k)
 		}
 	}
@@ -112,7 +115,7 @@ func runInterrupted(t *testing.T, dump bool, set func(cancel func()), clearHook 
 	sort.Strings(moving)
 	// Newer copies at the new owners of a few moving keys: they win.
 	for _, k := range moving[:busyKeys] {
-		c := newRawConnAt(t, owner(t, to, k))
+		c := newRawConnAt(t, toOwner(k))
 		_, err := c.Do("SET", k, "newer")
 		require.NoError(t, err)
 		want[k] = "newer"
@@ -162,7 +165,9 @@ func runInterrupted(t *testing.T, dump bool, set func(cancel func()), clearHook 
 		cancelled.Store(true)
 		cancel()
 	})
+	start := time.Now()
 	rep1, err := reshard.Move(cctx, opts)
+	took1 := time.Since(start)
 	clearHook()
 	require.True(t, cancelled.Load(), "the hook cancelled the run")
 	require.ErrorIs(t, err, context.Canceled, "the cancelled run")
@@ -171,7 +176,9 @@ func runInterrupted(t *testing.T, dump bool, set func(cancel func()), clearHook 
 		moved1, busy1 = rep1.Moved, rep1.Busy
 	}
 
+	start = time.Now()
 	rep2, err := reshard.Move(ctx, opts)
+	t.Logf("the cancelled run took %v, the second %v", took1, time.Since(start))
 	require.NoError(t, err, "the run again")
 	require.NotNil(t, rep2.Verify)
 	assert.Zero(t, rep2.Verify.Misplaced)
@@ -182,7 +189,9 @@ func runInterrupted(t *testing.T, dump bool, set func(cancel func()), clearHook 
 	t.Logf("moving keys %d: the cancelled run moved %d (busy %d), the second %d (busy %d), the application %d",
 		len(moving), moved1, busy1, rep2.Moved, rep2.Busy, info.Moves)
 	assert.EqualValues(t, len(moving)-busyKeys, moved1+rep2.Moved+info.Moves, "each moving key moved once")
-	assert.EqualValues(t, busyKeys, busy1+rep2.Busy, "the newer copies kept, once each")
+	// A run cancelled while it settles a key the new owner has may have
+	// deleted the old copy without reading the answer: not counted busy.
+	assert.LessOrEqual(t, busy1+rep2.Busy, int64(busyKeys), "the newer copies kept, counted once at most")
 
 	for i, k := range counterKeys {
 		want[k] = fmt.Sprint(incrs[i].Load() + int64(keyIndex(t, k)))
@@ -190,7 +199,7 @@ func runInterrupted(t *testing.T, dump bool, set func(cancel func()), clearHook 
 	// Each server holds exactly the keys it owns in the new ring.
 	onServer := map[string]map[string]string{}
 	for k, v := range want {
-		a := owner(t, to, k)
+		a := toOwner(k)
 		if onServer[a] == nil {
 			onServer[a] = map[string]string{}
 		}
@@ -268,4 +277,13 @@ func TestReview21CancelledDumpBatchDeletesTheOldCopiesItRestored(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, i, v)
 	}
+}
+
+// ownerFunc returns a function that gives the address package ring (not
+// the mover) places a key on in the ring cfg.
+func ownerFunc(t *testing.T, cfg shard.Config) func(string) string {
+	t.Helper()
+	r, err := ring.New(cfg.RingConfig())
+	require.NoError(t, err)
+	return func(k string) string { return r.Shards()[r.Locate(k)].Addr }
 }

@@ -39,14 +39,18 @@ const mutationTTL = 3000
 // back, every acknowledged increment counted, each key moved once (by the
 // mover or by the application), and the verification clean.
 func TestReview21MoveUnderMutationsLosesAndResurrectsNothing(t *testing.T) {
-	for _, dump := range []bool{false, true} {
-		t.Run(fmt.Sprintf("dump=%t", dump), func(t *testing.T) {
-			runMutations(t, dump)
+	for _, tt := range []struct {
+		dump, toCluster bool
+	}{{false, false}, {true, false}, {false, true}} {
+		t.Run(fmt.Sprintf("dump=%t,to cluster=%t", tt.dump, tt.toCluster), func(t *testing.T) {
+			runMutations(t, tt.dump, tt.toCluster)
 		})
 	}
 }
 
-func runMutations(t *testing.T, dump bool) {
+// runMutations runs the mutation test, to one server, or to a cluster of
+// three masters (toCluster: no MOVE, a cluster has one database).
+func runMutations(t *testing.T, dump, toCluster bool) {
 	const (
 		tiny     = 3000
 		binary   = 20
@@ -55,6 +59,12 @@ func runMutations(t *testing.T, dump bool) {
 	)
 	ctx := context.Background()
 	servers, from, to := moveAll(t)
+	news := servers[1:]
+	if toCluster {
+		cl := redistest.StartClusterTB(t, 3, 0, redistest.Options{})
+		to = mustParse(t, clusterURL(cl))
+		news = cl.Masters()
+	}
 	old := newRawConn(t, servers[0])
 
 	// Strings the end state must hold, with their values.
@@ -92,7 +102,9 @@ func runMutations(t *testing.T, dump bool) {
 	set("{rnx}:src", "a")
 	set("{rnx}:dst", "b")
 	set("{cp}:src", "c")
-	set("mv", "m")
+	if !toCluster {
+		set("mv", "m")
+	}
 	set("ty", "str")
 	want["{rn}:dst"] = "rv"
 	want["{rnx}:src"], want["{rnx}:dst"] = "a", "b"
@@ -103,6 +115,9 @@ func runMutations(t *testing.T, dump bool) {
 	// application; and those the application never touches, which the
 	// mover moves.
 	keysAtStart := tiny + binary + 1 + counters + 10 + 2
+	if toCluster {
+		keysAtStart-- // no "mv"
+	}
 	untouched := tiny + binary + 1
 
 	app := to
@@ -152,12 +167,16 @@ func runMutations(t *testing.T, dump bool) {
 				{"RENAME", "{rn}:src", "{rn}:dst"},
 				{"RENAMENX", "{rnx}:src", "{rnx}:dst"},
 				{"COPY", "{cp}:src", "{cp}:dst"},
-				{"MOVE", "mv", 1},
 				{"DEL", "ty"},
 				{"SADD", "ty", "member"},
 			} {
 				if _, err := client.Do(ctx, cmd[0].(string), cmd[1:]...); err != nil {
 					pageErrs = append(pageErrs, fmt.Errorf("%v: %w", cmd, err))
+				}
+			}
+			if !toCluster {
+				if _, err := client.Do(ctx, "MOVE", "mv", 1); err != nil {
+					pageErrs = append(pageErrs, fmt.Errorf("MOVE: %w", err))
 				}
 			}
 			for time.Since(setAt) < (mutationTTL+100)*time.Millisecond {
@@ -215,22 +234,22 @@ func runMutations(t *testing.T, dump bool) {
 	requireOnlyFence(t, servers[0], 0)
 	requireOnlyFence(t, servers[0], 1)
 
-	dst := newRawConn(t, servers[1])
+	dst := newClient(t, to)
 	for k, v := range want {
-		got, err := redis.String(dst.Do("GET", k))
+		got, err := redis.String(dst.Do(ctx, "GET", k))
 		require.NoError(t, err, "%q", k)
 		require.Equal(t, v, got, "%q", k)
 	}
 	for i := range counters {
 		k := fmt.Sprintf("cnt:%d", i)
-		got, err := redis.Int64(dst.Do("GET", k))
+		got, err := redis.Int64(dst.Do(ctx, "GET", k))
 		require.NoError(t, err, k)
 		assert.Equal(t, incrs[i].Load(), got, "%s: the acknowledged increments", k)
 	}
-	gotBig, err := redis.Bytes(dst.Do("GET", "big"))
+	gotBig, err := redis.Bytes(dst.Do(ctx, "GET", "big"))
 	require.NoError(t, err)
 	assert.True(t, string(big) == string(gotBig), "the 24 MB value arrives whole")
-	members, err := redis.Strings(dst.Do("SMEMBERS", "ty"))
+	members, err := redis.Strings(dst.Do(ctx, "SMEMBERS", "ty"))
 	require.NoError(t, err)
 	assert.Equal(t, []string{"member"}, members, "the set that replaced the string")
 	for k, ttl := range map[string]func(int64) bool{
@@ -238,34 +257,41 @@ func runMutations(t *testing.T, dump bool) {
 		"exp:extend":  func(p int64) bool { return p > 500000 && p <= 600000 },
 		"{rn}:dst":    func(p int64) bool { return p > 0 && p <= 600000 },
 	} {
-		p, err := redis.Int64(dst.Do("PTTL", k))
+		p, err := redis.Int64(dst.Do(ctx, "PTTL", k))
 		require.NoError(t, err)
 		assert.True(t, ttl(p), "PTTL of %s: %d", k, p)
 	}
 	// The expired and deleted keys are nowhere.
 	gone := []string{"exp:gone", "exp:shorten", "exp:past", "exp:pxat", "del", "{rn}:src", "mv"}
 	waitFor(t, 30*time.Second, "the short expiries", func() bool {
-		n, err := redis.Int(dst.Do("EXISTS", "exp:pxat", "exp:shorten"))
+		n, err := redis.Int(dst.Do(ctx, "EXISTS", "exp:pxat"))
 		return err == nil && n == 0
 	})
-	for _, s := range servers {
-		c := newRawConn(t, s)
+	for _, s := range append([]*redistest.Server{servers[0]}, news...) {
+		// KEYS, which a cluster's master answers for any slot, and
+		// which leaves out a key past its expiry.
+		ks, err := redis.Strings(newRawConn(t, s).Do("KEYS", "*"))
+		require.NoError(t, err)
 		for _, k := range gone {
-			n, err := redis.Int(c.Do("EXISTS", k))
-			require.NoError(t, err)
-			assert.Zero(t, n, "%s is back on %s", k, s.Addr)
+			assert.NotContains(t, ks, k, "%s is back on %s", k, s.Addr)
 		}
 	}
-	dst1 := newRawConn(t, servers[1])
-	_, err = dst1.Do("SELECT", 1)
-	require.NoError(t, err)
-	mv, err := redis.String(dst1.Do("GET", "mv"))
-	require.NoError(t, err)
-	assert.Equal(t, "m", mv, "MOVE took the key to database 1 of its new owner")
-	// Nothing else on the new server.
-	size, err := redis.Int(dst.Do("DBSIZE"))
-	require.NoError(t, err)
-	assert.Equal(t, len(want)+counters+2, size, "the new server's keys: the strings, the counters, big and ty")
+	if !toCluster {
+		dst1 := newRawConn(t, servers[1])
+		_, err = dst1.Do("SELECT", 1)
+		require.NoError(t, err)
+		mv, err := redis.String(dst1.Do("GET", "mv"))
+		require.NoError(t, err)
+		assert.Equal(t, "m", mv, "MOVE took the key to database 1 of its new owner")
+	}
+	// Nothing else on the new servers.
+	size := 0
+	for _, s := range news {
+		n, err := redis.Int(newRawConn(t, s).Do("DBSIZE"))
+		require.NoError(t, err)
+		size += n
+	}
+	assert.Equal(t, len(want)+counters+2, size, "the new servers' keys: the strings, the counters, big and ty")
 }
 
 // newRawConnErr dials s, or returns nil.

@@ -442,6 +442,12 @@ func (m *mover) dumpBatch(ctx context.Context, conn redis.Conn, src, dst shard.N
 	} else if err != nil {
 		return 0, &shard.NodeError{Node: src, Err: fmt.Errorf("CLIENT UNPAUSE: %w", err)}
 	}
+	// The keys are restored at dst: their old copies are deleted, as the
+	// pause was lifted, even once ctx has ended (each command bounded by
+	// its wait). A batch cancelled here left every key at both nodes,
+	// counted moved by no one, when its deletes needed ctx (the script's
+	// NOSCRIPT on the batch's first run at src, or a MOVED to follow).
+	ctx = context.WithoutCancel(ctx)
 	for _, i := range recheck {
 		if m.sameValueAt(ctx, dconn, dstAsking, items[i].key, items[i].payload) {
 			busy[i] = false
@@ -587,11 +593,13 @@ func (m *mover) delMoved(ctx context.Context, src, dst shard.Node, its []dumped,
 // delIfSameAt deletes the old copy of it on conn while it holds the value
 // dumped (delIfSame), after an ASKING when asking. The ASKING covers the
 // next command only, so the script is loaded first rather than sent
-// again after a NOSCRIPT.
+// again after a NOSCRIPT. The script DUMPs the value, which takes time
+// in proportion to its size: its answer is waited for as a MIGRATE of it
+// is (migrateWait), not as ctx allows (a batch's deletes outlast it).
 //
 // A copy there with another payload is compared by value (delIfEqual).
 func (m *mover) delIfSameAt(ctx context.Context, conn redis.Conn, asking bool, it dumped) (int, error) {
-	n, err := runAt(ctx, conn, asking, 0, delIfSame, it.key, it.payload)
+	n, err := runAt(ctx, conn, asking, m.migrateWait(int64(len(it.payload))), delIfSame, it.key, it.payload)
 	if err != nil || n >= 0 {
 		return n, err
 	}

@@ -172,6 +172,10 @@ type mover struct {
 
 	mu    sync.Mutex
 	flows map[[2]string]*Flow
+	// dryClaimed are the keys a dry run out of a cluster found away from
+	// the master its map places them on, or redirected when measured
+	// (dryCountedElsewhere); under mu.
+	dryClaimed map[string]struct{}
 }
 
 func (m *mover) dbsize(ctx context.Context, n shard.Node) (int64, error) {
@@ -274,7 +278,7 @@ func (m *mover) drain(ctx context.Context, n shard.Node) error {
 		if cursor == "0" {
 			next = "" // the scan is over
 		}
-		sizes, next, nextKeys, err := m.measureAndScan(ctx, conn, n, moving, next)
+		sizes, redirected, next, nextKeys, err := m.measureAndScan(ctx, conn, n, moving, next)
 		if err != nil {
 			return err
 		}
@@ -282,8 +286,12 @@ func (m *mover) drain(ctx context.Context, n shard.Node) error {
 		for i, k := range moving {
 			sizeOf[k] = sizes[i]
 		}
+		counted := m.dryCountedElsewhere(n, moving, redirected) // dryrun.go
 		for _, addr := range sortedKeys(byOwner) {
 			ks := byOwner[addr]
+			if len(counted) > 0 {
+				ks = slices.DeleteFunc(slices.Clone(ks), func(k string) bool { return counted[k] })
+			}
 			for len(ks) > 0 {
 				chunk := ks[:min(len(ks), batch)]
 				ks = ks[len(chunk):]
@@ -474,26 +482,27 @@ func (m *mover) moveChunk(ctx context.Context, conn redis.Conn, src, dst shard.N
 // before they bounded the wait, its bytes not counted, unless a dry run
 // or a pace in bytes needs them.
 func (m *mover) measure(ctx context.Context, conn redis.Conn, src shard.Node, keys []string) ([]int64, error) {
-	sizes, _, _, err := m.measureAndScan(ctx, conn, src, keys, "")
+	sizes, _, _, _, err := m.measureAndScan(ctx, conn, src, keys, "")
 	return sizes, err
 }
 
 // measureAndScan is measure, and, unless cursor is "", SCAN from cursor
-// in the same round trip: it returns the keys' sizes, and the next
-// cursor and the keys of that page.
-func (m *mover) measureAndScan(ctx context.Context, conn redis.Conn, src shard.Node, keys []string, cursor string) (sizes []int64, next string, page []string, err error) {
+// in the same round trip: it returns the keys' sizes, which of them src
+// redirected (MOVED, ASK: measured where they went), and the next cursor
+// and the keys of that page.
+func (m *mover) measureAndScan(ctx context.Context, conn redis.Conn, src shard.Node, keys []string, cursor string) (sizes []int64, redirected []bool, next string, page []string, err error) {
 	if len(keys) == 0 && cursor == "" {
-		return nil, "", nil, nil
+		return nil, nil, "", nil, nil
 	}
 	for _, k := range keys {
 		if err := conn.Send("MEMORY", "USAGE", k); err != nil {
-			return nil, "", nil, &shard.NodeError{Node: src, Err: err}
+			return nil, nil, "", nil, &shard.NodeError{Node: src, Err: err}
 		}
 	}
 	want := len(keys)
 	if cursor != "" {
 		if err := conn.Send("SCAN", cursor, "COUNT", m.opts.ScanCount); err != nil {
-			return nil, "", nil, &shard.NodeError{Node: src, Err: err}
+			return nil, nil, "", nil, &shard.NodeError{Node: src, Err: err}
 		}
 		want++
 	}
@@ -504,43 +513,66 @@ func (m *mover) measureAndScan(ctx context.Context, conn redis.Conn, src shard.N
 		err = fmt.Errorf("%d replies to %d commands", len(replies), want)
 	}
 	if err != nil {
-		return nil, "", nil, &shard.NodeError{Node: src, Err: err}
+		return nil, nil, "", nil, &shard.NodeError{Node: src, Err: err}
 	}
 	if cursor != "" {
 		if next, page, err = scanPage(redis.Values(replies[len(keys)], nil)); err != nil {
-			return nil, "", nil, &shard.NodeError{Node: src, Err: err}
+			return nil, nil, "", nil, &shard.NodeError{Node: src, Err: err}
 		}
 	}
 	sizes, err = memoryUsage(replies[:len(keys)])
 	var re redis.Error
 	switch {
 	case err == nil:
-		m.measureRedirected(ctx, src, keys, replies[:len(keys)], sizes)
+		redirected = m.measureRedirected(ctx, src, keys, replies[:len(keys)], sizes)
 	case !m.opts.DryRun && m.opts.BytesPerSecond == 0 && errors.As(err, &re):
 		sizes = make([]int64, len(keys)) // refused: moved without sizes
 	default:
-		return nil, "", nil, &shard.NodeError{Node: src, Err: err}
+		return nil, nil, "", nil, &shard.NodeError{Node: src, Err: err}
 	}
-	return sizes, next, page, nil
+	return sizes, redirected, next, page, nil
 }
 
 // measureRedirected measures, where they went, the keys that old node
 // src redirected (MOVED, ASK: replies, of MEMORY USAGE of keys): the
 // mover moves them from there (followMoved), and their bytes count in
-// the report and against a pace in bytes as any other key's. A key that
-// cannot be measured there (another redirect, an error) stays at 0.
-func (m *mover) measureRedirected(ctx context.Context, src shard.Node, keys []string, replies []any, sizes []int64) {
-	at := map[string][]int{} // the keys' indexes, by redirectKey
-	why := map[string]error{}
+// the report and against a pace in bytes as any other key's. It follows
+// the redirects as the moves do, up to maxMoveRedirects of them (a key of
+// a slot an importing master holds: MOVED to the slot's master, then ASK
+// back); a key that cannot be measured stays at 0. It returns which keys
+// src redirected (nil: none).
+func (m *mover) measureRedirected(ctx context.Context, src shard.Node, keys []string, replies []any, sizes []int64) []bool {
+	var redirected []bool
+	var idx []int
+	var why []error
 	for i, r := range replies {
 		if err, ok := r.(redis.Error); ok && m.oldMoved(err) {
-			g := redirectKey(src, err)
-			at[g] = append(at[g], i)
-			why[g] = err
+			if redirected == nil {
+				redirected = make([]bool, len(keys))
+			}
+			redirected[i] = true
+			idx, why = append(idx, i), append(why, err)
 		}
 	}
-	for _, g := range sortedKeys(at) {
-		n, asking, err := m.movedTo(src, src, "MEMORY", "measuring", why[g], 0)
+	m.measureAt(ctx, src, keys, idx, why, sizes, 0)
+	return redirected
+}
+
+// measureAt measures keys[i], for each i of idx, which old node at
+// redirected with why (one error by index of idx) after hop redirects,
+// where the redirects name, into sizes[i].
+func (m *mover) measureAt(ctx context.Context, at shard.Node, keys []string, idx []int, why []error, sizes []int64, hop int) {
+	groups := map[string][]int{} // the keys' indexes, by redirectKey
+	first := map[string]error{}
+	for j, i := range idx {
+		g := redirectKey(at, why[j])
+		groups[g] = append(groups[g], i)
+		if first[g] == nil {
+			first[g] = why[j]
+		}
+	}
+	for _, g := range sortedKeys(groups) {
+		n, asking, err := m.movedTo(at, at, "MEMORY", "measuring", first[g], hop)
 		if err != nil {
 			continue
 		}
@@ -548,19 +580,28 @@ func (m *mover) measureRedirected(ctx context.Context, src shard.Node, keys []st
 		if err != nil {
 			continue
 		}
-		for _, i := range at[g] {
+		for _, i := range groups[g] {
 			sendAsking(conn, asking)
 			conn.Send("MEMORY", "USAGE", keys[i])
 		}
+		var again []int
+		var againWhy []error
 		if conn.Flush() == nil {
-			for _, i := range at[g] {
+			for _, i := range groups[g] {
 				v, err := receiveAsked(conn, asking, func(c redis.Conn) (any, error) { return redis.ReceiveContext(c, ctx) })
-				if size, err := redis.Int64(v, err); err == nil {
+				size, err := redis.Int64(v, err)
+				switch {
+				case err == nil:
 					sizes[i] = size
+				case m.oldMoved(err):
+					again, againWhy = append(again, i), append(againWhy, err)
 				}
 			}
 		}
 		conn.Close()
+		if len(again) > 0 {
+			m.measureAt(ctx, n, keys, again, againWhy, sizes, hop+1)
+		}
 	}
 }
 

@@ -612,11 +612,27 @@ func (s *Subscription) waitingFrom() Router {
 // subscribedAgain reports whether addr's confirmation of sn, announced
 // and not confirmed there now, subscribes it again (Stats().Resubscribed):
 // a name carried by one node moved there or came back after a lost
-// connection; a name carried by several came back to a node that had it
-// (a node that joins, a ring shard added say, is no re-subscription).
-// Caller holds s.mu.
+// connection; a name carried by several came back to a node that had it.
+// A node that joins is no re-subscription (a ring shard added by a
+// migration has the patterns before any message is routed there), except
+// a master of the client's own cluster under keyspace patterns: it
+// became a master of slots (a promoted replica, a node given slots)
+// before the subscription could see it, and the events of their keys
+// between then and its confirmation were lost. A manual failover, which
+// loses no connection, showed in no counter. Caller holds s.mu.
 func (s *Subscription) subscribedAgain(sn subName, ws *wantState, addr string) bool {
-	return !s.spread(sn) || ws.had[addr]
+	return !s.spread(sn) || ws.had[addr] || (s.everywhere && s.ownMaster(addr))
+}
+
+// ownMaster reports whether addr is a master of the client's own
+// cluster's table (false in ring mode).
+func (s *Subscription) ownMaster(addr string) bool {
+	r := s.c.cl()
+	if r == nil {
+		return false
+	}
+	st := r.state.Load()
+	return st != nil && slices.ContainsFunc(st.masters, func(n Node) bool { return n.Addr == addr })
 }
 
 // ready reports whether addr may be tried now.

@@ -499,11 +499,20 @@ func (s *Subscription) confirmedEverywhere(sn subName, ws *wantState) bool {
 	return true
 }
 
-// pickHome returns the master that carries the channels and patterns in
-// cluster mode: the current one while it is a master and answers, else a
-// random master that is not backing off.
+// pickHome returns the node that carries the channels and patterns in
+// cluster mode: the current one while it is a node of the cluster and
+// answers, else a random master that is not backing off. A home demoted
+// to a replica (a manual failover) stays: the cluster broadcasts PUBLISH
+// to every node, replicas included, and the names moved to another
+// master were unsubscribed at the old home first (on both, each message
+// would come twice), subscribed nowhere until the new home confirmed
+// them: what was published in between was lost, for nothing.
 func (s *Subscription) pickHome(st *clusterState) string {
 	now := time.Now()
+	if s.home != "" && s.ready(s.home, now) &&
+		slices.ContainsFunc(st.allNodes, func(n Node) bool { return n.Addr == s.home }) {
+		return s.home
+	}
 	var ok []string
 	for _, m := range st.masters {
 		if m.Addr == s.home && s.ready(m.Addr, now) {

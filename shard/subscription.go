@@ -34,7 +34,8 @@ var ErrSubscriptionClosed = errors.New("shardis: subscription closed")
 //     (where PUBLISH and SPUBLISH through the client go); a pattern on every
 //     shard, the streams merged;
 //   - cluster mode: a shard channel on the master of its slot; channels and
-//     patterns on one master (the cluster broadcasts PUBLISH to every node).
+//     patterns on one node, a master when chosen, kept when a manual
+//     failover demotes it (the cluster broadcasts PUBLISH to every node).
 //
 // It follows the deployment on its own: a lost connection is dialled again
 // with backoff and its names subscribed again, a node that stops answering

@@ -63,7 +63,7 @@ type SubscriptionStats struct {
 	Dials        int64 // connections dialled, the first ones included
 	DialErrors   int64 // dials that failed
 	Lost         int64 // connections lost: closed by the peer, I/O errors, missed health PINGs
-	Resubscribed int64 // names subscribed again on a node that had them (after a lost connection), or moved to another node; not a ring or keyspace pattern placed on a node that joins
+	Resubscribed int64 // names subscribed again on a node that had them (after a lost connection), or moved to another node, or a keyspace pattern on a new master of the cluster; not a pattern placed on a ring shard that joins
 	Moved        int64 // shard channels that left a node (MOVED, or the server's sunsubscribe after a slot migration)
 	ServerErrors int64 // error replies in subscribe mode
 }

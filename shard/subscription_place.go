@@ -499,11 +499,20 @@ func (s *Subscription) confirmedEverywhere(sn subName, ws *wantState) bool {
 	return true
 }
 
-// pickHome returns the master that carries the channels and patterns in
-// cluster mode: the current one while it is a master and answers, else a
-// random master that is not backing off.
+// pickHome returns the node that carries the channels and patterns in
+// cluster mode: the current one while it is a node of the cluster and
+// answers, else a random master that is not backing off. A home demoted
+// to a replica (a manual failover) stays: the cluster broadcasts PUBLISH
+// to every node, replicas included, and the names moved to another
+// master were unsubscribed at the old home first (on both, each message
+// would come twice), subscribed nowhere until the new home confirmed
+// them: what was published in between was lost, for nothing.
 func (s *Subscription) pickHome(st *clusterState) string {
 	now := time.Now()
+	if s.home != "" && s.ready(s.home, now) &&
+		slices.ContainsFunc(st.allNodes, func(n Node) bool { return n.Addr == s.home }) {
+		return s.home
+	}
 	var ok []string
 	for _, m := range st.masters {
 		if m.Addr == s.home && s.ready(m.Addr, now) {
@@ -612,11 +621,27 @@ func (s *Subscription) waitingFrom() Router {
 // subscribedAgain reports whether addr's confirmation of sn, announced
 // and not confirmed there now, subscribes it again (Stats().Resubscribed):
 // a name carried by one node moved there or came back after a lost
-// connection; a name carried by several came back to a node that had it
-// (a node that joins, a ring shard added say, is no re-subscription).
-// Caller holds s.mu.
+// connection; a name carried by several came back to a node that had it.
+// A node that joins is no re-subscription (a ring shard added by a
+// migration has the patterns before any message is routed there), except
+// a master of the client's own cluster under keyspace patterns: it
+// became a master of slots (a promoted replica, a node given slots)
+// before the subscription could see it, and the events of their keys
+// between then and its confirmation were lost. A manual failover, which
+// loses no connection, showed in no counter. Caller holds s.mu.
 func (s *Subscription) subscribedAgain(sn subName, ws *wantState, addr string) bool {
-	return !s.spread(sn) || ws.had[addr]
+	return !s.spread(sn) || ws.had[addr] || (s.everywhere && s.ownMaster(addr))
+}
+
+// ownMaster reports whether addr is a master of the client's own
+// cluster's table (false in ring mode).
+func (s *Subscription) ownMaster(addr string) bool {
+	r := s.c.cl()
+	if r == nil {
+		return false
+	}
+	st := r.state.Load()
+	return st != nil && slices.ContainsFunc(st.masters, func(n Node) bool { return n.Addr == addr })
 }
 
 // ready reports whether addr may be tried now.

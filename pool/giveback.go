@@ -1,6 +1,7 @@
 package pool
 
 import (
+	"bytes"
 	"errors"
 	"runtime"
 	"strings"
@@ -151,10 +152,22 @@ func blocks(cmd string, args []any) bool {
 	return false
 }
 
-// argIs reports whether the argument a is the word w, in any case.
+// argIs reports whether the argument a, as it is sent, is the word w,
+// in any case. A type that command.Arg does not know is sent as fmt
+// prints it (appendArg): a Stringer's REPLY is the server's REPLY.
 func argIs(a any, w string) bool {
 	s, ok := command.Arg(a)
-	return ok && strings.EqualFold(s, w)
+	if !ok {
+		s = sentArg(a)
+	}
+	return strings.EqualFold(s, w)
+}
+
+// sentArg returns the text that appendArg sends for the argument a.
+func sentArg(a any) string {
+	b := appendArg(nil, a, true)
+	_, text, _ := bytes.Cut(b, []byte("\r\n")) // past the length line
+	return string(text[:len(text)-2])
 }
 
 // unanswered reports whether a reply pending on c may never come, or

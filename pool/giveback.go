@@ -1,7 +1,6 @@
 package pool
 
 import (
-	"bytes"
 	"errors"
 	"runtime"
 	"strings"
@@ -153,21 +152,9 @@ func blocks(cmd string, args []any) bool {
 }
 
 // argIs reports whether the argument a, as it is sent, is the word w,
-// in any case. A type that command.Arg does not know is sent as fmt
-// prints it (appendArg): a Stringer's REPLY is the server's REPLY.
+// in any case: a Stringer's REPLY is the server's REPLY (command.ArgText).
 func argIs(a any, w string) bool {
-	s, ok := command.Arg(a)
-	if !ok {
-		s = sentArg(a)
-	}
-	return strings.EqualFold(s, w)
-}
-
-// sentArg returns the text that appendArg sends for the argument a.
-func sentArg(a any) string {
-	b := appendArg(nil, a, true)
-	_, text, _ := bytes.Cut(b, []byte("\r\n")) // past the length line
-	return string(text[:len(text)-2])
+	return strings.EqualFold(command.ArgText(a), w)
 }
 
 // unanswered reports whether a reply pending on c may never come, or

@@ -48,3 +48,33 @@ func TestReview21EffectReadsArgsAsSent(t *testing.T) {
 		}
 	}
 }
+
+// TestReview21ArgText: ArgText is Arg's text where Arg knows the type,
+// and else what fmt prints, as redigo sends it (a redis.Argument by its
+// RedisArg value).
+func TestReview21ArgText(t *testing.T) {
+	ptr := &r21Ptr{}
+	ptr.b.WriteString("SETNAME")
+	tests := []struct {
+		in   any
+		want string
+	}{
+		{"text", "text"},
+		{[]byte("b"), "b"},
+		{42, "42"},
+		{true, "1"},
+		{nil, ""},
+		{tagged{"inner"}, "inner"},
+		{r21Word{"BLOCK"}, "BLOCK"},
+		{ptr, "SETNAME"},
+		{tagged{r21Word{"w"}}, "w"},
+		{tagged{tagged{"x"}}, "{x}"},
+		{struct{}{}, "{}"},
+		{[]string{"a", "b"}, "[a b]"},
+	}
+	for _, tt := range tests {
+		if got := ArgText(tt.in); got != tt.want {
+			t.Errorf("ArgText(%#v) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}

@@ -151,10 +151,10 @@ func blocks(cmd string, args []any) bool {
 	return false
 }
 
-// argIs reports whether the argument a is the word w, in any case.
+// argIs reports whether the argument a, as it is sent, is the word w,
+// in any case: a Stringer's REPLY is the server's REPLY (command.ArgText).
 func argIs(a any, w string) bool {
-	s, ok := command.Arg(a)
-	return ok && strings.EqualFold(s, w)
+	return strings.EqualFold(command.ArgText(a), w)
 }
 
 // unanswered reports whether a reply pending on c may never come, or

@@ -75,10 +75,7 @@ func blockFor(cl *call) (time.Duration, bool) {
 // may be named "BLOCK").
 func streamBlock(args []any) (time.Duration, bool) {
 	for i := 0; i < len(args); i++ {
-		word, ok := command.Arg(args[i])
-		if !ok {
-			return 0, false
-		}
+		word := command.ArgText(args[i]) // as sent: a Stringer's BLOCK blocks
 		switch {
 		case strings.EqualFold(word, "STREAMS"):
 			return 0, false
@@ -99,11 +96,7 @@ func argDuration(args []any, i int, unit time.Duration) time.Duration {
 	if i < 0 || i >= len(args) {
 		return 0
 	}
-	s, ok := command.Arg(args[i])
-	if !ok {
-		return 0
-	}
-	f, err := strconv.ParseFloat(s, 64)
+	f, err := strconv.ParseFloat(command.ArgText(args[i]), 64)
 	if err != nil || f <= 0 || math.IsNaN(f) || f*float64(unit) >= math.MaxInt64/2 {
 		return 0
 	}

@@ -89,8 +89,9 @@ func appendInt(b []byte, a any) ([]byte, bool) {
 	return b, false
 }
 
-// argIs reports whether the argument a equals word, ignoring ASCII case,
-// without allocating for strings, byte slices, integers and booleans.
+// argIs reports whether the argument a, as it is sent (ArgText), equals
+// word, ignoring ASCII case, without allocating for strings, byte slices,
+// integers and booleans.
 func argIs(a any, word string) bool {
 	switch v := a.(type) {
 	case string:
@@ -98,8 +99,7 @@ func argIs(a any, word string) bool {
 	case []byte:
 		return equalFold(v, word)
 	case float32, float64, redis.Argument:
-		s, ok := Arg(a)
-		return ok && equalFold(s, word)
+		return equalFold(ArgText(a), word)
 	case nil:
 		return word == ""
 	case bool:
@@ -112,8 +112,25 @@ func argIs(a any, word string) bool {
 	if b, ok := appendInt(buf[:0], a); ok {
 		return equalFold(b, word)
 	}
-	s, ok := plainArg(a) // a type of its own (type word string)
-	return ok && equalFold(s, word)
+	return equalFold(ArgText(a), word) // a type of its own: as fmt prints it
+}
+
+// ArgText returns the text redigo sends for the argument a, whatever
+// its type: Arg's where Arg knows the type, else what fmt prints for it
+// (for a redis.Argument, for its RedisArg value), which is what is sent:
+// a String method's text, say. Where Arg reports false for a key (whose
+// printed form, a pointer's address say, is seldom meant), a word whose
+// meaning the command depends on (CLIENT with a Stringer for SETNAME,
+// XREAD with one for BLOCK) reaches the server as that word, and is
+// read so (EffectOf).
+func ArgText(a any) string {
+	if s, ok := Arg(a); ok {
+		return s
+	}
+	if v, ok := a.(redis.Argument); ok {
+		return fmt.Sprint(v.RedisArg())
+	}
+	return fmt.Sprint(a)
 }
 
 // argLen returns the length of the argument's text, or -1 when Arg would

@@ -72,7 +72,9 @@ var watchInfo = Lookup("watch")
 // arguments after the name). info is the command's entry from Lookup, or
 // nil to have EffectOf look it up. Subcommands newer than the table
 // (CLIENT SETINFO, CLIENT NO-TOUCH, Valkey's CLIENT CAPA and CLIENT
-// IMPORT-SOURCE) are recognised by name. It does not allocate.
+// IMPORT-SOURCE) are recognised by name. An argument is read as it is
+// sent: one of a type that Arg does not know (a Stringer, say) as fmt
+// prints it. It does not allocate for the argument types Arg knows.
 func EffectOf(info *Info, name string, args []any) ConnEffect {
 	if info == nil {
 		if info = Lookup(name); info == nil {

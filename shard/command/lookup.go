@@ -74,11 +74,7 @@ func subFromArg(c *Info, a any) *Info {
 	case []byte:
 		return lookupSubBytes(c.Name, v)
 	}
-	s, ok := Arg(a)
-	if !ok {
-		return nil
-	}
-	return lookupSub(c.Name, s)
+	return lookupSub(c.Name, ArgText(a))
 }
 
 func lower(b []byte) {

@@ -191,7 +191,8 @@ func afterWord(args []any, word string, n int) func(i int) bool {
 	}
 }
 
+// argEquals reports whether a is sent as word, in any case: a Stringer
+// too is read by the text redigo sends for it, which the server sees.
 func argEquals(a any, word string) bool {
-	s, ok := command.Arg(a)
-	return ok && strings.EqualFold(s, word)
+	return strings.EqualFold(command.ArgText(a), word)
 }

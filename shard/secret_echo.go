@@ -40,7 +40,7 @@ func hideSecretEcho(name string, args []any, re redis.Error) redis.Error {
 			}
 			hidden = true
 		}
-		if s, ok := command.Arg(a); ok && len(s) >= 3 {
+		if s := command.ArgText(a); len(s) >= 3 {
 			text = strings.ReplaceAll(text, s, "***")
 		}
 	}

@@ -77,12 +77,7 @@ func (r *fallbackRig) checkOut(t *testing.T) {
 	}
 	dst := newClient(t, r.to)
 	for _, k := range r.keys {
-		var at []string
-		for _, s := range r.servers {
-			if n, err := s.Do("EXISTS", k); err == nil && n == "1" {
-				at = append(at, s.Addr)
-			}
-		}
+		at := placesOf(r.servers, k)
 		assert.Len(t, at, 1, "%s on exactly one ring server: %v", k, at)
 		v, err := dst.Do(ctx, "GET", k)
 		require.NoError(t, err)

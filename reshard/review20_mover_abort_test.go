@@ -70,12 +70,7 @@ func (r *fallbackRig) checkAborted(t *testing.T, orphans, inRing map[string]bool
 		} else {
 			assert.Empty(t, found[k], "%s left in the old cluster", k)
 		}
-		var at []string
-		for _, s := range r.servers {
-			if n, err := s.Do("EXISTS", k); err == nil && n == "1" {
-				at = append(at, s.Addr)
-			}
-		}
+		at := placesOf(r.servers, k)
 		if orphans[k] && !inRing[k] {
 			assert.Empty(t, at, "%s, out of the cluster's reach, was not moved: nothing read it", k)
 			continue

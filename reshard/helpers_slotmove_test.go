@@ -1,0 +1,61 @@
+package reshard_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/shardis/shardis/internal/redistest"
+	"github.com/shardis/shardis/shard"
+)
+
+// Set-up shared by the tests that move a slot of a cluster while the
+// mover runs: the keys they write, the masters the slot moves between,
+// and where each key stands afterwards.
+
+// slotKeys returns tagged keys prefix:{tag}:i, all in one slot, followed
+// by spread keys prefix:i, spread over the slots.
+func slotKeys(prefix string, tagged, spread int) []string {
+	var keys []string
+	for i := range tagged {
+		keys = append(keys, fmt.Sprintf("%s:{tag}:%d", prefix, i)) // one slot
+	}
+	for i := range spread {
+		keys = append(keys, fmt.Sprintf("%s:%d", prefix, i)) // spread
+	}
+	return keys
+}
+
+// setEach writes the value "v-"+k to every key k through c.
+func setEach(ctx context.Context, t *testing.T, c *shard.Client, keys []string) {
+	t.Helper()
+	for _, k := range keys {
+		_, err := c.Do(ctx, "SET", k, "v-"+k)
+		require.NoError(t, err)
+	}
+}
+
+// ownerAndOther returns the master of c that serves slot, and another
+// master of c.
+func ownerAndOther(t *testing.T, c *redistest.Cluster, slot int) (owner, other *redistest.Server) {
+	t.Helper()
+	owner, err := c.MasterOfSlot(slot)
+	require.NoError(t, err)
+	other, err = c.OtherMaster(owner)
+	require.NoError(t, err)
+	return owner, other
+}
+
+// placesOf returns the addresses of the servers on which key exists (a
+// server that does not answer counts as not holding it).
+func placesOf(servers []*redistest.Server, key string) []string {
+	var places []string
+	for _, s := range servers {
+		if n, err := s.Do("EXISTS", key); err == nil && n == "1" {
+			places = append(places, s.Addr)
+		}
+	}
+	return places
+}

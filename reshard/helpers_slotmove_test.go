@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/shardis/shardis/internal/redistest"
@@ -58,4 +59,21 @@ func placesOf(servers []*redistest.Server, key string) []string {
 		}
 	}
 	return places
+}
+
+// checkInRing asserts that k, read through dst (a client of the ring the
+// rig moves to), holds the value and the expiry the rig gave it.
+func (r *fallbackRig) checkInRing(ctx context.Context, t *testing.T, dst *shard.Client, k string) {
+	t.Helper()
+	v, err := dst.Do(ctx, "GET", k)
+	require.NoError(t, err)
+	assert.Equal(t, []byte(r.want[k]), v, k)
+	p, err := dst.Do(ctx, "PTTL", k)
+	require.NoError(t, err)
+	ttl, _ := p.(int64)
+	if r.expiring[k] {
+		assert.True(t, ttl > 0 && ttl <= fallbackTTL, "%s keeps its expiry: PTTL %d", k, ttl)
+	} else {
+		assert.EqualValues(t, -1, ttl, "%s has no expiry", k)
+	}
 }

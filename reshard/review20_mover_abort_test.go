@@ -76,17 +76,7 @@ func (r *fallbackRig) checkAborted(t *testing.T, orphans, inRing map[string]bool
 			continue
 		}
 		require.Len(t, at, 1, "%s on exactly one ring server", k)
-		v, err := dst.Do(ctx, "GET", k)
-		require.NoError(t, err)
-		assert.Equal(t, []byte(r.want[k]), v, k)
-		p, err := dst.Do(ctx, "PTTL", k)
-		require.NoError(t, err)
-		ttl, _ := p.(int64)
-		if r.expiring[k] {
-			assert.True(t, ttl > 0 && ttl <= fallbackTTL, "%s keeps its expiry: PTTL %d", k, ttl)
-		} else {
-			assert.EqualValues(t, -1, ttl, "%s has no expiry", k)
-		}
+		r.checkInRing(ctx, t, dst, k)
 	}
 }
 

@@ -77,3 +77,19 @@ func (r *fallbackRig) checkInRing(ctx context.Context, t *testing.T, dst *shard.
 		assert.EqualValues(t, -1, ttl, "%s has no expiry", k)
 	}
 }
+
+// startRingToCluster starts a ring of two servers (s0, s1) and a cluster
+// of its own of three masters, and returns them with the configurations
+// of the ring (from) and of the cluster (to). It skips the test in
+// -short mode.
+func startRingToCluster(t *testing.T) (servers []*redistest.Server, rc *redistest.Cluster, from, to shard.Config) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("starts a cluster of its own")
+	}
+	servers = redistest.StartNTB(t, 2, redistest.Options{})
+	rc = redistest.StartClusterTB(t, 3, 0, redistest.Options{})
+	from = mustParse(t, ringURL(servers, []string{"s0", "s1"}, nil))
+	to = mustParse(t, clusterURL(rc))
+	return servers, rc, from, to
+}

@@ -27,14 +27,8 @@ func TestReview20MoverFollowsASlotMovedInTheNewCluster(t *testing.T) {
 		dump bool
 	}{{"migrate", false}, {"dump", true}} {
 		t.Run(tc.name, func(t *testing.T) {
-			if testing.Short() {
-				t.Skip("starts a cluster of its own")
-			}
+			servers, rc, from, to := startRingToCluster(t)
 			ctx := context.Background()
-			servers := redistest.StartNTB(t, 2, redistest.Options{})
-			rc := redistest.StartClusterTB(t, 3, 0, redistest.Options{})
-			from := mustParse(t, ringURL(servers, []string{"s0", "s1"}, nil))
-			to := mustParse(t, clusterURL(rc))
 			keys := slotKeys("newmv", 40, 60)
 			setEach(ctx, t, newClient(t, from), keys)
 			slot := cluster.Slot("newmv:{tag}:0")
@@ -80,14 +74,8 @@ func TestReview20MoverFollowsASlotMovedInTheNewCluster(t *testing.T) {
 // with a *shard.RetryError (shard.ErrRetryBudget) that names the MOVED,
 // no key is lost or left in two places, and a run again ends clean.
 func TestReview20MoverGivesUpOnASlotThatKeepsMovingInTheNewCluster(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a cluster of its own")
-	}
+	servers, rc, from, to := startRingToCluster(t)
 	ctx := context.Background()
-	servers := redistest.StartNTB(t, 2, redistest.Options{})
-	rc := redistest.StartClusterTB(t, 3, 0, redistest.Options{})
-	from := mustParse(t, ringURL(servers, []string{"s0", "s1"}, nil))
-	to := mustParse(t, clusterURL(rc))
 	to.Cluster.MaxRedirects = 1
 	keys := slotKeys("newloop", 20, 0)
 	setEach(ctx, t, newClient(t, from), keys)
@@ -150,14 +138,8 @@ func TestReview20MoverGivesUpOnASlotThatKeepsMovingInTheNewCluster(t *testing.T)
 // MOVED": it is followed, the new cluster's copy wins, and every other key
 // ends at the slot's new master, once.
 func TestReview20MoverFollowsASlotMovedInTheNewClusterKeyByKey(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a cluster of its own")
-	}
+	servers, rc, from, to := startRingToCluster(t)
 	ctx := context.Background()
-	servers := redistest.StartNTB(t, 2, redistest.Options{})
-	rc := redistest.StartClusterTB(t, 3, 0, redistest.Options{})
-	from := mustParse(t, ringURL(servers, []string{"s0", "s1"}, nil))
-	to := mustParse(t, clusterURL(rc))
 	keys := slotKeys("newbusy", 20, 0)
 	setEach(ctx, t, newClient(t, from), keys)
 	slot := cluster.Slot(keys[0])

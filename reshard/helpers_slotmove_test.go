@@ -93,3 +93,24 @@ func startRingToCluster(t *testing.T) (servers []*redistest.Server, rc *redistes
 	to = mustParse(t, clusterURL(rc))
 	return servers, rc, from, to
 }
+
+// keysOn returns every key on the server s, read with SCAN, which also
+// sees the keys of a half-moved slot on both of its masters.
+func keysOn(t *testing.T, s *redistest.Server) []string {
+	t.Helper()
+	conn := newRawConn(t, s)
+	var keys []string
+	cursor := "0"
+	for {
+		vals, err := conn.Do("SCAN", cursor, "COUNT", 1000)
+		require.NoError(t, err)
+		page := vals.([]any)
+		cursor = string(page[0].([]byte))
+		for _, k := range page[1].([]any) {
+			keys = append(keys, string(k.([]byte)))
+		}
+		if cursor == "0" {
+			return keys
+		}
+	}
+}

@@ -60,19 +60,8 @@ func (r *fallbackRig) checkOut(t *testing.T) {
 		want[k] = true
 	}
 	for _, s := range r.old.Masters() {
-		conn := newRawConn(t, s)
-		cursor := "0"
-		for {
-			vals, err := conn.Do("SCAN", cursor, "COUNT", 1000)
-			require.NoError(t, err)
-			page := vals.([]any)
-			cursor = string(page[0].([]byte))
-			for _, k := range page[1].([]any) {
-				assert.False(t, want[string(k.([]byte))], "%s left on old master %s", k, s.Addr)
-			}
-			if cursor == "0" {
-				break
-			}
+		for _, k := range keysOn(t, s) {
+			assert.False(t, want[k], "%s left on old master %s", k, s.Addr)
 		}
 	}
 	dst := newClient(t, r.to)

@@ -48,19 +48,8 @@ func (r *fallbackRig) checkAborted(t *testing.T, orphans, inRing map[string]bool
 	ctx := context.Background()
 	found := map[string][]string{}
 	for _, s := range r.old.Masters() {
-		conn := newRawConn(t, s)
-		cursor := "0"
-		for {
-			vals, err := conn.Do("SCAN", cursor, "COUNT", 1000)
-			require.NoError(t, err)
-			page := vals.([]any)
-			cursor = string(page[0].([]byte))
-			for _, k := range page[1].([]any) {
-				found[string(k.([]byte))] = append(found[string(k.([]byte))], s.Addr)
-			}
-			if cursor == "0" {
-				break
-			}
+		for _, k := range keysOn(t, s) {
+			found[k] = append(found[k], s.Addr)
 		}
 	}
 	dst := newClient(t, r.to)

@@ -7,12 +7,9 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/gomodule/redigo/redis"
-
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/shardis/shardis/internal/redistest"
 	"github.com/shardis/shardis/reshard"
 	"github.com/shardis/shardis/shard"
 )
@@ -167,15 +164,6 @@ func TestReview19DumpMoveDeletesAtTheImportingMaster(t *testing.T) {
 	})
 	defer reshard.SetTestHookDelete(nil)
 	moveAndCheck(t, r, "the slot was half moved", reshard.Options{Dump: true}, &once, &hookErr)
-}
-
-// newRawConn is a plain connection to s, closed with the test.
-func newRawConn(t *testing.T, s *redistest.Server) redis.Conn {
-	t.Helper()
-	c, err := redis.Dial("tcp", s.Addr)
-	require.NoError(t, err)
-	t.Cleanup(func() { c.Close() })
-	return c
 }
 
 // TestReview19KeyByKeyFallbackFollowsTheASKOfAHalfMovedSlot: a batch of

@@ -114,3 +114,15 @@ func keysOn(t *testing.T, s *redistest.Server) []string {
 		}
 	}
 }
+
+// firstTagKeys returns the first keys of keys in the rig's slot (those
+// with the {tag} hash tag), at most n of them.
+func firstTagKeys(keys []string, n int) []string {
+	var tagged []string
+	for _, k := range keys {
+		if hasTagKey([]string{k}) && len(tagged) < n {
+			tagged = append(tagged, k)
+		}
+	}
+	return tagged
+}

@@ -153,12 +153,7 @@ func TestReview19DumpMoveDeletesAtTheImportingMaster(t *testing.T) {
 	var hookErr error
 	reshard.SetTestHookDelete(func(n shard.Node, keys []string) {
 		if n.Addr == r.owner.Addr && hasTagKey(keys) {
-			var gone []string
-			for _, k := range keys {
-				if hasTagKey([]string{k}) && len(gone) < 8 {
-					gone = append(gone, k)
-				}
-			}
+			gone := firstTagKeys(keys, 8)
 			once.Do(func() { hookErr = r.halfMove(gone) })
 		}
 	})

@@ -20,18 +20,7 @@ func TestReview20DialPastItsDeadlineMatchesTheContext(t *testing.T) {
 	set := newTestSet(t, Options{DialTimeout: 5 * time.Second})
 	bg := context.Background()
 
-	const probes = 20
-	var took time.Duration
-	for range probes {
-		start := time.Now()
-		c, err := set.Dial(bg, srv.Addr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		took += time.Since(start)
-		c.Close()
-	}
-	took /= probes
+	took := meanDialTime(t, set, srv.Addr, 20)
 
 	budget := time.Now().Add(3 * time.Second)
 	var failed int

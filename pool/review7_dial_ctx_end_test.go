@@ -27,18 +27,7 @@ func TestReview7DialAsItsContextEnds(t *testing.T) {
 	bg := context.Background()
 
 	// How long a dial takes here, for cancellations that land around its end.
-	const probes = 20
-	var took time.Duration
-	for range probes {
-		start := time.Now()
-		c, err := set.Dial(bg, srv.Addr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		took += time.Since(start)
-		c.Close()
-	}
-	took /= probes
+	took := meanDialTime(t, set, srv.Addr, 20)
 
 	budget := time.Now().Add(3 * time.Second)
 	var ok, failed int

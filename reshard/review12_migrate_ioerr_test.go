@@ -236,12 +236,8 @@ func TestReview12MigrateIOErrorMidBatchCountsEveryKeyMoved(t *testing.T) {
 			require.True(t, proxy.broke.Load(), "the proxy broke the MIGRATE's connection")
 			require.Equal(t, 1, errorCount(t, servers[0], "IOERR"), "the old node's MIGRATE failed with IOERR once")
 
-			oldConn, err := redis.Dial("tcp", servers[0].Addr)
-			require.NoError(t, err)
-			defer oldConn.Close()
-			newConn, err := redis.Dial("tcp", servers[1].Addr)
-			require.NoError(t, err)
-			defer newConn.Close()
+			oldConn := newRawConn(t, servers[0])
+			newConn := newRawConn(t, servers[1])
 			size, err := redis.Int(newConn.Do("DBSIZE"))
 			require.NoError(t, err)
 			assert.Equal(t, n, size, "keys at the new node")
@@ -275,9 +271,7 @@ func TestReview12BusyBatchRetryFailureCountsTheBatchsMoves(t *testing.T) {
 	const n = 100
 	servers, from, to := moveAll(t)
 	fill(t, from, "bk", n)
-	newConn, err := redis.Dial("tcp", servers[1].Addr)
-	require.NoError(t, err)
-	defer newConn.Close()
+	newConn := newRawConn(t, servers[1])
 	busyKeys := 0
 	for i := 0; i < n; i += 7 {
 		_, err := newConn.Do("SET", fmt.Sprintf("bk:%d", i), "new")
@@ -285,7 +279,7 @@ func TestReview12BusyBatchRetryFailureCountsTheBatchsMoves(t *testing.T) {
 		busyKeys++
 	}
 	// The mover's RESTOREs run in a script, MIGRATE's do not.
-	_, err = servers[1].Do("ACL", "SETUSER", "default", "-evalsha", "-eval")
+	_, err := servers[1].Do("ACL", "SETUSER", "default", "-evalsha", "-eval")
 	require.NoError(t, err)
 	// SELECT's +OK and the batch's answers pass; the next MIGRATE, the
 	// first key's own, meets a closed connection and a refused dial.
@@ -305,9 +299,7 @@ func TestReview12BusyBatchRetryFailureCountsTheBatchsMoves(t *testing.T) {
 	require.True(t, proxy.broke.Load(), "the proxy passed the batch's answers")
 	require.NotNil(t, rep)
 
-	oldConn, err := redis.Dial("tcp", servers[0].Addr)
-	require.NoError(t, err)
-	defer oldConn.Close()
+	oldConn := newRawConn(t, servers[0])
 	moved := movedOnServers(t, oldConn, newConn, "bk", n)
 	assert.Equal(t, n-busyKeys, moved, "keys the batch moved: every one the new node did not have")
 	busy := 0
@@ -343,9 +335,7 @@ func TestReview12MigrateIOErrorThenFailedFallbackCountsTheBatchsMoves(t *testing
 	const n, acked = 100, 30
 	servers, from, to := moveAll(t)
 	fill(t, from, "iof", n)
-	pauser, err := redis.Dial("tcp", servers[0].Addr)
-	require.NoError(t, err)
-	defer pauser.Close()
+	pauser := newRawConn(t, servers[0])
 	t.Cleanup(func() { servers[0].Do("CLIENT", "UNPAUSE") })
 	// Sent while the old node runs the MIGRATE: it runs right after it,
 	// before the mover's next command.
@@ -368,12 +358,8 @@ func TestReview12MigrateIOErrorThenFailedFallbackCountsTheBatchsMoves(t *testing
 	require.NoError(t, err)
 	require.NotNil(t, rep)
 
-	oldConn, err := redis.Dial("tcp", servers[0].Addr)
-	require.NoError(t, err)
-	defer oldConn.Close()
-	newConn, err := redis.Dial("tcp", servers[1].Addr)
-	require.NoError(t, err)
-	defer newConn.Close()
+	oldConn := newRawConn(t, servers[0])
+	newConn := newRawConn(t, servers[1])
 	moved := movedOnServers(t, oldConn, newConn, "iof", n)
 	assert.Equal(t, acked, moved, "keys the MIGRATE moved before its error")
 	assert.EqualValues(t, moved, rep.Moved, "Moved")

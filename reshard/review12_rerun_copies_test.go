@@ -37,12 +37,8 @@ func TestReview12RerunRecognisesItsOwnCopies(t *testing.T) {
 			t.Logf("the first run: %v", err)
 			require.NotNil(t, first)
 
-			oldConn, err := redis.Dial("tcp", servers[0].Addr)
-			require.NoError(t, err)
-			defer oldConn.Close()
-			newConn, err := redis.Dial("tcp", servers[1].Addr)
-			require.NoError(t, err)
-			defer newConn.Close()
+			oldConn := newRawConn(t, servers[0])
+			newConn := newRawConn(t, servers[1])
 			both := 0
 			for i := range n {
 				k := fmt.Sprintf("rc:%d", i)

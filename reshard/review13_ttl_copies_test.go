@@ -40,14 +40,10 @@ func TestReview13IdenticalValueWithAnotherTTLIsAClientsWrite(t *testing.T) {
 			t.Run(fmt.Sprintf("dump=%v/%s", dump, tc.name), func(t *testing.T) {
 				ctx := context.Background()
 				servers, from, to := moveAll(t)
-				oldConn, err := redis.Dial("tcp", servers[0].Addr)
-				require.NoError(t, err)
-				defer oldConn.Close()
-				newConn, err := redis.Dial("tcp", servers[1].Addr)
-				require.NoError(t, err)
-				defer newConn.Close()
+				oldConn := newRawConn(t, servers[0])
+				newConn := newRawConn(t, servers[1])
 				const k = "tc:key"
-				_, err = oldConn.Do("SET", k, "hello", "PX", oldTTL)
+				_, err := oldConn.Do("SET", k, "hello", "PX", oldTTL)
 				require.NoError(t, err)
 				switch {
 				case tc.newTTL == 0:

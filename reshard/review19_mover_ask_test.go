@@ -7,12 +7,9 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/gomodule/redigo/redis"
-
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/shardis/shardis/internal/redistest"
 	"github.com/shardis/shardis/reshard"
 	"github.com/shardis/shardis/shard"
 )
@@ -60,41 +57,15 @@ func (r *fallbackRig) checkOut(t *testing.T) {
 		want[k] = true
 	}
 	for _, s := range r.old.Masters() {
-		conn := newRawConn(t, s)
-		cursor := "0"
-		for {
-			vals, err := conn.Do("SCAN", cursor, "COUNT", 1000)
-			require.NoError(t, err)
-			page := vals.([]any)
-			cursor = string(page[0].([]byte))
-			for _, k := range page[1].([]any) {
-				assert.False(t, want[string(k.([]byte))], "%s left on old master %s", k, s.Addr)
-			}
-			if cursor == "0" {
-				break
-			}
+		for _, k := range keysOn(t, s) {
+			assert.False(t, want[k], "%s left on old master %s", k, s.Addr)
 		}
 	}
 	dst := newClient(t, r.to)
 	for _, k := range r.keys {
-		var at []string
-		for _, s := range r.servers {
-			if n, err := s.Do("EXISTS", k); err == nil && n == "1" {
-				at = append(at, s.Addr)
-			}
-		}
+		at := placesOf(r.servers, k)
 		assert.Len(t, at, 1, "%s on exactly one ring server: %v", k, at)
-		v, err := dst.Do(ctx, "GET", k)
-		require.NoError(t, err)
-		assert.Equal(t, []byte(r.want[k]), v, k)
-		p, err := dst.Do(ctx, "PTTL", k)
-		require.NoError(t, err)
-		ttl, _ := p.(int64)
-		if r.expiring[k] {
-			assert.True(t, ttl > 0 && ttl <= fallbackTTL, "%s keeps its expiry: PTTL %d", k, ttl)
-		} else {
-			assert.EqualValues(t, -1, ttl, "%s has no expiry", k)
-		}
+		r.checkInRing(ctx, t, dst, k)
 	}
 }
 
@@ -182,26 +153,12 @@ func TestReview19DumpMoveDeletesAtTheImportingMaster(t *testing.T) {
 	var hookErr error
 	reshard.SetTestHookDelete(func(n shard.Node, keys []string) {
 		if n.Addr == r.owner.Addr && hasTagKey(keys) {
-			var gone []string
-			for _, k := range keys {
-				if hasTagKey([]string{k}) && len(gone) < 8 {
-					gone = append(gone, k)
-				}
-			}
+			gone := firstTagKeys(keys, 8)
 			once.Do(func() { hookErr = r.halfMove(gone) })
 		}
 	})
 	defer reshard.SetTestHookDelete(nil)
 	moveAndCheck(t, r, "the slot was half moved", reshard.Options{Dump: true}, &once, &hookErr)
-}
-
-// newRawConn is a plain connection to s, closed with the test.
-func newRawConn(t *testing.T, s *redistest.Server) redis.Conn {
-	t.Helper()
-	c, err := redis.Dial("tcp", s.Addr)
-	require.NoError(t, err)
-	t.Cleanup(func() { c.Close() })
-	return c
 }
 
 // TestReview19KeyByKeyFallbackFollowsTheASKOfAHalfMovedSlot: a batch of

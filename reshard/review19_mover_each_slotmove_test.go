@@ -2,7 +2,6 @@ package reshard_test
 
 import (
 	"context"
-	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -48,13 +47,8 @@ func newFallbackRig(t *testing.T) *fallbackRig {
 	r.servers = redistest.StartNTB(t, 2, redistest.Options{})
 	r.from = mustParse(t, clusterURL(r.old))
 	r.to = mustParse(t, ringURL(r.servers, []string{"s0", "s1"}, nil))
-	for i := range 30 {
-		r.tagKeys = append(r.tagKeys, fmt.Sprintf("fb:{tag}:%d", i)) // one slot
-	}
-	r.keys = slices.Clone(r.tagKeys)
-	for i := range 40 {
-		r.keys = append(r.keys, fmt.Sprintf("fb:%d", i)) // spread
-	}
+	r.tagKeys = slotKeys("fb", 30, 0)
+	r.keys = slotKeys("fb", 30, 40)
 	src := newClient(t, r.from)
 	for i, k := range r.keys {
 		args := []any{k, "v-" + k}
@@ -67,11 +61,7 @@ func newFallbackRig(t *testing.T) *fallbackRig {
 		r.want[k] = "v-" + k
 	}
 	r.slot = cluster.Slot(r.tagKeys[0])
-	var err error
-	r.owner, err = r.old.MasterOfSlot(r.slot)
-	require.NoError(t, err)
-	r.other, err = r.old.OtherMaster(r.owner)
-	require.NoError(t, err)
+	r.owner, r.other = ownerAndOther(t, r.old, r.slot)
 	return r
 }
 

@@ -2,7 +2,6 @@ package reshard_test
 
 import (
 	"context"
-	"fmt"
 	"sync"
 	"testing"
 
@@ -48,23 +47,10 @@ func moverWithSlotMoved(t *testing.T, beforeScan bool) {
 	servers := redistest.StartNTB(t, 2, redistest.Options{})
 	from := mustParse(t, clusterURL(old))
 	to := mustParse(t, ringURL(servers, []string{"s0", "s1"}, nil))
-	src := newClient(t, from)
-	var keys []string
-	for i := range 40 {
-		keys = append(keys, fmt.Sprintf("slotmv:{tag}:%d", i)) // one slot
-	}
-	for i := range 60 {
-		keys = append(keys, fmt.Sprintf("slotmv:%d", i)) // spread
-	}
-	for _, k := range keys {
-		_, err := src.Do(ctx, "SET", k, "v-"+k)
-		require.NoError(t, err)
-	}
+	keys := slotKeys("slotmv", 40, 60)
+	setEach(ctx, t, newClient(t, from), keys)
 	slot := cluster.Slot("slotmv:{tag}:0")
-	owner, err := old.MasterOfSlot(slot)
-	require.NoError(t, err)
-	other, err := old.OtherMaster(owner)
-	require.NoError(t, err)
+	owner, other := ownerAndOther(t, old, slot)
 
 	var once sync.Once
 	var hookErr error
@@ -93,12 +79,7 @@ func moverWithSlotMoved(t *testing.T, beforeScan bool) {
 	all := append(append([]*redistest.Server{}, old.Masters()...), servers...)
 	dst := newClient(t, to)
 	for _, k := range keys {
-		var at []string
-		for _, s := range all {
-			if n, err := s.Do("EXISTS", k); err == nil && n == "1" {
-				at = append(at, s.Addr)
-			}
-		}
+		at := placesOf(all, k)
 		assert.Len(t, at, 1, "%s in exactly one place", k)
 		v, err := dst.Do(ctx, "GET", k)
 		require.NoError(t, err)

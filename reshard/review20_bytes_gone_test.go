@@ -3,15 +3,12 @@ package reshard_test
 import (
 	"context"
 	"fmt"
-	"sync"
 	"testing"
 
-	"github.com/gomodule/redigo/redis"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/shardis/shardis/reshard"
-	"github.com/shardis/shardis/shard"
 )
 
 // TestReview20BytesCountKeysThatLeftBeforeTheyWereMeasured: half the
@@ -27,32 +24,10 @@ func TestReview20BytesCountKeysThatLeftBeforeTheyWereMeasured(t *testing.T) {
 			const n = 20
 			servers, from, to := moveAll(t)
 			fillRandomValues(t, servers[0].Addr, "b:", n, 1000)
-			conn, err := redis.Dial("tcp", servers[0].Addr)
-			require.NoError(t, err)
-			defer conn.Close()
-			var once sync.Once
-			var hookErr error
-			var want int64 // the old node's MEMORY USAGE of the keys that stay for the mover
-			reshard.SetTestHookPage(func(shard.Node) {
-				once.Do(func() {
-					for i := range n {
-						k := fmt.Sprintf("b:%d", i)
-						if i%2 == 0 {
-							_, hookErr = conn.Do("DEL", k)
-						} else {
-							var size int64
-							size, hookErr = redis.Int64(conn.Do("MEMORY", "USAGE", k))
-							want += size
-						}
-						if hookErr != nil {
-							return
-						}
-					}
-				})
-			})
-			defer reshard.SetTestHookPage(nil)
+			gone := removeHalfOnFirstPage(t, servers[0].Addr, "b", n)
 			rep, err := reshard.Move(context.Background(), reshard.Options{From: from, To: to, SkipClientCheck: true, ScanCount: 1000, Dump: dump})
-			require.NoError(t, hookErr)
+			require.NoError(t, gone.err)
+			want := gone.want // the old node's MEMORY USAGE of the keys that stay for the mover
 			require.NoError(t, err)
 			require.EqualValues(t, n/2, rep.Moved)
 			require.Greater(t, want, int64(n/2*1000), "precondition: the keys measured")

@@ -2,7 +2,6 @@ package reshard_test
 
 import (
 	"context"
-	"fmt"
 	"sync"
 	"testing"
 
@@ -79,36 +78,13 @@ func TestReview20DryRunLeavesOutKeysGoneWhenMeasured(t *testing.T) {
 	const n = 20
 	servers, from, to := moveAll(t)
 	fill(t, from, "g", n)
-	conn, err := redis.Dial("tcp", servers[0].Addr)
-	require.NoError(t, err)
-	defer conn.Close()
-	var once sync.Once
-	var hookErr error
-	var want int64
-	reshard.SetTestHookPage(func(shard.Node) {
-		once.Do(func() {
-			for i := range n {
-				k := fmt.Sprintf("g:%d", i)
-				if i%2 == 0 {
-					_, hookErr = conn.Do("DEL", k)
-				} else {
-					var size int64
-					size, hookErr = redis.Int64(conn.Do("MEMORY", "USAGE", k))
-					want += size
-				}
-				if hookErr != nil {
-					return
-				}
-			}
-		})
-	})
-	defer reshard.SetTestHookPage(nil)
+	gone := removeHalfOnFirstPage(t, servers[0].Addr, "g", n)
 	rep, err := reshard.Move(context.Background(), reshard.Options{From: from, To: to, SkipClientCheck: true, ScanCount: 1000, DryRun: true})
-	require.NoError(t, hookErr)
+	require.NoError(t, gone.err)
 	require.NoError(t, err)
-	require.EqualValues(t, 1, callsDone(&once))
+	require.EqualValues(t, 1, callsDone(&gone.once))
 	assert.EqualValues(t, n/2, rep.Moved, "keys a move would move")
-	assert.Equal(t, want, rep.Bytes)
+	assert.Equal(t, gone.want, rep.Bytes)
 	require.Len(t, rep.Flows, 1)
 	assert.EqualValues(t, n/2, rep.Flows[0].Keys, "Flow.Keys")
 }

@@ -48,19 +48,8 @@ func (r *fallbackRig) checkAborted(t *testing.T, orphans, inRing map[string]bool
 	ctx := context.Background()
 	found := map[string][]string{}
 	for _, s := range r.old.Masters() {
-		conn := newRawConn(t, s)
-		cursor := "0"
-		for {
-			vals, err := conn.Do("SCAN", cursor, "COUNT", 1000)
-			require.NoError(t, err)
-			page := vals.([]any)
-			cursor = string(page[0].([]byte))
-			for _, k := range page[1].([]any) {
-				found[string(k.([]byte))] = append(found[string(k.([]byte))], s.Addr)
-			}
-			if cursor == "0" {
-				break
-			}
+		for _, k := range keysOn(t, s) {
+			found[k] = append(found[k], s.Addr)
 		}
 	}
 	dst := newClient(t, r.to)
@@ -70,28 +59,13 @@ func (r *fallbackRig) checkAborted(t *testing.T, orphans, inRing map[string]bool
 		} else {
 			assert.Empty(t, found[k], "%s left in the old cluster", k)
 		}
-		var at []string
-		for _, s := range r.servers {
-			if n, err := s.Do("EXISTS", k); err == nil && n == "1" {
-				at = append(at, s.Addr)
-			}
-		}
+		at := placesOf(r.servers, k)
 		if orphans[k] && !inRing[k] {
 			assert.Empty(t, at, "%s, out of the cluster's reach, was not moved: nothing read it", k)
 			continue
 		}
 		require.Len(t, at, 1, "%s on exactly one ring server", k)
-		v, err := dst.Do(ctx, "GET", k)
-		require.NoError(t, err)
-		assert.Equal(t, []byte(r.want[k]), v, k)
-		p, err := dst.Do(ctx, "PTTL", k)
-		require.NoError(t, err)
-		ttl, _ := p.(int64)
-		if r.expiring[k] {
-			assert.True(t, ttl > 0 && ttl <= fallbackTTL, "%s keeps its expiry: PTTL %d", k, ttl)
-		} else {
-			assert.EqualValues(t, -1, ttl, "%s has no expiry", k)
-		}
+		r.checkInRing(ctx, t, dst, k)
 	}
 }
 
@@ -153,12 +127,7 @@ func TestReview20MoverWhenAnOperatorAbortsASlotMove(t *testing.T) {
 			case tt.dump:
 				reshard.SetTestHookDelete(func(n shard.Node, keys []string) {
 					if n.Addr == r.owner.Addr && hasTagKey(keys) {
-						var gone []string
-						for _, k := range keys {
-							if hasTagKey([]string{k}) && len(gone) < 8 {
-								gone = append(gone, k)
-							}
-						}
+						gone := firstTagKeys(keys, 8)
 						once.Do(func() { abort(gone) })
 					}
 				})

@@ -2,7 +2,6 @@ package reshard_test
 
 import (
 	"context"
-	"fmt"
 	"sync"
 	"testing"
 
@@ -28,31 +27,12 @@ func TestReview20MoverFollowsASlotMovedInTheNewCluster(t *testing.T) {
 		dump bool
 	}{{"migrate", false}, {"dump", true}} {
 		t.Run(tc.name, func(t *testing.T) {
-			if testing.Short() {
-				t.Skip("starts a cluster of its own")
-			}
+			servers, rc, from, to := startRingToCluster(t)
 			ctx := context.Background()
-			servers := redistest.StartNTB(t, 2, redistest.Options{})
-			rc := redistest.StartClusterTB(t, 3, 0, redistest.Options{})
-			from := mustParse(t, ringURL(servers, []string{"s0", "s1"}, nil))
-			to := mustParse(t, clusterURL(rc))
-			src := newClient(t, from)
-			var keys []string
-			for i := range 40 {
-				keys = append(keys, fmt.Sprintf("newmv:{tag}:%d", i)) // one slot
-			}
-			for i := range 60 {
-				keys = append(keys, fmt.Sprintf("newmv:%d", i)) // spread
-			}
-			for _, k := range keys {
-				_, err := src.Do(ctx, "SET", k, "v-"+k)
-				require.NoError(t, err)
-			}
+			keys := slotKeys("newmv", 40, 60)
+			setEach(ctx, t, newClient(t, from), keys)
 			slot := cluster.Slot("newmv:{tag}:0")
-			owner, err := rc.MasterOfSlot(slot)
-			require.NoError(t, err)
-			other, err := rc.OtherMaster(owner)
-			require.NoError(t, err)
+			owner, other := ownerAndOther(t, rc, slot)
 
 			var once sync.Once
 			var hookErr error
@@ -72,12 +52,7 @@ func TestReview20MoverFollowsASlotMovedInTheNewCluster(t *testing.T) {
 
 			all := append(append([]*redistest.Server{}, servers...), rc.Masters()...)
 			for _, k := range keys {
-				var at []string
-				for _, s := range all {
-					if n, err := s.Do("EXISTS", k); err == nil && n == "1" {
-						at = append(at, s.Addr)
-					}
-				}
+				at := placesOf(all, k)
 				if assert.Len(t, at, 1, "%s in exactly one place", k) && cluster.Slot(k) == slot {
 					assert.Equal(t, other.Addr, at[0], "%s at its slot's new master", k)
 				}
@@ -99,29 +74,13 @@ func TestReview20MoverFollowsASlotMovedInTheNewCluster(t *testing.T) {
 // with a *shard.RetryError (shard.ErrRetryBudget) that names the MOVED,
 // no key is lost or left in two places, and a run again ends clean.
 func TestReview20MoverGivesUpOnASlotThatKeepsMovingInTheNewCluster(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a cluster of its own")
-	}
+	servers, rc, from, to := startRingToCluster(t)
 	ctx := context.Background()
-	servers := redistest.StartNTB(t, 2, redistest.Options{})
-	rc := redistest.StartClusterTB(t, 3, 0, redistest.Options{})
-	from := mustParse(t, ringURL(servers, []string{"s0", "s1"}, nil))
-	to := mustParse(t, clusterURL(rc))
 	to.Cluster.MaxRedirects = 1
-	src := newClient(t, from)
-	var keys []string
-	for i := range 20 {
-		keys = append(keys, fmt.Sprintf("newloop:{tag}:%d", i)) // one slot
-	}
-	for _, k := range keys {
-		_, err := src.Do(ctx, "SET", k, "v-"+k)
-		require.NoError(t, err)
-	}
+	keys := slotKeys("newloop", 20, 0)
+	setEach(ctx, t, newClient(t, from), keys)
 	slot := cluster.Slot(keys[0])
-	owner, err := rc.MasterOfSlot(slot)
-	require.NoError(t, err)
-	other, err := rc.OtherMaster(owner)
-	require.NoError(t, err)
+	owner, other := ownerAndOther(t, rc, slot)
 
 	var mu sync.Mutex
 	var hookErr error
@@ -151,17 +110,8 @@ func TestReview20MoverGivesUpOnASlotThatKeepsMovingInTheNewCluster(t *testing.T)
 	}
 
 	all := append(append([]*redistest.Server{}, servers...), rc.Masters()...)
-	placesOf := func(k string) []string {
-		var places []string
-		for _, s := range all {
-			if n, err := s.Do("EXISTS", k); err == nil && n == "1" {
-				places = append(places, s.Addr)
-			}
-		}
-		return places
-	}
 	for _, k := range keys {
-		assert.Len(t, placesOf(k), 1, "%s in exactly one place after the failed run", k)
+		assert.Len(t, placesOf(all, k), 1, "%s in exactly one place after the failed run", k)
 	}
 
 	rep, err = reshard.Move(ctx, reshard.Options{From: from, To: to, SkipClientCheck: true, ScanCount: 1000, Dump: true})
@@ -170,7 +120,7 @@ func TestReview20MoverGivesUpOnASlotThatKeepsMovingInTheNewCluster(t *testing.T)
 	assert.Zero(t, rep.Verify.Misplaced)
 	assert.EqualValues(t, len(keys), rep.Moved)
 	for _, k := range keys {
-		places := placesOf(k)
+		places := placesOf(all, k)
 		if assert.Len(t, places, 1, "%s in exactly one place", k) {
 			assert.Equal(t, at.Addr, places[0], "%s at its slot's master", k)
 		}
@@ -188,30 +138,14 @@ func TestReview20MoverGivesUpOnASlotThatKeepsMovingInTheNewCluster(t *testing.T)
 // MOVED": it is followed, the new cluster's copy wins, and every other key
 // ends at the slot's new master, once.
 func TestReview20MoverFollowsASlotMovedInTheNewClusterKeyByKey(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a cluster of its own")
-	}
+	servers, rc, from, to := startRingToCluster(t)
 	ctx := context.Background()
-	servers := redistest.StartNTB(t, 2, redistest.Options{})
-	rc := redistest.StartClusterTB(t, 3, 0, redistest.Options{})
-	from := mustParse(t, ringURL(servers, []string{"s0", "s1"}, nil))
-	to := mustParse(t, clusterURL(rc))
-	src := newClient(t, from)
-	var keys []string
-	for i := range 20 {
-		keys = append(keys, fmt.Sprintf("newbusy:{tag}:%d", i)) // one slot
-	}
-	for _, k := range keys {
-		_, err := src.Do(ctx, "SET", k, "v-"+k)
-		require.NoError(t, err)
-	}
+	keys := slotKeys("newbusy", 20, 0)
+	setEach(ctx, t, newClient(t, from), keys)
 	slot := cluster.Slot(keys[0])
-	owner, err := rc.MasterOfSlot(slot)
-	require.NoError(t, err)
-	other, err := rc.OtherMaster(owner)
-	require.NoError(t, err)
+	owner, other := ownerAndOther(t, rc, slot)
 	busyKey := keys[7]
-	_, err = owner.Do("SET", busyKey, "new")
+	_, err := owner.Do("SET", busyKey, "new")
 	require.NoError(t, err)
 
 	var once sync.Once
@@ -234,12 +168,7 @@ func TestReview20MoverFollowsASlotMovedInTheNewClusterKeyByKey(t *testing.T) {
 
 	all := append(append([]*redistest.Server{}, servers...), rc.Masters()...)
 	for _, k := range keys {
-		var places []string
-		for _, s := range all {
-			if n, err := s.Do("EXISTS", k); err == nil && n == "1" {
-				places = append(places, s.Addr)
-			}
-		}
+		places := placesOf(all, k)
 		if assert.Len(t, places, 1, "%s in exactly one place", k) {
 			assert.Equal(t, other.Addr, places[0], "%s at its slot's new master", k)
 		}

@@ -24,18 +24,14 @@ func TestReview20NewNodeCopyReEncodedCountsMoved(t *testing.T) {
 		t.Run(fmt.Sprintf("dump=%v", dump), func(t *testing.T) {
 			ctx := context.Background()
 			servers, from, to := moveAll(t)
-			oldConn, err := redis.Dial("tcp", servers[0].Addr)
-			require.NoError(t, err)
-			defer oldConn.Close()
-			newConn, err := redis.Dial("tcp", servers[1].Addr)
-			require.NoError(t, err)
-			defer newConn.Close()
+			oldConn := newRawConn(t, servers[0])
+			newConn := newRawConn(t, servers[1])
 
 			args := redis.Args{"h"}
 			for i := range 20 {
 				args = args.Add(fmt.Sprintf("f%d", i), fmt.Sprintf("v%d", i))
 			}
-			_, err = oldConn.Do("HSET", args...)
+			_, err := oldConn.Do("HSET", args...)
 			require.NoError(t, err)
 			_, err = newConn.Do("CONFIG", "SET", "hash-max-listpack-entries", "4")
 			require.NoError(t, err)

@@ -77,12 +77,7 @@ func TestReview10ClusterFailoverOneEntryPerServer(t *testing.T) {
 		e := entriesOf(c, rep.Addr)
 		return len(e) == 1 && e[0].ReadOnly
 	})
-	_, err = rep.Do("CLUSTER", "FAILOVER")
-	require.NoError(t, err)
-	waitFor(t, 30*time.Second, "the replica to take over", func() bool {
-		owner, err := rc.MasterOfSlot(slot)
-		return err == nil && owner.Addr == rep.Addr
-	})
+	failOverSlot(t, rc, rep, slot)
 	waitFor(t, 30*time.Second, "every node to know the new roles", func() bool {
 		return everyNodeSees(rc, rep.Addr, "master") && everyNodeSees(rc, m.Addr, "slave")
 	})

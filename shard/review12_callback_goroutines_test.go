@@ -206,22 +206,9 @@ func TestReview12SlowCallbacksDoNotPileUpGoroutines(t *testing.T) {
 		ctx := context.Background()
 		// A node that flaps, down and up a few times, while callers'
 		// commands fail on it (each failure may count towards down).
-		var wg sync.WaitGroup
-		done := make(chan struct{})
-		for g := range callers {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for i := 0; ; i++ {
-					select {
-					case <-done:
-						return
-					default:
-					}
-					_, _ = c.Do(ctx, "GET", fmt.Sprintf("r12cr:%d:%d", g, i))
-				}
-			}()
-		}
+		stop := loopWorkers(callers, func(g, i int) {
+			_, _ = c.Do(ctx, "GET", fmt.Sprintf("r12cr:%d:%d", g, i))
+		})
 		for range 3 {
 			require.NoError(t, servers[1].Pause())
 			waitFor(t, 20*time.Second, "the node to be marked down", func() bool {
@@ -236,8 +223,7 @@ func TestReview12SlowCallbacksDoNotPileUpGoroutines(t *testing.T) {
 				return kinds[shard.NodeDown] == kinds[shard.NodeUp]
 			})
 		}
-		close(done)
-		wg.Wait()
+		stop()
 		// Give or take a health check's probes, one per node.
 		assert.True(t, settles(base+len(servers)), "the client's goroutines back to %d once the callers are done", base)
 		h.mu.Lock()

@@ -210,46 +210,33 @@ func TestReview14FlappingShardUnderTraffic(t *testing.T) {
 	}
 	base := runtime.NumGoroutine()
 
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
 	var otherFailures, rounds atomic.Int64
 	var firstFailure atomic.Value
-	for w := range 4 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for n := 0; ; n++ {
-				select {
-				case <-stop:
-					return
-				default:
+	stop := loopWorkers(4, func(w, n int) {
+		p := c.Pipeline()
+		var other []int
+		for addr, ks := range keys {
+			for _, k := range ks {
+				if addr != flapper.Addr {
+					other = append(other, p.Len())
 				}
-				p := c.Pipeline()
-				var other []int
-				for addr, ks := range keys {
-					for _, k := range ks {
-						if addr != flapper.Addr {
-							other = append(other, p.Len())
-						}
-						p.Send("SET", k, fmt.Sprintf("%d-%d", w, n))
-					}
-				}
-				res, err := p.Exec(ctx)
-				if err != nil {
-					firstFailure.CompareAndSwap(nil, err.Error())
-					otherFailures.Add(1)
-					continue
-				}
-				for _, i := range other {
-					if res[i].Err != nil {
-						firstFailure.CompareAndSwap(nil, res[i].Err.Error())
-						otherFailures.Add(1)
-					}
-				}
-				rounds.Add(1)
+				p.Send("SET", k, fmt.Sprintf("%d-%d", w, n))
 			}
-		}()
-	}
+		}
+		res, err := p.Exec(ctx)
+		if err != nil {
+			firstFailure.CompareAndSwap(nil, err.Error())
+			otherFailures.Add(1)
+			return
+		}
+		for _, i := range other {
+			if res[i].Err != nil {
+				firstFailure.CompareAndSwap(nil, res[i].Err.Error())
+				otherFailures.Add(1)
+			}
+		}
+		rounds.Add(1)
+	})
 	const stops = 15
 	for range stops {
 		require.NoError(t, flapper.Pause())
@@ -257,8 +244,7 @@ func TestReview14FlappingShardUnderTraffic(t *testing.T) {
 		require.NoError(t, flapper.Resume())
 		time.Sleep(200 * time.Millisecond)
 	}
-	close(stop)
-	wg.Wait()
+	stop()
 	waitFor(t, 10*time.Second, "the shard back in the ring", func() bool { return !rr.Ejected(1) })
 
 	mu.Lock()

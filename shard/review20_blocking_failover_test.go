@@ -57,23 +57,13 @@ func TestReview20BlockingSurvivesFailover(t *testing.T) {
 	}()
 	waitFor(t, 10*time.Second, "the BLPOP blocked on the master", func() bool { return blockedClients(m) >= 1 })
 
-	_, err = rep.Do("CLUSTER", "FAILOVER")
-	require.NoError(t, err)
-	waitFor(t, 30*time.Second, "the replica to take over", func() bool {
-		owner, err := rc.MasterOfSlot(slot)
-		return err == nil && owner.Addr == rep.Addr
-	})
+	failOverSlot(t, rc, rep, slot)
 	// Pushed at the new master once the BLPOP waits there again, or
 	// earlier: either way the BLPOP pops it.
-	deadline := time.Now().Add(10 * time.Second)
-	for blockedClients(rep) < 1 && time.Now().Before(deadline) {
-		select {
-		case r := <-done:
-			require.NoError(t, r.err, "the BLPOP unblocked by the failover")
-			t.Fatalf("BLPOP returned %q before anything was pushed", r.v)
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
+	awaitBlockedAgain(t, rep, 10*time.Second, done, func(r result) {
+		require.NoError(t, r.err, "the BLPOP unblocked by the failover")
+		t.Fatalf("BLPOP returned %q before anything was pushed", r.v)
+	})
 	_, err = direct(t, rep.Addr).Do("RPUSH", key, "after")
 	require.NoError(t, err)
 	select {

@@ -66,12 +66,7 @@ func TestReview20ReplicaReadsAcrossFailover(t *testing.T) {
 		}()
 	}
 	waitFor(t, 10*time.Second, "some INCRs", func() bool { return ok.Load() > 100 })
-	_, err = rep.Do("CLUSTER", "FAILOVER")
-	require.NoError(t, err)
-	waitFor(t, 30*time.Second, "the replica to take over", func() bool {
-		owner, err := rc.MasterOfSlot(slot)
-		return err == nil && owner.Addr == rep.Addr
-	})
+	failOverSlot(t, rc, rep, slot)
 	at := ok.Load()
 	waitFor(t, 10*time.Second, "INCRs after the failover", func() bool { return ok.Load() > at+100 })
 	stop.Store(true)

@@ -6,8 +6,6 @@ import (
 	"time"
 
 	"github.com/gomodule/redigo/redis"
-	"github.com/shardis/shardis/internal/redistest"
-	"github.com/shardis/shardis/shard"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -18,21 +16,11 @@ import (
 // the source's data, where the key is gone. A read from replicas must not
 // answer nil for a key that exists.
 func TestReview20ReplicaReadOfAMigratedKey(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts its own cluster")
-	}
+	rc, a, b, rep := startReplicaCluster(t)
 	ctx := context.Background()
-	rc := redistest.StartClusterTB(t, 3, 1, redistest.Options{})
-	cfg := clusterConfig(rc.Seeds()...)
-	cfg.Cluster.ReadFrom = shard.ReadReplicaRandom
-	c := newClient(t, cfg)
-	m := rc.Masters()
-	require.Len(t, m, 3)
-	a, b := m[0], m[1]
-	rep, err := rc.ReplicaOf(a)
-	require.NoError(t, err)
+	c := newClient(t, replicaReadConfig(rc))
 	key, slot := keyOnMaster(t, rc, a, "r20rmig")
-	_, err = c.Do(ctx, "SET", key, "here")
+	_, err := c.Do(ctx, "SET", key, "here")
 	require.NoError(t, err)
 	// The write reached the replica: reads from it see the key.
 	waitFor(t, 10*time.Second, "the replica to hold the key", func() bool {
@@ -45,12 +33,7 @@ func TestReview20ReplicaReadOfAMigratedKey(t *testing.T) {
 	migratingSlot(t, slot, a, b)
 	_, err = a.Do("MIGRATE", "127.0.0.1", itoa(b.Port), key, "0", "5000")
 	require.NoError(t, err)
-	waitFor(t, 10*time.Second, "the replica to lose the key", func() bool {
-		conn := direct(t, rep.Addr)
-		_, _ = conn.Do("READONLY")
-		n, err := redis.Int(conn.Do("EXISTS", key))
-		return err == nil && n == 0
-	})
+	waitReplicaExists(t, rep, "the replica to lose the key", 0, key)
 	// A write to the slot's source, answered ASK, says the slot migrates.
 	_, err = c.Do(ctx, "SET", key+"other", "x")
 	require.NoError(t, err)

@@ -8,7 +8,6 @@ import (
 
 	"github.com/gomodule/redigo/redis"
 	"github.com/shardis/shardis/internal/redistest"
-	"github.com/shardis/shardis/shard"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -18,43 +17,23 @@ import (
 // a key the resharding already moved to the importing master. Such an
 // answer must not reach the caller for a key that exists.
 func TestReview20ReplicaOnlyReadOfAMigratedKey(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts its own cluster")
-	}
+	rc, a, b, rep := startReplicaCluster(t)
 	ctx := context.Background()
-	rc := redistest.StartClusterTB(t, 3, 1, redistest.Options{})
-	m := rc.Masters()
-	require.Len(t, m, 3)
-	a, b := m[0], m[1]
-	rep, err := rc.ReplicaOf(a)
-	require.NoError(t, err)
 	key, slot := keyOnMaster(t, rc, a, "r20romig")
 	stay := key + "stay" // the same slot (key is a hash tag), left on the source
 	src := direct(t, a.Addr)
-	_, err = src.Do("SET", key, "moved")
+	_, err := src.Do("SET", key, "moved")
 	require.NoError(t, err)
 	_, err = src.Do("SET", stay, "kept")
 	require.NoError(t, err)
-	waitFor(t, 10*time.Second, "the replica to hold the keys", func() bool {
-		conn := direct(t, rep.Addr)
-		_, _ = conn.Do("READONLY")
-		n, err := redis.Int(conn.Do("EXISTS", key, stay))
-		return err == nil && n == 2
-	})
+	waitReplicaExists(t, rep, "the replica to hold the keys", 2, key, stay)
 
-	cfg := clusterConfig(rc.Seeds()...)
-	cfg.Cluster.ReadFrom = shard.ReadReplicaRandom
-	c := newClient(t, cfg)
+	c := newClient(t, replicaReadConfig(rc))
 
 	migratingSlot(t, slot, a, b)
 	_, err = a.Do("MIGRATE", "127.0.0.1", itoa(b.Port), key, "0", "5000")
 	require.NoError(t, err)
-	waitFor(t, 10*time.Second, "the replica to lose the moved key", func() bool {
-		conn := direct(t, rep.Addr)
-		_, _ = conn.Do("READONLY")
-		n, err := redis.Int(conn.Do("EXISTS", key))
-		return err == nil && n == 0
-	})
+	waitReplicaExists(t, rep, "the replica to lose the moved key", 0, key)
 	// The client writes nothing: no ASK tells it the slot migrates.
 	for i := 0; i < 5; i++ {
 		v, err := redis.String(c.Do(ctx, "GET", key))
@@ -75,20 +54,10 @@ func TestReview20ReplicaOnlyReadOfAMigratedKey(t *testing.T) {
 // asked to confirm a slot's empty answer once in a while, not at every
 // such read (a cache's misses would all reach the masters).
 func TestReview20ReplicaNilReadsAreNotAllConfirmed(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts its own cluster")
-	}
+	rc, a, _, rep := startReplicaCluster(t)
 	ctx := context.Background()
-	rc := redistest.StartClusterTB(t, 3, 1, redistest.Options{})
-	m := rc.Masters()
-	require.Len(t, m, 3)
-	a := m[0]
-	rep, err := rc.ReplicaOf(a)
-	require.NoError(t, err)
 	key, _ := keyOnMaster(t, rc, a, "r20rnil")
-	cfg := clusterConfig(rc.Seeds()...)
-	cfg.Cluster.ReadFrom = shard.ReadReplicaRandom
-	c := newClient(t, cfg)
+	c := newClient(t, replicaReadConfig(rc))
 
 	calls := func(s *redistest.Server) int {
 		n, err := strconv.Atoi(commandCalls(t, s, "get"))
@@ -109,28 +78,14 @@ func TestReview20ReplicaNilReadsAreNotAllConfirmed(t *testing.T) {
 // replica promoted yet) stands, as every replica read does without its
 // master: the read must not wait for a failover and fail.
 func TestReview20ReplicaNilReadStandsWithoutItsMaster(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts its own cluster")
-	}
+	rc, a, _, rep := startReplicaCluster(t)
 	ctx := context.Background()
-	rc := redistest.StartClusterTB(t, 3, 1, redistest.Options{})
-	m := rc.Masters()
-	require.Len(t, m, 3)
-	a := m[0]
-	rep, err := rc.ReplicaOf(a)
-	require.NoError(t, err)
 	key, _ := keyOnMaster(t, rc, a, "r20rdead")
 	src := direct(t, a.Addr)
-	_, err = src.Do("SET", key, "v")
+	_, err := src.Do("SET", key, "v")
 	require.NoError(t, err)
-	waitFor(t, 10*time.Second, "the replica to hold the key", func() bool {
-		conn := direct(t, rep.Addr)
-		_, _ = conn.Do("READONLY")
-		n, err := redis.Int(conn.Do("EXISTS", key))
-		return err == nil && n == 1
-	})
-	cfg := clusterConfig(rc.Seeds()...)
-	cfg.Cluster.ReadFrom = shard.ReadReplicaRandom
+	waitReplicaExists(t, rep, "the replica to hold the key", 1, key)
+	cfg := replicaReadConfig(rc)
 	// Well within the cluster's failover: a read that waits for the
 	// master fails before a replica is promoted.
 	cfg.Cluster.MaxRetryWait = time.Second

@@ -2,7 +2,6 @@ package shard_test
 
 import (
 	"context"
-	"sync"
 	"testing"
 	"time"
 
@@ -38,30 +37,16 @@ func TestReview20RingHungShardUnderFullPoolIsMarkedDown(t *testing.T) {
 			ks := keys[hung.Addr]
 			pauseUntilCleanup(t, hung)
 
-			stop := make(chan struct{})
-			var wg sync.WaitGroup
-			for g := range 6 {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					for i := 0; ; i++ {
-						select {
-						case <-stop:
-							return
-						default:
-						}
-						ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-						_, _ = c.Do(ctx, "GET", ks[(g+i)%len(ks)])
-						cancel()
-					}
-				}()
-			}
+			stop := loopWorkers(6, func(g, i int) {
+				ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+				_, _ = c.Do(ctx, "GET", ks[(g+i)%len(ks)])
+				cancel()
+			})
 			deadline := time.Now().Add(8 * time.Second)
 			for !rr.Ejected(1) && time.Now().Before(deadline) {
 				time.Sleep(20 * time.Millisecond)
 			}
-			close(stop)
-			wg.Wait()
+			stop()
 			if !assert.True(t, rr.Ejected(1), "the hung shard was never marked down while callers kept its pool busy") {
 				return
 			}

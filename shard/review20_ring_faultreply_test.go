@@ -6,12 +6,12 @@ import (
 	"errors"
 	"io"
 	"net"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/shardis/shardis/internal/redistest"
 	"github.com/shardis/shardis/pool"
 	"github.com/shardis/shardis/shard"
 	"github.com/stretchr/testify/assert"
@@ -59,7 +59,7 @@ func startFaultServerAt(t *testing.T, at int, reply string, hangUp bool) *faultS
 				defer c.Close()
 				r := bufio.NewReader(c)
 				for n := 0; ; n++ {
-					if readRESPCommand(r) != nil {
+					if redistest.SkipCommand(r) != nil {
 						return
 					}
 					out := "+OK\r\n"
@@ -86,35 +86,6 @@ func startFaultServerAt(t *testing.T, at int, reply string, hangUp bool) *faultS
 		wg.Wait()
 	})
 	return fs
-}
-
-// readRESPCommand reads one command sent as a RESP array of bulk strings.
-func readRESPCommand(r *bufio.Reader) error {
-	line, err := r.ReadString('\n')
-	if err != nil {
-		return err
-	}
-	if len(line) < 4 || line[0] != '*' {
-		return errors.New("not an array")
-	}
-	n, err := strconv.Atoi(line[1 : len(line)-2])
-	if err != nil {
-		return err
-	}
-	for range n {
-		hdr, err := r.ReadString('\n')
-		if err != nil {
-			return err
-		}
-		size, err := strconv.Atoi(hdr[1 : len(hdr)-2])
-		if err != nil {
-			return err
-		}
-		if _, err := r.Discard(size + 2); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // A server that hangs up in the middle of a reply, or answers with bytes

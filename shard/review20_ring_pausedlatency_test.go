@@ -37,29 +37,16 @@ func TestReview20RingPausedShardLeavesOthersFast(t *testing.T) {
 	}
 	pauseUntilCleanup(t, paused)
 
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
 	var stuckErrs atomic.Int32
-	for g := range 8 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := 0; ; i++ {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				k := keys[paused.Addr][(g+i)%len(keys[paused.Addr])]
-				if _, err := c.Do(ctx, "GET", k); err != nil {
-					var ne *shard.NodeError
-					if errors.As(err, &ne) && ne.Node.Addr == paused.Addr {
-						stuckErrs.Add(1)
-					}
-				}
+	stop := loopWorkers(8, func(g, i int) {
+		k := keys[paused.Addr][(g+i)%len(keys[paused.Addr])]
+		if _, err := c.Do(ctx, "GET", k); err != nil {
+			var ne *shard.NodeError
+			if errors.As(err, &ne) && ne.Node.Addr == paused.Addr {
+				stuckErrs.Add(1)
 			}
-		}()
-	}
+		}
+	})
 
 	var mu sync.Mutex
 	var lat []time.Duration
@@ -100,8 +87,7 @@ func TestReview20RingPausedShardLeavesOthersFast(t *testing.T) {
 		order = append(order, ks[0])
 	}
 	res, perr := p.Exec(ctx)
-	close(stop)
-	wg.Wait()
+	stop()
 	close(bad)
 	for err := range bad {
 		t.Errorf("a key of a live shard failed: %v", err)

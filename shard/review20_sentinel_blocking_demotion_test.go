@@ -35,15 +35,10 @@ func TestReview20SentinelBlockingSurvivesDemotion(t *testing.T) {
 	waitFor(t, 10*time.Second, "the BLPOP blocked on the master", func() bool { return blockedClients(m) >= 1 })
 	_, next := unseenFailover(t, set)
 	// Pushed at the new master once the BLPOP waits there again.
-	deadline := time.Now().Add(20 * time.Second)
-	for blockedClients(next) < 1 && time.Now().Before(deadline) {
-		select {
-		case r := <-done:
-			require.NoError(t, r.err, "the BLPOP unblocked by the demotion")
-			t.Fatalf("BLPOP returned %q before anything was pushed", r.v)
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
+	awaitBlockedAgain(t, next, 20*time.Second, done, func(r result) {
+		require.NoError(t, r.err, "the BLPOP unblocked by the demotion")
+		t.Fatalf("BLPOP returned %q before anything was pushed", r.v)
+	})
 	_, err = next.Do("RPUSH", "r20sbl", "after")
 	require.NoError(t, err)
 	select {

@@ -133,7 +133,7 @@ func (t *Trickler) serve(c net.Conn) {
 	}()
 	r := bufio.NewReader(c)
 	for {
-		if err := skipCommand(r); err != nil {
+		if err := SkipCommand(r); err != nil {
 			return
 		}
 		for i := range t.Reply {
@@ -145,8 +145,10 @@ func (t *Trickler) serve(c net.Conn) {
 	}
 }
 
-// skipCommand reads one RESP command (an array of bulk strings).
-func skipCommand(r *bufio.Reader) error {
+// SkipCommand reads one RESP command (an array of bulk strings) from r
+// and drops it; an error says the stream ended or is no such command.
+// Byte-level fake servers use it to read a client's commands.
+func SkipCommand(r *bufio.Reader) error {
 	line, err := r.ReadString('\n')
 	if err != nil {
 		return err

@@ -17,7 +17,7 @@
 // reply is an error. The error.type of an attempt the client retried, and
 // of an operation that gave up retrying, is its cause: the server's reply
 // (CLUSTERDOWN, LOADING, TRYAGAIN, ...), node_down, dial, auth, timeout
-// or io. So is that of a failure the client does not retry (outcome
+// or io, as shard.ErrorCause names them. So is that of a failure the client does not retry (outcome
 // failed: a node marked down or unreachable in ring mode), "failed" when
 // it had no reply from a node to blame (a command refused before it was
 // sent, a closed client). Credentials a server refused are its code

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -13,7 +12,6 @@ import (
 	"time"
 
 	"github.com/gomodule/redigo/redis"
-	"github.com/shardis/shardis/pool"
 	"github.com/shardis/shardis/shard"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
@@ -664,15 +662,13 @@ func failureCause(err error) string {
 // an operation that gave up retrying (a *shard.RetryError wraps its last
 // failure): the server's reply that made it wait or go elsewhere
 // (CLUSTERDOWN, LOADING, MASTERDOWN, READONLY, TRYAGAIN, MOVED, ASK),
-// "node_down" for a node marked down, the dial's error.type (see
-// dialErrorType) for a connection that could not be opened, "timeout"
-// for a read that timed out, "io" for another failure of the connection,
-// and "retry" when err says nothing more. The values are few: fit for a
+// else the cause of the node's or connection's failure (connCause), and
+// "retry" when err says nothing more. The values are few: fit for a
 // metric's attribute.
 func retryCause(err error) string {
 	var re redis.Error
 	if errors.As(err, &re) {
-		switch code, _, _ := strings.Cut(string(re), " "); code {
+		switch code := shard.ErrorCause(re); code {
 		case "CLUSTERDOWN", "LOADING", "MASTERDOWN", "READONLY", "TRYAGAIN", "MOVED", "ASK":
 			return code
 		}
@@ -683,26 +679,15 @@ func retryCause(err error) string {
 	return shard.OutcomeRetry.String()
 }
 
-// connCause is the cause of a failure of the node or of its connection:
-// "node_down" for a node marked down, the dial's error.type (see
-// dialErrorType) for a connection that could not be opened, "timeout"
-// for a read that timed out, "io" for another failure of the connection;
-// "" for anything else.
+// connCause is the cause of a failure of the node or of its connection,
+// as shard.ErrorCause names it: "node_down" for a node marked down, the
+// dial's error.type (see dialErrorType) for a connection that could not
+// be opened, "timeout" for a read that timed out, "io" for another
+// failure of the connection; "" for anything else.
 func connCause(err error) string {
-	var de *pool.DialError
-	var ne *shard.NodeError
-	switch {
-	case err == nil:
-	case errors.Is(err, shard.ErrNodeDown):
-		return "node_down"
-	case errors.As(err, &de), errors.Is(err, pool.ErrAuth):
-		return dialErrorType(err)
-	case errors.As(err, &ne):
-		var te net.Error
-		if errors.Is(err, os.ErrDeadlineExceeded) || errors.As(err, &te) && te.Timeout() {
-			return "timeout"
-		}
-		return "io"
+	switch c := shard.ErrorCause(err); c {
+	case shard.CauseNodeDown, shard.CauseAuth, shard.CauseDial, shard.CauseTimeout, shard.CauseCanceled, shard.CauseIO:
+		return c
 	}
 	return ""
 }
@@ -744,21 +729,14 @@ func isErrorCode(s string) bool {
 	return true
 }
 
-// dialErrorType is the error.type of a failed dial: "timeout" for a
-// deadline (the context's, the dial timeout, or a setup command's reply
-// that did not come in time), "canceled", "auth" for refused
-// credentials, "dial" for anything else.
+// dialErrorType is the error.type of a failed dial, as shard.ErrorCause
+// names it: "timeout" for a deadline (the context's, the dial timeout, or
+// a setup command's reply that did not come in time), "canceled", "auth"
+// for refused credentials, "dial" for anything else.
 func dialErrorType(err error) string {
-	var ne net.Error
-	switch {
-	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, os.ErrDeadlineExceeded),
-		errors.As(err, &ne) && ne.Timeout():
-		return "timeout"
-	case errors.Is(err, context.Canceled):
-		return "canceled"
+	switch c := shard.ErrorCause(err); c {
+	case shard.CauseTimeout, shard.CauseCanceled, shard.CauseAuth:
+		return c
 	}
-	if errors.Is(err, pool.ErrAuth) {
-		return "auth"
-	}
-	return "dial"
+	return shard.CauseDial
 }

@@ -41,13 +41,14 @@ import (
 // Its hooks also count the attempts (and the parts of a pipeline) that
 // failed: shardis_command_errors_total{node, outcome, cause}, outcome as
 // above (but "ok" and "redirect", which are not failures: redirects are
-// shardis_node_redirects_total) and cause what failed, from a bounded
-// set: the server's error code when Redis defines it (WRONGTYPE, OOM,
+// shardis_node_redirects_total) and cause what failed, from the bounded
+// set of shard.ErrorCause: the server's error code when Redis defines it (WRONGTYPE, OOM,
 // NOSCRIPT, CLUSTERDOWN, LOADING, READONLY, ...; OtherCause for a code a
 // script or a module made up, whose text may hold anything),
 // "tx_aborted" for a transaction a watched key aborted, "node_down" for
-// a node marked down, "dial", "auth" or "timeout" for a connection that
-// could not be opened, "io" or "timeout" for one that failed, "closed"
+// a node marked down, "auth" for credentials the server refused (not
+// its WRONGPASS), "dial" or "timeout" for a connection that could not be
+// opened, "io" or "timeout" for one that failed, "closed"
 // for a closed client, else the outcome's name ("timeout" and "canceled"
 // for the caller's deadline and cancellation). A pipeline's part counts
 // once, by the failure that decided its outcome. Its series go with the

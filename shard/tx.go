@@ -74,8 +74,9 @@ type Tx struct {
 	// wraps it (txOnce), even when fn ignored it.
 	lost *UnknownOutcomeError
 	// closed is the first error of a command of fn's that found the
-	// connection closed by the server (closedByServer): that command
-	// did not run, or was a read (a write's is lost, and wrote is set).
+	// connection closed by the server (closedByServer), or closing (a
+	// demoted master's UNBLOCKED: noteClosing): that command did not
+	// run, or was a read (a write's is lost, and wrote is set).
 	closed error
 }
 
@@ -362,7 +363,8 @@ func (tx *Tx) send(name string, args []any) (any, error) {
 		if isProtocolError(re) {
 			tx.confirmProtocolError()
 		}
-		if unblockedByDemotion(command.Lookup(name), string(re)) {
+		closing := unblockedByDemotion(command.Lookup(name), string(re))
+		if closing {
 			// The server closes the connection after this reply, and
 			// reads nothing more on it: the attempt ends as for a
 			// connection closed before MULTI (txOnce), not with MULTI
@@ -373,6 +375,12 @@ func (tx *Tx) send(name string, args []any) (any, error) {
 		// The server answered, unless it refused the connection
 		// (replyError counted that) or cannot serve (txAnswers).
 		rerr := tx.c.commandReplyError(tx.node, name, args, re)
+		if closing {
+			// The command found the connection closing: returned by
+			// fn, its error ends the attempt as one that found the
+			// connection closed does (closedRead).
+			tx.noteClosing(rerr)
+		}
 		var a txAnswers
 		a.reply(name, rerr)
 		a.note(tx.c, tx.node)
@@ -414,6 +422,22 @@ func (tx *Tx) confirmProtocolError() {
 	if r, err := redis.DoWithTimeout(tx.conn.conn, tx.c.readTimeout, "PING"); err == nil && r == "PONG" {
 		tx.conn.notProtocolError()
 	}
+}
+
+// noteClosing records err, the error reply after which the server closes
+// the connection (a demoted master's UNBLOCKED of fn's blocked command,
+// which ran nothing), as the first of fn's commands that found the
+// connection closed by the server (closedRead), unless the context
+// ended.
+func (tx *Tx) noteClosing(err error) {
+	if ctxEnded(tx.ctx) != nil {
+		return
+	}
+	tx.mu.Lock()
+	if tx.closed == nil {
+		tx.closed = err
+	}
+	tx.mu.Unlock()
 }
 
 // noteClosed records serr, the error send returns for the connection's
@@ -620,9 +644,10 @@ func (c *Client) txPlaceKeys(ctx context.Context, name string, args []any) ([]an
 // MULTI ... EXEC ran, but the write may have.
 //
 // When the server closes the transaction's connection before MULTI is
-// sent (a CLIENT KILL, its client timeout, a restart), seen before
-// MULTI ... EXEC is written or met by a command of fn's whose error fn
-// returns, nothing ran but fn's reads: the transaction runs again, fn
+// sent (a CLIENT KILL, its client timeout, a restart, a demoted master
+// after the UNBLOCKED with which it ends a blocked command of fn's), seen
+// before MULTI ... EXEC is written or met by a command of fn's whose
+// error (that UNBLOCKED included) fn returns, nothing ran but fn's reads: the transaction runs again, fn
 // included, on a fresh connection, up to three times in a row and not once
 // the failures marked the node down, in every mode, unless fn wrote
 // through tx.Do (ErrTxNotRetried; the *NodeError says that MULTI was not

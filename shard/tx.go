@@ -78,6 +78,11 @@ type Tx struct {
 	// demoted master's UNBLOCKED: noteClosing): that command did not
 	// run, or was a read (a write's is lost, and wrote is set).
 	closed error
+	// refused is the first error reply of a command of fn's that the
+	// node refused before running it (refusedUnrun: READONLY,
+	// MASTERDOWN, LOADING, ...): returned by fn, it ends an attempt of
+	// which nothing ran (txOnce).
+	refused error
 }
 
 // closedRead returns the error of fn's command that found the
@@ -381,6 +386,9 @@ func (tx *Tx) send(name string, args []any) (any, error) {
 			// connection closed does (closedRead).
 			tx.noteClosing(rerr)
 		}
+		if refusedUnrun(name, rerr) {
+			tx.noteRefused(rerr)
+		}
 		var a txAnswers
 		a.reply(name, rerr)
 		a.note(tx.c, tx.node)
@@ -422,6 +430,25 @@ func (tx *Tx) confirmProtocolError() {
 	if r, err := redis.DoWithTimeout(tx.conn.conn, tx.c.readTimeout, "PING"); err == nil && r == "PONG" {
 		tx.conn.notProtocolError()
 	}
+}
+
+// noteRefused records err, the node's refusal of a command of fn's
+// before running it (refusedUnrun), as the first such refusal
+// (refusal).
+func (tx *Tx) noteRefused(err error) {
+	tx.mu.Lock()
+	if tx.refused == nil {
+		tx.refused = err
+	}
+	tx.mu.Unlock()
+}
+
+// refusal returns the first refusal of a command of fn's that the node
+// did not run (noteRefused), or nil.
+func (tx *Tx) refusal() error {
+	tx.mu.Lock()
+	defer tx.mu.Unlock()
+	return tx.refused
 }
 
 // noteClosing records err, the error reply after which the server closes
@@ -658,8 +685,10 @@ func (c *Client) txPlaceKeys(ctx context.Context, name string, args []any) ([]an
 // that failed as a command waiting for a new master would (its master
 // unreachable, READONLY, MASTERDOWN, LOADING, NOREPLICAS) runs again, fn
 // included, within FailoverWait, but only when nothing of it can have
-// run: the failure came before MULTI ... EXEC was written whole, or EXEC
-// itself was refused with an error reply (which runs nothing), and fn sent
+// run: the failure came before MULTI ... EXEC was written whole (fn's
+// returning the master's refusal of a command it sent through tx.Do, a
+// READONLY say, included), or EXEC itself was refused with an error reply
+// (which runs nothing), and fn sent
 // no command through tx.Do that may write (it ran at once; the error then
 // wraps ErrTxNotRetried). A transaction
 // whose connection failed after EXEC was written is never run again (an
@@ -977,6 +1006,15 @@ func (c *Client) txOnce(ctx context.Context, plan txPlan, node int, asking bool,
 			// and nothing of MULTI ... EXEC was sent. txRun runs the
 			// transaction again on a fresh connection, unless fn wrote.
 			return nil, txNotRun, wrote, fmt.Errorf("%w (%w)", err, errTxConnClosed)
+		}
+		if rerr := tx.refusal(); rerr != nil && errors.Is(err, rerr) {
+			// fn gave up on the node's refusal of a command of its
+			// (a demoted master's READONLY, MASTERDOWN, ...), which
+			// ran nothing, and nothing of MULTI ... EXEC was sent: on
+			// a Sentinel shard the transaction may run again at the
+			// new master (retrySentinelTx), as when EXEC met the
+			// refusal, and as cluster mode does, unless fn wrote.
+			return nil, txNotRun, wrote, err
 		}
 		return nil, txMayHaveRun, wrote, err
 	}

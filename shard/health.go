@@ -233,8 +233,9 @@ func (c *Client) noteFailureOf(ctx context.Context, i int, err error, probe bool
 	}
 	ns := c.nodes.get(i)
 	ns.errors.Add(1)
+	wasOut := ejectFor(ns.downCause())
 	ns.noteCause(err)
-	c.reejectFor(i, ns)
+	c.reejectFor(i, ns, wasOut)
 	if !probe && isTimeout(err) {
 		// A command that outlived its read timeout may only be slow (a
 		// server holding writes, a slow script): its timeouts, however
@@ -261,8 +262,9 @@ func (c *Client) noteFailureOf(ctx context.Context, i int, err error, probe bool
 // Stats.Errors does not count it and the idle connections stay.
 func (c *Client) noteUnserving(i int, err error) {
 	ns := c.nodes.get(i)
+	wasOut := ejectFor(ns.downCause())
 	ns.noteCause(err)
-	c.reejectFor(i, ns)
+	c.reejectFor(i, ns, wasOut)
 	c.countFailure(i, ns, err)
 }
 
@@ -489,17 +491,15 @@ func (c *Client) setAutoEjected(i int, out bool) {
 }
 
 // reejectFor keeps, in a ring with AutoEject, the ejection of node i,
-// marked down already, in line with the failure err just noted (ejectFor):
-// a shard ejected for an outage that comes back refusing the client's
+// marked down already, in line with why it is down when the failure just
+// noted changed that (ejectFor of the cause before, wasOut, and now): a
+// shard ejected for an outage that comes back refusing the client's
 // credentials goes back into the ring, its commands failing with
 // pool.ErrAuth; one kept in for refusing them that then cannot be reached
-// is taken out.
-func (c *Client) reejectFor(i int, ns *nodeState) {
-	if c.ring == nil || !c.health.AutoEject || !ns.down.Load() {
-		return
-	}
-	out := ejectFor(ns.downCause())
-	if c.ring.Ejected(i) == out {
+// is taken out. Failures that change nothing of it leave the ring as it
+// is: a shard restored by hand while down stays in (RingRouter.Restore).
+func (c *Client) reejectFor(i int, ns *nodeState, wasOut bool) {
+	if c.ring == nil || !c.health.AutoEject || !ns.down.Load() || ejectFor(ns.downCause()) == wasOut {
 		return
 	}
 	ns.trans.Lock()

@@ -150,7 +150,7 @@ func (c *Client) probe(i int) {
 		if c.closed.Load() || errors.Is(err, errPoolBusy) {
 			return // cut short by Close, or no connection free: no verdict
 		}
-		c.noteFailureOf(context.Background(), i, healthTimeout(ctx, err, c.health.Timeout), true)
+		c.noteFailureOf(context.Background(), i, healthTimeout(err, c.health.Timeout), true)
 		return
 	}
 	rtt := int64(time.Since(start))

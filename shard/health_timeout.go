@@ -31,12 +31,14 @@ func (e *healthTimeoutError) Timeout() bool { return true }
 // Temporary reports true, as a timeout's net.Error does.
 func (e *healthTimeoutError) Temporary() bool { return true }
 
-// healthTimeout returns err, the failure of a health check run under ctx
-// (bounded by after), with the check's own deadline, when it is what
-// ended it, as a *healthTimeoutError (inside the *pool.DialError of a dial
-// it cut short).
-func healthTimeout(ctx context.Context, err error, after time.Duration) error {
-	if ctx.Err() == nil || !errors.Is(err, context.DeadlineExceeded) {
+// healthTimeout returns err, the failure of a health check bounded by
+// after, with the check's own deadline, when it is what ended it, as a
+// *healthTimeoutError (inside the *pool.DialError of a dial it cut
+// short). The check's context has no other deadline, and the socket's
+// read deadline, set from it, may fire (and be reported as the context's)
+// a moment before the context's own timer does.
+func healthTimeout(err error, after time.Duration) error {
+	if !errors.Is(err, context.DeadlineExceeded) {
 		return err
 	}
 	te := &healthTimeoutError{after: after}

@@ -113,7 +113,13 @@ type HealthOptions struct {
 	// shard is out its keys are written elsewhere, and when it comes back
 	// reads see the values it held before it went away. It puts back only
 	// the shards it took out: one ejected by hand (RingRouter.Eject) stays
-	// out until RingRouter.Restore, whatever its health.
+	// out until RingRouter.Restore, whatever its health. A shard down
+	// because its server refuses the client's credentials (NOAUTH,
+	// WRONGPASS: a wrong password, a disabled ACL user) is reachable and
+	// stays in the ring: its commands fail with an error matching
+	// pool.ErrAuth (and ErrNodeDown) instead of running on other shards,
+	// and one ejected for an outage that comes back refusing them is put
+	// back.
 	AutoEject bool
 	// Check is the health check; nil means CheckPing. CheckReplication
 	// reads INFO replication instead.

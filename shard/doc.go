@@ -96,7 +96,9 @@
 // Health checks PING every node in the background and mark a node down
 // after HealthOptions.FailureLimit failures; commands for a down node fail
 // fast with ErrNodeDown until it answers again. With HealthOptions.AutoEject
-// (caches only) a down shard's keys are rehashed to the other shards.
+// (caches only) a down shard's keys are rehashed to the other shards,
+// unless its server refuses the client's credentials: such a shard stays
+// in the ring and its keys fail with pool.ErrAuth.
 //
 // Client.Stats and Client.Nodes report per-node counters and state; the
 // shardis command (cmd/shardis) prints them, locates keys and checks

@@ -150,7 +150,7 @@ func (c *Client) probe(i int) {
 		if c.closed.Load() || errors.Is(err, errPoolBusy) {
 			return // cut short by Close, or no connection free: no verdict
 		}
-		c.noteFailureOf(context.Background(), i, err, true)
+		c.noteFailureOf(context.Background(), i, healthTimeout(err, c.health.Timeout), true)
 		return
 	}
 	rtt := int64(time.Since(start))
@@ -233,7 +233,9 @@ func (c *Client) noteFailureOf(ctx context.Context, i int, err error, probe bool
 	}
 	ns := c.nodes.get(i)
 	ns.errors.Add(1)
+	wasOut := ejectFor(ns.downCause())
 	ns.noteCause(err)
+	c.reejectFor(i, ns, wasOut)
 	if !probe && isTimeout(err) {
 		// A command that outlived its read timeout may only be slow (a
 		// server holding writes, a slow script): its timeouts, however
@@ -260,7 +262,9 @@ func (c *Client) noteFailureOf(ctx context.Context, i int, err error, probe bool
 // Stats.Errors does not count it and the idle connections stay.
 func (c *Client) noteUnserving(i int, err error) {
 	ns := c.nodes.get(i)
+	wasOut := ejectFor(ns.downCause())
 	ns.noteCause(err)
+	c.reejectFor(i, ns, wasOut)
 	c.countFailure(i, ns, err)
 }
 
@@ -455,13 +459,55 @@ func (c *Client) noteSuccess(i int) {
 
 // nodeDown does, under node i's trans, what follows its being marked
 // down: in a ring with AutoEject, the ejection (in order with a restore
-// by a success that follows).
+// by a success that follows), unless the node is down for refusing the
+// client's credentials (ejectFor).
 func (c *Client) nodeDown(i int) {
 	if c.ring != nil && c.health.AutoEject {
-		if changed, err := c.ring.setEjected(i, true, false); changed && err == nil {
-			c.queueNodeEvent(NodeEjected, i, nil)
-		}
+		c.setAutoEjected(i, ejectFor(c.nodes.get(i).downCause()))
 	}
+}
+
+// ejectFor reports whether AutoEject takes out a shard down for cause: not
+// when its server refused the client's credentials (NOAUTH, WRONGPASS, a
+// disabled ACL user). Such a shard is reachable and misconfigured, not
+// gone: ejected, its keys went to the other shards, and a configuration
+// error silently split the data set, while its commands, which should
+// say that the credentials are wrong (pool.ErrAuth), ran elsewhere.
+func ejectFor(cause error) bool { return !isAuthFailure(cause) }
+
+// setAutoEjected takes ring node i out (out) or puts it back by
+// AutoEject, and queues the NodeEjected or NodeRestored of a change. The
+// caller holds node i's trans.
+func (c *Client) setAutoEjected(i int, out bool) {
+	changed, err := c.ring.setEjected(i, out, false)
+	if !changed || err != nil {
+		return
+	}
+	if out {
+		c.queueNodeEvent(NodeEjected, i, nil)
+	} else {
+		c.queueNodeEvent(NodeRestored, i, nil)
+	}
+}
+
+// reejectFor keeps, in a ring with AutoEject, the ejection of node i,
+// marked down already, in line with why it is down when the failure just
+// noted changed that (ejectFor of the cause before, wasOut, and now): a
+// shard ejected for an outage that comes back refusing the client's
+// credentials goes back into the ring, its commands failing with
+// pool.ErrAuth; one kept in for refusing them that then cannot be reached
+// is taken out. Failures that change nothing of it leave the ring as it
+// is: a shard restored by hand while down stays in (RingRouter.Restore).
+func (c *Client) reejectFor(i int, ns *nodeState, wasOut bool) {
+	if c.ring == nil || !c.health.AutoEject || !ns.down.Load() || ejectFor(ns.downCause()) == wasOut {
+		return
+	}
+	ns.trans.Lock()
+	if ns.down.Load() && !ns.retired.Load() {
+		c.setAutoEjected(i, ejectFor(ns.downCause()))
+	}
+	ns.trans.Unlock()
+	c.flushNodeEvents(i)
 }
 
 // wentDown does, once node i's trans is released, what follows its
@@ -485,8 +531,6 @@ func (c *Client) nodeUp(i int) {
 		c.refreshTicks.Store(max(ticks, 3))
 	}
 	if c.ring != nil && c.health.AutoEject {
-		if changed, err := c.ring.setEjected(i, false, false); changed && err == nil {
-			c.queueNodeEvent(NodeRestored, i, nil)
-		}
+		c.setAutoEjected(i, false)
 	}
 }

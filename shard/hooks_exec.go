@@ -482,8 +482,8 @@ func (c *Client) classifySentinel(cl *call, replica bool) Outcome {
 			if wait && !replica {
 				return OutcomeRetry
 			}
-		case "UNBLOCKED": // a demoted master's, of a blocked command
-			if wait && !replica && unblockedByDemotion(cl.info, string(re)) {
+		case "UNBLOCKED": // a demoted master's, or a repointed replica's, of a blocked command
+			if (replica || wait) && unblockedByDemotion(cl.info, string(re)) {
 				return OutcomeRetry
 			}
 		}

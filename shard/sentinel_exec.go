@@ -10,6 +10,7 @@ import (
 
 	"github.com/gomodule/redigo/redis"
 	"github.com/shardis/shardis/internal/errtext"
+	"github.com/shardis/shardis/shard/command"
 )
 
 // masterOf returns the Sentinel shard whose master node is node; nil for
@@ -257,7 +258,7 @@ func (c *Client) judgeSentinel(ctx context.Context, sh *sentShard, replica bool,
 		// Only read-only commands go to replicas: sending one to the
 		// master is safe. The replica serves no more reads until a query
 		// finds it synced: one that died may come back empty.
-		msg, unfit := replicaUnfit(ctx, cl.err)
+		msg, unfit := replicaUnfit(ctx, cl.info, cl.err)
 		if !unfit {
 			return final
 		}
@@ -457,14 +458,18 @@ func (c *Client) noteSentinelFailure(ctx context.Context, addr string, err error
 	}
 }
 
-// replicaUnfit reports whether err, the failure of a read on a replica,
-// says that the replica could not serve it (and what it said): its
-// connection or login failed, including a refusal of the client's
-// credentials or connection that carries the server's error reply (the
-// master may well accept them), or it answered LOADING, MASTERDOWN or
-// READONLY. A failure the caller's context caused, a full pool and the
-// command's own error reply are not the replica's unfitness.
-func replicaUnfit(ctx context.Context, err error) (string, bool) {
+// replicaUnfit reports whether err, the failure of a read on a replica
+// (of the command info describes), says that the replica could not serve
+// it (and what it said): its connection or login failed, including a
+// refusal of the client's credentials or connection that carries the
+// server's error reply (the master may well accept them), it answered
+// LOADING, MASTERDOWN or READONLY, or it ended a blocked read (XREAD
+// BLOCK) with the UNBLOCKED of an instance whose replication changed (it
+// was pointed at another master: unblockedByDemotion), which read nothing
+// and closed the connection. A failure the caller's context caused, a
+// full pool and the command's own error reply are not the replica's
+// unfitness.
+func replicaUnfit(ctx context.Context, info *command.Info, err error) (string, bool) {
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || ctx.Err() != nil {
 		return "", false
 	}
@@ -483,6 +488,10 @@ func replicaUnfit(ctx context.Context, err error) (string, bool) {
 		switch code, _, _ := strings.Cut(string(re), " "); code {
 		case "READONLY", "MASTERDOWN", "LOADING":
 			return string(re), true
+		case "UNBLOCKED":
+			if unblockedByDemotion(info, string(re)) {
+				return string(re), true
+			}
 		}
 	}
 	return "", false

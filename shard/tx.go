@@ -74,9 +74,15 @@ type Tx struct {
 	// wraps it (txOnce), even when fn ignored it.
 	lost *UnknownOutcomeError
 	// closed is the first error of a command of fn's that found the
-	// connection closed by the server (closedByServer): that command
-	// did not run, or was a read (a write's is lost, and wrote is set).
+	// connection closed by the server (closedByServer), or closing (a
+	// demoted master's UNBLOCKED: noteClosing): that command did not
+	// run, or was a read (a write's is lost, and wrote is set).
 	closed error
+	// refused is the first error reply of a command of fn's that the
+	// node refused before running it (refusedUnrun: READONLY,
+	// MASTERDOWN, LOADING, ...): returned by fn, it ends an attempt of
+	// which nothing ran (txOnce).
+	refused error
 }
 
 // closedRead returns the error of fn's command that found the
@@ -362,7 +368,8 @@ func (tx *Tx) send(name string, args []any) (any, error) {
 		if isProtocolError(re) {
 			tx.confirmProtocolError()
 		}
-		if unblockedByDemotion(command.Lookup(name), string(re)) {
+		closing := unblockedByDemotion(command.Lookup(name), string(re))
+		if closing {
 			// The server closes the connection after this reply, and
 			// reads nothing more on it: the attempt ends as for a
 			// connection closed before MULTI (txOnce), not with MULTI
@@ -373,6 +380,15 @@ func (tx *Tx) send(name string, args []any) (any, error) {
 		// The server answered, unless it refused the connection
 		// (replyError counted that) or cannot serve (txAnswers).
 		rerr := tx.c.commandReplyError(tx.node, name, args, re)
+		if closing {
+			// The command found the connection closing: returned by
+			// fn, its error ends the attempt as one that found the
+			// connection closed does (closedRead).
+			tx.noteClosing(rerr)
+		}
+		if refusedUnrun(name, rerr) {
+			tx.noteRefused(rerr)
+		}
 		var a txAnswers
 		a.reply(name, rerr)
 		a.note(tx.c, tx.node)
@@ -414,6 +430,41 @@ func (tx *Tx) confirmProtocolError() {
 	if r, err := redis.DoWithTimeout(tx.conn.conn, tx.c.readTimeout, "PING"); err == nil && r == "PONG" {
 		tx.conn.notProtocolError()
 	}
+}
+
+// noteRefused records err, the node's refusal of a command of fn's
+// before running it (refusedUnrun), as the first such refusal
+// (refusal).
+func (tx *Tx) noteRefused(err error) {
+	tx.mu.Lock()
+	if tx.refused == nil {
+		tx.refused = err
+	}
+	tx.mu.Unlock()
+}
+
+// refusal returns the first refusal of a command of fn's that the node
+// did not run (noteRefused), or nil.
+func (tx *Tx) refusal() error {
+	tx.mu.Lock()
+	defer tx.mu.Unlock()
+	return tx.refused
+}
+
+// noteClosing records err, the error reply after which the server closes
+// the connection (a demoted master's UNBLOCKED of fn's blocked command,
+// which ran nothing), as the first of fn's commands that found the
+// connection closed by the server (closedRead), unless the context
+// ended.
+func (tx *Tx) noteClosing(err error) {
+	if ctxEnded(tx.ctx) != nil {
+		return
+	}
+	tx.mu.Lock()
+	if tx.closed == nil {
+		tx.closed = err
+	}
+	tx.mu.Unlock()
 }
 
 // noteClosed records serr, the error send returns for the connection's
@@ -620,9 +671,10 @@ func (c *Client) txPlaceKeys(ctx context.Context, name string, args []any) ([]an
 // MULTI ... EXEC ran, but the write may have.
 //
 // When the server closes the transaction's connection before MULTI is
-// sent (a CLIENT KILL, its client timeout, a restart), seen before
-// MULTI ... EXEC is written or met by a command of fn's whose error fn
-// returns, nothing ran but fn's reads: the transaction runs again, fn
+// sent (a CLIENT KILL, its client timeout, a restart, a demoted master
+// after the UNBLOCKED with which it ends a blocked command of fn's), seen
+// before MULTI ... EXEC is written or met by a command of fn's whose
+// error (that UNBLOCKED included) fn returns, nothing ran but fn's reads: the transaction runs again, fn
 // included, on a fresh connection, up to three times in a row and not once
 // the failures marked the node down, in every mode, unless fn wrote
 // through tx.Do (ErrTxNotRetried; the *NodeError says that MULTI was not
@@ -633,8 +685,10 @@ func (c *Client) txPlaceKeys(ctx context.Context, name string, args []any) ([]an
 // that failed as a command waiting for a new master would (its master
 // unreachable, READONLY, MASTERDOWN, LOADING, NOREPLICAS) runs again, fn
 // included, within FailoverWait, but only when nothing of it can have
-// run: the failure came before MULTI ... EXEC was written whole, or EXEC
-// itself was refused with an error reply (which runs nothing), and fn sent
+// run: the failure came before MULTI ... EXEC was written whole (fn's
+// returning the master's refusal of a command it sent through tx.Do, a
+// READONLY say, included), or EXEC itself was refused with an error reply
+// (which runs nothing), and fn sent
 // no command through tx.Do that may write (it ran at once; the error then
 // wraps ErrTxNotRetried). A transaction
 // whose connection failed after EXEC was written is never run again (an
@@ -952,6 +1006,15 @@ func (c *Client) txOnce(ctx context.Context, plan txPlan, node int, asking bool,
 			// and nothing of MULTI ... EXEC was sent. txRun runs the
 			// transaction again on a fresh connection, unless fn wrote.
 			return nil, txNotRun, wrote, fmt.Errorf("%w (%w)", err, errTxConnClosed)
+		}
+		if rerr := tx.refusal(); rerr != nil && errors.Is(err, rerr) {
+			// fn gave up on the node's refusal of a command of its
+			// (a demoted master's READONLY, MASTERDOWN, ...), which
+			// ran nothing, and nothing of MULTI ... EXEC was sent: on
+			// a Sentinel shard the transaction may run again at the
+			// new master (retrySentinelTx), as when EXEC met the
+			// refusal, and as cluster mode does, unless fn wrote.
+			return nil, txNotRun, wrote, err
 		}
 		return nil, txMayHaveRun, wrote, err
 	}

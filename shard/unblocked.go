@@ -8,8 +8,10 @@ import (
 
 // demotedUnblock is the text of the error reply a server gives every
 // client blocked on it (BLPOP, BZPOPMIN, XREAD BLOCK, ...) when it turns
-// from a master into a replica, a failover's demoted master: it ends the
-// command unserved and closes the connection. Other UNBLOCKED replies (a
+// from a master into a replica, a failover's demoted master, or when a
+// replica is pointed at another master (a failover's reconfiguration of
+// the replicas, an XREAD BLOCK served by a replica): it ends the command
+// unserved and closes the connection. Other UNBLOCKED replies (a
 // CLIENT UNBLOCK ... ERROR, an XREADGROUP whose stream was deleted) are
 // the caller's to see.
 const demotedUnblock = "UNBLOCKED force unblock from blocking operation, instance state changed"

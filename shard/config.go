@@ -119,7 +119,9 @@ type HealthOptions struct {
 	// stays in the ring: its commands fail with an error matching
 	// pool.ErrAuth (and ErrNodeDown) instead of running on other shards,
 	// and one ejected for an outage that comes back refusing them is put
-	// back.
+	// back. So does a shard whose ACL refuses the health check's command
+	// (NOPERM: CheckReplication for a user without +info); its commands
+	// fail with ErrNodeDown naming the refusal.
 	AutoEject bool
 	// Check is the health check; nil means CheckPing. CheckReplication
 	// reads INFO replication instead.

@@ -469,11 +469,19 @@ func (c *Client) nodeDown(i int) {
 
 // ejectFor reports whether AutoEject takes out a shard down for cause: not
 // when its server refused the client's credentials (NOAUTH, WRONGPASS, a
-// disabled ACL user). Such a shard is reachable and misconfigured, not
-// gone: ejected, its keys went to the other shards, and a configuration
-// error silently split the data set, while its commands, which should
-// say that the credentials are wrong (pool.ErrAuth), ran elsewhere.
-func ejectFor(cause error) bool { return !isAuthFailure(cause) }
+// disabled ACL user), nor when its ACL refused the health check's command
+// (NOPERM: a HealthOptions.Check reading INFO for a user without +info).
+// Such a shard is reachable and misconfigured, not gone: ejected, its keys
+// went to the other shards, and a configuration error silently split the
+// data set, while its commands, which should say what is wrong
+// (pool.ErrAuth, the NOPERM reply), ran elsewhere.
+func ejectFor(cause error) bool { return !isAuthFailure(cause) && !aclRefused(cause) }
+
+// aclRefused reports whether err is a server's NOPERM reply.
+func aclRefused(err error) bool {
+	var re redis.Error
+	return errors.As(err, &re) && strings.HasPrefix(string(re), "NOPERM")
+}
 
 // setAutoEjected takes ring node i out (out) or puts it back by
 // AutoEject, and queues the NodeEjected or NodeRestored of a change. The

@@ -84,7 +84,8 @@ type Table struct {
 // copied; the caller may reuse them.
 //
 // Every slot from 0 to SlotCount-1 must be served by exactly one shard
-// (ErrIncomplete names the first uncovered range otherwise), every range
+// (an *IncompleteError, which matches ErrIncomplete and names the first
+// uncovered range, otherwise), every range
 // must lie within 0..SlotCount-1 with Start <= End, and every node needs
 // an address that no other node of the table uses. Shards without ranges
 // are allowed (a master that serves no slots yet). All errors but
@@ -139,6 +140,7 @@ func newTable(shards []Shard, copyReplicas bool) (*Table, error) {
 			}
 		}
 	}
+	var uncovered []SlotRange
 	for slot := 0; slot < SlotCount; slot++ {
 		if owner[slot] != noOwner {
 			continue
@@ -147,7 +149,15 @@ func newTable(shards []Shard, copyReplicas bool) (*Table, error) {
 		for end+1 < SlotCount && owner[end+1] == noOwner {
 			end++
 		}
-		return nil, fmt.Errorf("%w: %s not covered", ErrIncomplete, rangeText("slot", slot, end))
+		uncovered = append(uncovered, SlotRange{Start: slot, End: end})
+		slot = end
+	}
+	if len(uncovered) > 0 {
+		listed := make([]Shard, len(shards))
+		for i, s := range shards {
+			listed[i] = Shard{Master: s.Master, Replicas: slices.Clone(s.Replicas), Ranges: slices.Clone(s.Ranges)}
+		}
+		return nil, &IncompleteError{Shards: listed, Uncovered: uncovered}
 	}
 	copied := make([]Shard, len(shards))
 	for i, s := range shards {

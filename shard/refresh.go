@@ -303,7 +303,8 @@ func (c *Client) askTopology(ctx context.Context, addrs []string, known *cluster
 		}()
 	}
 	errs := make([]error, len(addrs))
-	var other *cluster.Table // the first answer of another cluster from a seed
+	var other *cluster.Table   // the first answer of another cluster from a seed
+	var partial *cluster.Table // the first incomplete answer of this cluster, filled
 	hedge := time.NewTimer(hedgeDelay)
 	defer hedge.Stop()
 	ask()
@@ -322,6 +323,9 @@ func (c *Client) askTopology(ctx context.Context, addrs []string, known *cluster
 					other = a.t
 				}
 			}
+			if partial == nil {
+				partial = fillIncomplete(known, a.err)
+			}
 			var se *cluster.SeedError
 			if errors.As(a.err, &se) {
 				errs[a.i] = se
@@ -339,6 +343,9 @@ func (c *Client) askTopology(ctx context.Context, addrs []string, known *cluster
 			}
 		}
 	}
+	if partial != nil {
+		return partial, foreign, nil // slots without owner: the rest is followed
+	}
 	if other != nil {
 		foreign.taken = true
 		return other, foreign, nil // no node of the known cluster answered
@@ -350,6 +357,29 @@ func (c *Client) askTopology(ctx context.Context, addrs []string, known *cluster
 	}
 	return nil, foreign, errtext.Errorf("shardis: no node gave a usable cluster topology (%d of %d tried):\n%w",
 		tried, len(addrs), errors.Join(errs...))
+}
+
+// fillIncomplete turns err, a node's answer that leaves slots without
+// owner (a *cluster.IncompleteError: a cluster that serves with
+// cluster-require-full-coverage no while a slot is unassigned), into a
+// table to use when no node gives a complete one: the slots without owner
+// stay with their owner in known, the table in use, whose master answers
+// them with CLUSTERDOWN (or MOVED once the slot has an owner again). So
+// the client keeps following the rest of the cluster (a failover, a
+// resharding); it used to refuse every such answer and keep its table
+// for as long as the slot had no owner, routing a failed master's slots
+// to it for good. It returns nil at the first discovery (known is nil),
+// for any other error, and for an answer of another cluster.
+func fillIncomplete(known *cluster.Table, err error) *cluster.Table {
+	var ie *cluster.IncompleteError
+	if known == nil || !errors.As(err, &ie) {
+		return nil
+	}
+	t, ferr := ie.Fill(known)
+	if ferr != nil || !sameCluster(known, t) {
+		return nil
+	}
+	return t
 }
 
 // foreignAnswers is what askTopology met of another cluster.

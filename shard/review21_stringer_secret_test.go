@@ -3,11 +3,9 @@ package shard_test
 import (
 	"context"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/shardis/shardis/internal/redistest"
-	"github.com/shardis/shardis/shard"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -26,29 +24,10 @@ func (s spelled) String() string { return s.word }
 func TestReview21SecretsHiddenBehindStringerWords(t *testing.T) {
 	const secret = "r21-Sekr3t-pw"
 	servers := redistest.StartNTB(t, 2, redistest.Options{Users: []redistest.User{{Name: "app", Password: secret}}})
-	var (
-		mu    sync.Mutex
-		stmts []string
-	)
+	log := &statementLog{}
 	cfg := ringConfig(servers)
 	cfg.Pool.Username, cfg.Pool.Password = "app", secret
-	cfg.Hooks = &shard.Hooks{
-		Finish: func(_ context.Context, op *shard.Op) {
-			mu.Lock()
-			defer mu.Unlock()
-			stmts = append(stmts, op.Statement(0))
-		},
-		Command: func(_ context.Context, ev *shard.CommandEvent) {
-			mu.Lock()
-			defer mu.Unlock()
-			stmts = append(stmts, ev.Statement(0))
-		},
-		Pipeline: func(_ context.Context, ev *shard.PipelineEvent) {
-			mu.Lock()
-			defer mu.Unlock()
-			stmts = append(stmts, ev.Statement(0))
-		},
-	}
+	cfg.Hooks = log.hooks(true)
 	c := newClient(t, cfg)
 	ctx := context.Background()
 	const key = "r21sec:k"
@@ -76,8 +55,7 @@ func TestReview21SecretsHiddenBehindStringerWords(t *testing.T) {
 	}
 	_, _ = p.Exec(ctx)
 
-	mu.Lock()
-	defer mu.Unlock()
+	stmts := log.all()
 	require.GreaterOrEqual(t, len(stmts), 2*len(sends), "each Do's operation and attempt: %q", stmts)
 	all := strings.Join(stmts, "\n")
 	for _, frag := range []string{secret, "Sekr3t", "r21-Sek"} {

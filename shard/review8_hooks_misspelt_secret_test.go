@@ -3,14 +3,12 @@ package shard_test
 import (
 	"context"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/shardis/shardis/internal/redistest"
-	"github.com/shardis/shardis/shard"
 )
 
 // TestReview8SecretsHiddenUnderAMisspeltName: a command name with white
@@ -23,23 +21,9 @@ import (
 func TestReview8SecretsHiddenUnderAMisspeltName(t *testing.T) {
 	const secret = "r8-Sekr3t-pw"
 	servers := redistest.StartNTB(t, 1, redistest.Options{})
-	var (
-		mu    sync.Mutex
-		stmts []string
-	)
+	log := &statementLog{}
 	cfg := ringConfig(servers)
-	cfg.Hooks = &shard.Hooks{
-		Finish: func(_ context.Context, op *shard.Op) {
-			mu.Lock()
-			defer mu.Unlock()
-			stmts = append(stmts, op.Statement(0))
-		},
-		Command: func(_ context.Context, ev *shard.CommandEvent) {
-			mu.Lock()
-			defer mu.Unlock()
-			stmts = append(stmts, ev.Statement(0))
-		},
-	}
+	cfg.Hooks = log.hooks(false)
 	c := newClient(t, cfg)
 	ctx := context.Background()
 	const key = "r8sec:k"
@@ -64,8 +48,7 @@ func TestReview8SecretsHiddenUnderAMisspeltName(t *testing.T) {
 			errs = append(errs, err.Error())
 		}
 	}
-	mu.Lock()
-	defer mu.Unlock()
+	stmts := log.all()
 	require.NotEmpty(t, stmts)
 	all := strings.Join(stmts, "\n") + "\n" + strings.Join(errs, "\n")
 	for _, frag := range []string{secret, "Sekr3t", "r8-Sek"} {

@@ -53,21 +53,11 @@ func TestReview21TxFnReturningUnblockedRunsAgain(t *testing.T) {
 		done <- result{v, err}
 	}()
 	waitFor(t, 20*time.Second, "the BLPOP blocked on the master", func() bool { return blockedClients(m) >= 1 })
-	_, err = rep.Do("CLUSTER", "FAILOVER")
-	require.NoError(t, err)
-	waitFor(t, 30*time.Second, "the replica to take over", func() bool {
-		owner, err := rc.MasterOfSlot(slot)
-		return err == nil && owner.Addr == rep.Addr
+	failOverSlot(t, rc, rep, slot)
+	awaitBlockedAgain(t, rep, 30*time.Second, done, func(r result) {
+		require.NoError(t, r.err, "the transaction whose BLPOP the failover unblocked")
+		t.Fatalf("the transaction ended (%v) before anything was pushed", r.v)
 	})
-	deadline := time.Now().Add(30 * time.Second)
-	for blockedClients(rep) < 1 && time.Now().Before(deadline) {
-		select {
-		case r := <-done:
-			require.NoError(t, r.err, "the transaction whose BLPOP the failover unblocked")
-			t.Fatalf("the transaction ended (%v) before anything was pushed", r.v)
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
 	_, err = direct(t, rep.Addr).Do("RPUSH", key, "after")
 	require.NoError(t, err)
 	select {

@@ -57,8 +57,10 @@ migration any more; otherwise it keeps the marker and names the connections.
 --clear-fence deletes the marker without any check (the forced path).
 
 Exits with status 2 on a usage error or a bad config (one that cannot be
-read, parsed or used, such as one server under two addresses), 1 when the
-command fails otherwise.
+read, parsed or used, such as one server under two addresses), 130 (143 on
+SIGTERM) when interrupted (it prints what it did; run the same command
+again to go on), 1 when the command fails otherwise (keys left misplaced
+by the closing verification among them).
 
 Flags:
 `
@@ -216,12 +218,22 @@ func reshardVerb(ctx context.Context, env *cliEnv, from, to shard.Config, f resh
 // interrupted returns err, or when ctx ended (Ctrl-C, SIGTERM) err
 // prefixed with "interrupted" and what to do next: "context canceled"
 // alone did not say that the command stopped short.
+//
+// The error matches errInterrupted: the exit status says that the
+// command stopped short (130, 143), not that it failed (1).
 func interrupted(ctx context.Context, err error, next string) error {
 	if err == nil || ctx.Err() == nil {
 		return err
 	}
-	return errtext.Errorf("interrupted; %s: %w", next, err)
+	return interruptedError{errtext.Errorf("interrupted; %s: %w", next, err)}
 }
+
+// interruptedError makes err match errInterrupted without changing its
+// message.
+type interruptedError struct{ err error }
+
+func (e interruptedError) Error() string   { return e.err.Error() }
+func (e interruptedError) Unwrap() []error { return []error{e.err, errInterrupted} }
 
 // usageError makes err a usage error (status 2, errUsage) without
 // changing its message.

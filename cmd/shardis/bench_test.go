@@ -127,7 +127,7 @@ func TestBenchRejectsBadArguments(t *testing.T) {
 		{[]string{"bench", "placement", "--generate", "-4"}, 2, "keys requested"},
 		{[]string{"bench", "placement", "--lookup-time", "0s"}, 2, "--lookup-time"},
 		{[]string{"bench", "placement", "extra"}, 2, "unexpected argument"},
-		{[]string{"bench", "placement", "--keys", "/no/such/file"}, 1, "no such file"},
+		{[]string{"bench", "placement", "--keys", "/no/such/file"}, 2, "no such file"}, // as a config that cannot be read
 		{[]string{"bench", "e2e", "--duration", "0s"}, 2, "--duration"},
 		{[]string{"bench", "e2e", "--callers", "0"}, 2, "--callers"},
 		{[]string{"bench", "e2e", "--callers", "", "--pipelines", "", "--multi", ""}, 2, "no cases"},

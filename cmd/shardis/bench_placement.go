@@ -52,7 +52,8 @@ that cannot be read or holds no key (status 2).
 
 Prints a table; --report DIR also writes DIR/report.md with SVG charts
 (balance.svg, movement.svg, lookup.svg); --json prints one JSON document
-instead of the table. Ctrl-C stops the run and prints what was measured.
+instead of the table. Ctrl-C stops the run, prints what was measured and
+exits with status 130 (143 for SIGTERM).
 
 Flags:
 `
@@ -152,7 +153,7 @@ func runBenchPlacement(ctx context.Context, env *cliEnv, args []string) error {
 		listFiles(info, paths)
 	}
 	if runErr != nil {
-		return errtext.Errorf("interrupted; printed what was measured: %w", runErr)
+		return interruptedError{errtext.Errorf("interrupted; printed what was measured: %w", runErr)}
 	}
 	return nil
 }

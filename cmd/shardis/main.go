@@ -153,6 +153,6 @@ func printHelp(w io.Writer) {
 	fmt.Fprintln(w, "Run 'shardis <command> -h' (or 'shardis help <command>') for a command's flags.")
 	fmt.Fprintln(w, "Exit status: 0 done, 1 the command failed at its work, 2 a usage error or a")
 	fmt.Fprintln(w, "config that cannot be read, parsed or used, 3 an incomplete result (where a")
-	fmt.Fprintln(w, "command's help says so), 130 (143 for SIGTERM) a reshard interrupted: run it")
-	fmt.Fprintln(w, "again to go on.")
+	fmt.Fprintln(w, "command's help says so), 130 (143 for SIGTERM) a reshard, verify or bench")
+	fmt.Fprintln(w, "interrupted before its end: run it again.")
 }

@@ -72,6 +72,9 @@ func runBenchE2E(ctx context.Context, env *cliEnv, args []string) error {
 	if err != nil {
 		return errtext.Errorf("%w: %w", errUsage, err)
 	}
+	if err := makeReportDir(*reportDir); err != nil {
+		return err
+	}
 	info := env.stdout
 	if *asJSON {
 		info = env.stderr

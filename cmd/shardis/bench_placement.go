@@ -110,6 +110,9 @@ func runBenchPlacement(ctx context.Context, env *cliEnv, args []string) error {
 		}
 		layouts = append(layouts, l)
 	}
+	if err := makeReportDir(*reportDir); err != nil {
+		return err
+	}
 	keys, source, err := placementKeys(env, *keysFile, *generate, *pattern)
 	if err != nil {
 		return err

@@ -35,7 +35,8 @@ it says how many keys may remain and exits with status 1.
 
 Each case runs --duration per target after a short warm-up; the whole run
 stops by itself after twice its planned time plus a minute. Ctrl-C stops
-it and prints what was measured so far.
+it, prints what was measured so far and exits with status 130 (143 for
+SIGTERM), failed operations or not.
 
 Prints a table; --report DIR also writes DIR/report.md with SVG charts
 (throughput.svg, latency.svg); --json prints one JSON document instead of
@@ -70,6 +71,9 @@ func runBenchE2E(ctx context.Context, env *cliEnv, args []string) error {
 	cases, err := e2eCases(*callers, *pipelines, *multi)
 	if err != nil {
 		return errtext.Errorf("%w: %w", errUsage, err)
+	}
+	if err := makeReportDir(*reportDir); err != nil {
+		return err
 	}
 	info := env.stdout
 	if *asJSON {
@@ -148,7 +152,7 @@ func runBenchE2E(ctx context.Context, env *cliEnv, args []string) error {
 		return failed
 	}
 	if rep.Interrupted {
-		runErr = errtext.Errorf("interrupted; printed what was measured: %w", runErr)
+		runErr = interruptedError{errtext.Errorf("interrupted; printed what was measured: %w", runErr)}
 	}
 	// The run's own error comes first; the count of failed operations
 	// follows on a line of its own, so that every exit says it.

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 )
 
@@ -53,4 +54,24 @@ func writeJSON(w io.Writer, v any) error {
 // listFiles tells where a report went.
 func listFiles(w io.Writer, paths []string) {
 	fmt.Fprintf(w, "Wrote %s\n", strings.Join(paths, ", "))
+}
+
+// makeReportDir makes the --report directory, if any, before a run: one
+// that cannot be made (under a regular file, without permission) was
+// found out only once the run was over, its figures going to the
+// terminal alone. It is a usage error, as a config that cannot be read.
+func makeReportDir(dir string) error {
+	if dir == "" {
+		return nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return usageError{fmt.Errorf("--report: %w", err)}
+	}
+	f, err := os.CreateTemp(dir, ".shardis-report-*")
+	if err != nil {
+		return usageError{fmt.Errorf("--report: the directory cannot be written: %w", err)}
+	}
+	f.Close()
+	os.Remove(f.Name())
+	return nil
 }

@@ -2,9 +2,11 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"strings"
 	"time"
@@ -45,11 +47,13 @@ Generated shards are named shard-1, shard-2, ... at 10.0.0.1:6379, ...
 
 Without --keys, 100000 keys (--generate: 1 to 10000000) are generated
 from the pattern; {id} is replaced by 0, 1, 2, ... With --keys, one key per line ("-" reads standard
-input); --pattern and --generate are then usage errors.
+input); --pattern and --generate are then usage errors, and so is a file
+that cannot be read or holds no key (status 2).
 
 Prints a table; --report DIR also writes DIR/report.md with SVG charts
 (balance.svg, movement.svg, lookup.svg); --json prints one JSON document
-instead of the table. Ctrl-C stops the run and prints what was measured.
+instead of the table. Ctrl-C stops the run, prints what was measured and
+exits with status 130 (143 for SIGTERM).
 
 Flags:
 `
@@ -106,6 +110,9 @@ func runBenchPlacement(ctx context.Context, env *cliEnv, args []string) error {
 		}
 		layouts = append(layouts, l)
 	}
+	if err := makeReportDir(*reportDir); err != nil {
+		return err
+	}
 	keys, source, err := placementKeys(env, *keysFile, *generate, *pattern)
 	if err != nil {
 		return err
@@ -149,7 +156,7 @@ func runBenchPlacement(ctx context.Context, env *cliEnv, args []string) error {
 		listFiles(info, paths)
 	}
 	if runErr != nil {
-		return errtext.Errorf("interrupted; printed what was measured: %w", runErr)
+		return interruptedError{errtext.Errorf("interrupted; printed what was measured: %w", runErr)}
 	}
 	return nil
 }
@@ -171,18 +178,31 @@ func placementKeys(env *cliEnv, file string, generate int, pattern string) ([]st
 	if file != "-" {
 		f, err := os.Open(file)
 		if err != nil {
-			return nil, "", fmt.Errorf("shardis: keys: %w", err)
+			return nil, "", keysFileError(file, err)
 		}
 		defer f.Close()
 		r = f
 	}
 	keys, err := placement.ReadKeys(r)
 	if err != nil {
-		return nil, "", err
+		return nil, "", keysFileError(file, err)
 	}
 	name := file
 	if file == "-" {
 		name = "standard input"
 	}
 	return keys, "read from " + name, nil
+}
+
+// keysFileError is the error of a --keys file that cannot be read or
+// holds no key: a usage error (status 2, as a config that cannot be
+// read), which names the flag and quotes the file as redactArg does (a
+// user:password@host word given by mistake); the path the os error
+// repeats is left out.
+func keysFileError(file string, err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = fmt.Errorf("%s: %w", pe.Op, pe.Err)
+	}
+	return errtext.Errorf("%w: --keys %q: %w", errUsage, redactArg(file), err)
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -18,7 +19,8 @@ var errHelp = errors.New("help shown")
 // parseFlags parses a command's args with fs, whose output is the
 // command's stderr. -h and --help print the usage on env.stdout (the help
 // asked for is the command's output, as "shardis --help" prints it) and
-// return errHelp; a bad flag is a usage error, its usage on stderr. With
+// return errHelp; a bad flag is a usage error, in one line that points
+// to -h (the usage is not printed: it buried that line). With
 // noArgs a word after the flags is one too: Go's flag package stops at
 // the first word that is no flag, and the flags after it would be dropped
 // without a word (a --dry-run among them).
@@ -36,12 +38,13 @@ func parseFlags(env *cliEnv, fs *flag.FlagSet, args []string, noArgs bool) error
 			}
 			return errHelp
 		}
-		// The flag package quotes a value it cannot parse: a URL given
-		// to a flag that takes a number (its own value left out) would
-		// be shown with its password.
+		// One line, the flag package's own: the whole usage before it
+		// (45 lines for bench e2e) scrolled it out of sight. The flag
+		// package quotes a value it cannot parse: a URL given to a flag
+		// that takes a number (its own value left out) would be shown
+		// with its password.
 		hide := redactFlagValues(args)
-		stderr.Write([]byte(hide.Replace(usage.String())))
-		return fmt.Errorf("%w: %s", errUsage, hide.Replace(err.Error()))
+		return fmt.Errorf("%w: %s (see 'shardis %s -h')", errUsage, dashDash.ReplaceAllString(hide.Replace(err.Error()), "$1 --$2"), fs.Name())
 	}
 	if noArgs && fs.NArg() > 0 {
 		// The word may be a URL meant for a flag: it is quoted without
@@ -50,6 +53,12 @@ func parseFlags(env *cliEnv, fs *flag.FlagSet, args []string, noArgs bool) error
 	}
 	return nil
 }
+
+// dashDash names the flag in the flag package's errors ("for flag -x",
+// "for -x", "not defined: -x", "needs an argument: -x") as the usage, the
+// docs and the commands' own errors write it: "--timeout", not
+// "-timeout".
+var dashDash = regexp.MustCompile(`\b(for|flag|defined:|argument:) -([^-\s])`)
 
 // redactFlagValues returns a replacer of every word of args, and of
 // the name and the value of a -name=value word, that redactArg would change, as it is

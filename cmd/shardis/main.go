@@ -50,18 +50,45 @@ var errUsage = errors.New("usage")
 // from a check that found a problem (status 1).
 var errIncomplete = errors.New("check incomplete")
 
+// errInterrupted marks a command that stopped short because it was
+// interrupted (Ctrl-C, SIGTERM): main exits with 128 plus the signal's
+// number (130, 143), as a shell reports a process that a signal ended,
+// so that a script tells "stopped, run it again" from a failure.
+var errInterrupted = errors.New("interrupted")
+
+// signalCause is the cause of main's context once a signal ended it.
+type signalCause struct{ sig os.Signal }
+
+func (c signalCause) Error() string { return "interrupted by " + c.sig.String() }
+
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	// The first signal asks the command to stop cleanly; from then on
 	// the signals have their default effect again, so that a second
 	// Ctrl-C ends a command whose clean-up waits on a hung server.
 	go func() {
-		<-ctx.Done()
-		stop()
+		s := <-sigs
+		signal.Stop(sigs)
+		cancel(signalCause{s})
 	}()
 	env := &cliEnv{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr}
 	os.Exit(run(ctx, env, os.Args[1:]))
+}
+
+// interruptedStatus is the exit status of a command interrupted by the
+// signal that ended ctx (main's): 128 plus its number, 130 (SIGINT) when
+// no signal is known.
+func interruptedStatus(ctx context.Context) int {
+	var c signalCause
+	if errors.As(context.Cause(ctx), &c) {
+		if s, ok := c.sig.(syscall.Signal); ok {
+			return 128 + int(s)
+		}
+	}
+	return 128 + int(syscall.SIGINT)
 }
 
 // run executes the verb named by args[0] and returns the process exit code.
@@ -97,6 +124,9 @@ func run(ctx context.Context, env *cliEnv, args []string) int {
 		if errors.Is(err, errUsage) || errors.Is(err, shard.ErrBadConfig) {
 			return 2
 		}
+		if errors.Is(err, errInterrupted) {
+			return interruptedStatus(ctx)
+		}
 		if errors.Is(err, errIncomplete) {
 			return 3
 		}
@@ -123,5 +153,6 @@ func printHelp(w io.Writer) {
 	fmt.Fprintln(w, "Run 'shardis <command> -h' (or 'shardis help <command>') for a command's flags.")
 	fmt.Fprintln(w, "Exit status: 0 done, 1 the command failed at its work, 2 a usage error or a")
 	fmt.Fprintln(w, "config that cannot be read, parsed or used, 3 an incomplete result (where a")
-	fmt.Fprintln(w, "command's help says so).")
+	fmt.Fprintln(w, "command's help says so), 130 (143 for SIGTERM) a reshard, verify or bench")
+	fmt.Fprintln(w, "interrupted before its end: run it again.")
 }

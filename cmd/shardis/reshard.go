@@ -55,10 +55,15 @@ migration; it names each connection that does and deletes nothing), verifies tha
 A move that verifies clean does the same at its end when no process uses the
 migration any more; otherwise it keeps the marker and names the connections.
 --clear-fence deletes the marker without any check (the forced path).
+--arm, --finish and --clear-fence move no key and refuse the move's flags
+(--rate, --batch, --max-block, --timeout, --dump); --finish and
+--clear-fence also --allow-unnamed and --skip-probe, which only arming reads.
 
 Exits with status 2 on a usage error or a bad config (one that cannot be
-read, parsed or used, such as one server under two addresses), 1 when the
-command fails otherwise.
+read, parsed or used, such as one server under two addresses), 130 (143 on
+SIGTERM) when interrupted (it prints what it did; run the same command
+again to go on), 1 when the command fails otherwise (keys left misplaced
+by the closing verification among them).
 
 Flags:
 `
@@ -123,6 +128,9 @@ func runReshard(ctx context.Context, env *cliEnv, args []string) error {
 		return fmt.Errorf("%w: --arm, --finish and --clear-fence exclude each other", errUsage)
 	} else if n == 1 && *dryRun {
 		return fmt.Errorf("%w: --dry-run changes nothing; --arm, --finish and --clear-fence change the fence", errUsage)
+	}
+	if err := checkModeFlags(fs, *armOnly, *finish, *clearFence); err != nil {
+		return err
 	}
 	err = reshardVerb(ctx, env, from, to, reshardFlags{dryRun: *dryRun, yes: *yes, quiet: *quiet, armOnly: *armOnly,
 		finish: *finish, clearFence: *clearFence, allowUnnamed: *allowUnnamed, skipProbe: *skipProbe, dump: *dump, batch: *batch,
@@ -216,12 +224,22 @@ func reshardVerb(ctx context.Context, env *cliEnv, from, to shard.Config, f resh
 // interrupted returns err, or when ctx ended (Ctrl-C, SIGTERM) err
 // prefixed with "interrupted" and what to do next: "context canceled"
 // alone did not say that the command stopped short.
+//
+// The error matches errInterrupted: the exit status says that the
+// command stopped short (130, 143), not that it failed (1).
 func interrupted(ctx context.Context, err error, next string) error {
 	if err == nil || ctx.Err() == nil {
 		return err
 	}
-	return errtext.Errorf("interrupted; %s: %w", next, err)
+	return interruptedError{errtext.Errorf("interrupted; %s: %w", next, err)}
 }
+
+// interruptedError makes err match errInterrupted without changing its
+// message.
+type interruptedError struct{ err error }
+
+func (e interruptedError) Error() string   { return e.err.Error() }
+func (e interruptedError) Unwrap() []error { return []error{e.err, errInterrupted} }
 
 // usageError makes err a usage error (status 2, errUsage) without
 // changing its message.
@@ -260,6 +278,38 @@ func printFinish(w io.Writer, rep *reshard.Report) {
 	fmt.Fprintf(w, "fence kept: %d connection(s) still use the migration, e.g. %s on %s (%s)\n",
 		len(rep.Remaining), rep.Remaining[0].Name, rep.Remaining[0].Node, rep.Remaining[0].Reason)
 	fmt.Fprintln(w, "once every process runs the new config: shardis reshard --from OLD --to NEW --finish")
+}
+
+// checkModeFlags refuses, with --arm, --finish or --clear-fence, a flag
+// that mode would drop without a word: the move's pace and path (--rate,
+// --batch, --max-block, --timeout, --dump) and, for --finish and
+// --clear-fence, --allow-unnamed and --skip-probe, which only arming
+// reads ("--finish --allow-unnamed" did not pass unnamed connections).
+// --yes and --quiet mean nothing there either, but change nothing: a
+// script may give them to every run.
+func checkModeFlags(fs *flag.FlagSet, armOnly, finish, clearFence bool) error {
+	mode := ""
+	switch {
+	case armOnly:
+		mode = "--arm"
+	case finish:
+		mode = "--finish"
+	case clearFence:
+		mode = "--clear-fence"
+	default:
+		return nil
+	}
+	for _, name := range []string{"rate", "batch", "max-block", "timeout", "dump"} {
+		if flagSet(fs, name) {
+			return fmt.Errorf("%w: --%s means nothing with %s, which moves no key; leave it out", errUsage, name, mode)
+		}
+	}
+	for _, name := range []string{"allow-unnamed", "skip-probe"} {
+		if !armOnly && flagSet(fs, name) {
+			return fmt.Errorf("%w: --%s means nothing with %s (only the move and --arm read it); leave it out", errUsage, name, mode)
+		}
+	}
+	return nil
 }
 
 // flagSet reports whether the flag name was given on the command line

@@ -78,8 +78,8 @@ func TestReview17InterruptWhileArmingSaysTheFenceIsUp(t *testing.T) {
 	}
 	errOut := stderr.String()
 	t.Log(errOut)
-	if code != 1 {
-		t.Errorf("exit %d, want 1\nstderr: %s", code, errOut)
+	if code != 130 { // interrupted (errInterrupted), not failed
+		t.Errorf("exit %d, want 130\nstderr: %s", code, errOut)
 	}
 	if strings.Count(strings.TrimSpace(errOut), "\n") != 0 {
 		t.Errorf("want one line on stderr:\n%s", errOut)

@@ -60,7 +60,7 @@ func FuzzReview20FlagWordsRedacted(f *testing.F) {
 		}
 		// Only a password that nothing shown but the word's user info spells
 		// is checked.
-		fixed := "Usage: cmd [--n N] [--d D] [--b] [--s S]\ninvalid value boolean for flag -n -d -b -s: parse error unexpected argument (flags go before it) xxxxx ?... help"
+		fixed := "Usage: cmd [--n N] [--d D] [--b] [--s S]\ninvalid value boolean for flag -n -d -b -s: parse error unexpected argument (flags go before it) xxxxx ?... help (see 'shardis cmd -h') --n --d --b --s flag needs an argument: not defined: bad flag syntax: invalid boolean value for"
 		q := strconv.Quote(pw)
 		for _, form := range []string{pw, q[1 : len(q)-1]} {
 			if strings.Contains(fixed, form) || strings.Contains(redactArg(word), form) || strings.Contains(strconv.Quote(redactArg(word)), form) || strings.Contains(form, "@") {

@@ -195,7 +195,7 @@ func TestSlotErrors(t *testing.T) {
 			name:     "unknown flag",
 			args:     []string{"--bogus"},
 			wantCode: 2,
-			wantErr:  []string{"flag provided but not defined: -bogus", "Usage: shardis slot"},
+			wantErr:  []string{"flag provided but not defined: --bogus", "see 'shardis slot -h'"},
 		},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

@@ -26,8 +26,9 @@ const verifyUsage = `Usage: shardis verify --config CFG [--nodes ADDR,...] [--sa
 Scans every node of CFG (a config file or a URL; during a migration the old
 topology's nodes too, and --nodes more) and lists keys that sit on a node
 that does not own them (--samples of them, and the count on each node). Exits with status 1 when there is any, 3 when the
-scan could not be done (a node that did not answer), 2 on a usage error or
-a bad config (one that cannot be read, parsed or used).
+scan could not be done (a node that did not answer), 130 (143 on SIGTERM)
+when interrupted, 2 on a usage error or a bad config (one that cannot be
+read, parsed or used).
 
 Flags:
 `
@@ -72,7 +73,7 @@ func runVerify(ctx context.Context, env *cliEnv, args []string) error {
 		return usageError{err}
 	}
 	if err != nil && ctx.Err() != nil { // Ctrl-C, SIGTERM
-		return errtext.Errorf("interrupted; the scan is incomplete: %w (%w)", err, errIncomplete)
+		return interruptedError{errtext.Errorf("interrupted; the scan is incomplete: %w (%w)", err, errIncomplete)}
 	}
 	if err != nil {
 		return errtext.Errorf("%w (%w)", err, errIncomplete)

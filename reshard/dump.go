@@ -419,6 +419,9 @@ func (m *mover) dumpBatch(ctx context.Context, conn redis.Conn, src, dst shard.N
 			// still, so that the pause ends now, not at hold, before
 			// the batch fails with the first refusal and deletes nothing.
 			if refused == nil {
+				if aclRefusal(err) {
+					err = &permissionError{err: err}
+				}
 				refused = &shard.NodeError{Node: dst, Err: fmt.Errorf("RESTORE %q: %w", it.key, err)}
 			}
 			continue

@@ -1084,6 +1084,9 @@ func (m *mover) migrateErr(src, dst shard.Node, what string, err error) error {
 	if isReplyError(err, "IOERR") || isReplyError(err, "Protocol error") {
 		err = fmt.Errorf("%w (the old node could not reach the new one, or the new node closed the connection, as it does for a value over its proto-max-bulk-len or client-query-buffer-limit: raise them, or move that key otherwise)", err)
 	}
+	if aclRefusal(err) {
+		err = &permissionError{err: err}
+	}
 	return &shard.NodeError{Node: src, Err: fmt.Errorf("%s to %s: %w", what, dst, err)}
 }
 

@@ -37,6 +37,12 @@ type ProbeError struct {
 
 // Error implements error.
 func (e *ProbeError) Error() string {
+	if aclRefusal(e.Err) {
+		// Neither the way between the nodes nor TLS is in question.
+		return fmt.Sprintf("shardis: not armed: old node %s cannot MIGRATE to new node %s at %s, as migrating processes will "+
+			"(every command of theirs on a key that has not moved yet would fail): %v%s",
+			e.From, e.To, e.Target, e.Err, permissionHint)
+	}
 	return fmt.Sprintf("shardis: not armed: old node %s cannot MIGRATE to new node %s at %s, as migrating processes will "+
 		"(every command of theirs on a key that has not moved yet would fail): %v; check that the old node reaches that address "+
 		"(address translation: Options.Addrs or ArmOptions.Addrs, migration.addrs of the processes' config; a firewall), "+
@@ -48,8 +54,12 @@ func (e *ProbeError) Error() string {
 // Unwrap returns the old node's reply.
 func (e *ProbeError) Unwrap() error { return e.Err }
 
-// Is makes errors.Is(err, ErrMigrateProbe) true.
-func (e *ProbeError) Is(target error) bool { return target == ErrMigrateProbe }
+// Is makes errors.Is(err, ErrMigrateProbe) true, and errors.Is(err,
+// ErrPermission) when the old node's reply is an ACL refusal (of the
+// MIGRATE, or the new node's of its RESTORE).
+func (e *ProbeError) Is(target error) bool {
+	return target == ErrMigrateProbe || target == ErrPermission && aclRefusal(e.Err)
+}
 
 // probePrefix names the throwaway keys of the probe. It lies in the
 // fence's reserved family (shard.IsFenceKey): the mover, Verify and a

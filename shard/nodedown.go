@@ -2,6 +2,7 @@ package shard
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"net"
 	"strings"
@@ -30,12 +31,13 @@ func (e *nodeDownError) Error() string {
 func (e *nodeDownError) Unwrap() []error { return []error{ErrNodeDown, e.cause} }
 
 // noteCause records err as the node's last failure. A timeout does not
-// replace an authentication failure: a health check that was slow to get
-// its NOAUTH says nothing new, and the caller should keep learning that
-// the credentials are wrong (a refused dial, a reset or a success does
-// replace it).
+// replace an authentication failure or a certificate that failed
+// verification: a health check that was slow to get its NOAUTH, or to
+// finish its TLS handshake, says nothing new, and the caller should keep
+// learning that the credentials or the certificate are wrong (a refused
+// dial, a reset or a success does replace it).
 func (ns *nodeState) noteCause(err error) {
-	if old := ns.cause.Load(); old != nil && isAuthFailure(old.cause) && !isAuthFailure(err) && isTimeout(err) {
+	if old := ns.cause.Load(); old != nil && isConfigFailure(old.cause) && !isConfigFailure(err) && isTimeout(err) {
 		return
 	}
 	ns.cause.Store(&nodeDownError{cause: err})
@@ -107,6 +109,15 @@ func (c *Client) replyError(i int, re redis.Error) (err error, refused bool) {
 	err = c.authReply(c.nodes.get(i).node.Addr, re)
 	c.noteFailure(context.Background(), i, err)
 	return err, true
+}
+
+// isConfigFailure reports whether err is a failure that the client's
+// configuration causes and waiting does not end: an authentication
+// failure, or a server certificate that failed verification (an unknown
+// authority, a name it does not carry).
+func isConfigFailure(err error) bool {
+	var cve *tls.CertificateVerificationError
+	return isAuthFailure(err) || errors.As(err, &cve)
 }
 
 // isAuthFailure reports whether err is an authentication failure, which

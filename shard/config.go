@@ -119,9 +119,12 @@ type HealthOptions struct {
 	// stays in the ring: its commands fail with an error matching
 	// pool.ErrAuth (and ErrNodeDown) instead of running on other shards,
 	// and one ejected for an outage that comes back refusing them is put
-	// back. So does a shard whose ACL refuses the health check's command
-	// (NOPERM: CheckReplication for a user without +info); its commands
-	// fail with ErrNodeDown naming the refusal.
+	// back. A shard whose certificate fails verification stays in the
+	// ring too, its commands failing with the
+	// *tls.CertificateVerificationError, and so does one whose ACL
+	// refuses the health check's command (NOPERM: CheckReplication for a
+	// user without +info), its commands failing with ErrNodeDown naming
+	// the refusal.
 	AutoEject bool
 	// Check is the health check; nil means CheckPing. CheckReplication
 	// reads INFO replication instead.

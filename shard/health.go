@@ -469,13 +469,15 @@ func (c *Client) nodeDown(i int) {
 
 // ejectFor reports whether AutoEject takes out a shard down for cause: not
 // when its server refused the client's credentials (NOAUTH, WRONGPASS, a
-// disabled ACL user), nor when its ACL refused the health check's command
-// (NOPERM: a HealthOptions.Check reading INFO for a user without +info).
+// disabled ACL user), nor when its certificate failed verification (an
+// authority the client does not trust, a name it does not carry), nor
+// when its ACL refused the health check's command (NOPERM: a
+// HealthOptions.Check reading INFO for a user without +info).
 // Such a shard is reachable and misconfigured, not gone: ejected, its keys
 // went to the other shards, and a configuration error silently split the
 // data set, while its commands, which should say what is wrong
 // (pool.ErrAuth, the NOPERM reply), ran elsewhere.
-func ejectFor(cause error) bool { return !isAuthFailure(cause) && !aclRefused(cause) }
+func ejectFor(cause error) bool { return !isConfigFailure(cause) && !aclRefused(cause) }
 
 // aclRefused reports whether err is a server's NOPERM reply.
 func aclRefused(err error) bool {

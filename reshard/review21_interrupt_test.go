@@ -30,7 +30,8 @@ import (
 // must fail with context.Canceled; the second must verify clean, and the
 // end state must be exact: each key once, at its owner in the new ring,
 // with its value (the new owner's newer copies kept), every acknowledged
-// increment counted, and each key moved once over both runs.
+// increment counted, and no key counted as moved twice over both runs
+// (nor uncounted, but for the batches in flight at the cancel).
 func TestReview21MoverCancelledAtEachPhaseThenRunAgain(t *testing.T) {
 	type hooks struct {
 		set   func(cancel func())
@@ -188,7 +189,13 @@ func runInterrupted(t *testing.T, dump bool, set func(cancel func()), clearHook 
 	require.True(t, ok)
 	t.Logf("moving keys %d: the cancelled run moved %d (busy %d), the second %d (busy %d), the application %d",
 		len(moving), moved1, busy1, rep2.Moved, rep2.Busy, info.Moves)
-	assert.EqualValues(t, len(moving)-busyKeys, moved1+rep2.Moved+info.Moves, "each moving key moved once")
+	// No key is counted twice. A batch whose MIGRATE was in flight when
+	// the run was cancelled may have moved its keys with its reply
+	// unread: those are moved (the end state below checks every key) but
+	// not counted, at most a batch per old node.
+	total := moved1 + rep2.Moved + info.Moves
+	assert.LessOrEqual(t, total, int64(len(moving)-busyKeys), "no moving key counted twice")
+	assert.GreaterOrEqual(t, total, int64(len(moving)-busyKeys-3*opts.Batch), "each moving key counted once, but for the batches in flight at the cancel")
 	// A run cancelled while it settles a key the new owner has may have
 	// deleted the old copy without reading the answer: not counted busy.
 	assert.LessOrEqual(t, busy1+rep2.Busy, int64(busyKeys), "the newer copies kept, counted once at most")

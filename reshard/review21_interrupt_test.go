@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"sort"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -127,36 +126,7 @@ func runInterrupted(t *testing.T, dump bool, set func(cancel func()), clearHook 
 	f := from
 	app.Migration = &shard.Migration{From: &f, Armed: true}
 	client := newClient(t, app)
-	stop := make(chan struct{})
-	incrs := make([]atomic.Int64, counters)
-	var incrErr atomic.Value
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for i := 0; ; i++ {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			c := i % counters
-			if _, err := client.Do(ctx, "INCR", counterKeys[c]); err != nil {
-				incrErr.CompareAndSwap(nil, err)
-				return
-			}
-			incrs[c].Add(1)
-		}
-	}()
-	stopped := false
-	stopIncrs := func() {
-		if !stopped {
-			stopped = true
-			close(stop)
-			wg.Wait()
-		}
-	}
-	defer stopIncrs()
+	incr := startIncrementing(t, ctx, client, counterKeys)
 
 	opts := reshard.Options{From: from, To: to, Dump: dump, SkipClientCheck: true, ScanCount: 100, Batch: 20}
 	cctx, cancel := context.WithCancel(ctx)
@@ -183,8 +153,8 @@ func runInterrupted(t *testing.T, dump bool, set func(cancel func()), clearHook 
 	require.NoError(t, err, "the run again")
 	require.NotNil(t, rep2.Verify)
 	assert.Zero(t, rep2.Verify.Misplaced)
-	stopIncrs()
-	require.Nil(t, incrErr.Load(), "an increment failed")
+	incr.stop()
+	require.Nil(t, incr.failed(), "an increment failed")
 	info, ok := client.Migration()
 	require.True(t, ok)
 	t.Logf("moving keys %d: the cancelled run moved %d (busy %d), the second %d (busy %d), the application %d",
@@ -201,7 +171,7 @@ func runInterrupted(t *testing.T, dump bool, set func(cancel func()), clearHook 
 	assert.LessOrEqual(t, busy1+rep2.Busy, int64(busyKeys), "the newer copies kept, counted once at most")
 
 	for i, k := range counterKeys {
-		want[k] = fmt.Sprint(incrs[i].Load() + int64(keyIndex(t, k)))
+		want[k] = fmt.Sprint(incr.acked(i) + int64(keyIndex(t, k)))
 	}
 	// Each server holds exactly the keys it owns in the new ring.
 	onServer := map[string]map[string]string{}

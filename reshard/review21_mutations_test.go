@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"fmt"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -187,35 +186,18 @@ func runMutations(t *testing.T, dump, toCluster bool) {
 	defer reshard.SetTestHookPage(nil)
 
 	// Increments throughout the move.
-	stop := make(chan struct{})
-	var incrs [counters]atomic.Int64
-	var incrErr atomic.Value
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for i := 0; ; i++ {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			c := i % counters
-			if _, err := client.Do(ctx, "INCR", fmt.Sprintf("cnt:%d", c)); err != nil {
-				incrErr.CompareAndSwap(nil, err)
-				return
-			}
-			incrs[c].Add(1)
-		}
-	}()
+	cnt := make([]string, counters)
+	for i := range cnt {
+		cnt[i] = fmt.Sprintf("cnt:%d", i)
+	}
+	incr := startIncrementing(t, ctx, client, cnt)
 	rep, moveErr := reshard.Move(ctx, reshard.Options{From: from, To: to, Dump: dump, SkipClientCheck: true, ScanCount: 10000})
-	close(stop)
-	wg.Wait()
+	incr.stop()
 	require.NoError(t, scanErr)
 	require.EqualValues(t, 1, callsDone(&pageOnce), "the page hook ran")
 	require.True(t, early, "the page was sorted before the expiring keys expired")
 	require.Empty(t, pageErrs)
-	require.Nil(t, incrErr.Load(), "an increment failed")
+	require.Nil(t, incr.failed(), "an increment failed")
 	require.NoError(t, moveErr)
 	require.NotNil(t, rep.Verify)
 	assert.Zero(t, rep.Verify.Misplaced)
@@ -244,7 +226,7 @@ func runMutations(t *testing.T, dump, toCluster bool) {
 		k := fmt.Sprintf("cnt:%d", i)
 		got, err := redis.Int64(dst.Do(ctx, "GET", k))
 		require.NoError(t, err, k)
-		assert.Equal(t, incrs[i].Load(), got, "%s: the acknowledged increments", k)
+		assert.Equal(t, incr.acked(i), got, "%s: the acknowledged increments", k)
 	}
 	gotBig, err := redis.Bytes(dst.Do(ctx, "GET", "big"))
 	require.NoError(t, err)
